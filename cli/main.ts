@@ -1,0 +1,58 @@
+// The `parkbench` command line: one program, one subcommand per part of the
+// bench. Each subcommand lives in its own file under cli/commands/ and is
+// registered here.
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { CliError } from './errors.js';
+import { registerProtocolCommands } from './commands/protocol.js';
+
+function buildProgram(): Command {
+  const program = new Command('parkbench')
+    .description('Hardware-in-the-loop bench for parking access boxes')
+    .version(packageVersion(), '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerProtocolCommands(program);
+  return program;
+}
+
+/** The package's version, read from package.json whether this file runs from
+ * the sources (cli/) or from the build (dist/cli/). */
+function packageVersion(): string {
+  for (const relative of ['../package.json', '../../package.json']) {
+    try {
+      const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === 'parkbench' && manifest.version !== undefined) return manifest.version;
+    } catch {
+      // not at this level: try the next one up
+    }
+  }
+  return 'unknown';
+}
+
+async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    process.exitCode = exitCodeFor(error);
+  }
+}
+
+/** Maps what a command threw to an exit code, printing one line for errors
+ * that commander has not printed already. Usage errors exit 2. */
+function exitCodeFor(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // commander printed the message (or the help/version) itself.
+    return error.exitCode === 0 ? 0 : 2;
+  }
+  if (error instanceof CliError) {
+    process.stderr.write(`parkbench: ${error.message}\n`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`parkbench: unexpected error: ${message}\n`);
+  return 1;
+}
+
+await main(process.argv);
