@@ -1,0 +1,125 @@
+// The provisioning file a box is given (PROTOCOL.md, "Provisioning file"),
+// read and checked field by field so a bad file is one clear line naming the
+// field, never a crash deep inside the box.
+import { readFile } from 'node:fs/promises';
+
+export type Direction = 'entrance' | 'exit';
+
+export interface MqttAccount {
+  readonly url: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface Provisioning {
+  readonly moduleId: number;
+  readonly parkingId: number;
+  readonly direction: Direction;
+  readonly macAddress: string;
+  readonly parkingKey: Buffer;
+  /** Tried after parkingKey, so a parking key can be rotated. */
+  readonly parkingKeyNext: Buffer | null;
+  readonly boxKey: Buffer;
+  readonly skewSeconds: number;
+  readonly minBatteryMv: number;
+  /** Absent when the box is reached only over serial or BLE. */
+  readonly mqtt: MqttAccount | null;
+}
+
+export class ProvisioningError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(field === '' ? message : `${field}: ${message}`);
+    this.name = 'ProvisioningError';
+  }
+}
+
+const MAC_ADDRESS = /^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/i;
+const KEY_HEX = /^[0-9a-f]{32}$/i;
+const U32_MAX = 0xffffffff;
+
+/** Checks a parsed provisioning document; `where` prefixes field names
+ * (`[3].box_key` for the fourth box of a fleet file). */
+export function parseProvisioning(document: unknown, where = ''): Provisioning {
+  const fields = asObject(document, where);
+  const field = (name: string): string => (where === '' ? name : `${where}.${name}`);
+  const mqtt = fields.mqtt;
+  return {
+    moduleId: integer(fields.module_id, field('module_id'), 0, U32_MAX),
+    parkingId: integer(fields.parking_id, field('parking_id'), 0, U32_MAX),
+    direction: direction(fields.direction, field('direction')),
+    macAddress: macAddress(fields.mac_address, field('mac_address')),
+    parkingKey: key(fields.parking_key, field('parking_key')),
+    parkingKeyNext: fields.parking_key_next === null || fields.parking_key_next === undefined ? null : key(fields.parking_key_next, field('parking_key_next')),
+    boxKey: key(fields.box_key, field('box_key')),
+    skewSeconds: fields.skew_seconds === undefined ? 120 : integer(fields.skew_seconds, field('skew_seconds'), 0, U32_MAX),
+    minBatteryMv: fields.min_battery_mv === undefined ? 3_300 : integer(fields.min_battery_mv, field('min_battery_mv'), 0, 0xffff),
+    mqtt: mqtt === null || mqtt === undefined ? null : mqttAccount(mqtt, field('mqtt')),
+  };
+}
+
+/** Reads and checks a provisioning file. */
+export async function loadProvisioningFile(path: string): Promise<Provisioning> {
+  return parseProvisioning(await readJsonFile(path));
+}
+
+/** Reads a JSON file, turning "missing" and "not JSON" into one-line errors. */
+export async function readJsonFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ProvisioningError('', code === 'ENOENT' ? `${path}: no such file` : `${path}: cannot be read (${code ?? String(error)})`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ProvisioningError('', `${path}: not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function asObject(value: unknown, name: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ProvisioningError(name, 'must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+function integer(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ProvisioningError(name, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function direction(value: unknown, name: string): Direction {
+  if (value !== 'entrance' && value !== 'exit') throw new ProvisioningError(name, 'must be "entrance" or "exit"');
+  return value;
+}
+
+function macAddress(value: unknown, name: string): string {
+  if (typeof value !== 'string' || !MAC_ADDRESS.test(value)) {
+    throw new ProvisioningError(name, 'must be a MAC address like 00:07:80:AA:BB:01');
+  }
+  return value.toUpperCase();
+}
+
+function key(value: unknown, name: string): Buffer {
+  if (typeof value !== 'string' || !KEY_HEX.test(value)) throw new ProvisioningError(name, 'must be 32 hex digits (a 16-byte key)');
+  return Buffer.from(value, 'hex');
+}
+
+function mqttAccount(value: unknown, name: string): MqttAccount {
+  const fields = asObject(value, name);
+  const text = (field: string): string => {
+    const item = fields[field];
+    if (typeof item !== 'string' || item === '') throw new ProvisioningError(`${name}.${field}`, 'must be a non-empty string');
+    return item;
+  };
+  const url = text('url');
+  if (!/^(mqtts?|wss?|tcp):\/\//.test(url)) throw new ProvisioningError(`${name}.url`, 'must be an mqtt://, mqtts://, ws:// or wss:// URL');
+  return { url, username: text('username'), password: text('password') };
+}
