@@ -61,14 +61,16 @@ export class FakeClock implements Clock {
   }
 
   /**
-   * Advances in steps, yielding to the event loop between them so promise
-   * continuations (I/O done, awaited sleeps) can run and schedule more timers.
+   * Advances in steps, yielding to the event loop before and after each one
+   * so promise continuations (I/O done, awaited sleeps) can run and schedule
+   * their timers before time moves past them.
    */
   async advanceAsync(ms: number, stepMs = ms): Promise<void> {
     const target = this.#now + ms;
+    await yieldToEventLoop();
     while (this.#now < target) {
       this.advance(Math.min(stepMs, target - this.#now));
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
     }
   }
 
@@ -82,4 +84,8 @@ export class FakeClock implements Clock {
     }
     return earliest;
   }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
