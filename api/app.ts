@@ -1,0 +1,65 @@
+// buildApp(options) returns the fastify app, routes registered, not
+// listening: the CLI listens, tests inject. The database opens (and migrates)
+// while the app loads and closes with it.
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { ApiConfig } from './config.js';
+import { systemClock, type Clock } from './clock.js';
+import { createContext } from './context.js';
+import { databasePlugin } from './db/plugin.js';
+import { apiErrorHandler } from './error-handler.js';
+import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
+import { docsRoutes } from './routes/docs.js';
+import { healthRoutes } from './routes/health.js';
+import { meRoutes } from './routes/me.js';
+import { oauthRoutes } from './routes/oauth.js';
+import { registerDriverRoutes } from './routes/register-driver.js';
+import { publicUserSchema } from './schemas.js';
+
+export interface BuildAppOptions {
+  config: ApiConfig;
+  /** Injected time (token expiry, login windows); the system clock by default. */
+  clock?: Clock;
+  /** fastify's logger option: false in tests, pino options from the CLI. */
+  logger?: FastifyServerOptions['logger'];
+  /** Version shown in the OpenAPI document. */
+  version?: string;
+}
+
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    ajv: {
+      customOptions: {
+        // One detail per bad field, and no silent type coercion of JSON bodies
+        // (a number where a string is due is a 422, not a string).
+        allErrors: true,
+        coerceTypes: false,
+      },
+    },
+    return503OnClosing: true,
+  });
+  await app.register(databasePlugin, { path: config.databasePath });
+  const ctx = createContext(config, options.clock ?? systemClock, app.db);
+
+  // Only JSON (and, on the OAuth endpoints, forms): text/plain gets 415.
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('user', null);
+  app.addSchema(errorBodySchema);
+  app.addSchema(oauthErrorBodySchema);
+  app.addSchema(publicUserSchema);
+  app.setErrorHandler(apiErrorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
+    void reply.status(404).send(error.body());
+  });
+
+  await docsRoutes(app, options.version ?? '0.0.0');
+  healthRoutes(app, ctx);
+  registerDriverRoutes(app, ctx);
+  meRoutes(app, ctx);
+  await app.register((scope) => oauthRoutes(scope, ctx));
+  return app;
+}

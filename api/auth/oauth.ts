@@ -1,0 +1,104 @@
+// OAuth 2.0 (RFC 6749) logic of the token and revocation endpoints, apart from
+// HTTP: client authentication, the password and refresh_token grants, token
+// issuance and revocation (RFC 7009).
+import type { AppContext } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { ClientAppRow } from '../repositories/client-apps.js';
+import { newToken, tokenHash, verifyAgainstNothing, verifySecret } from './secrets.js';
+
+export interface TokenResponse {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  created_at: number;
+}
+
+/** Client credentials as sent: in the body (either name) or by HTTP Basic. */
+export interface ClientCredentials {
+  clientAppId: string;
+  clientSecret: string;
+  viaBasic: boolean;
+}
+
+/** The challenge RFC 6749 2.3.1 asks for when Basic authentication failed. */
+export const BASIC_CHALLENGE = 'Basic realm="parkbench", charset="UTF-8"';
+
+/** Checks the client's id and secret; throws invalid_client (401). */
+export async function authenticateClient(ctx: AppContext, credentials: ClientCredentials | undefined): Promise<ClientAppRow> {
+  if (credentials === undefined) throw new OAuthError('invalid_client', 'Client authentication is required: client_app_id and client_secret, or HTTP Basic.');
+  const client = ctx.clientApps.findByClientAppId(credentials.clientAppId);
+  const ok = client
+    ? await verifySecret(credentials.clientSecret, client.client_secret_hash)
+    : await verifyAgainstNothing(credentials.clientSecret, ctx.config.scryptLog2N);
+  if (!client || !ok) {
+    throw new OAuthError('invalid_client', undefined, credentials.viaBasic ? { 'WWW-Authenticate': BASIC_CHALLENGE } : {});
+  }
+  return client;
+}
+
+export function issueTokens(ctx: AppContext, userId: number, clientRowId: number, rotatedFrom?: number): TokenResponse {
+  const now = ctx.clock.now();
+  const access = newToken();
+  const refresh = newToken();
+  const pair = {
+    userId,
+    clientAppRowId: clientRowId,
+    accessHash: tokenHash(access),
+    refreshHash: tokenHash(refresh),
+    accessExpiresAt: now + ctx.config.tokenTtlSeconds * 1000,
+    refreshExpiresAt: now + ctx.config.refreshTokenTtlSeconds * 1000,
+  };
+  if (rotatedFrom === undefined) ctx.tokens.insert(pair, now);
+  else if (!ctx.tokens.rotate(rotatedFrom, pair, now)) throw new OAuthError('invalid_grant', 'The refresh token was already used or revoked.');
+  return {
+    access_token: access,
+    refresh_token: refresh,
+    token_type: 'bearer',
+    expires_in: ctx.config.tokenTtlSeconds,
+    created_at: Math.floor(now / 1000),
+  };
+}
+
+/** grant_type=password; failures count against the limiter (429 past it). */
+export async function passwordGrant(
+  ctx: AppContext,
+  credentials: ClientCredentials | undefined,
+  username: string,
+  password: string,
+  address: string,
+): Promise<TokenResponse> {
+  // Checked before any hashing, so a blocked guesser costs no scrypt time.
+  const wait = ctx.loginLimiter.retryAfterSeconds(username, address);
+  if (wait > 0) throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(wait) });
+  const client = await authenticateClient(ctx, credentials);
+  const user = ctx.users.findByEmail(username);
+  const ok = user ? await verifySecret(password, user.password_hash) : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
+  if (!user || !ok) {
+    ctx.loginLimiter.recordFailure(username, address);
+    throw new OAuthError('invalid_grant', 'Wrong username or password.');
+  }
+  ctx.loginLimiter.recordSuccess(username);
+  return issueTokens(ctx, user.id, client.id);
+}
+
+/** grant_type=refresh_token: rotates; the old pair (access token included) stops working. */
+export function refreshGrant(ctx: AppContext, client: ClientAppRow, refreshToken: string): TokenResponse {
+  const pair = ctx.tokens.findByRefreshHash(tokenHash(refreshToken));
+  const now = ctx.clock.now();
+  if (!pair || pair.revoked_at !== null || pair.refresh_expires_at <= now || pair.client_app_id !== client.id) {
+    throw new OAuthError('invalid_grant', 'The refresh token is unknown, revoked, expired or was issued to another client.');
+  }
+  return issueTokens(ctx, pair.user_id, client.id, pair.id);
+}
+
+/** RFC 7009: revokes the pair holding the token when it belongs to the
+ * client; says nothing either way (the endpoint answers 200). */
+export function revokeToken(ctx: AppContext, client: ClientAppRow, token: string, hint: string | undefined): void {
+  const hash = tokenHash(token);
+  const pair =
+    hint === 'refresh_token'
+      ? (ctx.tokens.findByRefreshHash(hash) ?? ctx.tokens.findByAccessHash(hash))
+      : (ctx.tokens.findByAccessHash(hash) ?? ctx.tokens.findByRefreshHash(hash));
+  if (pair && pair.client_app_id === client.id) ctx.tokens.revoke(pair.id, ctx.clock.now());
+}

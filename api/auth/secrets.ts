@@ -1,0 +1,79 @@
+// Passwords and issued secrets. Passwords, client secrets and MQTT passwords
+// are hashed with scrypt (node:crypto); the stored string carries its own
+// parameters, `scrypt$<log2 N>$<r>$<p>$<salt b64url>$<hash b64url>`, so the
+// cost can be raised later without invalidating older hashes. Tokens are
+// 256 random bits kept only as SHA-256 hashes: they are unguessable, so a fast
+// hash suffices and a bearer lookup costs one indexed read.
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+
+const KEY_LENGTH = 32;
+const SALT_LENGTH = 16;
+
+export interface ScryptParameters {
+  log2N: number;
+  r: number;
+  p: number;
+}
+
+function scryptAsync(secret: string, salt: Buffer, parameters: ScryptParameters): Promise<Buffer> {
+  const N = 2 ** parameters.log2N;
+  // maxmem must exceed 128 * N * r bytes or node refuses.
+  const maxmem = 128 * N * parameters.r * 2;
+  return new Promise((resolve, reject) => {
+    scrypt(secret.normalize('NFC'), salt, KEY_LENGTH, { N, r: parameters.r, p: parameters.p, maxmem }, (error, key) => {
+      if (error) reject(error);
+      else resolve(key);
+    });
+  });
+}
+
+/** Hashes a password or secret with a fresh salt. Runs on libuv's pool. */
+export async function hashSecret(secret: string, log2N: number): Promise<string> {
+  const parameters = { log2N, r: 8, p: 1 };
+  const salt = randomBytes(SALT_LENGTH);
+  const key = await scryptAsync(secret, salt, parameters);
+  return ['scrypt', parameters.log2N, parameters.r, parameters.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+/** Checks a secret against a stored hash in constant time. A malformed stored
+ * hash never matches. */
+export async function verifySecret(secret: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [log2N, r, p] = parts.slice(1, 4).map(Number);
+  if (log2N === undefined || r === undefined || p === undefined || ![log2N, r, p].every(Number.isInteger)) return false;
+  const salt = Buffer.from(parts[4] ?? '', 'base64url');
+  const expected = Buffer.from(parts[5] ?? '', 'base64url');
+  if (expected.length !== KEY_LENGTH) return false;
+  const actual = await scryptAsync(secret, salt, { log2N, r, p });
+  return timingSafeEqual(actual, expected);
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/** Spends the time of a real verification when there is nothing to verify
+ * (unknown user or client), so response times do not reveal which exist. */
+export async function verifyAgainstNothing(secret: string, log2N: number): Promise<false> {
+  dummyHash ??= hashSecret('parkbench-dummy-secret', log2N);
+  await verifySecret(secret, await dummyHash);
+  return false;
+}
+
+/** A URL-safe random secret of `bytes` random bytes (base64url). */
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** A 16-byte key as 32 hex digits (parking and box keys, PROTOCOL.md). */
+export function randomKeyHex(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** An access or refresh token: 256 random bits, base64url (43 characters). */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function tokenHash(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}

@@ -1,0 +1,180 @@
+// The API's configuration: one table of settings with their defaults (units in
+// the names and comments), read from the environment and from flags of the
+// same meaning (flags win), validated once at start and frozen. Nothing reads
+// process.env elsewhere: the result is passed in explicitly.
+
+export interface ApiConfig {
+  /** Address the API (and later the embedded broker) listens on. */
+  readonly host: string;
+  /** HTTP port; 0 picks a free one. */
+  readonly port: number;
+  /** Base of links given to phones (pay_url, part 2). */
+  readonly publicUrl: string;
+  /** The SQLite file; its folder is created. */
+  readonly databasePath: string;
+  /** Embedded broker port, used in provisioning files. */
+  readonly mqttPort: number;
+  /** An external broker; when set, provisioning files point at it. */
+  readonly mqttUrl: string | undefined;
+  /** Access token lifetime, seconds. */
+  readonly tokenTtlSeconds: number;
+  /** Refresh token lifetime, seconds. */
+  readonly refreshTokenTtlSeconds: number;
+  /** Largest request body accepted, bytes; larger ones get 413. */
+  readonly bodyLimitBytes: number;
+  /** pino level. */
+  readonly logLevel: string;
+  /** Failed logins allowed per username within the window before 429. */
+  readonly loginMaxFailuresPerUsername: number;
+  /** Failed logins allowed per client address within the window before 429. */
+  readonly loginMaxFailuresPerAddress: number;
+  /** Sliding window of the failed-login limits, seconds. */
+  readonly loginFailureWindowSeconds: number;
+  /** scrypt cost for new password and secret hashes: N = 2^this. */
+  readonly scryptLog2N: number;
+  /** Trust X-Forwarded-For (behind a reverse proxy) for the client address. */
+  readonly trustProxy: boolean;
+}
+
+/** Bad configuration: the CLI prints the message as one line and exits 2. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parser<T> = (raw: string, name: string) => T;
+
+interface Setting<K extends keyof ApiConfig> {
+  key: K;
+  /** Environment variable; the flag is its kebab-case lowercase form. */
+  env: string;
+  parse: Parser<ApiConfig[K]>;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(min: number, max: number): Parser<number> {
+  return (raw, name) => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    const value = Number(raw.trim());
+    if (value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    return value;
+  };
+}
+
+const text: Parser<string> = (raw, name) => {
+  if (raw.trim() === '') throw new ConfigError(`${name} must not be empty`);
+  return raw.trim();
+};
+
+const optionalText: Parser<string | undefined> = (raw) => (raw.trim() === '' ? undefined : raw.trim());
+
+const boolean: Parser<boolean> = (raw, name) => {
+  const value = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes'].includes(value)) return true;
+  if (['0', 'false', 'no'].includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+};
+
+function url(protocols: string[]): Parser<string> {
+  return (raw, name) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw.trim());
+    } catch {
+      throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${raw}"`);
+    }
+    return raw.trim().replace(/\/+$/, '');
+  };
+}
+
+const logLevel: Parser<string> = (raw, name) => {
+  const value = raw.trim().toLowerCase();
+  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  return value;
+};
+
+/** Defaults, as the strings an operator would write (units in the names). */
+export const DEFAULTS = Object.freeze({
+  HOST: '127.0.0.1',
+  PORT: '3000',
+  PUBLIC_URL: '', // derived: http://HOST:PORT
+  DATABASE_PATH: './data/parkbench.sqlite',
+  MQTT_PORT: '1883',
+  MQTT_URL: '',
+  TOKEN_TTL_SECONDS: '7200', // 2 hours, the spec's documented value
+  REFRESH_TOKEN_TTL_SECONDS: '2592000', // 30 days
+  BODY_LIMIT_BYTES: '1048576', // 1 MiB
+  LOG_LEVEL: 'info',
+  LOGIN_MAX_FAILURES_PER_USERNAME: '5',
+  LOGIN_MAX_FAILURES_PER_ADDRESS: '20',
+  LOGIN_FAILURE_WINDOW_SECONDS: '900', // 15 minutes
+  SCRYPT_LOG2_N: '15', // N = 32768, r = 8, p = 1: 32 MiB and some tens of ms a hash
+  TRUST_PROXY: 'false',
+});
+
+export type ConfigVariable = keyof typeof DEFAULTS;
+
+const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
+  host: { key: 'host', env: 'HOST', parse: text },
+  port: { key: 'port', env: 'PORT', parse: integer(0, 65535) },
+  publicUrl: { key: 'publicUrl', env: 'PUBLIC_URL', parse: url(['http:', 'https:']) },
+  databasePath: { key: 'databasePath', env: 'DATABASE_PATH', parse: text },
+  mqttPort: { key: 'mqttPort', env: 'MQTT_PORT', parse: integer(0, 65535) },
+  mqttUrl: { key: 'mqttUrl', env: 'MQTT_URL', parse: (raw, name) => (raw.trim() === '' ? optionalText(raw, name) : url(['mqtt:', 'mqtts:', 'ws:', 'wss:'])(raw, name)) },
+  tokenTtlSeconds: { key: 'tokenTtlSeconds', env: 'TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
+  refreshTokenTtlSeconds: { key: 'refreshTokenTtlSeconds', env: 'REFRESH_TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
+  bodyLimitBytes: { key: 'bodyLimitBytes', env: 'BODY_LIMIT_BYTES', parse: integer(1024, 104_857_600) },
+  logLevel: { key: 'logLevel', env: 'LOG_LEVEL', parse: logLevel },
+  loginMaxFailuresPerUsername: { key: 'loginMaxFailuresPerUsername', env: 'LOGIN_MAX_FAILURES_PER_USERNAME', parse: integer(1, 1_000_000) },
+  loginMaxFailuresPerAddress: { key: 'loginMaxFailuresPerAddress', env: 'LOGIN_MAX_FAILURES_PER_ADDRESS', parse: integer(1, 1_000_000) },
+  loginFailureWindowSeconds: { key: 'loginFailureWindowSeconds', env: 'LOGIN_FAILURE_WINDOW_SECONDS', parse: integer(1, 86_400) },
+  scryptLog2N: { key: 'scryptLog2N', env: 'SCRYPT_LOG2_N', parse: integer(10, 20) },
+  trustProxy: { key: 'trustProxy', env: 'TRUST_PROXY', parse: boolean },
+};
+
+/** The flag of a variable: `DATABASE_PATH` -> `database-path`. */
+export function flagName(variable: string): string {
+  return variable.toLowerCase().replaceAll('_', '-');
+}
+
+export const CONFIG_VARIABLES = Object.keys(DEFAULTS) as ConfigVariable[];
+
+/**
+ * Builds the configuration from the environment and flags (keyed by variable
+ * name, e.g. `{ PORT: '8080' }`; flags win). Throws ConfigError with one line
+ * naming the variable on the first bad value.
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  flags: Readonly<Partial<Record<ConfigVariable, string | undefined>>> = {},
+): ApiConfig {
+  const raw = (variable: ConfigVariable): string => flags[variable] ?? env[variable] ?? DEFAULTS[variable];
+  const values: Record<string, unknown> = {};
+  for (const setting of Object.values(SETTINGS) as Setting<keyof ApiConfig>[]) {
+    const variable = setting.env as ConfigVariable;
+    if (setting.key === 'publicUrl') continue; // derived below, once host and port are known
+    const source = flags[variable] !== undefined ? `--${flagName(variable)}` : variable;
+    values[setting.key] = setting.parse(raw(variable), source);
+  }
+  const publicRaw = raw('PUBLIC_URL');
+  values.publicUrl =
+    publicRaw.trim() === ''
+      ? `http://${hostForUrl(values.host as string)}:${values.port as number}`
+      : SETTINGS.publicUrl.parse(publicRaw, flags.PUBLIC_URL !== undefined ? '--public-url' : 'PUBLIC_URL');
+  return Object.freeze(values as unknown as ApiConfig);
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** A configuration for tests and benches: defaults plus overrides, unvalidated. */
+export function configWith(overrides: Partial<ApiConfig>): ApiConfig {
+  return Object.freeze({ ...loadConfig({}), ...overrides });
+}

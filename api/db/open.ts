@@ -1,0 +1,25 @@
+// Opens the SQLite file the API and the operator CLI share: folder created,
+// WAL (readers never block the writer), foreign keys on, a busy timeout so the
+// CLI and a running API can write the same file, then migrations.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrate } from './migrations.js';
+
+export type Db = Database.Database;
+
+export function openDatabase(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('synchronous = NORMAL'); // safe with WAL: a crash loses at most the last commits, never consistency
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}

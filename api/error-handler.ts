@@ -1,0 +1,114 @@
+// Maps every error to the one error body, so that nothing a client sends ever
+// gives a 500: fastify's own errors (bad JSON, body too large, bad media type,
+// schema validation) become 4xx with stable codes. Only real bugs give 500,
+// logged with their stack.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, OAuthError, type ApiErrorCode, type ErrorDetail } from './errors.js';
+import { PATTERN_MESSAGES } from './schemas.js';
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** ajv's "/a/0/b" -> "a[0].b"; "$" is the body itself. */
+export function dottedPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').slice(1);
+  if (extra !== undefined) parts.push(extra);
+  let path = '';
+  for (const raw of parts) {
+    const part = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (/^\d+$/.test(part)) path += `[${part}]`;
+    else path += path === '' ? part : `.${part}`;
+  }
+  return path === '' ? '$' : path;
+}
+
+function issueMessage(issue: AjvIssue): string {
+  const params = issue.params;
+  switch (issue.keyword) {
+    case 'required':
+      return 'is required';
+    case 'type':
+      return `must be of type ${String(params.type)}`;
+    case 'minLength':
+      return `must be at least ${String(params.limit)} characters`;
+    case 'maxLength':
+      return `must be at most ${String(params.limit)} characters`;
+    case 'format':
+      return params.format === 'email' ? 'must be an email address' : `must be a valid ${String(params.format)}`;
+    case 'pattern':
+      return PATTERN_MESSAGES[String(params.pattern)] ?? 'has an invalid format';
+    default:
+      return issue.message ?? 'is invalid';
+  }
+}
+
+export function validationDetails(issues: readonly AjvIssue[]): ErrorDetail[] {
+  return issues.map((issue) => ({
+    path: dottedPath(issue.instancePath, issue.keyword === 'required' ? String(issue.params.missingProperty) : undefined),
+    message: issueMessage(issue),
+  }));
+}
+
+/** fastify error codes a client can cause, and what they become. */
+const CLIENT_ERRORS: Record<string, ApiErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'malformed_json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+  FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
+};
+
+/** The ApiError an error stands for, or undefined for a bug. */
+export function toApiError(error: FastifyError | ApiError): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error.validation) return new ApiError('validation_failed', undefined, validationDetails(error.validation as AjvIssue[]));
+  const mapped = error.code ? CLIENT_ERRORS[error.code] : undefined;
+  if (mapped) return new ApiError(mapped);
+  // JSON.parse failures (and prototype poisoning) surface as 400 SyntaxErrors.
+  if (error instanceof SyntaxError || error.statusCode === 400) return new ApiError(error instanceof SyntaxError ? 'malformed_json' : 'bad_request');
+  if (error.statusCode === 413) return new ApiError('body_too_large');
+  if (error.statusCode === 415) return new ApiError('unsupported_media_type');
+  return undefined;
+}
+
+export function apiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const apiError = toApiError(error) ?? internal(error, request);
+  void reply.status(apiError.status).headers(apiError.headers).send(apiError.body());
+}
+
+function internal(error: Error, request: FastifyRequest): ApiError {
+  request.log.error({ err: error }, 'unhandled error');
+  return new ApiError('internal_error');
+}
+
+/** The OAuth endpoints answer RFC 6749 5.2 bodies instead. */
+export function oauthErrorHandler(error: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply): void {
+  let oauth: OAuthError;
+  if (error instanceof OAuthError) oauth = error;
+  else {
+    const apiError = toApiError(error);
+    if (!apiError) {
+      request.log.error({ err: error }, 'unhandled error');
+      oauth = new OAuthError('server_error');
+    } else if (apiError.code === 'unsupported_media_type') {
+      oauth = new OAuthError('unsupported_media_type');
+    } else if (apiError.code === 'body_too_large') {
+      // RFC 6749 has no code for it; keep the HTTP meaning.
+      void reply.status(413).send({ error: 'invalid_request', error_description: apiError.message });
+      return;
+    } else {
+      const detail = apiError.details[0];
+      const description =
+        detail === undefined ? apiError.message
+        : detail.path === '$' ? 'The body must be a JSON object or form-encoded parameters.'
+        : `${detail.path} ${detail.message}.`;
+      oauth = new OAuthError('invalid_request', description);
+    }
+  }
+  void reply.status(oauth.status).headers({ ...oauth.headers, 'Cache-Control': 'no-store', Pragma: 'no-cache' }).send(oauth.body());
+}

@@ -1,0 +1,115 @@
+// One registry of the API's error codes: a stable code, an HTTP status and a
+// default message. Every error body the API sends (but the two OAuth endpoints,
+// which follow RFC 6749 section 5.2) is
+//   {"error": code, "message": one sentence, "details": [{"path", "message"}]}.
+// A test checks that each code is documented in the README and in OpenAPI.
+
+export const API_ERRORS = {
+  malformed_json: { status: 400, message: 'The request body is not valid JSON.' },
+  bad_request: { status: 400, message: 'The request is malformed.' },
+  unauthorized: { status: 401, message: 'An access token is required: send Authorization: Bearer <token>.' },
+  invalid_token: { status: 401, message: 'The access token is malformed, unknown, revoked or expired.' },
+  invalid_client: { status: 401, message: 'Unknown client application or wrong client secret.' },
+  not_found: { status: 404, message: 'No such route.' },
+  body_too_large: { status: 413, message: 'The request body is larger than the limit.' },
+  unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
+  validation_failed: { status: 422, message: 'The request has invalid fields; see details.' },
+  internal_error: { status: 500, message: 'Internal error.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/** Codes of the OAuth endpoints' RFC 6749 5.2 bodies `{error, error_description}`. */
+export const OAUTH_ERRORS = {
+  invalid_request: { status: 400, message: 'A parameter is missing, repeated, of the wrong type or not allowed.' },
+  invalid_client: { status: 401, message: 'Client authentication failed.' },
+  invalid_grant: { status: 400, message: 'Wrong username or password, or the refresh token is unknown, revoked or expired.' },
+  unsupported_grant_type: { status: 400, message: 'grant_type must be password or refresh_token.' },
+  unsupported_media_type: { status: 415, message: 'Send application/x-www-form-urlencoded or application/json.' },
+  too_many_failed_logins: { status: 429, message: 'Too many failed logins; retry after the Retry-After seconds.' },
+  server_error: { status: 500, message: 'Internal error.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type OAuthErrorCode = keyof typeof OAUTH_ERRORS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  error: string;
+  message: string;
+  details: ErrorDetail[];
+}
+
+/** An error a route throws on purpose; the error handler turns it into the body. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ApiErrorCode,
+    message?: string,
+    readonly details: ErrorDetail[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message ?? API_ERRORS[code].message);
+    this.name = 'ApiError';
+    this.status = API_ERRORS[code].status;
+  }
+
+  body(): ErrorBody {
+    return { error: this.code, message: this.message, details: this.details };
+  }
+}
+
+/** An error of the OAuth endpoints (RFC 6749 5.2 body). */
+export class OAuthError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: OAuthErrorCode,
+    message?: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message ?? OAUTH_ERRORS[code].message);
+    this.name = 'OAuthError';
+    this.status = OAUTH_ERRORS[code].status;
+  }
+
+  body(): { error: string; error_description: string } {
+    return { error: this.code, error_description: this.message };
+  }
+}
+
+/** JSON schema of the error body, for every route's 4xx/5xx responses. */
+export const errorBodySchema = {
+  $id: 'ErrorBody',
+  type: 'object',
+  description: 'The error body of every route but the OAuth endpoints.',
+  required: ['error', 'message', 'details'],
+  properties: {
+    error: { type: 'string', enum: Object.keys(API_ERRORS), description: 'Stable error code (see the registry).' },
+    message: { type: 'string', description: 'One sentence for a person.' },
+    details: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'message'],
+        properties: {
+          path: { type: 'string', description: 'Dotted path of the field in the body, e.g. api_car_driver_fo_user.email; $ is the body itself.' },
+          message: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const oauthErrorBodySchema = {
+  $id: 'OAuthErrorBody',
+  type: 'object',
+  description: 'RFC 6749 section 5.2 error body, used by /api/oauth/token and /api/oauth/revoke.',
+  required: ['error', 'error_description'],
+  properties: {
+    error: { type: 'string', enum: Object.keys(OAUTH_ERRORS) },
+    error_description: { type: 'string' },
+  },
+} as const;

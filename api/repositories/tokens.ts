@@ -1,0 +1,86 @@
+// Access + refresh token pairs, stored only as SHA-256 hashes.
+import type { Db } from '../db/open.js';
+import type { PublicUser } from './users.js';
+
+export interface TokenPairRow {
+  id: number;
+  user_id: number;
+  client_app_id: number;
+  access_expires_at: number;
+  refresh_expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface NewTokenPair {
+  userId: number;
+  clientAppRowId: number;
+  accessHash: Buffer;
+  refreshHash: Buffer;
+  accessExpiresAt: number;
+  refreshExpiresAt: number;
+}
+
+/** A bearer lookup: the user with the state of the token. */
+export interface BearerRow extends PublicUser {
+  access_expires_at: number;
+  revoked_at: number | null;
+}
+
+export class TokenRepository {
+  private readonly insertRow;
+  private readonly byRefresh;
+  private readonly byAccess;
+  private readonly revokeRow;
+  private readonly bearer;
+
+  constructor(private readonly db: Db) {
+    this.insertRow = db.prepare<[number, number, Buffer, Buffer, number, number, number]>(
+      `INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const columns = 'id, user_id, client_app_id, access_expires_at, refresh_expires_at, revoked_at';
+    this.byRefresh = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE refresh_token_hash = ?`);
+    this.byAccess = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE access_token_hash = ?`);
+    this.revokeRow = db.prepare<[number, number]>('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+    // The one query of every authenticated request: an index lookup by hash.
+    this.bearer = db.prepare<[Buffer], BearerRow>(
+      `SELECT u.id, u.email, u.first_name, u.last_name, u.phone, t.access_expires_at, t.revoked_at
+       FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.access_token_hash = ?`,
+    );
+  }
+
+  insert(pair: NewTokenPair, nowMs: number): number {
+    return Number(
+      this.insertRow.run(pair.userId, pair.clientAppRowId, pair.accessHash, pair.refreshHash, pair.accessExpiresAt, pair.refreshExpiresAt, nowMs)
+        .lastInsertRowid,
+    );
+  }
+
+  findByRefreshHash(hash: Buffer): TokenPairRow | undefined {
+    return this.byRefresh.get(hash);
+  }
+
+  findByAccessHash(hash: Buffer): TokenPairRow | undefined {
+    return this.byAccess.get(hash);
+  }
+
+  findBearer(accessHash: Buffer): BearerRow | undefined {
+    return this.bearer.get(accessHash);
+  }
+
+  /** Revokes a pair; false when it was already revoked. */
+  revoke(id: number, nowMs: number): boolean {
+    return this.revokeRow.run(nowMs, id).changes === 1;
+  }
+
+  /** Rotation: revokes the old pair and stores the new one atomically; returns
+   * false (and stores nothing) when the old pair was revoked meanwhile, so a
+   * refresh token can be used once even by two concurrent requests. */
+  rotate(oldId: number, pair: NewTokenPair, nowMs: number): boolean {
+    return this.db.transaction(() => {
+      if (!this.revoke(oldId, nowMs)) return false;
+      this.insert(pair, nowMs);
+      return true;
+    })();
+  }
+}
