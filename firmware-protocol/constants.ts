@@ -1,0 +1,165 @@
+// Numbers of the box protocol, version 1: frame kinds, status codes, barrier
+// states, directions, link frame types, and the byte offsets of each frame.
+// Everything here is copied from PROTOCOL.md; cite it when you change a value.
+
+/** PROTOCOL.md, command frame and response frame: offset 0. */
+export const PROTOCOL_VERSION = 0x01;
+
+/** PROTOCOL.md, command frame: kind (offset 1). */
+export const FrameKind = {
+  ACCESS: 0x01,
+  BATTERY_QUERY: 0x02,
+  TIME_SET: 0x03,
+} as const;
+export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
+export type FrameKindName = keyof typeof FrameKind;
+
+/** PROTOCOL.md, response frame: status codes. */
+export const Status = {
+  OK: 0x00,
+  NOT_YET_VALID: 0x10,
+  EXPIRED: 0x11,
+  NO_TRIES_LEFT: 0x12,
+  WRONG_MODULE: 0x13,
+  WRONG_PARKING: 0x14,
+  REPLAY: 0x15,
+  AUTH_FAILED: 0x20,
+  MALFORMED: 0x21,
+  UNSUPPORTED_VERSION: 0x22,
+  BARRIER_FAULT: 0x30,
+  LOW_BATTERY: 0x31,
+} as const;
+export type Status = (typeof Status)[keyof typeof Status];
+export type StatusName = keyof typeof Status;
+
+/** PROTOCOL.md, response frame: barrier (offset 21). */
+export const Barrier = {
+  CLOSED: 0,
+  OPENING: 1,
+  OPEN: 2,
+  CLOSING: 3,
+  FAULT: 4,
+} as const;
+export type Barrier = (typeof Barrier)[keyof typeof Barrier];
+export type BarrierName = keyof typeof Barrier;
+
+/** PROTOCOL.md, response frame: direction (offset 22). */
+export const Direction = {
+  CONTROL: 0,
+  ENTRANCE: 1,
+  EXIT: 2,
+} as const;
+export type Direction = (typeof Direction)[keyof typeof Direction];
+
+/** PROTOCOL.md, serial link framing: types. */
+export const LinkType = {
+  COMMAND: 0x01,
+  STATUS_REQUEST: 0x02,
+  RESPONSE: 0x81,
+  STATUS_REPORT: 0x82,
+} as const;
+export type LinkType = (typeof LinkType)[keyof typeof LinkType];
+export type LinkTypeName = keyof typeof LinkType;
+
+/** PROTOCOL.md, response frame: `remaining` when not applicable. */
+export const REMAINING_NOT_APPLICABLE = 0xff;
+
+/** PROTOCOL.md, checks, step 7: default skew in seconds. */
+export const DEFAULT_SKEW_SECONDS = 120;
+
+/** PROTOCOL.md, command frame: offsets and sizes. */
+export const CommandOffset = {
+  version: 0,
+  kind: 1,
+  keyId: 2,
+  scope: 6,
+  nonce: 10,
+  body: 22,
+} as const;
+export const NONCE_LENGTH = 12;
+export const TAG_LENGTH = 8;
+/** Header (22 bytes, nonce included) plus the tag: the smallest whole frame. */
+export const COMMAND_HEADER_LENGTH = 22;
+export const MIN_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + TAG_LENGTH; // 30, PROTOCOL.md, checks, step 2
+export const KEY_LENGTH = 16;
+
+/** PROTOCOL.md, command frame: ACCESS body. */
+export const AccessBodyOffset = {
+  notBefore: 0,
+  notAfter: 4,
+  maxEntries: 8,
+  maxExits: 9,
+  moduleCount: 10,
+  moduleIds: 11,
+} as const;
+export const ACCESS_FIXED_BODY_LENGTH = 11;
+export const MAX_MODULES = 32;
+export const TIME_SET_BODY_LENGTH = 4;
+/** PROTOCOL.md, sizes: 22 + 11 + 4 × 32 + 8. */
+export const MAX_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + TAG_LENGTH;
+
+/** PROTOCOL.md, response frame: offsets. */
+export const ResponseOffset = {
+  version: 0,
+  status: 1,
+  kind: 2,
+  moduleId: 3,
+  keyId: 7,
+  boxSeq: 11,
+  boxTime: 15,
+  batteryMv: 19,
+  barrier: 21,
+  direction: 22,
+  remaining: 23,
+  tag: 24,
+} as const;
+export const RESPONSE_LENGTH = 32;
+/** Bytes 0..23 of a response are authenticated (PROTOCOL.md, response frame, offset 24). */
+export const RESPONSE_SIGNED_LENGTH = 24;
+
+/** PROTOCOL.md, sizes: a link frame, COBS, CRC and the 0x00 delimiter included. */
+export const MAX_LINK_FRAME_LENGTH = 176;
+/** The longest run of encoded bytes accepted between two delimiters. */
+export const MAX_LINK_ENCODED_LENGTH = MAX_LINK_FRAME_LENGTH - 1;
+
+const U32_MAX = 0xffffffff;
+export const LIMITS = { U32_MAX, U16_MAX: 0xffff, U8_MAX: 0xff } as const;
+
+function reverse<T extends Record<string, number>>(table: T): ReadonlyMap<number, keyof T & string> {
+  return new Map(Object.entries(table).map(([name, code]) => [code, name as keyof T & string]));
+}
+
+const kindNames = reverse(FrameKind);
+const statusNames = reverse(Status);
+const barrierNames = reverse(Barrier);
+const linkTypeNames = reverse(LinkType);
+
+/** `ACCESS` for 0x01; undefined for a byte that is no kind. */
+export function kindName(code: number): FrameKindName | undefined {
+  return kindNames.get(code);
+}
+export function statusName(code: number): StatusName | undefined {
+  return statusNames.get(code);
+}
+export function barrierName(code: number): BarrierName | undefined {
+  return barrierNames.get(code);
+}
+export function linkTypeName(code: number): LinkTypeName | undefined {
+  return linkTypeNames.get(code);
+}
+export function isFrameKind(code: number): code is FrameKind {
+  return kindNames.has(code);
+}
+export function isStatus(code: number): code is Status {
+  return statusNames.has(code);
+}
+export function isBarrier(code: number): code is Barrier {
+  return barrierNames.has(code);
+}
+export function isLinkType(code: number): code is LinkType {
+  return linkTypeNames.has(code);
+}
+/** Control kinds are sealed under the box key and answered with direction 0. */
+export function isControlKind(kind: number): boolean {
+  return kind === FrameKind.BATTERY_QUERY || kind === FrameKind.TIME_SET;
+}

@@ -1,0 +1,55 @@
+// Public API of firmware-protocol: the box protocol of PROTOCOL.md, as pure
+// code (node:crypto only; no I/O, timers or logging).
+export {
+  PROTOCOL_VERSION,
+  FrameKind,
+  Status,
+  Barrier,
+  Direction,
+  LinkType,
+  REMAINING_NOT_APPLICABLE,
+  DEFAULT_SKEW_SECONDS,
+  CommandOffset,
+  AccessBodyOffset,
+  ResponseOffset,
+  KEY_LENGTH,
+  NONCE_LENGTH,
+  TAG_LENGTH,
+  MIN_COMMAND_LENGTH,
+  MAX_COMMAND_LENGTH,
+  MAX_MODULES,
+  RESPONSE_LENGTH,
+  MAX_LINK_FRAME_LENGTH,
+  MAX_LINK_ENCODED_LENGTH,
+  kindName,
+  statusName,
+  barrierName,
+  linkTypeName,
+  isFrameKind,
+  isStatus,
+  isBarrier,
+  isLinkType,
+  isControlKind,
+} from './constants.js';
+export type { FrameKindName, StatusName, BarrierName, LinkTypeName } from './constants.js';
+export { ProtocolError, ProtocolErrorCode, isProtocolError } from './errors.js';
+export type { AccessBody, BatteryQueryBody, TimeSetBody, BodyOfKind } from './command-body.js';
+export { sealCommand, sealRawCommand, openCommand, parseCommandHeader } from './command.js';
+export type { CommandFields, AccessCommandFields, SealCommandInput, OpenedCommand, CommandHeader, HeaderResult, OpenResult } from './command.js';
+export { sealResponse, sealResponseWithCommandNonce, verifyResponse, parseResponse, commandAadTail } from './response.js';
+export type { ResponseFields, ParsedResponse } from './response.js';
+export { initialBoxState, forgetExpiredTries } from './box.js';
+export type { BoxConfig, BoxState, BoxConditions, BoxDirection, KeyTries } from './box.js';
+export { decide, statusReport } from './decide.js';
+export type { Decision, Effect, StatusReport } from './decide.js';
+export { crc16 } from './crc16.js';
+export { cobsEncode, cobsDecode } from './cobs.js';
+export { encodeLinkFrame, decodeLinkFrame } from './link-frame.js';
+export type { LinkFrame } from './link-frame.js';
+export { LinkFrameDecoder } from './link-decoder.js';
+export type { LinkDecoderCounters } from './link-decoder.js';
+export { BleUuid, bleLocalName, chunkFrame, BleReassembler, MIN_BLE_MTU, MAX_CHUNKS } from './ble.js';
+export type { BleReassemblerCounters } from './ble.js';
+export { renderCommand, renderResponse, isoSeconds } from './render.js';
+export { generateTestVectors, testVectorsJson, VECTOR_KEYS } from './vectors.js';
+export type { TestVectors } from './vector-format.js';
