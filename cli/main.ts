@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CliError } from './errors.js';
 import { registerProtocolCommands } from './commands/protocol.js';
+import { registerApiCommand } from './commands/api.js';
+import { registerAdminCommands } from './commands/admin.js';
 
 function buildProgram(): Command {
   const program = new Command('parkbench')
@@ -13,6 +15,8 @@ function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerProtocolCommands(program);
+  registerApiCommand(program);
+  registerAdminCommands(program);
   return program;
 }
 

@@ -1,0 +1,147 @@
+// `parkbench admin box add|provision`.
+import { writeFileSync, chmodSync } from 'node:fs';
+import type { Command } from 'commander';
+import { hashSecret, randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
+import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type Direction } from '../../api/repositories/boxes.js';
+import { ParkingRepository } from '../../api/repositories/parkings.js';
+import { CliError } from '../errors.js';
+import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
+
+export interface NewBoxInput {
+  parkingId: number;
+  moduleId: number;
+  macAddress: string;
+  direction: Direction;
+}
+
+export interface AddedBox {
+  module_id: number;
+  parking_id: number;
+  direction: Direction;
+  mac_address: string;
+  box_key: string;
+  mqtt_username: string;
+  mqtt_password: string;
+}
+
+/** The provisioning file of PROTOCOL.md, field for field. */
+export interface ProvisioningFile {
+  module_id: number;
+  parking_id: number;
+  direction: Direction;
+  mac_address: string;
+  parking_key: string;
+  parking_key_next: string | null;
+  box_key: string;
+  skew_seconds: number;
+  min_battery_mv: number;
+  mqtt: { url: string; username: string; password: string };
+}
+
+export async function addBox(ctx: AdminContext, input: NewBoxInput): Promise<AddedBox> {
+  const boxes = new BoxRepository(ctx.db);
+  if (!new ParkingRepository(ctx.db).findById(input.parkingId)) throw new CliError(`no secured parking with id ${input.parkingId}`);
+  if (boxes.findByModuleId(input.moduleId)) throw new CliError(`module id ${input.moduleId} is already registered`);
+  if (boxes.findByMac(input.macAddress)) throw new CliError(`MAC address ${input.macAddress} is already registered`);
+  if (boxes.countOf(input.parkingId) >= MAX_BOXES_PER_PARKING) {
+    throw new CliError(`secured parking ${input.parkingId} already has ${MAX_BOXES_PER_PARKING} boxes, the protocol's limit`);
+  }
+  const boxKey = randomKeyHex();
+  const mqttPassword = randomSecret(24);
+  const mqttPasswordHash = await hashSecret(mqttPassword, ctx.config.scryptLog2N);
+  boxes.insert({ ...input, boxKey, mqttPasswordHash }, ctx.now);
+  return {
+    module_id: input.moduleId,
+    parking_id: input.parkingId,
+    direction: input.direction,
+    mac_address: input.macAddress,
+    box_key: boxKey,
+    mqtt_username: mqttUsernameFor(input.moduleId),
+    mqtt_password: mqttPassword,
+  };
+}
+
+export function mqttUrlOf(ctx: AdminContext): string {
+  const host = ctx.config.host.includes(':') ? `[${ctx.config.host}]` : ctx.config.host;
+  return ctx.config.mqttUrl ?? `mqtt://${host}:${ctx.config.mqttPort}`;
+}
+
+/** Builds the provisioning file; issues a fresh MQTT password (only its hash
+ * is kept, so the previous password stops working). */
+export async function provisionBox(ctx: AdminContext, moduleId: number): Promise<ProvisioningFile> {
+  const boxes = new BoxRepository(ctx.db);
+  const box = boxes.findByModuleId(moduleId);
+  if (!box) throw new CliError(`no box with module id ${moduleId}`);
+  const parking = new ParkingRepository(ctx.db).findById(box.parking_id);
+  if (!parking) throw new CliError(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
+  const password = randomSecret(24);
+  boxes.setMqttPasswordHash(moduleId, await hashSecret(password, ctx.config.scryptLog2N));
+  return {
+    module_id: box.module_id,
+    parking_id: box.parking_id,
+    direction: box.direction,
+    mac_address: box.mac_address,
+    parking_key: parking.parking_key,
+    parking_key_next: parking.parking_key_next,
+    box_key: box.box_key,
+    skew_seconds: box.skew_seconds,
+    min_battery_mv: box.min_battery_mv,
+    mqtt: { url: mqttUrlOf(ctx), username: box.mqtt_username, password },
+  };
+}
+
+interface AddFlags extends CommonFlags {
+  parking: string;
+  moduleId: string;
+  mac: string;
+  direction: string;
+}
+
+interface ProvisionFlags extends CommonFlags {
+  moduleId: string;
+  out?: string;
+}
+
+export function registerBoxCommands(admin: Command): void {
+  const group = admin.command('box').description('boxes (access-point modules)');
+  withCommonFlags(group.command('add').description('register a box of a parking, with a fresh box key and MQTT password'))
+    .requiredOption('--parking <id>', 'the secured parking id')
+    .requiredOption('--module-id <n>', 'the module id, a u32, unique')
+    .requiredOption('--mac <address>', 'AA:BB:CC:DD:EE:FF, unique')
+    .requiredOption('--direction <direction>', 'entrance or exit')
+    .action((flags: AddFlags) => {
+      const input: NewBoxInput = {
+        parkingId: parseId('--parking', flags.parking),
+        moduleId: parseModuleId(flags.moduleId),
+        macAddress: parseMac(flags.mac),
+        direction: parseDirection(flags.direction),
+      };
+      return withDatabase(flags, async (ctx) => {
+        printResult(flags, await addBox(ctx, input), 'The MQTT password is shown only now; `box provision` issues a new one.');
+      });
+    });
+
+  withCommonFlags(group.command('provision').description("print (or write) a box's provisioning file; issues a fresh MQTT password"))
+    .requiredOption('--module-id <n>', 'the module id')
+    .option('--out <file>', 'write the file (mode 0600) instead of printing it')
+    .action((flags: ProvisionFlags) => {
+      const moduleId = parseModuleId(flags.moduleId);
+      return withDatabase(flags, async (ctx) => {
+        const file = await provisionBox(ctx, moduleId);
+        const text = `${JSON.stringify(file, null, 2)}\n`;
+        if (flags.out === undefined) {
+          process.stdout.write(text);
+          return;
+        }
+        try {
+          writeFileSync(flags.out, text, { mode: 0o600 });
+          chmodSync(flags.out, 0o600); // an existing file keeps its mode otherwise
+        } catch (error) {
+          throw new CliError(`cannot write ${flags.out}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+        if (flags.json) printResult(flags, { module_id: moduleId, out: flags.out });
+        else process.stdout.write(`provisioning file of box ${moduleId} written to ${flags.out} (mode 0600); the previous MQTT password no longer works\n`);
+      });
+    });
+}

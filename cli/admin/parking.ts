@@ -1,0 +1,102 @@
+// `parkbench admin parking create|forwarding`.
+import type { Command } from 'commander';
+import { randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
+import { formatMinorUnits, ParkingRepository } from '../../api/repositories/parkings.js';
+import { CliError } from '../errors.js';
+import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
+
+export interface NewParkingInput {
+  name: string;
+  description: string | null;
+  currency: string;
+  pricePerHourMinor: number;
+  maxDurationMinutes: number;
+  tries: number;
+  isOnline: boolean;
+}
+
+export interface CreatedParking {
+  id: number;
+  name: string;
+  currency: string;
+  price_per_hour: string;
+  max_duration_minutes: number;
+  tries: number;
+  is_online: boolean;
+  parking_key: string;
+}
+
+export function createParking(ctx: AdminContext, input: NewParkingInput): CreatedParking {
+  const parkingKey = randomKeyHex();
+  const id = new ParkingRepository(ctx.db).insert({ ...input, parkingKey }, ctx.now);
+  return {
+    id,
+    name: input.name,
+    currency: input.currency,
+    price_per_hour: formatMinorUnits(input.pricePerHourMinor),
+    max_duration_minutes: input.maxDurationMinutes,
+    tries: input.tries,
+    is_online: input.isOnline,
+    parking_key: parkingKey,
+  };
+}
+
+interface CreateFlags extends CommonFlags {
+  name: string;
+  currency: string;
+  pricePerHour: string;
+  maxDurationMinutes: string;
+  tries: string;
+  online?: boolean;
+  description?: string;
+}
+
+interface ForwardingFlags extends CommonFlags {
+  parking: string;
+  url: string;
+  expose: string;
+}
+
+export function registerParkingCommands(admin: Command): void {
+  const group = admin.command('parking').description('secured parkings');
+  withCommonFlags(group.command('create').description('create a secured parking with a fresh parking key'))
+    .requiredOption('--name <name>', 'shown to drivers')
+    .requiredOption('--currency <code>', 'ISO 4217, e.g. EUR')
+    .requiredOption('--price-per-hour <decimal>', 'e.g. 2.50 (at most 2 decimals)')
+    .requiredOption('--max-duration-minutes <minutes>', 'length of a session window')
+    .option('--tries <n>', 'tries per direction with a session key, 1..255', '10')
+    .option('--online', 'the parking opens only through the server')
+    .option('--description <text>', 'free text')
+    .action((flags: CreateFlags) => {
+      const input: NewParkingInput = {
+        name: parseName('--name', flags.name),
+        description: flags.description === undefined ? null : flags.description.trim().slice(0, 1000),
+        currency: parseCurrency(flags.currency),
+        pricePerHourMinor: parsePrice(flags.pricePerHour),
+        maxDurationMinutes: parseMaxDuration(flags.maxDurationMinutes),
+        tries: parseTries(flags.tries),
+        isOnline: flags.online === true,
+      };
+      return withDatabase(flags, (ctx) => printResult(flags, createParking(ctx, input), 'The parking key goes to its boxes only, through `box provision`.'));
+    });
+
+  withCommonFlags(group.command('forwarding').description("set where a parking's box logs are forwarded (spec section 6)"))
+    .requiredOption('--parking <id>', 'the secured parking id')
+    .requiredOption('--url <url>', 'the third party POST URL (http or https)')
+    .requiredOption('--expose <bool>', 'true to forward box logs, false to stop')
+    .action((flags: ForwardingFlags) => {
+      const parkingId = parseId('--parking', flags.parking);
+      const url = parseHttpUrl('--url', flags.url);
+      const expose = parseBoolean('--expose', flags.expose);
+      return withDatabase(flags, (ctx) => {
+        const parkings = new ParkingRepository(ctx.db);
+        const parking = parkings.findById(parkingId);
+        if (!parking) throw new CliError(`no secured parking with id ${parkingId}`);
+        // The secret is kept across changes of URL, so a receiver keeps verifying.
+        const secret = parking.forwarding_secret ?? randomSecret(32);
+        parkings.setForwarding(parkingId, url, expose, secret);
+        printResult(flags, { parking_id: parkingId, url, expose, forwarding_secret: secret }, 'Deliveries are signed with the forwarding secret (HMAC-SHA256).');
+      });
+    });
+}

@@ -1,0 +1,57 @@
+// `parkbench admin user create`: a car driver created by the operator (the
+// spec's alternative to self-registration), with the registration's rules.
+import type { Command } from 'commander';
+import { hashSecret } from '../../api/auth/secrets.js';
+import { publicUser, UserRepository, type PublicUser } from '../../api/repositories/users.js';
+import { EMAIL_MAX_LENGTH, EMAIL_PATTERN, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PHONE_MAX_LENGTH } from '../../api/schemas.js';
+import { CliError, UsageError } from '../errors.js';
+import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { parseName } from './validate.js';
+
+export interface NewDriverFlags {
+  email: string;
+  password: string;
+  firstName: string;
+  lastName: string;
+  phone: string;
+}
+
+export function checkDriver(flags: NewDriverFlags): NewDriverFlags {
+  const email = flags.email.trim();
+  if (email.length > EMAIL_MAX_LENGTH || !new RegExp(EMAIL_PATTERN).test(email)) throw new UsageError(`--email must be an email address, got "${flags.email}"`);
+  if (flags.password.length < PASSWORD_MIN_LENGTH || flags.password.length > PASSWORD_MAX_LENGTH) {
+    throw new UsageError(`--password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
+  }
+  return {
+    email,
+    password: flags.password,
+    firstName: parseName('--first-name', flags.firstName),
+    lastName: parseName('--last-name', flags.lastName),
+    phone: parseName('--phone', flags.phone, PHONE_MAX_LENGTH),
+  };
+}
+
+export async function createDriver(ctx: AdminContext, driver: NewDriverFlags): Promise<PublicUser> {
+  const users = new UserRepository(ctx.db);
+  if (users.findByEmail(driver.email)) throw new CliError(`a user with email ${driver.email.toLowerCase()} already exists`);
+  const passwordHash = await hashSecret(driver.password, ctx.config.scryptLog2N);
+  const id = users.insert({ email: driver.email, passwordHash, firstName: driver.firstName, lastName: driver.lastName, phone: driver.phone }, ctx.now);
+  const row = id === undefined ? undefined : users.findById(id);
+  if (!row) throw new CliError(`a user with email ${driver.email.toLowerCase()} already exists`);
+  return publicUser(row);
+}
+
+export function registerUserCommands(admin: Command): void {
+  const group = admin.command('user').description('car drivers');
+  withCommonFlags(group.command('create').description('create a car driver'))
+    .requiredOption('--email <email>', 'unique, case-insensitive')
+    .requiredOption('--password <password>', `${PASSWORD_MIN_LENGTH} characters or more`)
+    .requiredOption('--first-name <name>', 'first name')
+    .requiredOption('--last-name <name>', 'last name')
+    .requiredOption('--phone <phone>', 'phone number')
+    .action(async (flags: CommonFlags & NewDriverFlags) => {
+      const driver = checkDriver(flags);
+      const created = await withDatabase(flags, (ctx) => createDriver(ctx, driver));
+      printResult(flags, created);
+    });
+}

@@ -1,0 +1,67 @@
+// Parsing and checking of admin flags. Each failure is a UsageError: one
+// line naming the flag, exit code 2.
+import { parseMinorUnits } from '../../api/repositories/parkings.js';
+import type { Direction } from '../../api/repositories/boxes.js';
+import { UsageError } from '../errors.js';
+
+const U32_MAX = 4_294_967_295;
+
+function integerIn(flag: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+export const parseId = (flag: string, raw: string): number => integerIn(flag, raw, 1, Number.MAX_SAFE_INTEGER);
+export const parseModuleId = (raw: string): number => integerIn('--module-id', raw, 0, U32_MAX);
+export const parseTries = (raw: string): number => integerIn('--tries', raw, 1, 255);
+/** Up to 30 days: a session window longer than that is surely a typo. */
+export const parseMaxDuration = (raw: string): number => integerIn('--max-duration-minutes', raw, 1, 43_200);
+
+export function parseName(flag: string, raw: string, max = 100): string {
+  const value = raw.trim();
+  if (value === '' || value.length > max) throw new UsageError(`${flag} must be 1 to ${max} characters`);
+  return value;
+}
+
+/** ISO 4217: three letters, and one node's Intl knows. */
+export function parseCurrency(raw: string): string {
+  const value = raw.trim().toUpperCase();
+  const known = Intl.supportedValuesOf('currency');
+  if (!/^[A-Z]{3}$/.test(value) || !known.includes(value)) throw new UsageError(`--currency must be an ISO 4217 code such as EUR, got "${raw}"`);
+  return value;
+}
+
+export function parsePrice(raw: string): number {
+  const minor = parseMinorUnits(raw);
+  if (minor === undefined) throw new UsageError(`--price-per-hour must be a decimal with at most 2 decimals, such as 2.50, got "${raw}"`);
+  return minor;
+}
+
+export function parseMac(raw: string): string {
+  const value = raw.trim().toUpperCase().replaceAll('-', ':');
+  if (!/^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/.test(value)) throw new UsageError(`--mac must look like AA:BB:CC:DD:EE:FF, got "${raw}"`);
+  return value;
+}
+
+export function parseDirection(raw: string): Direction {
+  if (raw === 'entrance' || raw === 'exit') return raw;
+  throw new UsageError(`--direction must be entrance or exit, got "${raw}"`);
+}
+
+export function parseBoolean(flag: string, raw: string): boolean {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new UsageError(`${flag} must be true or false, got "${raw}"`);
+}
+
+export function parseHttpUrl(flag: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UsageError(`${flag} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${flag} must be an http(s) URL, got "${raw}"`);
+  return url.toString();
+}

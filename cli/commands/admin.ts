@@ -1,0 +1,17 @@
+// `parkbench admin`: the operator's tools on the API's database (the spec
+// leaves them out). Each subcommand lives in cli/admin/.
+import type { Command } from 'commander';
+import { registerBoxCommands } from '../admin/box.js';
+import { registerClientAppCommands } from '../admin/client-app.js';
+import { registerDemoCommand } from '../admin/demo.js';
+import { registerParkingCommands } from '../admin/parking.js';
+import { registerUserCommands } from '../admin/user.js';
+
+export function registerAdminCommands(program: Command): void {
+  const admin = program.command('admin').description("operator tools on the API's database (--database or DATABASE_PATH)");
+  registerClientAppCommands(admin);
+  registerParkingCommands(admin);
+  registerBoxCommands(admin);
+  registerUserCommands(admin);
+  registerDemoCommand(admin);
+}

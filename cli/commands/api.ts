@@ -1,0 +1,87 @@
+// `parkbench api`: configuration from the environment and flags (flags win),
+// validated before anything starts (bad configuration: one line, exit 2);
+// listens on HOST:PORT; on SIGINT/SIGTERM stops accepting, lets requests in
+// flight finish, closes the database and exits 0.
+import type { Command } from 'commander';
+import type { FastifyServerOptions } from 'fastify';
+import { buildApp } from '../../api/app.js';
+import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, type ConfigVariable } from '../../api/config.js';
+import { CliError, UsageError } from '../errors.js';
+
+/** How long shutdown may wait for requests in flight before giving up. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export function registerApiCommand(program: Command): void {
+  const command = program
+    .command('api')
+    .description('Run the parking access HTTP API (configuration: environment variables or these flags; flags win)');
+  for (const variable of CONFIG_VARIABLES) {
+    command.option(`--${flagName(variable)} <value>`, `overrides ${variable}`);
+  }
+  command.option('--database <path>', 'same as --database-path');
+  command.action(async (flags: Record<string, string | undefined>) => {
+    const config = configFrom(flags);
+    await serve(config);
+  });
+}
+
+/** Reads flags (camelCase keys from commander) back to variable names. */
+export function configFrom(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const byVariable: Partial<Record<ConfigVariable, string>> = {};
+  for (const variable of CONFIG_VARIABLES) {
+    const key = flagName(variable).replace(/-([a-z])/g, (_match, letter: string) => letter.toUpperCase());
+    const value = flags[key];
+    if (value !== undefined) byVariable[variable] = value;
+  }
+  if (flags.database !== undefined && byVariable.DATABASE_PATH === undefined) byVariable.DATABASE_PATH = flags.database;
+  try {
+    return loadConfig(env, byVariable);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(`bad configuration: ${error.message}`);
+    throw error;
+  }
+}
+
+function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    // Readable on a terminal, JSON otherwise (files, log shippers, tests).
+    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
+    redact: ['req.headers.authorization'],
+  };
+}
+
+async function serve(config: ApiConfig): Promise<void> {
+  let app;
+  try {
+    app = await buildApp({ config, logger: loggerOptions(config) });
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await app?.close();
+    throw new CliError(`cannot start the API: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const running = app;
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      running.log.info({ signal }, 'stopping: finishing requests in flight');
+      const timer = setTimeout(() => {
+        running.log.error('requests still in flight after the grace period; exiting');
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS);
+      timer.unref();
+      running.close().then(
+        () => {
+          running.log.info('stopped');
+          resolve();
+        },
+        (error: unknown) => {
+          running.log.error({ err: error }, 'error while stopping');
+          process.exitCode = 1;
+          resolve();
+        },
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
