@@ -1,0 +1,22 @@
+// The logger a library takes (STYLE.md: libraries take a logger, apps own
+// pino). pino's Logger satisfies it; tests pass silentLogger.
+
+type LogMethod = (fields: object, message?: string) => void;
+
+export interface Logger {
+  debug: LogMethod;
+  info: LogMethod;
+  warn: LogMethod;
+  error: LogMethod;
+  child(bindings: object): Logger;
+}
+
+const nothing: LogMethod = () => undefined;
+
+export const silentLogger: Logger = {
+  debug: nothing,
+  info: nothing,
+  warn: nothing,
+  error: nothing,
+  child: () => silentLogger,
+};
