@@ -1,0 +1,89 @@
+// Builds an API app on its own temporary database, with a manual clock and a
+// cheap scrypt cost, plus a client app; cleans everything up after the test.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../api/app.js';
+import { ManualClock } from '../../api/clock.js';
+import { configWith, type ApiConfig } from '../../api/config.js';
+import { hashSecret } from '../../api/auth/secrets.js';
+import { ClientAppRepository } from '../../api/repositories/client-apps.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  clock: ManualClock;
+  config: ApiConfig;
+  client: { client_app_id: string; client_secret: string };
+  dir: string;
+}
+
+export const TEST_SCRYPT_LOG2_N = 10;
+
+export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export async function testApp(t: ExecutionContext, overrides: Partial<ApiConfig> = {}): Promise<TestApp> {
+  const dir = tempDir(t);
+  const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N, ...overrides });
+  const clock = new ManualClock();
+  const app = await buildApp({ config, clock });
+  t.teardown(() => app.close());
+  await app.ready();
+  const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
+  new ClientAppRepository(app.db).insert('test', client.client_app_id, await hashSecret(client.client_secret, TEST_SCRYPT_LOG2_N), clock.now());
+  return { app, clock, config, client, dir };
+}
+
+export const DRIVER = {
+  email: 'ada@example.com',
+  password: 'correct horse',
+  password_confirmation: 'correct horse',
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  phone: '+44 20 7946 0000',
+};
+
+export function register(test: TestApp, fields: Record<string, unknown> = DRIVER): Promise<LightMyRequestResponse> {
+  return test.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...test.client } });
+}
+
+export function passwordGrant(test: TestApp, username = DRIVER.email, password = DRIVER.password, remoteAddress?: string): Promise<LightMyRequestResponse> {
+  return test.app.inject({
+    method: 'POST',
+    url: '/api/oauth/token',
+    payload: { grant_type: 'password', username, password, ...test.client },
+    ...(remoteAddress ? { remoteAddress } : {}),
+  });
+}
+
+export interface Tokens {
+  access_token: string;
+  refresh_token: string;
+}
+
+/** Registers the standard driver and logs in. */
+export async function loggedIn(test: TestApp): Promise<Tokens> {
+  const registered = await register(test);
+  if (registered.statusCode !== 201) throw new Error(`registration failed: ${registered.body}`);
+  const token = await passwordGrant(test);
+  if (token.statusCode !== 200) throw new Error(`login failed: ${token.body}`);
+  return token.json<Tokens>();
+}
+
+export function me(test: TestApp, authorization?: string): Promise<LightMyRequestResponse> {
+  return test.app.inject({ method: 'GET', url: '/api/car_driver/me', headers: authorization === undefined ? {} : { authorization } });
+}
+
+/** Asserts the one error body shape and returns it. */
+export function errorBody(t: ExecutionContext, response: LightMyRequestResponse): { error: string; message: string; details: { path: string; message: string }[] } {
+  const body = response.json<{ error: string; message: string; details: { path: string; message: string }[] }>();
+  t.is(typeof body.error, 'string');
+  t.is(typeof body.message, 'string');
+  t.true(Array.isArray(body.details));
+  return body;
+}
