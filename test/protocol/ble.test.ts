@@ -1,0 +1,75 @@
+// BLE link (PROTOCOL.md, BLE link): chunking at several MTUs and reassembly.
+import test from 'ava';
+import { BleReassembler, BleUuid, ProtocolError, bleLocalName, chunkFrame } from '../../firmware-protocol/index.js';
+import { access } from './fixtures.js';
+
+const longest = access({ body: { moduleIds: Array.from({ length: 32 }, (_, i) => i) } });
+
+for (const mtu of [6, 23, 27, 64, 185, 247, 512]) {
+  test(`MTU ${mtu}: chunks of at most MTU − 3 bytes, counters from 0, last bit on the last only; reassembles`, (t) => {
+    const chunks = chunkFrame(longest, mtu);
+    t.is(chunks.length, Math.ceil(longest.length / (mtu - 4)));
+    chunks.forEach((chunk, i) => {
+      t.true(chunk.length <= mtu - 3);
+      t.is((chunk[0] ?? 0) & 0x7f, i);
+      t.is(((chunk[0] ?? 0) & 0x80) !== 0, i === chunks.length - 1);
+    });
+    const reassembler = new BleReassembler();
+    const out = chunks.map((c) => reassembler.push(c));
+    t.deepEqual(out.at(-1), longest);
+    t.true(out.slice(0, -1).every((f) => f === null));
+  });
+}
+
+test('a short frame travels in a single chunk with header 0x80', (t) => {
+  const chunks = chunkFrame(Buffer.alloc(32, 1), 185);
+  t.is(chunks.length, 1);
+  t.is(chunks[0]?.[0], 0x80);
+});
+
+test('chunkFrame refuses an MTU below 5, or a frame needing more than 128 chunks', (t) => {
+  t.throws(() => chunkFrame(longest, 4), { instanceOf: ProtocolError });
+  t.throws(() => chunkFrame(longest, 5), { instanceOf: ProtocolError });
+  t.is(chunkFrame(Buffer.alloc(128, 1), 5).length, 128);
+});
+
+test('reassembler: a lost chunk drops the frame and is counted; the next frame comes through', (t) => {
+  const r = new BleReassembler();
+  const chunks = chunkFrame(longest, 23);
+  for (const [i, c] of chunks.entries()) if (i !== 2) t.is(r.push(c), null);
+  t.is(r.counters.counterErrors, 1);
+  let frame: Buffer | null = null;
+  for (const c of chunkFrame(longest, 23)) frame = r.push(c);
+  t.deepEqual(frame, longest);
+  t.is(r.counters.frames, 1);
+});
+
+test('reassembler: a new frame (counter 0) cutting a partial one counts an error; repeated chunks too; empty chunks are counted', (t) => {
+  const r = new BleReassembler();
+  const chunks = chunkFrame(longest, 23);
+  r.push(chunks[0] ?? Buffer.alloc(0));
+  r.push(chunks[1] ?? Buffer.alloc(0));
+  r.push(chunks[1] ?? Buffer.alloc(0));
+  t.is(r.counters.counterErrors, 1);
+  let frame: Buffer | null = null;
+  for (const c of chunks) frame = r.push(c);
+  t.deepEqual(frame, longest);
+  r.push(chunks[0] ?? Buffer.alloc(0));
+  r.push(chunkFrame(Buffer.alloc(10, 2), 23)[0] ?? Buffer.alloc(0));
+  t.is(r.counters.counterErrors, 2);
+  t.is(r.push(Buffer.alloc(0)), null);
+  t.is(r.counters.emptyChunks, 1);
+});
+
+test('reassembler: frames longer than the limit are dropped and counted', (t) => {
+  const r = new BleReassembler(32);
+  for (const c of chunkFrame(Buffer.alloc(64, 1), 23)) t.is(r.push(c), null);
+  t.is(r.counters.oversize, 1);
+});
+
+test('UUIDs and the advertised name', (t) => {
+  t.is(BleUuid.service, '6b1d0001-7a3e-4c1b-9f5e-2d8a3c4b5e6f');
+  t.is(BleUuid.command, '6b1d0002-7a3e-4c1b-9f5e-2d8a3c4b5e6f');
+  t.is(BleUuid.response, '6b1d0003-7a3e-4c1b-9f5e-2d8a3c4b5e6f');
+  t.is(bleLocalName(9101), 'PB-9101');
+});
