@@ -1,0 +1,178 @@
+// `parkbench admin` through the real entry point, on a temporary DATABASE_PATH.
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { runCli } from '../helpers/run-cli.js';
+import { tempDir } from '../helpers/api-app.js';
+
+function admin(t: ExecutionContext) {
+  const dir = tempDir(t, 'parkbench-admin-');
+  const env = { DATABASE_PATH: join(dir, 'data', 'admin.sqlite'), SCRYPT_LOG2_N: '10', MQTT_URL: '' };
+  const run = (...args: string[]) => runCli(['admin', ...args], { env });
+  const json = async <T>(...args: string[]): Promise<T> => {
+    const result = await run(...args, '--json');
+    if (result.code !== 0) throw new Error(`exit ${result.code}: ${result.stderr}`);
+    return JSON.parse(result.stdout) as T;
+  };
+  return { dir, env, run, json };
+}
+
+const keys = (value: object) => Object.keys(value);
+
+test('client-app create --json prints id, name, client_app_id, client_secret (URL-safe)', async (t) => {
+  const cli = admin(t);
+  const created = await cli.json<Record<string, string>>('client-app', 'create', '--name', 'Phone app');
+  t.deepEqual(keys(created), ['id', 'name', 'client_app_id', 'client_secret']);
+  t.regex(created.client_secret ?? '', /^[A-Za-z0-9_-]{43}$/);
+  const human = await cli.run('client-app', 'create', '--name', 'Other');
+  t.is(human.code, 0);
+  t.regex(human.stdout, /client_secret: /);
+});
+
+test('parking create --json, with validation of every flag (exit 2, one line)', async (t) => {
+  const cli = admin(t);
+  const parking = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '2.5', '--max-duration-minutes', '120', '--online', '--description', 'by the station');
+  t.deepEqual(keys(parking), ['id', 'name', 'currency', 'price_per_hour', 'max_duration_minutes', 'tries', 'is_online', 'parking_key']);
+  t.like(parking, { id: 1, currency: 'EUR', price_per_hour: '2.50', max_duration_minutes: 120, tries: 10, is_online: true });
+  t.regex(parking.parking_key as string, /^[0-9a-f]{32}$/);
+  const base = ['parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '2.50', '--max-duration-minutes', '120'];
+  for (const [flag, bad] of [['--currency', 'EURO'], ['--currency', 'XYZ'], ['--price-per-hour', '2.505'], ['--price-per-hour', '-1'], ['--tries', '0'], ['--tries', '256'], ['--max-duration-minutes', 'ten']] as const) {
+    const args = [...base];
+    const at = args.indexOf(flag);
+    if (at >= 0) args[at + 1] = bad;
+    else args.push(flag, bad);
+    const result = await cli.run(...args);
+    t.is(result.code, 2, `${flag} ${bad}`);
+    t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
+    t.true(result.stderr.includes(flag));
+  }
+});
+
+test('box add --json, uniqueness, 32 boxes a parking, unknown parking exit 1', async (t) => {
+  const cli = admin(t);
+  await cli.json('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const box = await cli.json<Record<string, unknown>>('box', 'add', '--parking', '1', '--module-id', '4294967295', '--mac', 'aa:bb:cc:dd:ee:01', '--direction', 'entrance');
+  t.deepEqual(keys(box), ['module_id', 'parking_id', 'direction', 'mac_address', 'box_key', 'mqtt_username', 'mqtt_password']);
+  t.like(box, { module_id: 4294967295, parking_id: 1, direction: 'entrance', mac_address: 'AA:BB:CC:DD:EE:01', mqtt_username: 'box-4294967295' });
+  t.regex(box.box_key as string, /^[0-9a-f]{32}$/);
+  t.regex(box.mqtt_password as string, /^[A-Za-z0-9_-]+$/);
+
+  const refused = [
+    ['--parking', '1', '--module-id', '4294967295', '--mac', '00:00:00:00:00:02', '--direction', 'exit'],
+    ['--parking', '1', '--module-id', '5', '--mac', 'AA:BB:CC:DD:EE:01', '--direction', 'exit'],
+    ['--parking', '99', '--module-id', '6', '--mac', '00:00:00:00:00:03', '--direction', 'exit'],
+  ];
+  for (const args of refused) {
+    const result = await cli.run('box', 'add', ...args);
+    t.is(result.code, 1, args.join(' '));
+    t.is(result.stderr.trim().split('\n').length, 1);
+  }
+  for (const args of [
+    ['--parking', '1', '--module-id', '4294967296', '--mac', '00:00:00:00:00:04', '--direction', 'exit'],
+    ['--parking', '1', '--module-id', '7', '--mac', '00:00:00:00:04', '--direction', 'exit'],
+    ['--parking', '1', '--module-id', '7', '--mac', '00:00:00:00:00:04', '--direction', 'sideways'],
+    ['--parking', 'one', '--module-id', '7', '--mac', '00:00:00:00:00:04', '--direction', 'exit'],
+  ]) {
+    t.is((await cli.run('box', 'add', ...args)).code, 2, args.join(' '));
+  }
+});
+
+test('at most 32 boxes a parking', async (t) => {
+  const { openDatabase } = await import('../../api/db/open.js');
+  const cli = admin(t);
+  await cli.json('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const db = openDatabase(cli.env.DATABASE_PATH);
+  const insert = db.prepare("INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at) VALUES (?, 1, 'entrance', ?, 'k', ?, 'h', 0)");
+  for (let i = 0; i < 32; i += 1) insert.run(i, `00:00:00:00:01:${i.toString(16).padStart(2, '0')}`, `box-${i}`);
+  db.close();
+  const result = await cli.run('box', 'add', '--parking', '1', '--module-id', '100', '--mac', '00:00:00:00:02:00', '--direction', 'exit');
+  t.is(result.code, 1);
+  t.regex(result.stderr, /32 boxes/);
+});
+
+test('box provision prints the PROTOCOL.md file, issues a new MQTT password, --out writes mode 0600', async (t) => {
+  const cli = admin(t);
+  const parking = await cli.json<{ parking_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const box = await cli.json<{ box_key: string; mqtt_password: string }>('box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance');
+  const printed = await cli.run('box', 'provision', '--module-id', '9101');
+  t.is(printed.code, 0);
+  const file = JSON.parse(printed.stdout) as Record<string, unknown> & { mqtt: Record<string, string> };
+  t.deepEqual(keys(file), ['module_id', 'parking_id', 'direction', 'mac_address', 'parking_key', 'parking_key_next', 'box_key', 'skew_seconds', 'min_battery_mv', 'mqtt']);
+  t.like(file, { module_id: 9101, parking_id: 1, direction: 'entrance', mac_address: '00:07:80:AA:BB:01', parking_key: parking.parking_key, parking_key_next: null, box_key: box.box_key, skew_seconds: 120, min_battery_mv: 3300 });
+  t.deepEqual(keys(file.mqtt), ['url', 'username', 'password']);
+  t.is(file.mqtt.url, 'mqtt://127.0.0.1:1883');
+  t.is(file.mqtt.username, 'box-9101');
+  t.not(file.mqtt.password, box.mqtt_password);
+
+  const { openDatabase } = await import('../../api/db/open.js');
+  const { verifySecret } = await import('../../api/auth/secrets.js');
+  const db = openDatabase(cli.env.DATABASE_PATH);
+  const { mqtt_password_hash: hash } = db.prepare('SELECT mqtt_password_hash FROM boxes').get() as { mqtt_password_hash: string };
+  db.close();
+  t.true(await verifySecret(file.mqtt.password ?? '', hash));
+  t.false(await verifySecret(box.mqtt_password, hash), 'the old password stops working');
+
+  const out = join(cli.dir, 'box-9101.json');
+  const written = await runCli(['admin', 'box', 'provision', '--module-id', '9101', '--out', out], { env: { ...cli.env, MQTT_URL: 'mqtts://broker.test:8883' } });
+  t.is(written.code, 0);
+  t.is(statSync(out).mode & 0o777, 0o600);
+  t.is((JSON.parse(readFileSync(out, 'utf8')) as { mqtt: { url: string } }).mqtt.url, 'mqtts://broker.test:8883');
+  t.is((await cli.run('box', 'provision', '--module-id', '1')).code, 1);
+  t.is((await cli.run('box', 'provision', '--module-id', 'x')).code, 2);
+});
+
+test('parking forwarding --json keeps its secret across changes', async (t) => {
+  const cli = admin(t);
+  await cli.json('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const first = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/hook', '--expose', 'true');
+  t.deepEqual(keys(first), ['parking_id', 'url', 'expose', 'forwarding_secret']);
+  t.like(first, { parking_id: 1, url: 'https://third.party/hook', expose: true });
+  const second = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/other', '--expose', 'false');
+  t.is(second.forwarding_secret, first.forwarding_secret);
+  t.is((await cli.run('parking', 'forwarding', '--parking', '2', '--url', 'https://x.test', '--expose', 'true')).code, 1);
+  t.is((await cli.run('parking', 'forwarding', '--parking', '1', '--url', 'ftp://x.test', '--expose', 'true')).code, 2);
+  t.is((await cli.run('parking', 'forwarding', '--parking', '1', '--url', 'https://x.test', '--expose', 'yes')).code, 2);
+});
+
+test('user create --json; duplicate email exit 1; bad flags exit 2', async (t) => {
+  const cli = admin(t);
+  const args = ['user', 'create', '--email', 'Op@Example.com', '--password', 'long enough', '--first-name', 'Op', '--last-name', 'Erator', '--phone', '+1 555'];
+  const user = await cli.json<Record<string, unknown>>(...args);
+  t.deepEqual(user, { id: 1, email: 'op@example.com', first_name: 'Op', last_name: 'Erator', phone: '+1 555' });
+  t.is((await cli.run(...args)).code, 1);
+  t.is((await cli.run('user', 'create', '--email', 'nope', '--password', 'long enough', '--first-name', 'a', '--last-name', 'b', '--phone', '1')).code, 2);
+  t.is((await cli.run('user', 'create', '--email', 'a@b.co', '--password', 'short', '--first-name', 'a', '--last-name', 'b', '--phone', '1')).code, 2);
+  t.is((await cli.run('user', 'create', '--email', 'a@b.co')).code, 2);
+});
+
+test('demo is idempotent and its credentials work against the API', async (t) => {
+  const cli = admin(t);
+  const first = await cli.json<Record<string, unknown> & { driver: { email: string; password: string }; client_app_id: string; client_secret: string }>('demo');
+  t.deepEqual(keys(first), ['client_app_id', 'client_secret', 'driver', 'parking_id', 'boxes']);
+  t.deepEqual(first.boxes, [
+    { module_id: 9101, direction: 'entrance', mac_address: '02:50:42:00:23:8D' },
+    { module_id: 9102, direction: 'exit', mac_address: '02:50:42:00:23:8E' },
+  ]);
+  const second = await cli.json('demo');
+  t.deepEqual(second, first);
+
+  const { buildApp } = await import('../../api/app.js');
+  const { configWith } = await import('../../api/config.js');
+  const app = await buildApp({ config: configWith({ databasePath: cli.env.DATABASE_PATH }) });
+  t.teardown(() => app.close());
+  const response = await app.inject({
+    method: 'POST',
+    url: '/api/oauth/token',
+    payload: { grant_type: 'password', username: first.driver.email, password: first.driver.password, client_app_id: first.client_app_id, client_secret: first.client_secret },
+  });
+  t.is(response.statusCode, 200);
+  const parking = app.db.prepare('SELECT name, currency, price_per_hour_minor, max_duration_minutes, tries FROM secured_parkings').get();
+  t.deepEqual(parking, { name: 'Demo parking', currency: 'EUR', price_per_hour_minor: 250, max_duration_minutes: 120, tries: 10 });
+});
+
+test('--database overrides DATABASE_PATH', async (t) => {
+  const cli = admin(t);
+  const other = join(cli.dir, 'other.sqlite');
+  t.is((await cli.run('client-app', 'create', '--name', 'x', '--database', other)).code, 0);
+  t.true(statSync(other).isFile());
+});

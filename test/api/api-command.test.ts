@@ -1,0 +1,49 @@
+// `parkbench api` as a process: configuration errors, start, /health, SIGTERM.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import test from 'ava';
+import { binPath, runCli } from '../helpers/run-cli.js';
+import { tempDir } from '../helpers/api-app.js';
+
+test('bad configuration: one line on stderr, exit 2', async (t) => {
+  for (const [env, flags, name] of [
+    [{ PORT: 'abc' }, [], 'PORT'],
+    [{ PORT: '70000' }, [], 'PORT'],
+    [{}, ['--port', '-1'], '--port'],
+    [{ TOKEN_TTL_SECONDS: '0' }, [], 'TOKEN_TTL_SECONDS'],
+    [{ BODY_LIMIT_BYTES: '1MB' }, [], 'BODY_LIMIT_BYTES'],
+    [{ LOG_LEVEL: 'loud' }, [], 'LOG_LEVEL'],
+    [{ PUBLIC_URL: 'not a url' }, [], 'PUBLIC_URL'],
+    [{ MQTT_URL: 'http://x' }, [], 'MQTT_URL'],
+    [{ PORT: '3000' }, ['--port', 'x'], '--port'],
+  ] as const) {
+    const result = await runCli(['api', ...flags], { env });
+    t.is(result.code, 2, JSON.stringify(env));
+    t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
+    t.true(result.stderr.includes(name), result.stderr);
+  }
+});
+
+test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) => {
+  const dir = tempDir(t);
+  const child = spawn(process.execPath, [binPath, 'api', '--port', '0', '--log-level', 'info'], {
+    env: { ...process.env, DATABASE_PATH: join(dir, 'new', 'folder', 'api.sqlite') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => child.kill('SIGKILL'));
+  let output = '';
+  const address = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+  });
+  const health = await fetch(`${address}/health`);
+  t.is(health.status, 200);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  t.is(await exited, 0);
+  t.regex(output, /"msg":"stopped"/);
+});

@@ -1,0 +1,26 @@
+import test from 'ava';
+import { ConfigError, DEFAULTS, loadConfig } from '../../api/config.js';
+
+test('defaults, frozen, with PUBLIC_URL derived from HOST and PORT', (t) => {
+  const config = loadConfig({});
+  t.like(config, { host: '127.0.0.1', port: 3000, publicUrl: 'http://127.0.0.1:3000', databasePath: './data/parkbench.sqlite', tokenTtlSeconds: 7200, bodyLimitBytes: 1_048_576, mqttUrl: undefined });
+  t.true(Object.isFrozen(config));
+  t.true(Object.isFrozen(DEFAULTS));
+});
+
+test('flags win over the environment', (t) => {
+  const config = loadConfig({ PORT: '4000', HOST: '0.0.0.0', TOKEN_TTL_SECONDS: '60' }, { PORT: '5000' });
+  t.is(config.port, 5000);
+  t.is(config.publicUrl, 'http://0.0.0.0:5000');
+  t.is(config.tokenTtlSeconds, 60);
+  t.is(loadConfig({ PUBLIC_URL: 'https://park.example/' }).publicUrl, 'https://park.example');
+  t.is(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
+});
+
+test('bad values name the variable or the flag', (t) => {
+  t.throws(() => loadConfig({ PORT: '3000x' }), { instanceOf: ConfigError, message: /^PORT must be an integer/ });
+  t.throws(() => loadConfig({}, { PORT: '-5' }), { instanceOf: ConfigError, message: /^--port must be an integer/ });
+  t.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), { message: /^TRUST_PROXY must be true or false/ });
+  t.throws(() => loadConfig({ SCRYPT_LOG2_N: '30' }), { message: /^SCRYPT_LOG2_N/ });
+  t.throws(() => loadConfig({ DATABASE_PATH: '  ' }), { message: /^DATABASE_PATH must not be empty/ });
+});

@@ -1,0 +1,72 @@
+// Generated hostile bodies (wrong types, huge strings, deep nesting, unicode,
+// nulls) to every route: never a 500, always the route's error body.
+import test from 'ava';
+import fc from 'fast-check';
+import { testApp } from '../helpers/api-app.js';
+
+const leaf = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double(),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ unit: 'grapheme', maxLength: 20 }),
+  fc.constantFrom('', ' ', '\u0000', 'a@b.co', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', '__proto__', 'password', 'refresh_token'),
+  fc.nat(200_000).map((n) => 'x'.repeat(n)),
+);
+
+const fields = ['api_car_driver_fo_user', 'client_app_id', 'client_secret', 'grant_type', 'username', 'password', 'refresh_token', 'client_id', 'token', 'token_type_hint', 'email', 'first_name'];
+
+const value = fc.letrec((tie) => ({
+  any: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('array'), tie('object')),
+  array: fc.array(tie('any'), { maxLength: 5 }),
+  object: fc.dictionary(fc.oneof(fc.constantFrom(...fields), fc.string({ maxLength: 10 })), tie('any'), { maxKeys: 6 }),
+})).any;
+
+/** Nesting thousands deep, as raw JSON text. */
+const deep = fc.integer({ min: 1, max: 5000 }).map((depth) => `${'{"a":['.repeat(depth)}1${']}'.repeat(depth)}`);
+
+const body = fc.oneof(
+  value.map((v) => JSON.stringify(v) ?? 'null'),
+  deep,
+  fc.string({ unit: 'binary', maxLength: 200 }),
+);
+
+const ROUTES = [
+  { url: '/api/car_driver', oauth: false },
+  { url: '/api/oauth/token', oauth: true },
+  { url: '/api/oauth/revoke', oauth: true },
+  { url: '/api/car_driver/me', oauth: false, method: 'GET' as const },
+];
+
+test('no generated body gives a 500, and every error has the route\'s error body', async (t) => {
+  const app = await testApp(t, { loginMaxFailuresPerAddress: 1_000_000, loginMaxFailuresPerUsername: 1_000_000 });
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom(...ROUTES), body, fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain'), async (route, payload, type) => {
+      const response = await app.app.inject({ method: route.method ?? 'POST', url: route.url, payload, headers: { 'content-type': type } });
+      if (response.statusCode >= 500) return false;
+      if (response.statusCode < 400) return true;
+      const parsed = response.json<Record<string, unknown>>();
+      if (route.oauth) return typeof parsed.error === 'string' && typeof parsed.error_description === 'string';
+      return typeof parsed.error === 'string' && typeof parsed.message === 'string' && Array.isArray(parsed.details);
+    }),
+    { numRuns: 400 },
+  );
+  t.pass();
+});
+
+test('generated user fields with a valid client: 201 or 422, never 500', async (t) => {
+  const app = await testApp(t);
+  const user = fc.record(
+    { email: value, password: value, password_confirmation: value, first_name: value, last_name: value, phone: value },
+    { requiredKeys: [] },
+  );
+  await fc.assert(
+    fc.asyncProperty(user, async (fields) => {
+      const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...app.client } });
+      return [201, 422, 413].includes(response.statusCode);
+    }),
+    { numRuns: 200 },
+  );
+  t.pass();
+});
