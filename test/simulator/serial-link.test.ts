@@ -1,0 +1,139 @@
+import test, { type ExecutionContext } from 'ava';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SerialPort } from 'serialport';
+import { FakeClock } from '../../lib/fake-clock.js';
+import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
+import { cobsEncode, encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
+import { SimulatedBox } from '../../simulator/simulated-box.js';
+import { BoxSerialLink } from '../../simulator/links/serial-link.js';
+import type { Provisioning } from '../../simulator/provisioning.js';
+import { ptyPairForTest, startPtyPair } from '../helpers/pty-pair.js';
+import { waitFor } from '../helpers/wait.js';
+
+const START = Date.UTC(2026, 5, 1, 8, 0, 0);
+
+const box_: Provisioning = {
+  moduleId: 9201,
+  parkingId: 7,
+  direction: 'exit',
+  macAddress: '00:07:80:AA:BB:02',
+  parkingKey: randomBytes(16),
+  parkingKeyNext: null,
+  boxKey: randomBytes(16),
+  skewSeconds: 120,
+  minBatteryMv: 3_300,
+  mqtt: null,
+};
+
+function access(keyId: number): Buffer {
+  return sealCommand({
+    kind: FrameKind.ACCESS,
+    key: box_.parkingKey,
+    keyId,
+    scope: box_.parkingId,
+    body: { notBefore: START / 1000 - 60, notAfter: START / 1000 + 3_600, maxEntries: 2, maxExits: 2, moduleIds: [box_.moduleId] },
+  });
+}
+
+/** The test's end of the cable: a real serial port and the link parser. */
+async function cableEnd(t: ExecutionContext, path: string): Promise<{ port: SerialPort; frames: LinkFrame[] }> {
+  const port = new SerialPort({ path, baudRate: 115_200, autoOpen: false });
+  await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
+  t.teardown(() => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())));
+  const frames: LinkFrame[] = [];
+  port.pipe(new LinkFrameParser()).on('data', (frame: LinkFrame) => frames.push(frame));
+  return { port, frames };
+}
+
+async function boxOnCable(t: ExecutionContext, path: string) {
+  const clock = new FakeClock(START);
+  const box = await SimulatedBox.start({ clock, provisioning: box_, barrierTimings: { openingMs: 1_000, openHoldMs: 1_000, closingMs: 1_000 } });
+  const link = new BoxSerialLink(box, { clock, target: { path, baudRate: 115_200 } });
+  t.teardown(async () => {
+    await link.stop();
+    await box.stop();
+  });
+  await link.start();
+  return { clock, box, link };
+}
+
+const ofType = (frames: LinkFrame[], type: number) => frames.filter((frame) => frame.type === type);
+
+test('a status report at start-up, a response to a command, and reports as the barrier moves', async (t) => {
+  const pair = await ptyPairForTest(t);
+  const { port, frames } = await cableEnd(t, pair.b);
+  const { clock } = await boxOnCable(t, pair.a);
+  await waitFor(() => ofType(frames, LinkType.STATUS_REPORT).length === 1, 'the start-up status report');
+  const startup = parseResponse(ofType(frames, LinkType.STATUS_REPORT)[0]?.payload ?? Buffer.alloc(0));
+  t.is(startup.moduleId, 9201);
+  t.is(startup.kind, 0);
+  t.true(verifyResponse(ofType(frames, LinkType.STATUS_REPORT)[0]?.payload ?? Buffer.alloc(0), box_.boxKey, null));
+
+  const command = access(42);
+  port.write(encodeLinkFrame(LinkType.COMMAND, command));
+  await waitFor(() => ofType(frames, LinkType.RESPONSE).length === 1, 'the response');
+  const response = ofType(frames, LinkType.RESPONSE)[0]?.payload ?? Buffer.alloc(0);
+  t.true(verifyResponse(response, box_.boxKey, command));
+  t.is(parseResponse(response).status, Status.OK);
+  t.is(parseResponse(response).direction, 2);
+
+  await waitFor(() => ofType(frames, LinkType.STATUS_REPORT).length === 2, 'the report of OPENING');
+  await clock.advanceAsync(3_000, 500);
+  await waitFor(() => ofType(frames, LinkType.STATUS_REPORT).length === 5, 'reports of OPEN, CLOSING, CLOSED');
+  const barriers = ofType(frames, LinkType.STATUS_REPORT).map((frame) => parseResponse(frame.payload).barrier);
+  t.deepEqual(barriers, [0, 1, 2, 3, 0]);
+  const sequences = frames.map((frame) => parseResponse(frame.payload).boxSeq);
+  t.deepEqual(sequences, [...sequences].sort((a, b) => a - b), 'box_seq rises across responses and reports');
+});
+
+test('a status request is answered with a status report', async (t) => {
+  const pair = await ptyPairForTest(t);
+  const { port, frames } = await cableEnd(t, pair.b);
+  const { link } = await boxOnCable(t, pair.a);
+  await waitFor(() => frames.length === 1, 'the start-up report');
+  port.write(encodeLinkFrame(LinkType.STATUS_REQUEST, Buffer.alloc(0)));
+  await waitFor(() => frames.length === 2, 'the requested report');
+  t.is(frames[1]?.type, LinkType.STATUS_REPORT);
+  t.is(link.counters.statusRequests, 1);
+});
+
+test('garbage on the line is counted and survived; a framed non-command gets MALFORMED; then a valid command works', async (t) => {
+  const pair = await ptyPairForTest(t);
+  const { port, frames } = await cableEnd(t, pair.b);
+  const { link } = await boxOnCable(t, pair.a);
+  await waitFor(() => frames.length === 1, 'the start-up report');
+  port.write(Buffer.concat([randomBytes(300).map((byte) => byte | 1), Buffer.from([0])]));
+  // A command frame whose CRC is wrong: dropped, never answered.
+  const raw = Buffer.concat([Buffer.from([LinkType.COMMAND]), access(1), Buffer.from([0x12, 0x34])]);
+  port.write(Buffer.concat([cobsEncode(raw), Buffer.from([0])]));
+  port.write(encodeLinkFrame(LinkType.COMMAND, Buffer.from([1, 9, 9])));
+  port.write(encodeLinkFrame(LinkType.COMMAND, access(7)));
+  await waitFor(() => ofType(frames, LinkType.RESPONSE).length === 2, 'two responses');
+  const statuses = ofType(frames, LinkType.RESPONSE).map((frame) => parseResponse(frame.payload).status);
+  t.deepEqual(statuses, [Status.MALFORMED, Status.OK]);
+  const counters = link.decoderCounters;
+  t.truthy(counters);
+  t.is(counters?.oversize, 1);
+  t.is(counters?.badCrc, 1);
+  t.is(link.counters.commands, 2);
+});
+
+test('when the cable is pulled and plugged back, the box reopens its port and answers again', async (t) => {
+  const directory = await mkdtemp(join(tmpdir(), 'pb-replug-'));
+  t.teardown(() => rm(directory, { recursive: true, force: true }));
+  const first = await startPtyPair(directory);
+  const { clock, link } = await boxOnCable(t, first.a);
+  await first.close();
+  await waitFor(() => !link.open, 'the box to see its port gone');
+  const second = await startPtyPair(directory);
+  t.teardown(() => second.close());
+  const { port, frames } = await cableEnd(t, second.b);
+  await clock.advanceAsync(60_000, 1_000);
+  await waitFor(() => link.open, 'the port reopened');
+  port.write(encodeLinkFrame(LinkType.STATUS_REQUEST, Buffer.alloc(0)));
+  await waitFor(() => ofType(frames, LinkType.STATUS_REPORT).length >= 1, 'a status report on the new cable');
+  t.true(link.counters.opens >= 2);
+});
