@@ -35,7 +35,7 @@ export const conditions: BoxConditions = { boxTime: T0 + 60, batteryMv: 3700, ba
 
 export const body: AccessBody = { notBefore: T0, notAfter: T0 + 2 * HOUR, maxEntries: 2, maxExits: 1, moduleIds: [101, 102] };
 
-export function access(overrides: { body?: Partial<AccessBody>; keyId?: number; scope?: number; key?: Buffer } = {}): Buffer {
+export function access(overrides: { body?: Partial<AccessBody>; keyId?: number; scope?: number; key?: Uint8Array } = {}): Buffer {
   return sealCommand({
     key: overrides.key ?? parkingKey,
     kind: FrameKind.ACCESS,
@@ -45,11 +45,11 @@ export function access(overrides: { body?: Partial<AccessBody>; keyId?: number; 
   });
 }
 
-export function timeSet(seq: number, overrides: { time?: number; scope?: number; key?: Buffer } = {}): Buffer {
+export function timeSet(seq: number, overrides: { time?: number; scope?: number; key?: Uint8Array } = {}): Buffer {
   return sealCommand({ key: overrides.key ?? boxKey, kind: FrameKind.TIME_SET, keyId: seq, scope: overrides.scope ?? 101, body: { time: overrides.time ?? T0 + HOUR } });
 }
 
-export function batteryQuery(seq: number, overrides: { scope?: number; key?: Buffer } = {}): Buffer {
+export function batteryQuery(seq: number, overrides: { scope?: number; key?: Uint8Array } = {}): Buffer {
   return sealCommand({ key: overrides.key ?? boxKey, kind: FrameKind.BATTERY_QUERY, keyId: seq, scope: overrides.scope ?? 101 });
 }
 

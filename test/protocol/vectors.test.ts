@@ -80,7 +80,8 @@ for (const v of vectors.commands) {
     t.is(sealed.toString('hex'), v.bytes);
     const opened = openCommand(hex(v.bytes), key);
     if (!opened.ok) return t.fail(`did not open: ${opened.status}`);
-    t.is(opened.command.kind, v.kind);
+    const kind: number = opened.command.kind;
+    t.is(kind, v.kind);
     t.is(opened.command.keyId, v.key_id);
     t.is(opened.command.scope, v.scope);
     t.is(opened.command.nonce.toString('hex'), v.nonce);
@@ -134,7 +135,8 @@ for (const v of vectors.decisions) {
     };
     const conditions = { boxTime: v.conditions.box_time, batteryMv: v.conditions.battery_mv, barrier: v.conditions.barrier as 0, jammed: v.conditions.jammed };
     const decision = decide(config, state, conditions, hex(v.command));
-    t.is(statusName(decision.status), v.expected.status_name);
+    const status: string | undefined = statusName(decision.status);
+    t.is(status, v.expected.status_name);
     t.is(decision.response.toString('hex'), v.expected.response);
     t.true(verifyResponse(decision.response, config.boxKey, hex(v.command)));
   });
