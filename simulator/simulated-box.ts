@@ -123,6 +123,10 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     return this.config.moduleId;
   }
 
+  get provisioning(): Provisioning {
+    return this.options.provisioning;
+  }
+
   get state(): BoxState {
     return this.#state;
   }

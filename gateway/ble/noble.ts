@@ -1,0 +1,51 @@
+// Loading noble. `import '@abandonware/noble'` throws at import on a machine
+// without Bluetooth (TOOLCHAIN.md), so it is loaded only when BLE is asked
+// for; with bindings given (a virtual radio in tests or the simulator's), it
+// is built through noble's own injection point instead.
+import type * as NobleModule from '@abandonware/noble';
+import type { Clock } from '../../lib/clock.js';
+
+/** The noble API (the default instance's shape). */
+export type Noble = typeof NobleModule;
+export type { Characteristic, Peripheral } from '@abandonware/noble';
+
+export class BleUnavailableError extends Error {
+  override readonly name = 'BleUnavailableError';
+}
+
+export async function loadNoble(bindings?: object): Promise<Noble> {
+  if (bindings !== undefined) {
+    const { default: withBindings } = await import('@abandonware/noble/with-bindings.js');
+    return withBindings(bindings) as Noble;
+  }
+  try {
+    const module = (await import('@abandonware/noble')) as Noble & { default?: Noble };
+    return module.default ?? module;
+  } catch (error) {
+    throw new BleUnavailableError(`BLE is not available on this machine: ${(error as Error).message}`);
+  }
+}
+
+/** Resolves once the radio is powered on; rejects if it reports another
+ * final state or stays silent for `timeoutMs`. */
+export function waitPoweredOn(noble: Noble, clock: Clock, timeoutMs: number): Promise<void> {
+  if (noble._state === 'poweredOn') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = clock.setTimeout(() => {
+      noble.removeListener('stateChange', onState);
+      reject(new BleUnavailableError(`the Bluetooth adapter did not power on within ${timeoutMs} ms (state: ${noble._state})`));
+    }, timeoutMs);
+    const onState = (state: string): void => {
+      if (state === 'poweredOn') {
+        clock.clearTimeout(timer);
+        noble.removeListener('stateChange', onState);
+        resolve();
+      } else if (state === 'unsupported' || state === 'unauthorized') {
+        clock.clearTimeout(timer);
+        noble.removeListener('stateChange', onState);
+        reject(new BleUnavailableError(`the Bluetooth adapter is ${state}`));
+      }
+    };
+    noble.on('stateChange', onState);
+  });
+}
