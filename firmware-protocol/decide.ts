@@ -43,18 +43,19 @@ const NO_EFFECT: Effect = { type: 'none' };
 const OPEN: Effect = { type: 'open' };
 const FAULT: Effect = { type: 'fault' };
 
+/** What a check decided; everything not set keeps the box's current value. */
 interface Outcome {
   status: Status;
-  kind?: number;
-  keyId?: number;
-  remaining?: number;
-  direction?: Direction;
+  kind: number;
+  keyId: number;
+  direction: Direction;
+  remaining: number;
   boxTime?: number;
   barrier?: Barrier;
   tries?: ReadonlyMap<number, KeyTries>;
   lastControlSeq?: number;
   effect?: Effect;
-  command?: OpenedCommand | null;
+  command?: OpenedCommand;
 }
 
 function nextBoxSeq(state: BoxState): number {
@@ -63,112 +64,150 @@ function nextBoxSeq(state: BoxState): number {
   return state.boxSeq + 1;
 }
 
-/** Runs PROTOCOL.md's checks on `commandBytes` in order; the first that fails
- * gives the status. Every command gets exactly one response. */
-export function decide(config: BoxConfig, state: BoxState, conditions: BoxConditions, commandBytes: Uint8Array): Decision {
-  const answer = (outcome: Outcome): Decision => {
-    const boxSeq = nextBoxSeq(state);
-    const fields: ResponseFields = {
-      status: outcome.status,
-      kind: outcome.kind ?? 0,
-      moduleId: config.moduleId,
-      keyId: outcome.keyId ?? 0,
-      boxSeq,
-      boxTime: outcome.boxTime ?? conditions.boxTime,
-      batteryMv: conditions.batteryMv,
-      barrier: outcome.barrier ?? conditions.barrier,
-      direction: outcome.direction ?? directionByte(config.direction),
-      remaining: outcome.remaining ?? REMAINING_NOT_APPLICABLE,
-    };
-    return {
-      status: fields.status,
-      kind: fields.kind,
-      keyId: fields.keyId,
-      remaining: fields.remaining,
-      fields,
-      response: sealResponse(fields, config.boxKey, commandBytes),
-      state: {
-        boxSeq,
-        lastControlSeq: outcome.lastControlSeq ?? state.lastControlSeq,
-        tries: outcome.tries ?? state.tries,
-      },
-      effect: outcome.effect ?? NO_EFFECT,
-      command: outcome.command ?? null,
-    };
+/** Seals the one response to `commandBytes` and builds the new state. */
+function respond(config: BoxConfig, state: BoxState, conditions: BoxConditions, commandBytes: Uint8Array, outcome: Outcome): Decision {
+  const boxSeq = nextBoxSeq(state);
+  const fields: ResponseFields = {
+    status: outcome.status,
+    kind: outcome.kind,
+    moduleId: config.moduleId,
+    keyId: outcome.keyId,
+    boxSeq,
+    boxTime: outcome.boxTime ?? conditions.boxTime,
+    batteryMv: conditions.batteryMv,
+    barrier: outcome.barrier ?? conditions.barrier,
+    direction: outcome.direction,
+    remaining: outcome.remaining,
   };
+  return {
+    status: fields.status,
+    kind: fields.kind,
+    keyId: fields.keyId,
+    remaining: fields.remaining,
+    fields,
+    response: sealResponse(fields, config.boxKey, commandBytes),
+    state: {
+      boxSeq,
+      lastControlSeq: outcome.lastControlSeq ?? state.lastControlSeq,
+      tries: outcome.tries ?? state.tries,
+    },
+    effect: outcome.effect ?? NO_EFFECT,
+    command: outcome.command ?? null,
+  };
+}
 
+/** Runs PROTOCOL.md's checks on `commandBytes` in order; the first that fails
+ * gives the status. Every command gets exactly one response. Pure: the input
+ * state is not mutated, and no randomness is used. */
+export function decide(config: BoxConfig, state: BoxState, conditions: BoxConditions, commandBytes: Uint8Array): Decision {
+  const ownDirection = directionByte(config.direction);
   // Steps 1 and 2: version, whole header, known kind; else kind and key_id answer 0.
   const parsed = parseCommandHeader(commandBytes);
-  if (!parsed.ok) return answer({ status: parsed.status });
+  if (!parsed.ok) {
+    return respond(config, state, conditions, commandBytes, { status: parsed.status, kind: 0, keyId: 0, direction: ownDirection, remaining: REMAINING_NOT_APPLICABLE });
+  }
   const { header } = parsed;
   const control = isControlKind(header.kind);
   // PROTOCOL.md, response frame, offset 22: 0 for a control kind.
-  const echo = { kind: header.kind, keyId: header.keyId, direction: control ? Direction.CONTROL : directionByte(config.direction) };
+  const outcome: Outcome = {
+    status: Status.OK,
+    kind: header.kind,
+    keyId: header.keyId,
+    direction: control ? Direction.CONTROL : ownDirection,
+    remaining: REMAINING_NOT_APPLICABLE,
+  };
 
   // Step 3: scope.
-  if (header.kind === FrameKind.ACCESS) {
-    if (header.scope !== config.parkingId) return answer({ ...echo, status: Status.WRONG_PARKING });
-  } else if (header.scope !== config.moduleId) {
-    return answer({ ...echo, status: Status.WRONG_MODULE });
+  if (header.kind === FrameKind.ACCESS ? header.scope !== config.parkingId : header.scope !== config.moduleId) {
+    outcome.status = header.kind === FrameKind.ACCESS ? Status.WRONG_PARKING : Status.WRONG_MODULE;
+    return respond(config, state, conditions, commandBytes, outcome);
   }
 
   // Step 4: the tag, under K_park (then the next K_park) for ACCESS, K_box for control kinds.
   const keys = control ? [config.boxKey] : config.parkingKeyNext === null ? [config.parkingKey] : [config.parkingKey, config.parkingKeyNext];
   const opened = authenticateCommand(commandBytes, header, keys);
-  if (opened === null) return answer({ ...echo, status: Status.AUTH_FAILED });
+  if (opened === null) {
+    outcome.status = Status.AUTH_FAILED;
+    return respond(config, state, conditions, commandBytes, outcome);
+  }
 
   // Step 5: the body's length.
   const body = decodeBody(header.kind, opened.plaintext);
-  if (body === null) return answer({ ...echo, status: Status.MALFORMED });
+  if (body === null) {
+    outcome.status = Status.MALFORMED;
+    return respond(config, state, conditions, commandBytes, outcome);
+  }
   const command = { kind: header.kind, keyId: header.keyId, scope: header.scope, body, nonce: Buffer.from(header.nonce) } as OpenedCommand;
+  outcome.command = command;
 
   if (command.kind !== FrameKind.ACCESS) {
     // Step 6: control sequence, then done (battery and barrier do not refuse a control command).
-    if (header.keyId <= state.lastControlSeq) return answer({ ...echo, status: Status.REPLAY, command });
-    if (command.kind === FrameKind.TIME_SET) {
-      const time = command.body.time;
-      // TIME_SET sets the clock first: the response carries the new time.
-      return answer({ ...echo, status: Status.OK, boxTime: time, lastControlSeq: header.keyId, effect: { type: 'setTime', time }, command });
+    if (header.keyId <= state.lastControlSeq) {
+      outcome.status = Status.REPLAY;
+    } else {
+      outcome.lastControlSeq = header.keyId;
+      if (command.kind === FrameKind.TIME_SET) {
+        // TIME_SET sets the clock first: the response carries the new time.
+        outcome.boxTime = command.body.time;
+        outcome.effect = { type: 'setTime', time: command.body.time };
+      }
     }
-    return answer({ ...echo, status: Status.OK, lastControlSeq: header.keyId, command });
+    return respond(config, state, conditions, commandBytes, outcome);
   }
-  return decideAccess(config, state, conditions, command.body, { ...echo, command }, answer);
+  decideAccess(config, state, conditions, command.body, outcome);
+  return respond(config, state, conditions, commandBytes, outcome);
 }
 
-/** Steps 7..11 of an ACCESS command whose tag and body passed. */
-function decideAccess(
-  config: BoxConfig,
-  state: BoxState,
-  conditions: BoxConditions,
-  body: AccessBody,
-  echo: Omit<Outcome, 'status'>,
-  answer: (outcome: Outcome) => Decision,
-): Decision {
-  const keyId = echo.keyId ?? 0;
+/** Steps 7..11 of an ACCESS command whose tag and body passed: sets the
+ * outcome's status, remaining, tries, barrier and effect. */
+function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditions, body: AccessBody, outcome: Outcome): void {
   const max = config.direction === 'entrance' ? body.maxEntries : body.maxExits;
-  const entry = state.tries.get(keyId);
-  const counted = entry?.count ?? 0;
-  const left = (count: number): number => Math.max(0, max - count);
+  const entry = state.tries.get(outcome.keyId);
+  const counted = entry === undefined ? 0 : entry.count;
   const skew = skewOf(config);
   const now = conditions.boxTime;
+  // Until step 9 counts this try, `remaining` shows the unchanged count.
+  outcome.remaining = max > counted ? max - counted : 0;
 
   // Step 7: validity window, with skew.
-  if (now < body.notBefore - skew) return answer({ ...echo, status: Status.NOT_YET_VALID, remaining: left(counted) });
-  if (now > body.notAfter + skew) return answer({ ...echo, status: Status.EXPIRED, remaining: left(counted) });
+  if (now < body.notBefore - skew) {
+    outcome.status = Status.NOT_YET_VALID;
+    return;
+  }
+  if (now > body.notAfter + skew) {
+    outcome.status = Status.EXPIRED;
+    return;
+  }
   // Step 8: this box is in the module list.
-  if (!body.moduleIds.includes(config.moduleId)) return answer({ ...echo, status: Status.WRONG_MODULE, remaining: left(counted) });
+  if (!body.moduleIds.includes(config.moduleId)) {
+    outcome.status = Status.WRONG_MODULE;
+    return;
+  }
   // Step 9: tries in this box's direction; a try that passed 1..8 counts.
-  if (counted >= max) return answer({ ...echo, status: Status.NO_TRIES_LEFT, remaining: 0 });
-  const count = counted + 1;
+  if (counted >= max) {
+    outcome.status = Status.NO_TRIES_LEFT;
+    outcome.remaining = 0;
+    return;
+  }
   const tries = new Map(state.tries);
-  tries.set(keyId, { count, notAfter: Math.max(entry?.notAfter ?? 0, body.notAfter) });
-  const remaining = left(count);
+  tries.set(outcome.keyId, { count: counted + 1, notAfter: entry === undefined || entry.notAfter < body.notAfter ? body.notAfter : entry.notAfter });
+  outcome.tries = tries;
+  outcome.remaining = max - counted - 1;
   // Step 10: battery.
-  if (conditions.batteryMv < config.minBatteryMv) return answer({ ...echo, status: Status.LOW_BATTERY, remaining, tries });
+  if (conditions.batteryMv < config.minBatteryMv) {
+    outcome.status = Status.LOW_BATTERY;
+    return;
+  }
   // Step 11: the barrier moves, else BARRIER_FAULT.
-  if (conditions.jammed) return answer({ ...echo, status: Status.BARRIER_FAULT, remaining, tries, barrier: Barrier.FAULT, effect: FAULT });
-  const barrier = conditions.barrier === Barrier.OPEN ? Barrier.OPEN : Barrier.OPENING;
-  return answer({ ...echo, status: Status.OK, remaining, tries, barrier, effect: OPEN });
+  if (conditions.jammed) {
+    outcome.status = Status.BARRIER_FAULT;
+    outcome.barrier = Barrier.FAULT;
+    outcome.effect = FAULT;
+    return;
+  }
+  outcome.status = Status.OK;
+  outcome.barrier = conditions.barrier === Barrier.OPEN ? Barrier.OPEN : Barrier.OPENING;
+  outcome.effect = OPEN;
 }
 
 /** A status report (PROTOCOL.md, serial link framing, type 0x82): status OK,
