@@ -7,6 +7,7 @@ import { CliError } from './errors.js';
 import { registerProtocolCommands } from './commands/protocol.js';
 import { registerApiCommand } from './commands/api.js';
 import { registerAdminCommands } from './commands/admin.js';
+import { registerSimCommand } from './commands/sim.js';
 
 function buildProgram(): Command {
   const program = new Command('parkbench')
@@ -17,6 +18,7 @@ function buildProgram(): Command {
   registerProtocolCommands(program);
   registerApiCommand(program);
   registerAdminCommands(program);
+  registerSimCommand(program);
   return program;
 }
 
