@@ -66,7 +66,7 @@ const CLIENT_ERRORS: Record<string, ApiErrorCode> = {
 /** The ApiError an error stands for, or undefined for a bug. */
 export function toApiError(error: FastifyError | ApiError): ApiError | undefined {
   if (error instanceof ApiError) return error;
-  if (error.validation) return new ApiError('validation_failed', undefined, validationDetails(error.validation as AjvIssue[]));
+  if (error.validation) return new ApiError('validation_failed', undefined, validationDetails(error.validation));
   const mapped = error.code ? CLIENT_ERRORS[error.code] : undefined;
   if (mapped) return new ApiError(mapped);
   // JSON.parse failures (and prototype poisoning) surface as 400 SyntaxErrors.

@@ -1,0 +1,212 @@
+// `npm run bench:api`: the API under autocannon on 127.0.0.1, each figure
+// next to a baseline measured in the same run (the machine may be shared).
+// Part 1: token issuance (password grant; scrypt dominates on purpose) and
+// an authenticated no-op route against a bare route with the same response.
+// Later parts add cases to CASES.
+//
+// The server runs in a child process (this file with --serve), so that the
+// load generator does not share its event loop.
+//
+//   BENCH_SECONDS (default 5) per case, BENCH_CONNECTIONS (default 50),
+//   BENCH_ROUNDS (default 3) alternations of the bare and authenticated cases.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { buildApp } from '../api/app.js';
+import { hashSecret } from '../api/auth/secrets.js';
+import { configWith } from '../api/config.js';
+import { ClientAppRepository } from '../api/repositories/client-apps.js';
+import { UserRepository } from '../api/repositories/users.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** Bare and authenticated runs alternate this many times. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+interface Fixture {
+  base: string;
+  scryptLog2N: number;
+  client: { client_app_id: string; client_secret: string };
+  driver: { email: string; password: string };
+  accessToken: string;
+}
+
+interface Case {
+  name: string;
+  /** Fewer connections where each request is long (scrypt): more would only queue. */
+  connections?: number;
+  request: (fixture: Fixture) => Omit<autocannon.Options, 'url'> & { path: string };
+}
+
+interface Figures {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: number;
+  /** Server CPU time (user + system) per request, microseconds. */
+  cpuPerRequest: number;
+}
+
+const BENCH_USER = { id: 1, email: 'bench@example.com', first_name: 'Bench', last_name: 'Driver', phone: '+1 555 0100' };
+
+const CASES: Record<string, Case> = {
+  bare: { name: 'GET bare route (same JSON, no auth)', request: () => ({ path: '/bench/bare' }) },
+  me: {
+    name: 'GET /api/car_driver/me (bearer)',
+    request: (f) => ({ path: '/api/car_driver/me', headers: { authorization: `Bearer ${f.accessToken}` } }),
+  },
+  token: {
+    name: 'POST /api/oauth/token (password)',
+    connections: 8,
+    request: (f) => ({
+      path: '/api/oauth/token',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'password', username: f.driver.email, password: f.driver.password, ...f.client }),
+    }),
+  },
+};
+
+/** The child: builds the app, seeds it, listens, reports the fixture. */
+async function serve(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'parkbench-bench-'));
+  const config = configWith({ databasePath: join(dir, 'bench.sqlite'), logLevel: 'silent', loginMaxFailuresPerAddress: 1e6 });
+  const app = await buildApp({ config });
+  // The baseline: a route on the same server (same hooks, same serializer)
+  // answering the same JSON without authentication.
+  app.get('/bench/bare', { schema: { response: { 200: { $ref: 'User#' } } } }, () => BENCH_USER);
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const client = { client_app_id: 'bench-client', client_secret: 'bench-secret' };
+  const driver = { email: BENCH_USER.email, password: 'bench password' };
+  new ClientAppRepository(app.db).insert('bench', client.client_app_id, await hashSecret(client.client_secret, config.scryptLog2N), Date.now());
+  new UserRepository(app.db).insert(
+    { email: driver.email, passwordHash: await hashSecret(driver.password, config.scryptLog2N), firstName: BENCH_USER.first_name, lastName: BENCH_USER.last_name, phone: BENCH_USER.phone },
+    Date.now(),
+  );
+  const response = await fetch(`${address}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'password', username: driver.email, password: driver.password, ...client }),
+  });
+  if (response.status !== 200) throw new Error(`bench login failed: ${await response.text()}`);
+  const { access_token: accessToken } = (await response.json()) as { access_token: string };
+  const fixture: Fixture = { base: address, scryptLog2N: config.scryptLog2N, client, driver, accessToken };
+  process.send?.(fixture);
+  // The parent asks for CPU time around each case: server CPU per request is
+  // steadier than throughput on a shared machine.
+  process.on('message', (message) => {
+    if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send?.({ cpuMicros: user + system });
+    }
+  });
+  process.once('disconnect', () => {
+    void app.close().then(() => rmSync(dir, { recursive: true, force: true }));
+  });
+}
+
+function serverCpuMicros(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (typeof message === 'object' && message !== null && 'cpuMicros' in message) {
+        child.off('message', onMessage);
+        resolve((message as { cpuMicros: number }).cpuMicros);
+      }
+    };
+    child.on('message', onMessage);
+    child.send('cpu');
+  });
+}
+
+async function startServer(): Promise<{ fixture: Fixture; child: ChildProcess }> {
+  const child = fork(new URL(import.meta.url).pathname, ['--serve'], { execArgv: ['--import', 'tsx'] });
+  const fixture = await new Promise<Fixture>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as Fixture));
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  return { fixture, child };
+}
+
+async function run(fixture: Fixture, child: ChildProcess, key: string): Promise<Figures> {
+  const spec = CASES[key];
+  if (!spec) throw new Error(`no case ${key}`);
+  const connections = spec.connections ?? CONNECTIONS;
+  const { path, ...options } = spec.request(fixture);
+  const cpuBefore = await serverCpuMicros(child);
+  const result = await autocannon({ ...options, url: `${fixture.base}${path}`, connections, duration: SECONDS });
+  const cpu = (await serverCpuMicros(child)) - cpuBefore;
+  return {
+    cpuPerRequest: cpu / Math.max(result.requests.total, 1),
+    name: spec.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failures: result.errors + result.timeouts + result.non2xx,
+  };
+}
+
+async function scryptMs(log2N: number, samples = 10): Promise<number> {
+  await hashSecret('warm up', log2N);
+  const start = performance.now();
+  for (let i = 0; i < samples; i += 1) await hashSecret(`secret ${i}`, log2N);
+  return (performance.now() - start) / samples;
+}
+
+function mean(figures: Figures[]): Figures {
+  const first = figures[0];
+  if (!first) throw new Error('no figures');
+  const avg = (pick: (f: Figures) => number) => figures.reduce((sum, f) => sum + pick(f), 0) / figures.length;
+  return {
+    name: first.name,
+    rps: avg((f) => f.rps),
+    p50: avg((f) => f.p50),
+    p99: avg((f) => f.p99),
+    failures: figures.reduce((sum, f) => sum + f.failures, 0),
+    cpuPerRequest: avg((f) => f.cpuPerRequest),
+  };
+}
+
+function print(rows: Figures[]): void {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  console.log(line(['case', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'failures']));
+  console.log(line(['---', '---:', '---:', '---:', '---:', '---:']));
+  for (const row of rows) {
+    console.log(line([row.name, row.rps.toFixed(0), row.p50.toFixed(1), row.p99.toFixed(1), row.cpuPerRequest.toFixed(1), String(row.failures)]));
+  }
+}
+
+async function main(): Promise<void> {
+  const { fixture, child } = await startServer();
+  try {
+    console.log(`parkbench API benchmark: autocannon -c ${CONNECTIONS}, ${SECONDS} s a case, 127.0.0.1, node ${process.version}\n`);
+    // Measured here, in the load process, while the server idles.
+    const hashMs = await scryptMs(fixture.scryptLog2N);
+    console.log(`scrypt (N=2^${fixture.scryptLog2N}, r=8, p=1): ${hashMs.toFixed(1)} ms per hash, one at a time; a password grant costs two (client secret + password)\n`);
+
+    // Bare and authenticated runs alternate, so drift hits both alike.
+    const bare: Figures[] = [];
+    const me: Figures[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      bare.push(await run(fixture, child, 'bare'));
+      me.push(await run(fixture, child, 'me'));
+    }
+    const token = await run(fixture, child, 'token');
+    const bareMean = mean(bare);
+    const meMean = mean(me);
+    print([bareMean, meMean, token]);
+    const cost = 1 - meMean.rps / bareMean.rps;
+    console.log(`\nbearer auth: ${(meMean.rps / bareMean.rps).toFixed(3)} of the bare route's throughput (cost ${(cost * 100).toFixed(1)}%; target under 10%) ${cost < 0.1 ? 'MET' : 'NOT MET'}`);
+    const cpuCost = meMean.cpuPerRequest / bareMean.cpuPerRequest - 1;
+    console.log(`bearer auth: +${(meMean.cpuPerRequest - bareMean.cpuPerRequest).toFixed(1)} µs of server CPU a request (+${(cpuCost * 100).toFixed(1)}%), the steadier figure on a shared machine`);
+    console.log(`token issuance: ${token.rps.toFixed(1)} tokens/s with ${CASES.token?.connections ?? CONNECTIONS} connections (p50 ${token.p50.toFixed(0)} ms)`);
+  } finally {
+    child.disconnect();
+  }
+}
+
+if (process.argv.includes('--serve')) await serve();
+else await main();
