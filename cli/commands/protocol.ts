@@ -24,7 +24,7 @@ export function registerProtocolCommands(program: Command): void {
   protocol
     .command('decode')
     .description('Print a command, response or serial link frame as JSON. Exit 1 if the bytes are no frame (or do not verify under --key).')
-    .argument('<bytes>', 'the frame, hex or base64 (standard alphabet, padded)')
+    .argument('<bytes>', 'the frame: hex when it is an even number of hex digits (0x, spaces and colons allowed), else base64 (standard alphabet, padded)')
     .addOption(new Option('--as <shape>', 'force the shape instead of detecting it').choices(['command', 'response', 'link']))
     .option('--key <hex>', 'a key (32 hex digits): opens a command (K_park or K_box) or verifies a response (K_box)')
     .option('--command <bytes>', 'the command a response answers (hex or base64), for its AAD; without it a response verifies as a status report')

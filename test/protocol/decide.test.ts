@@ -5,6 +5,7 @@ import {
   Barrier,
   Direction,
   FrameKind,
+  ProtocolError,
   Status,
   decide,
   forgetExpiredTries,
@@ -245,4 +246,12 @@ test('forgetExpiredTries drops keys past not_after + skew and nothing else', (t)
   t.deepEqual([...after.tries.keys()], [2]);
   t.is(tries.size, 2);
   t.is(body.maxEntries, 2);
+});
+
+test('box_seq cannot pass 0xFFFFFFFF: decide and statusReport refuse with a typed error instead of wrapping', (t) => {
+  const last = { ...state, boxSeq: 0xfffffffe };
+  t.is(decide(config, last, conditions, access()).fields.boxSeq, 0xffffffff);
+  const exhausted = { ...state, boxSeq: 0xffffffff };
+  t.throws(() => decide(config, exhausted, conditions, access()), { instanceOf: ProtocolError, message: /box_seq/ });
+  t.throws(() => statusReport(config, exhausted, conditions), { instanceOf: ProtocolError });
 });
