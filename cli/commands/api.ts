@@ -21,7 +21,7 @@ export function registerApiCommand(program: Command): void {
   command.option('--database <path>', 'same as --database-path');
   command.action(async (flags: Record<string, string | undefined>) => {
     const config = configFrom(flags);
-    await serve(config);
+    await serve(config, program.version() ?? 'unknown');
   });
 }
 
@@ -51,10 +51,10 @@ function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
   };
 }
 
-async function serve(config: ApiConfig): Promise<void> {
+async function serve(config: ApiConfig, version: string): Promise<void> {
   let app;
   try {
-    app = await buildApp({ config, logger: loggerOptions(config) });
+    app = await buildApp({ config, logger: loggerOptions(config), version });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await app?.close();
