@@ -40,20 +40,34 @@ interface KeyContexts {
   chain: Buffer;
 }
 
-const contexts = new WeakMap<Uint8Array, KeyContexts>();
+/** Contexts by key object (fast path) and by key bytes (keys read afresh
+ * from storage for each frame are new objects with the same bytes). The byte
+ * cache is bounded: past MAX_CACHED_KEYS the oldest entry is dropped. */
+const byObject = new WeakMap<Uint8Array, KeyContexts>();
+const byBytes = new Map<string, KeyContexts>();
+const MAX_CACHED_KEYS = 4096;
 
 function contextsFor(key: Uint8Array): KeyContexts {
-  const cached = contexts.get(key);
+  const cached = byObject.get(key);
   // The bytes are compared too, in case the caller reused the buffer for another key.
   if (cached !== undefined && cached.key.equals(key)) return cached;
-  const fresh: KeyContexts = {
-    key: Buffer.from(key),
-    ecb: createCipheriv('aes-128-ecb', key, null).setAutoPadding(false),
-    cbc: createCipheriv('aes-128-cbc', key, ZERO_IV).setAutoPadding(false),
-    chain: Buffer.alloc(BLOCK),
-  };
-  contexts.set(key, fresh);
-  return fresh;
+  const id = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+  let contexts = byBytes.get(id);
+  if (contexts === undefined) {
+    contexts = {
+      key: Buffer.from(key),
+      ecb: createCipheriv('aes-128-ecb', key, null).setAutoPadding(false),
+      cbc: createCipheriv('aes-128-cbc', key, ZERO_IV).setAutoPadding(false),
+      chain: Buffer.alloc(BLOCK),
+    };
+    if (byBytes.size >= MAX_CACHED_KEYS) {
+      const oldest = byBytes.keys().next();
+      if (oldest.done !== true) byBytes.delete(oldest.value);
+    }
+    byBytes.set(id, contexts);
+  }
+  byObject.set(key, contexts);
+  return contexts;
 }
 
 const padded = (length: number): number => Math.ceil(length / BLOCK) * BLOCK;
