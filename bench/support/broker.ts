@@ -1,0 +1,11 @@
+// A bare aedes broker in its own process, for benchmarks: prints
+// "listening <port>" and runs until killed.
+import { createServer } from 'node:net';
+import { Aedes } from 'aedes';
+
+const broker = await Aedes.createBroker();
+const server = createServer(broker.handle);
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`listening ${typeof address === 'object' && address !== null ? address.port : 0}\n`);
+});
