@@ -84,7 +84,7 @@ const operations: { name: string; run: () => void }[] = [
 function measure(run: () => void, ms: number): number {
   let count = 0;
   const start = performance.now();
-  let elapsed = 0;
+  let elapsed: number;
   do {
     for (let i = 0; i < 200; i++) run();
     count += 200;
