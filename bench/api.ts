@@ -72,10 +72,11 @@ const CASES: Record<string, Case> = {
 };
 
 /** The child: builds the app, seeds it, listens, reports the fixture. */
-async function serve(): Promise<void> {
+async function serve(logLevel: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'parkbench-bench-'));
-  const config = configWith({ databasePath: join(dir, 'bench.sqlite'), logLevel: 'silent', loginMaxFailuresPerAddress: 1e6 });
-  const app = await buildApp({ config });
+  const config = configWith({ databasePath: join(dir, 'bench.sqlite'), logLevel, loginMaxFailuresPerAddress: 1e6 });
+  // Logs go to the child's stdout, which the parent sends to /dev/null.
+  const app = await buildApp({ config, logger: logLevel === 'silent' ? false : { level: logLevel } });
   // The baseline: a route on the same server (same hooks, same serializer)
   // answering the same JSON without authentication.
   app.get('/bench/bare', { schema: { response: { 200: { $ref: 'User#' } } } }, () => BENCH_USER);
@@ -122,8 +123,8 @@ function serverCpuMicros(child: ChildProcess): Promise<number> {
   });
 }
 
-async function startServer(): Promise<{ fixture: Fixture; child: ChildProcess }> {
-  const child = fork(new URL(import.meta.url).pathname, ['--serve'], { execArgv: ['--import', 'tsx'] });
+async function startServer(logLevel: string): Promise<{ fixture: Fixture; child: ChildProcess }> {
+  const child = fork(new URL(import.meta.url).pathname, ['--serve', logLevel], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const fixture = await new Promise<Fixture>((resolve, reject) => {
     child.once('message', (message) => resolve(message as Fixture));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
@@ -179,34 +180,58 @@ function print(rows: Figures[]): void {
   }
 }
 
-async function main(): Promise<void> {
-  const { fixture, child } = await startServer();
-  try {
-    console.log(`parkbench API benchmark: autocannon -c ${CONNECTIONS}, ${SECONDS} s a case, 127.0.0.1, node ${process.version}\n`);
-    // Measured here, in the load process, while the server idles.
-    const hashMs = await scryptMs(fixture.scryptLog2N);
-    console.log(`scrypt (N=2^${fixture.scryptLog2N}, r=8, p=1): ${hashMs.toFixed(1)} ms per hash, one at a time; a password grant costs two (client secret + password)\n`);
+/** Bare and authenticated runs alternate ROUNDS times, so drift hits both alike. */
+async function compareAuth(fixture: Fixture, child: ChildProcess): Promise<Figures[]> {
+  const bare: Figures[] = [];
+  const me: Figures[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    bare.push(await run(fixture, child, 'bare'));
+    me.push(await run(fixture, child, 'me'));
+  }
+  return [mean(bare), mean(me)];
+}
 
-    // Bare and authenticated runs alternate, so drift hits both alike.
-    const bare: Figures[] = [];
-    const me: Figures[] = [];
-    for (let round = 0; round < ROUNDS; round += 1) {
-      bare.push(await run(fixture, child, 'bare'));
-      me.push(await run(fixture, child, 'me'));
-    }
-    const token = await run(fixture, child, 'token');
-    const bareMean = mean(bare);
-    const meMean = mean(me);
-    print([bareMean, meMean, token]);
-    const cost = 1 - meMean.rps / bareMean.rps;
-    console.log(`\nbearer auth: ${(meMean.rps / bareMean.rps).toFixed(3)} of the bare route's throughput (cost ${(cost * 100).toFixed(1)}%; target under 10%) ${cost < 0.1 ? 'MET' : 'NOT MET'}`);
-    const cpuCost = meMean.cpuPerRequest / bareMean.cpuPerRequest - 1;
-    console.log(`bearer auth: +${(meMean.cpuPerRequest - bareMean.cpuPerRequest).toFixed(1)} µs of server CPU a request (+${(cpuCost * 100).toFixed(1)}%), the steadier figure on a shared machine`);
-    console.log(`token issuance: ${token.rps.toFixed(1)} tokens/s with ${CASES.token?.connections ?? CONNECTIONS} connections (p50 ${token.p50.toFixed(0)} ms)`);
+function printAuthCost(bare: Figures, me: Figures): void {
+  const cost = 1 - me.rps / bare.rps;
+  const verdict = cost < 0.1 ? 'MET' : 'NOT MET';
+  console.log(`bearer auth: ${(me.rps / bare.rps).toFixed(3)} of the bare route's throughput (cost ${(cost * 100).toFixed(1)}%; target under 10%: ${verdict})`);
+  const cpuCost = me.cpuPerRequest / bare.cpuPerRequest - 1;
+  console.log(`bearer auth: +${(me.cpuPerRequest - bare.cpuPerRequest).toFixed(1)} µs of server CPU a request (+${(cpuCost * 100).toFixed(1)}%), the steadier figure on a shared machine`);
+}
+
+async function main(): Promise<void> {
+  console.log(`parkbench API benchmark: autocannon -c ${CONNECTIONS}, ${SECONDS} s a case, ${ROUNDS} rounds of bare/auth, 127.0.0.1, node ${process.version}\n`);
+
+  // 1. Without request logs: the cost of authentication alone.
+  const quiet = await startServer('silent');
+  try {
+    // Measured here, in the load process, while the server idles.
+    const hashMs = await scryptMs(quiet.fixture.scryptLog2N);
+    console.log(`scrypt (N=2^${quiet.fixture.scryptLog2N}, r=8, p=1): ${hashMs.toFixed(1)} ms per hash, one at a time; a password grant costs two (client secret + password)\n`);
+    console.log('server without request logs (LOG_LEVEL=silent):\n');
+    const [bare, me] = await compareAuth(quiet.fixture, quiet.child) as [Figures, Figures];
+    const token = await run(quiet.fixture, quiet.child, 'token');
+    print([bare, me, token]);
+    console.log('');
+    printAuthCost(bare, me);
+    console.log(`token issuance: ${token.rps.toFixed(1)} tokens/s with ${CASES.token?.connections ?? CONNECTIONS} connections (p50 ${token.p50.toFixed(0)} ms)\n`);
   } finally {
-    child.disconnect();
+    quiet.child.disconnect();
+  }
+
+  // 2. As `parkbench api` runs by default: one JSON log line per request and response.
+  const logging = await startServer('info');
+  try {
+    console.log('server as `parkbench api` runs it (LOG_LEVEL=info, logs to /dev/null):\n');
+    const [bare, me] = await compareAuth(logging.fixture, logging.child) as [Figures, Figures];
+    print([bare, me]);
+    console.log('');
+    printAuthCost(bare, me);
+  } finally {
+    logging.child.disconnect();
   }
 }
 
-if (process.argv.includes('--serve')) await serve();
+const serveAt = process.argv.indexOf('--serve');
+if (serveAt >= 0) await serve(process.argv[serveAt + 1] ?? 'silent');
 else await main();

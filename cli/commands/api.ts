@@ -69,12 +69,18 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
         process.exit(1);
       }, SHUTDOWN_GRACE_MS);
       timer.unref();
+      // close() ends the connections idle now; a keep-alive connection whose
+      // request was in flight goes idle later and would hold the server open
+      // until its keep-alive timeout, so idle ones are swept until closed.
+      const sweeper = setInterval(() => running.server.closeIdleConnections(), 50);
       running.close().then(
         () => {
+          clearInterval(sweeper);
           running.log.info('stopped');
           resolve();
         },
         (error: unknown) => {
+          clearInterval(sweeper);
           running.log.error({ err: error }, 'error while stopping');
           process.exitCode = 1;
           resolve();

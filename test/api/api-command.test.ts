@@ -42,8 +42,19 @@ test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) 
   });
   const health = await fetch(`${address}/health`);
   t.is(health.status, 200);
+  // A request in flight when SIGTERM arrives still gets its answer: a token
+  // request spends scrypt time (2^15) checking the client.
+  const inFlight = fetch(`${address}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'password', username: 'a@b.co', password: 'whatever', client_app_id: 'x', client_secret: 'y' }),
+  });
+  await new Promise((resolve) => setTimeout(resolve, 30)); // a real process: let the request reach it
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
-  t.is(await exited, 0);
+  const answered = await inFlight;
+  t.is(answered.status, 401);
+  t.is(((await answered.json()) as { error: string }).error, 'invalid_client');
+  t.is(await exited, 0, output);
   t.regex(output, /"msg":"stopped"/);
 });
