@@ -165,7 +165,7 @@ export class Simulation {
       if (entry.mqtt === undefined ? entry.serial?.open !== false : entry.mqtt.connected) online++;
       commandsAnswered += counters.commandsAnswered;
       commandsDropped += counters.commandsDropped;
-      badFrames += counters.badFrames + (entry.ble?.counters.badChunks ?? 0) + decoderBadFrames(entry.serial);
+      badFrames += counters.badFrames + (entry.ble?.counters.badChunks ?? 0) + (entry.serial?.badFrames ?? 0);
       badMessages += entry.mqtt?.counters.badMessages ?? 0;
       if (entry.box.snapshot().faults.length > 0) faults++;
     }
@@ -187,9 +187,4 @@ export class Simulation {
       }),
     );
   }
-}
-
-function decoderBadFrames(serial: BoxSerialLink | undefined): number {
-  const counters = serial?.decoderCounters;
-  return counters === undefined ? 0 : counters.badCrc + counters.badCobs + counters.oversize + counters.unknownType;
 }

@@ -3,13 +3,13 @@
 // (0x02) in; responses (0x81) and status reports (0x82) out, the latter at
 // start-up, on every change of the barrier, and when asked. If the port
 // vanishes it is reopened with backoff.
-import { SerialPort } from 'serialport';
-import type { Clock, TimerHandle } from '../../lib/clock.js';
-import { backoffDelay, defaultBackoff, type BackoffPolicy } from '../../lib/backoff.js';
-import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
+import type { Clock } from '../../lib/clock.js';
+import type { BackoffPolicy } from '../../lib/backoff.js';
+import { FramedSerialPort } from '../../lib/framed-serial-port.js';
+import type { LinkFrame } from '../../lib/link-frame-stream.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { SerialTarget } from '../../lib/serial-target.js';
-import { encodeLinkFrame, LinkType } from '../../firmware-protocol/index.js';
+import { LinkType } from '../../firmware-protocol/index.js';
 import type { BarrierState } from '../barrier.js';
 import type { SimulatedBox } from '../simulated-box.js';
 
@@ -25,87 +25,54 @@ export interface BoxSerialCounters {
   statusRequests: number;
   /** Well-formed frames of a type a box does not take (0x81, 0x82). */
   unexpectedFrames: number;
-  opens: number;
 }
 
 export class BoxSerialLink {
-  readonly counters: BoxSerialCounters = { commands: 0, statusRequests: 0, unexpectedFrames: 0, opens: 0 };
+  readonly counters: BoxSerialCounters = { commands: 0, statusRequests: 0, unexpectedFrames: 0 };
+  readonly #port: FramedSerialPort;
   readonly #logger: Logger;
-  #port: SerialPort | undefined;
-  #parser: LinkFrameParser | undefined;
-  #attempt = 0;
-  #reopenTimer: TimerHandle | undefined;
-  #stopped = false;
   #lastBarrier: BarrierState;
   readonly #onChange = (): void => this.#barrierMaybeChanged();
 
   constructor(
     readonly box: SimulatedBox,
-    private readonly options: BoxSerialLinkOptions,
+    options: BoxSerialLinkOptions,
   ) {
-    this.#logger = (options.logger ?? silentLogger).child({ component: 'sim:serial', module_id: box.moduleId, path: options.target.path });
+    this.#logger = (options.logger ?? silentLogger).child({ component: 'sim:serial', module_id: box.moduleId });
+    this.#port = new FramedSerialPort({ ...options, logger: this.#logger });
     this.#lastBarrier = box.barrier.state;
+    // PROTOCOL.md, serial link framing: a status report at start-up (and
+    // whenever the cable comes back, which a box sees as a start).
+    this.#port.on('open', () => this.#sendStatusReport());
+    this.#port.on('frame', (frame) => this.#frame(frame));
   }
 
   get open(): boolean {
-    return this.#port?.isOpen === true;
+    return this.#port.isOpen;
   }
 
-  /** Bad CRC, bad COBS, oversize and unknown-type frames seen so far. */
-  get decoderCounters(): LinkFrameParser['counters'] | undefined {
-    return this.#parser?.counters;
+  get opens(): number {
+    return this.#port.opens;
+  }
+
+  /** Frames the link decoder dropped, by reason. */
+  get decoderCounters(): FramedSerialPort['decoderCounters'] {
+    return this.#port.decoderCounters;
+  }
+
+  get badFrames(): number {
+    return this.#port.badFrames;
   }
 
   /** Opens the port; rejects if it cannot be opened the first time. */
   async start(): Promise<void> {
     this.box.on('change', this.#onChange);
-    await this.#open();
+    await this.#port.start();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
     this.box.off('change', this.#onChange);
-    if (this.#reopenTimer !== undefined) this.options.clock.clearTimeout(this.#reopenTimer);
-    const port = this.#port;
-    if (port?.isOpen === true) await new Promise<void>((resolve) => port.close(() => resolve()));
-  }
-
-  async #open(): Promise<void> {
-    const { path, baudRate } = this.options.target;
-    const port = new SerialPort({ path, baudRate, autoOpen: false });
-    const parser = this.#parser ?? new LinkFrameParser();
-    parser.reset();
-    await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
-    this.#port = port;
-    this.#parser = parser;
-    this.#attempt = 0;
-    this.counters.opens++;
-    port.on('data', (chunk: Buffer) => parser.write(chunk));
-    parser.removeAllListeners('data');
-    parser.on('data', (frame: LinkFrame) => this.#frame(frame));
-    port.on('close', () => this.#closed());
-    port.on('error', (error) => this.#logger.warn({ err: error.message }, 'serial port error'));
-    this.#logger.info({ baudRate }, 'serial port open');
-    // PROTOCOL.md, serial link framing: a status report at start-up.
-    this.#sendStatusReport();
-  }
-
-  #closed(): void {
-    if (this.#stopped) return;
-    this.#logger.warn({}, 'serial port closed; reopening');
-    this.#scheduleReopen();
-  }
-
-  #scheduleReopen(): void {
-    if (this.#stopped || this.#reopenTimer !== undefined) return;
-    const delay = backoffDelay(this.options.backoff ?? defaultBackoff, this.#attempt++);
-    this.#reopenTimer = this.options.clock.setTimeout(() => {
-      this.#reopenTimer = undefined;
-      this.#open().catch((error: unknown) => {
-        this.#logger.debug({ err: (error as Error).message }, 'serial port not back yet');
-        this.#scheduleReopen();
-      });
-    }, delay);
+    await this.#port.stop();
   }
 
   #frame(frame: LinkFrame): void {
@@ -114,7 +81,7 @@ export class BoxSerialLink {
         this.counters.commands++;
         this.box.handleCommand(frame.payload).then(
           (response) => {
-            if (response !== null) this.#send(LinkType.RESPONSE, response);
+            if (response !== null) this.#port.send(LinkType.RESPONSE, response);
           },
           (error: unknown) => this.#logger.error({ err: (error as Error).message }, 'command could not be answered'),
         );
@@ -138,17 +105,11 @@ export class BoxSerialLink {
   }
 
   #sendStatusReport(): void {
+    // A report costs a box_seq: none is made while the cable is out.
+    if (!this.#port.isOpen) return;
     this.box.statusReport().then(
-      (report) => this.#send(LinkType.STATUS_REPORT, report),
+      (report) => this.#port.send(LinkType.STATUS_REPORT, report),
       (error: unknown) => this.#logger.error({ err: (error as Error).message }, 'status report failed'),
     );
-  }
-
-  #send(type: LinkType, payload: Buffer): void {
-    const port = this.#port;
-    // Nothing is written to a port that is not open; the gateway asks for a
-    // status report when it (re)opens its end.
-    if (port?.isOpen !== true) return;
-    port.write(encodeLinkFrame(type, payload));
   }
 }
