@@ -1,0 +1,214 @@
+// An MQTT connection that stays up: it reconnects with jittered backoff on
+// the injected clock (MQTT.js's own reconnect is a fixed period), keeps what
+// it could not publish while down in a bounded queue (in memory, or a
+// caller's persistent one) and publishes it on reconnect, and can be told to
+// drop off the network for a while (fault injection). The simulator's boxes,
+// the gateway and the API's ingestion client are built on it.
+import { EventEmitter } from 'node:events';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import type { Clock, TimerHandle } from './clock.js';
+import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
+import { silentLogger, type Logger } from './logger.js';
+
+export interface QueuedPublish {
+  readonly topic: string;
+  readonly payload: string;
+  readonly qos: 0 | 1;
+  readonly retain: boolean;
+}
+
+/** Where publishes wait while the broker is away. */
+export interface PublishQueue {
+  readonly size: number;
+  /** Adds one; returns false when it had to drop the oldest to make room. */
+  push(item: QueuedPublish): boolean;
+  /** Takes everything, oldest first. */
+  drain(): QueuedPublish[];
+}
+
+/** A bounded queue in memory: the oldest is dropped past the limit. */
+export class MemoryPublishQueue implements PublishQueue {
+  readonly #items: QueuedPublish[] = [];
+  constructor(private readonly limit = 1_000) {}
+  get size(): number {
+    return this.#items.length;
+  }
+  push(item: QueuedPublish): boolean {
+    this.#items.push(item);
+    if (this.#items.length <= this.limit) return true;
+    this.#items.shift();
+    return false;
+  }
+  drain(): QueuedPublish[] {
+    return this.#items.splice(0);
+  }
+}
+
+export interface ResilientMqttOptions {
+  readonly url: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly clientId: string;
+  readonly clock: Clock;
+  readonly will?: { readonly topic: string; readonly payload: string };
+  readonly backoff?: BackoffPolicy;
+  readonly queue?: PublishQueue;
+  readonly logger?: Logger;
+  readonly connectTimeoutMs?: number;
+  /** Subscriptions made on every connection. */
+  readonly subscriptions?: readonly string[];
+  readonly protocolVersion?: 4 | 5;
+}
+
+export interface ResilientMqttEvents {
+  /** Connected (first time or again); subscriptions are being made. */
+  connect: [];
+  /** Lost the connection; reconnecting. */
+  disconnect: [];
+  message: [topic: string, payload: Buffer];
+}
+
+export interface ResilientMqttCounters {
+  connects: number;
+  /** Publishes dropped because the offline queue was full. */
+  queueOverflows: number;
+}
+
+/** CONNACK codes that retrying cannot fix: bad credentials, not authorized. */
+const REFUSALS = new Set([4, 5, 134, 135]);
+
+export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
+  readonly counters: ResilientMqttCounters = { connects: 0, queueOverflows: 0 };
+  readonly #queue: PublishQueue;
+  readonly #logger: Logger;
+  #client: MqttClient | undefined;
+  #attempt = 0;
+  #reconnectTimer: TimerHandle | undefined;
+  #offlineUntil = 0;
+  #stopped = false;
+
+  constructor(private readonly options: ResilientMqttOptions) {
+    super();
+    this.#queue = options.queue ?? new MemoryPublishQueue();
+    this.#logger = options.logger ?? silentLogger;
+  }
+
+  get connected(): boolean {
+    return this.#client?.connected === true;
+  }
+
+  /** Publishes waiting for the broker. */
+  get queued(): number {
+    return this.#queue.size;
+  }
+
+  /** Connects; resolves on the first connection, rejects if the broker
+   * refuses the credentials (retrying would not help). Other failures are
+   * retried with backoff. */
+  start(): Promise<void> {
+    const { options } = this;
+    const connectOptions: IClientOptions = {
+      clientId: options.clientId,
+      clean: true,
+      reconnectPeriod: 0, // reconnection is ours: with backoff, on the injected clock
+      connectTimeout: options.connectTimeoutMs ?? 10_000,
+      protocolVersion: options.protocolVersion ?? 4,
+      ...(options.username === undefined ? {} : { username: options.username }),
+      ...(options.password === undefined ? {} : { password: options.password }),
+      ...(options.will === undefined ? {} : { will: { topic: options.will.topic, payload: Buffer.from(options.will.payload), qos: 1, retain: true } }),
+    };
+    const client = mqtt.connect(options.url, connectOptions);
+    this.#client = client;
+    client.on('connect', () => this.#connected(client));
+    client.on('close', () => this.#closed());
+    client.on('error', (error) => this.#logger.warn({ err: error.message }, 'mqtt error'));
+    client.on('message', (topic, payload) => this.emit('message', topic, payload));
+    return new Promise((resolve, reject) => {
+      const settle = (): void => {
+        client.off('error', fail);
+        resolve();
+      };
+      const fail = (error: Error & { code?: number }): void => {
+        if (error.code === undefined || !REFUSALS.has(error.code)) return;
+        client.off('connect', settle);
+        client.off('error', fail);
+        this.#stopped = true;
+        client.end(true);
+        reject(new Error(`the broker refused ${options.username ?? 'the client'}: ${error.message}`));
+      };
+      client.once('connect', settle);
+      client.on('error', fail);
+    });
+  }
+
+  /** Publishes now, or queues it while the broker is away (QoS 1 publishes
+   * that the connection lost before the broker took them are queued too). */
+  publish(topic: string, payload: string, options: { qos?: 0 | 1; retain?: boolean; queue?: boolean } = {}): void {
+    const item: QueuedPublish = { topic, payload, qos: options.qos ?? 1, retain: options.retain ?? false };
+    const client = this.#client;
+    const queue = options.queue ?? true;
+    if (client?.connected !== true) {
+      if (queue) this.#enqueue(item);
+      return;
+    }
+    client.publish(topic, payload, { qos: item.qos, retain: item.retain }, (error) => {
+      if (error && queue) this.#enqueue(item);
+    });
+  }
+
+  /** Publishes and resolves once the broker took it (QoS 1), or the
+   * connection went away first. */
+  publishAndWait(topic: string, payload: string, options: { retain?: boolean } = {}): Promise<void> {
+    const client = this.#client;
+    if (client?.connected !== true) return Promise.resolve();
+    return new Promise((resolve) => {
+      client.once('close', () => resolve());
+      client.publish(topic, payload, { qos: 1, retain: options.retain ?? false }, () => resolve());
+    });
+  }
+
+  /** Drops off the network now (the broker sees the last will) and comes
+   * back after `ms` (fault injection). */
+  goOffline(ms: number): void {
+    this.#offlineUntil = this.options.clock.now() + ms;
+    this.#logger.info({ ms }, 'going offline');
+    // Destroying the socket, not ending the session: the broker publishes the will.
+    this.#client?.stream.destroy();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#reconnectTimer !== undefined) this.options.clock.clearTimeout(this.#reconnectTimer);
+    await this.#client?.endAsync(true);
+  }
+
+  #connected(client: MqttClient): void {
+    this.#attempt = 0;
+    this.counters.connects++;
+    this.#logger.info({}, 'connected');
+    const subscriptions = this.options.subscriptions ?? [];
+    if (subscriptions.length > 0) {
+      client.subscribe([...subscriptions], { qos: 1 }, (error, granted) => {
+        if (error) this.#logger.error({ err: error.message }, 'subscribe failed');
+        for (const grant of granted ?? []) if (grant.qos === 128) this.#logger.error({ topic: grant.topic }, 'subscription refused by the broker');
+      });
+    }
+    this.emit('connect');
+    for (const item of this.#queue.drain()) this.publish(item.topic, item.payload, { qos: item.qos, retain: item.retain });
+  }
+
+  #closed(): void {
+    if (this.#stopped) return;
+    this.emit('disconnect');
+    if (this.#reconnectTimer !== undefined) return;
+    const delay = Math.max(backoffDelay(this.options.backoff ?? defaultBackoff, this.#attempt++), this.#offlineUntil - this.options.clock.now());
+    this.#reconnectTimer = this.options.clock.setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      if (!this.#stopped) this.#client?.reconnect();
+    }, delay);
+  }
+
+  #enqueue(item: QueuedPublish): void {
+    if (!this.#queue.push(item)) this.counters.queueOverflows++;
+  }
+}
