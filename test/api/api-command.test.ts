@@ -49,7 +49,17 @@ test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) 
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ grant_type: 'password', username: 'a@b.co', password: 'whatever', client_app_id: 'x', client_secret: 'y' }),
   });
-  await new Promise((resolve) => setTimeout(resolve, 30)); // a real process: let the request reach it
+  // SIGTERM only once the server logged the request's arrival.
+  await new Promise<void>((resolve) => {
+    const check = () => {
+      if (output.includes('"url":"/api/oauth/token"')) {
+        child.stdout.off('data', check);
+        resolve();
+      }
+    };
+    child.stdout.on('data', check);
+    check();
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
   const answered = await inFlight;
