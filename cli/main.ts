@@ -8,6 +8,7 @@ import { registerProtocolCommands } from './commands/protocol.js';
 import { registerApiCommand } from './commands/api.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerSimCommand } from './commands/sim.js';
+import { registerGatewayCommand } from './commands/gateway.js';
 
 function buildProgram(): Command {
   const program = new Command('parkbench')
@@ -19,6 +20,7 @@ function buildProgram(): Command {
   registerApiCommand(program);
   registerAdminCommands(program);
   registerSimCommand(program);
+  registerGatewayCommand(program);
   return program;
 }
 
@@ -62,3 +64,13 @@ function exitCodeFor(error: unknown): number {
 }
 
 await main(process.argv);
+// A command is over when its action is: handles a library keeps open (noble's
+// WebSocket to a virtual radio, a broker socket being torn down) must not
+// hold the process. Output is flushed first so nothing printed is lost.
+await flushStandardStreams();
+process.exit(process.exitCode ?? 0);
+
+function flushStandardStreams(): Promise<void> {
+  const flush = (stream: NodeJS.WriteStream): Promise<void> => new Promise((resolve) => (stream.writableLength === 0 ? resolve() : stream.write('', () => resolve())));
+  return Promise.all([flush(process.stdout), flush(process.stderr)]).then(() => undefined);
+}

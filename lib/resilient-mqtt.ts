@@ -86,11 +86,20 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   #reconnectTimer: TimerHandle | undefined;
   #offlineUntil = 0;
   #stopped = false;
+  readonly #subscriptions: Set<string>;
 
   constructor(private readonly options: ResilientMqttOptions) {
     super();
     this.#queue = options.queue ?? new MemoryPublishQueue();
     this.#logger = options.logger ?? silentLogger;
+    this.#subscriptions = new Set(options.subscriptions ?? []);
+  }
+
+  /** Subscribes now if connected, and again on every reconnection. */
+  addSubscription(topic: string): void {
+    if (this.#subscriptions.has(topic)) return;
+    this.#subscriptions.add(topic);
+    if (this.#client?.connected === true) this.#subscribe(this.#client, [topic]);
   }
 
   get connected(): boolean {
@@ -186,15 +195,16 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     this.#attempt = 0;
     this.counters.connects++;
     this.#logger.info({}, 'connected');
-    const subscriptions = this.options.subscriptions ?? [];
-    if (subscriptions.length > 0) {
-      client.subscribe([...subscriptions], { qos: 1 }, (error, granted) => {
-        if (error) this.#logger.error({ err: error.message }, 'subscribe failed');
-        for (const grant of granted ?? []) if (grant.qos === 128) this.#logger.error({ topic: grant.topic }, 'subscription refused by the broker');
-      });
-    }
+    if (this.#subscriptions.size > 0) this.#subscribe(client, [...this.#subscriptions]);
     this.emit('connect');
     for (const item of this.#queue.drain()) this.publish(item.topic, item.payload, { qos: item.qos, retain: item.retain });
+  }
+
+  #subscribe(client: MqttClient, topics: string[]): void {
+    client.subscribe(topics, { qos: 1 }, (error, granted) => {
+      if (error) this.#logger.error({ err: error.message }, 'subscribe failed');
+      for (const grant of granted ?? []) if (grant.qos === 128) this.#logger.error({ topic: grant.topic }, 'subscription refused by the broker');
+    });
   }
 
   #closed(): void {

@@ -29,23 +29,23 @@ export async function loadNoble(bindings?: object): Promise<Noble> {
 /** Resolves once the radio is powered on; rejects if it reports another
  * final state or stays silent for `timeoutMs`. */
 export function waitPoweredOn(noble: Noble, clock: Clock, timeoutMs: number): Promise<void> {
-  if (noble._state === 'poweredOn') return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const timer = clock.setTimeout(() => {
+    const finish = (error?: Error): void => {
+      clock.clearTimeout(timer);
       noble.removeListener('stateChange', onState);
-      reject(new BleUnavailableError(`the Bluetooth adapter did not power on within ${timeoutMs} ms (state: ${noble._state})`));
-    }, timeoutMs);
-    const onState = (state: string): void => {
-      if (state === 'poweredOn') {
-        clock.clearTimeout(timer);
-        noble.removeListener('stateChange', onState);
-        resolve();
-      } else if (state === 'unsupported' || state === 'unauthorized') {
-        clock.clearTimeout(timer);
-        noble.removeListener('stateChange', onState);
-        reject(new BleUnavailableError(`the Bluetooth adapter is ${state}`));
-      }
+      if (error === undefined) resolve();
+      else reject(error);
     };
+    const onState = (state: string): void => {
+      if (state === 'poweredOn') finish();
+      else if (state === 'unsupported' || state === 'unauthorized') finish(new BleUnavailableError(`the Bluetooth adapter is ${state}`));
+    };
+    const timer = clock.setTimeout(() => finish(new BleUnavailableError(`the Bluetooth adapter did not power on within ${timeoutMs} ms (state: ${noble._state})`)), timeoutMs);
+    // Listening first is what makes noble initialize its bindings: a radio
+    // that announced itself before (noble's WebSocket client does, on
+    // connecting) would otherwise leave noble uninitialized, and its next
+    // startScanning would wait for a state change that already happened.
     noble.on('stateChange', onState);
+    if (noble._state === 'poweredOn') finish();
   });
 }

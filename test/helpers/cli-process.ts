@@ -33,6 +33,12 @@ export function startCli(t: ExecutionContext, args: readonly string[], env: Node
   });
   createInterface({ input: child.stderr }).on('line', (line) => stderr.push(line));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  // If the test worker itself goes (an ava timeout), its children go with it.
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');

@@ -1,0 +1,231 @@
+// The gateway: bridges boxes on serial ports and BLE to MQTT (ARCHITECTURE.md).
+// For every box it reaches it subscribes to the box's command topic, relays
+// each command over the box's link, matches the response (with a timeout),
+// and publishes the response with `via` and the command's context, the
+// box's state (retained) and availability; and its own availability (last
+// will) and state. A command the box does not answer in time gives a
+// published timeout record, not silence.
+import type { Clock, TimerHandle } from '../lib/clock.js';
+import { silentLogger, type Logger } from '../lib/logger.js';
+import { parseCommandMessage, type MessageError, type ResponseMessage, type Via } from '../lib/mqtt-messages.js';
+import type { Topics } from '../lib/mqtt-topics.js';
+import { ResilientMqttClient, type PublishQueue } from '../lib/resilient-mqtt.js';
+import type { SerialTarget } from '../lib/serial-target.js';
+import { parseResponse, type ResponseFields } from '../firmware-protocol/index.js';
+import { BleCentral } from './ble/ble-central.js';
+import type { Noble } from './ble/noble.js';
+import { stateFromResponse } from './box-state.js';
+import type { WaitOutcome } from './response-waiter.js';
+import { SerialBoxLink } from './serial/serial-box-link.js';
+
+export interface GatewayOptions {
+  readonly mqtt: { readonly url: string; readonly username: string; readonly password: string };
+  readonly topics: Topics;
+  readonly clock: Clock;
+  readonly serial: readonly SerialTarget[];
+  /** BLE through this noble (loaded lazily by the caller), with an optional allow-list. */
+  readonly ble?: { readonly noble: Noble; readonly allow: readonly string[]; readonly idleMs?: number };
+  /** How long a box may take to answer, ms. */
+  readonly answerTimeoutMs: number;
+  /** Where responses wait while the broker is away. */
+  readonly queue?: PublishQueue;
+  readonly logger?: Logger;
+}
+
+export interface GatewayCounters {
+  commands: number;
+  responses: number;
+  timeouts: number;
+  linkDown: number;
+  /** Command messages that were not a command (bad JSON, no base64 command). */
+  badMessages: number;
+}
+
+interface Route {
+  readonly via: Exclude<Via, 'mqtt'>;
+  send(command: Buffer, timeoutMs: number): Promise<WaitOutcome>;
+}
+
+/** The gateway's state is published at most this often, ms. */
+const STATE_INTERVAL_MS = 1_000;
+
+export class Gateway {
+  readonly counters: GatewayCounters = { commands: 0, responses: 0, timeouts: 0, linkDown: 0, badMessages: 0 };
+  readonly id: string;
+  readonly #mqtt: ResilientMqttClient;
+  readonly #serialLinks: SerialBoxLink[];
+  readonly #ble: BleCentral | undefined;
+  readonly #routes = new Map<number, Route>();
+  readonly #logger: Logger;
+  #stateTimer: TimerHandle | undefined;
+
+  constructor(private readonly options: GatewayOptions) {
+    this.id = options.mqtt.username;
+    this.#logger = (options.logger ?? silentLogger).child({ component: 'gateway', gateway_id: this.id });
+    const { topics, clock } = options;
+    this.#mqtt = new ResilientMqttClient({
+      url: options.mqtt.url,
+      username: options.mqtt.username,
+      password: options.mqtt.password,
+      clientId: `${this.id}-${process.pid}`,
+      clock,
+      will: { topic: topics.gateway(this.id, 'availability'), payload: 'offline' },
+      logger: this.#logger,
+      ...(options.queue === undefined ? {} : { queue: options.queue }),
+    });
+    this.#mqtt.on('connect', () => this.#connected());
+    this.#mqtt.on('message', (topic, payload) => this.#message(topic, payload));
+    this.#serialLinks = options.serial.map((target) => this.#serialLink(target));
+    this.#ble = options.ble === undefined ? undefined : this.#bleCentral(options.ble);
+  }
+
+  /** Module ids of the boxes reached, with how. */
+  get boxes(): { moduleId: number; via: Route['via'] }[] {
+    return [...this.#routes].map(([moduleId, route]) => ({ moduleId, via: route.via }));
+  }
+
+  get connected(): boolean {
+    return this.#mqtt.connected;
+  }
+
+  get queued(): number {
+    return this.#mqtt.queued;
+  }
+
+  /** Bad frames seen on every link (bad CRC or COBS, oversize, chunks out of order, unmatched). */
+  get badFrames(): number {
+    return this.#serialLinks.reduce((sum, link) => sum + link.badFrames + link.counters.unmatched + link.counters.unexpectedFrames, 0) + (this.#ble?.counters.badFrames ?? 0);
+  }
+
+  /** Connects to the broker (resolves on the first connection; rejects if
+   * the broker refuses the credentials), then opens the links. */
+  async start(): Promise<void> {
+    await this.#mqtt.start();
+    await Promise.all(this.#serialLinks.map((link) => link.start()));
+    await this.#ble?.start();
+    this.#logger.info({ serial: this.#serialLinks.map((link) => link.path), ble: this.#ble !== undefined }, 'gateway started');
+  }
+
+  async stop(): Promise<void> {
+    if (this.#stateTimer !== undefined) this.options.clock.clearTimeout(this.#stateTimer);
+    await Promise.all(this.#serialLinks.map((link) => link.stop()));
+    await this.#ble?.stop();
+    const { topics } = this.options;
+    for (const moduleId of this.#routes.keys()) this.#mqtt.publish(topics.box(moduleId, 'availability'), 'offline', { retain: true, queue: false });
+    await this.#mqtt.publishAndWait(topics.gateway(this.id, 'availability'), 'offline', { retain: true });
+    await this.#mqtt.stop();
+  }
+
+  #serialLink(target: SerialTarget): SerialBoxLink {
+    const link = new SerialBoxLink({ target, clock: this.options.clock, logger: this.#logger });
+    link.on('report', (report) => {
+      this.#reached(report.moduleId, { via: 'serial', send: (command, timeoutMs) => link.send(command, timeoutMs) });
+      this.#publishBoxState(report);
+    });
+    link.on('down', () => {
+      if (link.moduleId !== undefined) this.#availability(link.moduleId, 'offline');
+      this.#scheduleState();
+    });
+    return link;
+  }
+
+  #bleCentral(settings: NonNullable<GatewayOptions['ble']>): BleCentral {
+    const central = new BleCentral({ noble: settings.noble, clock: this.options.clock, logger: this.#logger, allow: settings.allow, ...(settings.idleMs === undefined ? {} : { idleMs: settings.idleMs }) });
+    central.on('discovered', (moduleId) => this.#reached(moduleId, { via: 'ble', send: (command, timeoutMs) => central.send(moduleId, command, timeoutMs) }));
+    central.on('report', (_moduleId, frame) => this.#publishBoxState(parseResponse(frame)));
+    return central;
+  }
+
+  /** A box was reached (again) on a link: route its commands there. */
+  #reached(moduleId: number, route: Route): void {
+    const known = this.#routes.get(moduleId);
+    this.#routes.set(moduleId, route);
+    if (known === undefined || known.via !== route.via) {
+      this.#logger.info({ module_id: moduleId, via: route.via }, 'box reached');
+      this.#mqtt.addSubscription(this.options.topics.box(moduleId, 'command'));
+    }
+    this.#availability(moduleId, 'online');
+    this.#scheduleState();
+  }
+
+  #connected(): void {
+    const { topics } = this.options;
+    this.#mqtt.publish(topics.gateway(this.id, 'availability'), 'online', { retain: true, queue: false });
+    for (const moduleId of this.#routes.keys()) this.#availability(moduleId, 'online');
+    this.#scheduleState();
+  }
+
+  #message(topic: string, payload: Buffer): void {
+    const parsed = this.options.topics.parseBoxTopic(topic);
+    if (parsed?.name !== 'command') return;
+    const route = this.#routes.get(parsed.moduleId);
+    if (route === undefined) return;
+    let command: ReturnType<typeof parseCommandMessage>;
+    try {
+      command = parseCommandMessage(payload);
+    } catch (error) {
+      // No bytes to relay (ARCHITECTURE.md): counted and dropped.
+      this.counters.badMessages++;
+      this.#logger.warn({ module_id: parsed.moduleId, reason: (error as MessageError).message }, 'command message dropped');
+      this.#scheduleState();
+      return;
+    }
+    this.counters.commands++;
+    void route.send(command.frame, this.options.answerTimeoutMs).then((outcome) => this.#answered(parsed.moduleId, route.via, command.message.command, command.message.context ?? {}, outcome));
+  }
+
+  #answered(moduleId: number, via: Route['via'], command: string, context: ResponseMessage['context'], outcome: WaitOutcome): void {
+    const receivedAt = new Date(this.options.clock.now());
+    let message: ResponseMessage;
+    if ('response' in outcome) {
+      this.counters.responses++;
+      message = { command, response: outcome.response.toString('base64'), received_at: receivedAt.toISOString(), via, context };
+      this.#publishBoxState(parseResponse(outcome.response));
+    } else {
+      if (outcome.error === 'timeout') this.counters.timeouts++;
+      else this.counters.linkDown++;
+      message = { command, response: null, received_at: receivedAt.toISOString(), via, context, error: outcome.error };
+    }
+    this.#mqtt.publish(this.options.topics.box(moduleId, 'response'), JSON.stringify(message));
+    this.#scheduleState();
+  }
+
+  #publishBoxState(fields: ResponseFields): void {
+    const state = stateFromResponse(fields, new Date(this.options.clock.now()));
+    this.#mqtt.publish(this.options.topics.box(fields.moduleId, 'state'), JSON.stringify(state), { retain: true, queue: false });
+  }
+
+  #availability(moduleId: number, availability: 'online' | 'offline'): void {
+    this.#mqtt.publish(this.options.topics.box(moduleId, 'availability'), availability, { retain: true, queue: false });
+  }
+
+  /** Publishes the gateway's state soon, at most once a second. */
+  #scheduleState(): void {
+    if (this.#stateTimer !== undefined) return;
+    this.#stateTimer = this.options.clock.setTimeout(() => {
+      this.#stateTimer = undefined;
+      this.#mqtt.publish(this.options.topics.gateway(this.id, 'state'), JSON.stringify(this.snapshot()), { retain: true, queue: false });
+    }, STATE_INTERVAL_MS);
+  }
+
+  /** The gateway's state message: its links, the boxes it reaches, its counters. */
+  snapshot(): object {
+    return {
+      links: [
+        ...this.#serialLinks.map((link) => ({ type: 'serial', path: link.path, open: link.isOpen, module_id: link.moduleId ?? null, bad_frames: link.badFrames })),
+        ...(this.#ble === undefined ? [] : [{ type: 'ble', boxes: this.#ble.boxes, bad_frames: this.#ble.counters.badFrames, connects: this.#ble.counters.connects }]),
+      ],
+      boxes: this.boxes.map((box) => ({ module_id: box.moduleId, via: box.via })),
+      counters: {
+        commands: this.counters.commands,
+        responses: this.counters.responses,
+        timeouts: this.counters.timeouts,
+        link_down: this.counters.linkDown,
+        bad_messages: this.counters.badMessages,
+        bad_frames: this.badFrames,
+        queued: this.queued,
+      },
+      updated_at: new Date(this.options.clock.now()).toISOString(),
+    };
+  }
+}

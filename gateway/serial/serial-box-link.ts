@@ -1,0 +1,136 @@
+// The gateway's end of a box's serial cable (PROTOCOL.md, serial link
+// framing). On every open it flushes what the box sent before and asks for a
+// status report, which names the box (module_id): no mapping file needed.
+// Commands go out as 0x01 frames, one response (0x81) is matched to each;
+// status reports (0x82) tell the box's state. Unplug and replug are survived.
+import { EventEmitter } from 'node:events';
+import type { Clock } from '../../lib/clock.js';
+import type { BackoffPolicy } from '../../lib/backoff.js';
+import { FramedSerialPort } from '../../lib/framed-serial-port.js';
+import type { LinkFrame } from '../../lib/link-frame-stream.js';
+import { silentLogger, type Logger } from '../../lib/logger.js';
+import type { SerialTarget } from '../../lib/serial-target.js';
+import { LinkType, parseResponse, type ParsedResponse } from '../../firmware-protocol/index.js';
+import { ResponseWaiter, type WaitOutcome } from '../response-waiter.js';
+
+export interface SerialBoxLinkOptions {
+  readonly target: SerialTarget;
+  readonly clock: Clock;
+  readonly backoff?: BackoffPolicy;
+  readonly logger?: Logger;
+}
+
+export interface SerialBoxLinkEvents {
+  /** A status report arrived (the box named itself, or its state changed). */
+  report: [report: ParsedResponse, frame: Buffer];
+  /** The port went away. */
+  down: [];
+  /** The port is open again (a status request was sent). */
+  up: [];
+}
+
+export interface SerialBoxLinkCounters {
+  /** Responses that matched no pending command, frames that are no response. */
+  unmatched: number;
+  /** Frames of a type a box does not send (0x01, 0x02). */
+  unexpectedFrames: number;
+}
+
+export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
+  readonly counters: SerialBoxLinkCounters = { unmatched: 0, unexpectedFrames: 0 };
+  readonly #port: FramedSerialPort;
+  readonly #waiter: ResponseWaiter;
+  readonly #logger: Logger;
+  #moduleId: number | undefined;
+  /** Commands go out one at a time: a box answers in order, and a slow
+   * cable must not interleave frames. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: SerialBoxLinkOptions) {
+    super();
+    this.#logger = (options.logger ?? silentLogger).child({ component: 'gateway:serial' });
+    this.#port = new FramedSerialPort({ ...options, logger: this.#logger, flushOnOpen: true });
+    this.#waiter = new ResponseWaiter(options.clock);
+    this.#port.on('open', () => {
+      // PROTOCOL.md: a gateway sends a status request whenever it opens a port.
+      this.#port.send(LinkType.STATUS_REQUEST, Buffer.alloc(0));
+      this.emit('up');
+    });
+    this.#port.on('closed', () => {
+      this.#waiter.failAll();
+      this.emit('down');
+    });
+    this.#port.on('frame', (frame) => this.#frame(frame));
+  }
+
+  get path(): string {
+    return this.#port.path;
+  }
+
+  /** The box on this port, once its first status report came. */
+  get moduleId(): number | undefined {
+    return this.#moduleId;
+  }
+
+  get isOpen(): boolean {
+    return this.#port.isOpen;
+  }
+
+  /** Frames dropped by the link decoder (bad CRC, bad COBS, oversize, unknown type). */
+  get badFrames(): number {
+    return this.#port.badFrames;
+  }
+
+  /** Opens the port, retrying with backoff while it is not there. */
+  start(): Promise<void> {
+    return this.#port.start(true);
+  }
+
+  stop(): Promise<void> {
+    this.#waiter.failAll();
+    return this.#port.stop();
+  }
+
+  /** Sends a command; resolves with the response, a timeout, or link_down
+   * (nothing is sent to a port that is not open). */
+  send(command: Buffer, timeoutMs: number): Promise<WaitOutcome> {
+    const result = this.#queue.then(() => {
+      if (!this.#port.isOpen) return { error: 'link_down' } as const;
+      const outcome = this.#waiter.expect(command, timeoutMs);
+      this.#port.send(LinkType.COMMAND, command);
+      return outcome;
+    });
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
+  #frame(frame: LinkFrame): void {
+    switch (frame.type) {
+      case LinkType.RESPONSE:
+        if (!this.#waiter.offer(frame.payload)) this.counters.unmatched++;
+        return;
+      case LinkType.STATUS_REPORT:
+        this.#report(frame.payload);
+        return;
+      case LinkType.COMMAND:
+      case LinkType.STATUS_REQUEST:
+        this.counters.unexpectedFrames++;
+        return;
+    }
+  }
+
+  #report(frame: Buffer): void {
+    let report: ParsedResponse;
+    try {
+      report = parseResponse(frame);
+    } catch {
+      this.counters.unmatched++;
+      return;
+    }
+    if (this.#moduleId !== report.moduleId) {
+      this.#logger.info({ module_id: report.moduleId, previous: this.#moduleId }, 'box identified on port');
+      this.#moduleId = report.moduleId;
+    }
+    this.emit('report', report, frame);
+  }
+}
