@@ -3,7 +3,7 @@
 // while the app loads and closes with it.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from './config.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../lib/clock.js';
 import { createContext } from './context.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';

@@ -2,7 +2,7 @@
 // configuration, the clock, repositories over the app's database, and the
 // failed-login limiter.
 import type { ApiConfig } from './config.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { ClientAppRepository } from './repositories/client-apps.js';

@@ -4,7 +4,7 @@
 // their own (documented). Only failures count; a success clears its
 // username's failures but not its address's, so one good account cannot be
 // used to reset an address that is guessing others.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../lib/clock.js';
 
 export interface LoginLimits {
   maxFailuresPerUsername: number;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { buildApp } from '../../api/app.js';
 import { hashSecret } from '../../api/auth/secrets.js';
-import { ManualClock } from '../../api/clock.js';
+import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith } from '../../api/config.js';
 import { ClientAppRepository } from '../../api/repositories/client-apps.js';
 import { DRIVER, tempDir } from '../helpers/api-app.js';
@@ -18,7 +18,7 @@ test('passwords, client secrets and tokens never appear in the logs', async (t) 
     },
   });
   const config = configWith({ databasePath: join(tempDir(t), 'logs.sqlite'), scryptLog2N: 10 });
-  const app = await buildApp({ config, clock: new ManualClock(), logger: { level: 'trace', stream } });
+  const app = await buildApp({ config, clock: new FakeClock(), logger: { level: 'trace', stream } });
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'log-client', client_secret: 'log-client-secret-value' };

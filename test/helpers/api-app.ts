@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app.js';
-import { ManualClock } from '../../api/clock.js';
+import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, type ApiConfig } from '../../api/config.js';
 import { hashSecret } from '../../api/auth/secrets.js';
 import { ClientAppRepository } from '../../api/repositories/client-apps.js';
 
 export interface TestApp {
   app: FastifyInstance;
-  clock: ManualClock;
+  clock: FakeClock;
   config: ApiConfig;
   client: { client_app_id: string; client_secret: string };
   dir: string;
@@ -30,7 +30,7 @@ export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string 
 export async function testApp(t: ExecutionContext, overrides: Partial<ApiConfig> = {}): Promise<TestApp> {
   const dir = tempDir(t);
   const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N, ...overrides });
-  const clock = new ManualClock();
+  const clock = new FakeClock();
   const app = await buildApp({ config, clock });
   t.teardown(() => app.close());
   await app.ready();
