@@ -94,6 +94,22 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'MQTT accounts of gateways and operators',
+    sql: `
+      -- Boxes keep their MQTT account in boxes; these are the other clients
+      -- of the broker. Passwords are stored in mosquitto's $7$ format.
+      CREATE TABLE mqtt_clients (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        role TEXT NOT NULL CHECK (role IN ('gateway', 'operator')),
+        username TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */
