@@ -4,7 +4,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { createContext } from './context.js';
+import { createContext, type AppContext } from './context.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
@@ -14,6 +14,14 @@ import { meRoutes } from './routes/me.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { registerDriverRoutes } from './routes/register-driver.js';
 import { publicUserSchema } from './schemas.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What routes share (config, clock, repositories): for in-process
+     * callers such as MQTT ingestion, and for tests. */
+    ctx: AppContext;
+  }
+}
 
 export interface BuildAppOptions {
   config: ApiConfig;
@@ -43,6 +51,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   await app.register(databasePlugin, { path: config.databasePath });
   const ctx = createContext(config, options.clock ?? systemClock, app.db);
+  app.decorate('ctx', ctx);
 
   // Only JSON (and, on the OAuth endpoints, forms): text/plain gets 415.
   app.removeContentTypeParser('text/plain');

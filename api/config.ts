@@ -20,6 +20,9 @@ export interface ApiConfig {
   readonly tokenTtlSeconds: number;
   /** Refresh token lifetime, seconds. */
   readonly refreshTokenTtlSeconds: number;
+  /** How long a bearer lookup is cached in process, seconds; 0 disables. A
+   * token revoked through another process stays usable here this long. */
+  readonly tokenCacheSeconds: number;
   /** Largest request body accepted, bytes; larger ones get 413. */
   readonly bodyLimitBytes: number;
   /** pino level. */
@@ -109,6 +112,7 @@ export const DEFAULTS = Object.freeze({
   MQTT_URL: '',
   TOKEN_TTL_SECONDS: '7200', // 2 hours, the spec's documented value
   REFRESH_TOKEN_TTL_SECONDS: '2592000', // 30 days
+  TOKEN_CACHE_SECONDS: '5', // bearer lookups cached in process; 0 disables
   BODY_LIMIT_BYTES: '1048576', // 1 MiB
   LOG_LEVEL: 'info',
   LOGIN_MAX_FAILURES_PER_USERNAME: '5',
@@ -129,6 +133,7 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   mqttUrl: { key: 'mqttUrl', env: 'MQTT_URL', parse: (raw, name) => (raw.trim() === '' ? optionalText(raw, name) : url(['mqtt:', 'mqtts:', 'ws:', 'wss:'])(raw, name)) },
   tokenTtlSeconds: { key: 'tokenTtlSeconds', env: 'TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
   refreshTokenTtlSeconds: { key: 'refreshTokenTtlSeconds', env: 'REFRESH_TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
+  tokenCacheSeconds: { key: 'tokenCacheSeconds', env: 'TOKEN_CACHE_SECONDS', parse: integer(0, 3600) },
   bodyLimitBytes: { key: 'bodyLimitBytes', env: 'BODY_LIMIT_BYTES', parse: integer(1024, 104_857_600) },
   logLevel: { key: 'logLevel', env: 'LOG_LEVEL', parse: logLevel },
   loginMaxFailuresPerUsername: { key: 'loginMaxFailuresPerUsername', env: 'LOGIN_MAX_FAILURES_PER_USERNAME', parse: integer(1, 1_000_000) },

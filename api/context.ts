@@ -4,6 +4,7 @@
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
+import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
 import { TokenRepository } from './repositories/tokens.js';
@@ -17,16 +18,21 @@ export interface AppContext {
   users: UserRepository;
   tokens: TokenRepository;
   loginLimiter: LoginLimiter;
+  bearerCache: BearerCache;
 }
 
 export function createContext(config: ApiConfig, clock: Clock, db: Db): AppContext {
+  const tokens = new TokenRepository(db);
+  const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
+  tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
   return {
     config,
     clock,
     db,
     clientApps: new ClientAppRepository(db),
     users: new UserRepository(db),
-    tokens: new TokenRepository(db),
+    tokens,
+    bearerCache,
     loginLimiter: new LoginLimiter(
       {
         maxFailuresPerUsername: config.loginMaxFailuresPerUsername,

@@ -1,7 +1,8 @@
 // Bearer authentication (RFC 6750) for protected routes: a preHandler that
-// looks the token up by its SHA-256 hash (one prepared, indexed read) and
-// decorates the request with the user. Nothing is cached: a revoked token
-// stops working on the next request.
+// looks the token up by its SHA-256 hash (the bearer cache, else one prepared,
+// indexed read) and decorates the request with the user. Revocation in this
+// process takes effect on the next request; see bearer-cache.ts for other
+// processes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -37,11 +38,19 @@ export function bearerAuth(ctx: AppContext) {
       done(invalid('The Authorization header must be Bearer followed by a token.'));
       return;
     }
-    const row = ctx.tokens.findBearer(tokenHash(match[1]));
+    const hash = tokenHash(match[1]);
+    const cached = ctx.bearerCache.get(hash);
+    if (cached) {
+      request.user = cached;
+      return done();
+    }
+    const row = ctx.tokens.findBearer(hash);
     if (!row) return done(invalid('The access token is unknown.'));
     if (row.revoked_at !== null) return done(invalid('The access token was revoked.'));
     if (row.access_expires_at <= ctx.clock.now()) return done(invalid('The access token expired.'));
-    request.user = { id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, phone: row.phone };
+    const user = { id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, phone: row.phone };
+    ctx.bearerCache.set(hash, row.pair_id, user, row.access_expires_at);
+    request.user = user;
     done();
   };
 }

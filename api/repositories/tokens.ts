@@ -22,11 +22,13 @@ export interface NewTokenPair {
 
 /** A bearer lookup: the user with the state of the token. */
 export interface BearerRow extends PublicUser {
+  /** The token pair's id (the user's is `id`). */
+  pair_id: number;
   access_expires_at: number;
   revoked_at: number | null;
 }
 
-type BearerTuple = [number, string, string, string, string, number, number | null];
+type BearerTuple = [number, string, string, string, string, number, number, number | null];
 
 export class TokenRepository {
   private readonly insertRow;
@@ -34,6 +36,7 @@ export class TokenRepository {
   private readonly byAccess;
   private readonly revokeRow;
   private readonly bearer;
+  private readonly pairEndedListeners: ((pairId: number) => void)[] = [];
 
   constructor(private readonly db: Db) {
     this.insertRow = db.prepare<[number, number, Buffer, Buffer, number, number, number]>(
@@ -49,7 +52,7 @@ export class TokenRepository {
     // more than the lookup itself.
     this.bearer = db
       .prepare<[Buffer], BearerTuple>(
-        `SELECT u.id, u.email, u.first_name, u.last_name, u.phone, t.access_expires_at, t.revoked_at
+        `SELECT u.id, u.email, u.first_name, u.last_name, u.phone, t.id, t.access_expires_at, t.revoked_at
          FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.access_token_hash = ?`,
       )
       .raw(true);
@@ -73,13 +76,22 @@ export class TokenRepository {
   findBearer(accessHash: Buffer): BearerRow | undefined {
     const row = this.bearer.get(accessHash);
     if (row === undefined) return undefined;
-    const [id, email, first_name, last_name, phone, access_expires_at, revoked_at] = row;
-    return { id, email, first_name, last_name, phone, access_expires_at, revoked_at };
+    const [id, email, first_name, last_name, phone, pair_id, access_expires_at, revoked_at] = row;
+    return { id, email, first_name, last_name, phone, pair_id, access_expires_at, revoked_at };
+  }
+
+  /** Called with the id of every pair this repository ends (revocation,
+   * rotation): the bearer cache evicts it. */
+  onPairEnded(listener: (pairId: number) => void): void {
+    this.pairEndedListeners.push(listener);
   }
 
   /** Revokes a pair; false when it was already revoked. */
   revoke(id: number, nowMs: number): boolean {
-    return this.revokeRow.run(nowMs, id).changes === 1;
+    const ended = this.revokeRow.run(nowMs, id).changes === 1;
+    // Evicted even when it was already revoked (by another process, say).
+    for (const listener of this.pairEndedListeners) listener(id);
+    return ended;
   }
 
   /** Rotation: revokes the old pair and stores the new one atomically; returns

@@ -8,11 +8,13 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, type ApiConfig } from '../../api/config.js';
+import type { AppContext } from '../../api/context.js';
 import { hashSecret } from '../../api/auth/secrets.js';
 import { ClientAppRepository } from '../../api/repositories/client-apps.js';
 
 export interface TestApp {
   app: FastifyInstance;
+  ctx: AppContext;
   clock: FakeClock;
   config: ApiConfig;
   client: { client_app_id: string; client_secret: string };
@@ -36,7 +38,7 @@ export async function testApp(t: ExecutionContext, overrides: Partial<ApiConfig>
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
   new ClientAppRepository(app.db).insert('test', client.client_app_id, await hashSecret(client.client_secret, TEST_SCRYPT_LOG2_N), clock.now());
-  return { app, clock, config, client, dir };
+  return { app, ctx: app.ctx, clock, config, client, dir };
 }
 
 export const DRIVER = {
