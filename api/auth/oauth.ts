@@ -4,7 +4,7 @@
 import type { AppContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientAppRow } from '../repositories/client-apps.js';
-import { newToken, tokenHash, verifyAgainstNothing, verifySecret } from './secrets.js';
+import { newToken, tokenHash, verifyAgainstNothing, verifyClientSecret, verifySecret } from './secrets.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -28,9 +28,7 @@ export const BASIC_CHALLENGE = 'Basic realm="parkbench", charset="UTF-8"';
 export async function authenticateClient(ctx: AppContext, credentials: ClientCredentials | undefined): Promise<ClientAppRow> {
   if (credentials === undefined) throw new OAuthError('invalid_client', 'Client authentication is required: client_app_id and client_secret, or HTTP Basic.');
   const client = ctx.clientApps.findByClientAppId(credentials.clientAppId);
-  const ok = client
-    ? await verifySecret(credentials.clientSecret, client.client_secret_hash)
-    : await verifyAgainstNothing(credentials.clientSecret, ctx.config.scryptLog2N);
+  const ok = await verifyClientSecret(credentials.clientSecret, client?.client_secret_hash);
   if (!client || !ok) {
     throw new OAuthError('invalid_client', undefined, credentials.viaBasic ? { 'WWW-Authenticate': BASIC_CHALLENGE } : {});
   }

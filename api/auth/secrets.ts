@@ -1,9 +1,12 @@
-// Passwords and issued secrets. Passwords, client secrets and MQTT passwords
-// are hashed with scrypt (node:crypto); the stored string carries its own
-// parameters, `scrypt$<log2 N>$<r>$<p>$<salt b64url>$<hash b64url>`, so the
-// cost can be raised later without invalidating older hashes. Tokens are
-// 256 random bits kept only as SHA-256 hashes: they are unguessable, so a fast
-// hash suffices and a bearer lookup costs one indexed read.
+// Passwords and issued secrets. Passwords (chosen by people, so guessable)
+// and MQTT passwords are hashed with scrypt (node:crypto); the stored string
+// carries its own parameters, `scrypt$<log2 N>$<r>$<p>$<salt b64url>$<hash
+// b64url>`, so the cost can be raised later without invalidating older
+// hashes. Client secrets are 256 random bits: a slow hash only protects
+// low-entropy secrets, so they are stored as `sha256$<hash b64url>` and
+// compared in constant time (older `scrypt$` client hashes still verify: the
+// stored string names its algorithm). Tokens are 256 random bits kept only as
+// SHA-256 hashes, and a bearer lookup costs one indexed read.
 import * as crypto from 'node:crypto';
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
@@ -36,9 +39,21 @@ export async function hashSecret(secret: string, log2N: number): Promise<string>
   return ['scrypt', parameters.log2N, parameters.r, parameters.p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
-/** Checks a secret against a stored hash in constant time. A malformed stored
- * hash never matches. */
+/** Hashes a high-entropy issued secret (a client secret): `sha256$<hash>`. */
+export function hashIssuedSecret(secret: string): string {
+  return `sha256$${createHash('sha256').update(secret, 'utf8').digest('base64url')}`;
+}
+
+function verifySha256(secret: string, stored: string): boolean {
+  const expected = Buffer.from(stored.slice('sha256$'.length), 'base64url');
+  if (expected.length !== 32) return false;
+  return timingSafeEqual(createHash('sha256').update(secret, 'utf8').digest(), expected);
+}
+
+/** Checks a secret against a stored hash (`sha256$` or `scrypt$`) in constant
+ * time. A malformed stored hash never matches. */
 export async function verifySecret(secret: string, stored: string): Promise<boolean> {
+  if (stored.startsWith('sha256$')) return verifySha256(secret, stored);
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
   const [log2N, r, p] = parts.slice(1, 4).map(Number);
@@ -58,6 +73,18 @@ export async function verifyAgainstNothing(secret: string, log2N: number): Promi
   dummyHash ??= hashSecret('parkbench-dummy-secret', log2N);
   await verifySecret(secret, await dummyHash);
   return false;
+}
+
+const DUMMY_ISSUED_HASH = hashIssuedSecret('parkbench-dummy-client-secret');
+
+/** Checks a client secret; an unknown client (no stored hash) costs the same
+ * as a known one with a SHA-256 hash, so timing does not reveal which exist. */
+export async function verifyClientSecret(secret: string, stored: string | undefined): Promise<boolean> {
+  if (stored === undefined) {
+    verifySha256(secret, DUMMY_ISSUED_HASH);
+    return false;
+  }
+  return verifySecret(secret, stored);
 }
 
 /** A URL-safe random secret of `bytes` random bytes (base64url). */

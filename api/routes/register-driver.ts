@@ -2,7 +2,7 @@
 // driver. The client is checked first (401), before any field is looked at,
 // so an unknown client learns nothing (not even whether an email is taken).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { hashSecret, verifyAgainstNothing, verifySecret } from '../auth/secrets.js';
+import { hashSecret, verifyClientSecret } from '../auth/secrets.js';
 import type { AppContext } from '../context.js';
 import { ApiError, type ErrorDetail } from '../errors.js';
 import { publicUser } from '../repositories/users.js';
@@ -67,9 +67,7 @@ export function registerDriverRoutes(app: FastifyInstance, ctx: AppContext): voi
     const credentials = clientCredentialsOf(request.body);
     if (!credentials) throw new ApiError('invalid_client', 'client_app_id and client_secret are required.');
     const client = ctx.clientApps.findByClientAppId(credentials.id);
-    const ok = client
-      ? await verifySecret(credentials.secret, client.client_secret_hash)
-      : await verifyAgainstNothing(credentials.secret, ctx.config.scryptLog2N);
+    const ok = await verifyClientSecret(credentials.secret, client?.client_secret_hash);
     if (!ok) throw new ApiError('invalid_client');
   }
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { hashSecret, newToken, randomKeyHex, verifySecret } from '../../api/auth/secrets.js';
+import { hashIssuedSecret, hashSecret, newToken, randomKeyHex, verifyClientSecret, verifySecret } from '../../api/auth/secrets.js';
 import { formatMinorUnits, parseMinorUnits } from '../../api/repositories/parkings.js';
 
 test('scrypt hashes carry their parameters and verify only the right secret', async (t) => {
@@ -30,4 +30,16 @@ test('prices: at most 2 decimals, in integer minor units, round trip', (t) => {
   t.is(parseMinorUnits('3'), 300);
   for (const bad of ['2.505', '-1', '1e3', '', '.5', '2.', 'abc']) t.is(parseMinorUnits(bad), undefined, bad);
   fc.assert(fc.property(fc.nat(1_000_000_000), (minor) => parseMinorUnits(formatMinorUnits(minor)) === minor));
+});
+
+test('client secrets: SHA-256 hashes naming their algorithm; older scrypt client hashes still verify', async (t) => {
+  const secret = 'x'.repeat(43);
+  const hash = hashIssuedSecret(secret);
+  t.regex(hash, /^sha256\$[A-Za-z0-9_-]{43}$/);
+  t.true(await verifySecret(secret, hash));
+  t.false(await verifySecret(`${secret}y`, hash));
+  t.false(await verifySecret(secret, 'sha256$short'));
+  t.true(await verifyClientSecret(secret, hash));
+  t.true(await verifyClientSecret(secret, await hashSecret(secret, 10)), 'a client made before the change still logs in');
+  t.false(await verifyClientSecret(secret, undefined), 'unknown client');
 });

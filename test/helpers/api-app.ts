@@ -9,7 +9,7 @@ import { buildApp } from '../../api/app.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, type ApiConfig } from '../../api/config.js';
 import type { AppContext } from '../../api/context.js';
-import { hashSecret } from '../../api/auth/secrets.js';
+import { hashIssuedSecret } from '../../api/auth/secrets.js';
 import { ClientAppRepository } from '../../api/repositories/client-apps.js';
 
 export interface TestApp {
@@ -37,7 +37,7 @@ export async function testApp(t: ExecutionContext, overrides: Partial<ApiConfig>
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
-  new ClientAppRepository(app.db).insert('test', client.client_app_id, await hashSecret(client.client_secret, TEST_SCRYPT_LOG2_N), clock.now());
+  new ClientAppRepository(app.db).insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
   return { app, ctx: app.ctx, clock, config, client, dir };
 }
 
