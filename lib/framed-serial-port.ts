@@ -85,6 +85,17 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
     return true;
   }
 
+  /** Writes bytes as they are, unframed: for test tools that put garbage on
+   * the line (conformance). False (nothing written) when the port is not open. */
+  writeRaw(bytes: Uint8Array): boolean {
+    const port = this.#port;
+    if (port?.isOpen !== true) return false;
+    port.write(Buffer.from(bytes), (error) => {
+      if (error) this.#failed(port, error);
+    });
+    return true;
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#reopenTimer !== undefined) this.options.clock.clearTimeout(this.#reopenTimer);

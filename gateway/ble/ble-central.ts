@@ -102,6 +102,26 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     return result;
   }
 
+  /** Writes raw chunks to a box's command characteristic, in turn with the
+   * commands, connecting if needed (the conformance suite's garbage). False
+   * when the box cannot be reached. */
+  writeRaw(moduleId: number, chunks: readonly Buffer[]): Promise<boolean> {
+    const box = this.#boxes.get(moduleId);
+    if (box === undefined) return Promise.resolve(false);
+    const result = box.queue.then(async () => {
+      try {
+        const connection = await this.#connection(moduleId, box);
+        for (const chunk of chunks) await connection.command.writeAsync(chunk, false);
+        return true;
+      } catch (error) {
+        this.#logger.warn({ module_id: moduleId, err: (error as Error).message }, 'raw write failed');
+        return false;
+      }
+    });
+    box.queue = result.catch(() => undefined);
+    return result;
+  }
+
   async #exchange(moduleId: number, box: KnownBox, command: Buffer, timeoutMs: number): Promise<WaitOutcome> {
     let connection: Connection;
     try {

@@ -104,6 +104,14 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
     return result;
   }
 
+  /** Puts raw, unframed bytes on the line, in turn with the commands (the
+   * conformance suite's garbage). False when the port is not open. */
+  writeRaw(bytes: Uint8Array): Promise<boolean> {
+    const result = this.#queue.then(() => this.#port.writeRaw(bytes));
+    this.#queue = result.catch(() => undefined);
+    return result;
+  }
+
   #frame(frame: LinkFrame): void {
     switch (frame.type) {
       case LinkType.RESPONSE:
