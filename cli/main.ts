@@ -9,6 +9,7 @@ import { registerApiCommand } from './commands/api.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerGatewayCommand } from './commands/gateway.js';
+import { registerConformanceCommand } from './commands/conformance.js';
 
 function buildProgram(): Command {
   const program = new Command('parkbench')
@@ -21,6 +22,7 @@ function buildProgram(): Command {
   registerAdminCommands(program);
   registerSimCommand(program);
   registerGatewayCommand(program);
+  registerConformanceCommand(program);
   return program;
 }
 

@@ -1,0 +1,53 @@
+// What the suite knows of the box from its provisioning file (PROTOCOL.md,
+// provisioning file), and the commands it seals with those keys.
+import { Direction, FrameKind, sealCommand } from '../firmware-protocol/index.js';
+import type { Provisioning } from '../simulator/provisioning.js';
+
+export interface BoxUnderTest {
+  readonly moduleId: number;
+  readonly parkingId: number;
+  /** Response byte 22 for ACCESS and unparsed frames (PROTOCOL.md, response frame). */
+  readonly direction: typeof Direction.ENTRANCE | typeof Direction.EXIT;
+  readonly parkingKey: Buffer;
+  readonly boxKey: Buffer;
+  readonly skewSeconds: number;
+}
+
+export function boxUnderTest(provisioning: Provisioning): BoxUnderTest {
+  return {
+    moduleId: provisioning.moduleId,
+    parkingId: provisioning.parkingId,
+    direction: provisioning.direction === 'entrance' ? Direction.ENTRANCE : Direction.EXIT,
+    parkingKey: provisioning.parkingKey,
+    boxKey: provisioning.boxKey,
+    skewSeconds: provisioning.skewSeconds,
+  };
+}
+
+export interface AccessSpec {
+  readonly keyId: number;
+  readonly notBefore: number;
+  readonly notAfter: number;
+  /** max_entries and max_exits alike, so the box's direction does not matter. */
+  readonly tries: number;
+  readonly moduleIds?: readonly number[];
+  readonly scope?: number;
+}
+
+export function accessCommand(box: BoxUnderTest, spec: AccessSpec): Buffer {
+  return sealCommand({
+    kind: FrameKind.ACCESS,
+    key: box.parkingKey,
+    keyId: spec.keyId,
+    scope: spec.scope ?? box.parkingId,
+    body: { notBefore: spec.notBefore, notAfter: spec.notAfter, maxEntries: spec.tries, maxExits: spec.tries, moduleIds: spec.moduleIds ?? [box.moduleId] },
+  });
+}
+
+export function batteryQuery(box: BoxUnderTest, controlSeq: number): Buffer {
+  return sealCommand({ kind: FrameKind.BATTERY_QUERY, key: box.boxKey, keyId: controlSeq, scope: box.moduleId });
+}
+
+export function timeSet(box: BoxUnderTest, controlSeq: number, time: number): Buffer {
+  return sealCommand({ kind: FrameKind.TIME_SET, key: box.boxKey, keyId: controlSeq, scope: box.moduleId, body: { time } });
+}

@@ -1,0 +1,36 @@
+// The outcome of one case (or one check over the whole run), as the table,
+// the JSON and the JUnit report show it.
+export type Verdict = 'pass' | 'fail' | 'skip';
+
+export interface CaseResult {
+  readonly name: string;
+  /** Where in PROTOCOL.md the rule is. */
+  readonly step: string;
+  readonly expected: string;
+  readonly got: string;
+  readonly result: Verdict;
+  /** Why it failed (or was skipped); absent when it passed. */
+  readonly reason?: string;
+  readonly ms: number;
+  readonly wearing: boolean;
+}
+
+export interface SuiteSummary {
+  readonly target: string;
+  readonly module_id: number;
+  readonly total: number;
+  readonly passed: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly ms: number;
+  readonly control_seq: { readonly first: number; readonly next: number };
+}
+
+export interface SuiteReport {
+  readonly results: readonly CaseResult[];
+  readonly summary: SuiteSummary;
+}
+
+export function passedAll(report: SuiteReport): boolean {
+  return report.summary.failed === 0;
+}

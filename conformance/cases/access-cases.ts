@@ -1,0 +1,138 @@
+// ACCESS cases: a valid command opens and the barrier cycles; the validity
+// window at both ends, with skew (PROTOCOL.md, checks, step 7); scope (step
+// 3); the module list (step 8); tries (step 9). Each case uses fresh key ids
+// so tries never mix between cases, and places times relative to the box's
+// own clock, learned from a response's box_time.
+import { Barrier, Status } from '../../firmware-protocol/index.js';
+import { accessCommand, type AccessSpec } from '../box-under-test.js';
+import type { CaseRun } from '../suite-context.js';
+import type { ConformanceCase } from './conformance-case.js';
+
+/** Tries of an ordinary test key: plenty, and not 0xFF. */
+export const KEY_TRIES = 3;
+const HOUR = 3_600;
+/** box_time is in whole seconds and time passes during the run: times just
+ * inside or outside the window sit this far from its edge. */
+export const EDGE_MARGIN_SECONDS = 3;
+
+/** The box clock now, or a failed case when the box does not tell it. */
+async function boxTime(run: CaseRun): Promise<number | undefined> {
+  const now = await run.context.learnBoxTime(run);
+  if (now === undefined) run.fail('cannot learn the box clock: no verified response');
+  return now;
+}
+
+/** A key valid for an hour either side of `now` (box time). */
+export function validKey(run: CaseRun, now: number, tries = KEY_TRIES): AccessSpec {
+  return { keyId: run.context.keyId(), notBefore: Math.max(0, now - HOUR), notAfter: now + HOUR, tries };
+}
+
+const validAccessCycles: ConformanceCase = {
+  name: 'valid ACCESS opens; barrier OPENING then CLOSED',
+  step: 'checks, steps 7-11',
+  expected: '0x00',
+  async run(run) {
+    const { context } = run;
+    const { clock, barrier, settings } = context;
+    const now = await boxTime(run);
+    if (now === undefined) return;
+    // Start from a closed barrier, or OPENING could not be seen.
+    if (barrier.latest !== Barrier.CLOSED && (await barrier.waitFor(Barrier.CLOSED, barrier.mark, settings.cycleMs)) === null) {
+      run.fail(`the barrier is not CLOSED before the command, even after ${settings.cycleMs} ms`);
+      return;
+    }
+    const mark = barrier.mark;
+    const sent = clock.now();
+    await run.send(accessCommand(run.box, validKey(run, now)), { status: Status.OK, remaining: KEY_TRIES - 1 });
+    const cycleDeadline = sent + settings.cycleMs;
+    const opening = await barrier.waitFor(Barrier.OPENING, mark, cycleDeadline - clock.now());
+    if (opening === null) {
+      run.fail(`OPENING not shown within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
+      return;
+    }
+    const closed = await barrier.waitFor(Barrier.CLOSED, opening + 1, cycleDeadline - clock.now());
+    if (closed === null) run.fail(`CLOSED not shown after OPENING within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
+    else run.note(`cycled in ${clock.now() - sent} ms`);
+  },
+};
+
+function seen(run: CaseRun, mark: number): string {
+  const names = ['CLOSED', 'OPENING', 'OPEN', 'CLOSING', 'FAULT'];
+  const states = run.context.barrier.since(mark).map((observation) => names[observation.barrier] ?? String(observation.barrier));
+  return states.length === 0 ? 'nothing' : states.join(' > ');
+}
+
+type Edge = 'not_before' | 'not_after';
+
+/** Just inside or just outside the window at one end (step 7:
+ * not_before − skew <= box_time <= not_after + skew). */
+function edgeCase(edge: Edge, inside: boolean): ConformanceCase {
+  const status = inside ? Status.OK : edge === 'not_before' ? Status.NOT_YET_VALID : Status.EXPIRED;
+  return {
+    name: `${edge} ${inside ? 'just inside' : 'just outside'} the skew`,
+    step: 'checks, step 7',
+    expected: inside ? '0x00' : edge === 'not_before' ? '0x10' : '0x11',
+    async run(run) {
+      const now = await boxTime(run);
+      if (now === undefined) return;
+      const skew = run.box.skewSeconds;
+      const margin = inside ? -EDGE_MARGIN_SECONDS : EDGE_MARGIN_SECONDS;
+      const key: AccessSpec =
+        edge === 'not_before'
+          ? { keyId: run.context.keyId(), notBefore: now + skew + margin, notAfter: now + skew + HOUR, tries: KEY_TRIES }
+          : { keyId: run.context.keyId(), notBefore: Math.max(0, now - skew - HOUR), notAfter: Math.max(0, now - skew - margin), tries: KEY_TRIES };
+      // A refusal at step 7 counts no try: remaining stays at the key's tries.
+      await run.send(accessCommand(run.box, key), { status, remaining: inside ? KEY_TRIES - 1 : KEY_TRIES });
+    },
+  };
+}
+
+const otherParking: ConformanceCase = {
+  name: 'ACCESS for another parking',
+  step: 'checks, step 3',
+  expected: '0x14',
+  async run(run) {
+    const now = await boxTime(run);
+    if (now === undefined) return;
+    const scope = run.box.parkingId === 0xffffffff ? 0 : run.box.parkingId + 1;
+    await run.send(accessCommand(run.box, { ...validKey(run, now), scope }), { status: Status.WRONG_PARKING });
+  },
+};
+
+const moduleNotListed: ConformanceCase = {
+  name: 'ACCESS whose module list lacks this box',
+  step: 'checks, step 8',
+  expected: '0x13',
+  async run(run) {
+    const now = await boxTime(run);
+    if (now === undefined) return;
+    const other = run.box.moduleId === 0xffffffff ? 0 : run.box.moduleId + 1;
+    await run.send(accessCommand(run.box, { ...validKey(run, now), moduleIds: [other] }), { status: Status.WRONG_MODULE, remaining: KEY_TRIES });
+  },
+};
+
+const twoTries: ConformanceCase = {
+  name: 'a key with 2 tries, used 3 times',
+  step: 'checks, step 9',
+  expected: '0x00, 0x00, 0x12',
+  wearing: true,
+  async run(run) {
+    const now = await boxTime(run);
+    if (now === undefined) return;
+    const key = validKey(run, now, 2);
+    await run.send(accessCommand(run.box, key), { status: Status.OK, remaining: 1 });
+    await run.send(accessCommand(run.box, key), { status: Status.OK, remaining: 0 });
+    await run.send(accessCommand(run.box, key), { status: Status.NO_TRIES_LEFT, remaining: 0 });
+  },
+};
+
+export const accessCases: readonly ConformanceCase[] = [
+  validAccessCycles,
+  edgeCase('not_before', true),
+  edgeCase('not_before', false),
+  edgeCase('not_after', true),
+  edgeCase('not_after', false),
+  otherParking,
+  moduleNotListed,
+  twoTries,
+];

@@ -1,0 +1,25 @@
+// Garbage on the link must not stop the box from answering the next command
+// (PROTOCOL.md, serial link framing: bad frames are dropped and counted;
+// BLE link: a chunk out of order drops the partial frame; ARCHITECTURE.md: a
+// command message that is no command is dropped without a response).
+import { Status } from '../../firmware-protocol/index.js';
+import { accessCommand } from '../box-under-test.js';
+import type { ConformanceCase } from './conformance-case.js';
+import { KEY_TRIES, validKey } from './access-cases.js';
+
+const garbageThenValid: ConformanceCase = {
+  name: 'garbage on the link, then a valid ACCESS',
+  step: 'serial link framing; BLE link',
+  expected: '0x00',
+  async run(run) {
+    const now = await run.context.learnBoxTime(run);
+    if (now === undefined) {
+      run.fail('cannot learn the box clock: no verified response');
+      return;
+    }
+    await run.context.target.sendGarbage();
+    await run.send(accessCommand(run.box, validKey(run, now)), { status: Status.OK, remaining: KEY_TRIES - 1 });
+  },
+};
+
+export const linkCases: readonly ConformanceCase[] = [garbageThenValid];

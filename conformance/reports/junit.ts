@@ -1,0 +1,42 @@
+// `--junit FILE`: JUnit XML for CI, one testcase per case (and per check
+// over the whole run); a failure carries its reason, a skipped case <skipped/>.
+import type { CaseResult, SuiteReport } from '../case-result.js';
+
+export function escapeXml(text: string): string {
+  // Characters XML 1.0 does not allow at all are dropped; the five specials escaped.
+  // eslint-disable-next-line no-control-regex
+  const allowed = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '');
+  return allowed.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+function testcase(result: CaseResult, className: string): string {
+  const open = `    <testcase classname="${escapeXml(className)}" name="${escapeXml(result.name)}" time="${seconds(result.ms)}"`;
+  const details = `step: ${result.step}; expected: ${result.expected}; got: ${result.got}`;
+  switch (result.result) {
+    case 'pass':
+      return `${open}/>`;
+    case 'skip':
+      return `${open}>\n      <skipped message="${escapeXml(result.reason ?? 'skipped')}"/>\n    </testcase>`;
+    case 'fail':
+      return `${open}>\n      <failure message="${escapeXml(result.reason ?? 'failed')}">${escapeXml(details)}</failure>\n    </testcase>`;
+  }
+}
+
+export function renderJunit(report: SuiteReport): string {
+  const { summary } = report;
+  const suiteName = `parkbench conformance (${summary.target}, module ${summary.module_id})`;
+  const className = `conformance.${summary.target}`;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="parkbench conformance" tests="${summary.total}" failures="${summary.failed}" skipped="${summary.skipped}" time="${seconds(summary.ms)}">`,
+    `  <testsuite name="${escapeXml(suiteName)}" tests="${summary.total}" failures="${summary.failed}" errors="0" skipped="${summary.skipped}" time="${seconds(summary.ms)}">`,
+    ...report.results.map((result) => testcase(result, className)),
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,153 @@
+// What every case of one run shares: the box, the link, the barrier watch,
+// the control sequences and key ids handed out, the box clock learned from
+// responses, and the record of every exchange for the checks over the whole
+// run. Cases go through `CaseRun.send`, which checks one response against
+// its expectation and records it.
+import type { Clock } from '../lib/clock.js';
+import { parseResponse, Status, verifyResponse, type ParsedResponse } from '../firmware-protocol/index.js';
+import type { BarrierWatch } from './barrier-watch.js';
+import { batteryQuery, type BoxUnderTest } from './box-under-test.js';
+import type { BoxTarget, Exchange } from './box-target.js';
+import { describeStatus, echoProblems, expectedFields, statusByte, type Expectation, type ExpectedFields } from './expectations.js';
+
+export interface SuiteSettings {
+  /** Longest acceptable answer, ms (--answer-ms). */
+  readonly answerMs: number;
+  /** Longest wait for a barrier cycle, ms (--cycle-ms). */
+  readonly cycleMs: number;
+  /** The first control sequence (--control-seq). */
+  readonly controlSeq: number;
+  /** The first smart key id; each ACCESS case takes fresh ones. */
+  readonly keyIdBase: number;
+}
+
+/** One exchange of the run, with what its case expected. */
+export interface RecordedExchange {
+  readonly caseName: string;
+  readonly exchange: Exchange;
+  readonly expected: ExpectedFields;
+  /** Parsed fields, when the response parsed. */
+  readonly fields: ParsedResponse | null;
+}
+
+/** What came back for one command, checked. */
+export interface Checked {
+  /** The response's fields when it parsed (check problems for its tag). */
+  readonly fields: ParsedResponse | null;
+  readonly exchange: Exchange;
+}
+
+export class SuiteContext {
+  readonly exchanges: RecordedExchange[] = [];
+  #nextControlSeq: number;
+  #nextKeyId: number;
+  /** The last verified box_time and when (local clock, ms) it arrived. */
+  #boxTime: { seconds: number; at: number } | undefined;
+
+  constructor(
+    readonly box: BoxUnderTest,
+    readonly target: BoxTarget,
+    readonly barrier: BarrierWatch,
+    readonly clock: Clock,
+    readonly settings: SuiteSettings,
+  ) {
+    this.#nextControlSeq = settings.controlSeq;
+    this.#nextKeyId = settings.keyIdBase;
+  }
+
+  /** The next control sequence, one up from the last (PROTOCOL.md, checks, step 6). */
+  controlSeq(): number {
+    return this.#nextControlSeq++;
+  }
+
+  /** A smart key id no other case of this run uses, so tries do not mix (step 9). */
+  keyId(): number {
+    const id = this.#nextKeyId;
+    this.#nextKeyId = this.#nextKeyId >= 0xffffffff ? 1 : this.#nextKeyId + 1;
+    return id;
+  }
+
+  /** How long to wait for an answer before calling it a timeout: an answer
+   * slower than --answer-ms still arrives, and fails the timing check. */
+  get waitMs(): number {
+    return this.settings.answerMs + Math.max(this.settings.answerMs, 1_000);
+  }
+
+  /** The box's clock now, in whole seconds, from the last box_time seen. */
+  boxTimeNow(): number | undefined {
+    const learned = this.#boxTime;
+    if (learned === undefined) return undefined;
+    return learned.seconds + Math.floor((this.clock.now() - learned.at) / 1000);
+  }
+
+  /** The box clock, learned afresh (a BATTERY_QUERY) unless a response of
+   * the last few seconds told it. Undefined when the box did not answer. */
+  async learnBoxTime(run: CaseRun): Promise<number | undefined> {
+    const learned = this.#boxTime;
+    if (learned !== undefined && this.clock.now() - learned.at < 5_000) return this.boxTimeNow();
+    // A probe, not one of the case's own answers: recorded for the checks
+    // over the run, but only its problems show in the case.
+    const { problems } = await this.exchange(run.caseName, batteryQuery(this.box, this.controlSeq()), { status: Status.OK });
+    for (const problem of problems) run.fail(`clock probe (BATTERY_QUERY): ${problem}`);
+    return this.boxTimeNow();
+  }
+
+  /** Sends, records and checks one command; the case's got and problems grow. */
+  async exchange(caseName: string, command: Buffer, expectation: Expectation): Promise<{ checked: Checked; got: string; problems: string[] }> {
+    const exchange = await this.target.exchange(command, this.waitMs);
+    const expected = expectedFields(this.box, command, expectation);
+    if (exchange.response === null) {
+      this.exchanges.push({ caseName, exchange, expected, fields: null });
+      return { checked: { fields: null, exchange }, got: exchange.error ?? 'timeout', problems: [`no answer (${exchange.error ?? 'timeout'} after ${exchange.elapsedMs} ms)`] };
+    }
+    let fields: ParsedResponse;
+    try {
+      fields = parseResponse(exchange.response);
+    } catch (error) {
+      this.exchanges.push({ caseName, exchange, expected, fields: null });
+      return { checked: { fields: null, exchange }, got: 'unreadable', problems: [`response does not parse: ${(error as Error).message}`] };
+    }
+    this.exchanges.push({ caseName, exchange, expected, fields });
+    const problems: string[] = [];
+    if (!verifyResponse(exchange.response, this.box.boxKey, command)) {
+      problems.push('response tag does not verify for this command');
+    } else {
+      this.#boxTime = { seconds: fields.boxTime, at: this.clock.now() };
+      this.barrier.add({ barrier: fields.barrier, at: this.clock.now(), source: 'response' });
+    }
+    if (fields.status !== expected.status) problems.push(`status ${describeStatus(fields.status)}, expected ${describeStatus(expected.status)}`);
+    problems.push(...echoProblems(expected, fields));
+    return { checked: { fields, exchange }, got: statusByte(fields.status), problems };
+  }
+}
+
+/** One case being run: its exchanges' statuses and its problems. */
+export class CaseRun {
+  readonly got: string[] = [];
+  readonly problems: string[] = [];
+
+  constructor(
+    readonly context: SuiteContext,
+    readonly caseName: string,
+  ) {}
+
+  get box(): BoxUnderTest {
+    return this.context.box;
+  }
+
+  async send(command: Buffer, expectation: Expectation): Promise<Checked> {
+    const { checked, got, problems } = await this.context.exchange(this.caseName, command, expectation);
+    this.got.push(got);
+    this.problems.push(...problems);
+    return checked;
+  }
+
+  /** Adds a note to what the case got (e.g. how long the barrier took). */
+  note(text: string): void {
+    this.got.push(text);
+  }
+
+  fail(problem: string): void {
+    this.problems.push(problem);
+  }
+}

@@ -1,0 +1,78 @@
+// The suite on a serial cable (PROTOCOL.md, serial link framing), through the
+// gateway's SerialBoxLink: commands as 0x01 frames, responses matched by
+// their echo, status reports (asked for on open, sent on barrier changes)
+// show the barrier.
+import { EventEmitter } from 'node:events';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { SerialTarget } from '../../lib/serial-target.js';
+import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';
+import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
+import { serialGarbage } from './garbage.js';
+import { reportedBarrier } from './status-reports.js';
+
+export interface SerialBoxTargetOptions {
+  readonly target: SerialTarget;
+  readonly boxKey: Uint8Array;
+  readonly clock: Clock;
+  readonly logger?: Logger;
+  /** Longest wait for the port to open, ms. */
+  readonly openTimeoutMs?: number;
+}
+
+export class SerialBoxTarget implements BoxTarget {
+  readonly kind = 'serial' as const;
+  badReports = 0;
+  readonly #link: SerialBoxLink;
+  readonly #events = new EventEmitter<{ barrier: [BarrierObservation] }>();
+
+  constructor(private readonly options: SerialBoxTargetOptions) {
+    this.#link = new SerialBoxLink({ target: options.target, clock: options.clock, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    this.#link.on('report', (_report, frame) => {
+      const observation = reportedBarrier(frame, options.boxKey, options.clock.now());
+      if (observation === null) this.badReports++;
+      else this.#events.emit('barrier', observation);
+    });
+  }
+
+  async open(): Promise<void> {
+    const { clock, target } = this.options;
+    const timeoutMs = this.options.openTimeoutMs ?? 5_000;
+    const up = new Promise<boolean>((resolve) => {
+      const timer = clock.setTimeout(() => resolve(false), timeoutMs);
+      this.#link.once('up', () => {
+        clock.clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    await this.#link.start();
+    if (!this.#link.isOpen && !(await up)) {
+      await this.#link.stop();
+      throw new Error(`cannot open ${target.path} within ${timeoutMs} ms`);
+    }
+  }
+
+  async exchange(command: Buffer, timeoutMs: number): Promise<Exchange> {
+    const started = this.options.clock.now();
+    const outcome = await this.#link.send(command, timeoutMs);
+    const elapsedMs = this.options.clock.now() - started;
+    return 'response' in outcome ? { command, response: outcome.response, elapsedMs } : { command, response: null, error: outcome.error, elapsedMs };
+  }
+
+  async sendGarbage(): Promise<void> {
+    for (const bytes of serialGarbage()) await this.#link.writeRaw(bytes);
+  }
+
+  onBarrier(listener: (observation: BarrierObservation) => void): void {
+    this.#events.on('barrier', listener);
+  }
+
+  /** Responses that matched no command (a wrong kind or key_id echo shows up so). */
+  get unmatched(): number {
+    return this.#link.counters.unmatched;
+  }
+
+  close(): Promise<void> {
+    return this.#link.stop();
+  }
+}
