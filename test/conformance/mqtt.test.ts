@@ -1,0 +1,52 @@
+// The suite through the real command line over MQTT: a real aedes broker, a
+// simulated box connected to it (in process), commands on its command
+// topic, responses matched by request_id, the barrier on the retained state
+// topic. A box that answers too slowly fails the timing check.
+import test from 'ava';
+import { systemClock } from '../../lib/clock.js';
+import { Topics } from '../../lib/mqtt-topics.js';
+import { allCases } from '../../conformance/cases/index.js';
+import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
+import { brokerForTest } from '../helpers/broker.js';
+import { runCli } from '../helpers/run-cli.js';
+import { boxFile, FAST_BARRIER, RUN_CHECKS, type BoxFile, type JsonReport } from './fixtures.js';
+
+async function simOnBroker(t: Parameters<Parameters<typeof test>[1]>[0], box: BoxFile, url: string, extra: Partial<SimulationOptions> = {}): Promise<Simulation> {
+  const simulation = await Simulation.start({
+    members: [{ provisioning: box.provisioning, settings: {} }],
+    clock: systemClock,
+    stateDir: null,
+    barrierTimings: FAST_BARRIER,
+    mqtt: { url, topics: new Topics() },
+    ...extra,
+  });
+  t.teardown(() => simulation.stop());
+  return simulation;
+}
+
+test('a simulated box on a real broker passes every case over MQTT; exit 0', async (t) => {
+  const broker = await brokerForTest(t);
+  const box = await boxFile(t, 4201);
+  const simulation = await simOnBroker(t, box, broker.url);
+  const result = await runCli(['conformance', '--box', box.path, '--mqtt', broker.url, '--module-id', '4201', '--username', 'operator', '--password', 'pw', '--cycle-ms', '5000', '--json']);
+  t.is(result.code, 0, result.stdout + result.stderr);
+  const report = JSON.parse(result.stdout) as JsonReport;
+  t.is(report.summary.target, 'mqtt');
+  t.is(report.summary.total, allCases.length + RUN_CHECKS);
+  t.is(report.summary.failed, 0, JSON.stringify(report.results.filter((entry) => entry.result === 'fail')));
+  t.regex(report.results[0]?.got ?? '', /^0x00, cycled in \d+ ms$/);
+  // The garbage reached the box's command topic and was dropped, unanswered.
+  t.true((simulation.boxes[0]?.mqtt?.counters.badMessages ?? 0) >= 4);
+});
+
+test('a box slower than --answer-ms fails the timing check, and only the checks that depend on time', async (t) => {
+  const broker = await brokerForTest(t);
+  const box = await boxFile(t, 4202);
+  await simOnBroker(t, box, broker.url, { settings: { faults: { delayMs: 150 } } });
+  const result = await runCli(['conformance', '--box', box.path, '--mqtt', broker.url, '--answer-ms', '100', '--cycle-ms', '5000', '--json', '--skip-wearing']);
+  t.is(result.code, 1, result.stderr);
+  const report = JSON.parse(result.stdout) as JsonReport;
+  const failed = report.results.filter((entry) => entry.result === 'fail');
+  t.deepEqual(failed.map((entry) => entry.name), ['every command answered within 100 ms']);
+  t.regex(failed[0]?.reason ?? '', /valid ACCESS opens; barrier OPENING then CLOSED: \d{3} ms/);
+});

@@ -1,0 +1,67 @@
+// The suite through the real command line against `parkbench sim` on a real
+// pty pair (socat): a correct box passes every case; a box with a firmware
+// bug fails, and the failing case is the one the bug breaks.
+import test from 'ava';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { allCases } from '../../conformance/cases/index.js';
+import { startCli } from '../helpers/cli-process.js';
+import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { runCli } from '../helpers/run-cli.js';
+import { assertWellFormedXml, boxFile, FAST_BARRIER_FLAGS, RUN_CHECKS, type JsonReport } from './fixtures.js';
+
+async function simOnPty(t: Parameters<Parameters<typeof test>[1]>[0], moduleId: number, extra: readonly string[] = []) {
+  const box = await boxFile(t, moduleId);
+  const pair = await ptyPairForTest(t);
+  const sim = startCli(t, ['sim', '--box', box.path, '--serial', pair.a, '--memory-state', ...FAST_BARRIER_FLAGS, '--log-level', 'warn', ...extra]);
+  await sim.waitForLine(/^parkbench sim ready /);
+  return { box, pair, sim };
+}
+
+test('a simulated box on a pty passes every case; the table says so; exit 0', async (t) => {
+  const { box, pair } = await simOnPty(t, 4101);
+  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000']);
+  t.is(result.code, 0, result.stdout + result.stderr);
+  for (const conformanceCase of allCases) t.regex(result.stdout, new RegExp(`^${conformanceCase.name.replace(/[()]/g, '\\$&')}.*\\bpass\\b`, 'm'));
+  t.regex(result.stdout, new RegExp(`^${allCases.length + RUN_CHECKS} passed, 0 failed, 0 skipped of ${allCases.length + RUN_CHECKS} \\(serial, module 4101, `, 'm'));
+  t.notRegex(result.stdout, /FAIL/);
+});
+
+test('--json parses, --junit writes well-formed XML with the same counts', async (t) => {
+  const { box, pair } = await simOnPty(t, 4102);
+  const junit = join(box.directory, 'report.xml');
+  const result = await runCli(['conformance', '--box', box.path, '--serial', `${pair.b}:115200`, '--cycle-ms', '5000', '--json', '--junit', junit, '--skip-wearing']);
+  t.is(result.code, 0, result.stderr);
+  const report = JSON.parse(result.stdout) as JsonReport;
+  t.is(report.summary.total, allCases.length + RUN_CHECKS);
+  t.is(report.summary.skipped, 1);
+  t.is(report.summary.failed, 0);
+  t.is(report.summary.passed, report.summary.total - 1);
+  const skipped = report.results.filter((entry) => entry.result === 'skip');
+  t.deepEqual(skipped.map((entry) => entry.name), ['a key with 2 tries, used 3 times']);
+  t.true(skipped.every((entry) => entry.wearing));
+  const xml = await readFile(junit, 'utf8');
+  t.notThrows(() => assertWellFormedXml(xml));
+  t.is(xml.match(/<testcase /g)?.length, report.summary.total);
+  t.is(xml.match(/<skipped /g)?.length, 1);
+  t.notRegex(xml, /<failure /);
+  t.regex(xml, new RegExp(`<testsuite [^>]*tests="${report.summary.total}" failures="0" errors="0" skipped="1"`));
+});
+
+test('a box with the accept-expired bug fails the suite: exit 1, and the EXPIRED case is the one that failed', async (t) => {
+  const { box, pair } = await simOnPty(t, 4103, ['--bug', 'accept-expired']);
+  const junit = join(box.directory, 'report.xml');
+  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json', '--junit', junit]);
+  t.is(result.code, 1, result.stderr);
+  const report = JSON.parse(result.stdout) as JsonReport;
+  const failed = report.results.filter((entry) => entry.result === 'fail');
+  t.deepEqual(failed.map((entry) => entry.name), ['not_after just outside the skew']);
+  t.is(failed[0]?.expected, '0x11');
+  t.is(failed[0]?.got, '0x00');
+  t.regex(failed[0]?.reason ?? '', /status 0x00 OK, expected 0x11 EXPIRED/);
+  t.is(report.summary.failed, 1);
+  const xml = await readFile(junit, 'utf8');
+  t.notThrows(() => assertWellFormedXml(xml));
+  t.is(xml.match(/<failure /g)?.length, 1);
+  t.regex(xml, /<testcase [^>]*name="not_after just outside the skew"[^>]*>\s*<failure message="status 0x00 OK, expected 0x11 EXPIRED/);
+});
