@@ -1,7 +1,8 @@
 // `parkbench admin box add|provision`.
 import { writeFileSync, chmodSync } from 'node:fs';
 import type { Command } from 'commander';
-import { hashSecret, randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
+import { randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
+import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type Direction } from '../../api/repositories/boxes.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { CliError } from '../errors.js';
@@ -39,7 +40,7 @@ export interface ProvisioningFile {
   mqtt: { url: string; username: string; password: string };
 }
 
-export async function addBox(ctx: AdminContext, input: NewBoxInput): Promise<AddedBox> {
+export function addBox(ctx: AdminContext, input: NewBoxInput): AddedBox {
   const boxes = new BoxRepository(ctx.db);
   if (!new ParkingRepository(ctx.db).findById(input.parkingId)) throw new CliError(`no secured parking with id ${input.parkingId}`);
   if (boxes.findByModuleId(input.moduleId)) throw new CliError(`module id ${input.moduleId} is already registered`);
@@ -49,7 +50,7 @@ export async function addBox(ctx: AdminContext, input: NewBoxInput): Promise<Add
   }
   const boxKey = randomKeyHex();
   const mqttPassword = randomSecret(24);
-  const mqttPasswordHash = await hashSecret(mqttPassword, ctx.config.scryptLog2N);
+  const mqttPasswordHash = hashMqttPassword(mqttPassword);
   boxes.insert({ ...input, boxKey, mqttPasswordHash }, ctx.now);
   return {
     module_id: input.moduleId,
@@ -69,14 +70,14 @@ export function mqttUrlOf(ctx: AdminContext): string {
 
 /** Builds the provisioning file; issues a fresh MQTT password (only its hash
  * is kept, so the previous password stops working). */
-export async function provisionBox(ctx: AdminContext, moduleId: number): Promise<ProvisioningFile> {
+export function provisionBox(ctx: AdminContext, moduleId: number): ProvisioningFile {
   const boxes = new BoxRepository(ctx.db);
   const box = boxes.findByModuleId(moduleId);
   if (!box) throw new CliError(`no box with module id ${moduleId}`);
   const parking = new ParkingRepository(ctx.db).findById(box.parking_id);
   if (!parking) throw new CliError(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
   const password = randomSecret(24);
-  boxes.setMqttPasswordHash(moduleId, await hashSecret(password, ctx.config.scryptLog2N));
+  boxes.setMqttPasswordHash(moduleId, hashMqttPassword(password));
   return {
     module_id: box.module_id,
     parking_id: box.parking_id,
@@ -117,8 +118,8 @@ export function registerBoxCommands(admin: Command): void {
         macAddress: parseMac(flags.mac),
         direction: parseDirection(flags.direction),
       };
-      return withDatabase(flags, async (ctx) => {
-        printResult(flags, await addBox(ctx, input), 'The MQTT password is shown only now; `box provision` issues a new one.');
+      return withDatabase(flags, (ctx) => {
+        printResult(flags, addBox(ctx, input), 'The MQTT password is shown only now; `box provision` issues a new one.');
       });
     });
 
@@ -127,8 +128,8 @@ export function registerBoxCommands(admin: Command): void {
     .option('--out <file>', 'write the file (mode 0600) instead of printing it')
     .action((flags: ProvisionFlags) => {
       const moduleId = parseModuleId(flags.moduleId);
-      return withDatabase(flags, async (ctx) => {
-        const file = await provisionBox(ctx, moduleId);
+      return withDatabase(flags, (ctx) => {
+        const file = provisionBox(ctx, moduleId);
         const text = `${JSON.stringify(file, null, 2)}\n`;
         if (flags.out === undefined) {
           process.stdout.write(text);

@@ -88,8 +88,8 @@ export async function ensureDemo(ctx: AdminContext): Promise<DemoData> {
     isOnline: false,
   });
   const [entrance, exit] = freeModuleIds(ctx, 2) as [number, number];
-  await addBox(ctx, { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' });
-  await addBox(ctx, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' });
+  addBox(ctx, { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' });
+  addBox(ctx, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' });
   ctx.db
     .prepare('INSERT INTO demo (id, client_app_row_id, client_secret, user_id, driver_password, parking_id) VALUES (1, ?, ?, ?, ?, ?)')
     .run(client.id, client.client_secret, driver.id, password, parking.id);

@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { registerBoxCommands } from '../admin/box.js';
 import { registerClientAppCommands } from '../admin/client-app.js';
 import { registerDemoCommand } from '../admin/demo.js';
+import { registerFleetCommands } from '../admin/fleet.js';
+import { registerMqttCommands } from '../admin/mqtt.js';
 import { registerParkingCommands } from '../admin/parking.js';
 import { registerUserCommands } from '../admin/user.js';
 
@@ -14,4 +16,6 @@ export function registerAdminCommands(program: Command): void {
   registerBoxCommands(admin);
   registerUserCommands(admin);
   registerDemoCommand(admin);
+  registerFleetCommands(admin);
+  registerMqttCommands(admin);
 }

@@ -105,12 +105,12 @@ test('box provision prints the PROTOCOL.md file, issues a new MQTT password, --o
   t.not(file.mqtt.password, box.mqtt_password);
 
   const { openDatabase } = await import('../../api/db/open.js');
-  const { verifySecret } = await import('../../api/auth/secrets.js');
+  const { verifyMqttPassword } = await import('../../api/mqtt/password-hash.js');
   const db = openDatabase(cli.env.DATABASE_PATH);
   const { mqtt_password_hash: hash } = db.prepare('SELECT mqtt_password_hash FROM boxes').get() as { mqtt_password_hash: string };
   db.close();
-  t.true(await verifySecret(file.mqtt.password ?? '', hash));
-  t.false(await verifySecret(box.mqtt_password, hash), 'the old password stops working');
+  t.true(await verifyMqttPassword(file.mqtt.password ?? '', hash));
+  t.false(await verifyMqttPassword(box.mqtt_password, hash), 'the old password stops working');
 
   const out = join(cli.dir, 'box-9101.json');
   const written = await runCli(['admin', 'box', 'provision', '--module-id', '9101', '--out', out], { env: { ...cli.env, MQTT_URL: 'mqtts://broker.test:8883' } });

@@ -1,0 +1,142 @@
+// The embedded MQTT broker (aedes, MQTT 3.1.1): one `parkbench api` gives a
+// working bench. Every client logs in (boxes with the account from
+// `admin box add`, gateways and operators with `admin mqtt-client add`), every
+// publish and subscribe is checked against the access rules, and a box
+// response is handed to ingestion BEFORE the publisher's PUBACK, so an
+// acknowledged response is a committed box log (ARCHITECTURE.md, Delivery).
+import { once } from 'node:events';
+import { createServer, type Server, type Socket } from 'node:net';
+import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
+import { silentLogger, type Logger } from '../../lib/logger.js';
+import type { Topics } from '../../lib/mqtt-topics.js';
+import { MqttAcl, type MqttAccount } from './acl.js';
+import type { MqttAccountRepository } from './accounts.js';
+import { indexedRetainedPersistence } from './retained-index.js';
+
+/** Turns a box response into a box log; resolves once it is committed (or
+ * refused for good). Never rejects: a response that cannot become a log is
+ * counted and logged by the ingester, and still acknowledged. */
+export type ResponseIngester = (moduleId: number, payload: Buffer, publisher: MqttAccount) => Promise<void>;
+
+export interface EmbeddedBrokerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly topics: Topics;
+  readonly accounts: MqttAccountRepository;
+  readonly logger?: Logger;
+  readonly ingest?: ResponseIngester;
+}
+
+export interface BrokerCounters {
+  refusedLogins: number;
+  refusedPublishes: number;
+  refusedSubscriptions: number;
+}
+
+export interface EmbeddedBroker {
+  readonly aedes: Aedes;
+  readonly port: number;
+  readonly url: string;
+  readonly counters: BrokerCounters;
+  /** Publishes as the broker itself (the API's own messages). */
+  publish(topic: string, payload: string, options?: { retain?: boolean }): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class BrokerPortError extends Error {
+  override readonly name = 'BrokerPortError';
+}
+
+export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
+  const logger = (options.logger ?? silentLogger).child({ component: 'api:broker' });
+  const acl = new MqttAcl(options.topics);
+  const accountOf = new WeakMap<Client, MqttAccount>();
+  const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0 };
+
+  const aedes = await Aedes.createBroker({
+    id: 'parkbench-api',
+    persistence: indexedRetainedPersistence() as never,
+    authenticate: (client, username, password, done) => {
+      const refuse = (code: 4 | 5, reason: string): void => {
+        counters.refusedLogins++;
+        logger.warn({ client_id: client.id, username: username ?? null, reason }, 'MQTT login refused');
+        const error = new Error(reason) as AuthenticateError;
+        error.returnCode = code;
+        done(error, false);
+      };
+      if (username === undefined || password === undefined) return refuse(4, 'no username or password');
+      options.accounts.authenticate(username, password.toString('utf8')).then(
+        (account) => {
+          if (account === null) return refuse(4, 'unknown username or wrong password');
+          accountOf.set(client, account);
+          done(null, true);
+        },
+        (error: unknown) => refuse(5, `login could not be checked: ${(error as Error).message}`),
+      );
+    },
+    authorizePublish: (client, packet, callback) => {
+      // The broker's own publishes (client null) and $SYS are not clients' to judge.
+      if (client === null) return callback(null);
+      const account = accountOf.get(client);
+      if (account === undefined || !acl.canPublish(account, packet.topic)) {
+        counters.refusedPublishes++;
+        logger.warn({ username: account?.username ?? null, topic: packet.topic }, 'MQTT publish refused');
+        return callback(new Error(`not allowed to publish on ${packet.topic}`));
+      }
+      const box = options.topics.parseBoxTopic(packet.topic);
+      if (box?.name !== 'response' || options.ingest === undefined) return callback(null);
+      // Committed before the PUBACK: aedes acknowledges after this callback.
+      void options.ingest(box.moduleId, packet.payload as Buffer, account).then(() => callback(null));
+    },
+    authorizeSubscribe: (client, subscription, callback) => {
+      const account = accountOf.get(client);
+      if (account === undefined || !acl.canSubscribe(account, subscription.topic)) {
+        counters.refusedSubscriptions++;
+        logger.warn({ username: account?.username ?? null, topic: subscription.topic }, 'MQTT subscription refused');
+        // A null subscription is refused in the SUBACK (0x80), the connection stays.
+        return callback(null, null);
+      }
+      callback(null, subscription);
+    },
+  });
+
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    aedes.handle(socket);
+  });
+  try {
+    server.listen(options.port, options.host);
+    await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error as Error))]);
+  } catch (error) {
+    await new Promise<void>((resolve) => aedes.close(() => resolve()));
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new BrokerPortError(
+      code === 'EADDRINUSE' ? `MQTT port ${options.port} on ${options.host} is already in use (set MQTT_PORT, or MQTT_URL for an external broker)` : `cannot listen for MQTT on ${options.host}:${options.port}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  logger.info({ port }, 'MQTT broker listening');
+
+  return {
+    aedes,
+    port,
+    url: `mqtt://${host}:${port}`,
+    counters,
+    publish: (topic, payload, publishOptions = {}) =>
+      new Promise<void>((resolve, reject) => {
+        const packet = { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: publishOptions.retain ?? false, dup: false } as PublishPacket;
+        aedes.publish(packet, (error) => (error ? reject(error) : resolve()));
+      }),
+    close: async () => {
+      server.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => aedes.close(() => resolve()));
+      if (server.listening) await once(server, 'close');
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import test, { type ExecutionContext } from 'ava';
+import mqtt, { type MqttClient } from 'mqtt';
+import { Topics } from '../../lib/mqtt-topics.js';
+import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
+import type { MqttAccount } from '../../api/mqtt/acl.js';
+import { startEmbeddedBroker, type EmbeddedBroker, type ResponseIngester } from '../../api/mqtt/broker.js';
+import { brokerFixture, type BrokerFixture } from './fixtures.js';
+import { waitFor } from '../helpers/wait.js';
+
+const topics = new Topics();
+
+async function broker(t: ExecutionContext, fixture: BrokerFixture, ingest?: ResponseIngester): Promise<EmbeddedBroker> {
+  const started = await startEmbeddedBroker({ host: '127.0.0.1', port: 0, topics, accounts: new MqttAccountRepository(fixture.db), ...(ingest === undefined ? {} : { ingest }) });
+  t.teardown(() => started.close());
+  return started;
+}
+
+async function login(t: ExecutionContext, url: string, username: string, password: string): Promise<MqttClient> {
+  const client = await mqtt.connectAsync(url, { username, password, reconnectPeriod: 0 });
+  t.teardown(() => client.endAsync(true));
+  return client;
+}
+
+/** The QoS granted for one filter, or 128 when the broker refused it
+ * (MQTT.js rejects a SUBACK carrying a refusal). */
+async function grant(client: MqttClient, filter: string): Promise<number> {
+  try {
+    const [granted] = await client.subscribeAsync(filter, { qos: 1 });
+    return granted?.qos ?? -1;
+  } catch {
+    return 128;
+  }
+}
+
+async function refusedLogin(url: string, username: string, password: string): Promise<number | undefined> {
+  try {
+    const client = await mqtt.connectAsync(url, { username, password, reconnectPeriod: 0 });
+    await client.endAsync(true);
+    return undefined;
+  } catch (error) {
+    return (error as { code?: number }).code;
+  }
+}
+
+test('every client logs in: unknown users, wrong passwords and anonymous clients are refused', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  t.is(await refusedLogin(started.url, 'box-9101', 'wrong'), 4);
+  t.is(await refusedLogin(started.url, 'nobody', 'x'), 4);
+  t.is(await refusedLogin(started.url, '', ''), 4);
+  const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  t.true(box.connected);
+  t.is(started.counters.refusedLogins, 3);
+});
+
+test('a box subscribes only to its own command and sim/set topics', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  const granted: number[] = [];
+  for (const filter of [topics.box(9101, 'command'), topics.box(9101, 'sim/set'), topics.box(9102, 'command'), topics.allBoxes('response'), '#']) granted.push(await grant(box, filter));
+  t.deepEqual(granted, [1, 1, 128, 128, 128]);
+  t.is(started.counters.refusedSubscriptions, 3);
+});
+
+test('a box publishes only its own response, state and availability', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const watcher = await login(t, started.url, fixture.operator.username, fixture.operator.password);
+  const seen: string[] = [];
+  watcher.on('message', (topic) => seen.push(topic));
+  await watcher.subscribeAsync(`${topics.prefix}/#`, { qos: 1 });
+  const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  await box.publishAsync(topics.box(9101, 'state'), '{}', { qos: 1 });
+  await waitFor(() => seen.includes(topics.box(9101, 'state')), 'its own state delivered');
+  // MQTT 3.1.1 has no refusal code for a publish: the broker drops it and closes the connection.
+  box.publish(topics.box(9102, 'response'), '{}', { qos: 0 });
+  box.publish(topics.box(9101, 'command'), '{}', { qos: 0 });
+  await waitFor(() => started.counters.refusedPublishes >= 1, 'the refused publish counted');
+  t.false(seen.includes(topics.box(9102, 'response')));
+  t.false(seen.includes(topics.box(9101, 'command')));
+});
+
+test('a gateway reads every command and speaks for every box and itself; an operator commands and reads all', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const gateway = await login(t, started.url, fixture.gateway.username, fixture.gateway.password);
+  const operator = await login(t, started.url, fixture.operator.username, fixture.operator.password);
+  t.is(await grant(gateway, topics.allBoxes('command')), 1);
+  t.is(await grant(gateway, topics.allBoxes('response')), 128);
+  t.is(await grant(operator, '#'), 1);
+  const commands: string[] = [];
+  gateway.on('message', (topic) => commands.push(topic));
+  const everything: string[] = [];
+  operator.on('message', (topic) => everything.push(topic));
+  await operator.publishAsync(topics.box(9102, 'command'), '{"command":""}', { qos: 1 });
+  await operator.publishAsync(topics.box(9102, 'sim/set'), '{}', { qos: 1 });
+  await gateway.publishAsync(topics.box(9102, 'response'), '{}', { qos: 1 });
+  await gateway.publishAsync(topics.gateway(fixture.gateway.username, 'availability'), 'online', { qos: 1, retain: true });
+  await waitFor(() => commands.includes(topics.box(9102, 'command')), 'the command at the gateway');
+  await waitFor(() => everything.includes(topics.gateway(fixture.gateway.username, 'availability')) && everything.includes(topics.box(9102, 'response')), 'the operator reading all');
+  t.is(started.counters.refusedPublishes, 0);
+});
+
+test('a response is ingested before its publisher gets the PUBACK', async (t) => {
+  const fixture = brokerFixture(t);
+  const ingested: { moduleId: number; payload: string; publisher: MqttAccount }[] = [];
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const started = await broker(t, fixture, async (moduleId, payload, publisher) => {
+    await gate;
+    ingested.push({ moduleId, payload: payload.toString(), publisher });
+  });
+  const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  let acknowledged = false;
+  const publishing = box.publishAsync(topics.box(9101, 'response'), '{"x":1}', { qos: 1 }).then(() => (acknowledged = true));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.false(acknowledged, 'no PUBACK while ingestion is running');
+  release();
+  await publishing;
+  t.deepEqual(ingested, [{ moduleId: 9101, payload: '{"x":1}', publisher: { role: 'box', username: 'box-9101', moduleId: 9101 } }]);
+});
+
+test('a busy MQTT port is one clear error naming it', async (t) => {
+  const fixture = brokerFixture(t);
+  const first = await broker(t, fixture);
+  const error = await t.throwsAsync(startEmbeddedBroker({ host: '127.0.0.1', port: first.port, topics, accounts: new MqttAccountRepository(fixture.db) }));
+  t.regex(error.message, new RegExp(`MQTT port ${first.port} on 127.0.0.1 is already in use`));
+});
+
+test('retained messages still reach exact and wildcard subscriptions (indexed persistence)', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  await box.publishAsync(topics.box(9101, 'availability'), 'online', { qos: 1, retain: true });
+  await box.publishAsync(topics.box(9101, 'state'), '{"barrier":"closed"}', { qos: 1, retain: true });
+  await box.publishAsync(topics.box(9101, 'state'), '', { qos: 1, retain: true });
+  const operator = await login(t, started.url, fixture.operator.username, fixture.operator.password);
+  const exact: string[] = [];
+  const wildcard: string[] = [];
+  const other = await login(t, started.url, fixture.operator.username, fixture.operator.password);
+  operator.on('message', (topic, payload) => exact.push(`${topic}=${payload.toString()}`));
+  other.on('message', (topic, payload) => wildcard.push(`${topic}=${payload.toString()}`));
+  await operator.subscribeAsync([topics.box(9101, 'availability'), topics.box(9101, 'state')], { qos: 1 });
+  await other.subscribeAsync(topics.allBoxes('availability'), { qos: 1 });
+  await waitFor(() => exact.length === 1 && wildcard.length === 1, 'the retained availability, once each');
+  t.deepEqual(exact, [`${topics.box(9101, 'availability')}=online`], 'a cleared retained state is not delivered');
+  t.deepEqual(wildcard, [`${topics.box(9101, 'availability')}=online`]);
+});
