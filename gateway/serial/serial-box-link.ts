@@ -81,9 +81,10 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
     return this.#port.badFrames;
   }
 
-  /** Opens the port, retrying with backoff while it is not there. */
-  start(): Promise<void> {
-    return this.#port.start(true);
+  /** Opens the port, retrying with backoff while it is not there (without
+   * `retry`: rejects at once when the port cannot be opened). */
+  start(retry = true): Promise<void> {
+    return this.#port.start(retry);
   }
 
   stop(): Promise<void> {

@@ -2,7 +2,7 @@
 // simulated box connected to it (in process), commands on its command
 // topic, responses matched by request_id, the barrier on the retained state
 // topic. A box that answers too slowly fails the timing check.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { allCases } from '../../conformance/cases/index.js';
@@ -11,7 +11,7 @@ import { brokerForTest } from '../helpers/broker.js';
 import { runCli } from '../helpers/run-cli.js';
 import { boxFile, FAST_BARRIER, RUN_CHECKS, type BoxFile, type JsonReport } from './fixtures.js';
 
-async function simOnBroker(t: Parameters<Parameters<typeof test>[1]>[0], box: BoxFile, url: string, extra: Partial<SimulationOptions> = {}): Promise<Simulation> {
+async function simOnBroker(t: ExecutionContext, box: BoxFile, url: string, extra: Partial<SimulationOptions> = {}): Promise<Simulation> {
   const simulation = await Simulation.start({
     members: [{ provisioning: box.provisioning, settings: {} }],
     clock: systemClock,

@@ -1,7 +1,7 @@
 // The suite through the real command line against `parkbench sim` on a real
 // pty pair (socat): a correct box passes every case; a box with a firmware
 // bug fails, and the failing case is the one the bug breaks.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { allCases } from '../../conformance/cases/index.js';
@@ -10,7 +10,7 @@ import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { runCli } from '../helpers/run-cli.js';
 import { assertWellFormedXml, boxFile, FAST_BARRIER_FLAGS, RUN_CHECKS, type JsonReport } from './fixtures.js';
 
-async function simOnPty(t: Parameters<Parameters<typeof test>[1]>[0], moduleId: number, extra: readonly string[] = []) {
+async function simOnPty(t: ExecutionContext, moduleId: number, extra: readonly string[] = []) {
   const box = await boxFile(t, moduleId);
   const pair = await ptyPairForTest(t);
   const sim = startCli(t, ['sim', '--box', box.path, '--serial', pair.a, '--memory-state', ...FAST_BARRIER_FLAGS, '--log-level', 'warn', ...extra]);

@@ -1,0 +1,40 @@
+// The three outputs of a run: the table, the JSON and the JUnit XML.
+import test from 'ava';
+import type { SuiteReport } from '../../conformance/case-result.js';
+import { renderJson } from '../../conformance/reports/json.js';
+import { renderJunit } from '../../conformance/reports/junit.js';
+import { renderTable } from '../../conformance/reports/table.js';
+import { assertWellFormedXml } from './fixtures.js';
+
+const report: SuiteReport = {
+  results: [
+    { name: 'valid <ACCESS> & co', step: 'checks, step 7', expected: '0x00', got: '0x00', result: 'pass', ms: 12, wearing: false },
+    { name: 'a key with 2 tries', step: 'checks, step 9', expected: '0x00, 0x00, 0x12', got: '-', result: 'skip', reason: 'wears a real box (--skip-wearing)', ms: 0, wearing: true },
+    { name: 'not_after just outside', step: 'checks, step 7', expected: '0x11', got: '0x00', result: 'fail', reason: 'status 0x00 OK, expected 0x11 EXPIRED "quoted" \u0001', ms: 3, wearing: false },
+  ],
+  summary: { target: 'serial', module_id: 9101, total: 3, passed: 1, failed: 1, skipped: 1, ms: 1234, control_seq: { first: 10, next: 14 } },
+};
+
+test('the table has a row per case, the reasons of failures, and a summary line', (t) => {
+  const lines = renderTable(report).split('\n');
+  t.regex(lines[0] ?? '', /^case\s+step\s+expected\s+got\s+result\s+ms$/);
+  t.regex(lines[2] ?? '', /^valid <ACCESS> & co\s+checks, step 7\s+0x00\s+0x00\s+pass\s+12$/);
+  t.regex(lines[3] ?? '', /^a key with 2 tries \(wearing\)\s+.*\s+skip\s+0$/);
+  t.regex(lines[4] ?? '', /^not_after just outside\s+.*0x11\s+0x00\s+FAIL\s+3$/);
+  t.true(lines.includes('  not_after just outside: status 0x00 OK, expected 0x11 EXPIRED "quoted" \u0001'));
+  t.true(lines.includes('1 passed, 1 failed, 1 skipped of 3 (serial, module 9101, 1234 ms)'));
+});
+
+test('the JSON is the results and the summary', (t) => {
+  t.deepEqual(JSON.parse(renderJson(report)), JSON.parse(JSON.stringify(report)));
+});
+
+test('the JUnit XML is well formed, escaped, with a testcase per case', (t) => {
+  const xml = renderJunit(report);
+  t.notThrows(() => assertWellFormedXml(xml));
+  t.regex(xml, /<testsuite name="parkbench conformance \(serial, module 9101\)" tests="3" failures="1" errors="0" skipped="1" time="1.234">/);
+  t.regex(xml, /<testcase classname="conformance.serial" name="valid &lt;ACCESS&gt; &amp; co" time="0.012"\/>/);
+  t.regex(xml, /<skipped message="wears a real box \(--skip-wearing\)"\/>/);
+  t.regex(xml, /<failure message="status 0x00 OK, expected 0x11 EXPIRED &quot;quoted&quot; ">step: checks, step 7; expected: 0x11; got: 0x00<\/failure>/);
+  t.throws(() => assertWellFormedXml('<a><b></a>'));
+});
