@@ -1,47 +1,72 @@
-// Bad flags and bad provisioning files: one line on stderr, exit code 2,
-// before any link is opened. A box that cannot be reached: exit 1.
+// Bad flags and bad provisioning files: a UsageError (one line, exit code 2)
+// before any link is opened; checked in process for every rule (fast), and
+// through the real entry point for the exit codes. A box that cannot be
+// reached: one line, exit 1.
 import test from 'ava';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { UsageError } from '../../cli/errors.js';
+import { parseConformanceFlags, type ConformanceFlags } from '../../cli/conformance/flags.js';
 import { runCli } from '../helpers/run-cli.js';
 import { boxFile } from './fixtures.js';
 
-test('bad flags and bad provisioning files exit 2 with one line', async (t) => {
+const defaults = { topicPrefix: 'parkbench', answerMs: '2000', cycleMs: '30000', logLevel: 'warn' } as const;
+
+test('each flag is validated: exactly one target, numbers in range, the provisioning file', async (t) => {
   const box = await boxFile(t, 4401);
   const broken = join(box.directory, 'broken.json');
   await writeFile(broken, JSON.stringify({ ...box.document, box_key: 'short' }));
-  const cases: [string[], RegExp][] = [
-    [['conformance', '--box', box.path], /exactly one target/],
-    [['conformance', '--box', box.path, '--serial', '/dev/null', '--mqtt', 'mqtt://127.0.0.1:1'], /exactly one target/],
-    [['conformance', '--box', box.path, '--serial', '/dev/ttyX:1234'], /baud rate 1234/],
-    [['conformance', '--box', box.path, '--ble', 'not-a-mac'], /--ble wants a MAC address/],
-    [['conformance', '--box', box.path, '--mqtt', 'http://x'], /--mqtt must be an mqtt:\/\/ URL/],
-    [['conformance', '--box', box.path, '--serial', '/dev/null', '--module-id', '1'], /go with --mqtt/],
-    [['conformance', '--box', box.path, '--mqtt', 'mqtt://127.0.0.1:1', '--module-id', '4402'], /--module-id 4402 is not the module_id/],
-    [['conformance', '--box', box.path, '--serial', '/dev/null', '--answer-ms', 'soon'], /--answer-ms must be an integer/],
-    [['conformance', '--box', box.path, '--serial', '/dev/null', '--cycle-ms', '0'], /--cycle-ms must be an integer/],
-    [['conformance', '--box', box.path, '--serial', '/dev/null', '--control-seq', '-3'], /--control-seq must be an integer/],
-    [['conformance', '--serial', '/dev/null'], /--box FILE is required/],
-    [['conformance', '--box', join(box.directory, 'none.json'), '--serial', '/dev/null'], /none\.json: no such file/],
-    [['conformance', '--box', broken, '--serial', '/dev/null'], /box_key: must be 32 hex digits/],
-    [['conformance', '--box', box.path, '--serial', '/dev/null', '--bogus'], /unknown option/],
+  const cases: [Partial<ConformanceFlags>, RegExp][] = [
+    [{ box: box.path }, /exactly one target/],
+    [{ box: box.path, serial: '/dev/null', mqtt: 'mqtt://127.0.0.1:1' }, /exactly one target/],
+    [{ box: box.path, serial: '/dev/ttyX:1234' }, /baud rate 1234/],
+    [{ box: box.path, ble: 'not-a-mac' }, /--ble wants a MAC address/],
+    [{ box: box.path, mqtt: 'http://x' }, /--mqtt must be an mqtt:\/\/ URL/],
+    [{ box: box.path, mqtt: 'mqtt://x', topicPrefix: 'a/#' }, /--topic-prefix/],
+    [{ box: box.path, serial: '/dev/null', moduleId: '1' }, /go with --mqtt/],
+    [{ box: box.path, mqtt: 'mqtt://127.0.0.1:1', moduleId: '4402' }, /--module-id 4402 is not the module_id of .* \(4401\)/],
+    [{ box: box.path, mqtt: 'mqtt://127.0.0.1:1', moduleId: 'x' }, /--module-id must be an integer/],
+    [{ box: box.path, serial: '/dev/null', answerMs: 'soon' }, /--answer-ms must be an integer/],
+    [{ box: box.path, serial: '/dev/null', cycleMs: '0' }, /--cycle-ms must be an integer/],
+    [{ box: box.path, serial: '/dev/null', controlSeq: '-3' }, /--control-seq must be an integer/],
+    [{ box: box.path, serial: '/dev/null', controlSeq: '4294967295' }, /--control-seq must be an integer from 1 to 4294901760/],
+    [{ box: box.path, serial: '/dev/null', logLevel: 'loud' }, /--log-level/],
+    [{ serial: '/dev/null' }, /--box FILE is required/],
+    [{ box: join(box.directory, 'none.json'), serial: '/dev/null' }, /none\.json: no such file/],
+    [{ box: broken, serial: '/dev/null' }, /box_key: must be 32 hex digits/],
   ];
-  for (const [args, message] of cases) {
-    const result = await runCli(args);
-    t.is(result.code, 2, args.join(' '));
-    t.regex(result.stderr, message, args.join(' '));
-    t.is(result.stdout, '', args.join(' '));
-    if (!args.includes('--bogus')) t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
+  for (const [flags, message] of cases) {
+    const error = await t.throwsAsync(() => parseConformanceFlags({ ...defaults, ...flags }, 0), { instanceOf: UsageError }, JSON.stringify(flags));
+    t.regex(error?.message ?? '', message, JSON.stringify(flags));
   }
 });
 
-test('a box that cannot be reached is one line and exit 1', async (t) => {
+test('good flags: the defaults, and --control-seq from the clock', async (t) => {
+  const box = await boxFile(t, 4404);
+  const options = await parseConformanceFlags({ ...defaults, box: box.path, mqtt: 'mqtt://127.0.0.1:1883', moduleId: '4404', skipWearing: true }, 1_767_225_600_999);
+  t.is(options.controlSeq, 1_767_225_600);
+  t.is(options.answerMs, 2_000);
+  t.is(options.cycleMs, 30_000);
+  t.true(options.skipWearing);
+  t.is(options.choice.kind, 'mqtt');
+  const ble = await parseConformanceFlags({ ...defaults, box: box.path, ble: '00:07:80:cf:11:94', controlSeq: '5' }, 0);
+  t.deepEqual(ble.choice, { kind: 'ble', mac: '00:07:80:CF:11:94' });
+  t.is(ble.controlSeq, 5);
+});
+
+test('through the entry point: bad flags exit 2 with one line, an unreachable box exits 1 with one line', async (t) => {
   const box = await boxFile(t, 4403);
+  const bad = await runCli(['conformance', '--box', box.path, '--serial', '/dev/null', '--mqtt', 'mqtt://127.0.0.1:1']);
+  t.is(bad.code, 2, bad.stderr);
+  t.is(bad.stdout, '');
+  t.regex(bad.stderr, /^parkbench: give exactly one target: --serial PATH\[:BAUD\], --ble MAC or --mqtt URL\n$/);
+  const unknown = await runCli(['conformance', '--bogus']);
+  t.is(unknown.code, 2, unknown.stderr);
+  t.regex(unknown.stderr, /unknown option '--bogus'/);
   const serial = await runCli(['conformance', '--box', box.path, '--serial', join(box.directory, 'no-such-tty')]);
-  t.is(serial.code, 1);
-  t.regex(serial.stderr, /^parkbench: cannot reach the box over serial: .*no-such-tty/);
-  t.is(serial.stderr.trim().split('\n').length, 1, serial.stderr);
+  t.is(serial.code, 1, serial.stderr);
+  t.regex(serial.stderr, /^parkbench: cannot reach the box over serial: .*no-such-tty.*\n$/);
   const mqtt = await runCli(['conformance', '--box', box.path, '--mqtt', 'mqtt://127.0.0.1:1']);
-  t.is(mqtt.code, 1);
-  t.regex(mqtt.stderr, /^parkbench: cannot reach the box over mqtt: /);
+  t.is(mqtt.code, 1, mqtt.stderr);
+  t.regex(mqtt.stderr, /^parkbench: cannot reach the box over mqtt: .*\n$/);
 });

@@ -1,0 +1,106 @@
+// The flags of `parkbench conformance`, checked in one place: exactly one
+// target, numbers in range, the provisioning file read and checked. Any
+// problem is a UsageError (one line, exit code 2) before a link is opened.
+import type { LevelWithSilent } from 'pino';
+import { Topics } from '../../lib/mqtt-topics.js';
+import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
+import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../simulator/provisioning.js';
+import { UsageError } from '../errors.js';
+import { parseLogLevel } from '../logger.js';
+
+export interface ConformanceFlags {
+  box?: string;
+  serial?: string;
+  ble?: string;
+  mqtt?: string;
+  moduleId?: string;
+  username?: string;
+  password?: string;
+  topicPrefix: string;
+  answerMs: string;
+  cycleMs: string;
+  controlSeq?: string;
+  skipWearing?: boolean;
+  json?: boolean;
+  junit?: string;
+  logLevel: string;
+}
+
+export type TargetChoice =
+  | { readonly kind: 'serial'; readonly target: SerialTarget }
+  | { readonly kind: 'ble'; readonly mac: string }
+  | { readonly kind: 'mqtt'; readonly url: string; readonly topics: Topics; readonly username?: string; readonly password?: string };
+
+export interface ConformanceOptions {
+  readonly choice: TargetChoice;
+  readonly provisioning: Provisioning;
+  readonly answerMs: number;
+  readonly cycleMs: number;
+  readonly controlSeq: number;
+  readonly skipWearing: boolean;
+  readonly json: boolean;
+  readonly junit: string | undefined;
+  readonly logLevel: LevelWithSilent;
+}
+
+/** The highest --control-seq: the run's sequences must stay within a u32. */
+const MAX_CONTROL_SEQ = 0xffff_0000;
+
+export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: number): Promise<ConformanceOptions> {
+  const choice = targetChoice(flags);
+  const answerMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
+  const cycleMs = integer('--cycle-ms', flags.cycleMs, 1, 3_600_000);
+  const controlSeq = flags.controlSeq === undefined ? Math.floor(nowMs / 1000) : integer('--control-seq', flags.controlSeq, 1, MAX_CONTROL_SEQ);
+  const logLevel = parseLogLevel(flags.logLevel);
+  if (flags.box === undefined) throw new UsageError("--box FILE is required: the box's provisioning file");
+  const provisioning = await loadBox(flags.box);
+  const moduleId = flags.moduleId === undefined ? undefined : integer('--module-id', flags.moduleId, 0, 0xffffffff);
+  if (moduleId !== undefined && moduleId !== provisioning.moduleId) {
+    throw new UsageError(`--module-id ${moduleId} is not the module_id of ${flags.box} (${provisioning.moduleId})`);
+  }
+  return { choice, provisioning, answerMs, cycleMs, controlSeq, skipWearing: flags.skipWearing === true, json: flags.json === true, junit: flags.junit, logLevel };
+}
+
+function targetChoice(flags: ConformanceFlags): TargetChoice {
+  const given = [flags.serial, flags.ble, flags.mqtt].filter((value) => value !== undefined).length;
+  if (given !== 1) throw new UsageError('give exactly one target: --serial PATH[:BAUD], --ble MAC or --mqtt URL');
+  if (flags.mqtt === undefined && (flags.moduleId !== undefined || flags.username !== undefined || flags.password !== undefined)) {
+    throw new UsageError('--module-id, --username and --password go with --mqtt');
+  }
+  if (flags.serial !== undefined) {
+    try {
+      return { kind: 'serial', target: parseSerialTarget(flags.serial) };
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  }
+  if (flags.ble !== undefined) {
+    const mac = flags.ble.trim().toUpperCase();
+    if (!/^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/.test(mac)) throw new UsageError(`--ble wants a MAC address like AA:BB:CC:DD:EE:FF, got "${flags.ble}"`);
+    return { kind: 'ble', mac };
+  }
+  const url = flags.mqtt ?? '';
+  if (!/^(mqtts?|wss?|tcp):\/\/\S+$/.test(url)) throw new UsageError(`--mqtt must be an mqtt:// URL, got "${url}"`);
+  let topics: Topics;
+  try {
+    topics = new Topics(flags.topicPrefix);
+  } catch (error) {
+    throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+  }
+  return { kind: 'mqtt', url, topics, ...(flags.username === undefined ? {} : { username: flags.username }), ...(flags.password === undefined ? {} : { password: flags.password }) };
+}
+
+async function loadBox(path: string): Promise<Provisioning> {
+  try {
+    return await loadProvisioningFile(path);
+  } catch (error) {
+    if (error instanceof ProvisioningError) throw new UsageError(`${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+function integer(flag: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
