@@ -1,0 +1,64 @@
+// The barrier side of the suite: the watch waits on the injected clock, and
+// a barrier that does not come down within --cycle-ms fails the cycle case.
+import test from 'ava';
+import { systemClock } from '../../lib/clock.js';
+import { FakeClock } from '../../lib/fake-clock.js';
+import { Barrier } from '../../firmware-protocol/index.js';
+import { loadNoble } from '../../gateway/ble/noble.js';
+import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
+import { Simulation } from '../../simulator/simulation.js';
+import { BarrierWatch } from '../../conformance/barrier-watch.js';
+import { boxUnderTest } from '../../conformance/box-under-test.js';
+import { accessCases } from '../../conformance/cases/access-cases.js';
+import { runSuite } from '../../conformance/run-suite.js';
+import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
+import { boxFile } from './fixtures.js';
+
+test('the watch finds a state seen after a mark, and gives up on the fake clock', async (t) => {
+  const clock = new FakeClock();
+  const watch = new BarrierWatch(clock);
+  watch.add({ barrier: Barrier.CLOSED, at: clock.now(), source: 'report' });
+  const mark = watch.mark;
+  const opening = watch.waitFor(Barrier.OPENING, mark, 1_000);
+  watch.add({ barrier: Barrier.OPENING, at: clock.now(), source: 'response' });
+  t.is(await opening, 1);
+  const closed = watch.waitFor(Barrier.CLOSED, 2, 1_000);
+  await clock.advanceAsync(999);
+  watch.add({ barrier: Barrier.CLOSED, at: clock.now(), source: 'state' });
+  t.is(await closed, 2);
+  const never = watch.waitFor(Barrier.FAULT, 0, 500);
+  await clock.advanceAsync(500);
+  t.is(await never, null);
+  t.is(clock.pendingTimers, 0);
+  t.deepEqual(watch.since(1).map((observation) => observation.barrier), [Barrier.OPENING, Barrier.CLOSED]);
+});
+
+test('a barrier that stays open longer than --cycle-ms fails the cycle case', async (t) => {
+  const box = await boxFile(t, 4501);
+  const radio = new VirtualRadio();
+  const simulation = await Simulation.start({
+    members: [{ provisioning: box.provisioning, settings: {} }],
+    clock: systemClock,
+    stateDir: null,
+    barrierTimings: { openingMs: 50, openHoldMs: 60_000, closingMs: 50 },
+    ble: { radio },
+  });
+  t.teardown(() => simulation.stop());
+  const bindings = radio.createBindings();
+  t.teardown(() => bindings.close());
+  const target = new BleBoxTarget({ noble: await loadNoble(bindings), mac: box.provisioning.macAddress, moduleId: 4501, boxKey: box.provisioning.boxKey, clock: systemClock, idleMs: 60_000 });
+  await target.open();
+  t.teardown(() => target.close());
+  const report = await runSuite({
+    box: boxUnderTest(box.provisioning),
+    target,
+    clock: systemClock,
+    settings: { answerMs: 2_000, cycleMs: 400, controlSeq: 1, keyIdBase: 1 },
+    cases: accessCases.slice(0, 1),
+  });
+  const cycle = report.results[0];
+  t.is(cycle?.result, 'fail');
+  t.is(cycle?.got, '0x00');
+  t.regex(cycle?.reason ?? '', /^CLOSED not shown after OPENING within --cycle-ms 400 ms \(seen: (OPENING > )+OPEN\)$/);
+  t.is(report.summary.failed, 1);
+});
