@@ -3,12 +3,12 @@
 // MAC address as the allow-list; status reports notified while connected
 // show the barrier. noble is given (loaded lazily by the caller, or built
 // over a virtual radio's bindings in tests).
-import { EventEmitter } from 'node:events';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { BleCentral } from '../../gateway/ble/ble-central.js';
 import type { Noble } from '../../gateway/ble/noble.js';
 import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
+import { BarrierFeed } from './barrier-feed.js';
 import { bleGarbage } from './garbage.js';
 import { reportedBarrier } from './status-reports.js';
 
@@ -30,7 +30,7 @@ export class BleBoxTarget implements BoxTarget {
   readonly kind = 'ble' as const;
   badReports = 0;
   readonly #central: BleCentral;
-  readonly #events = new EventEmitter<{ barrier: [BarrierObservation] }>();
+  readonly #barrier = new BarrierFeed();
 
   constructor(private readonly options: BleBoxTargetOptions) {
     this.#central = new BleCentral({
@@ -45,7 +45,7 @@ export class BleBoxTarget implements BoxTarget {
       if (moduleId !== options.moduleId) return;
       const observation = reportedBarrier(frame, options.boxKey, options.clock.now());
       if (observation === null) this.badReports++;
-      else this.#events.emit('barrier', observation);
+      else this.#barrier.push(observation);
     });
   }
 
@@ -84,7 +84,7 @@ export class BleBoxTarget implements BoxTarget {
   }
 
   onBarrier(listener: (observation: BarrierObservation) => void): void {
-    this.#events.on('barrier', listener);
+    this.#barrier.listen(listener);
   }
 
   close(): Promise<void> {

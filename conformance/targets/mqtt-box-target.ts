@@ -4,13 +4,13 @@
 // The retained state topic shows the barrier. Works for a simulated box on
 // the broker and for a real box behind a gateway alike.
 import { randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { parseJsonObject, type CommandMessage } from '../../lib/mqtt-messages.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { Barrier } from '../../firmware-protocol/index.js';
 import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
+import { BarrierFeed } from './barrier-feed.js';
 import { mqttGarbage } from './garbage.js';
 
 export interface MqttBoxTargetOptions {
@@ -40,7 +40,7 @@ export class MqttBoxTarget implements BoxTarget {
   readonly badReports = 0;
   /** Response messages that answered no command of this run (other tools', or late ones). */
   strayResponses = 0;
-  readonly #events = new EventEmitter<{ barrier: [BarrierObservation] }>();
+  readonly #barrier = new BarrierFeed();
   readonly #pending = new Map<string, Pending>();
   readonly #runId = randomBytes(4).toString('hex');
   #next = 0;
@@ -95,7 +95,7 @@ export class MqttBoxTarget implements BoxTarget {
   }
 
   onBarrier(listener: (observation: BarrierObservation) => void): void {
-    this.#events.on('barrier', listener);
+    this.#barrier.listen(listener);
   }
 
   async close(): Promise<void> {
@@ -116,7 +116,7 @@ export class MqttBoxTarget implements BoxTarget {
     }
     if (topic === this.#topic('state')) {
       const barrier = typeof document.barrier === 'string' ? BARRIER_BY_NAME[document.barrier] : undefined;
-      if (barrier !== undefined) this.#events.emit('barrier', { barrier, at: this.options.clock.now(), source: 'state' });
+      if (barrier !== undefined) this.#barrier.push({ barrier, at: this.options.clock.now(), source: 'state' });
       return;
     }
     const context = document.context;

@@ -2,12 +2,12 @@
 // gateway's SerialBoxLink: commands as 0x01 frames, responses matched by
 // their echo, status reports (asked for on open, sent on barrier changes)
 // show the barrier.
-import { EventEmitter } from 'node:events';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { SerialTarget } from '../../lib/serial-target.js';
 import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';
 import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
+import { BarrierFeed } from './barrier-feed.js';
 import { serialGarbage } from './garbage.js';
 import { reportedBarrier } from './status-reports.js';
 
@@ -22,14 +22,14 @@ export class SerialBoxTarget implements BoxTarget {
   readonly kind = 'serial' as const;
   badReports = 0;
   readonly #link: SerialBoxLink;
-  readonly #events = new EventEmitter<{ barrier: [BarrierObservation] }>();
+  readonly #barrier = new BarrierFeed();
 
   constructor(private readonly options: SerialBoxTargetOptions) {
     this.#link = new SerialBoxLink({ target: options.target, clock: options.clock, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     this.#link.on('report', (_report, frame) => {
       const observation = reportedBarrier(frame, options.boxKey, options.clock.now());
       if (observation === null) this.badReports++;
-      else this.#events.emit('barrier', observation);
+      else this.#barrier.push(observation);
     });
   }
 
@@ -51,7 +51,7 @@ export class SerialBoxTarget implements BoxTarget {
   }
 
   onBarrier(listener: (observation: BarrierObservation) => void): void {
-    this.#events.on('barrier', listener);
+    this.#barrier.listen(listener);
   }
 
   /** Responses that matched no command (a wrong kind or key_id echo shows up so). */
