@@ -12,8 +12,12 @@ import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { oauthRoutes } from './routes/oauth.js';
+import { parkingSessionRoutes } from './routes/parking-sessions.js';
+import { payRoutes } from './routes/pay.js';
+import { smartKeyRoutes } from './routes/smart-keys.js';
 import { registerDriverRoutes } from './routes/register-driver.js';
 import { publicUserSchema } from './schemas.js';
+import { parkingSessionSchema, sessionResponseSchema, smartKeySchema } from './sessions/schemas.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -59,6 +63,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addSchema(errorBodySchema);
   app.addSchema(oauthErrorBodySchema);
   app.addSchema(publicUserSchema);
+  app.addSchema(smartKeySchema);
+  app.addSchema(parkingSessionSchema);
+  app.addSchema(sessionResponseSchema);
   app.setErrorHandler(apiErrorHandler);
   app.setNotFoundHandler((request, reply) => {
     const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
@@ -69,6 +76,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   healthRoutes(app, ctx);
   registerDriverRoutes(app, ctx);
   meRoutes(app, ctx);
+  parkingSessionRoutes(app, ctx);
+  smartKeyRoutes(app, ctx);
   await app.register((scope) => oauthRoutes(scope, ctx));
+  await app.register((scope) => payRoutes(scope, ctx));
   return app;
 }

@@ -37,6 +37,14 @@ export interface ApiConfig {
   readonly scryptLog2N: number;
   /** Trust X-Forwarded-For (behind a reverse proxy) for the client address. */
   readonly trustProxy: boolean;
+  /** Lifetime of the exit key a driver gets after overstaying, minutes. */
+  readonly exitKeyMinutes: number;
+  /** URL schemes besides http and https allowed as a payment page's return_url. */
+  readonly paymentReturnSchemes: readonly string[];
+  /** Most box logs accepted in one POST /api/box_logs. */
+  readonly boxLogsMaxBatch: number;
+  /** How long forwarding retries a box log before it is dead, hours. */
+  readonly forwardingMaxAgeHours: number;
 }
 
 /** Bad configuration: the CLI prints the message as one line and exits 2. */
@@ -96,6 +104,17 @@ function url(protocols: string[]): Parser<string> {
   };
 }
 
+/** "parkbench-app, other-app" -> ['parkbench-app', 'other-app']; schemes a
+ * browser runs or reads locally are refused whatever the operator writes. */
+const schemeList: Parser<readonly string[]> = (raw, name) => {
+  const schemes = raw.split(',').map((part) => part.trim().toLowerCase()).filter((part) => part !== '');
+  for (const scheme of schemes) {
+    if (!/^[a-z][a-z0-9+.-]*$/.test(scheme)) throw new ConfigError(`${name} must be comma-separated URL schemes such as parkbench-app, got "${raw}"`);
+    if (['javascript', 'data', 'vbscript', 'file', 'blob', 'about', 'filesystem'].includes(scheme)) throw new ConfigError(`${name} must not allow the ${scheme} scheme`);
+  }
+  return Object.freeze(schemes);
+};
+
 const logLevel: Parser<string> = (raw, name) => {
   const value = raw.trim().toLowerCase();
   if (!LOG_LEVELS.includes(value)) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
@@ -120,6 +139,10 @@ export const DEFAULTS = Object.freeze({
   LOGIN_FAILURE_WINDOW_SECONDS: '900', // 15 minutes
   SCRYPT_LOG2_N: '15', // N = 32768, r = 8, p = 1: 32 MiB and some tens of ms a hash
   TRUST_PROXY: 'false',
+  EXIT_KEY_MINUTES: '30', // exit key after an overstay
+  PAYMENT_RETURN_SCHEMES: 'parkbench-app', // comma-separated app schemes for return_url
+  BOX_LOGS_MAX_BATCH: '1000', // box logs per request
+  FORWARDING_MAX_AGE_HOURS: '72', // then a forwarded box log is dead
 });
 
 export type ConfigVariable = keyof typeof DEFAULTS;
@@ -141,6 +164,10 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   loginFailureWindowSeconds: { key: 'loginFailureWindowSeconds', env: 'LOGIN_FAILURE_WINDOW_SECONDS', parse: integer(1, 86_400) },
   scryptLog2N: { key: 'scryptLog2N', env: 'SCRYPT_LOG2_N', parse: integer(10, 20) },
   trustProxy: { key: 'trustProxy', env: 'TRUST_PROXY', parse: boolean },
+  exitKeyMinutes: { key: 'exitKeyMinutes', env: 'EXIT_KEY_MINUTES', parse: integer(1, 1440) },
+  paymentReturnSchemes: { key: 'paymentReturnSchemes', env: 'PAYMENT_RETURN_SCHEMES', parse: schemeList },
+  boxLogsMaxBatch: { key: 'boxLogsMaxBatch', env: 'BOX_LOGS_MAX_BATCH', parse: integer(1, 100_000) },
+  forwardingMaxAgeHours: { key: 'forwardingMaxAgeHours', env: 'FORWARDING_MAX_AGE_HOURS', parse: integer(1, 8760) },
 };
 
 /** The flag of a variable: `DATABASE_PATH` -> `database-path`. */

@@ -1,14 +1,22 @@
 // What routes need, built once per app and passed in (no globals): the
-// configuration, the clock, repositories over the app's database, and the
-// failed-login limiter.
+// configuration, the clock, repositories over the app's database, the
+// failed-login limiter, the bearer cache and the payment provider.
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
 import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
+import type { PaymentProvider } from './payments/provider.js';
+import { SandboxProvider } from './payments/sandbox.js';
+import { BoxRepository } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
+import { ParkingRepository } from './repositories/parkings.js';
+import { PaymentRepository } from './repositories/payments.js';
+import { SessionRepository } from './repositories/sessions.js';
+import { SmartKeyRepository } from './repositories/smart-keys.js';
 import { TokenRepository } from './repositories/tokens.js';
 import { UserRepository } from './repositories/users.js';
+import { onPaymentOutcome } from './sessions/service.js';
 
 export interface AppContext {
   config: ApiConfig;
@@ -17,6 +25,12 @@ export interface AppContext {
   clientApps: ClientAppRepository;
   users: UserRepository;
   tokens: TokenRepository;
+  parkings: ParkingRepository;
+  boxes: BoxRepository;
+  sessions: SessionRepository;
+  smartKeys: SmartKeyRepository;
+  payments: PaymentRepository;
+  paymentProvider: PaymentProvider;
   loginLimiter: LoginLimiter;
   bearerCache: BearerCache;
 }
@@ -25,13 +39,34 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db): AppConte
   const tokens = new TokenRepository(db);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
-  return {
+  const parkings = new ParkingRepository(db);
+  const sessions = new SessionRepository(db);
+  const payments = new PaymentRepository(db);
+  const ctx: AppContext = {
     config,
     clock,
     db,
     clientApps: new ClientAppRepository(db),
     users: new UserRepository(db),
     tokens,
+    parkings,
+    boxes: new BoxRepository(db),
+    sessions,
+    smartKeys: new SmartKeyRepository(db),
+    payments,
+    paymentProvider: new SandboxProvider({
+      db,
+      payments,
+      clock,
+      publicUrl: config.publicUrl,
+      returnSchemes: config.paymentReturnSchemes,
+      parkingNameOf: (sessionId) => {
+        const session = sessions.findById(sessionId);
+        return (session && parkings.findById(session.parking_id)?.name) ?? 'Parking';
+      },
+      // The provider reports outcomes; the session service decides what they change.
+      onOutcome: (payment) => onPaymentOutcome(ctx, payment),
+    }),
     bearerCache,
     loginLimiter: new LoginLimiter(
       {
@@ -42,4 +77,5 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db): AppConte
       clock,
     ),
   };
+  return ctx;
 }

@@ -10,10 +10,14 @@ export const API_ERRORS = {
   unauthorized: { status: 401, message: 'An access token is required: send Authorization: Bearer <token>.' },
   invalid_token: { status: 401, message: 'The access token is malformed, unknown, revoked or expired.' },
   invalid_client: { status: 401, message: 'Unknown client application or wrong client secret.' },
+  missing_parameter: { status: 400, message: 'A required parameter is missing; details name it.' },
   not_found: { status: 404, message: 'No such route.' },
+  resource_not_found: { status: 404, message: 'No such resource; details name the id.' },
   body_too_large: { status: 413, message: 'The request body is larger than the limit.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
   validation_failed: { status: 422, message: 'The request has invalid fields; see details.' },
+  session_refused: { status: 422, message: 'The parking session cannot be created; see details.' },
+  session_finished: { status: 422, message: 'The parking session is already finished or finalized.' },
   internal_error: { status: 500, message: 'Internal error.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

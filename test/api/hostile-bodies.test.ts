@@ -2,7 +2,8 @@
 // nulls) to every route: never a 500, always the route's error body.
 import test from 'ava';
 import fc from 'fast-check';
-import { testApp } from '../helpers/api-app.js';
+import { loggedIn, testApp } from '../helpers/api-app.js';
+import { seedParking } from '../helpers/parking.js';
 
 const leaf = fc.oneof(
   fc.constant(null),
@@ -64,7 +65,52 @@ test('generated user fields with a valid client: 201 or 422, never 500', async (
   await fc.assert(
     fc.asyncProperty(user, async (fields) => {
       const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...app.client } });
-      return [201, 422, 413].includes(response.statusCode);
+      // 400: a "__proto__" key anywhere is refused as prototype poisoning.
+      return [201, 400, 422, 413].includes(response.statusCode);
+    }),
+    { numRuns: 200 },
+  );
+  t.pass();
+});
+
+test('generated session bodies with a valid token: 201, 400, 404, 413 or 422, never 500', async (t) => {
+  const app = await testApp(t);
+  const tokens = await loggedIn(app);
+  const parking = seedParking(app);
+  const sessionBody = fc.oneof(
+    value,
+    fc.record({ parking_session: value }),
+    fc.record({ parking_session: fc.record({ secured_parking_id: fc.oneof(value, fc.constant(parking.id), fc.integer()) }) }),
+  );
+  await fc.assert(
+    fc.asyncProperty(sessionBody, async (payload) => {
+      const response = await app.app.inject({
+        method: 'POST',
+        url: '/api/car_driver/parking_sessions',
+        payload: JSON.stringify(payload) ?? 'null',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.access_token}` },
+      });
+      // A created session is finished at once so the next run may create one too.
+      if (response.statusCode === 201) app.app.db.prepare("UPDATE parking_sessions SET state = 'finished'").run();
+      const parsed = response.json<Record<string, unknown>>();
+      return [201, 400, 404, 413, 422].includes(response.statusCode) && (response.statusCode === 201 || typeof parsed.error === 'string');
+    }),
+    { numRuns: 300 },
+  );
+  t.pass();
+});
+
+test('generated forms to the payment page: never a 500, always HTML', async (t) => {
+  const app = await testApp(t);
+  await fc.assert(
+    fc.asyncProperty(fc.dictionary(fc.constantFrom('action', 'card_number', 'expiry', 'return_url', 'x'), fc.string({ unit: 'binary', maxLength: 50 })), fc.string({ maxLength: 40 }), async (form, token) => {
+      const response = await app.app.inject({
+        method: 'POST',
+        url: `/pay/${encodeURIComponent(token)}`,
+        payload: new URLSearchParams(form).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      return response.statusCode < 500 && /text\/html/.test(String(response.headers['content-type']));
     }),
     { numRuns: 200 },
   );

@@ -1,0 +1,33 @@
+// What a payment provider does for the API, so that a real provider (test
+// mode only, spec 1) can sit beside the built-in sandbox: create a payment
+// and give the phone a URL to continue it, serve that page, and take the
+// provider's callback with the outcome.
+import type { PaymentPurpose, PaymentRow } from '../repositories/payments.js';
+
+export interface PaymentRequest {
+  sessionId: number;
+  purpose: PaymentPurpose;
+  amountMinor: number;
+  currency: string;
+}
+
+/** An HTML page and its status, as the pay routes send it. */
+export interface PageResult {
+  status: number;
+  html: string;
+}
+
+export interface PaymentProvider {
+  readonly name: string;
+  /** Stores a pending payment (inside the caller's transaction). */
+  createPayment(request: PaymentRequest): PaymentRow;
+  /** Where the phone continues the payment: an absolute URL (pay_url). */
+  payUrl(payment: PaymentRow): string;
+  /** GET pay_url. `returnUrl` is the app's raw `?return_url=`, unchecked. */
+  page(token: string, returnUrl: unknown): PageResult;
+  /** The provider's callback; for the sandbox its own form's POST. */
+  callback(token: string, form: Readonly<Record<string, unknown>>): PageResult;
+}
+
+/** Called inside the transaction that records a payment's new state. */
+export type PaymentOutcomeListener = (payment: PaymentRow) => void;

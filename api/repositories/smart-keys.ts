@@ -1,0 +1,84 @@
+// Smart keys (spec 2.6): the sealed ACCESS command is stored so every GET
+// returns the same bytes.
+import type { Db } from '../db/open.js';
+
+export type KeyPurpose = 'session' | 'exit';
+
+export interface SmartKeyRow {
+  id: number;
+  user_id: number;
+  parking_id: number;
+  session_id: number | null;
+  type: string;
+  description: string | null;
+  purpose: KeyPurpose;
+  access_command: Buffer;
+  /** JSON array of module ids. */
+  module_ids: string;
+  start_time: number;
+  end_time: number;
+}
+
+export interface NewSmartKey {
+  userId: number;
+  parkingId: number;
+  sessionId: number;
+  description: string;
+  purpose: KeyPurpose;
+  moduleIds: readonly number[];
+  startTime: number;
+  endTime: number;
+}
+
+export class SmartKeyRepository {
+  private readonly byId;
+  private readonly ofUser;
+  private readonly latestOfSession;
+  private readonly insertRow;
+  private readonly commandUpdate;
+
+  constructor(db: Db) {
+    const columns = 'id, user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time';
+    this.byId = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE id = ?`);
+    this.ofUser = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE user_id = ? ORDER BY id`);
+    this.latestOfSession = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE session_id = ? ORDER BY id DESC LIMIT 1`);
+    this.insertRow = db.prepare<[number, number, number, string, KeyPurpose, string, number, number, number]>(
+      `INSERT INTO smart_keys (user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, created_at)
+       VALUES (?, ?, ?, 'session_access', ?, ?, x'', ?, ?, ?, ?)`,
+    );
+    this.commandUpdate = db.prepare<[Buffer, number]>('UPDATE smart_keys SET access_command = ? WHERE id = ?');
+  }
+
+  findById(id: number): SmartKeyRow | undefined {
+    return this.byId.get(id);
+  }
+
+  listOfUser(userId: number): SmartKeyRow[] {
+    return this.ofUser.all(userId);
+  }
+
+  latestOf(sessionId: number): SmartKeyRow | undefined {
+    return this.latestOfSession.get(sessionId);
+  }
+
+  /** Inserts a key without its command (the command seals the key's id, so
+   * it is known only now); call setCommand in the same transaction. */
+  insert(key: NewSmartKey, nowMs: number): number {
+    const result = this.insertRow.run(
+      key.userId,
+      key.parkingId,
+      key.sessionId,
+      key.description,
+      key.purpose,
+      JSON.stringify(key.moduleIds),
+      key.startTime,
+      key.endTime,
+      nowMs,
+    );
+    return Number(result.lastInsertRowid);
+  }
+
+  setCommand(id: number, command: Buffer): void {
+    this.commandUpdate.run(command, id);
+  }
+}

@@ -1,0 +1,99 @@
+// POST /api/car_driver/parking_sessions (spec 4.4), GET .../current and
+// PUT .../:id/finalize. Authentication runs first (onRequest), so a request
+// without a valid token is 401 whatever its body.
+import type { FastifyInstance } from 'fastify';
+import { bearerAuth } from '../auth/bearer.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { formatMinorUnits } from '../repositories/parkings.js';
+import { errorResponses } from '../schemas.js';
+import { finalizeResponseSchema } from '../sessions/schemas.js';
+import { createSession, finalizeSession } from '../sessions/service.js';
+import { sessionResponseBody } from '../sessions/view.js';
+
+/** The spec's 400 (a parameter missing) and 422 (of the wrong type) differ,
+ * so the body is checked here rather than by a schema (which would make both
+ * a 422). Returns the parking id. */
+function parkingIdOf(body: unknown): number {
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+  const fields = isObject(body) ? body.parking_session : undefined;
+  if (fields === undefined || fields === null) throw new ApiError('missing_parameter', undefined, [{ path: 'parking_session', message: 'is required' }]);
+  if (!isObject(fields)) throw new ApiError('validation_failed', undefined, [{ path: 'parking_session', message: 'must be of type object' }]);
+  const id = fields.secured_parking_id;
+  if (id === undefined || id === null) throw new ApiError('missing_parameter', undefined, [{ path: 'parking_session.secured_parking_id', message: 'is required' }]);
+  if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new ApiError('validation_failed', undefined, [{ path: 'parking_session.secured_parking_id', message: 'must be of type integer' }]);
+  return id;
+}
+
+const CREATE_DESCRIPTION = [
+  'Body: `{"parking_session": {"secured_parking_id": <int>}}`; unknown fields are ignored.',
+  '400 missing_parameter when parking_session or secured_parking_id is missing (or null); 422 validation_failed when of the wrong type;',
+  '404 resource_not_found for an unknown parking; 422 session_refused (parking inactive, without boxes, or the driver already has an open session).',
+].join(' ');
+
+function requireUser(request: { user: { id: number } | null }): number {
+  if (!request.user) throw new ApiError('unauthorized');
+  return request.user.id;
+}
+
+export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const authenticate = bearerAuth(ctx);
+
+  app.post(
+    '/api/car_driver/parking_sessions',
+    {
+      schema: {
+        tags: ['parking sessions'],
+        summary: 'Create a pay-per-use parking session with payment (spec 4.4, V1)',
+        description: CREATE_DESCRIPTION,
+        security: [{ bearer: [] }],
+        response: { 201: { $ref: 'SessionResponse#' }, ...errorResponses(400, 401, 404, 413, 415, 422) },
+      },
+      onRequest: authenticate,
+    },
+    async (request, reply) => {
+      const userId = requireUser(request);
+      const session = createSession(ctx, userId, parkingIdOf(request.body));
+      return reply.status(201).header('Location', '/api/car_driver/parking_sessions/current').send(sessionResponseBody(ctx, session));
+    },
+  );
+
+  app.get(
+    '/api/car_driver/parking_sessions/current',
+    {
+      schema: {
+        tags: ['parking sessions'],
+        summary: 'The driver\'s open session (entering, active or exiting), as the creation response',
+        security: [{ bearer: [] }],
+        response: { 200: { $ref: 'SessionResponse#' }, ...errorResponses(401, 404) },
+      },
+      onRequest: authenticate,
+    },
+    (request) => {
+      const session = ctx.sessions.findOpenOfUser(requireUser(request));
+      if (!session) throw new ApiError('resource_not_found', 'The driver has no open parking session.', [{ path: 'parking_session', message: 'none open' }]);
+      return sessionResponseBody(ctx, session);
+    },
+  );
+
+  app.put<{ Params: { id: string } }>(
+    '/api/car_driver/parking_sessions/:id/finalize',
+    {
+      schema: {
+        tags: ['parking sessions'],
+        summary: 'End the session now: final amount for the minutes used; past the window, the extra due and an exit key',
+        security: [{ bearer: [] }],
+        params: { type: 'object', properties: { id: { type: 'string', description: 'The session id; anything else is 404.' } } },
+        response: { 200: finalizeResponseSchema, ...errorResponses(401, 404, 422) },
+      },
+      onRequest: authenticate,
+    },
+    (request) => {
+      const userId = requireUser(request);
+      const raw = request.params.id;
+      if (!/^[0-9]{1,15}$/.test(raw)) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${raw.slice(0, 40)} of this driver` }]);
+      const { session, extraMinor } = finalizeSession(ctx, userId, Number(raw));
+      return { ...sessionResponseBody(ctx, session), extra_amount: formatMinorUnits(extraMinor) };
+    },
+  );
+}

@@ -1,0 +1,57 @@
+// GET /pay/:token (the pay_url of spec 4.4, opened in the phone's web view)
+// and POST /pay/:token (the sandbox form's callback). HTML in, HTML out, in
+// their own scope: forms are parsed here, and even a malformed request gets
+// a page, never a JSON error or a 500.
+import formbody from '@fastify/formbody';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { AppContext } from '../context.js';
+import { renderPage } from '../payments/page.js';
+import type { PageResult } from '../payments/provider.js';
+
+/** No scripts, no external anything; the token in the URL never leaks by Referer. */
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+};
+
+function send(reply: FastifyReply, page: PageResult): FastifyReply {
+  return reply.status(page.status).headers(PAGE_HEADERS).send(page.html);
+}
+
+const tokenParams = { type: 'object', properties: { token: { type: 'string' } } } as const;
+
+export async function payRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  await app.register(formbody, { bodyLimit: 16_384 });
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'unhandled error on a payment page');
+    void send(reply, { status, html: renderPage({ title: 'Payment', message: status === 500 ? 'Something went wrong. Try again.' : 'The request could not be read. Go back and try again.', form: false }) });
+  });
+
+  app.get<{ Params: { token: string }; Querystring: Record<string, unknown> }>(
+    '/pay/:token',
+    { schema: { tags: ['payment'], summary: 'The sandbox payment page (HTML)', params: tokenParams, produces: ['text/html'] } },
+    (request, reply) => send(reply, ctx.paymentProvider.page(request.params.token, request.query.return_url)),
+  );
+
+  app.post<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>(
+    '/pay/:token',
+    {
+      schema: {
+        tags: ['payment'],
+        summary: 'The sandbox payment form: action=pay (card_number, expiry MM/YY) or action=decline (HTML)',
+        consumes: ['application/x-www-form-urlencoded'],
+        params: tokenParams,
+        produces: ['text/html'],
+      },
+    },
+    (request, reply) => {
+      const body = request.body;
+      const form = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
+      return send(reply, ctx.paymentProvider.callback(request.params.token, form));
+    },
+  );
+}

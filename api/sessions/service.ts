@@ -1,0 +1,138 @@
+// Parking sessions apart from HTTP: creation (one open session per driver),
+// finalize, and what a payment outcome changes. The state machine:
+//
+//   entering --verified OK at an entrance box--> active
+//   entering | active --verified OK at an exit box, or finalize--> exiting
+//   exiting --every payment of the session paid--> finished
+//
+// Ending a session (finalize or a verified exit) fixes end_time and the final
+// amount (the minutes used); past the window the driver owes the difference
+// as a second payment, and finalize also gives an exit key for
+// EXIT_KEY_MINUTES so nobody is locked in.
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import type { PaymentRow } from '../repositories/payments.js';
+import type { SessionRow } from '../repositories/sessions.js';
+import { usedAmount, windowAmount } from './pricing.js';
+import { mintSmartKey } from './smart-keys.js';
+
+const PARKING_ID_PATH = 'parking_session.secured_parking_id';
+
+function refused(message: string): ApiError {
+  return new ApiError('session_refused', undefined, [{ path: PARKING_ID_PATH, message }]);
+}
+
+function openSessionRefusal(ctx: AppContext, userId: number): ApiError {
+  const open = ctx.sessions.findOpenOfUser(userId);
+  return refused(`the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`);
+}
+
+/** Creates an `entering` session with its smart key and payment, atomically. */
+export function createSession(ctx: AppContext, userId: number, parkingId: number): SessionRow {
+  const parking = ctx.parkings.findById(parkingId);
+  if (!parking) throw new ApiError('resource_not_found', undefined, [{ path: PARKING_ID_PATH, message: `no secured parking with id ${parkingId}` }]);
+  const boxes = ctx.boxes.listOfParking(parking.id);
+  const details = [];
+  if (parking.is_active !== 1) details.push({ path: PARKING_ID_PATH, message: 'the secured parking is not active' });
+  if (boxes.length === 0) details.push({ path: PARKING_ID_PATH, message: 'the secured parking has no boxes yet' });
+  if (ctx.sessions.findOpenOfUser(userId)) details.push(openSessionRefusal(ctx, userId).details[0] ?? { path: PARKING_ID_PATH, message: 'open session' });
+  if (details.length > 0) throw new ApiError('session_refused', undefined, details);
+
+  return ctx.db.transaction(() => {
+    const now = ctx.clock.now();
+    // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
+    const startTime = Math.floor(now / 1000) * 1000;
+    const endTime = startTime + parking.max_duration_minutes * 60_000;
+    const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
+    const id = ctx.sessions.insert({ userId, parkingId: parking.id, startTime, endTime, tries: parking.tries, amountMinor, currency: parking.currency }, now);
+    // The unique index caught a concurrent creation (another process, say).
+    if (id === undefined) throw openSessionRefusal(ctx, userId);
+    mintSmartKey(ctx, {
+      userId,
+      parking,
+      sessionId: id,
+      purpose: 'session',
+      description: `Parking session ${id}: entry and exit`,
+      boxes,
+      startTime,
+      endTime,
+      maxEntries: parking.tries,
+      maxExits: parking.tries,
+    });
+    ctx.paymentProvider.createPayment({ sessionId: id, purpose: 'session', amountMinor, currency: parking.currency });
+    return mustFind(ctx, id);
+  })();
+}
+
+function mustFind(ctx: AppContext, id: number): SessionRow {
+  const session = ctx.sessions.findById(id);
+  if (!session) throw new Error(`session ${id} vanished`);
+  return session;
+}
+
+function allPaid(payments: readonly PaymentRow[]): boolean {
+  return payments.every((payment) => payment.state === 'paid');
+}
+
+export interface EndResult {
+  session: SessionRow;
+  /** What the driver owes beyond the payments made so far, minor units. */
+  extraMinor: number;
+}
+
+/**
+ * Ends an open session at `endMs` (inside the caller's transaction): final
+ * amount for the minutes used; an overstay payment for what the payments so
+ * far do not cover; with `exitKey`, a key to leave by during EXIT_KEY_MINUTES
+ * when the window has passed (finalize: the driver may still be inside).
+ */
+export function endSession(ctx: AppContext, session: SessionRow, endMs: number, exitKey: boolean): EndResult {
+  const parking = ctx.parkings.findById(session.parking_id);
+  if (!parking) throw new Error(`session ${session.id} lacks its parking`);
+  const finalMinor = usedAmount(parking.price_per_hour_minor, endMs - session.start_time);
+  const payments = ctx.payments.listOfSession(session.id);
+  const covered = payments.reduce((sum, payment) => sum + payment.amount_minor, 0);
+  const extraMinor = Math.max(0, finalMinor - covered);
+  if (extraMinor > 0) ctx.paymentProvider.createPayment({ sessionId: session.id, purpose: 'overstay', amountMinor: extraMinor, currency: session.currency });
+
+  let exitTries = session.exit_remaining_tries;
+  if (exitKey && endMs > session.end_time) {
+    const boxes = ctx.boxes.listOfParking(parking.id);
+    const exits = boxes.filter((box) => box.direction === 'exit');
+    const startTime = Math.floor(endMs / 1000) * 1000;
+    mintSmartKey(ctx, {
+      userId: session.user_id,
+      parking,
+      sessionId: session.id,
+      purpose: 'exit',
+      description: `Exit key of parking session ${session.id} (past its window; valid ${ctx.config.exitKeyMinutes} minutes)`,
+      boxes: exits.length > 0 ? exits : boxes,
+      startTime,
+      endTime: startTime + ctx.config.exitKeyMinutes * 60_000,
+      maxEntries: 0,
+      maxExits: parking.tries,
+    });
+    exitTries = parking.tries; // a fresh key, fresh tries
+  }
+  const state = allPaid(ctx.payments.listOfSession(session.id)) ? 'finished' : 'exiting';
+  ctx.sessions.end(session.id, state, endMs, finalMinor, exitTries, ctx.clock.now());
+  return { session: mustFind(ctx, session.id), extraMinor };
+}
+
+/** PUT .../finalize: 404 for an unknown or another driver's session, 422 once ended. */
+export function finalizeSession(ctx: AppContext, userId: number, sessionId: number): EndResult {
+  return ctx.db.transaction(() => {
+    const session = ctx.sessions.findById(sessionId);
+    if (!session || session.user_id !== userId) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${sessionId} of this driver` }]);
+    if (session.state === 'finished') throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session is already finished' }]);
+    if (session.ended_at !== null) throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session was already finalized (or the driver exited); it finishes once paid' }]);
+    return endSession(ctx, session, ctx.clock.now(), true);
+  })();
+}
+
+/** A payment's new state (inside its transaction): an ended session whose
+ * payments are all paid is finished. */
+export function onPaymentOutcome(ctx: AppContext, payment: PaymentRow): void {
+  const session = ctx.sessions.findById(payment.session_id);
+  if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id))) ctx.sessions.setState(session.id, 'finished');
+}
