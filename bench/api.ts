@@ -2,7 +2,9 @@
 // next to a baseline measured in the same run (the machine may be shared).
 // Part 1: token issuance (password grant; scrypt of the password dominates on purpose) and
 // an authenticated no-op route against a bare route with the same response.
-// Later parts add cases to CASES.
+// Part 2: session creation (each request by a new driver) at a fixed 200
+// requests per second and at the maximum rate, against a bare route
+// answering the same JSON. Later parts add cases to CASES.
 //
 // The server runs in a child process (this file with --serve), so that the
 // load generator does not share its event loop.
@@ -20,6 +22,7 @@ import { hashIssuedSecret, hashSecret } from '../api/auth/secrets.js';
 import { configWith } from '../api/config.js';
 import { ClientAppRepository } from '../api/repositories/client-apps.js';
 import { UserRepository } from '../api/repositories/users.js';
+import { seedDrivers, seedParking } from './support/api-seed.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -32,6 +35,19 @@ interface Fixture {
   client: { client_app_id: string; client_secret: string };
   driver: { email: string; password: string };
   accessToken: string;
+  parkingId: number;
+  /** One token per driver who has no session yet: session creation takes the next. */
+  sessionTokens: string[];
+}
+
+/** Drivers seeded for session creation (every request takes a new one). */
+const SESSION_DRIVERS = Number(process.env.BENCH_SESSION_DRIVERS ?? 40_000);
+/** The fixed rate of the session latency case, requests per second. */
+const SESSION_RATE = 200;
+let nextSessionToken = 0;
+
+function sessionBody(fixture: Fixture): string {
+  return JSON.stringify({ parking_session: { secured_parking_id: fixture.parkingId } });
 }
 
 interface Case {
@@ -59,6 +75,26 @@ const CASES: Record<string, Case> = {
     name: 'GET /api/car_driver/me (bearer)',
     request: (f) => ({ path: '/api/car_driver/me', headers: { authorization: `Bearer ${f.accessToken}` } }),
   },
+  sessionBare: {
+    name: 'POST bare route (same body and JSON, no work)',
+    request: (f) => ({ path: '/bench/bare-session', method: 'POST', headers: { 'content-type': 'application/json' }, body: sessionBody(f) }),
+  },
+  session: {
+    name: 'POST /api/car_driver/parking_sessions (new driver each)',
+    request: (f) => ({
+      path: '/api/car_driver/parking_sessions',
+      requests: [
+        {
+          method: 'POST',
+          path: '/api/car_driver/parking_sessions',
+          setupRequest: (request) => {
+            const token = f.sessionTokens[nextSessionToken++ % f.sessionTokens.length] ?? '';
+            return { ...request, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: sessionBody(f) };
+          },
+        },
+      ],
+    }),
+  },
   token: {
     name: 'POST /api/oauth/token (password)',
     connections: 8,
@@ -80,6 +116,13 @@ async function serve(logLevel: string): Promise<void> {
   // The baseline: a route on the same server (same hooks, same serializer)
   // answering the same JSON without authentication.
   app.get('/bench/bare', { schema: { response: { 200: { $ref: 'User#' } } } }, () => BENCH_USER);
+  // The session baseline: the same JSON body parsed, the same response JSON
+  // (a canned session) serialized by the same schema, nothing else.
+  const canned: { session?: unknown } = {};
+  app.post('/bench/bare-session', { schema: { response: { 201: { $ref: 'SessionResponse#' } } } }, (request, reply) => {
+    void (request.body as { parking_session?: unknown }).parking_session;
+    return reply.status(201).send(canned.session);
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const client = { client_app_id: 'bench-client', client_secret: 'bench-secret' };
   const driver = { email: BENCH_USER.email, password: 'bench password' };
@@ -95,7 +138,17 @@ async function serve(logLevel: string): Promise<void> {
   });
   if (response.status !== 200) throw new Error(`bench login failed: ${await response.text()}`);
   const { access_token: accessToken } = (await response.json()) as { access_token: string };
-  const fixture: Fixture = { base: address, scryptLog2N: config.scryptLog2N, client, driver, accessToken };
+  const parking = seedParking(app.ctx, 7_000_000);
+  const clientRow = new ClientAppRepository(app.db).findByClientAppId(client.client_app_id);
+  const sessionTokens = seedDrivers(app.ctx, clientRow?.id ?? 1, SESSION_DRIVERS, 'session').map(([, token]) => token);
+  const sample = await fetch(`${address}/api/car_driver/parking_sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` },
+    body: JSON.stringify({ parking_session: { secured_parking_id: parking.id } }),
+  });
+  if (sample.status !== 201) throw new Error(`bench session failed: ${await sample.text()}`);
+  canned.session = await sample.json();
+  const fixture: Fixture = { base: address, scryptLog2N: config.scryptLog2N, client, driver, accessToken, parkingId: parking.id, sessionTokens };
   process.send?.(fixture);
   // The parent asks for CPU time around each case: server CPU per request is
   // steadier than throughput on a shared machine.
@@ -132,17 +185,18 @@ async function startServer(logLevel: string): Promise<{ fixture: Fixture; child:
   return { fixture, child };
 }
 
-async function run(fixture: Fixture, child: ChildProcess, key: string): Promise<Figures> {
+async function run(fixture: Fixture, child: ChildProcess, key: string, overallRate?: number): Promise<Figures> {
   const spec = CASES[key];
   if (!spec) throw new Error(`no case ${key}`);
-  const connections = spec.connections ?? CONNECTIONS;
+  // At a fixed rate a few connections suffice; more would only wait.
+  const connections = overallRate === undefined ? (spec.connections ?? CONNECTIONS) : 10;
   const { path, ...options } = spec.request(fixture);
   const cpuBefore = await serverCpuMicros(child);
-  const result = await autocannon({ ...options, url: `${fixture.base}${path}`, connections, duration: SECONDS });
+  const result = await autocannon({ ...options, url: `${fixture.base}${path}`, connections, duration: SECONDS, ...(overallRate === undefined ? {} : { overallRate }) });
   const cpu = (await serverCpuMicros(child)) - cpuBefore;
   return {
     cpuPerRequest: cpu / Math.max(result.requests.total, 1),
-    name: spec.name,
+    name: overallRate === undefined ? spec.name : `${spec.name} at ${overallRate} req/s`,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -199,6 +253,22 @@ function printAuthCost(bare: Figures, me: Figures): void {
   console.log(`bearer auth: +${(me.cpuPerRequest - bare.cpuPerRequest).toFixed(1)} µs of server CPU a request (+${(cpuCost * 100).toFixed(1)}%), the steadier figure on a shared machine`);
 }
 
+/** Session creation at SESSION_RATE and at the maximum rate, each after its bare baseline. */
+async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<void> {
+  console.log(`session creation (each request by a new driver of ${fixture.sessionTokens.length.toLocaleString('en')}), server without request logs:\n`);
+  const bareFixed = await run(fixture, child, 'sessionBare', SESSION_RATE);
+  const fixed = await run(fixture, child, 'session', SESSION_RATE);
+  const bareMax = await run(fixture, child, 'sessionBare');
+  const max = await run(fixture, child, 'session');
+  print([bareFixed, fixed, bareMax, max]);
+  console.log('');
+  const verdict = fixed.p99 < 20 ? 'MET' : 'NOT MET';
+  console.log(`session creation at ${SESSION_RATE} req/s: p50 ${fixed.p50.toFixed(1)} ms, p99 ${fixed.p99.toFixed(1)} ms (target p99 under 20 ms: ${verdict}); bare route p99 ${bareFixed.p99.toFixed(1)} ms`);
+  console.log(`session creation at the maximum rate: ${max.rps.toFixed(0)} req/s, ${(max.rps / bareMax.rps).toFixed(3)} of the bare route's ${bareMax.rps.toFixed(0)} req/s (p99 ${max.p99.toFixed(1)} ms)`);
+  if (nextSessionToken > fixture.sessionTokens.length) console.log(`warning: ${nextSessionToken} requests for ${fixture.sessionTokens.length} drivers: the later ones were 422 (set BENCH_SESSION_DRIVERS)`);
+  console.log('');
+}
+
 async function main(): Promise<void> {
   console.log(`parkbench API benchmark: autocannon -c ${CONNECTIONS}, ${SECONDS} s a case, ${ROUNDS} rounds of bare/auth, 127.0.0.1, node ${process.version}\n`);
 
@@ -215,6 +285,7 @@ async function main(): Promise<void> {
     console.log('');
     printAuthCost(bare, me);
     console.log(`token issuance: ${token.rps.toFixed(1)} tokens/s with ${CASES.token?.connections ?? CONNECTIONS} connections (p50 ${token.p50.toFixed(0)} ms)\n`);
+    await compareSessions(quiet.fixture, quiet.child);
   } finally {
     quiet.child.disconnect();
   }
