@@ -8,6 +8,7 @@ import { createContext, type AppContext } from './context.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
+import { boxLogRoutes } from './routes/box-logs.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
@@ -35,6 +36,9 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Version shown in the OpenAPI document. */
   version?: string;
+  /** Start the forwarding worker (default true); tests drive it with
+   * `app.ctx.forwarding.runOnce()` or start it on a fake clock. */
+  startForwarding?: boolean;
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
@@ -54,8 +58,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return503OnClosing: true,
   });
   await app.register(databasePlugin, { path: config.databasePath });
-  const ctx = createContext(config, options.clock ?? systemClock, app.db);
+  const ctx = createContext(config, options.clock ?? systemClock, app.db, app.log.child({ component: 'api:forwarding' }));
   app.decorate('ctx', ctx);
+  // Stopped before the database closes (onClose); a delivery cut short stays pending.
+  app.addHook('preClose', async () => {
+    await ctx.forwarding.stop();
+  });
 
   // Only JSON (and, on the OAuth endpoints, forms): text/plain gets 415.
   app.removeContentTypeParser('text/plain');
@@ -80,5 +88,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   smartKeyRoutes(app, ctx);
   await app.register((scope) => oauthRoutes(scope, ctx));
   await app.register((scope) => payRoutes(scope, ctx));
+  boxLogRoutes(app, ctx);
+  if (options.startForwarding !== false) {
+    app.addHook('onReady', (done) => {
+      ctx.forwarding.start();
+      done();
+    });
+  }
   return app;
 }

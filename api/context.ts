@@ -1,6 +1,7 @@
 // What routes need, built once per app and passed in (no globals): the
 // configuration, the clock, repositories over the app's database, the
-// failed-login limiter, the bearer cache and the payment provider.
+// failed-login limiter, the bearer cache, the payment provider, and the
+// forwarding worker (started by buildApp).
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
@@ -8,6 +9,9 @@ import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import type { PaymentProvider } from './payments/provider.js';
 import { SandboxProvider } from './payments/sandbox.js';
+import { ForwardingWorker, type ForwardingLogger } from './forwarding/worker.js';
+import { OutboxRepository } from './forwarding/outbox.js';
+import { BoxLogRepository } from './repositories/box-logs.js';
 import { BoxRepository } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
 import { ParkingRepository } from './repositories/parkings.js';
@@ -31,17 +35,21 @@ export interface AppContext {
   smartKeys: SmartKeyRepository;
   payments: PaymentRepository;
   paymentProvider: PaymentProvider;
+  boxLogs: BoxLogRepository;
+  outbox: OutboxRepository;
+  forwarding: ForwardingWorker;
   loginLimiter: LoginLimiter;
   bearerCache: BearerCache;
 }
 
-export function createContext(config: ApiConfig, clock: Clock, db: Db): AppContext {
+export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: ForwardingLogger): AppContext {
   const tokens = new TokenRepository(db);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
   const parkings = new ParkingRepository(db);
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
+  const outbox = new OutboxRepository(db);
   const ctx: AppContext = {
     config,
     clock,
@@ -67,6 +75,9 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db): AppConte
       // The provider reports outcomes; the session service decides what they change.
       onOutcome: (payment) => onPaymentOutcome(ctx, payment),
     }),
+    boxLogs: new BoxLogRepository(db),
+    outbox,
+    forwarding: new ForwardingWorker({ clock, outbox, parkings, maxAgeMs: config.forwardingMaxAgeHours * 3_600_000, ...(log ? { log } : {}) }),
     bearerCache,
     loginLimiter: new LoginLimiter(
       {

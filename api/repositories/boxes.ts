@@ -40,6 +40,9 @@ export class BoxRepository {
   private readonly countOfParking;
   private readonly insertRow;
   private readonly passwordUpdate;
+  private readonly observationUpdate;
+  private readonly controlUpdate;
+  private readonly learnedOf;
 
   constructor(db: Db) {
     this.byModule = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE module_id = ?');
@@ -51,6 +54,18 @@ export class BoxRepository {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.passwordUpdate = db.prepare<[string, number]>('UPDATE boxes SET mqtt_password_hash = ? WHERE module_id = ?');
+    this.observationUpdate = db.prepare<[number, number, number, number, number, number, number]>(
+      `UPDATE boxes SET last_seen_at = ?, last_box_seq = ?, last_box_time = ?, box_time_drift_seconds = ?, battery_mv = ?
+       WHERE module_id = ? AND (last_box_seq IS NULL OR last_box_seq < ?)`,
+    );
+    this.controlUpdate = db.prepare<[{ next: number; accepted: number | null; module: number }]>(
+      `UPDATE boxes SET next_control_seq = max(next_control_seq, @next),
+         last_control_seq = CASE WHEN @accepted IS NULL THEN last_control_seq ELSE max(coalesce(last_control_seq, 0), @accepted) END
+       WHERE module_id = @module`,
+    );
+    this.learnedOf = db.prepare<[number], LearnedState>(
+      'SELECT last_seen_at, last_box_seq, last_box_time, box_time_drift_seconds, battery_mv, last_control_seq, next_control_seq FROM boxes WHERE module_id = ?',
+    );
   }
 
   findByModuleId(moduleId: number): BoxRow | undefined {
@@ -86,4 +101,52 @@ export class BoxRepository {
   setMqttPasswordHash(moduleId: number, hash: string): void {
     this.passwordUpdate.run(hash, moduleId);
   }
+
+  /** What a verified response tells about its box; ignored when an answer
+   * with a later box_seq was already seen (offline logs arrive late). */
+  noteObservation(observation: BoxObservation): void {
+    this.observationUpdate.run(
+      observation.seenAt,
+      observation.boxSeq,
+      observation.boxTime,
+      observation.driftSeconds,
+      observation.batteryMv,
+      observation.moduleId,
+      observation.boxSeq,
+    );
+  }
+
+  /** PROTOCOL.md: the service moves next_control_seq past any control
+   * sequence echoed in a response; `accepted` (status OK) also records it as
+   * the box's last accepted one. */
+  noteControlSequence(moduleId: number, sequence: number, accepted: boolean): void {
+    this.controlUpdate.run({ next: sequence + 1, accepted: accepted ? sequence : null, module: moduleId });
+  }
+
+  /** What the service learned of a box (null before any verified response). */
+  learned(moduleId: number): LearnedState | undefined {
+    return this.learnedOf.get(moduleId);
+  }
+}
+
+export interface BoxObservation {
+  moduleId: number;
+  /** When the response was produced (the log's created_at), ms. */
+  seenAt: number;
+  boxSeq: number;
+  /** Unix seconds. */
+  boxTime: number;
+  /** box_time minus the time seen, seconds. */
+  driftSeconds: number;
+  batteryMv: number;
+}
+
+export interface LearnedState {
+  last_seen_at: number | null;
+  last_box_seq: number | null;
+  last_box_time: number | null;
+  box_time_drift_seconds: number | null;
+  battery_mv: number | null;
+  last_control_seq: number | null;
+  next_control_seq: number;
 }

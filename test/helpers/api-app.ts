@@ -29,15 +29,17 @@ export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string 
   return dir;
 }
 
-export async function testApp(t: ExecutionContext, overrides: Partial<ApiConfig> = {}): Promise<TestApp> {
-  const dir = tempDir(t);
+export async function testApp(t: ExecutionContext, overrides: Partial<ApiConfig> = {}, options: { startForwarding?: boolean; dir?: string } = {}): Promise<TestApp> {
+  const dir = options.dir ?? tempDir(t);
   const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N, ...overrides });
   const clock = new FakeClock();
-  const app = await buildApp({ config, clock });
+  // The forwarding worker is driven by each test (runOnce), unless asked.
+  const app = await buildApp({ config, clock, startForwarding: options.startForwarding ?? false });
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
-  new ClientAppRepository(app.db).insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
+  const clients = new ClientAppRepository(app.db);
+  if (!clients.findByClientAppId(client.client_app_id)) clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
   return { app, ctx: app.ctx, clock, config, client, dir };
 }
 

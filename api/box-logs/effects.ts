@@ -1,0 +1,50 @@
+// What a verified response changes (issue 5): the session of its smart key
+// (entering -> active at an entrance box, the end at an exit box, the tries
+// countdown) and the control sequence of its box. Runs inside the ingestion
+// transaction; an unverified log never gets here.
+import { Direction, FrameKind, REMAINING_NOT_APPLICABLE, Status, isControlKind, type ParsedResponse } from '../../firmware-protocol/index.js';
+import type { AppContext } from '../context.js';
+import type { BoxRow } from '../repositories/boxes.js';
+import { endSession } from '../sessions/service.js';
+
+export interface Effect {
+  box: BoxRow;
+  response: ParsedResponse;
+  /** When the exchange happened (the log's created_at), ms. */
+  happenedAt: number;
+  receivedAt: number;
+}
+
+export function applyVerifiedResponse(ctx: AppContext, { box, response, happenedAt, receivedAt }: Effect): void {
+  if (isControlKind(response.kind)) {
+    // PROTOCOL.md: move next_control_seq past any echoed control sequence.
+    ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
+    return;
+  }
+  if (response.kind !== FrameKind.ACCESS) return; // a status report, or a command the box could not parse
+  const key = ctx.smartKeys.findById(response.keyId);
+  // A key minted by a test tool, or a key of another parking: no session moves.
+  if (!key || key.session_id === null || key.parking_id !== box.parking_id) return;
+  let session = ctx.sessions.findById(key.session_id);
+  if (!session) return;
+
+  // Tries: the box reports, once the frame opened and its body was whole, how
+  // many tries this key has left in its direction; the session keeps the lowest.
+  if (response.remaining !== REMAINING_NOT_APPLICABLE) {
+    const entrance = response.direction === Direction.ENTRANCE ? Math.min(session.entrance_remaining_tries, response.remaining) : session.entrance_remaining_tries;
+    const exit = response.direction === Direction.EXIT ? Math.min(session.exit_remaining_tries, response.remaining) : session.exit_remaining_tries;
+    if (entrance !== session.entrance_remaining_tries || exit !== session.exit_remaining_tries) {
+      ctx.sessions.setTries(session.id, entrance, exit);
+      session = { ...session, entrance_remaining_tries: entrance, exit_remaining_tries: exit };
+    }
+  }
+  if (response.status !== Status.OK) return;
+  if (response.direction === Direction.ENTRANCE && session.state === 'entering') {
+    ctx.sessions.setState(session.id, 'active');
+  } else if (response.direction === Direction.EXIT && (session.state === 'entering' || session.state === 'active') && session.ended_at === null) {
+    // The barrier opened to let the car out: the session ends when that
+    // happened (clamped between its start and now), priced as finalize does.
+    const endMs = Math.min(Math.max(happenedAt, session.start_time), receivedAt);
+    endSession(ctx, session, endMs, false);
+  }
+}

@@ -1,0 +1,137 @@
+// The one path a box log takes, whoever sends it (POST /api/box_logs, MQTT
+// ingestion): resolve ids -> verify -> dedupe -> insert -> session effects ->
+// forwarding outbox, all or nothing in one transaction. Validation of the raw
+// JSON is validate.ts; callers with parsed messages build BoxLogInput
+// themselves.
+//
+//   ingestBoxLogs(ctx, entries, { source: 'http', userId })  // throws ApiError 404/422
+//   ingestBoxLogs(ctx, [entry], { source: 'mqtt' })           // fo_user_id may be null
+import type { ParsedResponse } from '../../firmware-protocol/index.js';
+import type { AppContext } from '../context.js';
+import { ApiError, type ErrorDetail } from '../errors.js';
+import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
+import type { ParkingRow } from '../repositories/parkings.js';
+import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import { applyVerifiedResponse } from './effects.js';
+import type { BoxLogInput, BoxLogResult, IngestOptions } from './types.js';
+import { parseCreatedAt } from './validate.js';
+import { verifiedResponse } from './verify.js';
+
+interface Resolved {
+  box: BoxRow;
+  parking: ParkingRow;
+}
+
+/** Memoizes lookups within one batch (50 logs of one box: one query each). */
+function memo<K, V>(lookup: (key: K) => V): (key: K) => V {
+  const cache = new Map<K, V>();
+  return (key) => {
+    if (cache.has(key)) return cache.get(key) as V;
+    const value = lookup(key);
+    cache.set(key, value);
+    return value;
+  };
+}
+
+/**
+ * 404 for ids that do not exist, naming which of which element; then 422
+ * for ids that exist but do not fit (fo_user_id not the token's user, a
+ * smart key of another driver or parking, a box of another parking).
+ */
+function resolve(ctx: AppContext, entries: readonly BoxLogInput[], options: IngestOptions): Resolved[] {
+  const user = memo((id: number) => ctx.users.findById(id));
+  const key = memo((id: number): SmartKeyRow | undefined => ctx.smartKeys.findById(id));
+  const box = memo((id: number) => ctx.boxes.findByModuleId(id));
+  const parking = memo((id: number) => ctx.parkings.findById(id));
+  const missing: ErrorDetail[] = [];
+  const unfit: ErrorDetail[] = [];
+  const resolved: Resolved[] = [];
+  entries.forEach((entry, index) => {
+    const path = `box_logs[${index}].box_log`;
+    const parkingRow = parking(entry.secured_parking_id);
+    const boxRow = box(entry.equipment_id);
+    const keyRow = entry.smart_key_id === null ? null : key(entry.smart_key_id);
+    if (entry.fo_user_id !== null && !user(entry.fo_user_id)) missing.push({ path: `${path}.fo_user_id`, message: `no user with id ${entry.fo_user_id}` });
+    if (keyRow === undefined) missing.push({ path: `${path}.smart_key_id`, message: `no smart key with id ${String(entry.smart_key_id)}` });
+    if (!boxRow) missing.push({ path: `${path}.equipment_id`, message: `no box with module id ${entry.equipment_id}` });
+    if (!parkingRow) missing.push({ path: `${path}.secured_parking_id`, message: `no secured parking with id ${entry.secured_parking_id}` });
+    if (options.userId !== undefined && entry.fo_user_id !== options.userId) {
+      unfit.push({ path: `${path}.fo_user_id`, message: 'must be the id of the authenticated user' });
+    }
+    if (keyRow && entry.fo_user_id !== null && keyRow.user_id !== entry.fo_user_id) unfit.push({ path: `${path}.smart_key_id`, message: 'is not a smart key of fo_user_id' });
+    if (keyRow && keyRow.parking_id !== entry.secured_parking_id) unfit.push({ path: `${path}.smart_key_id`, message: 'is not a smart key of secured_parking_id' });
+    if (boxRow && boxRow.parking_id !== entry.secured_parking_id) unfit.push({ path: `${path}.equipment_id`, message: 'is not a box of secured_parking_id' });
+    if (boxRow && parkingRow) resolved.push({ box: boxRow, parking: parkingRow });
+  });
+  if (missing.length > 0) throw new ApiError('resource_not_found', 'An id in the box logs does not exist; details name it.', missing.slice(0, 100));
+  if (unfit.length > 0) throw new ApiError('validation_failed', undefined, unfit.slice(0, 100));
+  return resolved;
+}
+
+/** The latest observation of each box in a batch (the one with the highest box_seq). */
+function observe(observations: Map<number, BoxObservation>, box: BoxRow, response: ParsedResponse, happenedAt: number): void {
+  const previous = observations.get(box.module_id);
+  if (previous && previous.boxSeq >= response.boxSeq) return;
+  observations.set(box.module_id, {
+    moduleId: box.module_id,
+    seenAt: happenedAt,
+    boxSeq: response.boxSeq,
+    boxTime: response.boxTime,
+    driftSeconds: response.boxTime - Math.floor(happenedAt / 1000),
+    batteryMv: response.batteryMv,
+  });
+}
+
+/**
+ * Stores a batch of box logs, all or nothing, and answers per log in order.
+ * Throws ApiError (404 resource_not_found, 422 validation_failed) before
+ * anything is written. `created_at` is when the exchange happened (UTC,
+ * `YYYY-MM-DD HH:MM:SS`); MQTT ingestion passes the time it received the
+ * response. After a commit that queued logs for forwarding, the forwarding
+ * worker is woken.
+ */
+export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], options: IngestOptions): BoxLogResult[] {
+  const receivedAt = options.receivedAt ?? ctx.clock.now();
+  const resolved = resolve(ctx, entries, options);
+  // Verification is CPU only: done before the write lock is taken.
+  const responses = entries.map((entry, index) => {
+    const box = resolved[index]?.box;
+    return box ? verifiedResponse(entry.response, entry.command, box) : null;
+  });
+  const repository = ctx.boxLogs;
+  let queued = 0;
+  const results = ctx.db
+    .transaction(() => {
+      const observations = new Map<number, BoxObservation>();
+      const outcome = entries.map((entry, index): BoxLogResult => {
+        const response = responses[index] ?? null;
+        const { box, parking } = resolved[index] as Resolved;
+        const stored = repository.insert({
+          source: options.source,
+          entry,
+          verified: response !== null,
+          boxSeq: response?.boxSeq ?? null,
+          status: response?.status ?? null,
+          receivedAt,
+        });
+        if (stored.duplicate) return { id: stored.id, verified: true, duplicate: true };
+        if (response) {
+          const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
+          observe(observations, box, response, happenedAt);
+          applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt });
+        }
+        if (parking.forwarding_expose === 1 && parking.forwarding_url) {
+          ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
+          queued += 1;
+        }
+        return { id: stored.id, verified: response !== null, duplicate: false };
+      });
+      for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
+      return outcome;
+    })
+    // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
+    // (busy_timeout) instead of failing to upgrade a read transaction.
+    .immediate();
+  if (queued > 0) ctx.forwarding.notify();
+  return results;
+}

@@ -1,0 +1,74 @@
+// Box logs (spec 2.1) as stored, with what verification found.
+import type { Db } from '../db/open.js';
+import type { BoxLogInput, BoxLogSource } from '../box-logs/types.js';
+
+export interface StoredBoxLog {
+  source: BoxLogSource;
+  entry: BoxLogInput;
+  verified: boolean;
+  boxSeq: number | null;
+  status: number | null;
+  receivedAt: number;
+}
+
+/** A stored log as forwarded (spec 2.2): the 2.1 fields and the driver's email. */
+export interface ForwardRow {
+  id: number;
+  fo_user_id: number | null;
+  smart_key_id: number | null;
+  equipment_id: number;
+  secured_parking_id: number;
+  type: string;
+  command: string | null;
+  command_decrypted: string | null;
+  response: string | null;
+  response_decrypted: string | null;
+  offline: number;
+  created_at: string;
+  latitude: number | null;
+  longitude: number | null;
+  email: string | null;
+}
+
+type InsertTuple = [
+  string, number | null, number | null, number, number, string, string | null, string | null, string | null, string | null,
+  number, string, number | null, number | null, number, number | null, number | null, number,
+];
+
+export class BoxLogRepository {
+  private readonly insertRow;
+  private readonly insertVerifiedRow;
+  private readonly verifiedBySeq;
+  private readonly byId;
+
+  constructor(db: Db) {
+    const columns = `(source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command, command_decrypted, response, response_decrypted,
+       offline, created_at, latitude, longitude, verified, box_seq, status, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    this.insertRow = db.prepare<InsertTuple>(`INSERT INTO box_logs ${columns}`);
+    // OR IGNORE meets the partial unique index on verified (equipment_id, box_seq) only.
+    this.insertVerifiedRow = db.prepare<InsertTuple>(`INSERT OR IGNORE INTO box_logs ${columns}`);
+    this.verifiedBySeq = db.prepare<[number, number], { id: number }>('SELECT id FROM box_logs WHERE equipment_id = ? AND box_seq = ? AND verified = 1');
+    this.byId = db.prepare<[number], Record<string, unknown>>('SELECT * FROM box_logs WHERE id = ?');
+  }
+
+  /** Stores a log; for a verified one already stored, stores nothing and
+   * returns the stored id with duplicate true. */
+  insert(log: StoredBoxLog): { id: number; duplicate: boolean } {
+    const e = log.entry;
+    const tuple: InsertTuple = [
+      log.source, e.fo_user_id, e.smart_key_id, e.equipment_id, e.secured_parking_id, e.type, e.command, e.command_decrypted, e.response, e.response_decrypted,
+      e.offline ? 1 : 0, e.created_at, e.point_attributes?.latitude ?? null, e.point_attributes?.longitude ?? null,
+      log.verified ? 1 : 0, log.boxSeq, log.status, log.receivedAt,
+    ];
+    if (!log.verified) return { id: Number(this.insertRow.run(...tuple).lastInsertRowid), duplicate: false };
+    const result = this.insertVerifiedRow.run(...tuple);
+    if (result.changes === 1) return { id: Number(result.lastInsertRowid), duplicate: false };
+    const existing = this.verifiedBySeq.get(e.equipment_id, log.boxSeq ?? -1);
+    if (!existing) throw new Error(`verified box log ${e.equipment_id}/${log.boxSeq} ignored but not found`);
+    return { id: existing.id, duplicate: true };
+  }
+
+  findById(id: number): Record<string, unknown> | undefined {
+    return this.byId.get(id);
+  }
+}

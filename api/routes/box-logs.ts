@@ -1,0 +1,61 @@
+// POST /api/box_logs (spec 4.1): 401 without a valid token (checked before
+// the body), 422 naming element and field, 404 naming the id that does not
+// exist, 413 over BODY_LIMIT_BYTES; a batch is all or nothing; 201 with
+// {"box_logs": [{"id", "verified", "duplicate"}]} in request order.
+import type { FastifyInstance } from 'fastify';
+import { bearerAuth } from '../auth/bearer.js';
+import { ingestBoxLogs } from '../box-logs/ingest.js';
+import { validateBoxLogsBody } from '../box-logs/validate.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+
+const DESCRIPTION = [
+  'Body: `{"box_logs": [{"box_log": {...spec 2.1...}}, ...]}`, at most BOX_LOGS_MAX_BATCH (1,000) elements.',
+  'Required in each box_log: fo_user_id (the authenticated user), smart_key_id (integer or null), equipment_id, secured_parking_id,',
+  'type (in, out, control), offline, created_at (`YYYY-MM-DD HH:MM:SS`, UTC). Optional and nullable: command and response (standard padded base64),',
+  'command_decrypted, response_decrypted, point_attributes ({latitude, longitude}). A log is verified when its response is a response frame whose tag',
+  'verifies under the box key of equipment_id for its command; a verified response already stored is answered duplicate: true and stores nothing.',
+].join(' ');
+
+const resultSchema = {
+  type: 'object',
+  required: ['box_logs'],
+  properties: {
+    box_logs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'verified', 'duplicate'],
+        properties: {
+          id: { type: 'integer', description: 'The stored box log (for a duplicate, the one stored before).' },
+          verified: { type: 'boolean' },
+          duplicate: { type: 'boolean' },
+        },
+      },
+    },
+  },
+} as const;
+
+export function boxLogRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.post(
+    '/api/box_logs',
+    {
+      schema: {
+        tags: ['box logs'],
+        summary: 'Send box logs (spec 4.1)',
+        description: DESCRIPTION,
+        security: [{ bearer: [] }],
+        response: { 201: resultSchema, ...errorResponses(400, 401, 404, 413, 415, 422) },
+      },
+      onRequest: bearerAuth(ctx),
+    },
+    async (request, reply) => {
+      if (!request.user) throw new ApiError('unauthorized');
+      const validated = validateBoxLogsBody(request.body, ctx.config.boxLogsMaxBatch);
+      if (!validated.ok) throw new ApiError('validation_failed', undefined, validated.details);
+      const results = ingestBoxLogs(ctx, validated.entries, { source: 'http', userId: request.user.id });
+      return reply.status(201).send({ box_logs: results });
+    },
+  );
+}

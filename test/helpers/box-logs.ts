@@ -1,0 +1,85 @@
+// Box logs for tests: a box's answer sealed as a real box would seal it, and
+// the spec 2.1 element around it.
+import type { LightMyRequestResponse } from 'fastify';
+import { Barrier, Direction, FrameKind, Status, sealCommand, sealResponse, type ResponseFields } from '../../firmware-protocol/index.js';
+import type { TestApp } from './api-app.js';
+import type { SeededBox } from './parking.js';
+
+let nextBoxSeq = 1000;
+
+/** A response of `box` to `command`, sealed under its box key. */
+export function boxAnswer(box: SeededBox, command: Buffer | null, fields: Partial<ResponseFields> = {}): Buffer {
+  const kind = command === null ? 0 : (command[1] ?? 0);
+  const keyId = command === null || command.length < 22 ? 0 : command.readUInt32BE(2);
+  return sealResponse(
+    {
+      status: Status.OK,
+      kind,
+      moduleId: box.moduleId,
+      keyId,
+      boxSeq: (nextBoxSeq += 1),
+      boxTime: Math.floor(Date.UTC(2026, 0, 1) / 1000),
+      batteryMv: 3700,
+      barrier: Barrier.OPENING,
+      direction: box.direction === 'entrance' ? Direction.ENTRANCE : Direction.EXIT,
+      remaining: 9,
+      ...fields,
+    },
+    box.boxKey,
+    command,
+  );
+}
+
+/** A control command (BATTERY_QUERY) sealed under the box key. */
+export function controlCommand(box: SeededBox, sequence: number): Buffer {
+  return sealCommand({ kind: FrameKind.BATTERY_QUERY, keyId: sequence, scope: box.moduleId, key: box.boxKey });
+}
+
+export interface LogFields {
+  foUserId: number | null;
+  smartKeyId: number | null;
+  box: SeededBox;
+  parkingId: number;
+  command: Buffer | null;
+  response: Buffer | null;
+  type?: 'in' | 'out' | 'control';
+  createdAt?: string;
+  offline?: boolean;
+}
+
+/** One element of the body: `{"box_log": {...}}` (spec 2.1). */
+export function boxLog(fields: LogFields): { box_log: Record<string, unknown> } {
+  return {
+    box_log: {
+      fo_user_id: fields.foUserId,
+      smart_key_id: fields.smartKeyId,
+      equipment_id: fields.box.moduleId,
+      secured_parking_id: fields.parkingId,
+      type: fields.type ?? (fields.box.direction === 'entrance' ? 'in' : 'out'),
+      command: fields.command?.toString('base64') ?? null,
+      command_decrypted: fields.command ? 'ACCESS …' : null,
+      response: fields.response?.toString('base64') ?? null,
+      response_decrypted: fields.response ? 'OK …' : null,
+      offline: fields.offline ?? false,
+      created_at: fields.createdAt ?? '2026-01-01 00:00:00',
+      point_attributes: { latitude: 48.8566, longitude: 2.3522 },
+    },
+  };
+}
+
+export function postBoxLogs(test: TestApp, accessToken: string | undefined, body: unknown): Promise<LightMyRequestResponse> {
+  return test.app.inject({
+    method: 'POST',
+    url: '/api/box_logs',
+    headers: { 'content-type': 'application/json', ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }) },
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export function countRows(test: TestApp, table: string): number {
+  return test.app.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+}
+
+export interface BoxLogsBody {
+  box_logs: { id: number; verified: boolean; duplicate: boolean }[];
+}
