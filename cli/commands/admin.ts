@@ -5,6 +5,7 @@ import { registerBoxCommands } from '../admin/box.js';
 import { registerClientAppCommands } from '../admin/client-app.js';
 import { registerDemoCommand } from '../admin/demo.js';
 import { registerFleetCommands } from '../admin/fleet.js';
+import { registerForwardingCommands } from '../admin/forwarding.js';
 import { registerMqttCommands } from '../admin/mqtt.js';
 import { registerParkingCommands } from '../admin/parking.js';
 import { registerUserCommands } from '../admin/user.js';
@@ -18,4 +19,5 @@ export function registerAdminCommands(program: Command): void {
   registerDemoCommand(admin);
   registerFleetCommands(admin);
   registerMqttCommands(admin);
+  registerForwardingCommands(admin);
 }
