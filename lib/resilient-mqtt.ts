@@ -192,6 +192,7 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   }
 
   #connected(client: MqttClient): void {
+    disableNagle(client);
     this.#attempt = 0;
     this.counters.connects++;
     this.#logger.info({}, 'connected');
@@ -221,4 +222,14 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   #enqueue(item: QueuedPublish): void {
     if (!this.#queue.push(item)) this.counters.queueOverflows++;
   }
+}
+
+/**
+ * Small MQTT packets on a socket with Nagle's algorithm wait for the peer's
+ * delayed ACK (40 ms on Linux) at every hop; MQTT.js leaves it on. A command
+ * round trip through broker and gateway went from 90 ms to a few.
+ */
+export function disableNagle(client: MqttClient): void {
+  const stream = client.stream as { setNoDelay?: (noDelay: boolean) => void };
+  stream.setNoDelay?.(true);
 }

@@ -101,7 +101,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   });
 
   const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
+  // noDelay: MQTT packets are small; Nagle would hold each for a delayed ACK.
+  const server: Server = createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     aedes.handle(socket);

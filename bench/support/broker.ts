@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 import { Aedes } from 'aedes';
 
 const broker = await Aedes.createBroker();
-const server = createServer(broker.handle);
+// noDelay: MQTT packets are small; Nagle would hold each for a delayed ACK.
+const server = createServer({ noDelay: true }, broker.handle);
 server.listen(0, '127.0.0.1', () => {
   const address = server.address();
   process.stdout.write(`listening ${typeof address === 'object' && address !== null ? address.port : 0}\n`);

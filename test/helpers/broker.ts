@@ -14,7 +14,7 @@ export interface TestBroker {
 export async function startBroker(options: AedesOptions = {}, port = 0): Promise<TestBroker> {
   const broker = await Aedes.createBroker(options);
   const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
+  const server: Server = createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     broker.handle(socket);

@@ -1,0 +1,143 @@
+// npm run bench:serial [-- --count 300]
+//
+// Command -> response round trip through the whole serial bench: an MQTT
+// command message, the gateway, a socat pty pair standing in for the USB
+// cable at 115200 baud, a simulated box, and back to an MQTT response
+// message. Measured against, in the same run:
+//   - the wire's floor: the link frames' bytes × 10 bits / baud, the time a
+//     real 115200-baud cable needs for the bytes alone;
+//   - a bare round trip on the same pty (a raw echo), what the pty itself costs.
+// A pty does not emulate the baud rate (TOOLCHAIN.md), so what this measures
+// is the software's own time; on a real cable the round trip is about the
+// floor plus that. Target (issue 7): p50 within 5 ms of the floor.
+import { randomBytes } from 'node:crypto';
+import mqtt from 'mqtt';
+import { SerialPort } from 'serialport';
+import { systemClock } from '../lib/clock.js';
+import { LinkFrameParser } from '../lib/link-frame-stream.js';
+import { Topics } from '../lib/mqtt-topics.js';
+import { disableNagle } from '../lib/resilient-mqtt.js';
+import { encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand } from '../firmware-protocol/index.js';
+import { SimulatedBox } from '../simulator/simulated-box.js';
+import { BoxSerialLink } from '../simulator/links/serial-link.js';
+import { Gateway } from '../gateway/gateway.js';
+import { startPtyPair } from '../test/helpers/pty-pair.js';
+import { formatNumber, percentile, startTsx } from './support/processes.js';
+
+const BAUD = 115_200;
+const count = Number(argument('--count') ?? 300);
+const topics = new Topics();
+const parkingKey = randomBytes(16);
+const moduleId = 9001;
+const now = Math.floor(Date.now() / 1000);
+
+function access(keyId: number): Buffer {
+  return sealCommand({ kind: FrameKind.ACCESS, key: parkingKey, keyId, scope: 7, body: { notBefore: now - 60, notAfter: now + 86_400, maxEntries: 255, maxExits: 255, moduleIds: [moduleId, moduleId + 1] } });
+}
+
+const sampleCommand = access(1);
+const commandFrameBytes = encodeLinkFrame(LinkType.COMMAND, sampleCommand).length;
+const responseFrameBytes = encodeLinkFrame(LinkType.RESPONSE, Buffer.alloc(32, 1)).length;
+const floorMs = ((commandFrameBytes + responseFrameBytes) * 10 * 1000) / BAUD;
+
+console.log(`serial benchmark: ${count} round trips at ${BAUD} baud; ACCESS link frame ${commandFrameBytes} B, response ${responseFrameBytes} B`);
+console.log(`wire floor: ${formatNumber(floorMs, 2)} ms ((${commandFrameBytes} + ${responseFrameBytes}) bytes × 10 bits / ${BAUD} baud)`);
+
+const bare = await bareEcho(count);
+const full = await throughGateway(count);
+const overheadP50 = full.p50;
+console.log('');
+console.log(`bare pty echo:         p50 ${formatNumber(bare.p50, 2)} ms, p99 ${formatNumber(bare.p99, 2)} ms`);
+console.log(`MQTT->gateway->pty->box->MQTT: p50 ${formatNumber(full.p50, 2)} ms, p99 ${formatNumber(full.p99, 2)} ms (${formatNumber(full.p50 / bare.p50, 1)}x the bare pty)`);
+console.log(`on a real ${BAUD}-baud cable: about ${formatNumber(floorMs + full.p50, 2)} ms p50 (floor + software)`);
+console.log(`target: p50 within 5 ms of the floor: ${overheadP50 <= 5 ? 'met' : 'MISSED'} (software time ${formatNumber(overheadP50, 2)} ms over the floor)`);
+process.exit(0);
+
+/** A raw echo on the pty: what the cable stand-in costs by itself. */
+async function bareEcho(rounds: number): Promise<{ p50: number; p99: number }> {
+  const pair = await startPtyPair();
+  const a = await openPort(pair.a);
+  const b = await openPort(pair.b);
+  a.on('data', (chunk: Buffer) => a.write(chunk));
+  const parser = b.pipe(new LinkFrameParser());
+  const frame = encodeLinkFrame(LinkType.COMMAND, sampleCommand);
+  const times: number[] = [];
+  for (let index = 0; index < rounds + 20; index++) {
+    const started = performance.now();
+    const echoed = new Promise<void>((resolve) => parser.once('data', () => resolve()));
+    b.write(frame);
+    await echoed;
+    if (index >= 20) times.push(performance.now() - started);
+  }
+  await Promise.all([closePort(a), closePort(b)]);
+  await pair.close();
+  return summary(times);
+}
+
+async function throughGateway(rounds: number): Promise<{ p50: number; p99: number }> {
+  const broker = startTsx(new URL('./support/broker.ts', import.meta.url));
+  const pair = await startPtyPair();
+  try {
+    const url = `mqtt://127.0.0.1:${(await broker.line(/^listening \d+$/, 30_000)).split(' ')[1]}`;
+    const box = await SimulatedBox.start({
+      clock: systemClock,
+      provisioning: { moduleId, parkingId: 7, direction: 'entrance', macAddress: '02:00:00:00:23:29', parkingKey, parkingKeyNext: null, boxKey: randomBytes(16), skewSeconds: 120, minBatteryMv: 3_300, mqtt: null },
+      barrierTimings: { openingMs: 0, openHoldMs: 0, closingMs: 0 },
+    });
+    const link = new BoxSerialLink(box, { clock: systemClock, target: { path: pair.a, baudRate: BAUD } });
+    await link.start();
+    const gateway = new Gateway({ mqtt: { url, username: 'gw-bench', password: 'x' }, topics, clock: systemClock, serial: [{ path: pair.b, baudRate: BAUD }], answerTimeoutMs: 5_000 });
+    await gateway.start();
+    while (!gateway.boxes.some((entry) => entry.moduleId === moduleId)) await new Promise((resolve) => setTimeout(resolve, 10));
+    const operator = await mqtt.connectAsync(url);
+    disableNagle(operator);
+    await operator.subscribeAsync(topics.box(moduleId, 'response'), { qos: 1 });
+    const times: number[] = [];
+    for (let index = 0; index < rounds + 20; index++) {
+      const command = access(100 + index).toString('base64');
+      const started = performance.now();
+      const answered = new Promise<void>((resolve) => {
+        const onMessage = (_topic: string, payload: Buffer): void => {
+          const message = JSON.parse(payload.toString()) as { command: string; response: string | null };
+          if (message.command !== command) return;
+          operator.off('message', onMessage);
+          if (message.response === null || parseResponse(Buffer.from(message.response, 'base64')).status !== 0) throw new Error('the box did not open');
+          resolve();
+        };
+        operator.on('message', onMessage);
+      });
+      await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command }), { qos: 1 });
+      await answered;
+      if (index >= 20) times.push(performance.now() - started);
+    }
+    await operator.endAsync(true);
+    await gateway.stop();
+    await link.stop();
+    await box.stop();
+    return summary(times);
+  } finally {
+    await pair.close();
+    await broker.stop();
+  }
+}
+
+function summary(times: number[]): { p50: number; p99: number } {
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
+async function openPort(path: string): Promise<SerialPort> {
+  const port = new SerialPort({ path, baudRate: BAUD, autoOpen: false });
+  await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
+  return port;
+}
+
+function closePort(port: SerialPort): Promise<void> {
+  return new Promise((resolve) => port.close(() => resolve()));
+}
+
+function argument(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index === -1 ? undefined : process.argv[index + 1];
+}
+
