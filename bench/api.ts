@@ -4,7 +4,8 @@
 // an authenticated no-op route against a bare route with the same response.
 // Part 2: session creation (each request by a new driver) at a fixed 200
 // requests per second and at the maximum rate, against a bare route
-// answering the same JSON. Later parts add cases to CASES.
+// answering the same JSON. Part 3: box log ingestion, batches of 50 verified
+// logs, against a bare route parsing the same JSON.
 //
 // The server runs in a child process (this file with --serve), so that the
 // load generator does not share its event loop.
@@ -23,6 +24,7 @@ import { configWith } from '../api/config.js';
 import { ClientAppRepository } from '../api/repositories/client-apps.js';
 import { UserRepository } from '../api/repositories/users.js';
 import { seedDrivers, seedParking } from './support/api-seed.js';
+import { boxLogBatch, type BoxLogFixture } from './support/box-log-batches.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -38,6 +40,27 @@ interface Fixture {
   parkingId: number;
   /** One token per driver who has no session yet: session creation takes the next. */
   sessionTokens: string[];
+  boxLogs: BoxLogFixture;
+}
+
+/** Box logs per POST in the ingestion case. */
+const BOX_LOG_BATCH = 50;
+
+function boxLogRequest(f: Fixture, path: string, authorized: boolean): Omit<autocannon.Options, 'url'> & { path: string } {
+  return {
+    path,
+    requests: [
+      {
+        method: 'POST',
+        path,
+        setupRequest: (request) => ({
+          ...request,
+          headers: { 'content-type': 'application/json', ...(authorized ? { authorization: `Bearer ${f.accessToken}` } : {}) },
+          body: boxLogBatch(f.boxLogs, BOX_LOG_BATCH),
+        }),
+      },
+    ],
+  };
 }
 
 /** Drivers seeded for session creation (every request takes a new one). */
@@ -95,6 +118,14 @@ const CASES: Record<string, Case> = {
       ],
     }),
   },
+  boxLogsBare: {
+    name: `POST bare route (same ${BOX_LOG_BATCH}-log JSON parsed, same answer)`,
+    request: (f) => boxLogRequest(f, '/bench/bare-box-logs', false),
+  },
+  boxLogs: {
+    name: `POST /api/box_logs (${BOX_LOG_BATCH} verified logs)`,
+    request: (f) => boxLogRequest(f, '/api/box_logs', true),
+  },
   token: {
     name: 'POST /api/oauth/token (password)',
     connections: 8,
@@ -123,6 +154,12 @@ async function serve(logLevel: string): Promise<void> {
     void (request.body as { parking_session?: unknown }).parking_session;
     return reply.status(201).send(canned.session);
   });
+  // The box log baseline: the same JSON parsed by fastify, an answer of the
+  // same shape, no validation, verification or storage.
+  app.post('/bench/bare-box-logs', (request, reply) => {
+    const logs = (request.body as { box_logs: unknown[] }).box_logs;
+    return reply.status(201).send({ box_logs: logs.map((_, id) => ({ id, verified: true, duplicate: false })) });
+  });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const client = { client_app_id: 'bench-client', client_secret: 'bench-secret' };
   const driver = { email: BENCH_USER.email, password: 'bench password' };
@@ -148,7 +185,11 @@ async function serve(logLevel: string): Promise<void> {
   });
   if (sample.status !== 201) throw new Error(`bench session failed: ${await sample.text()}`);
   canned.session = await sample.json();
-  const fixture: Fixture = { base: address, scryptLog2N: config.scryptLog2N, client, driver, accessToken, parkingId: parking.id, sessionTokens };
+  const sampleKey = (canned.session as { smart_key: { id: number; access_command: string } }).smart_key;
+  const entrance = parking.boxes[0];
+  if (!entrance) throw new Error('bench parking without boxes');
+  const boxLogs: BoxLogFixture = { userId: 1, keyId: sampleKey.id, command: sampleKey.access_command, parkingId: parking.id, moduleId: entrance.moduleId, boxKey: entrance.boxKey };
+  const fixture: Fixture = { base: address, scryptLog2N: config.scryptLog2N, client, driver, accessToken, parkingId: parking.id, sessionTokens, boxLogs };
   process.send?.(fixture);
   // The parent asks for CPU time around each case: server CPU per request is
   // steadier than throughput on a shared machine.
@@ -269,6 +310,24 @@ async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<v
   console.log('');
 }
 
+/** Box log ingestion against the bare route, alternating ROUNDS times. */
+async function compareBoxLogs(fixture: Fixture, child: ChildProcess): Promise<void> {
+  console.log(`box log ingestion: batches of ${BOX_LOG_BATCH} verified logs, one token, server without request logs:\n`);
+  const bare: Figures[] = [];
+  const ingest: Figures[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    bare.push(await run(fixture, child, 'boxLogsBare'));
+    ingest.push(await run(fixture, child, 'boxLogs'));
+  }
+  const [bareMean, ingestMean] = [mean(bare), mean(ingest)];
+  print([bareMean, ingestMean]);
+  console.log('');
+  const stored = ingestMean.rps * BOX_LOG_BATCH;
+  const bareLogs = bareMean.rps * BOX_LOG_BATCH;
+  console.log(`box logs stored: ${stored.toFixed(0)} logs/s, p99 ${ingestMean.p99.toFixed(1)} ms a batch (target at least 20,000 logs/s: ${stored >= 20_000 ? 'MET' : 'NOT MET'})`);
+  console.log(`against the bare route: ${bareLogs.toFixed(0)} logs/s parsed, p99 ${bareMean.p99.toFixed(1)} ms; ratio ${(stored / bareLogs).toFixed(3)} (target at least 0.40: ${stored / bareLogs >= 0.4 ? 'MET' : 'NOT MET'})\n`);
+}
+
 async function main(): Promise<void> {
   console.log(`parkbench API benchmark: autocannon -c ${CONNECTIONS}, ${SECONDS} s a case, ${ROUNDS} rounds of bare/auth, 127.0.0.1, node ${process.version}\n`);
 
@@ -286,6 +345,7 @@ async function main(): Promise<void> {
     printAuthCost(bare, me);
     console.log(`token issuance: ${token.rps.toFixed(1)} tokens/s with ${CASES.token?.connections ?? CONNECTIONS} connections (p50 ${token.p50.toFixed(0)} ms)\n`);
     await compareSessions(quiet.fixture, quiet.child);
+    await compareBoxLogs(quiet.fixture, quiet.child);
   } finally {
     quiet.child.disconnect();
   }

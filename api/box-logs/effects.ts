@@ -5,7 +5,32 @@
 import { Direction, FrameKind, REMAINING_NOT_APPLICABLE, Status, isControlKind, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { AppContext } from '../context.js';
 import type { BoxRow } from '../repositories/boxes.js';
+import type { SessionRow } from '../repositories/sessions.js';
+import type { SmartKeyRow } from '../repositories/smart-keys.js';
 import { endSession } from '../sessions/service.js';
+
+/** Rows read within one batch (50 tries of one key: one read each), kept
+ * up to date by the writes below. */
+export class BatchRows {
+  private readonly keys = new Map<number, SmartKeyRow | undefined>();
+  private readonly sessions = new Map<number, SessionRow | undefined>();
+
+  constructor(private readonly ctx: AppContext) {}
+
+  key(id: number): SmartKeyRow | undefined {
+    if (!this.keys.has(id)) this.keys.set(id, this.ctx.smartKeys.findById(id));
+    return this.keys.get(id);
+  }
+
+  session(id: number): SessionRow | undefined {
+    if (!this.sessions.has(id)) this.sessions.set(id, this.ctx.sessions.findById(id));
+    return this.sessions.get(id);
+  }
+
+  updated(session: SessionRow): void {
+    this.sessions.set(session.id, session);
+  }
+}
 
 export interface Effect {
   box: BoxRow;
@@ -15,17 +40,17 @@ export interface Effect {
   receivedAt: number;
 }
 
-export function applyVerifiedResponse(ctx: AppContext, { box, response, happenedAt, receivedAt }: Effect): void {
+export function applyVerifiedResponse(ctx: AppContext, { box, response, happenedAt, receivedAt }: Effect, rows: BatchRows = new BatchRows(ctx)): void {
   if (isControlKind(response.kind)) {
     // PROTOCOL.md: move next_control_seq past any echoed control sequence.
     ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
     return;
   }
   if (response.kind !== FrameKind.ACCESS) return; // a status report, or a command the box could not parse
-  const key = ctx.smartKeys.findById(response.keyId);
+  const key = rows.key(response.keyId);
   // A key minted by a test tool, or a key of another parking: no session moves.
   if (!key || key.session_id === null || key.parking_id !== box.parking_id) return;
-  let session = ctx.sessions.findById(key.session_id);
+  let session = rows.session(key.session_id);
   if (!session) return;
 
   // Tries: the box reports, once the frame opened and its body was whole, how
@@ -36,15 +61,17 @@ export function applyVerifiedResponse(ctx: AppContext, { box, response, happened
     if (entrance !== session.entrance_remaining_tries || exit !== session.exit_remaining_tries) {
       ctx.sessions.setTries(session.id, entrance, exit);
       session = { ...session, entrance_remaining_tries: entrance, exit_remaining_tries: exit };
+      rows.updated(session);
     }
   }
   if (response.status !== Status.OK) return;
   if (response.direction === Direction.ENTRANCE && session.state === 'entering') {
     ctx.sessions.setState(session.id, 'active');
+    rows.updated({ ...session, state: 'active' });
   } else if (response.direction === Direction.EXIT && (session.state === 'entering' || session.state === 'active') && session.ended_at === null) {
     // The barrier opened to let the car out: the session ends when that
     // happened (clamped between its start and now), priced as finalize does.
     const endMs = Math.min(Math.max(happenedAt, session.start_time), receivedAt);
-    endSession(ctx, session, endMs, false);
+    rows.updated(endSession(ctx, session, endMs, false).session);
   }
 }

@@ -12,7 +12,7 @@ import { ApiError, type ErrorDetail } from '../errors.js';
 import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
 import type { SmartKeyRow } from '../repositories/smart-keys.js';
-import { applyVerifiedResponse } from './effects.js';
+import { applyVerifiedResponse, BatchRows } from './effects.js';
 import type { BoxLogInput, BoxLogResult, IngestOptions } from './types.js';
 import { parseCreatedAt } from './validate.js';
 import { verifiedResponse } from './verify.js';
@@ -94,15 +94,17 @@ export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], 
   const receivedAt = options.receivedAt ?? ctx.clock.now();
   const resolved = resolve(ctx, entries, options);
   // Verification is CPU only: done before the write lock is taken.
+  const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
   const responses = entries.map((entry, index) => {
     const box = resolved[index]?.box;
-    return box ? verifiedResponse(entry.response, entry.command, box) : null;
+    return box ? verifiedResponse(entry.response, entry.command === null ? null : commandBytes(entry.command), box) : null;
   });
   const repository = ctx.boxLogs;
   let queued = 0;
   const results = ctx.db
     .transaction(() => {
       const observations = new Map<number, BoxObservation>();
+      const rows = new BatchRows(ctx);
       const outcome = entries.map((entry, index): BoxLogResult => {
         const response = responses[index] ?? null;
         const { box, parking } = resolved[index] as Resolved;
@@ -118,7 +120,7 @@ export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], 
         if (response) {
           const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
           observe(observations, box, response, happenedAt);
-          applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt });
+          applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt }, rows);
         }
         if (parking.forwarding_expose === 1 && parking.forwarding_url) {
           ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);

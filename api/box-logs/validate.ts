@@ -23,8 +23,18 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The last time parsed: the logs of a batch mostly share a few seconds. */
+let lastCreatedAt: { text: string; ms: number | undefined } = { text: '', ms: undefined };
+
 /** "2026-06-01 08:00:00" -> ms since the epoch (UTC), or undefined if no such time. */
 export function parseCreatedAt(text: string): number | undefined {
+  if (text === lastCreatedAt.text) return lastCreatedAt.ms;
+  const ms = parseCreatedAtUncached(text);
+  lastCreatedAt = { text, ms };
+  return ms;
+}
+
+function parseCreatedAtUncached(text: string): number | undefined {
   const match = CREATED_AT.exec(text);
   if (!match) return undefined;
   const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];

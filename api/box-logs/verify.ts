@@ -18,11 +18,11 @@ function keyBytes(hex: string): Buffer {
   return key;
 }
 
-/** The trusted fields of a verified response, or null. Never throws. */
-export function verifiedResponse(responseBase64: string | null, commandBase64: string | null, box: { module_id: number; box_key: string }): ParsedResponse | null {
+/** The trusted fields of a verified response (base64, as logged) to the
+ * command bytes, or null. Never throws. */
+export function verifiedResponse(responseBase64: string | null, command: Buffer | null, box: { module_id: number; box_key: string }): ParsedResponse | null {
   if (responseBase64 === null) return null;
   const response = Buffer.from(responseBase64, 'base64');
-  const command = commandBase64 === null ? null : Buffer.from(commandBase64, 'base64');
   if (!verifyResponse(response, keyBytes(box.box_key), command)) return null;
   let fields: ParsedResponse;
   try {
