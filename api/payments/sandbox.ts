@@ -96,7 +96,7 @@ export class SandboxProvider implements PaymentProvider {
       if (!row) throw new Error(`payment ${payment.id} vanished`);
       this.options.onOutcome(row);
       return row;
-    })();
+    }).immediate();
     // A concurrent Pay may have won: show what is stored.
     return this.show(updated, 200, updated.state === state ? message : this.stateMessage(updated), returnUrl);
   }

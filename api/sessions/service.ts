@@ -61,7 +61,7 @@ export function createSession(ctx: AppContext, userId: number, parkingId: number
     });
     ctx.paymentProvider.createPayment({ sessionId: id, purpose: 'session', amountMinor, currency: parking.currency });
     return mustFind(ctx, id);
-  })();
+  }).immediate(); // the write lock at BEGIN: another process waits instead of failing mid-way
 }
 
 function mustFind(ctx: AppContext, id: number): SessionRow {
@@ -127,7 +127,7 @@ export function finalizeSession(ctx: AppContext, userId: number, sessionId: numb
     if (session.state === 'finished') throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session is already finished' }]);
     if (session.ended_at !== null) throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session was already finalized (or the driver exited); it finishes once paid' }]);
     return endSession(ctx, session, ctx.clock.now(), true);
-  })();
+  }).immediate();
 }
 
 /** A payment's new state (inside its transaction): an ended session whose
