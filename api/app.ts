@@ -5,6 +5,9 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { createContext, type AppContext } from './context.js';
+import { MqttService, type MqttConnection } from './mqtt/mqtt-service.js';
+import { openSmartKeyRoutes } from './routes/open-smart-key.js';
+import { Topics } from '../lib/mqtt-topics.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
@@ -25,6 +28,8 @@ declare module 'fastify' {
     /** What routes share (config, clock, repositories): for in-process
      * callers such as MQTT ingestion, and for tests. */
     ctx: AppContext;
+    /** The MQTT side (broker or client, ingestion), when buildApp was given `mqtt`. */
+    mqtt?: MqttService;
   }
 }
 
@@ -39,6 +44,9 @@ export interface BuildAppOptions {
   /** Start the forwarding worker (default true); tests drive it with
    * `app.ctx.forwarding.runOnce()` or start it on a fake clock. */
   startForwarding?: boolean;
+  /** MQTT: the embedded broker or an external one (ingestion of box
+   * responses, online keys). Absent: no MQTT (tests of the HTTP API). */
+  mqtt?: MqttConnection;
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
@@ -89,6 +97,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register((scope) => oauthRoutes(scope, ctx));
   await app.register((scope) => payRoutes(scope, ctx));
   boxLogRoutes(app, ctx);
+  let mqtt: MqttService | undefined;
+  openSmartKeyRoutes(app, ctx, () => mqtt);
+  if (options.mqtt !== undefined) {
+    mqtt = await MqttService.start({ ctx, topics: new Topics(config.mqttTopicPrefix), clock: ctx.clock, connection: options.mqtt, logger: app.log });
+    app.decorate('mqtt', mqtt);
+    // Stopped before the database closes: no box log is half-written.
+    app.addHook('preClose', async () => {
+      await mqtt?.close();
+    });
+  }
   if (options.startForwarding !== false) {
     app.addHook('onReady', (done) => {
       ctx.forwarding.start();

@@ -14,8 +14,19 @@ export interface ApiConfig {
   readonly databasePath: string;
   /** Embedded broker port, used in provisioning files. */
   readonly mqttPort: number;
-  /** An external broker; when set, provisioning files point at it. */
+  /** An external broker; when set, provisioning files point at it and no
+   * embedded broker starts. */
   readonly mqttUrl: string | undefined;
+  /** The API's own account on an external broker. */
+  readonly mqttUsername: string | undefined;
+  readonly mqttPassword: string | undefined;
+  /** First topic level of every MQTT topic. */
+  readonly mqttTopicPrefix: string;
+  /** Shared subscription group for responses on an external broker, so
+   * several API processes split them; empty: a plain subscription. */
+  readonly mqttSharedGroup: string;
+  /** How long POST /api/car_driver/smart_keys/:id/open waits for the box, ms. */
+  readonly boxAnswerTimeoutMs: number;
   /** Access token lifetime, seconds. */
   readonly tokenTtlSeconds: number;
   /** Refresh token lifetime, seconds. */
@@ -115,6 +126,21 @@ const schemeList: Parser<readonly string[]> = (raw, name) => {
   return Object.freeze(schemes);
 };
 
+/** A topic level and more, without wildcards (ARCHITECTURE.md, MQTT topics). */
+const topicPrefix: Parser<string> = (raw, name) => {
+  const value = raw.trim();
+  if (value === '' || /[#+\s]/.test(value) || value.startsWith('/') || value.endsWith('/') || value.startsWith('$')) {
+    throw new ConfigError(`${name} must be topic levels without wildcards, spaces or leading/trailing slashes, such as parkbench, got "${raw}"`);
+  }
+  return value;
+};
+
+const sharedGroup: Parser<string> = (raw, name) => {
+  const value = raw.trim();
+  if (value !== '' && !/^[A-Za-z0-9._-]{1,64}$/.test(value)) throw new ConfigError(`${name} must be empty or 1 to 64 letters, digits, dots, dashes or underscores, got "${raw}"`);
+  return value;
+};
+
 const logLevel: Parser<string> = (raw, name) => {
   const value = raw.trim().toLowerCase();
   if (!LOG_LEVELS.includes(value)) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
@@ -129,6 +155,11 @@ export const DEFAULTS = Object.freeze({
   DATABASE_PATH: './data/parkbench.sqlite',
   MQTT_PORT: '1883',
   MQTT_URL: '',
+  MQTT_USERNAME: '',
+  MQTT_PASSWORD: '',
+  MQTT_TOPIC_PREFIX: 'parkbench',
+  MQTT_SHARED_GROUP: 'parkbench-api', // empty: no shared subscription
+  BOX_ANSWER_TIMEOUT_MS: '5000', // an online key's open waits this long for the box
   TOKEN_TTL_SECONDS: '7200', // 2 hours, the spec's documented value
   REFRESH_TOKEN_TTL_SECONDS: '2592000', // 30 days
   TOKEN_CACHE_SECONDS: '5', // bearer lookups cached in process; 0 disables
@@ -154,6 +185,11 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   databasePath: { key: 'databasePath', env: 'DATABASE_PATH', parse: text },
   mqttPort: { key: 'mqttPort', env: 'MQTT_PORT', parse: integer(0, 65535) },
   mqttUrl: { key: 'mqttUrl', env: 'MQTT_URL', parse: (raw, name) => (raw.trim() === '' ? optionalText(raw, name) : url(['mqtt:', 'mqtts:', 'ws:', 'wss:'])(raw, name)) },
+  mqttUsername: { key: 'mqttUsername', env: 'MQTT_USERNAME', parse: optionalText },
+  mqttPassword: { key: 'mqttPassword', env: 'MQTT_PASSWORD', parse: optionalText },
+  mqttTopicPrefix: { key: 'mqttTopicPrefix', env: 'MQTT_TOPIC_PREFIX', parse: topicPrefix },
+  mqttSharedGroup: { key: 'mqttSharedGroup', env: 'MQTT_SHARED_GROUP', parse: sharedGroup },
+  boxAnswerTimeoutMs: { key: 'boxAnswerTimeoutMs', env: 'BOX_ANSWER_TIMEOUT_MS', parse: integer(100, 600_000) },
   tokenTtlSeconds: { key: 'tokenTtlSeconds', env: 'TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
   refreshTokenTtlSeconds: { key: 'refreshTokenTtlSeconds', env: 'REFRESH_TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
   tokenCacheSeconds: { key: 'tokenCacheSeconds', env: 'TOKEN_CACHE_SECONDS', parse: integer(0, 3600) },

@@ -18,7 +18,10 @@ export const API_ERRORS = {
   validation_failed: { status: 422, message: 'The request has invalid fields; see details.' },
   session_refused: { status: 422, message: 'The parking session cannot be created; see details.' },
   session_finished: { status: 422, message: 'The parking session is already finished or finalized.' },
+  parking_not_online: { status: 422, message: 'The smart key\'s parking is not online: the phone sends access_command to the box itself.' },
   internal_error: { status: 500, message: 'Internal error.' },
+  mqtt_unavailable: { status: 503, message: 'No MQTT broker is connected, so the box cannot be reached through the server.' },
+  box_timeout: { status: 504, message: 'The box did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;

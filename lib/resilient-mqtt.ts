@@ -5,7 +5,7 @@
 // drop off the network for a while (fault injection). The simulator's boxes,
 // the gateway and the API's ingestion client are built on it.
 import { EventEmitter } from 'node:events';
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import mqtt, { type AckHandler, type IClientOptions, type MqttClient } from 'mqtt';
 import type { Clock, TimerHandle } from './clock.js';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -58,6 +58,9 @@ export interface ResilientMqttOptions {
   /** Subscriptions made on every connection. */
   readonly subscriptions?: readonly string[];
   readonly protocolVersion?: 4 | 5;
+  /** Runs on each QoS 1 message before its PUBACK is sent: the broker keeps
+   * (and redelivers) a message until the work is done. Must not reject. */
+  readonly beforeAck?: (topic: string, payload: Buffer) => Promise<void>;
 }
 
 export interface ResilientMqttEvents {
@@ -125,6 +128,7 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
       ...(options.username === undefined ? {} : { username: options.username }),
       ...(options.password === undefined ? {} : { password: options.password }),
       ...(options.will === undefined ? {} : { will: { topic: options.will.topic, payload: Buffer.from(options.will.payload), qos: 1, retain: true } }),
+      ...(options.beforeAck === undefined ? {} : { customHandleAcks: acknowledgeAfter(options.beforeAck) }),
     };
     const client = mqtt.connect(options.url, connectOptions);
     this.#client = client;
@@ -232,4 +236,15 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
 export function disableNagle(client: MqttClient): void {
   const stream = client.stream as { setNoDelay?: (noDelay: boolean) => void };
   stream.setNoDelay?.(true);
+}
+
+/** MQTT.js's customHandleAcks: PUBACK (reason code 0, given as the first
+ * argument as MQTT.js allows) once `work` is done. */
+function acknowledgeAfter(work: (topic: string, payload: Buffer) => Promise<void>): AckHandler {
+  return (topic, payload, _packet, done) => {
+    work(topic, payload).then(
+      () => done(0),
+      () => done(0),
+    );
+  };
 }

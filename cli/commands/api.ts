@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import type { FastifyServerOptions } from 'fastify';
 import { buildApp } from '../../api/app.js';
+import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, type ConfigVariable } from '../../api/config.js';
 import { CliError, UsageError } from '../errors.js';
 
@@ -54,7 +55,7 @@ function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
 async function serve(config: ApiConfig, version: string): Promise<void> {
   let app;
   try {
-    app = await buildApp({ config, logger: loggerOptions(config), version });
+    app = await buildApp({ config, logger: loggerOptions(config), version, mqtt: mqttConnectionOf(config) });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await app?.close();
@@ -90,4 +91,16 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/** The embedded broker on HOST:MQTT_PORT, unless MQTT_URL names an external one. */
+export function mqttConnectionOf(config: ApiConfig): MqttConnection {
+  if (config.mqttUrl === undefined) return { mode: 'embedded', host: config.host, port: config.mqttPort };
+  return {
+    mode: 'external',
+    url: config.mqttUrl,
+    sharedGroup: config.mqttSharedGroup,
+    ...(config.mqttUsername === undefined ? {} : { username: config.mqttUsername }),
+    ...(config.mqttPassword === undefined ? {} : { password: config.mqttPassword }),
+  };
 }

@@ -27,7 +27,7 @@ test('bad configuration: one line on stderr, exit 2', async (t) => {
 test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) => {
   const dir = tempDir(t);
   const child = spawn(process.execPath, [binPath, 'api', '--port', '0', '--log-level', 'info'], {
-    env: { ...process.env, DATABASE_PATH: join(dir, 'new', 'folder', 'api.sqlite') },
+    env: { ...process.env, DATABASE_PATH: join(dir, 'new', 'folder', 'api.sqlite'), MQTT_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   t.teardown(() => child.kill('SIGKILL'));

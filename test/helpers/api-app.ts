@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../api/app.js';
+import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, type ApiConfig } from '../../api/config.js';
 import type { AppContext } from '../../api/context.js';
@@ -29,12 +30,16 @@ export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string 
   return dir;
 }
 
-export async function testApp(t: ExecutionContext, overrides: Partial<ApiConfig> = {}, options: { startForwarding?: boolean; dir?: string } = {}): Promise<TestApp> {
+export async function testApp(
+  t: ExecutionContext,
+  overrides: Partial<ApiConfig> = {},
+  options: { startForwarding?: boolean; dir?: string; mqtt?: MqttConnection } = {},
+): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
   const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N, ...overrides });
   const clock = new FakeClock();
   // The forwarding worker is driven by each test (runOnce), unless asked.
-  const app = await buildApp({ config, clock, startForwarding: options.startForwarding ?? false });
+  const app = await buildApp({ config, clock, startForwarding: options.startForwarding ?? false, ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }) });
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };

@@ -1,0 +1,146 @@
+// MQTT ingestion (issue 7): a response message on
+// `parkbench/boxes/{module_id}/response` becomes a box log through the same
+// path as POST /api/box_logs (ingestBoxLogs: same verification of the tag,
+// same session effects, same deduplication of verified logs, same
+// forwarding). A message that cannot become a log at all (not JSON, no
+// command, an unknown box) is counted, logged with its reason, and
+// acknowledged: it never stops ingestion.
+import { FrameKind, isControlKind, parseCommandHeader, renderCommand, renderResponse } from '../../firmware-protocol/index.js';
+import { silentLogger, type Logger } from '../../lib/logger.js';
+import type { MessageError} from '../../lib/mqtt-messages.js';
+import { isBase64, parseJsonObject, type CommandContext } from '../../lib/mqtt-messages.js';
+import { ingestBoxLogs } from '../box-logs/ingest.js';
+import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import type { BoxRow } from '../repositories/boxes.js';
+
+export interface IngestionCounters {
+  /** Box logs stored (verified or not). */
+  stored: number;
+  /** Verified responses already stored (a redelivery). */
+  duplicates: number;
+  /** Messages that could not become a box log, by reason. */
+  refused: Record<'not_json' | 'no_command' | 'unknown_box' | 'refused_by_api' | 'failed', number>;
+}
+
+/** A response message as it arrived, for whoever waits on its request_id. */
+export interface IngestedResponse {
+  readonly moduleId: number;
+  readonly response: string | null;
+  readonly error: string | undefined;
+  readonly context: CommandContext;
+  readonly log: BoxLogResult | undefined;
+}
+
+export class ResponseIngestion {
+  readonly counters: IngestionCounters = { stored: 0, duplicates: 0, refused: { not_json: 0, no_command: 0, unknown_box: 0, refused_by_api: 0, failed: 0 } };
+  readonly #logger: Logger;
+  readonly #listeners = new Set<(response: IngestedResponse) => void>();
+
+  constructor(
+    private readonly ctx: AppContext,
+    logger: Logger = silentLogger,
+  ) {
+    this.#logger = logger.child({ component: 'api:ingestion' });
+  }
+
+  /** Called with every response message taken (stored or not). */
+  onResponse(listener: (response: IngestedResponse) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Ingests one message; resolves once its box log is committed. Never rejects. */
+  ingest(moduleId: number, payload: Buffer): Promise<void> {
+    try {
+      this.#ingest(moduleId, payload);
+    } catch (error) {
+      this.counters.refused.failed++;
+      this.#logger.error({ module_id: moduleId, err: (error as Error).message }, 'response could not be ingested');
+    }
+    return Promise.resolve();
+  }
+
+  #ingest(moduleId: number, payload: Buffer): void {
+    let message: Record<string, unknown>;
+    try {
+      message = parseJsonObject(payload, 'response message');
+    } catch (error) {
+      return this.#refuse('not_json', moduleId, (error as MessageError).message);
+    }
+    const command = message.command;
+    if (typeof command !== 'string' || !isBase64(command)) return this.#refuse('no_command', moduleId, 'the message has no base64 "command"');
+    const response = typeof message.response === 'string' && isBase64(message.response) ? message.response : null;
+    const context = contextOf(message.context);
+    const box = this.ctx.boxes.findByModuleId(moduleId);
+    if (box === undefined) return this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
+    const entry = this.#entry(box, command, response, context, message.received_at);
+    let log: BoxLogResult | undefined;
+    try {
+      log = ingestBoxLogs(this.ctx, [entry], { source: 'mqtt' })[0];
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      this.#refuse('refused_by_api', moduleId, `${error.message} ${JSON.stringify(error.details)}`);
+    }
+    if (log?.duplicate === true) this.counters.duplicates++;
+    else if (log !== undefined) this.counters.stored++;
+    const error = typeof message.error === 'string' ? message.error : undefined;
+    for (const listener of this.#listeners) listener({ moduleId, response, error, context, log });
+  }
+
+  /** The box log of a response: ids from the message's context when the
+   * sender gave valid ones, else from the command itself (key_id -> smart
+   * key -> driver). */
+  #entry(box: BoxRow, command: string, response: string | null, context: CommandContext, receivedAt: unknown): BoxLogInput {
+    const commandBytes = Buffer.from(command, 'base64');
+    const header = parseCommandHeader(commandBytes);
+    const control = header.ok && isControlKind(header.header.kind);
+    const keyFromContext = context.smart_key_id === undefined ? undefined : this.ctx.smartKeys.findById(context.smart_key_id);
+    const keyFromCommand = header.ok && header.header.kind === FrameKind.ACCESS ? this.ctx.smartKeys.findById(header.header.keyId) : undefined;
+    const key = [keyFromContext, keyFromCommand].find((candidate) => candidate !== undefined && candidate.parking_id === box.parking_id);
+    const userFromContext = context.fo_user_id !== undefined && this.ctx.users.findById(context.fo_user_id) !== undefined ? context.fo_user_id : undefined;
+    const parking = this.ctx.parkings.findById(box.parking_id);
+    const keys = [parking?.parking_key, parking?.parking_key_next, box.box_key].filter((hex): hex is string => typeof hex === 'string').map((hex) => Buffer.from(hex, 'hex'));
+    return {
+      fo_user_id: key?.user_id ?? userFromContext ?? null,
+      smart_key_id: key?.id ?? null,
+      equipment_id: box.module_id,
+      secured_parking_id: box.parking_id,
+      type: control ? 'control' : box.direction === 'entrance' ? 'in' : 'out',
+      command,
+      command_decrypted: renderCommand(commandBytes, keys),
+      response,
+      response_decrypted: response === null ? null : renderResponse(Buffer.from(response, 'base64')),
+      offline: false,
+      created_at: createdAt(receivedAt, this.ctx.clock.now()),
+      point_attributes: null,
+    };
+  }
+
+  #refuse(reason: keyof IngestionCounters['refused'], moduleId: number, detail: string): void {
+    this.counters.refused[reason]++;
+    this.#logger.warn({ module_id: moduleId, reason, detail }, 'response message not stored');
+  }
+}
+
+function contextOf(value: unknown): CommandContext {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  const fields = value as Record<string, unknown>;
+  const id = (item: unknown): number | undefined => (typeof item === 'number' && Number.isSafeInteger(item) && item > 0 ? item : undefined);
+  const context: { request_id?: string; fo_user_id?: number; smart_key_id?: number } = {};
+  if (typeof fields.request_id === 'string' && fields.request_id.length <= 200) context.request_id = fields.request_id;
+  const user = id(fields.fo_user_id);
+  if (user !== undefined) context.fo_user_id = user;
+  const key = id(fields.smart_key_id);
+  if (key !== undefined) context.smart_key_id = key;
+  return context;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC) of when the response was received, by the
+ * message's received_at when it is a valid time, else now. */
+function createdAt(receivedAt: unknown, nowMs: number): string {
+  const parsed = typeof receivedAt === 'string' ? Date.parse(receivedAt) : Number.NaN;
+  const ms = Number.isFinite(parsed) ? parsed : nowMs;
+  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+}

@@ -1,0 +1,82 @@
+// POST /api/car_driver/smart_keys/:id/open (issue 7): for parkings with
+// is_online true the phone does not talk to the box; the server publishes
+// the key's access command on the box's command topic and answers with the
+// box's response (stored as a box log like any other), or 504 when the box
+// does not answer within BOX_ANSWER_TIMEOUT_MS.
+import type { FastifyInstance } from 'fastify';
+import { parseResponse, statusName } from '../../firmware-protocol/index.js';
+import { bearerAuth } from '../auth/bearer.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import type { MqttService } from '../mqtt/mqtt-service.js';
+import { errorResponses } from '../schemas.js';
+
+interface OpenBody {
+  module_id: number;
+}
+
+const openResponseSchema = {
+  type: 'object',
+  required: ['module_id', 'status', 'status_code', 'response', 'verified', 'box_log_id'],
+  properties: {
+    module_id: { type: 'integer', description: 'The box that answered.' },
+    status: { type: 'string', description: 'The PROTOCOL.md status name: OK when the barrier opens.' },
+    status_code: { type: 'integer', description: 'The status byte.' },
+    remaining: { type: ['integer', 'null'], description: 'Tries of this key left in this direction (null: not applicable).' },
+    response: { type: 'string', description: 'Base64 of the response frame.' },
+    verified: { type: 'boolean', description: 'The response tag verified under the box key.' },
+    box_log_id: { type: ['integer', 'null'], description: 'The box log the response was stored as.' },
+  },
+} as const;
+
+export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: () => MqttService | undefined): void {
+  app.post<{ Params: { id: string }; Body: OpenBody }>(
+    '/api/car_driver/smart_keys/:id/open',
+    {
+      schema: {
+        tags: ['smart keys'],
+        summary: 'Open a box with a smart key of an online parking (the server sends the command)',
+        description:
+          'For parkings with is_online true. Publishes the key\'s access_command to the box\'s MQTT command topic and answers with the box\'s response, stored as a box log. 422 for a key of a parking that is not online or a box that is not an access point of the key; 504 when the box does not answer in time; 503 when no MQTT broker is connected.',
+        security: [{ bearer: [] }],
+        params: { type: 'object', properties: { id: { type: 'string', description: 'The smart key id; anything else is 404.' } } },
+        body: {
+          type: 'object',
+          required: ['module_id'],
+          properties: { module_id: { type: 'integer', minimum: 0, maximum: 4_294_967_295, description: 'The box (access point) to open.' } },
+        },
+        response: { 200: openResponseSchema, ...errorResponses(400, 401, 404, 422), 503: { $ref: 'ErrorBody#' }, 504: { $ref: 'ErrorBody#' } },
+      },
+      onRequest: bearerAuth(ctx),
+    },
+    async (request) => {
+      const user = request.user;
+      if (!user) throw new ApiError('unauthorized');
+      const raw = request.params.id;
+      const key = /^[0-9]{1,15}$/.test(raw) ? ctx.smartKeys.findById(Number(raw)) : undefined;
+      if (key?.user_id !== user.id) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key ${raw.slice(0, 40)} of this driver` }]);
+      const parking = ctx.parkings.findById(key.parking_id);
+      if (parking?.is_online !== 1) throw new ApiError('parking_not_online', undefined, [{ path: 'id', message: 'send access_command to the box over BLE instead' }]);
+      const moduleId = request.body.module_id;
+      if (!(JSON.parse(key.module_ids) as number[]).includes(moduleId)) {
+        throw new ApiError('validation_failed', undefined, [{ path: 'module_id', message: 'is not an access point of this smart key' }]);
+      }
+      const service = mqtt();
+      if (service === undefined) throw new ApiError('mqtt_unavailable');
+      const outcome = await service.sendCommand(moduleId, key.access_command, { fo_user_id: user.id, smart_key_id: key.id }, ctx.config.boxAnswerTimeoutMs);
+      if ('error' in outcome) throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');
+      const { answered } = outcome;
+      if (answered.response === null) throw new ApiError('box_timeout', `The box did not answer (${answered.error ?? 'no response'}).`);
+      const fields = parseResponse(Buffer.from(answered.response, 'base64'));
+      return {
+        module_id: moduleId,
+        status: statusName(fields.status) ?? `0x${fields.status.toString(16)}`,
+        status_code: fields.status,
+        remaining: fields.remaining === 0xff ? null : fields.remaining,
+        response: answered.response,
+        verified: answered.log?.verified ?? false,
+        box_log_id: answered.log?.id ?? null,
+      };
+    },
+  );
+}

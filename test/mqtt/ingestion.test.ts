@@ -1,0 +1,157 @@
+// Box responses over MQTT become box logs: a simulated box on the embedded
+// broker answers a session's access command and the session moves, as if the
+// phone had uploaded the log.
+import test, { type ExecutionContext } from 'ava';
+import mqtt from 'mqtt';
+import { Topics } from '../../lib/mqtt-topics.js';
+import { FrameKind, parseResponse, sealCommand, Status } from '../../firmware-protocol/index.js';
+import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
+import { SimulatedBox } from '../../simulator/simulated-box.js';
+import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
+import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
+import { authGet, createSession, seedParking, type SeededBox, type SeededParking } from '../helpers/parking.js';
+import { waitFor } from '../helpers/wait.js';
+
+const topics = new Topics();
+
+interface Bench {
+  app: TestApp;
+  parking: SeededParking;
+  token: string;
+  url: string;
+}
+
+async function bench(t: ExecutionContext, online = false): Promise<Bench> {
+  const app = await testApp(t, {}, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
+  const parking = seedParking(app, { isOnline: online });
+  for (const box of parking.boxes) app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
+  const tokens = await loggedIn(app);
+  const url = app.app.mqtt?.url ?? '';
+  return { app, parking, token: tokens.access_token, url };
+}
+
+async function boxOnBroker(t: ExecutionContext, context: Bench, box: SeededBox): Promise<SimulatedBox> {
+  const simulated = await SimulatedBox.start({
+    clock: context.app.clock,
+    provisioning: {
+      moduleId: box.moduleId,
+      parkingId: context.parking.id,
+      direction: box.direction,
+      macAddress: box.macAddress,
+      parkingKey: context.parking.parkingKey,
+      parkingKeyNext: null,
+      boxKey: box.boxKey,
+      skewSeconds: 120,
+      minBatteryMv: 3_300,
+      mqtt: null,
+    },
+  });
+  const link = new BoxMqttLink(simulated, { url: context.url, username: `box-${box.moduleId}`, password: `pw-${box.moduleId}`, clock: context.app.clock });
+  t.teardown(async () => {
+    await link.stop();
+    await simulated.stop();
+  });
+  await link.start();
+  return simulated;
+}
+
+async function operator(t: ExecutionContext, context: Bench): Promise<mqtt.MqttClient> {
+  new MqttAccountRepository(context.app.ctx.db).addClient({ name: 'tester', role: 'operator', username: 'op-tester', password_hash: hashMqttPassword('op-pw') }, Date.now());
+  const client = await mqtt.connectAsync(context.url, { username: 'op-tester', password: 'op-pw', reconnectPeriod: 0 });
+  t.teardown(() => client.endAsync(true));
+  return client;
+}
+
+interface StoredLog {
+  id: number;
+  verified: number;
+  fo_user_id: number | null;
+  smart_key_id: number | null;
+  type: string;
+  response: string | null;
+  command_decrypted: string | null;
+  response_decrypted: string | null;
+}
+
+function logs(context: Bench): StoredLog[] {
+  return context.app.ctx.db.prepare('SELECT * FROM box_logs ORDER BY id').all() as StoredLog[];
+}
+
+test('a verified response over MQTT becomes a box log and moves the session to active', async (t) => {
+  const context = await bench(t);
+  await boxOnBroker(t, context, context.parking.entrance);
+  const created = await createSession(context.app, context.token, { parking_session: { secured_parking_id: context.parking.id } });
+  const session = created.json<{ smart_key: { id: number; access_command: string }; parking_session: { id: number } }>();
+  const client = await operator(t, context);
+  // As the phone's stand-in would: the access command on the box's command topic, no context.
+  await client.publishAsync(topics.box(context.parking.entrance.moduleId, 'command'), JSON.stringify({ command: session.smart_key.access_command }), { qos: 1 });
+  await waitFor(() => logs(context).length === 1, 'the box log');
+  const [log] = logs(context);
+  t.like(log, { verified: 1, smart_key_id: session.smart_key.id, type: 'in' });
+  t.truthy(log?.fo_user_id, 'the driver comes from the smart key of the command');
+  t.regex(log?.command_decrypted ?? '', /^ACCESS key=\d+ parking=\d+ modules=/);
+  t.regex(log?.response_decrypted ?? '', /^OK ACCESS module=/);
+  const current = await authGet(context.app, context.token, '/api/car_driver/parking_sessions/current');
+  t.is(current.json<{ parking_session: { state: string; entrance_remaining_tries: number } }>().parking_session.state, 'active');
+  t.is(context.app.app.mqtt?.ingestion.counters.stored, 1);
+});
+
+test('messages that cannot become a log are counted and acknowledged; a redelivered response is stored once', async (t) => {
+  const context = await bench(t);
+  const gatewayAccounts = new MqttAccountRepository(context.app.ctx.db);
+  gatewayAccounts.addClient({ name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') }, Date.now());
+  const gateway = await mqtt.connectAsync(context.url, { username: 'gw-bench', password: 'gw-pw', reconnectPeriod: 0 });
+  t.teardown(() => gateway.endAsync(true));
+  const moduleId = context.parking.entrance.moduleId;
+  await gateway.publishAsync(topics.box(moduleId, 'response'), 'not json', { qos: 1 });
+  await gateway.publishAsync(topics.box(moduleId, 'response'), JSON.stringify({ response: null }), { qos: 1 });
+  await gateway.publishAsync(topics.box(4_000_000, 'response'), JSON.stringify({ command: 'AQE=', response: null }), { qos: 1 });
+  const counters = context.app.app.mqtt?.ingestion.counters;
+  t.like(counters?.refused, { not_json: 1, no_command: 1, unknown_box: 1 });
+
+  // A timeout record: stored unverified with a null response.
+  const command = sealCommand({ kind: FrameKind.BATTERY_QUERY, key: context.parking.entrance.boxKey, keyId: 77, scope: moduleId, body: {} });
+  await gateway.publishAsync(topics.box(moduleId, 'response'), JSON.stringify({ command: command.toString('base64'), response: null, received_at: new Date().toISOString(), via: 'serial', context: {}, error: 'timeout' }), { qos: 1 });
+  t.like(logs(context).at(-1), { verified: 0, response: null, type: 'control', smart_key_id: null, fo_user_id: null });
+
+  // A real answer, published twice (a redelivery): one log.
+  const box = await boxOnBroker(t, context, context.parking.entrance);
+  const response = (await box.handleCommand(command)) ?? Buffer.alloc(0);
+  t.is(parseResponse(response).status, Status.OK);
+  const message = JSON.stringify({ command: command.toString('base64'), response: response.toString('base64'), received_at: new Date().toISOString(), via: 'serial', context: {} });
+  await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
+  await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
+  t.is(logs(context).filter((log) => log.verified === 1).length, 1);
+  t.is(counters?.duplicates, 1);
+});
+
+test('POST /api/car_driver/smart_keys/:id/open reaches the box of an online parking through MQTT', async (t) => {
+  const context = await bench(t, true);
+  await boxOnBroker(t, context, context.parking.entrance);
+  const session = (await createSession(context.app, context.token, { parking_session: { secured_parking_id: context.parking.id } })).json<{ smart_key: { id: number } }>();
+  const open = (moduleId: number, key = session.smart_key.id, token = context.token) =>
+    context.app.app.inject({ method: 'POST', url: `/api/car_driver/smart_keys/${key}/open`, headers: { authorization: `Bearer ${token}` }, payload: { module_id: moduleId } });
+  const opened = await open(context.parking.entrance.moduleId);
+  t.is(opened.statusCode, 200, opened.body);
+  t.like(opened.json(), { module_id: context.parking.entrance.moduleId, status: 'OK', status_code: 0, verified: true });
+  t.is(logs(context).length, 1);
+  t.is(errorBody(t, await open(123_456)).error, 'validation_failed');
+  t.is((await open(context.parking.entrance.moduleId, 999_999)).statusCode, 404);
+  // The exit box is not connected: 504 once BOX_ANSWER_TIMEOUT_MS has passed on the clock.
+  const timersBefore = context.app.clock.pendingTimers;
+  const waiting = open(context.parking.exit.moduleId);
+  await waitFor(() => context.app.clock.pendingTimers > timersBefore, 'the command published, its timeout set');
+  await context.app.clock.advanceAsync(context.app.config.boxAnswerTimeoutMs, 500);
+  const timedOut = await waiting;
+  t.is(timedOut.statusCode, 504);
+  t.is(errorBody(t, timedOut).error, 'box_timeout');
+});
+
+test('a key of a parking that is not online: 422 parking_not_online', async (t) => {
+  const context = await bench(t, false);
+  const session = (await createSession(context.app, context.token, { parking_session: { secured_parking_id: context.parking.id } })).json<{ smart_key: { id: number } }>();
+  const response = await context.app.app.inject({ method: 'POST', url: `/api/car_driver/smart_keys/${session.smart_key.id}/open`, headers: { authorization: `Bearer ${context.token}` }, payload: { module_id: context.parking.entrance.moduleId } });
+  t.is(response.statusCode, 422);
+  t.is(errorBody(t, response).error, 'parking_not_online');
+});
