@@ -47,8 +47,15 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): voi
         summary: 'Create a pay-per-use parking session with payment (spec 4.4, V1)',
         description: CREATE_DESCRIPTION,
         security: [{ bearer: [] }],
+        body: {
+          type: 'object',
+          required: ['parking_session'],
+          properties: { parking_session: { type: 'object', required: ['secured_parking_id'], properties: { secured_parking_id: { type: 'integer' } } } },
+        },
         response: { 201: { $ref: 'SessionResponse#' }, ...errorResponses(400, 401, 404, 413, 415, 422) },
       },
+      // The schema documents; parkingIdOf validates (400 and 422 differ).
+      validatorCompiler: () => () => true,
       onRequest: authenticate,
     },
     async (request, reply) => {
