@@ -45,8 +45,10 @@ export class BoxLogRepository {
     const columns = `(source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command, command_decrypted, response, response_decrypted,
        offline, created_at, latitude, longitude, verified, box_seq, status, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
     this.insertRow = db.prepare<InsertTuple>(`INSERT INTO box_logs ${columns}`);
-    // OR IGNORE meets the partial unique index on verified (equipment_id, box_seq) only.
-    this.insertVerifiedRow = db.prepare<InsertTuple>(`INSERT OR IGNORE INTO box_logs ${columns}`);
+    // The partial unique index on verified (equipment_id, box_seq) is the only
+    // uniqueness a box log can meet; ON CONFLICT DO NOTHING (unlike OR IGNORE)
+    // still raises on any other constraint, so nothing is dropped silently.
+    this.insertVerifiedRow = db.prepare<InsertTuple>(`INSERT INTO box_logs ${columns} ON CONFLICT DO NOTHING`);
     this.verifiedBySeq = db.prepare<[number, number], { id: number }>('SELECT id FROM box_logs WHERE equipment_id = ? AND box_seq = ? AND verified = 1');
     this.byId = db.prepare<[number], Record<string, unknown>>('SELECT * FROM box_logs WHERE id = ?');
   }

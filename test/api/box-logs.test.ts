@@ -1,6 +1,8 @@
 // POST /api/box_logs: every row of section 7, every field of 2.1, all or
 // nothing, verification, duplicates, session effects and what boxes tell.
 import test from 'ava';
+import { ingestBoxLogs } from '../../api/box-logs/ingest.js';
+import type { BoxLogInput } from '../../api/box-logs/types.js';
 import { Status } from '../../firmware-protocol/index.js';
 import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
 import { boxAnswer, boxLog, controlCommand, countRows, postBoxLogs, type BoxLogsBody } from '../helpers/box-logs.js';
@@ -299,4 +301,25 @@ test('the service learns box_time drift, battery, last seen and the control sequ
   const forged = boxAnswer({ ...box, boxKey: Buffer.alloc(16) }, controlCommand(box, 5000), { direction: 0, remaining: 0xff });
   await postBoxLogs(f.app, f.token, { box_logs: [log(forged)] });
   t.true((f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq ?? 0) < 5000, 'an unverified response teaches nothing');
+});
+
+test('the same path without HTTP, as MQTT ingestion calls it: null driver and key, same verification and dedupe', async (t) => {
+  const f = await fixture(t);
+  const box = f.parking.entrance;
+  const control = controlCommand(box, 7);
+  const entry = {
+    ...(boxLog({ foUserId: null, smartKeyId: null, box, parkingId: f.parking.id, command: control, response: boxAnswer(box, control, { direction: 0, remaining: 0xff }), type: 'control' }).box_log as never as BoxLogInput),
+  };
+  const [first] = ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' });
+  t.like(first, { verified: true, duplicate: false });
+  t.like(f.app.ctx.boxLogs.findById(first?.id ?? 0), { source: 'mqtt', fo_user_id: null, smart_key_id: null, verified: 1 });
+  t.deepEqual(ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' }), [{ id: first?.id ?? 0, verified: true, duplicate: true }]);
+  t.is(f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq, 8);
+  // A session key's response arriving over MQTT moves the session as over HTTP.
+  const access = { ...(accessLog(f, boxAnswer(box, f.command)).box_log as never as BoxLogInput), fo_user_id: null };
+  ingestBoxLogs(f.app.ctx, [access], { source: 'mqtt' });
+  t.is(session(f)?.state, 'active');
+  // Unknown ids are refused before anything is written, naming them.
+  const error = t.throws(() => ingestBoxLogs(f.app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }));
+  t.regex(JSON.stringify((error as unknown as { details: unknown }).details), /equipment_id/);
 });
