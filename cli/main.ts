@@ -9,6 +9,7 @@ import { registerApiCommand } from './commands/api.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerGatewayCommand } from './commands/gateway.js';
+import { registerStartCommand } from './commands/start.js';
 import { registerConformanceCommand } from './commands/conformance.js';
 
 function buildProgram(): Command {
@@ -22,6 +23,7 @@ function buildProgram(): Command {
   registerAdminCommands(program);
   registerSimCommand(program);
   registerGatewayCommand(program);
+  registerStartCommand(program);
   registerConformanceCommand(program);
   return program;
 }

@@ -21,12 +21,14 @@ export class MqttAccountRepository {
   private readonly insertClient;
   private readonly allClients;
   private readonly allBoxes;
+  private readonly clientPassword;
 
   constructor(db: Db) {
     this.clientByUsername = db.prepare<[string], MqttClientRow>('SELECT name, role, username, password_hash FROM mqtt_clients WHERE username = ?');
     this.boxByUsername = db.prepare<[string], { module_id: number; mqtt_password_hash: string }>('SELECT module_id, mqtt_password_hash FROM boxes WHERE mqtt_username = ?');
     this.insertClient = db.prepare<[string, string, string, string, number]>('INSERT INTO mqtt_clients (name, role, username, password_hash, created_at) VALUES (?, ?, ?, ?, ?)');
     this.allClients = db.prepare<[], MqttClientRow>('SELECT name, role, username, password_hash FROM mqtt_clients ORDER BY username');
+    this.clientPassword = db.prepare<[string, string]>('UPDATE mqtt_clients SET password_hash = ? WHERE username = ?');
     this.allBoxes = db.prepare<[], { module_id: number; mqtt_username: string; mqtt_password_hash: string }>('SELECT module_id, mqtt_username, mqtt_password_hash FROM boxes ORDER BY module_id');
   }
 
@@ -36,6 +38,11 @@ export class MqttAccountRepository {
 
   addClient(client: MqttClientRow, nowMs: number): void {
     this.insertClient.run(client.name, client.role, client.username, client.password_hash, nowMs);
+  }
+
+  /** Replaces a client's password hash (a fresh password was issued). */
+  setClientPasswordHash(username: string, passwordHash: string): void {
+    this.clientPassword.run(passwordHash, username);
   }
 
   /** The account behind a login, or null when the username is unknown or

@@ -1,0 +1,94 @@
+// `parkbench start` (`npm start`): the whole bench in one process, on
+// embedded defaults, until Ctrl-C. Prints where everything is and, last, one
+// machine-readable line: `parkbench ready {json}`.
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import type { FastifyServerOptions } from 'fastify';
+import { configFrom } from './api.js';
+import { startBench, type ReadyInfo } from '../start/bench.js';
+import { UsageError } from '../errors.js';
+import { createCliLogger, parseLogLevel } from '../logger.js';
+import { onShutdownSignal } from '../signals.js';
+
+interface StartFlags {
+  host?: string;
+  port?: string;
+  mqttPort?: string;
+  dataDir: string;
+  fresh?: boolean;
+  speed: string;
+  logLevel: string;
+}
+
+export function registerStartCommand(program: Command): void {
+  program
+    .command('start')
+    .description('Run the whole bench: the API with its MQTT broker, demo data, and simulated entrance and exit boxes')
+    .option('--host <address>', 'address the API and the broker listen on (or HOST)')
+    .option('--port <port>', 'HTTP port (or PORT; default 3000)')
+    .option('--mqtt-port <port>', 'MQTT port (or MQTT_PORT; default 1883)')
+    .option('--data-dir <dir>', 'where the SQLite file and the boxes\' state live', 'data')
+    .option('--fresh', 'start over with an empty database and new boxes')
+    .option('--speed <n>', 'run the simulated boxes this many times faster', '1')
+    .option('--log-level <level>', 'logs on stderr: fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'warn')
+    .action(async (flags: StartFlags) => {
+      const logLevel = parseLogLevel(flags.logLevel);
+      const speed = Number(flags.speed);
+      if (!Number.isFinite(speed) || speed <= 0 || speed > 10_000) throw new UsageError(`--speed must be a number above 0 and at most 10000, got "${flags.speed}"`);
+      const config = configFrom({
+        host: flags.host,
+        port: flags.port,
+        mqttPort: flags.mqttPort,
+        databasePath: join(flags.dataDir, 'parkbench.sqlite'),
+        logLevel,
+        mqttUrl: '',
+      });
+      const bench = await startBench({
+        config,
+        dataDir: flags.dataDir,
+        fresh: flags.fresh === true,
+        speed,
+        apiLogger: apiLogger(logLevel),
+        simLogger: createCliLogger(logLevel, 'parkbench-sim'),
+        version: program.version() ?? 'unknown',
+      });
+      process.stdout.write(banner(bench.info));
+      process.stdout.write(`parkbench ready ${JSON.stringify(bench.info)}\n`);
+      const signal = await onShutdownSignal();
+      process.stderr.write(`parkbench: ${signal}: stopping the boxes, the broker and the API\n`);
+      await bench.stop();
+    });
+}
+
+/** The API's logs go to stderr, so stdout ends with the ready line. */
+function apiLogger(level: string): FastifyServerOptions['logger'] {
+  if (level === 'silent') return false;
+  if (process.stderr.isTTY) return { level, transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } };
+  return { level, stream: process.stderr };
+}
+
+function banner(info: ReadyInfo): string {
+  const boxes = info.boxes.map((box) => `${box.module_id} (${box.direction})`).join(', ');
+  return [
+    '',
+    'parkbench is running: the API, its MQTT broker and simulated boxes.',
+    '',
+    `  API          ${info.api_url}`,
+    `  API docs     ${info.docs_url}`,
+    `  MQTT         ${info.mqtt_url}   operator account: ${info.mqtt_operator.username} / ${info.mqtt_operator.password}`,
+    `  parking      ${info.parking_id}, boxes ${boxes}, simulated on MQTT`,
+    `  client app   client_app_id ${info.client_app_id}`,
+    `               client_secret ${info.client_secret}`,
+    `  driver       ${info.driver.email} / ${info.driver.password}`,
+    '',
+    'Get a token:',
+    `  ${info.token_curl}`,
+    '',
+    'Play the phone app from start to finish (session, entrance, payment, exit):',
+    `  npx parkbench app --server ${info.api_url} --mqtt ${info.mqtt_url} --mqtt-username ${info.mqtt_operator.username} --mqtt-password ${info.mqtt_operator.password} \\`,
+    `    --client-app-id ${info.client_app_id} --client-secret ${info.client_secret} --email ${info.driver.email} --password ${info.driver.password} --parking ${info.parking_id}`,
+    '',
+    'Ctrl-C stops everything.',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,139 @@
+// The whole bench in one process: the API with its embedded broker and its
+// SQLite file under the data folder, the demo data (made on the first run,
+// the same afterwards), and simulated entrance and exit boxes of the demo
+// parking on MQTT. What `npm start` runs.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { buildApp } from '../../api/app.js';
+import type { ApiConfig } from '../../api/config.js';
+import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
+import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { randomSecret } from '../../api/auth/secrets.js';
+import { scaledClock, systemClock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { Topics } from '../../lib/mqtt-topics.js';
+import { parseProvisioning } from '../../simulator/provisioning.js';
+import { Simulation } from '../../simulator/simulation.js';
+import { provisionBox } from '../admin/box.js';
+import type { AdminContext } from '../admin/context.js';
+import { ensureDemo, type DemoData } from '../admin/demo.js';
+import { CliError } from '../errors.js';
+
+/** The MQTT account `parkbench app` uses to reach the boxes, as a phone's stand-in. */
+export const DEMO_OPERATOR = { name: 'demo-app', username: 'op-demo-app' } as const;
+
+export interface BenchOptions {
+  readonly config: ApiConfig;
+  readonly dataDir: string;
+  readonly fresh: boolean;
+  readonly speed: number;
+  readonly apiLogger: FastifyServerOptions['logger'];
+  readonly simLogger: Logger;
+  readonly version: string;
+}
+
+export interface ReadyInfo {
+  api_url: string;
+  docs_url: string;
+  mqtt_url: string;
+  client_app_id: string;
+  client_secret: string;
+  driver: { email: string; password: string };
+  parking_id: number;
+  boxes: DemoData['boxes'];
+  mqtt_operator: { username: string; password: string };
+  token_curl: string;
+}
+
+export interface RunningBench {
+  readonly info: ReadyInfo;
+  stop(): Promise<void>;
+}
+
+export async function startBench(options: BenchOptions): Promise<RunningBench> {
+  const { config } = options;
+  if (options.fresh) await removeBenchData(options.dataDir, config.databasePath);
+  let app: FastifyInstance | undefined;
+  let simulation: Simulation | undefined;
+  const stop = async (): Promise<void> => {
+    await simulation?.stop();
+    await app?.close();
+  };
+  try {
+    app = await buildApp({ config, logger: options.apiLogger, version: options.version, mqtt: { mode: 'embedded', host: config.host, port: config.mqttPort } });
+    try {
+      await app.listen({ host: config.host, port: config.port });
+    } catch (error) {
+      throw portError(error, `HTTP port ${config.port} on ${config.host}`, 'PORT or --port');
+    }
+    const broker = app.mqtt;
+    if (broker === undefined) throw new CliError('the embedded MQTT broker did not start');
+    const admin: AdminContext = { config, db: app.db, now: Date.now() };
+    const demo = await ensureDemo(admin);
+    const operator = demoOperator(admin);
+    // Each start issues the demo boxes fresh MQTT passwords (only hashes are
+    // kept) and hands them to the simulated boxes in this process.
+    const members = demo.boxes.map((box) => {
+      const file = provisionBox(admin, box.module_id);
+      return { provisioning: parseProvisioning({ ...file, mqtt: { ...file.mqtt, url: broker.url } }), settings: {} };
+    });
+    simulation = await Simulation.start({
+      members,
+      clock: options.speed === 1 ? systemClock : scaledClock(options.speed),
+      mqtt: { topics: new Topics(config.mqttTopicPrefix) },
+      stateDir: join(options.dataDir, 'sim'),
+      carPassDelayMs: 3_000,
+      logger: options.simLogger,
+    });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : config.port;
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const apiUrl = `http://${host}:${port}`;
+    const tokenBody = JSON.stringify({ grant_type: 'password', username: demo.driver.email, password: demo.driver.password, client_app_id: demo.client_app_id, client_secret: demo.client_secret });
+    return {
+      info: {
+        api_url: apiUrl,
+        docs_url: `${apiUrl}/docs`,
+        mqtt_url: broker.url,
+        client_app_id: demo.client_app_id,
+        client_secret: demo.client_secret,
+        driver: demo.driver,
+        parking_id: demo.parking_id,
+        boxes: demo.boxes,
+        mqtt_operator: operator,
+        token_curl: `curl -s -X POST ${apiUrl}/api/oauth/token -H 'Content-Type: application/json' -d '${tokenBody}'`,
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error instanceof CliError ? error : new CliError(`cannot start the bench: ${(error as Error).message}`);
+  }
+}
+
+/** The operator account of the app stand-in, with a fresh password each start. */
+function demoOperator(ctx: AdminContext): { username: string; password: string } {
+  const accounts = new MqttAccountRepository(ctx.db);
+  const password = randomSecret(18);
+  if (accounts.findClient(DEMO_OPERATOR.username) === undefined) {
+    accounts.addClient({ name: DEMO_OPERATOR.name, role: 'operator', username: DEMO_OPERATOR.username, password_hash: hashMqttPassword(password) }, ctx.now);
+  } else {
+    accounts.setClientPasswordHash(DEMO_OPERATOR.username, hashMqttPassword(password));
+  }
+  return { username: DEMO_OPERATOR.username, password };
+}
+
+/** `--fresh`: the database (with its WAL files) and the boxes' state go. */
+async function removeBenchData(dataDir: string, databasePath: string): Promise<void> {
+  for (const path of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, join(dataDir, 'sim')]) {
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+function portError(error: unknown, what: string, setting: string): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new CliError(`${what} is already in use (set ${setting})`);
+  if (code === 'EACCES') return new CliError(`${what} needs privileges (set ${setting})`);
+  return error as Error;
+}
