@@ -61,6 +61,10 @@ export class MqttService {
       clientId: `parkbench-api-${process.pid}-${randomUUID().slice(0, 8)}`,
       clock: options.clock,
       logger: logger.child({ component: 'api:mqtt' }),
+      // MQTT 5: MQTT.js calls customHandleAcks (the PUBACK after the commit)
+      // only for protocol version 5; on 3.1.1 it acknowledges at once and
+      // beforeAck never runs, so nothing would be ingested.
+      protocolVersion: 5,
       // Several API processes split the responses between them (MQTT 5 shared
       // subscriptions; mosquitto offers them to 3.1.1 clients too).
       subscriptions: [connection.sharedGroup === undefined || connection.sharedGroup === '' ? responses : `$share/${connection.sharedGroup}/${responses}`],
