@@ -1,0 +1,129 @@
+// Ingestion against a real mosquitto (issue 7, `MQTT_URL`): mosquitto runs
+// with the password and ACL files of `parkbench admin mqtt-acl --format
+// mosquitto`, the API is a client of it with its own account (MQTT_USERNAME,
+// MQTT_PASSWORD) in a shared subscription group, and a simulated box on
+// mosquitto answers a session's access command.
+import test, { type ExecutionContext } from 'ava';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
+import { parseProvisioning } from '../../simulator/provisioning.js';
+import { SimulatedBox } from '../../simulator/simulated-box.js';
+import { tempDir, testApp, type TestApp } from '../helpers/api-app.js';
+import { startMosquitto } from '../helpers/mosquitto.js';
+import { addMqttClient, boxLogs, httpDriver, openSession, provisioningFile, topics, watchingOperator } from '../helpers/mqtt-bench.js';
+import { seedParking, type SeededParking } from '../helpers/parking.js';
+import { runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait.js';
+
+const API = { username: 'parkbench-api', password: 'api-password-0123' };
+
+interface ExternalBench {
+  url: string;
+  parking: SeededParking;
+  operator: { username: string; password: string };
+  gateway: { username: string; password: string };
+  /** Starts one more API process stand-in on the same database, a client of mosquitto. */
+  api(): Promise<TestApp>;
+  /** The box on mosquitto, with its provisioned account. */
+  box(clock: TestApp['clock']): Promise<SimulatedBox>;
+}
+
+async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
+  const dir = tempDir(t);
+  const seed = await testApp(t, {}, { dir });
+  seed.clock.advanceTo(Date.now());
+  const parking = seedParking(seed);
+  const { file } = provisioningFile(seed, parking.entrance.moduleId);
+  // Every account needs a hash mosquitto can read, the exit box's too.
+  provisioningFile(seed, parking.exit.moduleId);
+  const operator = addMqttClient(seed, 'operator', 'op-external', 'operator-password');
+  const gateway = addMqttClient(seed, 'gateway', 'gw-external', 'gateway-password');
+  const aclDir = join(dir, 'mosquitto');
+  const exported = await runCli(['admin', 'mqtt-acl', '--format', 'mosquitto', '--out', aclDir, '--json'], { env: { DATABASE_PATH: seed.config.databasePath, MQTT_USERNAME: API.username, MQTT_PASSWORD: API.password } });
+  if (exported.code !== 0) throw new Error(exported.stderr);
+  const { url } = await startMosquitto(t, aclDir, operator);
+  return {
+    url,
+    parking,
+    operator,
+    gateway,
+    api: async () => {
+      const api = await testApp(t, {}, { dir, mqtt: { mode: 'external', url, ...API, sharedGroup: 'parkbench-api' } });
+      api.clock.advanceTo(Date.now());
+      return api;
+    },
+    box: async (clock) => {
+      const box = await SimulatedBox.start({ clock, provisioning: parseProvisioning({ ...file, mqtt: { ...file.mqtt, url } }) });
+      const link = new BoxMqttLink(box, { url, username: file.mqtt.username, password: file.mqtt.password, clock });
+      t.teardown(async () => {
+        await link.stop();
+        await box.stop();
+      });
+      await link.start();
+      return box;
+    },
+  };
+}
+
+/** The API subscribes when it connects and does not wait for the SUBACK:
+ * garbage on a response topic, sent until every API has counted one, shows
+ * each subscription is live (and that mosquitto's ACL let it through). */
+async function untilSubscribed(bench: ExternalBench, apis: readonly TestApp[]): Promise<void> {
+  const probe = await mqtt.connectAsync(bench.url, { ...bench.gateway, reconnectPeriod: 0 });
+  try {
+    const refused = (api: TestApp): number => api.app.mqtt?.ingestion.counters.refused.not_json ?? 0;
+    await waitFor(async () => {
+      if (apis.every((api) => refused(api) > 0)) return true;
+      await probe.publishAsync(topics.box(bench.parking.entrance.moduleId, 'response'), 'probe, not json', { qos: 1 });
+      return false;
+    }, "every API's shared subscription live");
+  } finally {
+    await probe.endAsync(true);
+  }
+}
+
+test('through mosquitto: a box answers a session command; the API stores the log verified and the session is active', async (t) => {
+  const bench = await externalBench(t);
+  const api = await bench.api();
+  await untilSubscribed(bench, [api]);
+  await bench.box(api.clock);
+  const { client: operator, seen } = await watchingOperator(t, bench.url, bench.operator);
+  const moduleId = bench.parking.entrance.moduleId;
+  await waitFor(() => seen.some((message) => message.topic === topics.box(moduleId, 'availability') && message.payload === 'online'), 'the box online on mosquitto');
+
+  const driver = await httpDriver(api);
+  const session = await openSession(driver, bench.parking.id);
+  await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), { qos: 1 });
+  await waitFor(() => boxLogs(api).length === 1, 'the box log', 10_000);
+  t.like(boxLogs(api)[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, type: 'in' });
+  t.is((await driver.current()).state, 'active');
+  t.is(api.app.mqtt?.ingestion.counters.stored, 1);
+});
+
+test('two APIs in one shared group split the responses: each stored once, none twice', async (t) => {
+  const bench = await externalBench(t);
+  const first = await bench.api();
+  const second = await bench.api();
+  await untilSubscribed(bench, [first, second]);
+  await bench.box(first.clock);
+  const { client: operator, seen } = await watchingOperator(t, bench.url, bench.operator);
+  const moduleId = bench.parking.entrance.moduleId;
+  await waitFor(() => seen.some((message) => message.topic === topics.box(moduleId, 'availability') && message.payload === 'online'), 'the box online on mosquitto');
+
+  const driver = await httpDriver(first);
+  const session = await openSession(driver, bench.parking.id);
+  // The same key tried again and again: every answer has a box_seq of its own, so each is one verified log.
+  const tries = 12;
+  for (let index = 0; index < tries; index++) await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), { qos: 1 });
+  await waitFor(() => boxLogs(first).filter((log) => log.verified === 1).length === tries, `${tries} verified box logs`, 10_000);
+  // Had both APIs received every message, the second copies would arrive with the first ones.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const counters = [first, second].map((api) => api.app.mqtt?.ingestion.counters);
+  t.is(boxLogs(first).length, tries);
+  t.is(new Set(boxLogs(first).map((log) => log.box_seq)).size, tries);
+  t.is((counters[0]?.stored ?? 0) + (counters[1]?.stored ?? 0), tries);
+  t.is((counters[0]?.duplicates ?? 0) + (counters[1]?.duplicates ?? 0), 0, 'no message reached both APIs');
+  t.true((counters[0]?.stored ?? 0) > 0 && (counters[1]?.stored ?? 0) > 0, 'mosquitto gave each API a share');
+  t.is((await driver.current()).state, 'active');
+});
