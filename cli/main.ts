@@ -10,6 +10,7 @@ import { registerAdminCommands } from './commands/admin.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerGatewayCommand } from './commands/gateway.js';
 import { registerStartCommand } from './commands/start.js';
+import { registerAppCommand } from './commands/app.js';
 import { registerConformanceCommand } from './commands/conformance.js';
 
 function buildProgram(): Command {
@@ -24,6 +25,7 @@ function buildProgram(): Command {
   registerSimCommand(program);
   registerGatewayCommand(program);
   registerStartCommand(program);
+  registerAppCommand(program);
   registerConformanceCommand(program);
   return program;
 }
