@@ -55,7 +55,7 @@ export async function startMosquitto(t: ExecutionContext, aclDir: string, probe:
       return { url, log: () => log };
     } catch (error) {
       // Still starting (connection refused); a refused login is final.
-      if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null) throw new Error(`mosquitto did not take a login: ${(error as Error).message}\n${log}`);
+      if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null) throw new Error(`mosquitto did not take a login: ${(error as Error).message}\n${log}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
