@@ -1,0 +1,136 @@
+// What a newcomer runs: `parkbench start` (the bench in one command) and
+// `parkbench app` against it, end to end, with a local third party receiving
+// the forwarded box logs. Real processes, real ports, a real database.
+import test, { type ExecutionContext } from 'ava';
+import { createHmac } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startCli, type CliProcess } from '../helpers/cli-process.js';
+import { freePort, portIsFree } from '../helpers/free-port.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait.js';
+
+interface Ready {
+  api_url: string;
+  docs_url: string;
+  mqtt_url: string;
+  client_app_id: string;
+  client_secret: string;
+  driver: { email: string; password: string };
+  parking_id: number;
+  boxes: { module_id: number; direction: string }[];
+  mqtt_operator: { username: string; password: string };
+  token_curl: string;
+}
+
+async function dataDir(t: ExecutionContext): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'pb-start-'));
+  t.teardown(() => rm(directory, { recursive: true, force: true }));
+  return directory;
+}
+
+async function start(t: ExecutionContext, directory: string, extra: string[] = []): Promise<{ bench: CliProcess; ready: Ready; port: number; mqttPort: number }> {
+  const port = await freePort();
+  const mqttPort = await freePort();
+  const bench = startCli(t, ['start', '--data-dir', directory, '--port', String(port), '--mqtt-port', String(mqttPort), ...extra], { LOG_LEVEL: 'warn' });
+  const line = await bench.waitForLine(/^parkbench ready /, 60_000);
+  return { bench, ready: JSON.parse(line.slice('parkbench ready '.length)) as Ready, port, mqttPort };
+}
+
+function appArgs(ready: Ready): string[] {
+  return [
+    'app',
+    '--server', ready.api_url,
+    '--mqtt', ready.mqtt_url,
+    '--mqtt-username', ready.mqtt_operator.username,
+    '--mqtt-password', ready.mqtt_operator.password,
+    '--client-app-id', ready.client_app_id,
+    '--client-secret', ready.client_secret,
+    '--email', ready.driver.email,
+    '--password', ready.driver.password,
+    '--parking', String(ready.parking_id),
+  ];
+}
+
+test.serial('start prints the bench, app goes entering -> active -> exiting -> finished, logs are verified and forwarded, Ctrl-C leaves nothing', async (t) => {
+  const directory = await dataDir(t);
+  const { bench, ready, port, mqttPort } = await start(t, directory);
+  t.regex(ready.api_url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  t.is(ready.docs_url, `${ready.api_url}/docs`);
+  t.regex(ready.mqtt_url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
+  t.deepEqual(ready.boxes.map((box) => box.direction), ['entrance', 'exit']);
+  t.true(ready.token_curl.startsWith(`curl -s -X POST ${ready.api_url}/api/oauth/token`));
+  t.is(bench.stdout.at(-1)?.startsWith('parkbench ready '), true, 'the ready line is the last line');
+  t.true(bench.stdout.some((line) => line.includes(ready.client_secret)));
+  const docs = await fetch(ready.docs_url);
+  t.is(docs.status, 200);
+
+  // A third party for the demo parking, set while the bench runs (the admin CLI on its database).
+  const receiver = await startReceiver(t);
+  const database = join(directory, 'parkbench.sqlite');
+  const forwarding = await runCli(['admin', 'parking', 'forwarding', '--parking', String(ready.parking_id), '--url', receiver.url, '--expose', 'true', '--json', '--database', database]);
+  t.is(forwarding.code, 0, forwarding.stderr);
+  const secret = (JSON.parse(forwarding.stdout) as { forwarding_secret: string }).forwarding_secret;
+
+  const app = await runCli(appArgs(ready));
+  t.is(app.code, 0, `${app.stdout}\n${app.stderr}`);
+  for (const step of ['log in', 'start a parking session', 'entrance: send the smart key', 'entrance: upload the box log', 'session active', 'pay in the sandbox', 'exit: send the smart key', 'exit: upload the box log', 'session finished']) {
+    t.true(app.stdout.includes(step), `the output shows "${step}"`);
+  }
+  // The session's story, from the database: both box logs verified, stored once each.
+  const db = new Database(database, { readonly: true });
+  t.teardown(() => db.close());
+  const logs = db.prepare('SELECT verified, type FROM box_logs ORDER BY id').all() as { verified: number; type: string }[];
+  t.deepEqual(logs, [
+    { verified: 1, type: 'in' },
+    { verified: 1, type: 'out' },
+  ]);
+  await receiver.waitFor(1);
+  await waitFor(() => receiver.received.reduce((sum, request) => sum + (JSON.parse(request.body) as unknown[]).length, 0) >= 2, 'both box logs forwarded', 30_000);
+  const first = receiver.received[0];
+  const signature = String(first?.headers['x-parkbench-signature'] ?? '');
+  const [, timestamp, digest] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature) ?? [];
+  t.is(createHmac('sha256', secret).update(`${timestamp}.${first?.body ?? ''}`).digest('hex'), digest, 'the signature checks out');
+
+  t.is(await bench.stop('SIGINT'), 0);
+  t.true(await portIsFree(port), 'the HTTP port is free again');
+  t.true(await portIsFree(mqttPort), 'the MQTT port is free again');
+});
+
+test.serial('the demo data survives a restart; --fresh starts over', async (t) => {
+  const directory = await dataDir(t);
+  const first = await start(t, directory);
+  t.is(await first.bench.stop('SIGTERM'), 0);
+  const again = await start(t, directory);
+  t.is(again.ready.client_app_id, first.ready.client_app_id);
+  t.is(again.ready.driver.password, first.ready.driver.password);
+  t.is(await again.bench.stop('SIGTERM'), 0);
+  const fresh = await start(t, directory, ['--fresh']);
+  t.not(fresh.ready.client_app_id, first.ready.client_app_id);
+  t.is(await fresh.bench.stop('SIGTERM'), 0);
+});
+
+test.serial('a busy port is one clear line naming it', async (t) => {
+  const directory = await dataDir(t);
+  const { bench, port } = await start(t, directory);
+  const other = await runCli(['start', '--data-dir', join(directory, 'other'), '--port', String(port), '--mqtt-port', String(await freePort())]);
+  t.is(other.code, 1);
+  t.regex(other.stderr, new RegExp(`^parkbench: .*HTTP port ${port} on 127\\.0\\.0\\.1 is already in use`));
+  t.is(other.stderr.trim().split('\n').length, 1);
+  t.is(await bench.stop('SIGTERM'), 0);
+});
+
+test.serial('app fails at the step that went wrong, with the reason, and exit code 1', async (t) => {
+  const directory = await dataDir(t);
+  const { bench, ready } = await start(t, directory);
+  const wrongPassword = await runCli([...appArgs(ready).slice(0, -4), '--password', 'not-the-password', '--parking', String(ready.parking_id)]);
+  t.is(wrongPassword.code, 1);
+  t.regex(wrongPassword.stderr, /step failed: log in: .*400/);
+  const noBox = await runCli([...appArgs(ready), '--exit-box', '4242', '--answer-ms', '500']);
+  t.is(noBox.code, 1);
+  t.regex(noBox.stderr, /step failed: exit: send the smart key to box 4242: box 4242 did not answer within 500 ms/);
+  t.is(await bench.stop('SIGTERM'), 0);
+});
