@@ -93,7 +93,7 @@ test.serial('start prints the bench, app goes entering -> active -> exiting -> f
   const first = receiver.received[0];
   const signature = String(first?.headers['x-parkbench-signature'] ?? '');
   const [, timestamp, digest] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature) ?? [];
-  t.is(createHmac('sha256', secret).update(`${timestamp}.${first?.body ?? ''}`).digest('hex'), digest, 'the signature checks out');
+  t.is(createHmac('sha256', secret).update(`${timestamp ?? ''}.${first?.body ?? ''}`).digest('hex'), digest ?? 'no signature', 'the signature checks out');
 
   t.is(await bench.stop('SIGINT'), 0);
   t.true(await portIsFree(port), 'the HTTP port is free again');
