@@ -1,7 +1,6 @@
 // The gateway's real noble code against simulated boxes on the virtual
 // radio, in process (noble's with-bindings injection point).
 import test from 'ava';
-import { randomBytes } from 'node:crypto';
 import mqtt from 'mqtt';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -12,6 +11,7 @@ import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
+import { testProvisioning } from '../helpers/box-provisioning.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -21,18 +21,7 @@ const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 test('commands on MQTT reach a BLE box through the gateway; via is ble', async (t) => {
   const broker = await brokerForTest(t);
   const clock = new FakeClock(START);
-  const box_: Provisioning = {
-    moduleId: 9901,
-    parkingId: 7,
-    direction: 'exit',
-    macAddress: '00:07:80:AA:DD:01',
-    parkingKey: randomBytes(16),
-    parkingKeyNext: null,
-    boxKey: randomBytes(16),
-    skewSeconds: 120,
-    minBatteryMv: 3_300,
-    mqtt: null,
-  };
+  const box_: Provisioning = testProvisioning({ moduleId: 9901, direction: 'exit', macAddress: '00:07:80:AA:DD:01' });
   const radio = new VirtualRadio();
   const box = await SimulatedBox.start({ clock, provisioning: box_ });
   const peripheral = new BoxBlePeripheral(box);

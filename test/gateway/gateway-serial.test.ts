@@ -13,6 +13,7 @@ import { encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand, Statu
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
+import { testProvisioning } from '../helpers/box-provisioning.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
 import { ptyPairForTest, startPtyPair } from '../helpers/pty-pair.js';
@@ -22,18 +23,7 @@ const topics = new Topics();
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 
 function provisioning(moduleId: number): Provisioning {
-  return {
-    moduleId,
-    parkingId: 7,
-    direction: 'entrance',
-    macAddress: '00:07:80:AA:CC:01',
-    parkingKey: randomBytes(16),
-    parkingKeyNext: null,
-    boxKey: randomBytes(16),
-    skewSeconds: 120,
-    minBatteryMv: 3_300,
-    mqtt: null,
-  };
+  return testProvisioning({ moduleId, macAddress: '00:07:80:AA:CC:01' });
 }
 
 function access(box: Provisioning, keyId = 42): Buffer {

@@ -9,23 +9,13 @@ import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { BleCentral } from '../../gateway/ble/ble-central.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
+import { testProvisioning } from '../helpers/box-provisioning.js';
 import { waitFor } from '../helpers/wait.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 
 function provisioning(moduleId: number, mac: string): Provisioning {
-  return {
-    moduleId,
-    parkingId: 7,
-    direction: 'entrance',
-    macAddress: mac,
-    parkingKey: randomBytes(16),
-    parkingKeyNext: null,
-    boxKey: randomBytes(16),
-    skewSeconds: 120,
-    minBatteryMv: 3_300,
-    mqtt: null,
-  };
+  return testProvisioning({ moduleId, macAddress: mac });
 }
 
 function access(box: Provisioning, keyId: number, modules = [box.moduleId]): Buffer {

@@ -14,6 +14,7 @@ import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { serveNobleWebSocket } from '../../simulator/ble/websocket-radio.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
+import { testProvisioning } from '../helpers/box-provisioning.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,18 +30,7 @@ const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 const probe = fileURLToPath(new URL('../fixtures/ble-probe.ts', import.meta.url));
 
 test.serial('a central in another process with NOBLE_WEBSOCKET=1 opens a simulated box', async (t) => {
-  const box_: Provisioning = {
-    moduleId: 9401,
-    parkingId: 7,
-    direction: 'exit',
-    macAddress: '00:07:80:AA:BB:41',
-    parkingKey: randomBytes(16),
-    parkingKeyNext: null,
-    boxKey: randomBytes(16),
-    skewSeconds: 120,
-    minBatteryMv: 3_300,
-    mqtt: null,
-  };
+  const box_: Provisioning = testProvisioning({ moduleId: 9401, direction: 'exit', macAddress: '00:07:80:AA:BB:41' });
   const radio = new VirtualRadio();
   const box = await SimulatedBox.start({ clock: new FakeClock(START), provisioning: box_ });
   const peripheral = new BoxBlePeripheral(box);

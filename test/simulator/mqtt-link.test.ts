@@ -9,6 +9,7 @@ import { parseResponse, verifyResponse } from '../../firmware-protocol/response.
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
+import { testProvisioning } from '../helpers/box-provisioning.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
 import { waitFor } from '../helpers/wait.js';
 import type { ExecutionContext } from 'ava';
@@ -17,18 +18,7 @@ const topics = new Topics();
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 
 function provisioning(moduleId = 9101): Provisioning {
-  return {
-    moduleId,
-    parkingId: 7,
-    direction: 'entrance',
-    macAddress: '00:07:80:AA:BB:01',
-    parkingKey: randomBytes(16),
-    parkingKeyNext: null,
-    boxKey: randomBytes(16),
-    skewSeconds: 120,
-    minBatteryMv: 3_300,
-    mqtt: null,
-  };
+  return testProvisioning({ moduleId });
 }
 
 function accessCommand(box: Provisioning, keyId = 42): Buffer {

@@ -10,23 +10,13 @@ import { cobsEncode, encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCo
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
+import { testProvisioning } from '../helpers/box-provisioning.js';
 import { ptyPairForTest, startPtyPair } from '../helpers/pty-pair.js';
 import { waitFor } from '../helpers/wait.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 
-const box_: Provisioning = {
-  moduleId: 9201,
-  parkingId: 7,
-  direction: 'exit',
-  macAddress: '00:07:80:AA:BB:02',
-  parkingKey: randomBytes(16),
-  parkingKeyNext: null,
-  boxKey: randomBytes(16),
-  skewSeconds: 120,
-  minBatteryMv: 3_300,
-  mqtt: null,
-};
+const box_: Provisioning = testProvisioning({ moduleId: 9201, direction: 'exit', macAddress: '00:07:80:AA:BB:02' });
 
 function access(keyId: number): Buffer {
   return sealCommand({

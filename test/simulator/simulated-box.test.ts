@@ -10,24 +10,13 @@ import { parseResponse, verifyResponse } from '../../firmware-protocol/response.
 import { SimulatedBox, type SimulatedBoxOptions } from '../../simulator/simulated-box.js';
 import { BoxStateFile } from '../../simulator/state-file.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
+import { testProvisioning } from '../helpers/box-provisioning.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 const startSeconds = START / 1000;
 
 function provisioning(overrides: Partial<Provisioning> = {}): Provisioning {
-  return {
-    moduleId: 101,
-    parkingId: 7,
-    direction: 'entrance',
-    macAddress: '00:07:80:AA:BB:01',
-    parkingKey: randomBytes(16),
-    parkingKeyNext: null,
-    boxKey: randomBytes(16),
-    skewSeconds: 120,
-    minBatteryMv: 3_300,
-    mqtt: null,
-    ...overrides,
-  };
+  return testProvisioning({ moduleId: 101, ...overrides });
 }
 
 async function startBox(options: Partial<SimulatedBoxOptions> = {}): Promise<{ box: SimulatedBox; clock: FakeClock; box_: Provisioning }> {
