@@ -13,6 +13,7 @@ import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
 import type { AppContext } from '../context.js';
 import { MqttAccountRepository } from './accounts.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
+import { IngestBatcher } from './ingest-batcher.js';
 import { ResponseIngestion, type IngestedResponse } from './response-ingester.js';
 
 export type MqttConnection =
@@ -36,6 +37,7 @@ export class MqttService {
     private readonly options: MqttServiceOptions,
     private readonly broker: EmbeddedBroker | undefined,
     private readonly client: ResilientMqttClient | undefined,
+    private readonly batcher?: IngestBatcher,
   ) {}
 
   static async start(options: MqttServiceOptions): Promise<MqttService> {
@@ -43,15 +45,18 @@ export class MqttService {
     const ingestion = new ResponseIngestion(options.ctx, logger);
     const { connection, topics } = options;
     if (connection.mode === 'embedded') {
+      // Messages arriving together are stored in one transaction, each still
+      // acknowledged only after its commit (ingest-batcher.ts).
+      const batcher = new IngestBatcher(ingestion);
       const broker = await startEmbeddedBroker({
         host: connection.host,
         port: connection.port,
         topics,
         accounts: new MqttAccountRepository(options.ctx.db),
         logger,
-        ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),
+        ingest: (moduleId, payload) => batcher.ingest(moduleId, payload),
       });
-      return new MqttService(ingestion, broker.url, options, broker, undefined);
+      return new MqttService(ingestion, broker.url, options, broker, undefined, batcher);
     }
     const responses = topics.allBoxes('response');
     const client = new ResilientMqttClient({
@@ -112,6 +117,8 @@ export class MqttService {
   }
 
   async close(): Promise<void> {
+    // What is waiting is stored before the database closes.
+    this.batcher?.flush();
     await this.broker?.close();
     await this.client?.stop();
   }

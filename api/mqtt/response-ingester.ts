@@ -33,6 +33,15 @@ export interface IngestedResponse {
   readonly log: BoxLogResult | undefined;
 }
 
+/** A message that can become a box log, before it is stored. */
+interface Prepared {
+  readonly moduleId: number;
+  readonly response: string | null;
+  readonly error: string | undefined;
+  readonly context: CommandContext;
+  readonly entry: BoxLogInput;
+}
+
 export class ResponseIngestion {
   readonly counters: IngestionCounters = { stored: 0, duplicates: 0, refused: { not_json: 0, no_command: 0, unknown_box: 0, refused_by_api: 0, failed: 0 } };
   readonly #logger: Logger;
@@ -53,39 +62,104 @@ export class ResponseIngestion {
 
   /** Ingests one message; resolves once its box log is committed. Never rejects. */
   ingest(moduleId: number, payload: Buffer): Promise<void> {
+    this.#ingestAlone(moduleId, payload);
+    return Promise.resolve();
+  }
+
+  /**
+   * Ingests many messages at once (IngestBatcher), synchronously, never
+   * throwing: the reads and the box logs of all of them in ONE IMMEDIATE
+   * transaction (one ingestBoxLogs call; a read outside a transaction pays
+   * for a snapshot of its own). If the batch is refused or fails as a whole,
+   * nothing of it is written and each message is stored again alone, so one
+   * bad message never costs its neighbours their logs. When it returns,
+   * every log is committed.
+   */
+  ingestMany(messages: readonly { readonly moduleId: number; readonly payload: Buffer }[]): void {
+    const prepared: Prepared[] = [];
+    let preparedAll = false;
+    let logs: BoxLogResult[];
     try {
-      this.#ingest(moduleId, payload);
+      logs = this.ctx.db
+        .transaction(() => {
+          for (const { moduleId, payload } of messages) {
+            this.#guarded(moduleId, () => {
+              const one = this.#prepare(moduleId, payload);
+              if (one !== undefined) prepared.push(one);
+            });
+          }
+          preparedAll = true;
+          return prepared.length === 0 ? [] : ingestBoxLogs(this.ctx, prepared.map((one) => one.entry), { source: 'mqtt' });
+        })
+        .immediate();
+    } catch {
+      // Rolled back (or never began: the write lock not had in time).
+      if (!preparedAll) for (const { moduleId, payload } of messages) this.#ingestAlone(moduleId, payload);
+      else for (const one of prepared) this.#guarded(one.moduleId, () => this.#storeAlone(one));
+      return;
+    }
+    prepared.forEach((one, index) => this.#guarded(one.moduleId, () => this.#settled(one, logs[index])));
+  }
+
+  #ingestAlone(moduleId: number, payload: Buffer): void {
+    this.#guarded(moduleId, () => {
+      const prepared = this.#prepare(moduleId, payload);
+      if (prepared !== undefined) this.#storeAlone(prepared);
+    });
+  }
+
+  /** Runs `work`; an unexpected error is counted and logged, never thrown. */
+  #guarded(moduleId: number, work: () => void): void {
+    try {
+      work();
     } catch (error) {
       this.counters.refused.failed++;
       this.#logger.error({ module_id: moduleId, err: (error as Error).message }, 'response could not be ingested');
     }
-    return Promise.resolve();
   }
 
-  #ingest(moduleId: number, payload: Buffer): void {
+  /** The box log a message becomes, or undefined when it cannot become one (counted). */
+  #prepare(moduleId: number, payload: Buffer): Prepared | undefined {
     let message: Record<string, unknown>;
     try {
       message = parseJsonObject(payload, 'response message');
     } catch (error) {
-      return this.#refuse('not_json', moduleId, (error as MessageError).message);
+      this.#refuse('not_json', moduleId, (error as MessageError).message);
+      return undefined;
     }
     const command = message.command;
-    if (typeof command !== 'string' || !isBase64(command)) return this.#refuse('no_command', moduleId, 'the message has no base64 "command"');
+    if (typeof command !== 'string' || !isBase64(command)) {
+      this.#refuse('no_command', moduleId, 'the message has no base64 "command"');
+      return undefined;
+    }
     const response = typeof message.response === 'string' && isBase64(message.response) ? message.response : null;
     const context = contextOf(message.context);
     const box = this.ctx.boxes.findByModuleId(moduleId);
-    if (box === undefined) return this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
-    const entry = this.#entry(box, command, response, context, message.received_at);
+    if (box === undefined) {
+      this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
+      return undefined;
+    }
+    const error = typeof message.error === 'string' ? message.error : undefined;
+    return { moduleId, response, error, context, entry: this.#entry(box, command, response, context, message.received_at) };
+  }
+
+  /** Stores one log in a transaction of its own. */
+  #storeAlone(prepared: Prepared): void {
     let log: BoxLogResult | undefined;
     try {
-      log = ingestBoxLogs(this.ctx, [entry], { source: 'mqtt' })[0];
+      log = ingestBoxLogs(this.ctx, [prepared.entry], { source: 'mqtt' })[0];
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      this.#refuse('refused_by_api', moduleId, `${error.message} ${JSON.stringify(error.details)}`);
+      this.#refuse('refused_by_api', prepared.moduleId, `${error.message} ${JSON.stringify(error.details)}`);
     }
+    this.#settled(prepared, log);
+  }
+
+  /** Counts a committed (or refused) log and tells whoever waits for it. */
+  #settled(prepared: Prepared, log: BoxLogResult | undefined): void {
     if (log?.duplicate === true) this.counters.duplicates++;
     else if (log !== undefined) this.counters.stored++;
-    const error = typeof message.error === 'string' ? message.error : undefined;
+    const { moduleId, response, error, context } = prepared;
     for (const listener of this.#listeners) listener({ moduleId, response, error, context, log });
   }
 

@@ -1,0 +1,72 @@
+// The embedded broker's batched ingestion (api/mqtt/ingest-batcher.ts):
+// messages arriving together share one transaction, each still settled only
+// after its log is committed, and a message that fails costs its
+// neighbours nothing.
+import test from 'ava';
+import { IngestBatcher } from '../../api/mqtt/ingest-batcher.js';
+import { ResponseIngestion } from '../../api/mqtt/response-ingester.js';
+import type { Provisioning } from '../../simulator/provisioning.js';
+import { testApp, type TestApp } from '../helpers/api-app.js';
+import { seedParking } from '../helpers/parking.js';
+import { verifiedResponses } from '../helpers/verified-responses.js';
+
+async function bench(t: Parameters<typeof testApp>[0]): Promise<{ app: TestApp; moduleId: number; responses: Awaited<ReturnType<typeof verifiedResponses>> }> {
+  const app = await testApp(t);
+  const parking = seedParking(app);
+  const box = parking.entrance;
+  const provisioning: Provisioning = {
+    moduleId: box.moduleId,
+    parkingId: parking.id,
+    direction: box.direction,
+    macAddress: box.macAddress,
+    parkingKey: parking.parkingKey,
+    parkingKeyNext: null,
+    boxKey: box.boxKey,
+    skewSeconds: 120,
+    minBatteryMv: 3_300,
+    mqtt: null,
+  };
+  return { app, moduleId: box.moduleId, responses: await verifiedResponses(provisioning, 6, app.clock.now()) };
+}
+
+const verifiedSeqs = (app: TestApp): number[] => app.ctx.db.prepare('SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq').pluck().all() as number[];
+
+test('messages of one turn are one batch, settled only once their logs are committed', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const batcher = new IngestBatcher(new ResponseIngestion(app.ctx));
+  const settled = responses.map((response) => batcher.ingest(moduleId, Buffer.from(response.payload)));
+  t.deepEqual(verifiedSeqs(app), [], 'nothing written before the turn ends');
+  await Promise.all(settled);
+  t.deepEqual(verifiedSeqs(app), responses.map((response) => response.boxSeq).sort((a, b) => a - b));
+  t.like(batcher.counters, { batches: 1, messages: responses.length });
+});
+
+test('a message that fails in the batch (a real SQLite error) or cannot become a log costs its neighbours nothing', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const doomed = responses[2]?.boxSeq ?? -1;
+  // A real constraint failure for one row in the middle of the batch.
+  app.ctx.db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${doomed} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const batcher = new IngestBatcher(ingestion);
+  await Promise.all([
+    batcher.ingest(moduleId, Buffer.from('not json')),
+    ...responses.map((response) => batcher.ingest(moduleId, Buffer.from(response.payload))),
+    batcher.ingest(4_000_000, Buffer.from(responses[0]?.payload ?? '')),
+  ]);
+  t.deepEqual(
+    verifiedSeqs(app),
+    responses.map((response) => response.boxSeq).filter((seq) => seq !== doomed).sort((a, b) => a - b),
+  );
+  t.like(ingestion.counters, { stored: responses.length - 1, duplicates: 0, refused: { not_json: 1, no_command: 0, unknown_box: 1, refused_by_api: 0, failed: 1 } });
+  t.is(batcher.counters.batches, 1);
+});
+
+test('a redelivered message in the same batch as its first copy is stored once', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const batcher = new IngestBatcher(ingestion);
+  const payload = Buffer.from(responses[0]?.payload ?? '');
+  await Promise.all([batcher.ingest(moduleId, payload), batcher.ingest(moduleId, payload)]);
+  t.is(verifiedSeqs(app).length, 1);
+  t.like(ingestion.counters, { stored: 1, duplicates: 1 });
+});
