@@ -14,6 +14,8 @@ import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { BoxRow } from '../repositories/boxes.js';
+import type { ParkingRow } from '../repositories/parkings.js';
+import type { SmartKeyRow } from '../repositories/smart-keys.js';
 
 export interface IngestionCounters {
   /** Box logs stored (verified or not). */
@@ -77,6 +79,8 @@ export class ResponseIngestion {
    */
   ingestMany(messages: readonly { readonly moduleId: number; readonly payload: Buffer }[]): void {
     const prepared: Prepared[] = [];
+    // One transaction: rows read once stay true for the whole batch.
+    const lookups = new Lookups(this.ctx, true);
     let preparedAll = false;
     let logs: BoxLogResult[];
     try {
@@ -84,7 +88,7 @@ export class ResponseIngestion {
         .transaction(() => {
           for (const { moduleId, payload } of messages) {
             this.#guarded(moduleId, () => {
-              const one = this.#prepare(moduleId, payload);
+              const one = this.#prepare(moduleId, payload, lookups);
               if (one !== undefined) prepared.push(one);
             });
           }
@@ -103,7 +107,7 @@ export class ResponseIngestion {
 
   #ingestAlone(moduleId: number, payload: Buffer): void {
     this.#guarded(moduleId, () => {
-      const prepared = this.#prepare(moduleId, payload);
+      const prepared = this.#prepare(moduleId, payload, new Lookups(this.ctx, false));
       if (prepared !== undefined) this.#storeAlone(prepared);
     });
   }
@@ -119,7 +123,7 @@ export class ResponseIngestion {
   }
 
   /** The box log a message becomes, or undefined when it cannot become one (counted). */
-  #prepare(moduleId: number, payload: Buffer): Prepared | undefined {
+  #prepare(moduleId: number, payload: Buffer, lookups: Lookups): Prepared | undefined {
     let message: Record<string, unknown>;
     try {
       message = parseJsonObject(payload, 'response message');
@@ -134,13 +138,13 @@ export class ResponseIngestion {
     }
     const response = typeof message.response === 'string' && isBase64(message.response) ? message.response : null;
     const context = contextOf(message.context);
-    const box = this.ctx.boxes.findByModuleId(moduleId);
+    const box = lookups.box(moduleId);
     if (box === undefined) {
       this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
       return undefined;
     }
     const error = typeof message.error === 'string' ? message.error : undefined;
-    return { moduleId, response, error, context, entry: this.#entry(box, command, response, context, message.received_at) };
+    return { moduleId, response, error, context, entry: this.#entry(lookups, box, command, response, context, message.received_at) };
   }
 
   /** Stores one log in a transaction of its own. */
@@ -166,15 +170,15 @@ export class ResponseIngestion {
   /** The box log of a response: ids from the message's context when the
    * sender gave valid ones, else from the command itself (key_id -> smart
    * key -> driver). */
-  #entry(box: BoxRow, command: string, response: string | null, context: CommandContext, receivedAt: unknown): BoxLogInput {
+  #entry(lookups: Lookups, box: BoxRow, command: string, response: string | null, context: CommandContext, receivedAt: unknown): BoxLogInput {
     const commandBytes = Buffer.from(command, 'base64');
     const header = parseCommandHeader(commandBytes);
     const control = header.ok && isControlKind(header.header.kind);
-    const keyFromContext = context.smart_key_id === undefined ? undefined : this.ctx.smartKeys.findById(context.smart_key_id);
-    const keyFromCommand = header.ok && header.header.kind === FrameKind.ACCESS ? this.ctx.smartKeys.findById(header.header.keyId) : undefined;
+    const keyFromContext = context.smart_key_id === undefined ? undefined : lookups.smartKey(context.smart_key_id);
+    const keyFromCommand = header.ok && header.header.kind === FrameKind.ACCESS ? lookups.smartKey(header.header.keyId) : undefined;
     const key = [keyFromContext, keyFromCommand].find((candidate) => candidate !== undefined && candidate.parking_id === box.parking_id);
-    const userFromContext = context.fo_user_id !== undefined && this.ctx.users.findById(context.fo_user_id) !== undefined ? context.fo_user_id : undefined;
-    const parking = this.ctx.parkings.findById(box.parking_id);
+    const userFromContext = context.fo_user_id !== undefined && lookups.user(context.fo_user_id) !== undefined ? context.fo_user_id : undefined;
+    const parking = lookups.parking(box.parking_id);
     const keys = [parking?.parking_key, parking?.parking_key_next, box.box_key].filter((hex): hex is string => typeof hex === 'string').map((hex) => Buffer.from(hex, 'hex'));
     return {
       fo_user_id: key?.user_id ?? userFromContext ?? null,
@@ -196,6 +200,33 @@ export class ResponseIngestion {
     this.counters.refused[reason]++;
     this.#logger.warn({ module_id: moduleId, reason, detail }, 'response message not stored');
   }
+}
+
+/** The rows a message's box log is built from; within one batch (one
+ * transaction) each is read once. */
+class Lookups {
+  readonly box: (moduleId: number) => BoxRow | undefined;
+  readonly parking: (id: number) => ParkingRow | undefined;
+  readonly smartKey: (id: number) => SmartKeyRow | undefined;
+  readonly user: (id: number) => unknown;
+
+  constructor(ctx: AppContext, remember: boolean) {
+    const once = <V>(lookup: (id: number) => V): ((id: number) => V) => (remember ? memo(lookup) : lookup);
+    this.box = once((moduleId) => ctx.boxes.findByModuleId(moduleId));
+    this.parking = once((id) => ctx.parkings.findById(id));
+    this.smartKey = once((id) => ctx.smartKeys.findById(id));
+    this.user = once((id) => ctx.users.findById(id));
+  }
+}
+
+function memo<V>(lookup: (id: number) => V): (id: number) => V {
+  const seen = new Map<number, V>();
+  return (id) => {
+    if (seen.has(id)) return seen.get(id) as V;
+    const value = lookup(id);
+    seen.set(id, value);
+    return value;
+  };
 }
 
 function contextOf(value: unknown): CommandContext {

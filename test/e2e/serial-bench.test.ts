@@ -40,7 +40,7 @@ test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty
   t.like(responsesOf(seen, box.moduleId)[0], { via: 'serial', context: { request_id: 'e2e-1' } });
   await waitFor(() => seen.some((message) => message.topic === topics.box(box.moduleId, 'state') && /"barrier":"(opening|open)"/.test(message.payload)), 'the barrier opening on the state topic');
 
-  // Stored before the gateway's PUBACK, so it is there already.
+  // The broker passes a response on only once its box log is committed: it is there already.
   const logs = boxLogs(app);
   t.is(logs.length, 1);
   t.like(logs[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, equipment_id: box.moduleId, type: 'in' });
