@@ -96,8 +96,9 @@ export class ResponseIngestion {
           return prepared.length === 0 ? [] : ingestBoxLogs(this.ctx, prepared.map((one) => one.entry), { source: 'mqtt' });
         })
         .immediate();
-    } catch {
+    } catch (error) {
       // Rolled back (or never began: the write lock not had in time).
+      this.#logger.warn({ messages: messages.length, err: (error as Error).message }, 'batch not stored as one; storing its messages one by one');
       if (!preparedAll) for (const { moduleId, payload } of messages) this.#ingestAlone(moduleId, payload);
       else for (const one of prepared) this.#guarded(one.moduleId, () => this.#storeAlone(one));
       return;
