@@ -8,6 +8,7 @@ import { buildApp } from '../../api/app.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, type ConfigVariable } from '../../api/config.js';
 import { CliError, UsageError } from '../errors.js';
+import { onShutdownSignal } from '../signals.js';
 
 /** How long shutdown may wait for requests in flight before giving up. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -53,6 +54,9 @@ function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
 }
 
 async function serve(config: ApiConfig, version: string): Promise<void> {
+  // Listening for signals before anything says "listening": whoever waits for
+  // that may signal at once. A signal during start-up stops the API once up.
+  const stopping = onShutdownSignal();
   let app;
   try {
     app = await buildApp({ config, logger: loggerOptions(config), version, mqtt: mqttConnectionOf(config) });
@@ -62,35 +66,26 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
     throw new CliError(`cannot start the API: ${error instanceof Error ? error.message : String(error)}`);
   }
   const running = app;
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      running.log.info({ signal }, 'stopping: finishing requests in flight');
-      const timer = setTimeout(() => {
-        running.log.error('requests still in flight after the grace period; exiting');
-        process.exit(1);
-      }, SHUTDOWN_GRACE_MS);
-      timer.unref();
-      // close() ends the connections idle now; a keep-alive connection whose
-      // request was in flight goes idle later and would hold the server open
-      // until its keep-alive timeout, so idle ones are swept until closed.
-      const sweeper = setInterval(() => running.server.closeIdleConnections(), 50);
-      running.close().then(
-        () => {
-          clearInterval(sweeper);
-          running.log.info('stopped');
-          resolve();
-        },
-        (error: unknown) => {
-          clearInterval(sweeper);
-          running.log.error({ err: error }, 'error while stopping');
-          process.exitCode = 1;
-          resolve();
-        },
-      );
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const signal = await stopping;
+  running.log.info({ signal }, 'stopping: finishing requests in flight');
+  const timer = setTimeout(() => {
+    running.log.error('requests still in flight after the grace period; exiting');
+    process.exit(1);
+  }, SHUTDOWN_GRACE_MS);
+  timer.unref();
+  // close() ends the connections idle now; a keep-alive connection whose
+  // request was in flight goes idle later and would hold the server open
+  // until its keep-alive timeout, so idle ones are swept until closed.
+  const sweeper = setInterval(() => running.server.closeIdleConnections(), 50);
+  try {
+    await running.close();
+    running.log.info('stopped');
+  } catch (error) {
+    running.log.error({ err: error }, 'error while stopping');
+    process.exitCode = 1;
+  } finally {
+    clearInterval(sweeper);
+  }
 }
 
 /** The embedded broker on HOST:MQTT_PORT, unless MQTT_URL names an external one. */

@@ -89,8 +89,10 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
     await gateway.stop().catch(() => undefined);
     throw new CliError(`cannot start the gateway: ${(error as Error).message}`);
   }
+  // Listening before saying ready: whoever reads the ready line may signal at once.
+  const stopping = onShutdownSignal();
   process.stdout.write(`parkbench gateway ready ${JSON.stringify({ gateway_id: gateway.id, serial: serial.map((target) => target.path), ble: noble !== undefined })}\n`);
-  await onShutdownSignal();
+  await stopping;
   await gateway.stop();
   await queue.flushed();
   process.stdout.write(`parkbench gateway stopped ${JSON.stringify(gateway.snapshot())}\n`);

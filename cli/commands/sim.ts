@@ -140,8 +140,10 @@ async function runSim(flags: SimFlags): Promise<void> {
     throw new CliError(`cannot start the simulation: ${(error as Error).message}`);
   }
   const links = [useMqtt ? 'mqtt' : undefined, serial === undefined ? undefined : 'serial', flags.ble === true ? 'ble' : undefined].filter((link) => link !== undefined);
+  // Listening before saying ready: whoever reads the ready line may signal at once.
+  const stopping = onShutdownSignal();
   process.stdout.write(`parkbench sim ready ${JSON.stringify({ boxes: members.map((member) => member.provisioning.moduleId), links, speed })}\n`);
-  await onShutdownSignal();
+  await stopping;
   await simulation.stop();
   process.stdout.write(`parkbench sim stopped ${JSON.stringify(simulation.summary())}\n`);
 }

@@ -52,9 +52,11 @@ export function registerStartCommand(program: Command): void {
         simLogger: createCliLogger(logLevel, 'parkbench-sim'),
         version: program.version() ?? 'unknown',
       });
+      // Listening before saying ready: whoever reads the ready line may signal at once.
+      const stopping = onShutdownSignal();
       process.stdout.write(banner(bench.info));
       process.stdout.write(`parkbench ready ${JSON.stringify(bench.info)}\n`);
-      const signal = await onShutdownSignal();
+      const signal = await stopping;
       process.stderr.write(`parkbench: ${signal}: stopping the boxes, the broker and the API\n`);
       await bench.stop();
     });
