@@ -10,7 +10,7 @@
 // 1). Targets (issue 7): at least 10,000 box logs stored per second; goal:
 // half the bare broker's rate.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../test/helpers/free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configWith } from '../api/config.js';
@@ -104,16 +104,6 @@ async function runWorker(args: string[]): Promise<Rate> {
   } finally {
     await child.stop();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 function argument(name: string): string | undefined {

@@ -11,7 +11,7 @@ import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseProvisioning } from '../../simulator/provisioning.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
-import { freePort } from '../helpers/mosquitto.js';
+import { freePort } from '../helpers/free-port.js';
 import { verifiedResponses } from '../helpers/verified-responses.js';
 import { brokerFixture } from '../mqtt/fixtures.js';
 

@@ -3,26 +3,16 @@
 // `parkbench admin mqtt-acl --format mosquitto` wrote. Stopped when the test ends.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
+import { freePort } from './free-port.js';
 
 export interface Mosquitto {
   readonly url: string;
   /** What mosquitto wrote to stderr (its log). */
   log(): string;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /** Starts mosquitto with the exported files in `aclDir`; resolves once it takes a login (`probe`). */

@@ -1,11 +1,9 @@
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
+import { startMosquitto } from '../helpers/mosquitto.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { brokerFixture } from './fixtures.js';
@@ -58,34 +56,11 @@ test('mqtt-acl --format mosquitto: a real mosquitto enforces the same accounts a
   const exported = await runCli(['admin', 'mqtt-acl', '--format', 'mosquitto', '--out', out, '--json'], { env });
   t.is(exported.code, 0, exported.stderr);
   t.like(JSON.parse(exported.stdout), { format: 'mosquitto', accounts: 5 });
-  const port = await freePort();
-  const config = join(fixture.directory, 'mosquitto.conf');
-  // Started as root, mosquitto would drop to the user "mosquitto", who cannot
-  // read a 0600 file in a private temp folder: run it as whoever runs the test.
-  await writeFile(config, [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'allow_anonymous false', `password_file ${join(out, 'passwords')}`, `acl_file ${join(out, 'acl')}`, 'persistence false', ''].join('\n'));
-  const mosquitto = spawn('mosquitto', ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let mosquittoLog = '';
-  mosquitto.stderr.on('data', (chunk: Buffer) => (mosquittoLog += chunk.toString()));
-  t.teardown(() => {
-    if (t.passed === false) t.log(mosquittoLog);
-  });
-  t.teardown(() => {
-    mosquitto.kill('SIGTERM');
-  });
-  const url = `mqtt://127.0.0.1:${port}`;
+  const mosquitto = await startMosquitto(t, out, fixture.operator);
   const connect = async (username: string, password: string) => {
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      try {
-        const client = await mqtt.connectAsync(url, { username, password, reconnectPeriod: 0, connectTimeout: 2_000 });
-        t.teardown(() => client.endAsync(true));
-        return client;
-      } catch (error) {
-        // mosquitto may still be starting; a refusal is final.
-        if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    const client = await mqtt.connectAsync(mosquitto.url, { username, password, reconnectPeriod: 0, connectTimeout: 2_000 });
+    t.teardown(() => client.endAsync(true));
+    return client;
   };
   const operator = await connect(fixture.operator.username, fixture.operator.password);
   const seen: string[] = [];
@@ -100,13 +75,3 @@ test('mqtt-acl --format mosquitto: a real mosquitto enforces the same accounts a
   t.true(api.connected);
   await t.throwsAsync(connect('box-9101', 'wrong-password'));
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
