@@ -9,6 +9,7 @@ import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, type ConfigVariable } from '../../api/config.js';
 import { CliError, UsageError } from '../errors.js';
 import { onShutdownSignal } from '../signals.js';
+import { freePortOn } from '../free-port.js';
 
 /** How long shutdown may wait for requests in flight before giving up. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -22,9 +23,16 @@ export function registerApiCommand(program: Command): void {
   }
   command.option('--database <path>', 'same as --database-path');
   command.action(async (flags: Record<string, string | undefined>) => {
-    const config = configFrom(flags);
+    const config = await withConcretePort(flags);
     await serve(config, program.version() ?? 'unknown');
   });
+}
+
+/** The configuration, with PORT 0 replaced by a free port (see cli/free-port.ts). */
+export async function withConcretePort(flags: Record<string, string | undefined>): Promise<ApiConfig> {
+  const config = configFrom(flags);
+  if (config.port !== 0) return config;
+  return configFrom({ ...flags, port: String(await freePortOn(config.host)) });
 }
 
 /** Reads flags (camelCase keys from commander) back to variable names. */

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyServerOptions } from 'fastify';
-import { configFrom } from './api.js';
+import { withConcretePort } from './api.js';
 import { startBench, type ReadyInfo } from '../start/bench.js';
 import { UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
@@ -35,7 +35,7 @@ export function registerStartCommand(program: Command): void {
       const logLevel = parseLogLevel(flags.logLevel);
       const speed = Number(flags.speed);
       if (!Number.isFinite(speed) || speed <= 0 || speed > 10_000) throw new UsageError(`--speed must be a number above 0 and at most 10000, got "${flags.speed}"`);
-      const config = configFrom({
+      const config = await withConcretePort({
         host: flags.host,
         port: flags.port,
         mqttPort: flags.mqttPort,
