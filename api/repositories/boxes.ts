@@ -37,6 +37,7 @@ export class BoxRepository {
   private readonly byModule;
   private readonly byMac;
   private readonly ofParking;
+  private readonly everyBox;
   private readonly countOfParking;
   private readonly insertRow;
   private readonly passwordUpdate;
@@ -48,6 +49,7 @@ export class BoxRepository {
     this.byModule = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE module_id = ?');
     this.byMac = db.prepare<[string], BoxRow>('SELECT * FROM boxes WHERE mac_address = ?');
     this.ofParking = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE parking_id = ? ORDER BY module_id');
+    this.everyBox = db.prepare<[], BoxRow>('SELECT * FROM boxes ORDER BY module_id');
     this.countOfParking = db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM boxes WHERE parking_id = ?');
     this.insertRow = db.prepare<[number, number, string, string, string, string, string, number]>(
       `INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at)
@@ -74,6 +76,10 @@ export class BoxRepository {
 
   findByMac(mac: string): BoxRow | undefined {
     return this.byMac.get(mac);
+  }
+
+  listAll(): BoxRow[] {
+    return this.everyBox.all();
   }
 
   listOfParking(parkingId: number): BoxRow[] {

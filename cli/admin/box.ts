@@ -3,7 +3,7 @@ import { writeFileSync, chmodSync } from 'node:fs';
 import type { Command } from 'commander';
 import { randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type Direction } from '../../api/repositories/boxes.js';
+import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow, type Direction } from '../../api/repositories/boxes.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { CliError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
@@ -99,6 +99,54 @@ interface AddFlags extends CommonFlags {
   direction: string;
 }
 
+interface StatusFlags extends CommonFlags {
+  moduleId?: string;
+  parking?: string;
+}
+
+/** What a box last told the service in a verified response (PROTOCOL.md):
+ * when, its battery, how far its clock is off, its sequences. */
+export interface BoxStatus {
+  module_id: number;
+  parking_id: number;
+  direction: Direction;
+  last_seen_at: string | null;
+  battery_mv: number | null;
+  box_time_drift_seconds: number | null;
+  last_box_seq: number | null;
+  last_control_seq: number | null;
+  next_control_seq: number;
+}
+
+export function boxStatuses(ctx: AdminContext, filter: { moduleId?: number; parkingId?: number }): BoxStatus[] {
+  const boxes = new BoxRepository(ctx.db);
+  let rows: BoxRow[];
+  if (filter.moduleId !== undefined) {
+    const box = boxes.findByModuleId(filter.moduleId);
+    if (!box) throw new CliError(`no box with module id ${filter.moduleId}`);
+    rows = [box];
+  } else if (filter.parkingId !== undefined) {
+    if (!new ParkingRepository(ctx.db).findById(filter.parkingId)) throw new CliError(`no secured parking with id ${filter.parkingId}`);
+    rows = boxes.listOfParking(filter.parkingId);
+  } else {
+    rows = boxes.listAll();
+  }
+  return rows.map((box) => {
+    const learned = boxes.learned(box.module_id);
+    return {
+      module_id: box.module_id,
+      parking_id: box.parking_id,
+      direction: box.direction,
+      last_seen_at: learned?.last_seen_at === undefined || learned.last_seen_at === null ? null : new Date(learned.last_seen_at).toISOString(),
+      battery_mv: learned?.battery_mv ?? null,
+      box_time_drift_seconds: learned?.box_time_drift_seconds ?? null,
+      last_box_seq: learned?.last_box_seq ?? null,
+      last_control_seq: learned?.last_control_seq ?? null,
+      next_control_seq: learned?.next_control_seq ?? box.next_control_seq,
+    };
+  });
+}
+
 interface ProvisionFlags extends CommonFlags {
   moduleId: string;
   out?: string;
@@ -120,6 +168,28 @@ export function registerBoxCommands(admin: Command): void {
       };
       return withDatabase(flags, (ctx) => {
         printResult(flags, addBox(ctx, input), 'The MQTT password is shown only now; `box provision` issues a new one.');
+      });
+    });
+
+  withCommonFlags(group.command('status').description('what each box last told the service in a verified response: when, battery, clock drift, sequences'))
+    .option('--module-id <n>', 'one box')
+    .option('--parking <id>', 'the boxes of one parking')
+    .action((flags: StatusFlags) => {
+      const filter = {
+        ...(flags.moduleId === undefined ? {} : { moduleId: parseModuleId(flags.moduleId) }),
+        ...(flags.parking === undefined ? {} : { parkingId: parseId('--parking', flags.parking) }),
+      };
+      return withDatabase(flags, (ctx) => {
+        const statuses = boxStatuses(ctx, filter);
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
+          return;
+        }
+        if (statuses.length === 0) process.stdout.write('no boxes\n');
+        for (const status of statuses) {
+          const seen = status.last_seen_at === null ? 'never seen (no verified response yet)' : `last seen ${status.last_seen_at}, battery ${status.battery_mv ?? '?'} mV, clock ${signed(status.box_time_drift_seconds)} s, box_seq ${status.last_box_seq ?? '?'}`;
+          process.stdout.write(`box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${seen}; next control sequence ${status.next_control_seq}\n`);
+        }
       });
     });
 
@@ -145,4 +215,9 @@ export function registerBoxCommands(admin: Command): void {
         else process.stdout.write(`provisioning file of box ${moduleId} written to ${flags.out} (mode 0600); the previous MQTT password no longer works\n`);
       });
     });
+}
+
+function signed(value: number | null): string {
+  if (value === null) return '?';
+  return value > 0 ? `+${value}` : String(value);
 }

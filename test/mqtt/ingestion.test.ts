@@ -11,6 +11,7 @@ import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
 import { authGet, createSession, seedParking, type SeededBox, type SeededParking } from '../helpers/parking.js';
+import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 
 const topics = new Topics();
@@ -95,6 +96,16 @@ test('a verified response over MQTT becomes a box log and moves the session to a
   const current = await authGet(context.app, context.token, '/api/car_driver/parking_sessions/current');
   t.is(current.json<{ parking_session: { state: string; entrance_remaining_tries: number } }>().parking_session.state, 'active');
   t.is(context.app.app.mqtt?.ingestion.counters.stored, 1);
+
+  // What the box told the service, for the operator.
+  const status = await runCli(['admin', 'box', 'status', '--module-id', String(context.parking.entrance.moduleId), '--json', '--database', context.app.config.databasePath]);
+  t.is(status.code, 0, status.stderr);
+  const [box] = JSON.parse(status.stdout) as { last_seen_at: string | null; battery_mv: number | null; last_box_seq: number | null; next_control_seq: number }[];
+  t.truthy(box?.last_seen_at);
+  t.is(box?.battery_mv, 3_900);
+  t.is(box?.last_box_seq, 1);
+  const unknown = await runCli(['admin', 'box', 'status', '--module-id', '4000000', '--database', context.app.config.databasePath]);
+  t.is(unknown.code, 1);
 });
 
 test('messages that cannot become a log are counted and acknowledged; a redelivered response is stored once', async (t) => {
