@@ -35,10 +35,16 @@ export async function startPtyPair(directory?: string): Promise<PtyPair> {
       }
     });
   });
+  // If the test worker itself goes (an ava timeout), socat goes with it.
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
   return {
     a,
     b,
     close: async () => {
+      process.off('exit', killOnExit);
       await stopChild(child);
       if (directory === undefined) await rm(folder, { recursive: true, force: true });
     },
