@@ -1,20 +1,13 @@
 // `parkbench admin parking create|forwarding`.
 import type { Command } from 'commander';
 import { randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
-import { formatMinorUnits, ParkingRepository } from '../../api/repositories/parkings.js';
+import { formatMinorUnits, ParkingRepository, type NewParking } from '../../api/repositories/parkings.js';
 import { CliError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
 
-export interface NewParkingInput {
-  name: string;
-  description: string | null;
-  currency: string;
-  pricePerHourMinor: number;
-  maxDurationMinutes: number;
-  tries: number;
-  isOnline: boolean;
-}
+/** A parking as the operator describes it; its key is made here. */
+export type NewParkingInput = Omit<NewParking, 'parkingKey'>;
 
 export interface CreatedParking {
   id: number;

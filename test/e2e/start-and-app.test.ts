@@ -7,24 +7,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { ReadyInfo } from '../../cli/start/bench.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { freePort, portIsFree } from '../helpers/free-port.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 
-interface Ready {
-  api_url: string;
-  docs_url: string;
-  mqtt_url: string;
-  client_app_id: string;
-  client_secret: string;
-  driver: { email: string; password: string };
-  parking_id: number;
-  boxes: { module_id: number; direction: string }[];
-  mqtt_operator: { username: string; password: string };
-  token_curl: string;
-}
+/** The ready line's JSON, as `parkbench start` prints it. */
+type Ready = ReadyInfo;
 
 async function dataDir(t: ExecutionContext): Promise<string> {
   const directory = await mkdtemp(join(tmpdir(), 'pb-start-'));
