@@ -1,6 +1,7 @@
 // A bounded in-process cache of bearer lookups, keyed by the token's SHA-256
-// hash. Why: every SQLite read takes WAL lock system calls, and under load
-// they cost a protected route half its throughput (README, Benchmark). An
+// hash (base64url text, see tokenHashText). Why: every SQLite read takes WAL
+// lock system calls, and under load they cost a protected route half its
+// throughput (README, Benchmark). An
 // entry lives at most TOKEN_CACHE_SECONDS and never past the token's own
 // expiry; revocation and refresh rotation in this process evict at once (the
 // token repository reports every pair it ends). The trade-off: a pair ended by
@@ -40,9 +41,8 @@ export class BearerCache {
   }
 
   /** The cached user of a token hash, or undefined (then read the database). */
-  get(hash: Buffer): PublicUser | undefined {
+  get(key: string): PublicUser | undefined {
     if (!this.enabled) return undefined;
-    const key = hash.toString('latin1');
     const entry = this.byHash.get(key);
     if (entry === undefined) return undefined;
     if (entry.validUntil <= this.clock.now()) {
@@ -53,9 +53,8 @@ export class BearerCache {
   }
 
   /** Remembers a successful lookup of a token that expires at `accessExpiresAt`. */
-  set(hash: Buffer, pairId: number, user: PublicUser, accessExpiresAt: number): void {
+  set(key: string, pairId: number, user: PublicUser, accessExpiresAt: number): void {
     if (!this.enabled) return;
-    const key = hash.toString('latin1');
     const previous = this.byHash.get(key);
     if (previous) this.remove(key, previous.pairId);
     this.byHash.set(key, { user, pairId, validUntil: Math.min(this.clock.now() + this.ttlMs, accessExpiresAt) });
