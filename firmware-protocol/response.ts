@@ -16,7 +16,8 @@ import {
   isStatus,
 } from './constants.js';
 import { asBuffer, requireLength, requireU16, requireU32, requireU8 } from './bytes.js';
-import { ccmTagOnly, ccmVerifyTagOnly } from './ccm.js';
+import { timingSafeEqual } from 'node:crypto';
+import { ccmTagOnly, ccmTagsOnly, ccmVerifyTagOnly } from './ccm.js';
 import { ProtocolError, ProtocolErrorCode } from './errors.js';
 
 /** The 24 authenticated bytes of a response, as fields. */
@@ -111,6 +112,30 @@ export function verifyResponse(responseBytes: Uint8Array, boxKey: Uint8Array, co
   if (frame[ResponseOffset.version] !== PROTOCOL_VERSION) return false;
   const aad = responseAad(frame, commandAadTail(commandBytes));
   return ccmVerifyTagOnly(boxKey, responseNonce(frame), aad, frame.subarray(ResponseOffset.tag));
+}
+
+/** One response to check with verifyResponses: its bytes and the command it
+ * answers (null: a status report). */
+export interface ResponseToVerify {
+  readonly response: Uint8Array;
+  readonly command: Uint8Array | null;
+}
+
+/** verifyResponse for many responses of one box (one key), in request order:
+ * the same answers, at a fraction of the cost (ccmTagsOnly). Never throws. */
+export function verifyResponses(items: readonly ResponseToVerify[], boxKey: Uint8Array): boolean[] {
+  if (boxKey.length !== 16) return items.map(() => false);
+  const wellFormed = items.map(({ response }) => response.length === RESPONSE_LENGTH && response[ResponseOffset.version] === PROTOCOL_VERSION);
+  const frames = items.filter((_, i) => wellFormed[i]).map(({ response, command }) => ({ frame: asBuffer(response), command }));
+  const tags = ccmTagsOnly(boxKey, frames.map(({ frame, command }) => ({ nonce: responseNonce(frame), aad: responseAad(frame, commandAadTail(command)) })));
+  let next = 0;
+  return wellFormed.map((ok) => {
+    if (!ok) return false;
+    const at = next++;
+    const frame = frames[at]?.frame;
+    const tag = tags[at];
+    return frame !== undefined && tag !== undefined && timingSafeEqual(tag, frame.subarray(ResponseOffset.tag));
+  });
 }
 
 /** Reads a response's fields without a key (the tag is NOT checked: call

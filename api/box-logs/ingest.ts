@@ -15,7 +15,7 @@ import type { SmartKeyRow } from '../repositories/smart-keys.js';
 import { applyVerifiedResponse, BatchRows } from './effects.js';
 import type { BoxLogInput, BoxLogResult, IngestOptions } from './types.js';
 import { parseCreatedAt } from './validate.js';
-import { verifiedResponse } from './verify.js';
+import { verifiedResponses } from './verify.js';
 
 interface Resolved {
   box: BoxRow;
@@ -95,10 +95,13 @@ export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], 
   const resolved = resolve(ctx, entries, options);
   // Verification is CPU only: done before the write lock is taken.
   const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
-  const responses = entries.map((entry, index) => {
-    const box = resolved[index]?.box;
-    return box ? verifiedResponse(entry.response, entry.command === null ? null : commandBytes(entry.command), box) : null;
-  });
+  const responses = verifiedResponses(
+    entries.map((entry, index) => ({
+      response: entry.response,
+      command: entry.command === null ? null : commandBytes(entry.command),
+      box: (resolved[index] as Resolved).box,
+    })),
+  );
   const repository = ctx.boxLogs;
   let queued = 0;
   const results = ctx.db

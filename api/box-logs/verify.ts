@@ -3,7 +3,20 @@
 // `equipment_id`, with the log's `command` (its bytes 10..21, the nonce) in
 // the AAD. A verified response's fields can be trusted; an unverified log is
 // stored and changes nothing.
-import { parseResponse, verifyResponse, type ParsedResponse } from '../../firmware-protocol/index.js';
+import { parseResponse, verifyResponses, type ParsedResponse } from '../../firmware-protocol/index.js';
+
+export interface BoxOfLog {
+  module_id: number;
+  /** 32 hex digits. */
+  box_key: string;
+}
+
+/** One log to verify: its response and command as logged (base64 / bytes), and its box. */
+export interface LogToVerify {
+  response: string | null;
+  command: Buffer | null;
+  box: BoxOfLog;
+}
 
 /** Box keys as bytes, cached by their hex (parsed once per box, not per log). */
 const keyCache = new Map<string, Buffer>();
@@ -18,12 +31,8 @@ function keyBytes(hex: string): Buffer {
   return key;
 }
 
-/** The trusted fields of a verified response (base64, as logged) to the
- * command bytes, or null. Never throws. */
-export function verifiedResponse(responseBase64: string | null, command: Buffer | null, box: { module_id: number; box_key: string }): ParsedResponse | null {
-  if (responseBase64 === null) return null;
-  const response = Buffer.from(responseBase64, 'base64');
-  if (!verifyResponse(response, keyBytes(box.box_key), command)) return null;
+/** The trusted fields of verified response bytes, or null. */
+function trustedFields(response: Buffer, box: BoxOfLog): ParsedResponse | null {
   let fields: ParsedResponse;
   try {
     fields = parseResponse(response);
@@ -32,4 +41,31 @@ export function verifiedResponse(responseBase64: string | null, command: Buffer 
   }
   // Every response of this box carries its own module id; anything else is not its answer.
   return fields.moduleId === box.module_id ? fields : null;
+}
+
+/** For each log, in order, the trusted fields of its verified response, or
+ * null. The logs of one box are verified together (one key: verifyResponses).
+ * Never throws. */
+export function verifiedResponses(logs: readonly LogToVerify[]): (ParsedResponse | null)[] {
+  const results: (ParsedResponse | null)[] = logs.map(() => null);
+  const byBox = new Map<number, { box: BoxOfLog; indexes: number[]; frames: Buffer[] }>();
+  logs.forEach(({ response, box }, index) => {
+    if (response === null) return;
+    let group = byBox.get(box.module_id);
+    if (group === undefined) {
+      group = { box, indexes: [], frames: [] };
+      byBox.set(box.module_id, group);
+    }
+    group.indexes.push(index);
+    group.frames.push(Buffer.from(response, 'base64'));
+  });
+  for (const { box, indexes, frames } of byBox.values()) {
+    const verified = verifyResponses(frames.map((frame, i) => ({ response: frame, command: logs[indexes[i] ?? 0]?.command ?? null })), keyBytes(box.box_key));
+    verified.forEach((ok, i) => {
+      const frame = frames[i];
+      const index = indexes[i];
+      if (ok && frame !== undefined && index !== undefined) results[index] = trustedFields(frame, box);
+    });
+  }
+  return results;
 }

@@ -3,7 +3,7 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import test from 'ava';
 import fc from 'fast-check';
-import { ccmOpen, ccmSeal, ccmTagOnly, ccmVerifyTagOnly } from '../../firmware-protocol/ccm.js';
+import { ccmOpen, ccmSeal, ccmTagOnly, ccmTagsOnly, ccmVerifyTagOnly } from '../../firmware-protocol/ccm.js';
 
 function nodeSeal(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, plaintext: Uint8Array): Buffer {
   const cipher = createCipheriv('aes-128-ccm', key, nonce, { authTagLength: 8 });
@@ -70,4 +70,21 @@ test('interleaving keys does not disturb the cached contexts; a key buffer reuse
   t.true(ccmVerifyTagOnly(b, nonce, aad, nodeSeal(b, nonce, aad, Buffer.alloc(0))));
   t.false(ccmVerifyTagOnly(b, nonce, aad, Buffer.alloc(8)));
   t.false(ccmVerifyTagOnly(b, nonce, aad, Buffer.alloc(7)));
+});
+
+test('ccmTagsOnly gives ccmTagOnly\'s tag for each message of a batch (AAD of mixed lengths, empty ones included)', (t) => {
+  const message = fc.record({ nonce: bytes(12, 12), aad: bytes(0, 100) });
+  fc.assert(
+    fc.property(bytes(16, 16), fc.array(message, { maxLength: 20 }), (key, messages) => {
+      const tags = ccmTagsOnly(key, messages);
+      return tags.length === messages.length && messages.every(({ nonce, aad }, i) => tags[i]?.equals(nodeSeal(key, nonce, aad, Buffer.alloc(0))));
+    }),
+    { numRuns: 300 },
+  );
+  t.pass();
+});
+
+test('ccmTagsOnly refuses a wrong key or nonce length like ccmTagOnly', (t) => {
+  t.throws(() => ccmTagsOnly(Buffer.alloc(15), []));
+  t.throws(() => ccmTagsOnly(Buffer.alloc(16), [{ nonce: Buffer.alloc(11), aad: Buffer.alloc(0) }]));
 });

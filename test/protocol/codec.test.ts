@@ -16,6 +16,7 @@ import {
   sealCommand,
   sealResponse,
   verifyResponse,
+  verifyResponses,
 } from '../../firmware-protocol/index.js';
 import { T0, access, body, boxKey, flipBit, otherKey, parkingKey, parkingKeyNext, timeSet } from './fixtures.js';
 
@@ -127,6 +128,31 @@ test('verifyResponse: true for the right key and command; false for another key,
   t.false(verifyResponse(frame.subarray(0, 31), boxKey, command));
   t.false(verifyResponse(Buffer.concat([frame, Buffer.alloc(1)]), boxKey, command));
   t.false(verifyResponse(frame, boxKey.subarray(0, 8), command));
+});
+
+test('verifyResponses answers as verifyResponse does for each response of a mixed batch, in order', (t) => {
+  const command = access();
+  const sealed = (boxSeq: number) => sealResponse({ ...fields, boxSeq }, boxKey, command);
+  const tampered = sealed(3);
+  tampered[20] = (tampered[20] ?? 0) ^ 1;
+  const wrongVersion = sealed(4);
+  wrongVersion[0] = 2;
+  const items = [
+    { response: sealed(1), command },
+    { response: sealed(2).subarray(0, 31), command },
+    { response: tampered, command },
+    { response: sealed(5), command: access() },
+    { response: sealed(6), command: null },
+    { response: sealResponse({ ...fields, boxSeq: 7 }, boxKey, null), command: null },
+    { response: wrongVersion, command },
+    { response: sealed(8), command },
+  ];
+  const expected = items.map(({ response, command: answered }) => verifyResponse(response, boxKey, answered));
+  t.deepEqual(expected, [true, false, false, false, false, true, false, true]);
+  t.deepEqual(verifyResponses(items, boxKey), expected);
+  t.deepEqual(verifyResponses(items, otherKey), items.map(() => false));
+  t.deepEqual(verifyResponses(items, boxKey.subarray(0, 8)), items.map(() => false));
+  t.deepEqual(verifyResponses([], boxKey), []);
 });
 
 test('a forged response tag is refused (PROTOCOL.md, keys: the CCM empty-plaintext trap)', (t) => {
