@@ -1,10 +1,11 @@
 // What routes need, built once per app and passed in (no globals): the
 // configuration, the clock, repositories over the app's database, the
-// failed-login limiter, the bearer cache, the payment provider, and the
-// forwarding worker (started by buildApp).
+// failed-login limiter, the bearer cache, the payment provider, the group
+// commit of box log requests, and the forwarding worker (started by buildApp).
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
+import { GroupCommit } from './db/group-commit.js';
 import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import type { PaymentProvider } from './payments/provider.js';
@@ -26,6 +27,8 @@ export interface AppContext {
   config: ApiConfig;
   clock: Clock;
   db: Db;
+  /** Request writes that share a transaction per turn of the event loop (POST /api/box_logs). */
+  groupCommit: GroupCommit;
   clientApps: ClientAppRepository;
   users: UserRepository;
   tokens: TokenRepository;
@@ -54,6 +57,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     config,
     clock,
     db,
+    groupCommit: new GroupCommit(db),
     clientApps: new ClientAppRepository(db),
     users: new UserRepository(db),
     tokens,

@@ -96,7 +96,9 @@ export function boxLogRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (!request.user) throw new ApiError('unauthorized');
       const validated = validateBoxLogsBody(request.body, ctx.config.boxLogsMaxBatch);
       if (!validated.ok) throw new ApiError('validation_failed', undefined, validated.details);
-      const results = ingestBoxLogs(ctx, validated.entries, { source: 'http', userId: request.user.id });
+      const userId = request.user.id;
+      // Shares a transaction with the other batches of this turn (group-commit.ts); answered once committed.
+      const results = await ctx.groupCommit.run(() => ingestBoxLogs(ctx, validated.entries, { source: 'http', userId }));
       return reply.status(201).send({ box_logs: results });
     },
   );

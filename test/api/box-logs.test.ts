@@ -183,6 +183,24 @@ test('a batch with one bad element changes nothing', async (t) => {
   t.is(f.app.ctx.boxes.learned(f.parking.entrance.moduleId)?.last_seen_at, null);
 });
 
+test('concurrent batches share one commit, yet each is all or nothing: a 404 batch stores nothing, its neighbours are stored', async (t) => {
+  const f = await fixture(t);
+  const groupsBefore = f.app.ctx.groupCommit.counters.groups;
+  const missingParking = { box_log: { ...accessLog(f, null).box_log, secured_parking_id: 999_999 } };
+  const [first, refused, last] = await Promise.all([
+    postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command))] }),
+    postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command)), missingParking] }),
+    postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, null), accessLog(f, null)] }),
+  ]);
+  t.is(first.statusCode, 201);
+  t.is(refused.statusCode, 404);
+  t.is(errorBody(t, refused).details[0]?.path, 'box_logs[1].box_log.secured_parking_id');
+  t.is(last.statusCode, 201);
+  t.is(countRows(f.app, 'box_logs'), 3, 'one log of the first batch, two of the last, none of the refused one');
+  t.is(f.app.ctx.groupCommit.counters.groups - groupsBefore, 1, 'the three requests of one turn shared a transaction');
+  t.is(session(f)?.state, 'active', 'the verified OK of the first batch moved the session');
+});
+
 test('verified only with a good tag under the box of equipment_id, bound to the log\'s command', async (t) => {
   const f = await fixture(t);
   const genuine = boxAnswer(f.parking.entrance, f.command);
