@@ -10,14 +10,16 @@
 // The server runs in a child process (this file with --serve), so that the
 // load generator does not share its event loop.
 //
-// Each comparison alternates its bare and real cases BENCH_ROUNDS times, and
-// its verdict is the median of the per-round ratios: the two runs of a round
-// are back to back, so a burst of load from a neighbour on this shared VM
-// spoils one round rather than the figure. The ratio of the means is printed
-// too.
+// Each comparison alternates its bare and real cases for some rounds, and its
+// verdict is the median of the per-round ratios: the two runs of a round are
+// back to back, so a burst of load from a neighbour on this shared VM spoils
+// one round rather than the figure. The ratio of the means is printed too.
+// The bearer comparison, whose requests cost ~20 µs, takes many 1-second
+// rounds: its effect is a few percent and the VM's bursts are ±20%.
 //
 //   BENCH_SECONDS (default 5) per case, BENCH_CONNECTIONS (default 50),
-//   BENCH_ROUNDS (default 8) alternations of the bare and real cases,
+//   BENCH_ROUNDS (default 8) rounds of the box log comparison,
+//   BENCH_AUTH_ROUNDS (default 24) 1-second rounds of the bearer comparison,
 //   BENCH_PARTS (default auth,sessions,box-logs) the parts to run.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -44,6 +46,7 @@ if (unknownParts.length > 0) {
 }
 /** Bare and real runs alternate this many times. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
+const AUTH: Rounds = { rounds: Number(process.env.BENCH_AUTH_ROUNDS ?? 24), seconds: 1 };
 
 interface Fixture {
   base: string;
@@ -258,14 +261,20 @@ async function startServer(logLevel: string): Promise<{ fixture: Fixture; child:
   return { fixture, child };
 }
 
-async function run(fixture: Fixture, child: ChildProcess, key: string, overallRate?: number): Promise<Figures> {
+interface RunOptions {
+  /** A fixed rate, requests per second (default: as fast as it goes). */
+  overallRate?: number;
+  seconds?: number;
+}
+
+async function run(fixture: Fixture, child: ChildProcess, key: string, { overallRate, seconds = SECONDS }: RunOptions = {}): Promise<Figures> {
   const spec = CASES[key];
   if (!spec) throw new Error(`no case ${key}`);
   // At a fixed rate a few connections suffice; more would only wait.
   const connections = overallRate === undefined ? (spec.connections ?? CONNECTIONS) : 10;
   const { path, ...options } = spec.request(fixture);
   const cpuBefore = await serverCpuMicros(child);
-  const result = await autocannon({ ...options, url: `${fixture.base}${path}`, connections, duration: SECONDS, ...(overallRate === undefined ? {} : { overallRate }) });
+  const result = await autocannon({ ...options, url: `${fixture.base}${path}`, connections, duration: seconds, ...(overallRate === undefined ? {} : { overallRate }) });
   const cpuAfter = await serverCpuMicros(child);
   const requests = Math.max(result.requests.total, 1);
   return {
@@ -323,23 +332,28 @@ interface Comparison {
   ratios: number[];
 }
 
-/** Runs the bare and the real case back to back, ROUNDS times, so drift hits
+interface Rounds {
+  rounds: number;
+  seconds: number;
+}
+
+/** Runs the bare and the real case back to back, `rounds` times, so drift hits
  * both alike; every other round the real case goes first, so that what a run
  * leaves behind (garbage, a warm or cold cache) does not always fall on the
  * same case. `extra` cases (shown, not compared) join each round. */
-async function compare(fixture: Fixture, child: ChildProcess, bareKey: string, realKey: string, extra: string[] = []): Promise<Comparison & { extra: Figures[] }> {
+async function compare(fixture: Fixture, child: ChildProcess, [bareKey, realKey]: [string, string], { rounds, seconds }: Rounds, extra: string[] = []): Promise<Comparison & { extra: Figures[] }> {
   const bare: Figures[] = [];
   const real: Figures[] = [];
   const extras = extra.map((): Figures[] => []);
-  for (let round = 0; round < ROUNDS; round += 1) {
+  for (let round = 0; round < rounds; round += 1) {
     if (round % 2 === 0) {
-      bare.push(await run(fixture, child, bareKey));
-      real.push(await run(fixture, child, realKey));
+      bare.push(await run(fixture, child, bareKey, { seconds }));
+      real.push(await run(fixture, child, realKey, { seconds }));
     } else {
-      real.push(await run(fixture, child, realKey));
-      bare.push(await run(fixture, child, bareKey));
+      real.push(await run(fixture, child, realKey, { seconds }));
+      bare.push(await run(fixture, child, bareKey, { seconds }));
     }
-    for (const [i, key] of extra.entries()) extras[i]?.push(await run(fixture, child, key));
+    for (const [i, key] of extra.entries()) extras[i]?.push(await run(fixture, child, key, { seconds }));
   }
   return { bare: mean(bare), real: mean(real), ratios: real.map((figures, i) => figures.rps / (bare[i]?.rps ?? Number.NaN)), extra: extras.map(mean) };
 }
@@ -367,8 +381,8 @@ function printAuthCost(comparison: Comparison, withoutHeader?: Figures): void {
 /** Session creation at SESSION_RATE and at the maximum rate, each after its bare baseline. */
 async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<void> {
   console.log(`session creation (each request by a new driver of ${fixture.sessionTokens.length.toLocaleString('en')}), server without request logs:\n`);
-  const bareFixed = await run(fixture, child, 'sessionBare', SESSION_RATE);
-  const fixed = await run(fixture, child, 'session', SESSION_RATE);
+  const bareFixed = await run(fixture, child, 'sessionBare', { overallRate: SESSION_RATE });
+  const fixed = await run(fixture, child, 'session', { overallRate: SESSION_RATE });
   const bareMax = await run(fixture, child, 'sessionBare');
   const max = await run(fixture, child, 'session');
   print([bareFixed, fixed, bareMax, max]);
@@ -380,10 +394,10 @@ async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<v
   console.log('');
 }
 
-/** Box log ingestion against the bare route, alternating ROUNDS times. */
+/** Box log ingestion against the bare route, alternating ROUNDS times of SECONDS. */
 async function compareBoxLogs(fixture: Fixture, child: ChildProcess): Promise<void> {
   console.log(`box log ingestion: batches of ${BOX_LOG_BATCH} verified logs, one token, server without request logs:\n`);
-  const comparison = await compare(fixture, child, 'boxLogsBare', 'boxLogs');
+  const comparison = await compare(fixture, child, ['boxLogsBare', 'boxLogs'], { rounds: ROUNDS, seconds: SECONDS });
   const { bare: bareMean, real: ingestMean, ratios } = comparison;
   print([bareMean, ingestMean]);
   console.log('');
@@ -394,7 +408,10 @@ async function compareBoxLogs(fixture: Fixture, child: ChildProcess): Promise<vo
 }
 
 async function main(): Promise<void> {
-  console.log(`parkbench API benchmark: autocannon -c ${CONNECTIONS}, ${SECONDS} s a case, ${ROUNDS} rounds of bare/real, 127.0.0.1, node ${process.version}\n`);
+  console.log(
+    `parkbench API benchmark: autocannon -c ${CONNECTIONS}, 127.0.0.1, node ${process.version}; ${SECONDS} s a case; ` +
+      `bearer: ${AUTH.rounds} rounds of ${AUTH.seconds} s; box logs: ${ROUNDS} rounds of ${SECONDS} s\n`,
+  );
 
   // 1. Without request logs: the cost of authentication alone.
   const quiet = await startServer('silent');
@@ -404,7 +421,7 @@ async function main(): Promise<void> {
       const hashMs = await scryptMs(quiet.fixture.scryptLog2N);
       console.log(`scrypt (N=2^${quiet.fixture.scryptLog2N}, r=8, p=1): ${hashMs.toFixed(1)} ms per hash, one at a time; a password grant costs one (the password; client secrets are SHA-256)\n`);
       console.log('server without request logs (LOG_LEVEL=silent):\n');
-      const auth = await compare(quiet.fixture, quiet.child, 'bare', 'me', ['bareWithoutHeader']);
+      const auth = await compare(quiet.fixture, quiet.child, ['bare', 'me'], AUTH, ['bareWithoutHeader']);
       const token = await run(quiet.fixture, quiet.child, 'token');
       print([auth.bare, auth.real, ...auth.extra, token]);
       console.log('');
@@ -422,7 +439,7 @@ async function main(): Promise<void> {
   const logging = await startServer('info');
   try {
     console.log('server as `parkbench api` runs it (LOG_LEVEL=info, logs to /dev/null):\n');
-    const auth = await compare(logging.fixture, logging.child, 'bare', 'me');
+    const auth = await compare(logging.fixture, logging.child, ['bare', 'me'], AUTH);
     print([auth.bare, auth.real]);
     console.log('');
     printAuthCost(auth);
