@@ -17,6 +17,7 @@ import {
   sealCommand,
   sealResponse,
   verifyResponse,
+  verifyResponses,
 } from '../firmware-protocol/index.js';
 
 const ROUNDS = 7;
@@ -40,11 +41,16 @@ const responseFrame = firstDecision.response;
 
 let sink = 0; // keeps results alive so the work is not optimized away
 
+/** A batch of box logs as POST /api/box_logs gets them: 50 responses of one box. */
+const BATCH = 50;
+const batch = Array.from({ length: BATCH }, (_, i) => ({ response: sealResponse({ ...responseFields, boxSeq: responseFields.boxSeq + i }, boxKey, command), command }));
+
 const baselinePlain = Buffer.alloc(plaintextLength, 0x5a);
 const baselineAad = command.subarray(0, 22);
 const baselineNonce = command.subarray(10, 22);
 
-const operations: { name: string; run: () => void }[] = [
+/** `per`: responses per run, so that figures are per response. */
+const operations: { name: string; run: () => void; per?: number }[] = [
   {
     name: `baseline: bare aes-128-ccm seal (${plaintextLength}-byte plaintext, 22-byte AAD)`,
     run: () => {
@@ -71,6 +77,20 @@ const operations: { name: string; run: () => void }[] = [
       const frame = sealResponse(responseFields, boxKey, command);
       sink += verifyResponse(frame, boxKey, command) ? 1 : 0;
     },
+  },
+  {
+    name: `verify ${BATCH} responses of one box, one by one (per response)`,
+    run: () => {
+      for (const { response, command: answered } of batch) sink += verifyResponse(response, boxKey, answered) ? 1 : 0;
+    },
+    per: BATCH,
+  },
+  {
+    name: `verify ${BATCH} responses of one box, verifyResponses (per response)`,
+    run: () => {
+      for (const ok of verifyResponses(batch, boxKey)) sink += ok ? 1 : 0;
+    },
+    per: BATCH,
   },
   {
     name: 'serial encode + decode of a response frame',
@@ -105,7 +125,7 @@ function main(): void {
   for (const op of operations) measure(op.run, WARMUP_MS);
   const samples = operations.map(() => [] as number[]);
   // Interleave operations round by round so machine noise spreads evenly.
-  for (let round = 0; round < ROUNDS; round++) operations.forEach((op, i) => samples[i]?.push(measure(op.run, ROUND_MS)));
+  for (let round = 0; round < ROUNDS; round++) operations.forEach((op, i) => samples[i]?.push(measure(op.run, ROUND_MS) * (op.per ?? 1)));
   const medians = samples.map(median);
   const baseline = medians[0] ?? 1;
   const width = Math.max(...operations.map((op) => op.name.length));
