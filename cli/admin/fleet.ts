@@ -35,6 +35,13 @@ export function provisionFleet(ctx: AdminContext, parkingId: number, count: numb
   const nextModuleId = (ctx.db.prepare('SELECT coalesce(max(module_id), 99999) + 1 AS next FROM boxes').get() as { next: number }).next;
   if (nextModuleId + count - 1 > U32_MAX) throw new CliError('no room left for module ids (u32)');
   const url = mqttUrlOf(ctx);
+  // Keys and password hashes first, outside the transaction: 0.1 ms a hash
+  // is 10 s for the largest fleet, too long to hold the write lock while an
+  // API shares the file (its writes would wait out busy_timeout and fail).
+  const secrets = Array.from({ length: count }, () => {
+    const password = randomSecret(24);
+    return { boxKey: randomKeyHex(), password, mqttPasswordHash: hashMqttPassword(password) };
+  });
   const files: ProvisioningFile[] = [];
   const parkingIds: number[] = [];
   ctx.db.transaction(() => {
@@ -64,9 +71,8 @@ export function provisionFleet(ctx: AdminContext, parkingId: number, count: numb
       const direction: Direction = index % 2 === 0 ? 'entrance' : 'exit';
       const macAddress = fleetMac(moduleId);
       if (boxes.findByMac(macAddress) !== undefined) throw new CliError(`MAC address ${macAddress} is already registered`);
-      const boxKey = randomKeyHex();
-      const password = randomSecret(24);
-      boxes.insert({ moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash: hashMqttPassword(password) }, ctx.now);
+      const { boxKey, password, mqttPasswordHash } = secrets[index] as (typeof secrets)[number];
+      boxes.insert({ moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash }, ctx.now);
       free--;
       files.push({
         module_id: moduleId,
