@@ -63,9 +63,21 @@ const CLIENT_ERRORS: Record<string, ApiErrorCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
 };
 
+/** Seconds a client is asked to wait when the database is busy. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** SQLite's "database is locked" (better-sqlite3 SqliteError codes
+ * SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT, ...): another process held the write
+ * lock past busy_timeout. Not a bug, and the statement wrote nothing. */
+function isDatabaseBusy(error: Error): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
 /** The ApiError an error stands for, or undefined for a bug. */
 export function toApiError(error: FastifyError | ApiError): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (isDatabaseBusy(error)) return new ApiError('database_busy', undefined, [], { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) });
   if (error.validation) return new ApiError('validation_failed', undefined, validationDetails(error.validation));
   const mapped = error.code ? CLIENT_ERRORS[error.code] : undefined;
   if (mapped) return new ApiError(mapped);
@@ -78,6 +90,7 @@ export function toApiError(error: FastifyError | ApiError): ApiError | undefined
 
 export function apiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const apiError = toApiError(error) ?? internal(error, request);
+  if (apiError.code === 'database_busy') request.log.warn({ err: error }, 'database busy: answered 503');
   void reply.status(apiError.status).headers(apiError.headers).send(apiError.body());
 }
 
@@ -95,6 +108,9 @@ export function oauthErrorHandler(error: FastifyError | OAuthError, request: Fas
     if (!apiError) {
       request.log.error({ err: error }, 'unhandled error');
       oauth = new OAuthError('server_error');
+    } else if (apiError.code === 'database_busy') {
+      request.log.warn({ err: error }, 'database busy: answered 503');
+      oauth = new OAuthError('temporarily_unavailable', undefined, apiError.headers);
     } else if (apiError.code === 'unsupported_media_type') {
       oauth = new OAuthError('unsupported_media_type');
     } else if (apiError.code === 'body_too_large') {

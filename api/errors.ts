@@ -20,6 +20,7 @@ export const API_ERRORS = {
   session_finished: { status: 422, message: 'The parking session is already finished or finalized.' },
   parking_not_online: { status: 422, message: 'The smart key\'s parking is not online: the phone sends access_command to the box itself.' },
   internal_error: { status: 500, message: 'Internal error.' },
+  database_busy: { status: 503, message: 'The database is busy: another process holds its write lock. Retry after the Retry-After seconds; nothing was written.' },
   mqtt_unavailable: { status: 503, message: 'No MQTT broker is connected, so the box cannot be reached through the server.' },
   box_timeout: { status: 504, message: 'The box did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;
@@ -34,6 +35,7 @@ export const OAUTH_ERRORS = {
   unsupported_grant_type: { status: 400, message: 'grant_type must be password or refresh_token.' },
   unsupported_media_type: { status: 415, message: 'Send application/x-www-form-urlencoded or application/json.' },
   too_many_failed_logins: { status: 429, message: 'Too many failed logins; retry after the Retry-After seconds.' },
+  temporarily_unavailable: { status: 503, message: 'The database is busy; retry after the Retry-After seconds.' },
   server_error: { status: 500, message: 'Internal error.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 

@@ -42,6 +42,7 @@ export function errorResponses(...statuses: number[]): Record<number, { $ref: st
     415: 'Unsupported Content-Type.',
     422: 'Invalid fields; details name each one.',
     500: 'Internal error (a bug).',
+    503: 'database_busy: another process holds the database\'s write lock; nothing was written. Retry after Retry-After seconds.',
   };
   return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorBody#', description: descriptions[status] ?? 'Error.' }]));
 }

@@ -86,7 +86,7 @@ export function boxLogRoutes(app: FastifyInstance, ctx: AppContext): void {
         description: DESCRIPTION,
         security: [{ bearer: [] }],
         body: bodySchema,
-        response: { 201: resultSchema, ...errorResponses(400, 401, 404, 413, 415, 422) },
+        response: { 201: resultSchema, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
       },
       // The schema documents; validate.ts validates.
       validatorCompiler: () => () => true,

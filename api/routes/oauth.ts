@@ -64,6 +64,7 @@ const oauthErrors = {
   401: { $ref: 'OAuthErrorBody#', description: 'invalid_client (with WWW-Authenticate: Basic when Basic was used).' },
   413: { $ref: 'OAuthErrorBody#', description: 'Body larger than BODY_LIMIT_BYTES.' },
   415: { $ref: 'OAuthErrorBody#', description: 'Neither JSON nor form-encoded.' },
+  503: { $ref: 'OAuthErrorBody#', description: 'temporarily_unavailable: the database is busy (another process holds its write lock), with Retry-After.' },
 };
 
 /** Client credentials from HTTP Basic or the body; one method only (RFC 6749 2.3). */

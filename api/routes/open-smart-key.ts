@@ -45,7 +45,7 @@ export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: 
           required: ['module_id'],
           properties: { module_id: { type: 'integer', minimum: 0, maximum: 4_294_967_295, description: 'The box (access point) to open.' } },
         },
-        response: { 200: openResponseSchema, ...errorResponses(400, 401, 404, 422), 503: { $ref: 'ErrorBody#' }, 504: { $ref: 'ErrorBody#' } },
+        response: { 200: openResponseSchema, ...errorResponses(400, 401, 404, 422), 503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected; or database_busy, with Retry-After.' }, 504: { $ref: 'ErrorBody#' } },
       },
       onRequest: bearerAuth(ctx),
     },

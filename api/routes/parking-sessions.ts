@@ -52,7 +52,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): voi
           required: ['parking_session'],
           properties: { parking_session: { type: 'object', required: ['secured_parking_id'], properties: { secured_parking_id: { type: 'integer' } } } },
         },
-        response: { 201: { $ref: 'SessionResponse#' }, ...errorResponses(400, 401, 404, 413, 415, 422) },
+        response: { 201: { $ref: 'SessionResponse#' }, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
       },
       // The schema documents; parkingIdOf validates (400 and 422 differ).
       validatorCompiler: () => () => true,
@@ -91,7 +91,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): voi
         summary: 'End the session now: final amount for the minutes used; past the window, the extra due and an exit key',
         security: [{ bearer: [] }],
         params: { type: 'object', properties: { id: { type: 'string', description: 'The session id; anything else is 404.' } } },
-        response: { 200: finalizeResponseSchema, ...errorResponses(401, 404, 422) },
+        response: { 200: finalizeResponseSchema, ...errorResponses(401, 404, 422, 503) },
       },
       onRequest: authenticate,
     },

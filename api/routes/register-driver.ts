@@ -78,7 +78,7 @@ export function registerDriverRoutes(app: FastifyInstance, ctx: AppContext): voi
         tags: ['car driver'],
         summary: 'Register a car driver (spec 4.2)',
         body: bodySchema,
-        response: { 201: { $ref: 'User#', description: 'The driver was created.' }, ...errorResponses(400, 401, 413, 415, 422) },
+        response: { 201: { $ref: 'User#', description: 'The driver was created.' }, ...errorResponses(400, 401, 413, 415, 422, 503) },
       },
       // Before schema validation: the client must be known before fields are judged.
       preValidation: checkClient,

@@ -1,0 +1,54 @@
+// Another process holding the database's write lock past busy_timeout (an
+// operator command on the same file) is no bug: writes answer 503 with
+// Retry-After and write nothing; reads go on (WAL); once the lock is
+// released, the same requests succeed.
+import test from 'ava';
+import Database from 'better-sqlite3';
+import { DRIVER, errorBody, loggedIn, passwordGrant, register, testApp, type TestApp } from '../helpers/api-app.js';
+import { boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
+import { seedParking } from '../helpers/parking.js';
+
+/** A second connection to the app's file that holds the write lock until released. */
+function holdWriteLock(t: Parameters<typeof testApp>[0], app: TestApp): () => void {
+  const other = new Database(app.config.databasePath);
+  other.exec('BEGIN IMMEDIATE');
+  const release = () => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    if (other.open) other.close();
+  };
+  t.teardown(release);
+  return release;
+}
+
+test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; OAuth answers temporarily_unavailable', async (t) => {
+  const app = await testApp(t);
+  const tokens = await loggedIn(app);
+  const parking = seedParking(app);
+  // Not 5 s a request in a test: the wait itself is SQLite's.
+  app.app.db.pragma('busy_timeout = 50');
+  const release = holdWriteLock(t, app);
+
+  const registration = await register(app, { ...DRIVER, email: 'grace@example.com' });
+  t.is(registration.statusCode, 503);
+  t.is(registration.headers['retry-after'], '1');
+  t.is(errorBody(t, registration).error, 'database_busy');
+
+  const log = boxLog({ foUserId: 1, smartKeyId: null, box: parking.entrance, parkingId: parking.id, command: null, response: null, type: 'control' });
+  const logs = await postBoxLogs(app, tokens.access_token, { box_logs: [log] });
+  t.is(logs.statusCode, 503);
+  t.is(errorBody(t, logs).error, 'database_busy');
+
+  const login = await passwordGrant(app);
+  t.is(login.statusCode, 503);
+  t.is(login.headers['retry-after'], '1');
+  t.is(login.json<{ error: string }>().error, 'temporarily_unavailable');
+
+  // Reads are not blocked by a writer in WAL mode.
+  t.is((await app.app.inject({ method: 'GET', url: '/api/car_driver/me', headers: { authorization: `Bearer ${tokens.access_token}` } })).statusCode, 200);
+
+  release();
+  t.is(countRows(app, 'box_logs'), 0, 'nothing was written while busy');
+  t.is((await register(app, { ...DRIVER, email: 'grace@example.com' })).statusCode, 201);
+  t.is((await postBoxLogs(app, tokens.access_token, { box_logs: [log] })).statusCode, 201);
+  t.is((await passwordGrant(app)).statusCode, 200);
+});
