@@ -64,12 +64,12 @@ const CLIENT_ERRORS: Record<string, ApiErrorCode> = {
 };
 
 /** Seconds a client is asked to wait when the database is busy. */
-const BUSY_RETRY_AFTER_SECONDS = 1;
+export const BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** SQLite's "database is locked" (better-sqlite3 SqliteError codes
  * SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT, ...): another process held the write
  * lock past busy_timeout. Not a bug, and the statement wrote nothing. */
-function isDatabaseBusy(error: Error): boolean {
+export function isDatabaseBusy(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
 import { renderPage } from '../payments/page.js';
 import type { PageResult } from '../payments/provider.js';
+import { BUSY_RETRY_AFTER_SECONDS, isDatabaseBusy } from '../error-handler.js';
 
 /** No scripts, no external anything; the token in the URL never leaks by Referer. */
 const PAGE_HEADERS = {
@@ -26,6 +27,12 @@ const tokenParams = { type: 'object', properties: { token: { type: 'string' } } 
 export async function payRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(formbody, { bodyLimit: 16_384 });
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isDatabaseBusy(error)) {
+      request.log.warn({ err: error }, 'database busy: answered 503');
+      void reply.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
+      void send(reply, { status: 503, html: renderPage({ title: 'Payment', message: 'The service is busy and nothing was recorded. Try again in a moment.', form: false }) });
+      return;
+    }
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'unhandled error on a payment page');
     void send(reply, { status, html: renderPage({ title: 'Payment', message: status === 500 ? 'Something went wrong. Try again.' : 'The request could not be read. Go back and try again.', form: false }) });

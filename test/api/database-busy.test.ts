@@ -6,7 +6,7 @@ import test from 'ava';
 import Database from 'better-sqlite3';
 import { DRIVER, errorBody, loggedIn, passwordGrant, register, testApp, type TestApp } from '../helpers/api-app.js';
 import { boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
-import { seedParking } from '../helpers/parking.js';
+import { createSession, seedParking } from '../helpers/parking.js';
 
 /** A second connection to the app's file that holds the write lock until released. */
 function holdWriteLock(t: Parameters<typeof testApp>[0], app: TestApp): () => void {
@@ -51,4 +51,31 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
   t.is((await register(app, { ...DRIVER, email: 'grace@example.com' })).statusCode, 201);
   t.is((await postBoxLogs(app, tokens.access_token, { box_logs: [log] })).statusCode, 201);
   t.is((await passwordGrant(app)).statusCode, 200);
+});
+
+test('the payment form under a busy database: a 503 page with Retry-After, the payment still pending; paying afterwards works', async (t) => {
+  const app = await testApp(t);
+  const tokens = await loggedIn(app);
+  const parking = seedParking(app);
+  const created = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } });
+  const path = new URL(created.json<{ pay_url: string }>().pay_url).pathname;
+  const pay = () =>
+    app.app.inject({
+      method: 'POST',
+      url: path,
+      payload: new URLSearchParams({ action: 'pay', card_number: '4242 4242 4242 4242', expiry: '12/30' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+  app.app.db.pragma('busy_timeout = 50');
+  const release = holdWriteLock(t, app);
+  const busy = await pay();
+  t.is(busy.statusCode, 503);
+  t.is(busy.headers['retry-after'], '1');
+  t.regex(busy.headers['content-type'] as string, /^text\/html/);
+  t.regex(busy.body, /busy and nothing was recorded/);
+  release();
+  t.is(app.app.db.prepare('SELECT state FROM payments').pluck().get(), 'pending');
+  const paid = await pay();
+  t.is(paid.statusCode, 200);
+  t.is(app.app.db.prepare('SELECT state FROM payments').pluck().get(), 'paid');
 });
