@@ -11,13 +11,15 @@
 // - Isolation: if the batch is refused or fails as a whole (nothing of it is
 //   written), every message is ingested again alone (ResponseIngestion.
 //   ingestMany), so a bad message is counted and its neighbours are stored.
+// - A busy database (another process holding the write lock past
+//   busy_timeout) acknowledges nothing: the messages it put off wait
+//   BUSY_RETRY_MS on the injected clock, then join the next batch.
 // No timer: a lone message is flushed on the next turn of the loop, so a
 // quiet bench sees no added latency, and a busy one gets large batches.
-import type { ResponseIngestion } from './response-ingester.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
+import { BUSY_RETRY_MS, type ResponseIngestion, type ResponseMessage } from './response-ingester.js';
 
-interface Pending {
-  readonly moduleId: number;
-  readonly payload: Buffer;
+interface Pending extends ResponseMessage {
   readonly done: () => void;
 }
 
@@ -36,19 +38,24 @@ export class IngestBatcher {
 
   constructor(
     private readonly ingestion: ResponseIngestion,
+    private readonly clock: Clock = systemClock,
     private readonly maxBatch = DEFAULT_MAX_BATCH,
   ) {}
 
   /** Resolves once the message's box log is committed (or refused for good). Never rejects. */
   ingest(moduleId: number, payload: Buffer): Promise<void> {
     return new Promise((done) => {
-      this.#pending.push({ moduleId, payload, done });
-      if (this.#pending.length >= this.maxBatch) this.flush();
-      else if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.#enqueue({ moduleId, payload, done });
     });
+  }
+
+  #enqueue(message: Pending): void {
+    this.#pending.push(message);
+    if (this.#pending.length >= this.maxBatch) this.flush();
+    else if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.flush());
+    }
   }
 
   /** Stores what is waiting now (also called before the database closes). */
@@ -59,8 +66,14 @@ export class IngestBatcher {
     this.#pending = [];
     this.counters.batches++;
     this.counters.messages += batch.length;
-    // Synchronous and never throws: when it returns, every log is committed.
-    this.ingestion.ingestMany(batch);
-    for (const message of batch) message.done();
+    // Synchronous and never throws: when it returns, every log is committed
+    // but for those a busy database put off.
+    const putOff = new Set(this.ingestion.ingestMany(batch));
+    for (const message of batch) if (!putOff.has(message)) message.done();
+    if (putOff.size > 0) {
+      this.clock.setTimeout(() => {
+        for (const message of putOff) this.#enqueue(message);
+      }, BUSY_RETRY_MS);
+    }
   }
 }

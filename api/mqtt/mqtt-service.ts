@@ -47,7 +47,7 @@ export class MqttService {
     if (connection.mode === 'embedded') {
       // Messages arriving together are stored in one transaction, each still
       // acknowledged only after its commit (ingest-batcher.ts).
-      const batcher = new IngestBatcher(ingestion);
+      const batcher = new IngestBatcher(ingestion, options.clock);
       const broker = await startEmbeddedBroker({
         host: connection.host,
         port: connection.port,

@@ -4,14 +4,19 @@
 // same session effects, same deduplication of verified logs, same
 // forwarding). A message that cannot become a log at all (not JSON, no
 // command, an unknown box) is counted, logged with its reason, and
-// acknowledged: it never stops ingestion.
+// acknowledged: it never stops ingestion. A message that meets a database
+// locked by another process past busy_timeout is no such message: nothing of
+// it is written, it stays unacknowledged, and it is tried again
+// BUSY_RETRY_MS later (the broker redelivers it if this process dies).
 import { FrameKind, isControlKind, parseCommandHeader, renderCommand, renderResponse } from '../../firmware-protocol/index.js';
+import { sleep } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { MessageError} from '../../lib/mqtt-messages.js';
 import { isBase64, parseJsonObject, type CommandContext } from '../../lib/mqtt-messages.js';
 import { ingestBoxLogs } from '../box-logs/ingest.js';
 import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
 import type { AppContext } from '../context.js';
+import { isDatabaseBusy } from '../error-handler.js';
 import { ApiError } from '../errors.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
@@ -24,6 +29,17 @@ export interface IngestionCounters {
   duplicates: number;
   /** Messages that could not become a box log, by reason. */
   refused: Record<'not_json' | 'no_command' | 'unknown_box' | 'refused_by_api' | 'failed', number>;
+  /** Messages put off because the database was busy (each time). */
+  busy: number;
+}
+
+/** How long a message that met a busy database waits before it is tried again. */
+export const BUSY_RETRY_MS = 1_000;
+
+/** A response message as the broker hands it over. */
+export interface ResponseMessage {
+  readonly moduleId: number;
+  readonly payload: Buffer;
 }
 
 /** A response message as it arrived, for whoever waits on its request_id. */
@@ -36,7 +52,9 @@ export interface IngestedResponse {
 }
 
 /** A message that can become a box log, before it is stored. */
-interface Prepared {
+interface Prepared<M extends ResponseMessage = ResponseMessage> {
+  /** The message it came from. */
+  readonly message: M;
   readonly moduleId: number;
   readonly response: string | null;
   readonly error: string | undefined;
@@ -45,7 +63,7 @@ interface Prepared {
 }
 
 export class ResponseIngestion {
-  readonly counters: IngestionCounters = { stored: 0, duplicates: 0, refused: { not_json: 0, no_command: 0, unknown_box: 0, refused_by_api: 0, failed: 0 } };
+  readonly counters: IngestionCounters = { stored: 0, duplicates: 0, refused: { not_json: 0, no_command: 0, unknown_box: 0, refused_by_api: 0, failed: 0 }, busy: 0 };
   readonly #logger: Logger;
   readonly #listeners = new Set<(response: IngestedResponse) => void>();
 
@@ -62,10 +80,10 @@ export class ResponseIngestion {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Ingests one message; resolves once its box log is committed. Never rejects. */
-  ingest(moduleId: number, payload: Buffer): Promise<void> {
-    this.#ingestAlone(moduleId, payload);
-    return Promise.resolve();
+  /** Ingests one message; resolves once its box log is committed (or it is
+   * refused for good), trying again while the database is busy. Never rejects. */
+  async ingest(moduleId: number, payload: Buffer): Promise<void> {
+    while (this.ingestMany([{ moduleId, payload }]).length > 0) await sleep(this.ctx.clock, BUSY_RETRY_MS);
   }
 
   /**
@@ -75,10 +93,12 @@ export class ResponseIngestion {
    * for a snapshot of its own). If the batch is refused or fails as a whole,
    * nothing of it is written and each message is stored again alone, so one
    * bad message never costs its neighbours their logs. When it returns,
-   * every log is committed.
+   * every log is committed, but for the messages it returns: those met a
+   * busy database, nothing of them is written, and they are to be tried
+   * again later (BUSY_RETRY_MS), unacknowledged until then.
    */
-  ingestMany(messages: readonly { readonly moduleId: number; readonly payload: Buffer }[]): void {
-    const prepared: Prepared[] = [];
+  ingestMany<M extends ResponseMessage>(messages: readonly M[]): M[] {
+    const prepared: Prepared<M>[] = [];
     // One transaction: rows read once stay true for the whole batch.
     const lookups = new Lookups(this.ctx, true);
     let preparedAll = false;
@@ -86,9 +106,9 @@ export class ResponseIngestion {
     try {
       logs = this.ctx.db
         .transaction(() => {
-          for (const { moduleId, payload } of messages) {
-            this.#guarded(moduleId, () => {
-              const one = this.#prepare(moduleId, payload, lookups);
+          for (const message of messages) {
+            this.#guarded(message.moduleId, () => {
+              const one = this.#prepare(message, lookups);
               if (one !== undefined) prepared.push(one);
             });
           }
@@ -97,55 +117,69 @@ export class ResponseIngestion {
         })
         .immediate();
     } catch (error) {
-      // Rolled back (or never began: the write lock not had in time).
+      if (isDatabaseBusy(error as Error)) return this.#putOff(messages, error as Error);
+      // Rolled back: each message alone.
       this.#logger.warn({ messages: messages.length, err: (error as Error).message }, 'batch not stored as one; storing its messages one by one');
-      if (!preparedAll) for (const { moduleId, payload } of messages) this.#ingestAlone(moduleId, payload);
-      else for (const one of prepared) this.#guarded(one.moduleId, () => this.#storeAlone(one));
-      return;
+      const busy =
+        preparedAll ? prepared.filter((one) => this.#guarded(one.moduleId, () => this.#storeAlone(one)) === 'busy').map((one) => one.message)
+        : messages.filter((message) => this.#ingestAlone(message) === 'busy');
+      return busy.length === 0 ? [] : this.#putOff(busy, undefined);
     }
     prepared.forEach((one, index) => this.#guarded(one.moduleId, () => this.#settled(one, logs[index])));
+    return [];
   }
 
-  #ingestAlone(moduleId: number, payload: Buffer): void {
-    this.#guarded(moduleId, () => {
-      const prepared = this.#prepare(moduleId, payload, new Lookups(this.ctx, false));
+  /** Counts and logs messages put off by a busy database; returns them. */
+  #putOff<M extends ResponseMessage>(messages: readonly M[], error: Error | undefined): M[] {
+    this.counters.busy += messages.length;
+    this.#logger.warn({ messages: messages.length, retry_ms: BUSY_RETRY_MS, ...(error ? { err: error.message } : {}) }, 'database busy: responses kept unacknowledged, tried again later');
+    return [...messages];
+  }
+
+  #ingestAlone(message: ResponseMessage): 'done' | 'busy' {
+    return this.#guarded(message.moduleId, () => {
+      const prepared = this.#prepare(message, new Lookups(this.ctx, false));
       if (prepared !== undefined) this.#storeAlone(prepared);
     });
   }
 
-  /** Runs `work`; an unexpected error is counted and logged, never thrown. */
-  #guarded(moduleId: number, work: () => void): void {
+  /** Runs `work`; an unexpected error is counted and logged, never thrown.
+   * A busy database is no such error: 'busy', for the caller to try again. */
+  #guarded(moduleId: number, work: () => void): 'done' | 'busy' {
     try {
       work();
     } catch (error) {
+      if (isDatabaseBusy(error as Error)) return 'busy';
       this.counters.refused.failed++;
       this.#logger.error({ module_id: moduleId, err: (error as Error).message }, 'response could not be ingested');
     }
+    return 'done';
   }
 
   /** The box log a message becomes, or undefined when it cannot become one (counted). */
-  #prepare(moduleId: number, payload: Buffer, lookups: Lookups): Prepared | undefined {
-    let message: Record<string, unknown>;
+  #prepare<M extends ResponseMessage>(message: M, lookups: Lookups): Prepared<M> | undefined {
+    const { moduleId, payload } = message;
+    let parsed: Record<string, unknown>;
     try {
-      message = parseJsonObject(payload, 'response message');
+      parsed = parseJsonObject(payload, 'response message');
     } catch (error) {
       this.#refuse('not_json', moduleId, (error as MessageError).message);
       return undefined;
     }
-    const command = message.command;
+    const command = parsed.command;
     if (typeof command !== 'string' || !isBase64(command)) {
       this.#refuse('no_command', moduleId, 'the message has no base64 "command"');
       return undefined;
     }
-    const response = typeof message.response === 'string' && isBase64(message.response) ? message.response : null;
-    const context = contextOf(message.context);
+    const response = typeof parsed.response === 'string' && isBase64(parsed.response) ? parsed.response : null;
+    const context = contextOf(parsed.context);
     const box = lookups.box(moduleId);
     if (box === undefined) {
       this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
       return undefined;
     }
-    const error = typeof message.error === 'string' ? message.error : undefined;
-    return { moduleId, response, error, context, entry: this.#entry(lookups, box, command, response, context, message.received_at) };
+    const error = typeof parsed.error === 'string' ? parsed.error : undefined;
+    return { message, moduleId, response, error, context, entry: this.#entry(lookups, box, command, response, context, parsed.received_at) };
   }
 
   /** Stores one log in a transaction of its own. */

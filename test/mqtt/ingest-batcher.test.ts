@@ -1,10 +1,11 @@
 // The embedded broker's batched ingestion (api/mqtt/ingest-batcher.ts):
 // messages arriving together share one transaction, each still settled only
 // after its log is committed, and a message that fails costs its
-// neighbours nothing.
+// neighbours nothing; a busy database acknowledges nothing until it stored.
 import test from 'ava';
+import Database from 'better-sqlite3';
 import { IngestBatcher } from '../../api/mqtt/ingest-batcher.js';
-import { ResponseIngestion } from '../../api/mqtt/response-ingester.js';
+import { BUSY_RETRY_MS, ResponseIngestion } from '../../api/mqtt/response-ingester.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
 import { testApp, type TestApp } from '../helpers/api-app.js';
 import { seedParking } from '../helpers/parking.js';
@@ -69,4 +70,57 @@ test('a redelivered message in the same batch as its first copy is stored once',
   await Promise.all([batcher.ingest(moduleId, payload), batcher.ingest(moduleId, payload)]);
   t.is(verifiedSeqs(app).length, 1);
   t.like(ingestion.counters, { stored: 1, duplicates: 1 });
+});
+
+/** Another connection holding the write lock; the app waits 20 ms for it, not 5 s. */
+function lockDatabase(t: Parameters<typeof testApp>[0], app: TestApp): () => void {
+  app.ctx.db.pragma('busy_timeout = 20');
+  const other = new Database(app.config.databasePath);
+  other.exec('BEGIN IMMEDIATE');
+  const release = () => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    if (other.open) other.close();
+  };
+  t.teardown(release);
+  return release;
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the clock, then is stored', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const batcher = new IngestBatcher(ingestion, app.clock);
+  const release = lockDatabase(t, app);
+  let settled = 0;
+  const all = responses.map((response) => batcher.ingest(moduleId, Buffer.from(response.payload)).then(() => (settled += 1)));
+  await turn();
+  await turn();
+  t.is(settled, 0, 'no message settled (no PUBACK) while the database is busy');
+  t.like(ingestion.counters, { stored: 0, busy: responses.length, refused: { failed: 0 } });
+  app.clock.advance(BUSY_RETRY_MS);
+  await turn();
+  await turn();
+  t.is(settled, 0, 'still busy: put off again');
+  release();
+  app.clock.advance(BUSY_RETRY_MS);
+  await Promise.all(all);
+  t.deepEqual(verifiedSeqs(app), responses.map((response) => response.boxSeq).sort((a, b) => a - b));
+  t.like(ingestion.counters, { stored: responses.length, busy: 2 * responses.length, refused: { failed: 0 } });
+});
+
+test('one message at a time (an external broker): a busy database holds its acknowledgement until the log is stored', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const release = lockDatabase(t, app);
+  let settled = false;
+  const done = ingestion.ingest(moduleId, Buffer.from(responses[0]?.payload ?? '')).then(() => (settled = true));
+  await turn();
+  t.false(settled);
+  t.is(verifiedSeqs(app).length, 0);
+  release();
+  app.clock.advance(BUSY_RETRY_MS);
+  await done;
+  t.is(verifiedSeqs(app).length, 1);
+  t.like(ingestion.counters, { stored: 1, busy: 1, refused: { failed: 0 } });
 });
