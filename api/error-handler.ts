@@ -3,6 +3,7 @@
 // schema validation) become 4xx with stable codes. Only real bugs give 500,
 // logged with their stack.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseBusy } from './db/busy.js';
 import { ApiError, OAuthError, type ApiErrorCode, type ErrorDetail } from './errors.js';
 import { PATTERN_MESSAGES } from './schemas.js';
 
@@ -65,14 +66,6 @@ const CLIENT_ERRORS: Record<string, ApiErrorCode> = {
 
 /** Seconds a client is asked to wait when the database is busy. */
 export const BUSY_RETRY_AFTER_SECONDS = 1;
-
-/** SQLite's "database is locked" (better-sqlite3 SqliteError codes
- * SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT, ...): another process held the write
- * lock past busy_timeout. Not a bug, and the statement wrote nothing. */
-export function isDatabaseBusy(error: Error): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-}
 
 /** The ApiError an error stands for, or undefined for a bug. */
 export function toApiError(error: FastifyError | ApiError): ApiError | undefined {

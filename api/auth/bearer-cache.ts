@@ -1,13 +1,12 @@
 // A bounded in-process cache of bearer lookups, keyed by the token's SHA-256
 // hash (base64url text, see tokenHashText). Why: every SQLite read takes WAL
 // lock system calls, and under load they cost a protected route half its
-// throughput (README, Benchmark). An
-// entry lives at most TOKEN_CACHE_SECONDS and never past the token's own
-// expiry; revocation and refresh rotation in this process evict at once (the
-// token repository reports every pair it ends). The trade-off: a pair ended by
-// ANOTHER process sharing the database stays usable here for at most
-// TOKEN_CACHE_SECONDS. Only successful lookups are cached, so unknown,
-// revoked or expired tokens always read the database.
+// throughput (README, Benchmark). An entry lives at most TOKEN_CACHE_SECONDS
+// and never past the token's own expiry; revocation and refresh rotation in
+// this process evict at once (the token repository reports every pair it
+// ends). The trade-off: a pair ended by ANOTHER process sharing the database
+// stays usable here for at most TOKEN_CACHE_SECONDS. Only successful lookups
+// are cached, so unknown, revoked or expired tokens always read the database.
 import type { Clock } from '../../lib/clock.js';
 import type { PublicUser } from '../repositories/users.js';
 

@@ -97,8 +97,8 @@ export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], 
   const results = ctx.db
     .transaction(() => {
       // The reads too are in the transaction: outside one, every read pays
-      // for a snapshot of its own (WAL lock system calls, a fifth of a batch's
-      // time), and ids checked here cannot vanish before the insert.
+      // for a snapshot of its own (WAL lock system calls, some 5% of a batch
+      // under load), and ids checked here cannot vanish before the insert.
       const resolved = resolve(ctx, entries, options);
       const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
       const responses = verifiedResponses(

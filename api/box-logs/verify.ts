@@ -48,23 +48,20 @@ function trustedFields(response: Buffer, box: BoxOfLog): ParsedResponse | null {
  * Never throws. */
 export function verifiedResponses(logs: readonly LogToVerify[]): (ParsedResponse | null)[] {
   const results: (ParsedResponse | null)[] = logs.map(() => null);
-  const byBox = new Map<number, { box: BoxOfLog; indexes: number[]; frames: Buffer[] }>();
-  logs.forEach(({ response, box }, index) => {
+  const byBox = new Map<number, { box: BoxOfLog; items: { index: number; response: Buffer; command: Buffer | null }[] }>();
+  logs.forEach(({ response, command, box }, index) => {
     if (response === null) return;
     let group = byBox.get(box.module_id);
     if (group === undefined) {
-      group = { box, indexes: [], frames: [] };
+      group = { box, items: [] };
       byBox.set(box.module_id, group);
     }
-    group.indexes.push(index);
-    group.frames.push(Buffer.from(response, 'base64'));
+    group.items.push({ index, response: Buffer.from(response, 'base64'), command });
   });
-  for (const { box, indexes, frames } of byBox.values()) {
-    const verified = verifyResponses(frames.map((frame, i) => ({ response: frame, command: logs[indexes[i] ?? 0]?.command ?? null })), keyBytes(box.box_key));
-    verified.forEach((ok, i) => {
-      const frame = frames[i];
-      const index = indexes[i];
-      if (ok && frame !== undefined && index !== undefined) results[index] = trustedFields(frame, box);
+  for (const { box, items } of byBox.values()) {
+    const verified = verifyResponses(items, keyBytes(box.box_key));
+    items.forEach(({ index, response }, i) => {
+      if (verified[i] === true) results[index] = trustedFields(response, box);
     });
   }
   return results;

@@ -16,7 +16,7 @@ import { isBase64, parseJsonObject, type CommandContext } from '../../lib/mqtt-m
 import { ingestBoxLogs } from '../box-logs/ingest.js';
 import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
 import type { AppContext } from '../context.js';
-import { isDatabaseBusy } from '../error-handler.js';
+import { isDatabaseBusy } from '../db/busy.js';
 import { ApiError } from '../errors.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
@@ -117,7 +117,7 @@ export class ResponseIngestion {
         })
         .immediate();
     } catch (error) {
-      if (isDatabaseBusy(error as Error)) return this.#putOff(messages, error as Error);
+      if (isDatabaseBusy(error)) return this.#putOff(messages, error as Error);
       // Rolled back: each message alone.
       this.#logger.warn({ messages: messages.length, err: (error as Error).message }, 'batch not stored as one; storing its messages one by one');
       const busy =
@@ -149,7 +149,7 @@ export class ResponseIngestion {
     try {
       work();
     } catch (error) {
-      if (isDatabaseBusy(error as Error)) return 'busy';
+      if (isDatabaseBusy(error)) return 'busy';
       this.counters.refused.failed++;
       this.#logger.error({ module_id: moduleId, err: (error as Error).message }, 'response could not be ingested');
     }

@@ -7,7 +7,8 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
 import { renderPage } from '../payments/page.js';
 import type { PageResult } from '../payments/provider.js';
-import { BUSY_RETRY_AFTER_SECONDS, isDatabaseBusy } from '../error-handler.js';
+import { isDatabaseBusy } from '../db/busy.js';
+import { BUSY_RETRY_AFTER_SECONDS } from '../error-handler.js';
 
 /** No scripts, no external anything; the token in the URL never leaks by Referer. */
 const PAGE_HEADERS = {
