@@ -1,6 +1,6 @@
 // Generated hostile box log bodies: never a 500, never a partial batch. A
 // refused batch stores nothing; an accepted one stores exactly the logs it
-// answers as not duplicate.
+// answers as not duplicate, alone or sharing a commit with concurrent ones.
 import test from 'ava';
 import fc from 'fast-check';
 import { loggedIn, testApp } from '../helpers/api-app.js';
@@ -70,4 +70,29 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
     { numRuns: 400 },
   );
   t.true(accepted > 0, 'some generated batches were valid');
+
+  // Concurrent batches share one commit (group-commit.ts), each in its own
+  // savepoint: together they store exactly what their 201s answer as fresh.
+  let groupsAccepted = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(batch, { minLength: 2, maxLength: 6 }), async (payloads) => {
+      const logsBefore = countRows(app, 'box_logs');
+      const outboxBefore = countRows(app, 'forwarding_outbox');
+      const responses = await Promise.all(payloads.map((payload) => postBoxLogs(app, tokens.access_token, payload)));
+      let fresh = 0;
+      for (const response of responses) {
+        if (response.statusCode === 201) {
+          groupsAccepted += 1;
+          fresh += response.json<{ box_logs: { duplicate: boolean }[] }>().box_logs.filter((result) => !result.duplicate).length;
+        } else if (![400, 404, 413, 422].includes(response.statusCode) || typeof response.json<{ error?: unknown }>().error !== 'string') {
+          return false;
+        }
+      }
+      return countRows(app, 'box_logs') - logsBefore === fresh && countRows(app, 'forwarding_outbox') - outboxBefore === fresh;
+    }),
+    { numRuns: 100 },
+  );
+  t.true(groupsAccepted > 0, 'some concurrent batches were valid');
+  const { groups, units } = app.ctx.groupCommit.counters;
+  t.true(units > groups, `some batches shared a commit (${units} in ${groups} transactions)`);
 });
