@@ -65,7 +65,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
     return503OnClosing: true,
   });
-  await app.register(databasePlugin, { path: config.databasePath });
+  await app.register(databasePlugin, { path: config.databasePath, busyTimeoutMs: config.databaseBusyTimeoutMs });
   const ctx = createContext(config, options.clock ?? systemClock, app.db, app.log.child({ component: 'api:forwarding' }));
   app.decorate('ctx', ctx);
   // Stopped before the database closes (onClose); a delivery cut short stays pending.

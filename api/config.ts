@@ -34,6 +34,8 @@ export interface ApiConfig {
   /** How long a bearer lookup is cached in process, seconds; 0 disables. A
    * token revoked through another process stays usable here this long. */
   readonly tokenCacheSeconds: number;
+  /** How long a write waits for a write lock another process holds, then 503 database_busy. */
+  readonly databaseBusyTimeoutMs: number;
   /** Largest request body accepted, bytes; larger ones get 413. */
   readonly bodyLimitBytes: number;
   /** pino level. */
@@ -153,6 +155,7 @@ export const DEFAULTS = Object.freeze({
   PORT: '3000',
   PUBLIC_URL: '', // derived: http://HOST:PORT
   DATABASE_PATH: './data/parkbench.sqlite',
+  DATABASE_BUSY_TIMEOUT_MS: '5000', // a write waits this long for another process's lock, then 503
   MQTT_PORT: '1883',
   MQTT_URL: '',
   MQTT_USERNAME: '',
@@ -183,6 +186,7 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   port: { key: 'port', env: 'PORT', parse: integer(0, 65535) },
   publicUrl: { key: 'publicUrl', env: 'PUBLIC_URL', parse: url(['http:', 'https:']) },
   databasePath: { key: 'databasePath', env: 'DATABASE_PATH', parse: text },
+  databaseBusyTimeoutMs: { key: 'databaseBusyTimeoutMs', env: 'DATABASE_BUSY_TIMEOUT_MS', parse: integer(0, 600_000) },
   mqttPort: { key: 'mqttPort', env: 'MQTT_PORT', parse: integer(0, 65535) },
   mqttUrl: { key: 'mqttUrl', env: 'MQTT_URL', parse: (raw, name) => (raw.trim() === '' ? optionalText(raw, name) : url(['mqtt:', 'mqtts:', 'ws:', 'wss:'])(raw, name)) },
   mqttUsername: { key: 'mqttUsername', env: 'MQTT_USERNAME', parse: optionalText },

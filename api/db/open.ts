@@ -8,13 +8,16 @@ import { migrate } from './migrations.js';
 
 export type Db = Database.Database;
 
-export function openDatabase(path: string): Db {
+/** SQLite's wait for another connection's lock unless told otherwise. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+
+export function openDatabase(path: string, { busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS }: { busyTimeoutMs?: number } = {}): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
+    db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
     db.pragma('synchronous = NORMAL'); // safe with WAL: a crash loses at most the last commits, never consistency
     // A checkpoint runs inside the commit that crosses this many WAL pages, on
     // the event loop. SQLite's 1,000 (a 4 MB copy) stalled requests long

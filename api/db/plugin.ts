@@ -11,10 +11,10 @@ declare module 'fastify' {
 }
 
 export const databasePlugin = fp(
-  (app: FastifyInstance, options: { path: string }, done: (error?: Error) => void) => {
+  (app: FastifyInstance, options: { path: string; busyTimeoutMs?: number }, done: (error?: Error) => void) => {
     let db: Db;
     try {
-      db = openDatabase(options.path);
+      db = openDatabase(options.path, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
     } catch (error) {
       done(error as Error);
       return;

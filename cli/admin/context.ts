@@ -29,7 +29,7 @@ export async function withDatabase<T>(flags: CommonFlags, work: (ctx: AdminConte
   const config = configFrom({ database: flags.database });
   let db: Db;
   try {
-    db = openDatabase(config.databasePath);
+    db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   } catch (error) {
     throw new CliError(`cannot open the database ${config.databasePath}: ${error instanceof Error ? error.message : String(error)}`);
   }

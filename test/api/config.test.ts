@@ -3,7 +3,7 @@ import { ConfigError, DEFAULTS, loadConfig } from '../../api/config.js';
 
 test('defaults, frozen, with PUBLIC_URL derived from HOST and PORT', (t) => {
   const config = loadConfig({});
-  t.like(config, { host: '127.0.0.1', port: 3000, publicUrl: 'http://127.0.0.1:3000', databasePath: './data/parkbench.sqlite', tokenTtlSeconds: 7200, bodyLimitBytes: 1_048_576, mqttUrl: undefined });
+  t.like(config, { host: '127.0.0.1', port: 3000, publicUrl: 'http://127.0.0.1:3000', databasePath: './data/parkbench.sqlite', databaseBusyTimeoutMs: 5000, tokenTtlSeconds: 7200, bodyLimitBytes: 1_048_576, mqttUrl: undefined });
   t.true(Object.isFrozen(config));
   t.true(Object.isFrozen(DEFAULTS));
 });
@@ -23,4 +23,5 @@ test('bad values name the variable or the flag', (t) => {
   t.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), { message: /^TRUST_PROXY must be true or false/ });
   t.throws(() => loadConfig({ SCRYPT_LOG2_N: '30' }), { message: /^SCRYPT_LOG2_N/ });
   t.throws(() => loadConfig({ DATABASE_PATH: '  ' }), { message: /^DATABASE_PATH must not be empty/ });
+  t.throws(() => loadConfig({ DATABASE_BUSY_TIMEOUT_MS: '-1' }), { message: /^DATABASE_BUSY_TIMEOUT_MS must be an integer/ });
 });

@@ -21,11 +21,11 @@ function holdWriteLock(t: Parameters<typeof testApp>[0], app: TestApp): () => vo
 }
 
 test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; OAuth answers temporarily_unavailable', async (t) => {
-  const app = await testApp(t);
+  // Not 5 s a request in a test: the wait itself is SQLite's.
+  const app = await testApp(t, { databaseBusyTimeoutMs: 50 });
+  t.is(app.app.db.pragma('busy_timeout', { simple: true }), 50, 'DATABASE_BUSY_TIMEOUT_MS reaches SQLite');
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
-  // Not 5 s a request in a test: the wait itself is SQLite's.
-  app.app.db.pragma('busy_timeout = 50');
   const release = holdWriteLock(t, app);
 
   const registration = await register(app, { ...DRIVER, email: 'grace@example.com' });
@@ -54,7 +54,7 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
 });
 
 test('the payment form under a busy database: a 503 page with Retry-After, the payment still pending; paying afterwards works', async (t) => {
-  const app = await testApp(t);
+  const app = await testApp(t, { databaseBusyTimeoutMs: 50 });
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
   const created = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } });
@@ -66,7 +66,6 @@ test('the payment form under a busy database: a 503 page with Retry-After, the p
       payload: new URLSearchParams({ action: 'pay', card_number: '4242 4242 4242 4242', expiry: '12/30' }).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-  app.app.db.pragma('busy_timeout = 50');
   const release = holdWriteLock(t, app);
   const busy = await pay();
   t.is(busy.statusCode, 503);
