@@ -3,22 +3,10 @@
 // Retry-After and write nothing; reads go on (WAL); once the lock is
 // released, the same requests succeed.
 import test from 'ava';
-import Database from 'better-sqlite3';
-import { DRIVER, errorBody, loggedIn, passwordGrant, register, testApp, type TestApp } from '../helpers/api-app.js';
+import { DRIVER, errorBody, loggedIn, passwordGrant, register, testApp } from '../helpers/api-app.js';
+import { holdWriteLock } from '../helpers/database-lock.js';
 import { boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking } from '../helpers/parking.js';
-
-/** A second connection to the app's file that holds the write lock until released. */
-function holdWriteLock(t: Parameters<typeof testApp>[0], app: TestApp): () => void {
-  const other = new Database(app.config.databasePath);
-  other.exec('BEGIN IMMEDIATE');
-  const release = () => {
-    if (other.inTransaction) other.exec('ROLLBACK');
-    if (other.open) other.close();
-  };
-  t.teardown(release);
-  return release;
-}
 
 test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; OAuth answers temporarily_unavailable', async (t) => {
   // Not 5 s a request in a test: the wait itself is SQLite's.
@@ -26,7 +14,7 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
   t.is(app.app.db.pragma('busy_timeout', { simple: true }), 50, 'DATABASE_BUSY_TIMEOUT_MS reaches SQLite');
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
-  const release = holdWriteLock(t, app);
+  const release = holdWriteLock(t, app.config.databasePath);
 
   const registration = await register(app, { ...DRIVER, email: 'grace@example.com' });
   t.is(registration.statusCode, 503);
@@ -66,7 +54,7 @@ test('the payment form under a busy database: a 503 page with Retry-After, the p
       payload: new URLSearchParams({ action: 'pay', card_number: '4242 4242 4242 4242', expiry: '12/30' }).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-  const release = holdWriteLock(t, app);
+  const release = holdWriteLock(t, app.config.databasePath);
   const busy = await pay();
   t.is(busy.statusCode, 503);
   t.is(busy.headers['retry-after'], '1');
