@@ -1,5 +1,7 @@
 // `parkbench admin box add|provision`.
-import { writeFileSync, chmodSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
@@ -68,17 +70,25 @@ export function mqttUrlOf(ctx: AdminContext): string {
   return ctx.config.mqttUrl ?? `mqtt://${host}:${ctx.config.mqttPort}`;
 }
 
-/** Builds the provisioning file; issues a fresh MQTT password (only its hash
- * is kept, so the previous password stops working). */
+/** Builds the provisioning file and stores its fresh MQTT password (only its
+ * hash is kept, so the previous password stops working). */
 export function provisionBox(ctx: AdminContext, moduleId: number): ProvisioningFile {
+  const { file, store } = newProvisioning(ctx, moduleId);
+  store();
+  return file;
+}
+
+/** Builds the provisioning file with a fresh MQTT password, stored only when
+ * `store` runs (see writeProvisioning). */
+function newProvisioning(ctx: AdminContext, moduleId: number): { file: ProvisioningFile; store: () => void } {
   const boxes = new BoxRepository(ctx.db);
   const box = boxes.findByModuleId(moduleId);
   if (!box) throw new CliError(`no box with module id ${moduleId}`);
   const parking = new ParkingRepository(ctx.db).findById(box.parking_id);
   if (!parking) throw new CliError(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
   const password = randomSecret(24);
-  boxes.setMqttPasswordHash(moduleId, hashMqttPassword(password));
-  return {
+  const hash = hashMqttPassword(password);
+  const file: ProvisioningFile = {
     module_id: box.module_id,
     parking_id: box.parking_id,
     direction: box.direction,
@@ -90,6 +100,38 @@ export function provisionBox(ctx: AdminContext, moduleId: number): ProvisioningF
     min_battery_mv: box.min_battery_mv,
     mqtt: { url: mqttUrlOf(ctx), username: box.mqtt_username, password },
   };
+  return { file, store: () => boxes.setMqttPasswordHash(moduleId, hash) };
+}
+
+/**
+ * Writes the provisioning file and stores its password's hash, both or
+ * neither: a box whose new password was stored but never written out would be
+ * locked out (issue 12). The file goes to a temporary file beside `out`
+ * (flushed, mode 0600), then the hash is stored and the file renamed into
+ * place in one transaction: a failed rename rolls the hash back.
+ */
+function writeProvisioning(ctx: AdminContext, out: string, text: string, store: () => void): void {
+  const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fd = openSync(temporary, 'wx', 0o600);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    ctx.db.transaction(() => {
+      store();
+      renameSync(temporary, out);
+    })();
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Never made, or already renamed.
+    }
+    throw new CliError(`cannot write ${out}: ${error instanceof Error ? error.message : String(error)} (nothing changed: the box keeps its MQTT password)`);
+  }
 }
 
 interface AddFlags extends CommonFlags {
@@ -199,18 +241,14 @@ export function registerBoxCommands(admin: Command): void {
     .action((flags: ProvisionFlags) => {
       const moduleId = parseModuleId(flags.moduleId);
       return withDatabase(flags, (ctx) => {
-        const file = provisionBox(ctx, moduleId);
+        const { file, store } = newProvisioning(ctx, moduleId);
         const text = `${JSON.stringify(file, null, 2)}\n`;
         if (flags.out === undefined) {
+          store();
           process.stdout.write(text);
           return;
         }
-        try {
-          writeFileSync(flags.out, text, { mode: 0o600 });
-          chmodSync(flags.out, 0o600); // an existing file keeps its mode otherwise
-        } catch (error) {
-          throw new CliError(`cannot write ${flags.out}: ${error instanceof Error ? error.message : String(error)}`);
-        }
+        writeProvisioning(ctx, flags.out, text, store);
         if (flags.json) printResult(flags, { module_id: moduleId, out: flags.out });
         else process.stdout.write(`provisioning file of box ${moduleId} written to ${flags.out} (mode 0600); the previous MQTT password no longer works\n`);
       });
