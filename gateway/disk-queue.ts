@@ -1,17 +1,24 @@
-// A bounded publish queue kept on disk: responses the gateway produced while
-// the broker was away survive a restart of the gateway too. The file is
-// replaced atomically after each change, so it always holds a whole queue.
+// A bounded publish queue kept on disk: responses the gateway produced survive
+// a restart (or a SIGKILL) of the gateway until the broker's PUBACK, whether
+// the broker was away or took them without acknowledging yet (issue 12). The
+// file is replaced atomically (lib/atomic-file.ts), so it always holds a whole
+// queue; changes that come while a write runs share the next write.
 import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../lib/atomic-file.js';
-import type { PublishQueue, QueuedPublish } from '../lib/resilient-mqtt.js';
+import type { PublishQueue, QueuedEntry, QueuedPublish } from '../lib/resilient-mqtt.js';
 
 export class DiskPublishQueue implements PublishQueue {
-  #items: QueuedPublish[] = [];
+  #entries: QueuedEntry[] = [];
+  #nextId = 1;
   #writing: Promise<void> = Promise.resolve();
+  /** A write is chained and has not started yet: later changes ride on it. */
+  #writePending = false;
   /** Items dropped because the queue was full. */
   overflows = 0;
   /** Writes of the file that failed (the queue is still whole in memory). */
   writeErrors = 0;
+  /** Writes of the file done (one per batch of changes). */
+  writes = 0;
   lastWriteError: string | undefined;
 
   private constructor(
@@ -24,7 +31,7 @@ export class DiskPublishQueue implements PublishQueue {
     const queue = new DiskPublishQueue(path, limit);
     try {
       const items = JSON.parse(await readFile(path, 'utf8')) as unknown;
-      if (Array.isArray(items)) queue.#items = items.filter(isQueuedPublish).slice(-limit);
+      if (Array.isArray(items)) queue.#entries = items.filter(isQueuedPublish).slice(-limit).map((item) => ({ id: queue.#nextId++, item }));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: not a publish queue (${(error as Error).message})`, { cause: error });
     }
@@ -32,25 +39,30 @@ export class DiskPublishQueue implements PublishQueue {
   }
 
   get size(): number {
-    return this.#items.length;
+    return this.#entries.length;
   }
 
-  push(item: QueuedPublish): boolean {
-    this.#items.push(item);
-    const kept = this.#items.length <= this.limit;
-    if (!kept) {
-      this.#items.shift();
+  push(item: QueuedPublish): { id: number; dropped: boolean } {
+    const id = this.#nextId++;
+    this.#entries.push({ id, item });
+    const dropped = this.#entries.length > this.limit;
+    if (dropped) {
+      this.#entries.shift();
       this.overflows++;
     }
     this.#persist();
-    return kept;
+    return { id, dropped };
   }
 
-  drain(): QueuedPublish[] {
-    const items = this.#items;
-    this.#items = [];
-    if (items.length > 0) this.#persist();
-    return items;
+  entries(): readonly QueuedEntry[] {
+    return [...this.#entries];
+  }
+
+  remove(id: number): void {
+    const index = this.#entries.findIndex((entry) => entry.id === id);
+    if (index < 0) return;
+    this.#entries.splice(index, 1);
+    this.#persist();
   }
 
   /** Resolves once the file holds the queue as it is now. */
@@ -59,9 +71,15 @@ export class DiskPublishQueue implements PublishQueue {
   }
 
   #persist(): void {
-    const text = JSON.stringify(this.#items);
+    if (this.#writePending) return;
+    this.#writePending = true;
     this.#writing = this.#writing
-      .then(() => writeFileAtomic(this.path, text))
+      .then(() => {
+        // The queue as it is when the write starts: every change before now is in it.
+        this.#writePending = false;
+        this.writes++;
+        return writeFileAtomic(this.path, JSON.stringify(this.#entries.map((entry) => entry.item)));
+      })
       .catch((error: unknown) => {
         this.writeErrors++;
         this.lastWriteError = (error as Error).message;

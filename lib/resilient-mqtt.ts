@@ -1,7 +1,8 @@
 // An MQTT connection that stays up: it reconnects with jittered backoff on
 // the injected clock (MQTT.js's own reconnect is a fixed period), keeps what
-// it could not publish while down in a bounded queue (in memory, or a
-// caller's persistent one) and publishes it on reconnect, and can be told to
+// it publishes in a bounded queue (in memory, or a caller's persistent one)
+// until the broker's PUBACK, publishing what waits there on every
+// (re)connection, and can be told to
 // drop off the network for a while (fault injection). The simulator's boxes,
 // the gateway and the API's ingestion client are built on it.
 import { EventEmitter } from 'node:events';
@@ -17,30 +18,47 @@ export interface QueuedPublish {
   readonly retain: boolean;
 }
 
-/** Where publishes wait while the broker is away. */
+/** A queued publish and its key in its queue. */
+export interface QueuedEntry {
+  readonly id: number;
+  readonly item: QueuedPublish;
+}
+
+/** Where publishes wait while the broker is away. An entry stays until the
+ * broker took it (its PUBACK): a process killed between the publish and the
+ * PUBACK publishes it again from a persistent queue (issue 12). */
 export interface PublishQueue {
+  /** Entries waiting, those being published included. */
   readonly size: number;
-  /** Adds one; returns false when it had to drop the oldest to make room. */
-  push(item: QueuedPublish): boolean;
-  /** Takes everything, oldest first. */
-  drain(): QueuedPublish[];
+  /** Adds one; `dropped` when the oldest had to go to make room. */
+  push(item: QueuedPublish): { id: number; dropped: boolean };
+  /** Everything waiting, oldest first; nothing is removed. */
+  entries(): readonly QueuedEntry[];
+  /** Removes an entry the broker took (no-op if it was dropped meanwhile). */
+  remove(id: number): void;
 }
 
 /** A bounded queue in memory: the oldest is dropped past the limit. */
 export class MemoryPublishQueue implements PublishQueue {
-  readonly #items: QueuedPublish[] = [];
+  readonly #entries: QueuedEntry[] = [];
+  #nextId = 1;
   constructor(private readonly limit = 1_000) {}
   get size(): number {
-    return this.#items.length;
+    return this.#entries.length;
   }
-  push(item: QueuedPublish): boolean {
-    this.#items.push(item);
-    if (this.#items.length <= this.limit) return true;
-    this.#items.shift();
-    return false;
+  push(item: QueuedPublish): { id: number; dropped: boolean } {
+    const id = this.#nextId++;
+    this.#entries.push({ id, item });
+    if (this.#entries.length <= this.limit) return { id, dropped: false };
+    this.#entries.shift();
+    return { id, dropped: true };
   }
-  drain(): QueuedPublish[] {
-    return this.#items.splice(0);
+  entries(): readonly QueuedEntry[] {
+    return [...this.#entries];
+  }
+  remove(id: number): void {
+    const index = this.#entries.findIndex((entry) => entry.id === id);
+    if (index >= 0) this.#entries.splice(index, 1);
   }
 }
 
@@ -89,6 +107,8 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   #reconnectTimer: TimerHandle | undefined;
   #offlineUntil = 0;
   #stopped = false;
+  /** Queue entries sent on the current connection and not yet acknowledged. */
+  #sending = new Set<number>();
   readonly #subscriptions: Set<string>;
 
   constructor(private readonly options: ResilientMqttOptions) {
@@ -154,19 +174,21 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     });
   }
 
-  /** Publishes now, or queues it while the broker is away (QoS 1 publishes
-   * that the connection lost before the broker took them are queued too). */
+  /** Publishes. Unless `queue` is false, the publish goes through the queue
+   * first and leaves it only once the broker took it: while the broker is
+   * away it waits there, and a connection lost before the PUBACK (MQTT.js
+   * forgets its in-flight publishes on reconnect) or a restart with a
+   * persistent queue sends it again. */
   publish(topic: string, payload: string, options: { qos?: 0 | 1; retain?: boolean; queue?: boolean } = {}): void {
     const item: QueuedPublish = { topic, payload, qos: options.qos ?? 1, retain: options.retain ?? false };
     const client = this.#client;
-    const queue = options.queue ?? true;
-    if (client?.connected !== true) {
-      if (queue) this.#enqueue(item);
+    if (options.queue === false) {
+      if (client?.connected === true) client.publish(topic, payload, { qos: item.qos, retain: item.retain });
       return;
     }
-    client.publish(topic, payload, { qos: item.qos, retain: item.retain }, (error) => {
-      if (error && queue) this.#enqueue(item);
-    });
+    const { id, dropped } = this.#queue.push(item);
+    if (dropped) this.counters.queueOverflows++;
+    if (client?.connected === true) this.#send(client, { id, item });
   }
 
   /** Publishes and resolves once the broker took it (QoS 1), or the
@@ -202,7 +224,26 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     this.#logger.info({}, 'connected');
     if (this.#subscriptions.size > 0) this.#subscribe(client, [...this.#subscriptions]);
     this.emit('connect');
-    for (const item of this.#queue.drain()) this.publish(item.topic, item.payload, { qos: item.qos, retain: item.retain });
+    this.#publishQueued(client);
+  }
+
+  /** Publishes everything in the queue on a new connection: what a previous
+   * connection (or run) sent without a PUBACK goes again. */
+  #publishQueued(client: MqttClient): void {
+    this.#sending = new Set();
+    for (const entry of this.#queue.entries()) this.#send(client, entry);
+  }
+
+  /** An entry leaves the queue once the broker took it (PUBACK; written, for
+   * QoS 0), never before; on an error it waits for the next connection. */
+  #send(client: MqttClient, { id, item }: QueuedEntry): void {
+    const sending = this.#sending;
+    if (sending.has(id)) return;
+    sending.add(id);
+    client.publish(item.topic, item.payload, { qos: item.qos, retain: item.retain }, (error) => {
+      sending.delete(id);
+      if (error === undefined || error === null) this.#queue.remove(id);
+    });
   }
 
   #subscribe(client: MqttClient, topics: string[]): void {
@@ -223,9 +264,6 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     }, delay);
   }
 
-  #enqueue(item: QueuedPublish): void {
-    if (!this.#queue.push(item)) this.counters.queueOverflows++;
-  }
 }
 
 /**
