@@ -1,6 +1,7 @@
 // Schema migrations, in code, applied in order at start. Adding a migration is
 // adding one entry at the end of MIGRATIONS; never edit an applied one.
 import type Database from 'better-sqlite3';
+import { DatabaseRefusedError } from './refused.js';
 
 export interface Migration {
   version: number;
@@ -256,8 +257,46 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** Applies the migrations not yet applied, each in its own transaction. */
+/**
+ * Refuses a database parkbench must not touch, before anything writes to it:
+ * another program's (tables, and no `migrations` table: parkbench's tables
+ * are not added to it) and one from a newer parkbench (a migration this code
+ * does not know: its schema may not be what this code reads and writes).
+ * Returns the versions applied (none for an empty database).
+ */
+export function checkSchema(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS, where: string = db.name): number[] {
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all() as { name: string }[]).map((row) => row.name);
+  if (!tables.includes('migrations')) {
+    if (tables.length === 0) return [];
+    const shown = tables.length > 5 ? `${tables.slice(0, 5).join(', ')}, ...` : tables.join(', ');
+    throw new DatabaseRefusedError(`${where} is not a parkbench database (tables ${shown} and no migrations table): parkbench will not add its tables to it; give another --database or DATABASE_PATH`);
+  }
+  const applied = (db.prepare('SELECT version FROM migrations ORDER BY version').all() as { version: number }[]).map((row) => row.version);
+  const known = new Set(migrations.map((migration) => migration.version));
+  const unknown = applied.filter((version) => !known.has(version));
+  if (unknown.length > 0) {
+    throw new DatabaseRefusedError(`${where} is at migration ${Math.max(...applied)}, which this parkbench does not know (it knows migrations up to ${latestVersion(migrations)}): use the parkbench that wrote it, or a newer one`);
+  }
+  return applied;
+}
+
+/** For a database opened read-only: refused as by checkSchema, and also when
+ * it lacks a migration (it cannot be migrated without writing). */
+export function checkSchemaCurrent(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS, where: string = db.name): void {
+  const applied = new Set(checkSchema(db, migrations, where));
+  if (applied.size === 0) throw new DatabaseRefusedError(`${where} holds no parkbench database (it is empty)`);
+  if (migrations.every((migration) => applied.has(migration.version))) return;
+  throw new DatabaseRefusedError(`${where} is at migration ${Math.max(...applied)}; this parkbench needs migration ${latestVersion(migrations)}: a command that writes (or parkbench api) migrates it, a read-only one does not`);
+}
+
+function latestVersion(migrations: readonly Migration[]): number {
+  return Math.max(0, ...migrations.map((migration) => migration.version));
+}
+
+/** Applies the migrations not yet applied, each in its own transaction, after
+ * checkSchema. */
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {
+  checkSchema(db, migrations);
   db.exec(`CREATE TABLE IF NOT EXISTS migrations (
     version INTEGER PRIMARY KEY,
     name TEXT NOT NULL,

@@ -8,7 +8,7 @@ import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow, type Direction } from '../../api/repositories/boxes.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { CliError } from '../errors.js';
-import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
 
 export interface NewBoxInput {
@@ -221,7 +221,7 @@ export function registerBoxCommands(admin: Command): void {
         ...(flags.moduleId === undefined ? {} : { moduleId: parseModuleId(flags.moduleId) }),
         ...(flags.parking === undefined ? {} : { parkingId: parseId('--parking', flags.parking) }),
       };
-      return withDatabase(flags, (ctx) => {
+      return withReadOnlyDatabase(flags, (ctx) => {
         const statuses = boxStatuses(ctx, filter);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);

@@ -4,8 +4,9 @@
 import type { Command } from 'commander';
 import type { ApiConfig } from '../../api/config.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
+import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { configFrom } from '../commands/api.js';
-import { CliError } from '../errors.js';
+import { CliError, ExitCode } from '../errors.js';
 
 export interface CommonFlags {
   database?: string;
@@ -24,13 +25,25 @@ export function withCommonFlags(command: Command): Command {
     .option('--json', 'print the result as JSON');
 }
 
-/** Runs `work` on an open database and closes it, whatever happens. */
-export async function withDatabase<T>(flags: CommonFlags, work: (ctx: AdminContext) => T | Promise<T>): Promise<T> {
+/** Runs `work` on an open database and closes it, whatever happens. The
+ * database is created (and migrated) if need be: for commands that write. */
+export function withDatabase<T>(flags: CommonFlags, work: (ctx: AdminContext) => T | Promise<T>): Promise<T> {
+  return run(flags, false, work);
+}
+
+/** Runs `work` on the database opened read-only: never created nor migrated
+ * (a missing one is an error), and a file this user may only read works. */
+export function withReadOnlyDatabase<T>(flags: CommonFlags, work: (ctx: AdminContext) => T | Promise<T>): Promise<T> {
+  return run(flags, true, work);
+}
+
+async function run<T>(flags: CommonFlags, readonly: boolean, work: (ctx: AdminContext) => T | Promise<T>): Promise<T> {
   const config = configFrom({ database: flags.database });
   let db: Db;
   try {
-    db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
+    db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs, readonly });
   } catch (error) {
+    if (error instanceof DatabaseRefusedError) throw new CliError(error.message, ExitCode.usage);
     throw new CliError(`cannot open the database ${config.databasePath}: ${error instanceof Error ? error.message : String(error)}`);
   }
   try {

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { OutboxRepository, type UrlStatus } from '../../api/forwarding/outbox.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { CliError } from '../errors.js';
-import { withCommonFlags, withDatabase, type CommonFlags } from './context.js';
+import { withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseId } from './validate.js';
 
 export interface ForwardingStatus {
@@ -52,7 +52,7 @@ export function registerForwardingCommands(admin: Command): void {
     .option('--parking <id>', 'only this secured parking')
     .action((flags: StatusFlags) => {
       const parkingId = flags.parking === undefined ? undefined : parseId('--parking', flags.parking);
-      return withDatabase(flags, (ctx) => {
+      return withReadOnlyDatabase(flags, (ctx) => {
         if (parkingId !== undefined && !new ParkingRepository(ctx.db).findById(parkingId)) throw new CliError(`no secured parking with id ${parkingId}`);
         const rows = new OutboxRepository(ctx.db).status(parkingId).map(statusOf);
         if (flags.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);

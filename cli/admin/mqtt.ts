@@ -10,7 +10,7 @@ import { MqttAccountRepository, type ClientRole } from '../../api/mqtt/accounts.
 import { hashMqttPassword, isMosquittoHash } from '../../api/mqtt/password-hash.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { CliError, UsageError } from '../errors.js';
-import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
 
 export interface AddedMqttClient {
@@ -108,7 +108,7 @@ export function registerMqttCommands(admin: Command): void {
       const username = process.env.MQTT_USERNAME;
       const password = process.env.MQTT_PASSWORD;
       if ((username === undefined) !== (password === undefined)) throw new UsageError('set both MQTT_USERNAME and MQTT_PASSWORD (the API account) or neither');
-      return withDatabase(flags, (ctx) => {
+      return withReadOnlyDatabase(flags, (ctx) => {
         const exported = mosquittoExport(ctx, topics, username === undefined || password === undefined ? undefined : { username, password });
         const passwordFile = join(flags.out, 'passwords');
         const aclFile = join(flags.out, 'acl');

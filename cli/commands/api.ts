@@ -7,7 +7,8 @@ import type { FastifyServerOptions } from 'fastify';
 import { buildApp } from '../../api/app.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, type ConfigVariable } from '../../api/config.js';
-import { CliError, UsageError } from '../errors.js';
+import { DatabaseRefusedError } from '../../api/db/refused.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
 import { onShutdownSignal } from '../signals.js';
 import { freePortOn } from '../free-port.js';
 
@@ -71,6 +72,8 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await app?.close();
+    // A database it must not use is the operator's to fix, like a bad setting.
+    if (error instanceof DatabaseRefusedError) throw new CliError(`cannot start the API: ${error.message}`, ExitCode.usage);
     throw new CliError(`cannot start the API: ${error instanceof Error ? error.message : String(error)}`);
   }
   const running = app;

@@ -18,7 +18,8 @@ import { Simulation } from '../../simulator/simulation.js';
 import { provisionBox } from '../admin/box.js';
 import type { AdminContext } from '../admin/context.js';
 import { ensureDemo, type DemoData } from '../admin/demo.js';
-import { CliError } from '../errors.js';
+import { DatabaseRefusedError } from '../../api/db/refused.js';
+import { CliError, ExitCode } from '../errors.js';
 
 /** The MQTT account `parkbench app` uses to reach the boxes, as a phone's stand-in. */
 export const DEMO_OPERATOR = { name: 'demo-app', username: 'op-demo-app' } as const;
@@ -108,7 +109,8 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     };
   } catch (error) {
     await stop().catch(() => undefined);
-    throw error instanceof CliError ? error : new CliError(`cannot start the bench: ${(error as Error).message}`);
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot start the bench: ${(error as Error).message}`, error instanceof DatabaseRefusedError ? ExitCode.usage : ExitCode.failure);
   }
 }
 
