@@ -94,9 +94,12 @@ test('responses queued while the broker was down survive a SIGKILL between their
   const held: PublishPacket[] = [];
   const holding = await startBroker({ authorizePublish: (_client, packet, callback) => (packet.topic === responseTopic ? held.push(packet) : callback(null)) }, port);
   brokers.push(holding);
-  await waitFor(() => held.length > 0, 'the gateway to publish its queue to the broker that came back', 20_000);
-  // A broker's round trip: the gateway has done all it does before a PUBACK comes.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  await waitFor(() => requestIds(held).size === RESPONSES, 'the gateway to publish its whole queue to the broker that came back', 20_000);
+  // A slow broker's PUBACK delay, on the real clock (the gateway's, in
+  // another process, cannot be stepped): the gateway does all it does
+  // before a PUBACK comes. aedes handles nothing more of this client while
+  // the publishes are held, so there is no later message to wait for.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
   const inFlight = requestIds(held).size;
 
   // 5. SIGKILL in the window; that broker goes without ever taking them.
