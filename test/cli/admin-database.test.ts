@@ -151,3 +151,24 @@ test('read-only commands work on a database file and folder this user may only r
   t.regex(write.stderr, /^parkbench: [^\n]+\n$/);
   t.deepEqual(readdirSync(folder), ['parkbench.sqlite']);
 });
+
+test('read-only commands read a WAL database in place while a writer holds it (commits still in the -wal file)', async (t) => {
+  const dir = tempDir(t, 'parkbench-db-');
+  const folder = join(dir, 'live');
+  const path = join(folder, 'parkbench.sqlite');
+  t.is((await admin(path, 'parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60')).code, 0);
+  // A writer keeps the database open (as a running API does), so the box below stays in the -wal file.
+  const writer = new Database(path);
+  t.teardown(() => writer.close());
+  writer.pragma('wal_autocheckpoint = 0');
+  writer.prepare('SELECT count(*) FROM boxes').get(); // now attached to the WAL: the last to leave cleans it up
+  t.is((await admin(path, 'box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance')).code, 0);
+  t.true(readdirSync(folder).includes('parkbench.sqlite-wal'));
+  chmodSync(folder, 0o555);
+  chmodSync(dir, 0o755);
+  t.teardown(() => chmodSync(folder, 0o755));
+
+  const boxes = await runUnprivileged(['admin', 'box', 'status', '--json', '--database', path]);
+  t.is(boxes.code, 0, boxes.stderr);
+  t.like(JSON.parse(boxes.stdout), [{ module_id: 9101 }], 'the commit still in the -wal file is seen');
+});
