@@ -3,7 +3,8 @@
 // the broker was away or took them without acknowledging yet (issue 12). The
 // file is replaced atomically (lib/atomic-file.ts), so it always holds a whole
 // queue; changes that come while a write runs share the next write.
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { writeFileAtomic } from '../lib/atomic-file.js';
 import type { PublishQueue, QueuedEntry, QueuedPublish } from '../lib/resilient-mqtt.js';
 
@@ -29,6 +30,8 @@ export class DiskPublishQueue implements PublishQueue {
   /** Opens the queue, picking up what a previous run left in it. */
   static async open(path: string, limit = 10_000): Promise<DiskPublishQueue> {
     const queue = new DiskPublishQueue(path, limit);
+    // Every response is written here: a missing folder would fail each write.
+    await mkdir(dirname(path), { recursive: true });
     try {
       const items = JSON.parse(await readFile(path, 'utf8')) as unknown;
       if (Array.isArray(items)) queue.#entries = items.filter(isQueuedPublish).slice(-limit).map((item) => ({ id: queue.#nextId++, item }));

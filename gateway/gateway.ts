@@ -27,7 +27,7 @@ export interface GatewayOptions {
   readonly ble?: { readonly noble: Noble; readonly allow: readonly string[]; readonly idleMs?: number };
   /** How long a box may take to answer, ms. */
   readonly answerTimeoutMs: number;
-  /** Where responses wait while the broker is away. */
+  /** Where responses wait for the broker's PUBACK (while it is away, too). */
   readonly queue?: PublishQueue;
   readonly logger?: Logger;
 }

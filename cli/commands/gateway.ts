@@ -38,7 +38,7 @@ export function registerGatewayCommand(program: Command): void {
     .option('--ble-idle-ms <ms>', 'disconnect from a BLE box after this long without a command', '30000')
     .option('--answer-ms <ms>', 'how long a box may take to answer before a timeout record is published', '5000')
     .option('--topic-prefix <prefix>', 'first MQTT topic level', process.env.MQTT_TOPIC_PREFIX ?? 'parkbench')
-    .option('--queue-file <file>', 'where responses wait while the broker is away (default ./data/gateway-<username>-queue.json)')
+    .option('--queue-file <file>', "where responses wait for the broker's PUBACK, across restarts (default ./data/gateway-<username>-queue.json)")
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
     .action(async (flags: GatewayFlags) => {
       await runGateway(flags);

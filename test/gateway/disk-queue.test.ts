@@ -59,6 +59,15 @@ test('changes made while a write runs share the next write', async (t) => {
   t.is(queue.writeErrors, 0);
 });
 
+test('its folder is made at open, so the first write does not fail', async (t) => {
+  const path = join(tempDir(t, 'parkbench-queue-'), 'data', 'queue.json');
+  const queue = await DiskPublishQueue.open(path);
+  queue.push(response(1));
+  await queue.flushed();
+  t.is(queue.writeErrors, 0, queue.lastWriteError);
+  t.deepEqual(payloads(await DiskPublishQueue.open(path)), ['{"n":1}']);
+});
+
 test('a file that is not a queue is refused at open', async (t) => {
   const path = join(tempDir(t, 'parkbench-queue-'), 'queue.json');
   writeFileSync(path, '{not json');
