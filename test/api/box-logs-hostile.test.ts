@@ -60,9 +60,11 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
       const logsAfter = countRows(app, 'box_logs');
       if (response.statusCode === 201) {
         accepted += 1;
-        const results = response.json<{ box_logs: { duplicate: boolean }[] }>().box_logs;
-        const fresh = results.filter((result) => !result.duplicate).length;
-        return results.length === (JSON.parse(payload) as { box_logs: unknown[] }).box_logs.length && logsAfter - logsBefore === fresh && countRows(app, 'forwarding_outbox') - outboxBefore === fresh;
+        const results = response.json<{ box_logs: { duplicate: boolean; verified: boolean }[] }>().box_logs;
+        const fresh = results.filter((result) => !result.duplicate);
+        // Only verified logs are queued (the parking does not forward unverified ones).
+        const queued = fresh.filter((result) => result.verified).length;
+        return results.length === (JSON.parse(payload) as { box_logs: unknown[] }).box_logs.length && logsAfter - logsBefore === fresh.length && countRows(app, 'forwarding_outbox') - outboxBefore === queued;
       }
       const error = response.json<{ error?: unknown; details?: unknown }>();
       return [400, 404, 413, 422].includes(response.statusCode) && typeof error.error === 'string' && Array.isArray(error.details) && logsAfter === logsBefore;
@@ -80,15 +82,18 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
       const outboxBefore = countRows(app, 'forwarding_outbox');
       const responses = await Promise.all(payloads.map((payload) => postBoxLogs(app, tokens.access_token, payload)));
       let fresh = 0;
+      let queued = 0;
       for (const response of responses) {
         if (response.statusCode === 201) {
           groupsAccepted += 1;
-          fresh += response.json<{ box_logs: { duplicate: boolean }[] }>().box_logs.filter((result) => !result.duplicate).length;
+          const results = response.json<{ box_logs: { duplicate: boolean; verified: boolean }[] }>().box_logs.filter((result) => !result.duplicate);
+          fresh += results.length;
+          queued += results.filter((result) => result.verified).length;
         } else if (![400, 404, 413, 422].includes(response.statusCode) || typeof response.json<{ error?: unknown }>().error !== 'string') {
           return false;
         }
       }
-      return countRows(app, 'box_logs') - logsBefore === fresh && countRows(app, 'forwarding_outbox') - outboxBefore === fresh;
+      return countRows(app, 'box_logs') - logsBefore === fresh && countRows(app, 'forwarding_outbox') - outboxBefore === queued;
     }),
     { numRuns: 100 },
   );
