@@ -150,6 +150,14 @@ test('user create --json; duplicate email exit 1; bad flags exit 2', async (t) =
   t.is((await cli.run('user', 'create', '--email', 'nope', '--password', 'long enough', '--first-name', 'a', '--last-name', 'b', '--phone', '1')).code, 2);
   t.is((await cli.run('user', 'create', '--email', 'a@b.co', '--password', 'short', '--first-name', 'a', '--last-name', 'b', '--phone', '1')).code, 2);
   t.is((await cli.run('user', 'create', '--email', 'a@b.co')).code, 2);
+  // The API's "printable text" rule, for names and phone alike.
+  for (const [flag, bad] of [['--first-name', '\u202Eevil'], ['--last-name', '\u200B'], ['--phone', '+1\u0007555']] as const) {
+    const base = { '--first-name': 'a', '--last-name': 'b', '--phone': '1' };
+    const flags = Object.entries({ ...base, [flag]: bad }).flat();
+    const result = await cli.run('user', 'create', '--email', 'c@d.co', '--password', 'long enough', ...flags);
+    t.is(result.code, 2, flag);
+    t.regex(result.stderr, new RegExp(`${flag} must be 1 to \\d+ characters of printable text`));
+  }
 });
 
 test('demo is idempotent and its credentials work against the API', async (t) => {
