@@ -20,6 +20,7 @@ export const API_ERRORS = {
   session_finished: { status: 422, message: 'The parking session is already finished or finalized.' },
   parking_not_online: { status: 422, message: 'The smart key\'s parking is not online: the phone sends access_command to the box itself.' },
   internal_error: { status: 500, message: 'Internal error.' },
+  bad_box_response: { status: 502, message: 'The box answered with bytes that are not a response frame.' },
   database_busy: { status: 503, message: 'The database is busy: another process holds its write lock. Retry after the Retry-After seconds; nothing was written.' },
   mqtt_unavailable: { status: 503, message: 'No MQTT broker is connected, so the box cannot be reached through the server.' },
   box_timeout: { status: 504, message: 'The box did not answer in time.' },

@@ -3,8 +3,32 @@
 /** Emails: a pragmatic check (one @, a dotted domain, no spaces), as
  * registration forms do; deliverability is not the API's business. */
 export const EMAIL_PATTERN = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
-/** At least one character that is not white space. */
-export const NOT_BLANK_PATTERN = '\\S';
+/**
+ * "Printable text", the one rule of names and phone numbers: at least one
+ * visible character, and none of Unicode's "other" characters (\p{C}:
+ * controls such as NUL and ESC, format characters such as the
+ * right-to-left override or the zero-width space, lone surrogates, private
+ * use, unassigned) nor line or paragraph separators. Plain spaces are fine;
+ * ZWNJ and ZWJ (U+200C, U+200D) are too, as Persian and Indic names and
+ * emoji sequences need them, but they do not count as visible. Ajv compiles
+ * patterns with the `u` flag, so \p{...} classes work and a lone surrogate
+ * is one code point of \p{Cs}.
+ */
+export const PRINTABLE_TEXT_PATTERN = '^(?=.*[^\\p{C}\\p{Z}])(?:[^\\p{C}\\p{Zl}\\p{Zp}]|[\\u200C\\u200D])*$';
+
+const PRINTABLE_TEXT = new RegExp(PRINTABLE_TEXT_PATTERN, 'u');
+
+/** PRINTABLE_TEXT_PATTERN outside JSON schemas (the operator CLI). */
+export function isPrintableText(text: string): boolean {
+  return PRINTABLE_TEXT.test(text);
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** No lone surrogate: the text can be stored (and forwarded) as UTF-8. */
+export function isWellFormedText(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
 
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
@@ -15,7 +39,7 @@ export const PHONE_MAX_LENGTH = 32;
 /** Messages for pattern failures, keyed by the pattern. */
 export const PATTERN_MESSAGES: Record<string, string> = {
   [EMAIL_PATTERN]: 'must be an email address',
-  [NOT_BLANK_PATTERN]: 'must not be blank',
+  [PRINTABLE_TEXT_PATTERN]: 'must be printable text, not blank (no control, format or invisible characters)',
 };
 
 export const publicUserSchema = {

@@ -36,7 +36,9 @@ export class Topics {
     if (slash <= 0) return null;
     const id = rest.slice(0, slash);
     const name = rest.slice(slash + 1);
-    if (!/^\d{1,10}$/.test(id) || !isBoxTopicName(name)) return null;
+    // Canonical decimal only (no sign, no leading zero): `09101` is no name
+    // of box 9101, or one box would have many topics and ACLs.
+    if (!/^(?:0|[1-9]\d{0,9})$/.test(id) || !isBoxTopicName(name)) return null;
     const moduleId = Number(id);
     return moduleId <= 0xffffffff ? { moduleId, name } : null;
   }

@@ -1,6 +1,7 @@
 // The one path a box log takes, whoever sends it (POST /api/box_logs, MQTT
 // ingestion): resolve ids -> verify -> dedupe -> insert -> session effects ->
-// forwarding outbox, all or nothing in one transaction. Validation of the raw
+// forwarding outbox (verified logs only, unless the parking forwards
+// unverified ones too), all or nothing in one transaction. Validation of the raw
 // JSON is validate.ts; callers with parsed messages build BoxLogInput
 // themselves.
 //
@@ -127,7 +128,10 @@ export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], 
           observe(observations, box, response, happenedAt);
           applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt }, rows);
         }
-        if (parking.forwarding_expose === 1 && parking.forwarding_url) {
+        // The filter is here, at enqueue time: an unverified log (which its
+        // sender may have invented) is never queued for a parking that
+        // forwards verified logs only, so no later change can send it.
+        if (parking.forwarding_expose === 1 && parking.forwarding_url && (response !== null || parking.forwarding_unverified === 1)) {
           ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
           queued += 1;
         }

@@ -1,15 +1,17 @@
 // Validation of POST /api/box_logs bodies (spec 4.1, 2.1): types, `type` in
-// in|out|control, `created_at` as `YYYY-MM-DD HH:MM:SS` (UTC), optional and
+// in|out|control, `created_at` as `YYYY-MM-DD HH:MM:SS` (UTC, years
+// 0001..9999: sessions/time.ts), texts well-formed (no lone surrogate), optional and
 // nullable `point_attributes` with latitude/longitude in range, `command` and
 // `response` in standard padded base64. Every failure is a detail naming the
 // element and field (`box_logs[3].box_log.type`). Hand-written rather than a
 // JSON schema: exact paths, and ~1 µs an element on the hot path.
 import type { ErrorDetail } from '../errors.js';
+import { isWellFormedText } from '../schemas.js';
+import { parseSqlTime } from '../sessions/time.js';
 import type { BoxLogInput, BoxLogType, PointAttributes } from './types.js';
 
 const U32_MAX = 4_294_967_295;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const CREATED_AT = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 /** A command is at most 169 bytes (228 in base64); room for what a buggy app sends. */
 const MAX_BASE64_LENGTH = 1024;
 const MAX_TEXT_LENGTH = 4096;
@@ -26,21 +28,12 @@ function isObject(value: unknown): value is Json {
 /** The last time parsed: the logs of a batch mostly share a few seconds. */
 let lastCreatedAt: { text: string; ms: number | undefined } = { text: '', ms: undefined };
 
-/** "2026-06-01 08:00:00" -> ms since the epoch (UTC), or undefined if no such time. */
+/** "2026-06-01 08:00:00" -> ms since the epoch (UTC), or undefined if no
+ * such time in years 0001..9999 (parseSqlTime, cached). */
 export function parseCreatedAt(text: string): number | undefined {
   if (text === lastCreatedAt.text) return lastCreatedAt.ms;
-  const ms = parseCreatedAtUncached(text);
+  const ms = parseSqlTime(text);
   lastCreatedAt = { text, ms };
-  return ms;
-}
-
-function parseCreatedAtUncached(text: string): number | undefined {
-  const match = CREATED_AT.exec(text);
-  if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second);
-  const back = new Date(ms);
-  if (back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
   return ms;
 }
 
@@ -86,6 +79,11 @@ class Checker {
     }
     if (base64 && !BASE64.test(value)) {
       this.fail(`${path}.${field}`, 'must be base64 (standard alphabet, padded)');
+      return null;
+    }
+    if (!isWellFormedText(value)) {
+      // It could not be stored as UTF-8.
+      this.fail(`${path}.${field}`, 'must be well-formed Unicode (no lone surrogate)');
       return null;
     }
     return value;
@@ -139,7 +137,7 @@ function boxLog(checker: Checker, raw: unknown, path: string): BoxLogInput | und
   else if (typeof offline !== 'boolean') checker.fail(`${path}.offline`, 'must be of type boolean');
   const createdAt = raw.created_at;
   if (createdAt === undefined) checker.fail(`${path}.created_at`, 'is required');
-  else if (typeof createdAt !== 'string' || parseCreatedAt(createdAt) === undefined) checker.fail(`${path}.created_at`, 'must be a UTC time as YYYY-MM-DD HH:MM:SS');
+  else if (typeof createdAt !== 'string' || parseCreatedAt(createdAt) === undefined) checker.fail(`${path}.created_at`, 'must be a UTC time as YYYY-MM-DD HH:MM:SS, years 0001 to 9999');
   const point = checker.point(raw, path);
   if (checker.details.length > before) return undefined;
   return {

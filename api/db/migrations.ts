@@ -255,6 +255,16 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX box_logs_parking;
     `,
   },
+  {
+    version: 6,
+    name: 'forwarding of unverified box logs is chosen per parking',
+    sql: `
+      -- Off by default: a log whose response is not verified may be invented
+      -- by whoever posted it, so it reaches a third party only when the
+      -- operator asks for it (issue 12, item 5).
+      ALTER TABLE secured_parkings ADD COLUMN forwarding_unverified INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /**

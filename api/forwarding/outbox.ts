@@ -63,7 +63,7 @@ export class OutboxRepository {
     );
     this.recordsOf = db.prepare<[string], ForwardRow>(
       `SELECT b.id, b.fo_user_id, b.smart_key_id, b.equipment_id, b.secured_parking_id, b.type, b.command, b.command_decrypted, b.response,
-              b.response_decrypted, b.offline, b.created_at, b.latitude, b.longitude, u.email
+              b.response_decrypted, b.offline, b.created_at, b.latitude, b.longitude, u.email, b.verified
        FROM forwarding_outbox o JOIN box_logs b ON b.id = o.box_log_id LEFT JOIN users u ON u.id = b.fo_user_id
        WHERE o.delivery_id = ? ORDER BY o.id`,
     );

@@ -38,7 +38,8 @@ export interface ForwardingOptions {
   fetch?: typeof fetch;
 }
 
-/** A record of spec 2.2: the 2.1 fields, `email` added, no wrapper. */
+/** A record of spec 2.2: the 2.1 fields, `email` added, no wrapper; and
+ * `verified`, whether the server checked the box's response (issue 12). */
 export function forwardRecord(row: ForwardRow): Record<string, unknown> {
   return {
     fo_user_id: row.fo_user_id,
@@ -54,6 +55,7 @@ export function forwardRecord(row: ForwardRow): Record<string, unknown> {
     created_at: row.created_at,
     point_attributes: row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
     email: row.email,
+    verified: row.verified === 1,
   };
 }
 

@@ -75,7 +75,8 @@ export class MqttService {
       subscriptions: [connection.sharedGroup === undefined || connection.sharedGroup === '' ? responses : `$share/${connection.sharedGroup}/${responses}`],
       beforeAck: async (topic, payload) => {
         const box = topics.parseBoxTopic(topic);
-        if (box?.name === 'response') await ingestion.ingest(box.moduleId, payload);
+        if (box === null) ingestion.refuseTopic(topic);
+        else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
       },
     });
     await client.start();

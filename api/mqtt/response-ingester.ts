@@ -3,7 +3,7 @@
 // path as POST /api/box_logs (ingestBoxLogs: same verification of the tag,
 // same session effects, same deduplication of verified logs, same
 // forwarding). A message that cannot become a log at all (not JSON, no
-// command, an unknown box) is counted, logged with its reason, and
+// command, a received_at off its format, an unknown box) is counted, logged with its reason, and
 // acknowledged: it never stops ingestion. A message that meets a database
 // locked by another process past busy_timeout is no such message: nothing of
 // it is written, it stays unacknowledged, and it is tried again
@@ -21,6 +21,7 @@ import { ApiError } from '../errors.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
 import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import { FIRST_YEAR, LAST_YEAR, parseIsoTime, sqlTime } from '../sessions/time.js';
 
 export interface IngestionCounters {
   /** Box logs stored (verified or not). */
@@ -28,7 +29,7 @@ export interface IngestionCounters {
   /** Verified responses already stored (a redelivery). */
   duplicates: number;
   /** Messages that could not become a box log, by reason. */
-  refused: Record<'not_json' | 'no_command' | 'unknown_box' | 'refused_by_api' | 'failed', number>;
+  refused: Record<'not_json' | 'no_command' | 'bad_received_at' | 'bad_topic' | 'unknown_box' | 'refused_by_api' | 'failed', number>;
   /** Messages put off because the database was busy (each time). */
   busy: number;
 }
@@ -63,7 +64,7 @@ interface Prepared<M extends ResponseMessage = ResponseMessage> {
 }
 
 export class ResponseIngestion {
-  readonly counters: IngestionCounters = { stored: 0, duplicates: 0, refused: { not_json: 0, no_command: 0, unknown_box: 0, refused_by_api: 0, failed: 0 }, busy: 0 };
+  readonly counters: IngestionCounters = { stored: 0, duplicates: 0, refused: { not_json: 0, no_command: 0, bad_received_at: 0, bad_topic: 0, unknown_box: 0, refused_by_api: 0, failed: 0 }, busy: 0 };
   readonly #logger: Logger;
   readonly #listeners = new Set<(response: IngestedResponse) => void>();
 
@@ -171,6 +172,11 @@ export class ResponseIngestion {
       this.#refuse('no_command', moduleId, 'the message has no base64 "command"');
       return undefined;
     }
+    const createdAt = createdAtOf(parsed.received_at, this.ctx.clock.now());
+    if (createdAt === undefined) {
+      this.#refuse('bad_received_at', moduleId, `received_at ${JSON.stringify(parsed.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}`);
+      return undefined;
+    }
     const response = typeof parsed.response === 'string' && isBase64(parsed.response) ? parsed.response : null;
     const context = contextOf(parsed.context);
     const box = lookups.box(moduleId);
@@ -179,7 +185,7 @@ export class ResponseIngestion {
       return undefined;
     }
     const error = typeof parsed.error === 'string' ? parsed.error : undefined;
-    return { message, moduleId, response, error, context, entry: this.#entry(lookups, box, command, response, context, parsed.received_at) };
+    return { message, moduleId, response, error, context, entry: this.#entry(lookups, box, command, response, context, createdAt) };
   }
 
   /** Stores one log in a transaction of its own. */
@@ -205,7 +211,7 @@ export class ResponseIngestion {
   /** The box log of a response: ids from the message's context when the
    * sender gave valid ones, else from the command itself (key_id -> smart
    * key -> driver). */
-  #entry(lookups: Lookups, box: BoxRow, command: string, response: string | null, context: CommandContext, receivedAt: unknown): BoxLogInput {
+  #entry(lookups: Lookups, box: BoxRow, command: string, response: string | null, context: CommandContext, createdAt: string): BoxLogInput {
     const commandBytes = Buffer.from(command, 'base64');
     const header = parseCommandHeader(commandBytes);
     const control = header.ok && isControlKind(header.header.kind);
@@ -226,9 +232,16 @@ export class ResponseIngestion {
       response,
       response_decrypted: response === null ? null : renderResponse(Buffer.from(response, 'base64')),
       offline: false,
-      created_at: createdAt(receivedAt, this.ctx.clock.now()),
+      created_at: createdAt,
       point_attributes: null,
     };
+  }
+
+  /** A message on a topic that names no box (say a module id that is not
+   * canonical decimal, `09101`): counted and dropped. */
+  refuseTopic(topic: string): void {
+    this.counters.refused.bad_topic++;
+    this.#logger.warn({ topic: topic.slice(0, 200), reason: 'bad_topic' }, 'response message not stored');
   }
 
   #refuse(reason: keyof IngestionCounters['refused'], moduleId: number, detail: string): void {
@@ -277,10 +290,12 @@ function contextOf(value: unknown): CommandContext {
   return context;
 }
 
-/** `YYYY-MM-DD HH:MM:SS` (UTC) of when the response was received, by the
- * message's received_at when it is a valid time, else now. */
-function createdAt(receivedAt: unknown, nowMs: number): string {
-  const parsed = typeof receivedAt === 'string' ? Date.parse(receivedAt) : Number.NaN;
-  const ms = Number.isFinite(parsed) ? parsed : nowMs;
-  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+/** `YYYY-MM-DD HH:MM:SS` (UTC) of when the response was received: the
+ * message's received_at (ISO 8601 with an offset, years 0001..9999), or now
+ * when it has none; undefined when it has one off that format (not
+ * Date.parse, which takes `+010000-…` and "Thu, 01 Jan 2026"). */
+function createdAtOf(receivedAt: unknown, nowMs: number): string | undefined {
+  if (receivedAt === undefined || receivedAt === null) return sqlTime(nowMs);
+  const ms = typeof receivedAt === 'string' ? parseIsoTime(receivedAt) : undefined;
+  return ms === undefined ? undefined : sqlTime(ms);
 }

@@ -28,6 +28,7 @@ export interface ForwardRow {
   latitude: number | null;
   longitude: number | null;
   email: string | null;
+  verified: number;
 }
 
 type InsertTuple = [

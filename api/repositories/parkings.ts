@@ -16,6 +16,8 @@ export interface ParkingRow {
   forwarding_url: string | null;
   forwarding_expose: number;
   forwarding_secret: string | null;
+  /** 1: unverified box logs are forwarded too (each record says `verified`). */
+  forwarding_unverified: number;
 }
 
 export interface NewParking {
@@ -40,8 +42,8 @@ export class ParkingRepository {
       `INSERT INTO secured_parkings (name, description, currency, price_per_hour_minor, max_duration_minutes, tries, is_online, parking_key, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.forwardingUpdate = db.prepare<[string, number, string, number]>(
-      'UPDATE secured_parkings SET forwarding_url = ?, forwarding_expose = ?, forwarding_secret = ? WHERE id = ?',
+    this.forwardingUpdate = db.prepare<[string, number, string, number, number]>(
+      'UPDATE secured_parkings SET forwarding_url = ?, forwarding_expose = ?, forwarding_secret = ?, forwarding_unverified = ? WHERE id = ?',
     );
   }
 
@@ -64,8 +66,9 @@ export class ParkingRepository {
     return Number(result.lastInsertRowid);
   }
 
-  setForwarding(id: number, url: string, expose: boolean, secret: string): void {
-    this.forwardingUpdate.run(url, expose ? 1 : 0, secret, id);
+  /** Unverified box logs stay home unless `forwardUnverified` says otherwise. */
+  setForwarding(id: number, url: string, expose: boolean, secret: string, options: { forwardUnverified?: boolean } = {}): void {
+    this.forwardingUpdate.run(url, expose ? 1 : 0, secret, options.forwardUnverified === true ? 1 : 0, id);
   }
 }
 

@@ -2,9 +2,12 @@
 // is_online true the phone does not talk to the box; the server publishes
 // the key's access command on the box's command topic and answers with the
 // box's response (stored as a box log like any other), or 504 when the box
-// does not answer within BOX_ANSWER_TIMEOUT_MS.
+// does not answer within BOX_ANSWER_TIMEOUT_MS. Only a verified response is
+// read (issue 12): bytes that are no response frame are 502, and a frame whose
+// tag does not verify answers null status and remaining, as nothing in it can
+// be believed.
 import type { FastifyInstance } from 'fastify';
-import { parseResponse, statusName } from '../../firmware-protocol/index.js';
+import { isProtocolError, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import { bearerAuth } from '../auth/bearer.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -20,9 +23,9 @@ const openResponseSchema = {
   required: ['module_id', 'status', 'status_code', 'response', 'verified', 'box_log_id'],
   properties: {
     module_id: { type: 'integer', description: 'The box that answered.' },
-    status: { type: 'string', description: 'The PROTOCOL.md status name: OK when the barrier opens.' },
-    status_code: { type: 'integer', description: 'The status byte.' },
-    remaining: { type: ['integer', 'null'], description: 'Tries of this key left in this direction (null: not applicable).' },
+    status: { type: ['string', 'null'], description: 'The PROTOCOL.md status name: OK when the barrier opens. Null when the response is not verified.' },
+    status_code: { type: ['integer', 'null'], description: 'The status byte; null when the response is not verified.' },
+    remaining: { type: ['integer', 'null'], description: 'Tries of this key left in this direction (null: not applicable, or the response is not verified).' },
     response: { type: 'string', description: 'Base64 of the response frame.' },
     verified: { type: 'boolean', description: 'The response tag verified under the box key.' },
     box_log_id: { type: ['integer', 'null'], description: 'The box log the response was stored as.' },
@@ -37,7 +40,7 @@ export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: 
         tags: ['smart keys'],
         summary: 'Open a box with a smart key of an online parking (the server sends the command)',
         description:
-          'For parkings with is_online true. Publishes the key\'s access_command to the box\'s MQTT command topic and answers with the box\'s response, stored as a box log. 422 for a key of a parking that is not online or a box that is not an access point of the key; 504 when the box does not answer in time; 503 when no MQTT broker is connected.',
+          'For parkings with is_online true. Publishes the key\'s access_command to the box\'s MQTT command topic and answers with the box\'s response, stored as a box log. 422 for a key of a parking that is not online or a box that is not an access point of the key; 504 when the box does not answer in time; 503 when no MQTT broker is connected; 502 `bad_box_response` when the box answers bytes that are no response frame. A response whose tag does not verify is a 200 with verified false and status, status_code and remaining null.',
         security: [{ bearer: [] }],
         params: { type: 'object', properties: { id: { type: 'string', description: 'The smart key id; anything else is 404.' } } },
         body: {
@@ -45,7 +48,7 @@ export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: 
           required: ['module_id'],
           properties: { module_id: { type: 'integer', minimum: 0, maximum: 4_294_967_295, description: 'The box (access point) to open.' } },
         },
-        response: { 200: openResponseSchema, ...errorResponses(400, 401, 404, 422), 503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected; or database_busy, with Retry-After.' }, 504: { $ref: 'ErrorBody#' } },
+        response: { 200: openResponseSchema, ...errorResponses(400, 401, 404, 422), 502: { $ref: 'ErrorBody#', description: 'bad_box_response: the box answered bytes that are no response frame.' }, 503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected; or database_busy, with Retry-After.' }, 504: { $ref: 'ErrorBody#' } },
       },
       onRequest: bearerAuth(ctx),
     },
@@ -67,16 +70,29 @@ export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: 
       if ('error' in outcome) throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');
       const { answered } = outcome;
       if (answered.response === null) throw new ApiError('box_timeout', `The box did not answer (${answered.error ?? 'no response'}).`);
-      const fields = parseResponse(Buffer.from(answered.response, 'base64'));
+      const fields = responseFrame(Buffer.from(answered.response, 'base64'));
+      // A duplicate is a verified response stored before (log.verified is true then).
+      const verified = answered.log?.verified === true;
       return {
         module_id: moduleId,
-        status: statusName(fields.status) ?? `0x${fields.status.toString(16)}`,
-        status_code: fields.status,
-        remaining: fields.remaining === 0xff ? null : fields.remaining,
+        status: verified ? (statusName(fields.status) ?? `0x${fields.status.toString(16)}`) : null,
+        status_code: verified ? fields.status : null,
+        remaining: verified && fields.remaining !== 0xff ? fields.remaining : null,
         response: answered.response,
-        verified: answered.log?.verified ?? false,
+        verified,
         box_log_id: answered.log?.id ?? null,
       };
     },
   );
+}
+
+/** The box's answer as a response frame; 502 bad_box_response when it is none
+ * (its log is stored all the same, unverified). */
+function responseFrame(bytes: Buffer): ParsedResponse {
+  try {
+    return parseResponse(bytes);
+  } catch (error) {
+    if (!isProtocolError(error)) throw error;
+    throw new ApiError('bad_box_response', undefined, [{ path: 'response', message: `${error.code}: ${error.message}` }]);
+  }
 }

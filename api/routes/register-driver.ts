@@ -10,10 +10,10 @@ import {
   EMAIL_MAX_LENGTH,
   EMAIL_PATTERN,
   NAME_MAX_LENGTH,
-  NOT_BLANK_PATTERN,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
   PHONE_MAX_LENGTH,
+  PRINTABLE_TEXT_PATTERN,
   errorResponses,
 } from '../schemas.js';
 
@@ -30,7 +30,8 @@ interface RegistrationBody {
   client_secret: string;
 }
 
-const text = (maxLength: number) => ({ type: 'string', maxLength, pattern: NOT_BLANK_PATTERN }) as const;
+/** Names and phone: printable text (schemas.ts), trimmed when stored. */
+const text = (maxLength: number) => ({ type: 'string', maxLength, pattern: PRINTABLE_TEXT_PATTERN }) as const;
 
 const bodySchema = {
   type: 'object',

@@ -49,6 +49,7 @@ interface ForwardingFlags extends CommonFlags {
   parking: string;
   url: string;
   expose: string;
+  forwardUnverified?: string;
 }
 
 export function registerParkingCommands(admin: Command): void {
@@ -78,18 +79,25 @@ export function registerParkingCommands(admin: Command): void {
     .requiredOption('--parking <id>', 'the secured parking id')
     .requiredOption('--url <url>', 'the third party POST URL (http or https)')
     .requiredOption('--expose <bool>', 'true to forward box logs, false to stop')
+    .option('--forward-unverified <bool>', 'true to forward box logs whose response was not verified too (default false; kept when not given)')
     .action((flags: ForwardingFlags) => {
       const parkingId = parseId('--parking', flags.parking);
       const url = parseHttpUrl('--url', flags.url);
       const expose = parseBoolean('--expose', flags.expose);
+      const forwardUnverifiedFlag = flags.forwardUnverified === undefined ? undefined : parseBoolean('--forward-unverified', flags.forwardUnverified);
       return withDatabase(flags, (ctx) => {
         const parkings = new ParkingRepository(ctx.db);
         const parking = parkings.findById(parkingId);
         if (!parking) throw new CliError(`no secured parking with id ${parkingId}`);
         // The secret is kept across changes of URL, so a receiver keeps verifying.
         const secret = parking.forwarding_secret ?? randomSecret(32);
-        parkings.setForwarding(parkingId, url, expose, secret);
-        printResult(flags, { parking_id: parkingId, url, expose, forwarding_secret: secret }, 'Deliveries are signed with the forwarding secret (HMAC-SHA256).');
+        const forwardUnverified = forwardUnverifiedFlag ?? parking.forwarding_unverified === 1;
+        parkings.setForwarding(parkingId, url, expose, secret, { forwardUnverified });
+        printResult(
+          flags,
+          { parking_id: parkingId, url, expose, forward_unverified: forwardUnverified, forwarding_secret: secret },
+          'Deliveries are signed with the forwarding secret (HMAC-SHA256).',
+        );
       });
     });
 }

@@ -2,6 +2,7 @@
 // line naming the flag, exit code 2.
 import { parseMinorUnits } from '../../api/repositories/parkings.js';
 import type { Direction } from '../../api/repositories/boxes.js';
+import { isPrintableText } from '../../api/schemas.js';
 import { UsageError } from '../errors.js';
 
 const U32_MAX = 4_294_967_295;
@@ -18,9 +19,10 @@ export const parseTries = (raw: string): number => integerIn('--tries', raw, 1, 
 /** Up to 30 days: a session window longer than that is surely a typo. */
 export const parseMaxDuration = (raw: string): number => integerIn('--max-duration-minutes', raw, 1, 43_200);
 
+/** Names and phone numbers: the API's "printable text" rule (api/schemas.ts). */
 export function parseName(flag: string, raw: string, max = 100): string {
   const value = raw.trim();
-  if (value === '' || value.length > max) throw new UsageError(`${flag} must be 1 to ${max} characters`);
+  if (value === '' || value.length > max || !isPrintableText(value)) throw new UsageError(`${flag} must be 1 to ${max} characters of printable text`);
   return value;
 }
 

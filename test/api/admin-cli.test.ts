@@ -125,10 +125,17 @@ test('parking forwarding --json keeps its secret across changes', async (t) => {
   const cli = admin(t);
   await cli.json('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
   const first = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/hook', '--expose', 'true');
-  t.deepEqual(keys(first), ['parking_id', 'url', 'expose', 'forwarding_secret']);
-  t.like(first, { parking_id: 1, url: 'https://third.party/hook', expose: true });
+  t.deepEqual(keys(first), ['parking_id', 'url', 'expose', 'forward_unverified', 'forwarding_secret']);
+  t.like(first, { parking_id: 1, url: 'https://third.party/hook', expose: true, forward_unverified: false });
   const second = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/other', '--expose', 'false');
   t.is(second.forwarding_secret, first.forwarding_secret);
+  const unverified = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/other', '--expose', 'true', '--forward-unverified', 'true');
+  t.like(unverified, { expose: true, forward_unverified: true });
+  const kept = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/hook', '--expose', 'true');
+  t.is(kept.forward_unverified, true, 'kept when the flag is not given');
+  const off = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/hook', '--expose', 'true', '--forward-unverified', 'false');
+  t.is(off.forward_unverified, false);
+  t.is((await cli.run('parking', 'forwarding', '--parking', '1', '--url', 'https://x.test', '--expose', 'true', '--forward-unverified', 'maybe')).code, 2);
   t.is((await cli.run('parking', 'forwarding', '--parking', '2', '--url', 'https://x.test', '--expose', 'true')).code, 1);
   t.is((await cli.run('parking', 'forwarding', '--parking', '1', '--url', 'ftp://x.test', '--expose', 'true')).code, 2);
   t.is((await cli.run('parking', 'forwarding', '--parking', '1', '--url', 'https://x.test', '--expose', 'yes')).code, 2);
@@ -143,6 +150,14 @@ test('user create --json; duplicate email exit 1; bad flags exit 2', async (t) =
   t.is((await cli.run('user', 'create', '--email', 'nope', '--password', 'long enough', '--first-name', 'a', '--last-name', 'b', '--phone', '1')).code, 2);
   t.is((await cli.run('user', 'create', '--email', 'a@b.co', '--password', 'short', '--first-name', 'a', '--last-name', 'b', '--phone', '1')).code, 2);
   t.is((await cli.run('user', 'create', '--email', 'a@b.co')).code, 2);
+  // The API's "printable text" rule, for names and phone alike.
+  for (const [flag, bad] of [['--first-name', '\u202Eevil'], ['--last-name', '\u200B'], ['--phone', '+1\u0007555']] as const) {
+    const base = { '--first-name': 'a', '--last-name': 'b', '--phone': '1' };
+    const flags = Object.entries({ ...base, [flag]: bad }).flat();
+    const result = await cli.run('user', 'create', '--email', 'c@d.co', '--password', 'long enough', ...flags);
+    t.is(result.code, 2, flag);
+    t.regex(result.stderr, new RegExp(`${flag} must be 1 to \\d+ characters of printable text`));
+  }
 });
 
 test('demo is idempotent and its credentials work against the API', async (t) => {

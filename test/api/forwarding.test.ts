@@ -52,6 +52,7 @@ const records = (receiver: Receiver) => receiver.received.flatMap((request) => J
 test('a JSON array of 2.2 records with email, signed with HMAC-SHA256 of "t.body", with a delivery id', async (t) => {
   const receiver = await startReceiver(t);
   const s = await setup(t, receiver);
+  s.app.ctx.parkings.setForwarding(s.parking.id, receiver.url, true, SECRET, { forwardUnverified: true });
   const sent = [...logs(s, 1), ...logs(s, 1, false)];
   await send(s, sent);
   t.is(countRows(s.app, 'forwarding_outbox'), 2, 'queued in the same transaction');
@@ -70,12 +71,45 @@ test('a JSON array of 2.2 records with email, signed with HMAC-SHA256 of "t.body
   t.false(verifySignature('wrong secret', request.body, signature, s.app.clock.now() / 1000));
   const body = JSON.parse(request.body) as Record<string, unknown>[];
   t.true(Array.isArray(body), 'no wrapper');
-  t.deepEqual(body, sent.map(({ box_log }) => ({ ...box_log, email: DRIVER.email })));
+  t.deepEqual(body, sent.map(({ box_log }, index) => ({ ...box_log, email: DRIVER.email, verified: index === 0 })));
   t.deepEqual(Object.keys(body[0] ?? {}), [
     'fo_user_id', 'smart_key_id', 'equipment_id', 'secured_parking_id', 'type', 'command', 'command_decrypted',
-    'response', 'response_decrypted', 'offline', 'created_at', 'point_attributes', 'email',
+    'response', 'response_decrypted', 'offline', 'created_at', 'point_attributes', 'email', 'verified',
   ]);
   t.like(s.app.ctx.outbox.status()[0], { url: receiver.url, pending: 0, delivered: 2, dead: 0, last_error: null });
+});
+
+/** What a driver with no session can invent: no smart key, no box answer. */
+function forged(s: Setup) {
+  return boxLog({ foUserId: 1, smartKeyId: null, box: s.parking.entrance, parkingId: s.parking.id, command: null, response: null, createdAt: '2026-01-01 00:00:00' });
+}
+
+test('by default only verified logs are forwarded: an invented one is stored but never queued', async (t) => {
+  const receiver = await startReceiver(t);
+  const s = await setup(t, receiver);
+  s.app.ctx.parkings.setForwarding(s.parking.id, receiver.url, true, SECRET);
+  const invented = forged(s);
+  invented.box_log.command_decrypted = 'ACCESS key=999 (forged)';
+  const [real] = logs(s, 1);
+  await send(s, [invented, real as (typeof invented)]);
+  t.is(countRows(s.app, 'box_logs'), 2, 'both stored');
+  t.is(countRows(s.app, 'forwarding_outbox'), 1, 'only the verified one queued');
+  t.is(await s.app.ctx.forwarding.runOnce(), 1);
+  const sent = records(receiver);
+  t.is(sent.length, 1);
+  t.like(sent[0], { verified: true, response: real?.box_log.response });
+  t.false(receiver.received.some((request) => request.body.includes('forged')));
+});
+
+test('--forward-unverified: unverified logs are forwarded too, each record saying verified false', async (t) => {
+  const receiver = await startReceiver(t);
+  const s = await setup(t, receiver);
+  s.app.ctx.parkings.setForwarding(s.parking.id, receiver.url, true, SECRET, { forwardUnverified: true });
+  const [real] = logs(s, 1);
+  await send(s, [forged(s), real as ReturnType<typeof forged>]);
+  t.is(countRows(s.app, 'forwarding_outbox'), 2);
+  await s.app.ctx.forwarding.runOnce();
+  t.deepEqual(records(receiver).map((record) => record.verified), [false, true]);
 });
 
 test('nothing is queued when the parking does not expose its logs or has no URL', async (t) => {

@@ -116,3 +116,53 @@ test('generated forms to the payment page: never a 500, always HTML', async (t) 
   );
   t.pass();
 });
+
+/** One character off the "printable text" rule of names and phone. */
+const offPrintable = fc.oneof(
+  fc.integer({ min: 0x00, max: 0x1f }),
+  fc.integer({ min: 0x7f, max: 0x9f }),
+  fc.integer({ min: 0xd800, max: 0xdfff }),
+  fc.constantFrom(0xad, 0x200b, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2028, 0x2029, 0x2060, 0x2066, 0x2067, 0x2068, 0x2069, 0xfeff),
+).map((code) => String.fromCharCode(code));
+
+test('generated names and phones holding a character off "printable text": 422 naming that field', async (t) => {
+  const app = await testApp(t);
+  let n = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.string({ unit: 'grapheme-ascii', maxLength: 10 }), offPrintable, fc.string({ unit: 'grapheme', maxLength: 5 }), fc.constantFrom('first_name', 'last_name', 'phone'), async (before, bad, after, field) => {
+      n += 1;
+      const fields = { email: `hostile${n}@example.com`, password: 'long enough', password_confirmation: 'long enough', first_name: 'Ada', last_name: 'Lovelace', phone: '+1 555', [field]: `${before}${bad}${after}` };
+      const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...app.client } });
+      return response.statusCode === 422 && response.json<{ details: { path: string }[] }>().details.some((detail) => detail.path === `api_car_driver_fo_user.${field}`);
+    }),
+    { numRuns: 200 },
+  );
+  t.pass();
+});
+
+/** Any UTF-16 code unit, lone surrogates included ('binary' strings are well formed). */
+const codeUnit = fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code));
+
+test('generated names of any UTF-16 code units: a 201 stores exactly the trimmed name as valid UTF-8', async (t) => {
+  const app = await testApp(t);
+  let n = 0;
+  const fatal = new TextDecoder('utf-8', { fatal: true });
+  await fc.assert(
+    fc.asyncProperty(fc.oneof(fc.string({ unit: codeUnit, minLength: 1, maxLength: 20 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 })), async (name) => {
+      n += 1;
+      const email = `any${n}@example.com`;
+      const fields = { email, password: 'long enough', password_confirmation: 'long enough', first_name: name, last_name: 'Lovelace', phone: '+1 555' };
+      const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...app.client } });
+      if (response.statusCode === 422) return true;
+      if (response.statusCode !== 201) return false;
+      const row = app.app.db.prepare('SELECT hex(first_name) AS hex FROM users WHERE email = ?').get(email) as { hex: string };
+      try {
+        return fatal.decode(Buffer.from(row.hex, 'hex')) === name.trim();
+      } catch {
+        return false;
+      }
+    }),
+    { numRuns: 300 },
+  );
+  t.pass();
+});

@@ -36,7 +36,7 @@ test('422 with one detail per bad field', async (t) => {
   t.deepEqual(byPath, {
     'api_car_driver_fo_user.email': 'must be an email address',
     'api_car_driver_fo_user.password': 'must be at least 8 characters',
-    'api_car_driver_fo_user.first_name': 'must not be blank',
+    'api_car_driver_fo_user.first_name': 'must be printable text, not blank (no control, format or invisible characters)',
     'api_car_driver_fo_user.last_name': 'must be of type string',
     'api_car_driver_fo_user.phone': 'is required',
   });
@@ -77,4 +77,31 @@ test('unknown fields are ignored', async (t) => {
   const response = await register(app, { ...DRIVER, admin: true, id: 99 });
   t.is(response.statusCode, 201);
   t.is(response.json<{ id: number }>().id, 1);
+});
+
+/** Off the "printable text" rule: controls, format characters (bidi overrides,
+ * zero-width space), lone surrogates, line separators, and nothing visible. */
+const NOT_PRINTABLE = ['A\u0000B', 'Ann\u0007', 'A\u001b[31mB', 'A\u007fB', 'A\u0085B', '\u202Eevil', 'A\u2066B', 'A\u200BB', '\u200B', ' \u200B ', '\u200C', '\uD800', 'A\uDC00B', 'A\u2028B', 'A\tB', 'A\nB', '\uFEFF'];
+
+test('names and phone must be printable text: 422 naming the field for NUL, controls, bidi overrides, lone surrogates, invisible-only values', async (t) => {
+  const app = await testApp(t);
+  for (const field of ['first_name', 'last_name', 'phone']) {
+    for (const bad of NOT_PRINTABLE) {
+      const response = await register(app, { ...DRIVER, [field]: bad });
+      t.is(response.statusCode, 422, `${field} ${JSON.stringify(bad)}`);
+      t.deepEqual(errorBody(t, response).details, [{ path: `api_car_driver_fo_user.${field}`, message: 'must be printable text, not blank (no control, format or invisible characters)' }]);
+    }
+  }
+  t.is((app.app.db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n, 0);
+});
+
+test('printable text in any script is taken and stored as valid UTF-8 (ZWNJ inside a Persian name too)', async (t) => {
+  const app = await testApp(t);
+  const names = ['Zoë', 'Nguyễn Thị', 'علی‌رضا', '李 小龍', "O'Brien-Smith", 'Ａｄａ', '🚗 Ada'];
+  for (const [index, name] of names.entries()) {
+    const response = await register(app, { ...DRIVER, email: `driver${index}@example.com`, first_name: name, phone: '+33 6 12 34 56 78' });
+    t.is(response.statusCode, 201, `${name}: ${response.body}`);
+    const row = app.app.db.prepare('SELECT hex(first_name) AS hex FROM users WHERE email = ?').get(`driver${index}@example.com`) as { hex: string };
+    t.is(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(row.hex, 'hex')), name);
+  }
 });

@@ -127,3 +127,19 @@ test('two APIs in one shared group split the responses: each stored once, none t
   t.true((counters[0]?.stored ?? 0) > 0 && (counters[1]?.stored ?? 0) > 0, 'mosquitto gave each API a share');
   t.is((await driver.current()).state, 'active');
 });
+
+test('through mosquitto: a response on a topic whose module id is not canonical decimal (09101) is counted and dropped, not stored as box 9101', async (t) => {
+  const bench = await externalBench(t);
+  const api = await bench.api();
+  await untilSubscribed(bench, [api]);
+  const gateway = await mqtt.connectAsync(bench.url, { ...bench.gateway, reconnectPeriod: 0 });
+  t.teardown(() => gateway.endAsync(true));
+  const moduleId = bench.parking.entrance.moduleId;
+  // A timeout record: it would be stored as an unverified log of the box.
+  const message = JSON.stringify({ command: 'AQE=', response: null, received_at: new Date().toISOString(), via: 'serial', context: {}, error: 'timeout' });
+  await gateway.publishAsync(`${topics.prefix}/boxes/0${moduleId}/response`, message, { qos: 1 });
+  await waitFor(() => (api.app.mqtt?.ingestion.counters.refused.bad_topic ?? 0) === 1, 'the topic refused');
+  t.is(boxLogs(api).length, 0);
+  await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
+  await waitFor(() => boxLogs(api).length === 1, 'the same message on the canonical topic stored');
+});

@@ -166,3 +166,45 @@ test('a key of a parking that is not online: 422 parking_not_online', async (t) 
   t.is(response.statusCode, 422);
   t.is(errorBody(t, response).error, 'parking_not_online');
 });
+
+test('received_at off its format (years outside 0001..9999, no offset, not ISO 8601) is counted and dropped; an offset is stored as UTC', async (t) => {
+  const context = await bench(t);
+  new MqttAccountRepository(context.app.ctx.db).addClient({ name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') }, Date.now());
+  const gateway = await mqtt.connectAsync(context.url, { username: 'gw-bench', password: 'gw-pw', reconnectPeriod: 0 });
+  t.teardown(() => gateway.endAsync(true));
+  const moduleId = context.parking.entrance.moduleId;
+  const command = sealCommand({ kind: FrameKind.BATTERY_QUERY, key: context.parking.entrance.boxKey, keyId: 78, scope: moduleId, body: {} }).toString('base64');
+  const publish = (receivedAt: unknown) =>
+    gateway.publishAsync(topics.box(moduleId, 'response'), JSON.stringify({ command, response: null, received_at: receivedAt, via: 'serial', context: {}, error: 'timeout' }), { qos: 1 });
+  const bad = ['+010000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z', '0000-01-01T00:00:00Z', '0001-01-01T00:30:00+01:00', '2026-01-01T00:00:00', '2026-02-30T00:00:00Z', 'Thu, 01 Jan 2026 00:00:00 GMT', '2026', 1_767_225_600_000];
+  for (const receivedAt of bad) await publish(receivedAt);
+  const counters = context.app.app.mqtt?.ingestion.counters;
+  t.is(counters?.refused.bad_received_at, bad.length);
+  t.is(logs(context).length, 0);
+  await publish('2026-01-01T01:30:00.250+02:00');
+  await publish('0001-01-01T00:00:00Z');
+  const stored = context.app.ctx.db.prepare('SELECT created_at FROM box_logs ORDER BY id').all() as { created_at: string }[];
+  t.deepEqual(stored.map((row) => row.created_at), ['2025-12-31 23:30:00', '0001-01-01 00:00:00']);
+});
+
+test('a box topic whose module id is not canonical decimal (09101) is not box 9101: refused and counted', async (t) => {
+  const context = await bench(t);
+  new MqttAccountRepository(context.app.ctx.db).addClient({ name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') }, Date.now());
+  const moduleId = context.parking.entrance.moduleId;
+  const command = sealCommand({ kind: FrameKind.BATTERY_QUERY, key: context.parking.entrance.boxKey, keyId: 79, scope: moduleId, body: {} }).toString('base64');
+  const message = JSON.stringify({ command, response: null, received_at: new Date().toISOString(), via: 'serial', context: {}, error: 'timeout' });
+  const ids = [`0${moduleId}`, `00000${moduleId}`];
+  for (const [index, id] of ids.entries()) {
+    // A refused publish closes the connection (MQTT 3.1.1 has no refusal code): one each.
+    const gateway = await mqtt.connectAsync(context.url, { username: 'gw-bench', password: 'gw-pw', reconnectPeriod: 0 });
+    t.teardown(() => gateway.endAsync(true));
+    gateway.publish(`parkbench/boxes/${id}/response`, message, { qos: 0 });
+    await waitFor(() => (context.app.app.mqtt?.brokerCounters?.refusedPublishes ?? 0) >= index + 1, `the publish on ${id} refused`);
+  }
+  t.is(context.app.app.mqtt?.brokerCounters?.refusedPublishes, ids.length);
+  t.is(logs(context).length, 0);
+  t.deepEqual(topics.parseBoxTopic(`parkbench/boxes/0${moduleId}/response`), null);
+  t.deepEqual(topics.parseBoxTopic('parkbench/boxes/0/response'), { moduleId: 0, name: 'response' });
+  t.deepEqual(topics.parseBoxTopic('parkbench/boxes/4294967295/state'), { moduleId: 4_294_967_295, name: 'state' });
+  t.is(topics.parseBoxTopic('parkbench/boxes/4294967296/state'), null);
+});
