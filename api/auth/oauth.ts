@@ -66,18 +66,26 @@ export async function passwordGrant(
   password: string,
   address: string,
 ): Promise<TokenResponse> {
-  // Checked before any hashing, so a blocked guesser costs no scrypt time.
-  const wait = ctx.loginLimiter.retryAfterSeconds(username, address);
-  if (wait > 0) throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(wait) });
-  const client = await authenticateClient(ctx, credentials);
-  const user = ctx.users.findByEmail(username);
-  const ok = user ? await verifySecret(password, user.password_hash) : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
-  if (!user || !ok) {
-    ctx.loginLimiter.recordFailure(username, address);
-    throw new OAuthError('invalid_grant', 'Wrong username or password.');
+  // The attempt takes its slot in both limits before any hashing (attempts in
+  // flight count), so a blocked guesser costs no scrypt time and a concurrent
+  // burst hashes at most the allowed number of guesses.
+  const attempt = ctx.loginLimiter.begin(username, address);
+  if ('retryAfterSeconds' in attempt) throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(attempt.retryAfterSeconds) });
+  try {
+    const client = await authenticateClient(ctx, credentials);
+    const user = ctx.users.findByEmail(username);
+    const ok = user ? await verifySecret(password, user.password_hash) : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
+    if (!user || !ok) {
+      attempt.failed();
+      throw new OAuthError('invalid_grant', 'Wrong username or password.');
+    }
+    const tokens = issueTokens(ctx, user.id, client.id);
+    attempt.succeeded();
+    return tokens;
+  } finally {
+    // A bad client or an error (a busy database) is no verdict on the password.
+    attempt.abandon();
   }
-  ctx.loginLimiter.recordSuccess(username);
-  return issueTokens(ctx, user.id, client.id);
 }
 
 /** grant_type=refresh_token: rotates; the old pair (access token included) stops working. */
