@@ -254,6 +254,19 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX box_logs_parking;
     `,
   },
+  {
+    version: 6,
+    name: 'token families',
+    sql: `
+      -- A token family: a login's first pair and every pair rotated from it
+      -- share family_id (the first pair's id). A rotated refresh token used
+      -- again revokes the whole family (RFC 9700 4.14.2). Pairs issued before
+      -- this migration do not know their parent: each is a family of its own.
+      ALTER TABLE tokens ADD COLUMN family_id INTEGER;
+      UPDATE tokens SET family_id = id;
+      CREATE INDEX tokens_family ON tokens(family_id);
+    `,
+  },
 ];
 
 /** Applies the migrations not yet applied, each in its own transaction. */
