@@ -1,4 +1,5 @@
 import test from 'ava';
+import { configWith } from '../../api/config.js';
 import { DRIVER, passwordGrant, register, testApp } from '../helpers/api-app.js';
 
 test('failed logins per username: 429 with Retry-After, until the window slides', async (t) => {
@@ -84,4 +85,24 @@ test('concurrent successes of one account are never counted as failures once the
   const first = await burst(app, Array.from({ length: 10 }, () => ({ username: DRIVER.email, password: DRIVER.password })), '203.0.113.1');
   t.true(first.succeeded >= 1 && first.succeeded <= 3);
   for (let i = 0; i < 5; i += 1) t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '203.0.113.1')).statusCode, 200);
+});
+
+test('over real sockets with the default limits and scrypt cost: a burst of 300 guesses for one account hashes at most 5', async (t) => {
+  // The production cost (tens of ms a hash) keeps guesses in flight while the
+  // burst arrives, as in the reported attack; after the fix only 5 are hashed.
+  const app = await testApp(t, { scryptLog2N: configWith({}).scryptLog2N });
+  await register(app);
+  const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
+  const statuses = await Promise.all(
+    Array.from({ length: 300 }, async (_, i) => {
+      const body = { grant_type: 'password', username: DRIVER.email, password: i === 150 ? DRIVER.password : `secret-${i}`, ...app.client };
+      const response = await fetch(`${address}/api/oauth/token`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      await response.arrayBuffer();
+      return response.status;
+    }),
+  );
+  const hashed = statuses.filter((status) => status === 400 || status === 200).length;
+  t.log(`guesses hashed in a burst of 300 over real sockets: ${hashed}`);
+  t.true(hashed <= app.config.loginMaxFailuresPerUsername, `${hashed} guesses hashed`);
+  t.is(statuses.filter((status) => status === 429).length, 300 - hashed);
 });
