@@ -4,6 +4,12 @@
 // their own (documented). Only failures count; a success clears its
 // username's failures but not its address's, so one good account cannot be
 // used to reset an address that is guessing others.
+//
+// An attempt takes a slot in both windows BEFORE its password is hashed and
+// holds it while in flight: checking first and recording the failure after
+// the ~100 ms hash let a concurrent burst of any size through the check
+// (issue 12). A failure keeps its slot; a success gives its own slot back, so
+// successes still never count.
 import type { Clock } from '../../lib/clock.js';
 
 export interface LoginLimits {
@@ -15,8 +21,14 @@ export interface LoginLimits {
 /** Keys kept at most; past it, the oldest keys are dropped (bounded memory). */
 const MAX_KEYS = 100_000;
 
+/** One attempt's slot in a window: a failure, or an attempt still in flight. */
+interface Slot {
+  readonly at: number;
+  inFlight: boolean;
+}
+
 class FailureWindow {
-  private readonly failures = new Map<string, number[]>();
+  private readonly slots = new Map<string, Slot[]>();
 
   constructor(
     private readonly max: number,
@@ -25,34 +37,64 @@ class FailureWindow {
 
   /** Milliseconds until a new attempt is allowed, or 0 when it is allowed now. */
   retryAfterMs(key: string, now: number): number {
-    const times = this.recent(key, now);
-    if (times.length < this.max) return 0;
-    const oldest = times[times.length - this.max] ?? now;
+    const slots = this.recent(key, now);
+    if (slots.length < this.max) return 0;
+    // The slot whose expiry frees room; an in-flight one may end sooner (a
+    // success) but is counted as what it may become, a failure.
+    const oldest = slots[slots.length - this.max]?.at ?? now;
     return Math.max(1, oldest + this.windowMs - now);
   }
 
-  record(key: string, now: number): void {
-    const times = this.recent(key, now);
-    times.push(now);
-    if (times.length > this.max) times.splice(0, times.length - this.max);
-    this.failures.delete(key); // re-insert so Map order tracks recency
-    this.failures.set(key, times);
-    if (this.failures.size > MAX_KEYS) {
-      const oldestKey = this.failures.keys().next().value;
-      if (oldestKey !== undefined) this.failures.delete(oldestKey);
+  /** Takes a slot; the caller checked retryAfterMs first (same tick). */
+  take(key: string, now: number): Slot {
+    const slots = this.recent(key, now);
+    const slot: Slot = { at: now, inFlight: true };
+    slots.push(slot);
+    if (slots.length > this.max) slots.splice(0, slots.length - this.max);
+    this.slots.delete(key); // re-insert so Map order tracks recency
+    this.slots.set(key, slots);
+    if (this.slots.size > MAX_KEYS) {
+      const oldestKey = this.slots.keys().next().value;
+      if (oldestKey !== undefined) this.slots.delete(oldestKey);
     }
+    return slot;
   }
 
-  clear(key: string): void {
-    this.failures.delete(key);
+  /** Gives a slot back (its attempt was no failure). */
+  release(key: string, slot: Slot): void {
+    const slots = this.slots.get(key);
+    const index = slots?.indexOf(slot) ?? -1;
+    if (slots === undefined || index < 0) return;
+    slots.splice(index, 1);
+    if (slots.length === 0) this.slots.delete(key);
   }
 
-  private recent(key: string, now: number): number[] {
-    const times = this.failures.get(key) ?? [];
-    const fresh = times.filter((time) => time > now - this.windowMs);
-    if (fresh.length === 0) this.failures.delete(key);
+  /** Forgets the key's failures; attempts still in flight keep their slots. */
+  clearFailures(key: string): void {
+    const slots = this.slots.get(key);
+    if (slots === undefined) return;
+    const inFlight = slots.filter((slot) => slot.inFlight);
+    if (inFlight.length === 0) this.slots.delete(key);
+    else this.slots.set(key, inFlight);
+  }
+
+  private recent(key: string, now: number): Slot[] {
+    const slots = this.slots.get(key) ?? [];
+    const fresh = slots.filter((slot) => slot.at > now - this.windowMs);
+    if (fresh.length === 0) this.slots.delete(key);
     return fresh;
   }
+}
+
+/** A login attempt holding a slot in both windows until it ends. */
+export interface LoginAttempt {
+  /** The password was wrong (or the user unknown): the slots stay, as failures. */
+  failed(): void;
+  /** The login succeeded: its slots go back and the username's failures are cleared. */
+  succeeded(): void;
+  /** The attempt ended before any password verdict (a bad client, an error):
+   * its slots go back. A no-op once failed() or succeeded() was called. */
+  abandon(): void;
 }
 
 export class LoginLimiter {
@@ -74,14 +116,41 @@ export class LoginLimiter {
     return Math.ceil(ms / 1000);
   }
 
-  recordFailure(username: string, address: string): void {
+  /** Starts an attempt: either the seconds to wait (a limit is reached,
+   * counting attempts in flight) or the attempt, holding a slot in both
+   * windows. Check and take run in one synchronous step, so concurrent
+   * requests cannot all pass the check. */
+  begin(username: string, address: string): { retryAfterSeconds: number } | LoginAttempt {
+    const wait = this.retryAfterSeconds(username, address);
+    if (wait > 0) return { retryAfterSeconds: wait };
+    const key = normalize(username);
     const now = this.clock.now();
-    this.byUsername.record(normalize(username), now);
-    this.byAddress.record(address, now);
-  }
-
-  recordSuccess(username: string): void {
-    this.byUsername.clear(normalize(username));
+    const userSlot = this.byUsername.take(key, now);
+    const addressSlot = this.byAddress.take(address, now);
+    let ended = false;
+    const giveBack = () => {
+      this.byUsername.release(key, userSlot);
+      this.byAddress.release(address, addressSlot);
+    };
+    return {
+      failed: () => {
+        if (ended) return;
+        ended = true;
+        userSlot.inFlight = false;
+        addressSlot.inFlight = false;
+      },
+      succeeded: () => {
+        if (ended) return;
+        ended = true;
+        giveBack();
+        this.byUsername.clearFailures(key);
+      },
+      abandon: () => {
+        if (ended) return;
+        ended = true;
+        giveBack();
+      },
+    };
   }
 }
 

@@ -4,6 +4,7 @@
 import type { AppContext } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientAppRow } from '../repositories/client-apps.js';
+import type { TokenPairRow } from '../repositories/tokens.js';
 import { newToken, tokenHash, verifyAgainstNothing, verifyClientSecret, verifySecret } from './secrets.js';
 
 export interface TokenResponse {
@@ -35,7 +36,7 @@ export async function authenticateClient(ctx: AppContext, credentials: ClientCre
   return client;
 }
 
-export function issueTokens(ctx: AppContext, userId: number, clientRowId: number, rotatedFrom?: number): TokenResponse {
+export function issueTokens(ctx: AppContext, userId: number, clientRowId: number, rotatedFrom?: TokenPairRow): TokenResponse {
   const now = ctx.clock.now();
   const access = newToken();
   const refresh = newToken();
@@ -48,7 +49,11 @@ export function issueTokens(ctx: AppContext, userId: number, clientRowId: number
     refreshExpiresAt: now + ctx.config.refreshTokenTtlSeconds * 1000,
   };
   if (rotatedFrom === undefined) ctx.tokens.insert(pair, now);
-  else if (!ctx.tokens.rotate(rotatedFrom, pair, now)) throw new OAuthError('invalid_grant', 'The refresh token was already used or revoked.');
+  else if (!ctx.tokens.rotate(rotatedFrom, pair, now)) {
+    // A concurrent request used the same refresh token first: a reuse too.
+    ctx.tokens.revokeFamily(rotatedFrom.family_id, now);
+    throw new OAuthError('invalid_grant', 'The refresh token was already used or revoked.');
+  }
   return {
     access_token: access,
     refresh_token: refresh,
@@ -66,28 +71,45 @@ export async function passwordGrant(
   password: string,
   address: string,
 ): Promise<TokenResponse> {
-  // Checked before any hashing, so a blocked guesser costs no scrypt time.
-  const wait = ctx.loginLimiter.retryAfterSeconds(username, address);
-  if (wait > 0) throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(wait) });
-  const client = await authenticateClient(ctx, credentials);
-  const user = ctx.users.findByEmail(username);
-  const ok = user ? await verifySecret(password, user.password_hash) : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
-  if (!user || !ok) {
-    ctx.loginLimiter.recordFailure(username, address);
-    throw new OAuthError('invalid_grant', 'Wrong username or password.');
+  // The attempt takes its slot in both limits before any hashing (attempts in
+  // flight count), so a blocked guesser costs no scrypt time and a concurrent
+  // burst hashes at most the allowed number of guesses.
+  const attempt = ctx.loginLimiter.begin(username, address);
+  if ('retryAfterSeconds' in attempt) throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(attempt.retryAfterSeconds) });
+  try {
+    const client = await authenticateClient(ctx, credentials);
+    const user = ctx.users.findByEmail(username);
+    const ok = user ? await verifySecret(password, user.password_hash) : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
+    if (!user || !ok) {
+      attempt.failed();
+      throw new OAuthError('invalid_grant', 'Wrong username or password.');
+    }
+    const tokens = issueTokens(ctx, user.id, client.id);
+    attempt.succeeded();
+    return tokens;
+  } finally {
+    // A bad client or an error (a busy database) is no verdict on the password.
+    attempt.abandon();
   }
-  ctx.loginLimiter.recordSuccess(username);
-  return issueTokens(ctx, user.id, client.id);
 }
 
-/** grant_type=refresh_token: rotates; the old pair (access token included) stops working. */
+/** grant_type=refresh_token: rotates; the old pair (access token included)
+ * stops working. A refresh token used again (rotated or revoked) revokes its
+ * whole family, every pair descended from it, as RFC 9700 4.14.2 asks: the
+ * server cannot tell the thief from the client, so both lose the tokens and
+ * the driver logs in again. */
 export function refreshGrant(ctx: AppContext, client: ClientAppRow, refreshToken: string): TokenResponse {
   const pair = ctx.tokens.findByRefreshHash(tokenHash(refreshToken));
   const now = ctx.clock.now();
-  if (!pair || pair.revoked_at !== null || pair.refresh_expires_at <= now || pair.client_app_id !== client.id) {
-    throw new OAuthError('invalid_grant', 'The refresh token is unknown, revoked, expired or was issued to another client.');
+  const invalid = () => new OAuthError('invalid_grant', 'The refresh token is unknown, revoked, expired or was issued to another client.');
+  // Another client's token is left alone, as revocation leaves it (RFC 7009).
+  if (!pair || pair.client_app_id !== client.id) throw invalid();
+  if (pair.revoked_at !== null) {
+    ctx.tokens.revokeFamily(pair.family_id, now);
+    throw invalid();
   }
-  return issueTokens(ctx, pair.user_id, client.id, pair.id);
+  if (pair.refresh_expires_at <= now) throw invalid();
+  return issueTokens(ctx, pair.user_id, client.id, pair);
 }
 
 /** RFC 7009: revokes the pair holding the token when it belongs to the

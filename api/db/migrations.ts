@@ -265,6 +265,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE secured_parkings ADD COLUMN forwarding_unverified INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 7,
+    name: 'token families',
+    sql: `
+      -- A token family: a login's first pair and every pair rotated from it
+      -- share family_id (the first pair's id). A rotated refresh token used
+      -- again revokes the whole family (RFC 9700 4.14.2). Pairs issued before
+      -- this migration do not know their parent: each is a family of its own.
+      ALTER TABLE tokens ADD COLUMN family_id INTEGER;
+      UPDATE tokens SET family_id = id;
+      CREATE INDEX tokens_family ON tokens(family_id);
+    `,
+  },
 ];
 
 /**

@@ -9,6 +9,8 @@ export interface TokenPairRow {
   access_expires_at: number;
   refresh_expires_at: number;
   revoked_at: number | null;
+  /** The id of the family's first pair (the login); rotation keeps it. */
+  family_id: number;
 }
 
 export interface NewTokenPair {
@@ -35,15 +37,21 @@ export class TokenRepository {
   private readonly byRefresh;
   private readonly byAccess;
   private readonly revokeRow;
+  private readonly setOwnFamily;
+  private readonly familyIds;
+  private readonly revokeFamilyRows;
   private readonly bearer;
   private readonly pairEndedListeners: ((pairId: number) => void)[] = [];
 
   constructor(private readonly db: Db) {
-    this.insertRow = db.prepare<[number, number, Buffer, Buffer, number, number, number]>(
-      `INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    this.insertRow = db.prepare<[number, number, Buffer, Buffer, number, number, number, number | null]>(
+      `INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at, family_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const columns = 'id, user_id, client_app_id, access_expires_at, refresh_expires_at, revoked_at';
+    this.setOwnFamily = db.prepare<[number]>('UPDATE tokens SET family_id = id WHERE id = ?');
+    this.familyIds = db.prepare<[number], number>('SELECT id FROM tokens WHERE family_id = ?').pluck(true);
+    this.revokeFamilyRows = db.prepare<[number, number]>('UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL');
+    const columns = 'id, user_id, client_app_id, access_expires_at, refresh_expires_at, revoked_at, family_id';
     this.byRefresh = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE refresh_token_hash = ?`);
     this.byAccess = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE access_token_hash = ?`);
     this.revokeRow = db.prepare<[number, number]>('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
@@ -58,9 +66,18 @@ export class TokenRepository {
       .raw(true);
   }
 
+  /** Stores a login's first pair, the first of a new family. */
   insert(pair: NewTokenPair, nowMs: number): number {
+    return this.db.transaction(() => {
+      const id = this.insertInFamily(pair, nowMs, null);
+      this.setOwnFamily.run(id);
+      return id;
+    })();
+  }
+
+  private insertInFamily(pair: NewTokenPair, nowMs: number, familyId: number | null): number {
     return Number(
-      this.insertRow.run(pair.userId, pair.clientAppRowId, pair.accessHash, pair.refreshHash, pair.accessExpiresAt, pair.refreshExpiresAt, nowMs)
+      this.insertRow.run(pair.userId, pair.clientAppRowId, pair.accessHash, pair.refreshHash, pair.accessExpiresAt, pair.refreshExpiresAt, nowMs, familyId)
         .lastInsertRowid,
     );
   }
@@ -94,13 +111,25 @@ export class TokenRepository {
     return ended;
   }
 
-  /** Rotation: revokes the old pair and stores the new one atomically; returns
-   * false (and stores nothing) when the old pair was revoked meanwhile, so a
-   * refresh token can be used once even by two concurrent requests. */
-  rotate(oldId: number, pair: NewTokenPair, nowMs: number): boolean {
+  /** Revokes every pair of a family (all of them: a pair of a family is
+   * either its live newest or already ended) and evicts each from the bearer
+   * cache, those another process revoked too. Returns how many it ended. */
+  revokeFamily(familyId: number, nowMs: number): number {
+    const ended = this.revokeFamilyRows.run(nowMs, familyId).changes;
+    for (const id of this.familyIds.all(familyId)) {
+      for (const listener of this.pairEndedListeners) listener(id);
+    }
+    return ended;
+  }
+
+  /** Rotation: revokes the old pair and stores the new one, of the same
+   * family, atomically; returns false (and stores nothing) when the old pair
+   * was revoked meanwhile, so a refresh token can be used once even by two
+   * concurrent requests. */
+  rotate(old: Pick<TokenPairRow, 'id' | 'family_id'>, pair: NewTokenPair, nowMs: number): boolean {
     return this.db.transaction(() => {
-      if (!this.revoke(oldId, nowMs)) return false;
-      this.insert(pair, nowMs);
+      if (!this.revoke(old.id, nowMs)) return false;
+      this.insertInFamily(pair, nowMs, old.family_id);
       return true;
     })();
   }

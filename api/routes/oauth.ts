@@ -52,7 +52,7 @@ const tokenResponseSchema = {
   required: ['access_token', 'refresh_token', 'token_type', 'expires_in', 'created_at'],
   properties: {
     access_token: { type: 'string', description: '256 random bits, base64url.' },
-    refresh_token: { type: 'string', description: '256 random bits, base64url; single use (rotated).' },
+    refresh_token: { type: 'string', description: '256 random bits, base64url; single use (rotated): used again, it revokes every token of its login (RFC 9700 4.14.2).' },
     token_type: { type: 'string', enum: ['bearer'] },
     expires_in: { type: 'integer', description: 'Access token lifetime in seconds (TOKEN_TTL_SECONDS, 7200).' },
     created_at: { type: 'integer', description: 'Unix seconds.' },

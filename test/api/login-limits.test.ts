@@ -1,4 +1,5 @@
 import test from 'ava';
+import { configWith } from '../../api/config.js';
 import { DRIVER, passwordGrant, register, testApp } from '../helpers/api-app.js';
 
 test('failed logins per username: 429 with Retry-After, until the window slides', async (t) => {
@@ -42,4 +43,66 @@ test('only failures count: many successes are never limited', async (t) => {
   const app = await testApp(t, { loginMaxFailuresPerUsername: 1, loginMaxFailuresPerAddress: 1 });
   await register(app);
   for (let i = 0; i < 5; i += 1) t.is((await passwordGrant(app)).statusCode, 200);
+});
+
+/** Statuses of a burst of concurrent password grants, and how many of them
+ * hashed a password: a 429 answers before any hashing, a 400 or 200 after it. */
+async function burst(app: Parameters<typeof passwordGrant>[0], grants: { username: string; password: string }[], address: string) {
+  const statuses = (await Promise.all(grants.map(({ username, password }) => passwordGrant(app, username, password, address)))).map((r) => r.statusCode);
+  const count = (status: number) => statuses.filter((s) => s === status).length;
+  return { hashed: count(400) + count(200), limited: count(429), succeeded: count(200), total: statuses.length };
+}
+
+test('a concurrent burst for one account hashes at most the username limit, in-flight guesses counting', async (t) => {
+  const app = await testApp(t, { loginMaxFailuresPerUsername: 5, loginMaxFailuresPerAddress: 1000, loginFailureWindowSeconds: 900 });
+  await register(app);
+  // secret-0 ... secret-299 with the right password among them, all at once.
+  const grants = Array.from({ length: 300 }, (_, i) => ({ username: DRIVER.email, password: i === 150 ? DRIVER.password : `secret-${i}` }));
+  const result = await burst(app, grants, '198.51.100.7');
+  t.log(`guesses hashed in a burst of ${result.total}: ${result.hashed} (${result.limited} answered 429)`);
+  t.true(result.hashed <= 5, `${result.hashed} guesses hashed`);
+  t.is(result.hashed + result.limited, 300);
+  // The window is full of failures: even the right password waits now.
+  t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '198.51.100.8')).statusCode, result.succeeded === 1 ? 200 : 429);
+});
+
+test('a concurrent burst from one address across usernames hashes at most the address limit', async (t) => {
+  const app = await testApp(t, { loginMaxFailuresPerUsername: 1000, loginMaxFailuresPerAddress: 20, loginFailureWindowSeconds: 900 });
+  await register(app);
+  const grants = Array.from({ length: 300 }, (_, i) => ({ username: i === 150 ? DRIVER.email : `user${i}@example.com`, password: i === 150 ? DRIVER.password : `secret-${i}` }));
+  const result = await burst(app, grants, '192.0.2.50');
+  t.log(`guesses hashed in a burst of ${result.total} across usernames: ${result.hashed} (${result.limited} answered 429)`);
+  t.true(result.hashed <= 20, `${result.hashed} guesses hashed`);
+  t.is(result.hashed + result.limited, 300);
+  t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '192.0.2.51')).statusCode, 200, 'other addresses are not affected');
+});
+
+test('concurrent successes of one account are never counted as failures once they end', async (t) => {
+  const app = await testApp(t, { loginMaxFailuresPerUsername: 3, loginMaxFailuresPerAddress: 3 });
+  await register(app);
+  // In flight they hold slots (a burst of 10 right passwords may see 429s), but
+  // each success gives its slot back: afterwards the account logs in as usual.
+  const first = await burst(app, Array.from({ length: 10 }, () => ({ username: DRIVER.email, password: DRIVER.password })), '203.0.113.1');
+  t.true(first.succeeded >= 1 && first.succeeded <= 3);
+  for (let i = 0; i < 5; i += 1) t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '203.0.113.1')).statusCode, 200);
+});
+
+test('over real sockets with the default limits and scrypt cost: a burst of 300 guesses for one account hashes at most 5', async (t) => {
+  // The production cost (tens of ms a hash) keeps guesses in flight while the
+  // burst arrives, as in the reported attack; after the fix only 5 are hashed.
+  const app = await testApp(t, { scryptLog2N: configWith({}).scryptLog2N });
+  await register(app);
+  const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
+  const statuses = await Promise.all(
+    Array.from({ length: 300 }, async (_, i) => {
+      const body = { grant_type: 'password', username: DRIVER.email, password: i === 150 ? DRIVER.password : `secret-${i}`, ...app.client };
+      const response = await fetch(`${address}/api/oauth/token`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      await response.arrayBuffer();
+      return response.status;
+    }),
+  );
+  const hashed = statuses.filter((status) => status === 400 || status === 200).length;
+  t.log(`guesses hashed in a burst of 300 over real sockets: ${hashed}`);
+  t.true(hashed <= app.config.loginMaxFailuresPerUsername, `${hashed} guesses hashed`);
+  t.is(statuses.filter((status) => status === 429).length, 300 - hashed);
 });
