@@ -11,6 +11,7 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
 import type { MqttAccountRepository } from './accounts.js';
+import { guardPacketSizes, type PacketSizeGuard } from './packet-size-guard.js';
 import { indexedRetainedPersistence } from './retained-index.js';
 
 /** Turns a box response into a box log; resolves once it is committed (or
@@ -25,12 +26,26 @@ export interface EmbeddedBrokerOptions {
   readonly accounts: MqttAccountRepository;
   readonly logger?: Logger;
   readonly ingest?: ResponseIngester;
+  /** Largest packet a logged-in client may send, bytes (MQTT_MAX_PACKET_BYTES). */
+  readonly maxPacketBytes?: number;
 }
+
+/** MQTT_MAX_PACKET_BYTES's default: a box response or state is under 1 KiB,
+ * a gateway's state about 40 bytes a box it reaches. */
+export const DEFAULT_MAX_PACKET_BYTES = 64 * 1024;
+
+/** The largest CONNECT, whatever MQTT_MAX_PACKET_BYTES says. A parkbench
+ * CONNECT (client id, username, password, an availability will) is about
+ * 200 bytes; 4 KiB leaves room for long ids and prefixes while a client that
+ * has not logged in yet can make the broker hold no more than this. */
+export const MAX_CONNECT_BYTES = 4 * 1024;
 
 export interface BrokerCounters {
   refusedLogins: number;
   refusedPublishes: number;
   refusedSubscriptions: number;
+  /** Connections closed for a packet over the size limit (issue 12). */
+  refusedPackets: number;
 }
 
 export interface EmbeddedBroker {
@@ -51,7 +66,10 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const logger = (options.logger ?? silentLogger).child({ component: 'api:broker' });
   const acl = new MqttAcl(options.topics);
   const accountOf = new WeakMap<Client, MqttAccount>();
-  const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0 };
+  const guardOf = new WeakMap<Client, PacketSizeGuard>();
+  const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0, refusedPackets: 0 };
+  const maxPacketBytes = options.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
+  const packetLimits = { connectBytes: Math.min(MAX_CONNECT_BYTES, maxPacketBytes), packetBytes: maxPacketBytes };
 
   const aedes = await Aedes.createBroker({
     id: 'parkbench-api',
@@ -69,6 +87,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
         (account) => {
           if (account === null) return refuse(4, 'unknown username or wrong password');
           accountOf.set(client, account);
+          guardOf.get(client)?.loggedIn();
           done(null, true);
         },
         (error: unknown) => refuse(5, `login could not be checked: ${(error as Error).message}`),
@@ -105,7 +124,16 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const server: Server = createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    aedes.handle(socket);
+    // A refusal comes with data, later than `client` is set.
+    const { connection, guard } = guardPacketSizes(socket, packetLimits, (refusal) => {
+      counters.refusedPackets++;
+      logger.warn(
+        { client_id: client.id, username: accountOf.get(client)?.username ?? null, address: socket.remoteAddress ?? null, declared_bytes: refusal.declaredBytes, limit_bytes: refusal.limitBytes, before_login: refusal.beforeLogin },
+        'MQTT packet refused: over the size limit, connection closed',
+      );
+    });
+    const client = aedes.handle(connection);
+    guardOf.set(client, guard);
   });
   try {
     server.listen(options.port, options.host);

@@ -147,3 +147,25 @@ test('retained messages still reach exact and wildcard subscriptions (indexed pe
   t.deepEqual(exact, [`${topics.box(9101, 'availability')}=online`], 'a cleared retained state is not delivered');
   t.deepEqual(wildcard, [`${topics.box(9101, 'availability')}=online`]);
 });
+
+// Issue 12, item 2: packets over MQTT_MAX_PACKET_BYTES are refused at their
+// fixed header; nothing of them is published or retained.
+test('a logged-in client publishing an oversized retained message is disconnected and nothing is retained', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  await box.publishAsync(topics.box(9101, 'state'), JSON.stringify({ pad: 'x'.repeat(60_000) }), { qos: 1, retain: true });
+  const closed = new Promise<void>((resolve) => box.once('close', () => resolve()));
+  box.publish(topics.box(9101, 'availability'), Buffer.alloc(100 * 1024 * 1024, 0x41), { qos: 1, retain: true });
+  await Promise.race([closed, new Promise((_resolve, reject) => setTimeout(() => reject(new Error('still connected after 5 s')), 5_000))]);
+  t.is(started.counters.refusedPackets, 1);
+
+  const operator = await login(t, started.url, fixture.operator.username, fixture.operator.password);
+  const retained: string[] = [];
+  operator.on('message', (topic, payload) => retained.push(`${topic}:${payload.length}`));
+  await operator.subscribeAsync(topics.allBoxes('state'), { qos: 1 });
+  await operator.subscribeAsync(topics.allBoxes('availability'), { qos: 1 });
+  await waitFor(() => retained.length >= 1, 'the retained state under the limit');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.deepEqual(retained, [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`]);
+});
