@@ -11,6 +11,7 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
 import type { MqttAccountRepository } from './accounts.js';
+import { ClientIdOwners } from './client-id-owners.js';
 import { guardPacketSizes, type PacketSizeGuard } from './packet-size-guard.js';
 import { indexedRetainedPersistence } from './retained-index.js';
 
@@ -70,12 +71,13 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0, refusedPackets: 0 };
   const maxPacketBytes = options.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
   const packetLimits = { connectBytes: Math.min(MAX_CONNECT_BYTES, maxPacketBytes), packetBytes: maxPacketBytes };
+  const owners = new ClientIdOwners();
 
   const aedes = await Aedes.createBroker({
     id: 'parkbench-api',
     persistence: indexedRetainedPersistence() as never,
     authenticate: (client, username, password, done) => {
-      const refuse = (code: 4 | 5, reason: string): void => {
+      const refuse = (code: 2 | 4 | 5, reason: string): void => {
         counters.refusedLogins++;
         logger.warn({ client_id: client.id, username: username ?? null, reason }, 'MQTT login refused');
         const error = new Error(reason) as AuthenticateError;
@@ -86,6 +88,10 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       options.accounts.authenticate(username, password.toString('utf8')).then(
         (account) => {
           if (account === null) return refuse(4, 'unknown username or wrong password');
+          // aedes drops the login of a connection closed meanwhile: claim nothing for it.
+          if (client.closed || client.conn.destroyed) return done(null, false);
+          // Checked after the password, so only an account learns that an id is taken.
+          if (!owners.claim(client.id, account.username, client.clean)) return refuse(2, 'client id belongs to another account');
           accountOf.set(client, account);
           guardOf.get(client)?.loggedIn();
           done(null, true);
@@ -119,6 +125,12 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     },
   });
 
+  // Registered: a clean=true connection has had any stored session dropped.
+  aedes.on('client', (client: Client) => {
+    const account = accountOf.get(client);
+    if (client.clean && account !== undefined) owners.sessionCleared(client.id, account.username);
+  });
+
   const sockets = new Set<Socket>();
   // noDelay: MQTT packets are small; Nagle would hold each for a delayed ACK.
   const server: Server = createServer({ noDelay: true }, (socket) => {
@@ -134,6 +146,11 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     });
     const client = aedes.handle(connection);
     guardOf.set(client, guard);
+    // After `destroyed` is set: a login finishing later claims nothing (above).
+    connection.once('close', () => {
+      const account = accountOf.get(client);
+      if (account !== undefined) owners.left(client.id, account.username);
+    });
   });
   try {
     server.listen(options.port, options.host);

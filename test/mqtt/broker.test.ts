@@ -169,3 +169,74 @@ test('a logged-in client publishing an oversized retained message is disconnecte
   await new Promise((resolve) => setTimeout(resolve, 100));
   t.deepEqual(retained, [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`]);
 });
+
+// Issue 12, item 3: a client id (and its stored session) belongs to the
+// account that holds it.
+async function connectAs(url: string, username: string, password: string, clientId: string, clean: boolean): Promise<{ client?: MqttClient; code?: number; sessionPresent?: boolean }> {
+  try {
+    const client = mqtt.connect(url, { username, password, clientId, clean, reconnectPeriod: 0 });
+    const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
+      client.once('connect', resolve);
+      client.once('error', reject);
+    });
+    return { client, sessionPresent: connack.sessionPresent };
+  } catch (error) {
+    return { code: (error as { code?: number }).code };
+  }
+}
+
+test("another account cannot take over a stored persistent session, and its owner still gets it", async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'monitor-2', false);
+  await operator.client?.subscribeAsync(topics.allBoxes('command'), { qos: 1 });
+  await operator.client?.endAsync();
+  await started.publish(topics.box(9102, 'command'), '{"command":"AAAA"}');
+
+  const thief = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'monitor-2', false);
+  const stolen: string[] = [];
+  thief.client?.on('message', (topic) => stolen.push(topic));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await thief.client?.endAsync(true);
+  t.deepEqual({ code: thief.code, sessionPresent: thief.sessionPresent, stolen }, { code: 2, sessionPresent: undefined, stolen: [] }, 'refused: identifier rejected');
+  t.is(started.counters.refusedLogins, 1);
+
+  const back = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'monitor-2', false);
+  t.teardown(() => back.client?.endAsync(true));
+  const queued: string[] = [];
+  back.client?.on('message', (topic) => queued.push(topic));
+  t.true(back.sessionPresent);
+  await waitFor(() => queued.length === 1, 'the queued command for its owner');
+  t.deepEqual(queued, [topics.box(9102, 'command')]);
+});
+
+test("a live client is not kicked by another account reusing its client id; the same account still takes over", async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'shared-id', true);
+  t.teardown(() => operator.client?.endAsync(true));
+  const other = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'shared-id', true);
+  await other.client?.endAsync(true);
+  t.is(other.code, 2);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.true(operator.client?.connected, 'the operator stays connected');
+  await operator.client?.publishAsync(topics.box(9102, 'command'), '{"command":"AAAA"}', { qos: 1 });
+
+  // The same account reconnecting with its id replaces its old connection (MQTT-3.1.4-2).
+  const kicked = new Promise<void>((resolve) => operator.client?.once('close', () => resolve()));
+  const again = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'shared-id', true);
+  t.teardown(() => again.client?.endAsync(true));
+  await kicked;
+  t.true(again.client?.connected);
+});
+
+test('a clean client id is free for another account once its holder has left', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'passing-id', true);
+  await operator.client?.endAsync();
+  await waitFor(() => started.aedes.connectedClients === 0, 'the operator gone');
+  const box = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'passing-id', true);
+  t.teardown(() => box.client?.endAsync(true));
+  t.true(box.client?.connected);
+});
