@@ -1,3 +1,4 @@
+import { createConnection } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import mqtt, { type MqttClient } from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -238,5 +239,48 @@ test('a clean client id is free for another account once its holder has left', a
   await waitFor(() => started.aedes.connectedClients === 0, 'the operator gone');
   const box = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'passing-id', true);
   t.teardown(() => box.client?.endAsync(true));
+  t.true(box.client?.connected);
+});
+
+/** An MQTT 3.1.1 CONNECT with clean session, a username and a password. */
+function connectPacket(clientId: string, username: string, password: string): Buffer {
+  const field = (text: string): Buffer => {
+    const bytes = Buffer.from(text, 'utf8');
+    return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
+  };
+  const body = Buffer.concat([field('MQTT'), Buffer.from([4, 0xc2, 0, 60]), field(clientId), field(username), field(password)]);
+  return Buffer.concat([Buffer.from([0x10, body.length]), body]);
+}
+
+test('a connection reset while its login is checked holds no client id', async (t) => {
+  const fixture = brokerFixture(t);
+  // The password check of one login waits for the test: the connection goes meanwhile.
+  let loginStarted: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (loginStarted = resolve));
+  let finishLogin: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (finishLogin = resolve));
+  class SlowAccounts extends MqttAccountRepository {
+    override async authenticate(username: string, password: string): Promise<MqttAccount | null> {
+      if (username === fixture.operator.username) {
+        loginStarted();
+        await gate;
+      }
+      return super.authenticate(username, password);
+    }
+  }
+  const slow = await startEmbeddedBroker({ host: '127.0.0.1', port: 0, topics, accounts: new SlowAccounts(fixture.db) });
+  t.teardown(() => slow.close());
+  const socket = createConnection({ host: '127.0.0.1', port: slow.port });
+  socket.on('error', () => undefined);
+  socket.write(connectPacket('short-lived', fixture.operator.username, fixture.operator.password));
+  await started;
+  socket.resetAndDestroy();
+  await waitFor(() => socket.closed, 'the reset');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  finishLogin();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const box = await connectAs(slow.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'short-lived', true);
+  t.teardown(() => box.client?.endAsync(true));
+  t.is(box.code, undefined, 'not refused');
   t.true(box.client?.connected);
 });
