@@ -1,11 +1,11 @@
 // Refuses an MQTT packet whose fixed header declares more bytes than allowed,
 // before its body is buffered (issue 12). aedes 1.x hands mqtt-packet no size
 // limit: a CONNECT declaring 256 MB is kept in memory as it streams in, until
-// the 30 s connect timeout. This Transform sits between the socket and aedes,
-// reads each fixed header as the bytes arrive (MQTT 3.1.1, 2.2: one type byte,
-// then the remaining length as a 1 to 4 byte varint) and skips the bodies
-// without copying them; bytes pass through unchanged.
-import { Duplex, pipeline, Transform, type TransformCallback } from 'node:stream';
+// the 30 s connect timeout. A PacketSizeScanner reads each fixed header as
+// the bytes arrive (MQTT 3.1.1, 2.2: one type byte, then the remaining length
+// as a 1 to 4 byte varint) and skips the bodies without copying them; the
+// GuardedConnection aedes is given passes the bytes through unchanged.
+import { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 
 export interface PacketSizeLimits {
@@ -22,6 +22,9 @@ export interface PacketRefusal {
   readonly limitBytes: number;
   /** Refused before the client had logged in. */
   readonly beforeLogin: boolean;
+  /** Where the refused packet starts in the chunk scanned: the bytes before
+   * it are complete packets within the limits. */
+  readonly offset: number;
 }
 
 export class PacketTooLargeError extends Error {
@@ -38,17 +41,17 @@ export class PacketTooLargeError extends Error {
 /** The largest remaining length has 4 bytes [MQTT-2.2.3]. */
 const MAX_LENGTH_BYTES = 4;
 
-export class PacketSizeGuard extends Transform {
+/** The fixed headers of a byte stream, chunk by chunk: pure, no I/O. */
+export class PacketSizeScanner {
   #state: 'type' | 'length' | 'body' = 'type';
   #loggedIn = false;
   #length = 0;
   #multiplier = 1;
   #lengthBytes = 0;
-  /** Body bytes of the current packet still to pass. */
+  /** Body bytes of the current packet still to come. */
   #remaining = 0;
 
   constructor(private readonly limits: PacketSizeLimits) {
-    super();
     for (const [name, value] of Object.entries(limits)) {
       if (!Number.isInteger(value) || value < 2) throw new RangeError(`${name} must be an integer of at least 2`);
     }
@@ -59,10 +62,10 @@ export class PacketSizeGuard extends Transform {
     this.#loggedIn = true;
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+  /** Reads the next bytes; a refusal when a packet is over its limit (the
+   * stream must then stop: nothing after it is scanned). */
+  scan(chunk: Uint8Array): PacketRefusal | null {
     let offset = 0;
-    // Where the packet being read starts in this chunk: a refused one is
-    // not passed on, the complete packets before it are.
     let packetStart = 0;
     while (offset < chunk.length) {
       if (this.#state === 'body') {
@@ -83,15 +86,15 @@ export class PacketSizeGuard extends Transform {
       this.#lengthBytes++;
       if ((byte & 0x80) !== 0) {
         if (this.#lengthBytes < MAX_LENGTH_BYTES) continue;
-        return this.#refuse(chunk, packetStart, null, callback);
+        return this.#refusal(null, packetStart);
       }
       const declared = 1 + this.#lengthBytes + this.#length;
-      if (declared > this.#limit()) return this.#refuse(chunk, packetStart, declared, callback);
+      if (declared > this.#limit()) return this.#refusal(declared, packetStart);
       this.#remaining = this.#length;
       if (this.#remaining === 0) this.#endPacket();
       else this.#state = 'body';
     }
-    callback(null, chunk);
+    return null;
   }
 
   #limit(): number {
@@ -105,22 +108,71 @@ export class PacketSizeGuard extends Transform {
     this.#lengthBytes = 0;
   }
 
-  #refuse(chunk: Buffer, packetStart: number, declaredBytes: number | null, callback: TransformCallback): void {
-    if (packetStart > 0) this.push(chunk.subarray(0, packetStart));
-    callback(new PacketTooLargeError({ declaredBytes, limitBytes: this.#limit(), beforeLogin: !this.#loggedIn }));
+  #refusal(declaredBytes: number | null, offset: number): PacketRefusal {
+    return { declaredBytes, limitBytes: this.#limit(), beforeLogin: !this.#loggedIn, offset };
   }
 }
 
 /**
- * `connection` is what aedes is given: reads come through `guard`, writes go
+ * What aedes is given instead of the socket: reads are scanned, writes go
  * straight to the socket. A refusal destroys the socket at once (the client
  * sees the connection close: MQTT 3.1.1 has no code to refuse a packet with)
- * and is reported to `onRefused`.
+ * and is reported to `onRefused`. One thin Duplex rather than a Transform
+ * piped into Duplex.from: measured with 2,000 connections, that pair cost
+ * about 10 KiB of heap a connection, this about 2.
  */
-export function guardPacketSizes(socket: Socket, limits: PacketSizeLimits, onRefused: (refusal: PacketRefusal) => void): { connection: Duplex; guard: PacketSizeGuard } {
-  const guard = new PacketSizeGuard(limits);
-  pipeline(socket, guard, (error) => {
-    if (error instanceof PacketTooLargeError) onRefused(error.refusal);
-  });
-  return { connection: Duplex.from({ readable: guard, writable: socket }), guard };
+export class GuardedConnection extends Duplex {
+  readonly scanner: PacketSizeScanner;
+  #onDrain: (() => void) | null = null;
+
+  constructor(
+    private readonly socket: Socket,
+    limits: PacketSizeLimits,
+    private readonly onRefused: (refusal: PacketRefusal) => void,
+  ) {
+    // Ends are handled below: the socket's own allowHalfOpen decides.
+    super({ allowHalfOpen: true });
+    this.scanner = new PacketSizeScanner(limits);
+    socket.on('readable', () => this._read());
+    socket.on('end', () => this.push(null));
+    socket.on('drain', () => {
+      const onDrain = this.#onDrain;
+      this.#onDrain = null;
+      onDrain?.();
+    });
+    socket.on('error', (error) => this.destroy(error));
+    socket.on('close', () => this.destroy());
+  }
+
+  override _read(): void {
+    let chunk: Buffer | null;
+    while (!this.destroyed && (chunk = this.socket.read() as Buffer | null) !== null) {
+      const refusal = this.scanner.scan(chunk);
+      if (refusal !== null) {
+        if (refusal.offset > 0) this.push(chunk.subarray(0, refusal.offset));
+        this.onRefused(refusal);
+        this.destroy(new PacketTooLargeError(refusal));
+        return;
+      }
+      if (!this.push(chunk)) return;
+    }
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.socket.write(chunk)) callback();
+    else this.#onDrain = callback;
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.socket.end();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.socket.destroy();
+    const onDrain = this.#onDrain;
+    this.#onDrain = null;
+    onDrain?.();
+    callback(error);
+  }
 }
