@@ -37,8 +37,9 @@ export const DEFAULT_MAX_PACKET_BYTES = 64 * 1024;
 
 /** The largest CONNECT, whatever MQTT_MAX_PACKET_BYTES says. A parkbench
  * CONNECT (client id, username, password, an availability will) is about
- * 200 bytes; 4 KiB leaves room for long ids and prefixes while a client that
- * has not logged in yet can make the broker hold no more than this. */
+ * 200 bytes; 4 KiB leaves room for long ids and prefixes, and no packet of
+ * a client that has not logged in yet is larger (the limit holds until its
+ * login succeeds). */
 export const MAX_CONNECT_BYTES = 4 * 1024;
 
 export interface BrokerCounters {
