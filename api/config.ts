@@ -25,6 +25,10 @@ export interface ApiConfig {
   /** Shared subscription group for responses on an external broker, so
    * several API processes split them; empty: a plain subscription. */
   readonly mqttSharedGroup: string;
+  /** Largest MQTT packet a logged-in client may send to the embedded broker,
+   * bytes (a CONNECT: at most 4 KiB whatever this says); larger ones close
+   * the connection at their fixed header. */
+  readonly mqttMaxPacketBytes: number;
   /** How long POST /api/car_driver/smart_keys/:id/open waits for the box, ms. */
   readonly boxAnswerTimeoutMs: number;
   /** Access token lifetime, seconds. */
@@ -162,6 +166,7 @@ export const DEFAULTS = Object.freeze({
   MQTT_PASSWORD: '',
   MQTT_TOPIC_PREFIX: 'parkbench',
   MQTT_SHARED_GROUP: 'parkbench-api', // empty: no shared subscription
+  MQTT_MAX_PACKET_BYTES: '65536', // 64 KiB; the embedded broker closes a connection sending more
   BOX_ANSWER_TIMEOUT_MS: '5000', // an online key's open waits this long for the box
   TOKEN_TTL_SECONDS: '7200', // 2 hours, the spec's documented value
   REFRESH_TOKEN_TTL_SECONDS: '2592000', // 30 days
@@ -193,6 +198,8 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   mqttPassword: { key: 'mqttPassword', env: 'MQTT_PASSWORD', parse: optionalText },
   mqttTopicPrefix: { key: 'mqttTopicPrefix', env: 'MQTT_TOPIC_PREFIX', parse: topicPrefix },
   mqttSharedGroup: { key: 'mqttSharedGroup', env: 'MQTT_SHARED_GROUP', parse: sharedGroup },
+  // 268435455: the largest remaining length MQTT can express (256 MiB).
+  mqttMaxPacketBytes: { key: 'mqttMaxPacketBytes', env: 'MQTT_MAX_PACKET_BYTES', parse: integer(4096, 268_435_455) },
   boxAnswerTimeoutMs: { key: 'boxAnswerTimeoutMs', env: 'BOX_ANSWER_TIMEOUT_MS', parse: integer(100, 600_000) },
   tokenTtlSeconds: { key: 'tokenTtlSeconds', env: 'TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
   refreshTokenTtlSeconds: { key: 'refreshTokenTtlSeconds', env: 'REFRESH_TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },

@@ -11,6 +11,8 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
 import type { MqttAccountRepository } from './accounts.js';
+import { ClientIdOwners } from './client-id-owners.js';
+import { GuardedConnection } from './packet-size-guard.js';
 import { indexedRetainedPersistence } from './retained-index.js';
 
 /** Turns a box response into a box log; resolves once it is committed (or
@@ -25,12 +27,27 @@ export interface EmbeddedBrokerOptions {
   readonly accounts: MqttAccountRepository;
   readonly logger?: Logger;
   readonly ingest?: ResponseIngester;
+  /** Largest packet a logged-in client may send, bytes (MQTT_MAX_PACKET_BYTES). */
+  readonly maxPacketBytes?: number;
 }
+
+/** MQTT_MAX_PACKET_BYTES's default: a box response or state is under 1 KiB,
+ * a gateway's state about 40 bytes a box it reaches. */
+export const DEFAULT_MAX_PACKET_BYTES = 64 * 1024;
+
+/** The largest CONNECT, whatever MQTT_MAX_PACKET_BYTES says. A parkbench
+ * CONNECT (client id, username, password, an availability will) is about
+ * 200 bytes; 4 KiB leaves room for long ids and prefixes, and no packet of
+ * a client that has not logged in yet is larger (the limit holds until its
+ * login succeeds). */
+export const MAX_CONNECT_BYTES = 4 * 1024;
 
 export interface BrokerCounters {
   refusedLogins: number;
   refusedPublishes: number;
   refusedSubscriptions: number;
+  /** Connections closed for a packet over the size limit (issue 12). */
+  refusedPackets: number;
 }
 
 export interface EmbeddedBroker {
@@ -51,13 +68,17 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const logger = (options.logger ?? silentLogger).child({ component: 'api:broker' });
   const acl = new MqttAcl(options.topics);
   const accountOf = new WeakMap<Client, MqttAccount>();
-  const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0 };
+  const connectionOf = new WeakMap<Client, GuardedConnection>();
+  const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0, refusedPackets: 0 };
+  const maxPacketBytes = options.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
+  const packetLimits = { connectBytes: Math.min(MAX_CONNECT_BYTES, maxPacketBytes), packetBytes: maxPacketBytes };
+  const owners = new ClientIdOwners();
 
   const aedes = await Aedes.createBroker({
     id: 'parkbench-api',
     persistence: indexedRetainedPersistence() as never,
     authenticate: (client, username, password, done) => {
-      const refuse = (code: 4 | 5, reason: string): void => {
+      const refuse = (code: 2 | 4 | 5, reason: string): void => {
         counters.refusedLogins++;
         logger.warn({ client_id: client.id, username: username ?? null, reason }, 'MQTT login refused');
         const error = new Error(reason) as AuthenticateError;
@@ -68,7 +89,12 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       options.accounts.authenticate(username, password.toString('utf8')).then(
         (account) => {
           if (account === null) return refuse(4, 'unknown username or wrong password');
+          // aedes drops the login of a connection closed meanwhile: claim nothing for it.
+          if (client.closed || client.conn.destroyed) return done(null, false);
+          // Checked after the password, so only an account learns that an id is taken.
+          if (!owners.claim(client.id, account.username, client.clean)) return refuse(2, 'client id belongs to another account');
           accountOf.set(client, account);
+          connectionOf.get(client)?.scanner.loggedIn();
           done(null, true);
         },
         (error: unknown) => refuse(5, `login could not be checked: ${(error as Error).message}`),
@@ -100,12 +126,32 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     },
   });
 
+  // Registered: a clean=true connection has had any stored session dropped.
+  aedes.on('client', (client: Client) => {
+    const account = accountOf.get(client);
+    if (client.clean && account !== undefined) owners.sessionCleared(client.id, account.username);
+  });
+
   const sockets = new Set<Socket>();
   // noDelay: MQTT packets are small; Nagle would hold each for a delayed ACK.
   const server: Server = createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    aedes.handle(socket);
+    // A refusal comes with data, later than `client` is set.
+    const connection = new GuardedConnection(socket, packetLimits, (refusal) => {
+      counters.refusedPackets++;
+      logger.warn(
+        { client_id: client.id, username: accountOf.get(client)?.username ?? null, address: socket.remoteAddress ?? null, declared_bytes: refusal.declaredBytes, limit_bytes: refusal.limitBytes, before_login: refusal.beforeLogin },
+        'MQTT packet refused: over the size limit, connection closed',
+      );
+    });
+    const client = aedes.handle(connection);
+    connectionOf.set(client, connection);
+    // After `destroyed` is set: a login finishing later claims nothing (above).
+    connection.once('close', () => {
+      const account = accountOf.get(client);
+      if (account !== undefined) owners.left(client.id, account.username);
+    });
   });
   try {
     server.listen(options.port, options.host);

@@ -53,6 +53,7 @@ export class MqttService {
         port: connection.port,
         topics,
         accounts: new MqttAccountRepository(options.ctx.db),
+        maxPacketBytes: options.ctx.config.mqttMaxPacketBytes,
         logger,
         ingest: (moduleId, payload) => batcher.ingest(moduleId, payload),
       });
@@ -83,7 +84,7 @@ export class MqttService {
     return new MqttService(ingestion, connection.url, options, undefined, client);
   }
 
-  /** Counters of the embedded broker (refused logins, publishes, subscriptions), if it runs. */
+  /** Counters of the embedded broker (refused logins, publishes, subscriptions, packets), if it runs. */
   get brokerCounters(): EmbeddedBroker['counters'] | undefined {
     return this.broker?.counters;
   }

@@ -25,3 +25,10 @@ test('bad values name the variable or the flag', (t) => {
   t.throws(() => loadConfig({ DATABASE_PATH: '  ' }), { message: /^DATABASE_PATH must not be empty/ });
   t.throws(() => loadConfig({ DATABASE_BUSY_TIMEOUT_MS: '-1' }), { message: /^DATABASE_BUSY_TIMEOUT_MS must be an integer/ });
 });
+
+test('MQTT_MAX_PACKET_BYTES: 64 KiB by default, from 4 KiB to the 256 MiB MQTT can express', (t) => {
+  t.is(loadConfig({}).mqttMaxPacketBytes, 65_536);
+  t.is(loadConfig({ MQTT_MAX_PACKET_BYTES: '268435455' }).mqttMaxPacketBytes, 268_435_455);
+  t.throws(() => loadConfig({ MQTT_MAX_PACKET_BYTES: '4095' }), { message: /^MQTT_MAX_PACKET_BYTES must be an integer from 4096 to 268435455/ });
+  t.throws(() => loadConfig({ MQTT_MAX_PACKET_BYTES: '268435456' }), { message: /^MQTT_MAX_PACKET_BYTES must be an integer/ });
+});

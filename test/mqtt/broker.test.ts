@@ -1,3 +1,4 @@
+import { createConnection } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import mqtt, { type MqttClient } from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -146,4 +147,140 @@ test('retained messages still reach exact and wildcard subscriptions (indexed pe
   await waitFor(() => exact.length === 1 && wildcard.length === 1, 'the retained availability, once each');
   t.deepEqual(exact, [`${topics.box(9101, 'availability')}=online`], 'a cleared retained state is not delivered');
   t.deepEqual(wildcard, [`${topics.box(9101, 'availability')}=online`]);
+});
+
+// Issue 12, item 2: packets over MQTT_MAX_PACKET_BYTES are refused at their
+// fixed header; nothing of them is published or retained.
+test('a logged-in client publishing an oversized retained message is disconnected and nothing is retained', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  await box.publishAsync(topics.box(9101, 'state'), JSON.stringify({ pad: 'x'.repeat(60_000) }), { qos: 1, retain: true });
+  const closed = new Promise<void>((resolve) => box.once('close', () => resolve()));
+  box.publish(topics.box(9101, 'availability'), Buffer.alloc(100 * 1024 * 1024, 0x41), { qos: 1, retain: true });
+  await Promise.race([closed, new Promise((_resolve, reject) => setTimeout(() => reject(new Error('still connected after 5 s')), 5_000))]);
+  t.is(started.counters.refusedPackets, 1);
+
+  const operator = await login(t, started.url, fixture.operator.username, fixture.operator.password);
+  const retained: string[] = [];
+  operator.on('message', (topic, payload) => retained.push(`${topic}:${payload.length}`));
+  await operator.subscribeAsync(topics.allBoxes('state'), { qos: 1 });
+  await operator.subscribeAsync(topics.allBoxes('availability'), { qos: 1 });
+  await waitFor(() => retained.length >= 1, 'the retained state under the limit');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.deepEqual(retained, [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`]);
+});
+
+// Issue 12, item 3: a client id (and its stored session) belongs to the
+// account that holds it.
+async function connectAs(url: string, username: string, password: string, clientId: string, clean: boolean): Promise<{ client?: MqttClient; code?: number; sessionPresent?: boolean }> {
+  try {
+    const client = mqtt.connect(url, { username, password, clientId, clean, reconnectPeriod: 0 });
+    const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
+      client.once('connect', resolve);
+      client.once('error', reject);
+    });
+    return { client, sessionPresent: connack.sessionPresent };
+  } catch (error) {
+    return { code: (error as { code?: number }).code };
+  }
+}
+
+test("another account cannot take over a stored persistent session, and its owner still gets it", async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'monitor-2', false);
+  await operator.client?.subscribeAsync(topics.allBoxes('command'), { qos: 1 });
+  await operator.client?.endAsync();
+  await started.publish(topics.box(9102, 'command'), '{"command":"AAAA"}');
+
+  const thief = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'monitor-2', false);
+  const stolen: string[] = [];
+  thief.client?.on('message', (topic) => stolen.push(topic));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await thief.client?.endAsync(true);
+  t.deepEqual({ code: thief.code, sessionPresent: thief.sessionPresent, stolen }, { code: 2, sessionPresent: undefined, stolen: [] }, 'refused: identifier rejected');
+  t.is(started.counters.refusedLogins, 1);
+
+  const back = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'monitor-2', false);
+  t.teardown(() => back.client?.endAsync(true));
+  const queued: string[] = [];
+  back.client?.on('message', (topic) => queued.push(topic));
+  t.true(back.sessionPresent);
+  await waitFor(() => queued.length === 1, 'the queued command for its owner');
+  t.deepEqual(queued, [topics.box(9102, 'command')]);
+});
+
+test("a live client is not kicked by another account reusing its client id; the same account still takes over", async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'shared-id', true);
+  t.teardown(() => operator.client?.endAsync(true));
+  const other = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'shared-id', true);
+  await other.client?.endAsync(true);
+  t.is(other.code, 2);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.true(operator.client?.connected, 'the operator stays connected');
+  await operator.client?.publishAsync(topics.box(9102, 'command'), '{"command":"AAAA"}', { qos: 1 });
+
+  // The same account reconnecting with its id replaces its old connection (MQTT-3.1.4-2).
+  const kicked = new Promise<void>((resolve) => operator.client?.once('close', () => resolve()));
+  const again = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'shared-id', true);
+  t.teardown(() => again.client?.endAsync(true));
+  await kicked;
+  t.true(again.client?.connected);
+});
+
+test('a clean client id is free for another account once its holder has left', async (t) => {
+  const fixture = brokerFixture(t);
+  const started = await broker(t, fixture);
+  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'passing-id', true);
+  await operator.client?.endAsync();
+  await waitFor(() => started.aedes.connectedClients === 0, 'the operator gone');
+  const box = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'passing-id', true);
+  t.teardown(() => box.client?.endAsync(true));
+  t.true(box.client?.connected);
+});
+
+/** An MQTT 3.1.1 CONNECT with clean session, a username and a password. */
+function connectPacket(clientId: string, username: string, password: string): Buffer {
+  const field = (text: string): Buffer => {
+    const bytes = Buffer.from(text, 'utf8');
+    return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
+  };
+  const body = Buffer.concat([field('MQTT'), Buffer.from([4, 0xc2, 0, 60]), field(clientId), field(username), field(password)]);
+  return Buffer.concat([Buffer.from([0x10, body.length]), body]);
+}
+
+test('a connection reset while its login is checked holds no client id', async (t) => {
+  const fixture = brokerFixture(t);
+  // The password check of one login waits for the test: the connection goes meanwhile.
+  let loginStarted: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (loginStarted = resolve));
+  let finishLogin: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (finishLogin = resolve));
+  class SlowAccounts extends MqttAccountRepository {
+    override async authenticate(username: string, password: string): Promise<MqttAccount | null> {
+      if (username === fixture.operator.username) {
+        loginStarted();
+        await gate;
+      }
+      return super.authenticate(username, password);
+    }
+  }
+  const slow = await startEmbeddedBroker({ host: '127.0.0.1', port: 0, topics, accounts: new SlowAccounts(fixture.db) });
+  t.teardown(() => slow.close());
+  const socket = createConnection({ host: '127.0.0.1', port: slow.port });
+  socket.on('error', () => undefined);
+  socket.write(connectPacket('short-lived', fixture.operator.username, fixture.operator.password));
+  await started;
+  socket.resetAndDestroy();
+  await waitFor(() => socket.closed, 'the reset');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  finishLogin();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const box = await connectAs(slow.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'short-lived', true);
+  t.teardown(() => box.client?.endAsync(true));
+  t.is(box.code, undefined, 'not refused');
+  t.true(box.client?.connected);
 });
