@@ -13,6 +13,7 @@ import {
   LinkType,
   decide,
   decodeLinkFrame,
+  initialBoxState,
   encodeLinkFrame,
   sealCommand,
   sealResponse,
@@ -29,7 +30,7 @@ const boxKey = Buffer.from('a0a1a2a3a4a5a6a7a8a9aaabacadaeaf', 'hex');
 const T0 = 1_767_225_600;
 const body = { notBefore: T0, notAfter: T0 + 7200, maxEntries: 3, maxExits: 3, moduleIds: [101, 102] };
 const config: BoxConfig = { moduleId: 101, parkingId: 7, direction: 'entrance', parkingKey, parkingKeyNext: null, boxKey, skewSeconds: 120, minBatteryMv: 3300 };
-const state: BoxState = { boxSeq: 10, lastControlSeq: 0, tries: new Map() };
+const state: BoxState = { ...initialBoxState(), boxSeq: 10 };
 const conditions = { boxTime: T0 + 60, batteryMv: 3700, barrier: Barrier.CLOSED, jammed: false };
 
 const command = sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 42, scope: 7, body });
