@@ -2,7 +2,6 @@
 // sealing under K_park or K_box, and opening. Opening never throws: a bad
 // frame gives the protocol status of the first check it fails. ACCESS_SIGNED
 // is signed, not sealed: signed-command.ts.
-import { randomBytes } from 'node:crypto';
 import {
   COMMAND_HEADER_LENGTH,
   CommandOffset,
@@ -18,6 +17,7 @@ import { asBuffer, requireLength, requireU32, requireU8 } from './bytes.js';
 import { ccmOpen, ccmSeal } from './ccm.js';
 import { type BodyOfKind, decodeBody, encodeBody } from './command-body.js';
 import { ProtocolError, ProtocolErrorCode } from './errors.js';
+import { randomNonce } from './random-nonce.js';
 
 /** A command's kind, key_id, scope and body, as the service means it. */
 export type CommandFields = {
@@ -95,7 +95,7 @@ export function sealRawCommand(input: {
   readonly version?: number;
 }): Buffer {
   requireLength('key', input.key, 16);
-  const nonce = input.nonce ?? randomBytes(NONCE_LENGTH);
+  const nonce = input.nonce ?? randomNonce();
   requireLength('nonce', nonce, NONCE_LENGTH);
   const plaintext = input.plaintext;
   const frame = Buffer.allocUnsafe(COMMAND_HEADER_LENGTH + plaintext.length + TAG_LENGTH);

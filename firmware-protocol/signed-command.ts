@@ -2,12 +2,13 @@
 // header, the ACCESS body in the clear, then an ECDSA P-256 / SHA-256
 // signature over bytes 0..21+n as r || s (node's dsaEncoding 'ieee-p1363').
 // Signatures are randomized and malleable: nothing here keys on their bytes.
-import { randomBytes, sign, verify } from 'node:crypto';
+import { sign, verify } from 'node:crypto';
 import { COMMAND_HEADER_LENGTH, CommandOffset, FrameKind, NONCE_LENGTH, PROTOCOL_VERSION, SIGNATURE_LENGTH, Status } from './constants.js';
 import { asBuffer, requireLength, requireU32, requireU8 } from './bytes.js';
 import { type AccessBody, decodeAccessBody, encodeAccessBody } from './command-body.js';
 import { type CommandHeader, type OpenResult, type OpenedCommand, parseCommandHeader } from './command.js';
 import { type IssuerPrivateKey, issuerPrivateKeyObject, issuerPublicKeyObject } from './issuer-keys.js';
+import { randomNonce } from './random-nonce.js';
 
 const SIGN_OPTIONS = { dsaEncoding: 'ieee-p1363' } as const;
 
@@ -37,7 +38,7 @@ export interface SignRawInput {
 
 /** Header || body || signature, the signature made by `signer` over header || body. */
 export function assembleSignedFrame(input: Omit<SignRawInput, 'privateKey'>, signer: (message: Buffer) => Uint8Array): Buffer {
-  const nonce = input.nonce ?? randomBytes(NONCE_LENGTH);
+  const nonce = input.nonce ?? randomNonce();
   requireLength('nonce', nonce, NONCE_LENGTH);
   const signedLength = COMMAND_HEADER_LENGTH + input.body.length;
   const frame = Buffer.allocUnsafe(signedLength + SIGNATURE_LENGTH);
