@@ -98,6 +98,9 @@ test('issuer keys: generate, derive the public key, check points; bad private ke
   const ed = generateKeyPairSync('ed25519').privateKey;
   t.throws(() => signAccessCommand({ privateKey: ed, keyId: 1, scope: 7, body }), { instanceOf: ProtocolError });
   t.throws(() => setIssuer(6, flipBit(issuerPublic, 511), null), { instanceOf: ProtocolError }, 'the encoder refuses a point off the curve');
+  t.throws(() => sealCommand({ key: parkingKey, kind: FrameKind.ACCESS_SIGNED as typeof FrameKind.ACCESS, keyId: 1, scope: 7, body }), { instanceOf: ProtocolError, message: /signAccessCommand/ }, 'ACCESS_SIGNED is signed, never sealed');
+  t.throws(() => revoke(6, []), { instanceOf: ProtocolError });
+  t.throws(() => revoke(6, Array.from({ length: 17 }, () => ({ keyId: 1, until: 1 }))), { instanceOf: ProtocolError });
 });
 
 test('step 2: ACCESS_SIGNED needs 86 bytes (header and signature), else MALFORMED with kind and key_id 0', (t) => {
