@@ -3,7 +3,10 @@
 // ACCESS command, measured in the same run. Each figure is the median of
 // several timed rounds after a warm-up (a 2-core machine is noisy).
 // Target (issue 2): open + decide ACCESS >= 100,000/s and within 3x of the bare cipher.
-import { createCipheriv } from 'node:crypto';
+// Target (issue 13): sign ACCESS_SIGNED within 1.3x of a bare crypto.sign, and
+// verify + decide ACCESS_SIGNED within 1.3x of a bare crypto.verify, of the
+// same bytes, in the same run.
+import { createCipheriv, sign, verify } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import {
   Barrier,
@@ -14,7 +17,12 @@ import {
   decide,
   decodeLinkFrame,
   encodeLinkFrame,
+  initialBoxState,
+  issuerPrivateKeyObject,
+  issuerPublicKeyObject,
+  issuerPublicKeyOf,
   sealCommand,
+  signAccessCommand,
   sealResponse,
   verifyResponse,
   verifyResponses,
@@ -29,7 +37,9 @@ const boxKey = Buffer.from('a0a1a2a3a4a5a6a7a8a9aaabacadaeaf', 'hex');
 const T0 = 1_767_225_600;
 const body = { notBefore: T0, notAfter: T0 + 7200, maxEntries: 3, maxExits: 3, moduleIds: [101, 102] };
 const config: BoxConfig = { moduleId: 101, parkingId: 7, direction: 'entrance', parkingKey, parkingKeyNext: null, boxKey, skewSeconds: 120, minBatteryMv: 3300 };
-const state: BoxState = { boxSeq: 10, lastControlSeq: 0, tries: new Map() };
+const issuerPrivate = Buffer.from('0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20', 'hex');
+const issuerPublic = issuerPublicKeyOf(issuerPrivate);
+const state: BoxState = { ...initialBoxState({ issuerKey: issuerPublic }), boxSeq: 10 };
 const conditions = { boxTime: T0 + 60, batteryMv: 3700, barrier: Barrier.CLOSED, jammed: false };
 
 const command = sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 42, scope: 7, body });
@@ -39,18 +49,31 @@ if (firstDecision.status !== 0) throw new Error(`benchmark setup: decide gave st
 const responseFields = firstDecision.fields;
 const responseFrame = firstDecision.response;
 
+/** Indexes in `operations` of the bare crypto.sign and crypto.verify; each is
+ * followed by the operation compared with it. */
+const SIGN_BASELINE = 7;
+const VERIFY_BASELINE = 9;
 let sink = 0; // keeps results alive so the work is not optimized away
 
 /** A batch of box logs as POST /api/box_logs gets them: 50 responses of one box. */
 const BATCH = 50;
 const batch = Array.from({ length: BATCH }, (_, i) => ({ response: sealResponse({ ...responseFields, boxSeq: responseFields.boxSeq + i }, boxKey, command), command }));
 
+const signedCommand = signAccessCommand({ privateKey: issuerPrivate, keyId: 42, scope: 7, body });
+if (decide(config, state, conditions, signedCommand).status !== 0) throw new Error('benchmark setup: ACCESS_SIGNED not accepted');
+const signedPart = signedCommand.subarray(0, signedCommand.length - 64);
+const signature = signedCommand.subarray(signedCommand.length - 64);
+// The bare calls get node's KeyObjects made once, as a careful caller would.
+const bareSignOptions = { key: issuerPrivateKeyObject(issuerPrivate), dsaEncoding: 'ieee-p1363' } as const;
+const bareVerifyOptions = { key: issuerPublicKeyObject(issuerPublic), dsaEncoding: 'ieee-p1363' } as const;
+
 const baselinePlain = Buffer.alloc(plaintextLength, 0x5a);
 const baselineAad = command.subarray(0, 22);
 const baselineNonce = command.subarray(10, 22);
 
-/** `per`: responses per run, so that figures are per response. */
-const operations: { name: string; run: () => void; per?: number }[] = [
+/** `per`: responses per run, so that figures are per response. `baseline`:
+ * the index of the operation this one is compared with (default 0). */
+const operations: { name: string; run: () => void; per?: number; baseline?: number }[] = [
   {
     name: `baseline: bare aes-128-ccm seal (${plaintextLength}-byte plaintext, 22-byte AAD)`,
     run: () => {
@@ -98,6 +121,34 @@ const operations: { name: string; run: () => void; per?: number }[] = [
       sink += decodeLinkFrame(encodeLinkFrame(LinkType.RESPONSE, responseFrame)).payload.length;
     },
   },
+  {
+    name: `baseline: bare crypto.sign P-256 of the same ${signedPart.length} bytes`,
+    run: () => {
+      sink += sign('sha256', signedPart, bareSignOptions).length;
+    },
+    baseline: SIGN_BASELINE,
+  },
+  {
+    name: 'sign ACCESS_SIGNED (2 modules, random nonce, key as 32 bytes)',
+    run: () => {
+      sink += signAccessCommand({ privateKey: issuerPrivate, keyId: 42, scope: 7, body }).length;
+    },
+    baseline: SIGN_BASELINE,
+  },
+  {
+    name: `baseline: bare crypto.verify P-256 of the same ${signedPart.length} bytes`,
+    run: () => {
+      sink += verify('sha256', signedPart, bareVerifyOptions, signature) ? 1 : 0;
+    },
+    baseline: VERIFY_BASELINE,
+  },
+  {
+    name: 'verify + decide ACCESS_SIGNED (incl. sealing the response)',
+    run: () => {
+      sink += decide(config, state, conditions, signedCommand).status;
+    },
+    baseline: VERIFY_BASELINE,
+  },
 ];
 
 /** Runs `run` for about `ms` milliseconds; returns operations per second. */
@@ -131,14 +182,19 @@ function main(): void {
   const width = Math.max(...operations.map((op) => op.name.length));
   operations.forEach((op, i) => {
     const opsPerSecond = medians[i] ?? 0;
-    const ratio = baseline / opsPerSecond;
+    const own = op.baseline ?? 0;
+    const ratio = (medians[own] ?? 1) / opsPerSecond;
     const spread = `min ${format(Math.min(...(samples[i] ?? [0])))} max ${format(Math.max(...(samples[i] ?? [0])))}`;
-    process.stdout.write(`${op.name.padEnd(width)}  ${format(opsPerSecond).padStart(10)} ops/s  ${i === 0 ? 'baseline' : `${ratio.toFixed(2)}x the baseline's cost`}  (${spread})\n`);
+    process.stdout.write(`${op.name.padEnd(width)}  ${format(opsPerSecond).padStart(10)} ops/s  ${i === own ? 'baseline' : `${ratio.toFixed(2)}x the baseline's cost`}  (${spread})\n`);
   });
   const openDecide = medians[2] ?? 0;
   const ratio = baseline / openDecide;
   const verdict = openDecide >= 100_000 && ratio <= 3 ? 'met' : 'NOT met';
   process.stdout.write(`target open + decide >= 100,000/s and within 3x of the bare cipher: ${verdict} (${format(openDecide)}/s, ${ratio.toFixed(2)}x)\n`);
+  const signRatio = (medians[SIGN_BASELINE] ?? 1) / (medians[SIGN_BASELINE + 1] ?? 1);
+  const verifyRatio = (medians[VERIFY_BASELINE] ?? 1) / (medians[VERIFY_BASELINE + 1] ?? 1);
+  process.stdout.write(`target sign ACCESS_SIGNED within 1.3x of bare crypto.sign: ${signRatio <= 1.3 ? 'met' : 'NOT met'} (${signRatio.toFixed(2)}x)\n`);
+  process.stdout.write(`target verify + decide ACCESS_SIGNED within 1.3x of bare crypto.verify: ${verifyRatio <= 1.3 ? 'met' : 'NOT met'} (${verifyRatio.toFixed(2)}x)\n`);
   if (sink === -1) process.stdout.write('\n');
 }
 

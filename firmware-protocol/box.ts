@@ -1,17 +1,20 @@
 // The box's configuration, persisted state and conditions, as `decide` and
 // `statusReport` take them (PROTOCOL.md, provisioning file; checks).
-import type { Barrier} from './constants.js';
-import { DEFAULT_SKEW_SECONDS, Direction } from './constants.js';
+import type { Barrier } from './constants.js';
+import { DEFAULT_SKEW_SECONDS, Direction, REVOCATION_LIST_CAPACITY } from './constants.js';
 
 export type BoxDirection = 'entrance' | 'exit';
 
-/** What a box is provisioned with (PROTOCOL.md, provisioning file). */
+/** What a box is provisioned with (PROTOCOL.md, provisioning file). The
+ * issuer keys are not here: they live in BoxState, since SET_ISSUER replaces
+ * them and "the box's own state wins over the file once it has one". */
 export interface BoxConfig {
   readonly moduleId: number;
   readonly parkingId: number;
   readonly direction: BoxDirection;
-  /** K_park, 16 bytes. */
-  readonly parkingKey: Uint8Array;
+  /** K_park, 16 bytes; null on a box of a signed parking (PROTOCOL.md, keys:
+   * "a box that holds no K_park answers every ACCESS AUTH_FAILED"). */
+  readonly parkingKey: Uint8Array | null;
   /** The next K_park during a rotation, tried after parkingKey; null if none. */
   readonly parkingKeyNext: Uint8Array | null;
   /** K_box, 16 bytes. */
@@ -20,6 +23,9 @@ export interface BoxConfig {
   readonly skewSeconds?: number;
   /** Below this battery level the barrier is not moved (step 10). */
   readonly minBatteryMv: number;
+  /** Entries the revocation list holds, default 64 (PROTOCOL.md, checks: "at
+   * least 64 entries (the simulator: exactly 64)"). */
+  readonly revocationCapacity?: number;
 }
 
 /** Tries counted for one key_id in this box's direction (step 9), with the
@@ -29,13 +35,21 @@ export interface KeyTries {
   readonly notAfter: number;
 }
 
-/** What survives a restart of the box (PROTOCOL.md, checks, last paragraph). */
+/** What survives a restart of the box (PROTOCOL.md, checks, paragraph after
+ * step 11: tries, box_seq, the last control sequence, the issuer keys and the
+ * revocation list). */
 export interface BoxState {
   /** The box_seq of the last response sent (0 before the first). */
   readonly boxSeq: number;
   /** The last control sequence accepted (0 before the first). */
   readonly lastControlSeq: number;
   readonly tries: ReadonlyMap<number, KeyTries>;
+  /** `issuer_key`: 64 bytes X || Y, or null (then every ACCESS_SIGNED is AUTH_FAILED). */
+  readonly issuerKey: Uint8Array | null;
+  /** `issuer_key_previous`: 64 bytes X || Y, or null for none. */
+  readonly issuerKeyPrevious: Uint8Array | null;
+  /** The revocation list: key_id -> until (Unix seconds). */
+  readonly revocations: ReadonlyMap<number, number>;
 }
 
 /** The box's clock, battery and barrier when a command arrives. */
@@ -48,12 +62,19 @@ export interface BoxConditions {
   readonly jammed: boolean;
 }
 
-export function initialBoxState(): BoxState {
-  return { boxSeq: 0, lastControlSeq: 0, tries: new Map() };
+/** A new box's state: nothing counted, no revocations, and the issuer keys
+ * of its provisioning file (PROTOCOL.md, provisioning file: "the public keys
+ * the box starts with"), none by default. */
+export function initialBoxState(issuers: { issuerKey?: Uint8Array | null; issuerKeyPrevious?: Uint8Array | null } = {}): BoxState {
+  return { boxSeq: 0, lastControlSeq: 0, tries: new Map(), issuerKey: issuers.issuerKey ?? null, issuerKeyPrevious: issuers.issuerKeyPrevious ?? null, revocations: new Map() };
 }
 
 export function skewOf(config: BoxConfig): number {
   return config.skewSeconds ?? DEFAULT_SKEW_SECONDS;
+}
+
+export function revocationCapacityOf(config: BoxConfig): number {
+  return config.revocationCapacity ?? REVOCATION_LIST_CAPACITY;
 }
 
 /** Response byte 22 for a non-control command (PROTOCOL.md, response frame). */

@@ -1,23 +1,23 @@
 // Command frames, service -> box (PROTOCOL.md, command frame): the header,
 // sealing under K_park or K_box, and opening. Opening never throws: a bad
-// frame gives the protocol status of the first check it fails.
-import { randomBytes } from 'node:crypto';
-import type {
-  FrameKind} from './constants.js';
+// frame gives the protocol status of the first check it fails. ACCESS_SIGNED
+// is signed, not sealed: signed-command.ts.
 import {
   COMMAND_HEADER_LENGTH,
   CommandOffset,
-  MIN_COMMAND_LENGTH,
+  FrameKind,
   NONCE_LENGTH,
   PROTOCOL_VERSION,
   Status,
   TAG_LENGTH,
   isFrameKind,
+  minFrameLength,
 } from './constants.js';
 import { asBuffer, requireLength, requireU32, requireU8 } from './bytes.js';
 import { ccmOpen, ccmSeal } from './ccm.js';
 import { type BodyOfKind, decodeBody, encodeBody } from './command-body.js';
 import { ProtocolError, ProtocolErrorCode } from './errors.js';
+import { randomNonce } from './random-nonce.js';
 
 /** A command's kind, key_id, scope and body, as the service means it. */
 export type CommandFields = {
@@ -32,12 +32,17 @@ export type CommandFields = {
 }[FrameKind];
 
 export type AccessCommandFields = Extract<CommandFields, { kind: typeof FrameKind.ACCESS }>;
+export type SignedAccessCommandFields = Extract<CommandFields, { kind: typeof FrameKind.ACCESS_SIGNED }>;
+
+/** The kinds sealed with AES-128-CCM: every kind but ACCESS_SIGNED. */
+export type SealedKind = Exclude<FrameKind, typeof FrameKind.ACCESS_SIGNED>;
+export type SealedCommandFields = Extract<CommandFields, { kind: SealedKind }>;
 
 /** Input of sealCommand: the fields, the key (16 bytes), and optionally the
  * 12-byte nonce (random when omitted; given only for test vectors). BATTERY_QUERY
  * may omit its empty body. */
 export type SealCommandInput = (
-  | CommandFields
+  | SealedCommandFields
   | { readonly kind: typeof FrameKind.BATTERY_QUERY; readonly keyId: number; readonly scope: number; readonly body?: BodyOfKind[typeof FrameKind.BATTERY_QUERY] }
 ) & { readonly key: Uint8Array; readonly nonce?: Uint8Array };
 
@@ -52,7 +57,8 @@ export interface CommandHeader {
   readonly scope: number;
   /** 12 bytes; a view into the frame, not a copy. */
   readonly nonce: Buffer;
-  /** Length of the ciphertext (frame length − 30). */
+  /** Length of the ciphertext (frame length − 30), or of the clear body of
+   * an ACCESS_SIGNED (frame length − 86). */
   readonly bodyLength: number;
 }
 
@@ -71,7 +77,9 @@ export type OpenResult =
 
 export function sealCommand(input: SealCommandInput): Buffer {
   const kind: number = input.kind;
-  if (!isFrameKind(kind)) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `kind must be 1, 2 or 3, got ${String(kind)}`);
+  if (!isFrameKind(kind) || kind === FrameKind.ACCESS_SIGNED) {
+    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `kind must be 1, 2, 3, 5 or 6 (ACCESS_SIGNED is signed: signAccessCommand), got ${String(kind)}`);
+  }
   return sealRawCommand({ key: input.key, kind, keyId: input.keyId, scope: input.scope, nonce: input.nonce, plaintext: encodeBody(kind, input.body ?? {}) });
 }
 
@@ -87,7 +95,7 @@ export function sealRawCommand(input: {
   readonly version?: number;
 }): Buffer {
   requireLength('key', input.key, 16);
-  const nonce = input.nonce ?? randomBytes(NONCE_LENGTH);
+  const nonce = input.nonce ?? randomNonce();
   requireLength('nonce', nonce, NONCE_LENGTH);
   const plaintext = input.plaintext;
   const frame = Buffer.allocUnsafe(COMMAND_HEADER_LENGTH + plaintext.length + TAG_LENGTH);
@@ -103,13 +111,14 @@ export function sealRawCommand(input: {
   return frame;
 }
 
-/** PROTOCOL.md, checks, steps 1 and 2: version, whole header, known kind. */
+/** PROTOCOL.md, checks, steps 1 and 2: version, known kind, at least the
+ * kind's fixed part (30 bytes; 86 for ACCESS_SIGNED). */
 export function parseCommandHeader(bytes: Uint8Array): HeaderResult {
   const frame = asBuffer(bytes);
   if (frame.length === 0) return { ok: false, status: Status.MALFORMED };
   if (frame[CommandOffset.version] !== PROTOCOL_VERSION) return { ok: false, status: Status.UNSUPPORTED_VERSION };
   const kind = frame[CommandOffset.kind] ?? 0;
-  if (frame.length < MIN_COMMAND_LENGTH || !isFrameKind(kind)) return { ok: false, status: Status.MALFORMED };
+  if (!isFrameKind(kind) || frame.length < minFrameLength(kind)) return { ok: false, status: Status.MALFORMED };
   return {
     ok: true,
     header: {
@@ -118,7 +127,7 @@ export function parseCommandHeader(bytes: Uint8Array): HeaderResult {
       keyId: frame.readUInt32BE(CommandOffset.keyId),
       scope: frame.readUInt32BE(CommandOffset.scope),
       nonce: frame.subarray(CommandOffset.nonce, CommandOffset.nonce + NONCE_LENGTH),
-      bodyLength: frame.length - MIN_COMMAND_LENGTH,
+      bodyLength: frame.length - minFrameLength(kind),
     },
   };
 }
@@ -139,13 +148,16 @@ export function authenticateCommand(bytes: Uint8Array, header: CommandHeader, ke
   return null;
 }
 
-/** Opens a command under `keys` (one key, or several tried in order, e.g.
- * parking_key then parking_key_next). Runs PROTOCOL.md checks 1, 2, 4 and 5;
- * scope (step 3) and the box's own checks belong to `decide`. Never throws. */
+/** Opens a sealed command under `keys` (one key, or several tried in order,
+ * e.g. parking_key then parking_key_next). Runs PROTOCOL.md checks 1, 2, 4
+ * and 5; scope (step 3) and the box's own checks belong to `decide`. An
+ * ACCESS_SIGNED is AUTH_FAILED here (no AES key verifies a signature: use
+ * openSignedCommand). Never throws. */
 export function openCommand(bytes: Uint8Array, keys: Uint8Array | readonly Uint8Array[]): OpenResult {
   const parsed = parseCommandHeader(bytes);
   if (!parsed.ok) return { ok: false, status: parsed.status, header: null };
   const { header } = parsed;
+  if (header.kind === FrameKind.ACCESS_SIGNED) return { ok: false, status: Status.AUTH_FAILED, header };
   const keyList: readonly Uint8Array[] = keys instanceof Uint8Array ? [keys] : keys;
   const opened = authenticateCommand(bytes, header, keyList);
   if (opened === null) return { ok: false, status: Status.AUTH_FAILED, header };

@@ -1,4 +1,4 @@
-// Numbers of the box protocol, version 1: frame kinds, status codes, barrier
+// Numbers of the box protocol, version 2: frame kinds, status codes, barrier
 // states, directions, link frame types, and the byte offsets of each frame.
 // Everything here is copied from PROTOCOL.md; cite it when you change a value.
 
@@ -10,6 +10,12 @@ export const FrameKind = {
   ACCESS: 0x01,
   BATTERY_QUERY: 0x02,
   TIME_SET: 0x03,
+  /** Version 2: an ACCESS body in the clear, signed by the parking's issuer key. */
+  ACCESS_SIGNED: 0x04,
+  /** Version 2: puts smart key ids on the box's revocation list (a control kind). */
+  REVOKE: 0x05,
+  /** Version 2: replaces the box's two issuer public keys (a control kind). */
+  SET_ISSUER: 0x06,
 } as const;
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 export type FrameKindName = keyof typeof FrameKind;
@@ -23,11 +29,13 @@ export const Status = {
   WRONG_MODULE: 0x13,
   WRONG_PARKING: 0x14,
   REPLAY: 0x15,
+  REVOKED: 0x16,
   AUTH_FAILED: 0x20,
   MALFORMED: 0x21,
   UNSUPPORTED_VERSION: 0x22,
   BARRIER_FAULT: 0x30,
   LOW_BATTERY: 0x31,
+  REVOCATION_FULL: 0x32,
 } as const;
 export type Status = (typeof Status)[keyof typeof Status];
 export type StatusName = keyof typeof Status;
@@ -82,6 +90,14 @@ export const TAG_LENGTH = 8;
 export const COMMAND_HEADER_LENGTH = 22;
 export const MIN_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + TAG_LENGTH; // 30, PROTOCOL.md, checks, step 2
 export const KEY_LENGTH = 16;
+/** PROTOCOL.md, command frame, ACCESS_SIGNED: ECDSA P-256 r || s, 32 bytes each. */
+export const SIGNATURE_LENGTH = 64;
+/** Header and signature: the smallest ACCESS_SIGNED (PROTOCOL.md, checks, step 2: 86 bytes). */
+export const MIN_SIGNED_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + SIGNATURE_LENGTH;
+/** PROTOCOL.md, keys: an issuer public key on the wire and in files, X || Y. */
+export const ISSUER_PUBLIC_KEY_LENGTH = 64;
+/** An issuer private key as raw bytes: the P-256 scalar d, big-endian. */
+export const ISSUER_PRIVATE_KEY_LENGTH = 32;
 
 /** PROTOCOL.md, command frame: ACCESS body. */
 export const AccessBodyOffset = {
@@ -95,8 +111,17 @@ export const AccessBodyOffset = {
 export const ACCESS_FIXED_BODY_LENGTH = 11;
 export const MAX_MODULES = 32;
 export const TIME_SET_BODY_LENGTH = 4;
-/** PROTOCOL.md, sizes: 22 + 11 + 4 × 32 + 8. */
-export const MAX_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + TAG_LENGTH;
+/** PROTOCOL.md, command frame, REVOKE body: count u8 (1..16) || (key_id u32 || until u32) × count. */
+export const MAX_REVOKE_ENTRIES = 16;
+export const REVOKE_ENTRY_LENGTH = 8;
+/** PROTOCOL.md, command frame, SET_ISSUER body: issuer_key (64) || issuer_key_previous (64). */
+export const SET_ISSUER_BODY_LENGTH = 2 * ISSUER_PUBLIC_KEY_LENGTH;
+/** PROTOCOL.md, checks, after step 11: the list holds at least 64 entries (the simulator: exactly 64). */
+export const REVOCATION_LIST_CAPACITY = 64;
+/** PROTOCOL.md, sizes: a sealed ACCESS is at most 22 + 11 + 4 × 32 + 8 = 169 bytes. */
+export const MAX_SEALED_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + TAG_LENGTH;
+/** PROTOCOL.md, sizes: 22 + 11 + 4 × 32 + 64 = 225 (ACCESS_SIGNED with 32 modules). */
+export const MAX_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + SIGNATURE_LENGTH;
 
 /** PROTOCOL.md, response frame: offsets. */
 export const ResponseOffset = {
@@ -117,8 +142,9 @@ export const RESPONSE_LENGTH = 32;
 /** Bytes 0..23 of a response are authenticated (PROTOCOL.md, response frame, offset 24). */
 export const RESPONSE_SIGNED_LENGTH = 24;
 
-/** PROTOCOL.md, sizes: a link frame, COBS, CRC and the 0x00 delimiter included. */
-export const MAX_LINK_FRAME_LENGTH = 176;
+/** PROTOCOL.md, sizes: a link frame, COBS, CRC and the 0x00 delimiter included
+ * (1 + 225 + 2 = 228 raw bytes, one COBS overhead byte, the delimiter). */
+export const MAX_LINK_FRAME_LENGTH = 230;
 /** The longest run of encoded bytes accepted between two delimiters. */
 export const MAX_LINK_ENCODED_LENGTH = MAX_LINK_FRAME_LENGTH - 1;
 
@@ -159,7 +185,19 @@ export function isBarrier(code: number): code is Barrier {
 export function isLinkType(code: number): code is LinkType {
   return linkTypeNames.has(code);
 }
-/** Control kinds are sealed under the box key and answered with direction 0. */
+/** Control kinds are sealed under the box key and answered with direction 0
+ * (PROTOCOL.md, command frame: BATTERY_QUERY, TIME_SET, REVOKE, SET_ISSUER). */
 export function isControlKind(kind: number): boolean {
-  return kind === FrameKind.BATTERY_QUERY || kind === FrameKind.TIME_SET;
+  return kind === FrameKind.BATTERY_QUERY || kind === FrameKind.TIME_SET || kind === FrameKind.REVOKE || kind === FrameKind.SET_ISSUER;
+}
+
+/** PROTOCOL.md, checks, step 7: "ACCESS and ACCESS_SIGNED (from here on, access kinds)". */
+export function isAccessKind(kind: number): boolean {
+  return kind === FrameKind.ACCESS || kind === FrameKind.ACCESS_SIGNED;
+}
+
+/** The smallest whole frame of a kind (PROTOCOL.md, checks, step 2): 86 for
+ * ACCESS_SIGNED (header and signature), else 30 (header and tag). */
+export function minFrameLength(kind: number): number {
+  return kind === FrameKind.ACCESS_SIGNED ? MIN_SIGNED_COMMAND_LENGTH : MIN_COMMAND_LENGTH;
 }

@@ -1,17 +1,19 @@
-// The box's decision (PROTOCOL.md, checks 1..11) as a pure function: the
-// reference for firmware, and what the simulator runs. No randomness: the
-// response nonce is module_id || box_seq || box_time.
-import { Barrier, Direction, FrameKind, LIMITS, REMAINING_NOT_APPLICABLE, Status, isControlKind } from './constants.js';
-import { type BoxConditions, type BoxConfig, type BoxState, type KeyTries, directionByte, skewOf } from './box.js';
-import { type OpenedCommand, authenticateCommand, parseCommandHeader } from './command.js';
+// The box's decision (PROTOCOL.md, checks 1..11 with 8a, version 2) as a
+// pure function: the reference for firmware, and what the simulator runs. No
+// randomness: the response nonce is module_id || box_seq || box_time.
+import { Barrier, Direction, FrameKind, LIMITS, REMAINING_NOT_APPLICABLE, Status, isAccessKind, isControlKind } from './constants.js';
+import { type BoxConditions, type BoxConfig, type BoxState, type KeyTries, directionByte, revocationCapacityOf, skewOf } from './box.js';
+import { type CommandHeader, type OpenedCommand, authenticateCommand, parseCommandHeader } from './command.js';
 import { type AccessBody, decodeBody } from './command-body.js';
 import { ProtocolError, ProtocolErrorCode } from './errors.js';
+import { applyRevoke, isRevoked } from './revocation.js';
 import { type ResponseFields, sealResponse } from './response.js';
+import { signedBody, verifySignature } from './signed-command.js';
 
 /** What the box does besides answering. */
 export type Effect =
   | { readonly type: 'none' }
-  /** ACCESS accepted: open the barrier. */
+  /** ACCESS or ACCESS_SIGNED accepted: open the barrier. */
   | { readonly type: 'open' }
   /** ACCESS accepted but the barrier did not move (BARRIER_FAULT). */
   | { readonly type: 'fault' }
@@ -54,6 +56,8 @@ interface Outcome {
   barrier?: Barrier;
   tries?: ReadonlyMap<number, KeyTries>;
   lastControlSeq?: number;
+  issuers?: { readonly issuerKey: Uint8Array; readonly issuerKeyPrevious: Uint8Array | null };
+  revocations?: ReadonlyMap<number, number>;
   effect?: Effect;
   command?: OpenedCommand;
 }
@@ -90,49 +94,64 @@ function respond(config: BoxConfig, state: BoxState, conditions: BoxConditions, 
       boxSeq,
       lastControlSeq: outcome.lastControlSeq ?? state.lastControlSeq,
       tries: outcome.tries ?? state.tries,
+      issuerKey: outcome.issuers === undefined ? state.issuerKey : outcome.issuers.issuerKey,
+      issuerKeyPrevious: outcome.issuers === undefined ? state.issuerKeyPrevious : outcome.issuers.issuerKeyPrevious,
+      revocations: outcome.revocations ?? state.revocations,
     },
     effect: outcome.effect ?? NO_EFFECT,
     command: outcome.command ?? null,
   };
 }
 
+/** PROTOCOL.md, checks, step 4: the body bytes when the frame authenticates
+ * (ACCESS under K_park then K_park next; control kinds under K_box;
+ * ACCESS_SIGNED under issuer_key then issuer_key_previous), else null. A key
+ * the box does not hold (null) never verifies. */
+function authenticate(config: BoxConfig, state: BoxState, header: CommandHeader, commandBytes: Uint8Array): Buffer | null {
+  if (header.kind === FrameKind.ACCESS_SIGNED) {
+    return verifySignature(commandBytes, [state.issuerKey, state.issuerKeyPrevious]) < 0 ? null : signedBody(commandBytes, header);
+  }
+  const keys = isControlKind(header.kind) ? [config.boxKey] : [config.parkingKey, config.parkingKeyNext].filter((key): key is Uint8Array => key !== null);
+  return authenticateCommand(commandBytes, header, keys)?.plaintext ?? null;
+}
+
 /** Runs PROTOCOL.md's checks on `commandBytes` in order; the first that fails
  * gives the status. Every command gets exactly one response. Pure: the input
- * state is not mutated, and no randomness is used. */
+ * state is not mutated, and no randomness is used. Never throws on any bytes
+ * (only ProtocolError BOX_SEQ_EXHAUSTED when box_seq cannot go up). */
 export function decide(config: BoxConfig, state: BoxState, conditions: BoxConditions, commandBytes: Uint8Array): Decision {
   const ownDirection = directionByte(config.direction);
-  // Steps 1 and 2: version, whole header, known kind; else kind and key_id answer 0.
+  // PROTOCOL steps 1 and 2: version, known kind, the kind's fixed part; else kind and key_id answer 0.
   const parsed = parseCommandHeader(commandBytes);
   if (!parsed.ok) {
     return respond(config, state, conditions, commandBytes, { status: parsed.status, kind: 0, keyId: 0, direction: ownDirection, remaining: REMAINING_NOT_APPLICABLE });
   }
   const { header } = parsed;
-  const control = isControlKind(header.kind);
+  const access = isAccessKind(header.kind);
   // PROTOCOL.md, response frame, offset 22: 0 for a control kind.
   const outcome: Outcome = {
     status: Status.OK,
     kind: header.kind,
     keyId: header.keyId,
-    direction: control ? Direction.CONTROL : ownDirection,
+    direction: access ? ownDirection : Direction.CONTROL,
     remaining: REMAINING_NOT_APPLICABLE,
   };
 
-  // Step 3: scope.
-  if (header.kind === FrameKind.ACCESS ? header.scope !== config.parkingId : header.scope !== config.moduleId) {
-    outcome.status = header.kind === FrameKind.ACCESS ? Status.WRONG_PARKING : Status.WRONG_MODULE;
+  // PROTOCOL step 3: scope (before any cryptography: a refusal here costs none).
+  if (access ? header.scope !== config.parkingId : header.scope !== config.moduleId) {
+    outcome.status = access ? Status.WRONG_PARKING : Status.WRONG_MODULE;
     return respond(config, state, conditions, commandBytes, outcome);
   }
 
-  // Step 4: the tag, under K_park (then the next K_park) for ACCESS, K_box for control kinds.
-  const keys = control ? [config.boxKey] : config.parkingKeyNext === null ? [config.parkingKey] : [config.parkingKey, config.parkingKeyNext];
-  const opened = authenticateCommand(commandBytes, header, keys);
-  if (opened === null) {
+  // PROTOCOL step 4: the tag, or for ACCESS_SIGNED the signature.
+  const plaintext = authenticate(config, state, header, commandBytes);
+  if (plaintext === null) {
     outcome.status = Status.AUTH_FAILED;
     return respond(config, state, conditions, commandBytes, outcome);
   }
 
-  // Step 5: the body's length.
-  const body = decodeBody(header.kind, opened.plaintext);
+  // PROTOCOL step 5: the body's length (and SET_ISSUER's points).
+  const body = decodeBody(header.kind, plaintext);
   if (body === null) {
     outcome.status = Status.MALFORMED;
     return respond(config, state, conditions, commandBytes, outcome);
@@ -140,26 +159,49 @@ export function decide(config: BoxConfig, state: BoxState, conditions: BoxCondit
   const command = { kind: header.kind, keyId: header.keyId, scope: header.scope, body, nonce: Buffer.from(header.nonce) } as OpenedCommand;
   outcome.command = command;
 
-  if (command.kind !== FrameKind.ACCESS) {
-    // Step 6: control sequence, then done (battery and barrier do not refuse a control command).
-    if (header.keyId <= state.lastControlSeq) {
-      outcome.status = Status.REPLAY;
-    } else {
-      outcome.lastControlSeq = header.keyId;
-      if (command.kind === FrameKind.TIME_SET) {
-        // TIME_SET sets the clock first: the response carries the new time.
-        outcome.boxTime = command.body.time;
-        outcome.effect = { type: 'setTime', time: command.body.time };
-      }
-    }
-    return respond(config, state, conditions, commandBytes, outcome);
+  if (command.kind === FrameKind.ACCESS || command.kind === FrameKind.ACCESS_SIGNED) {
+    decideAccess(config, state, conditions, command.body, outcome);
+  } else {
+    decideControl(config, state, conditions, command, outcome);
   }
-  decideAccess(config, state, conditions, command.body, outcome);
   return respond(config, state, conditions, commandBytes, outcome);
 }
 
-/** Steps 7..11 of an ACCESS command whose tag and body passed: sets the
- * outcome's status, remaining, tries, barrier and effect. */
+type ControlCommand = Exclude<OpenedCommand, { kind: typeof FrameKind.ACCESS | typeof FrameKind.ACCESS_SIGNED }>;
+
+/** PROTOCOL step 6: the control sequence, then the command is done (battery
+ * and barrier do not refuse a control command). */
+function decideControl(config: BoxConfig, state: BoxState, conditions: BoxConditions, command: ControlCommand, outcome: Outcome): void {
+  if (command.keyId <= state.lastControlSeq) {
+    outcome.status = Status.REPLAY;
+    return;
+  }
+  // "from here the sequence counts as accepted, whatever follows" (REVOCATION_FULL included).
+  outcome.lastControlSeq = command.keyId;
+  switch (command.kind) {
+    case FrameKind.BATTERY_QUERY:
+      return;
+    case FrameKind.TIME_SET:
+      // TIME_SET sets the clock first: the response carries the new time.
+      outcome.boxTime = command.body.time;
+      outcome.effect = { type: 'setTime', time: command.body.time };
+      return;
+    case FrameKind.SET_ISSUER:
+      // "SET_ISSUER replaces both issuer keys" at once.
+      outcome.issuers = { issuerKey: command.body.issuerKey, issuerKeyPrevious: command.body.issuerKeyPrevious };
+      return;
+    case FrameKind.REVOKE: {
+      const list = applyRevoke(state.revocations, command.body.entries, conditions.boxTime, skewOf(config), revocationCapacityOf(config));
+      if (list === null) outcome.status = Status.REVOCATION_FULL; // "the list is as it was"
+      else outcome.revocations = list;
+      return;
+    }
+  }
+}
+
+/** PROTOCOL steps 7..11 (with 8a) of an access kind whose tag or signature
+ * and body passed: sets the outcome's status, remaining, tries, barrier and
+ * effect. Tries are counted per key_id, whichever access kind carried it. */
 function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditions, body: AccessBody, outcome: Outcome): void {
   const max = config.direction === 'entrance' ? body.maxEntries : body.maxExits;
   const entry = state.tries.get(outcome.keyId);
@@ -183,7 +225,12 @@ function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditi
     outcome.status = Status.WRONG_MODULE;
     return;
   }
-  // Step 9: tries in this box's direction; a try that passed 1..8 counts.
+  // PROTOCOL step 8a: a live revocation refuses, and spends no try.
+  if (isRevoked(state.revocations, outcome.keyId, now, skew)) {
+    outcome.status = Status.REVOKED;
+    return;
+  }
+  // Step 9: tries in this box's direction; a try that passed 1..8a counts.
   if (counted >= max) {
     outcome.status = Status.NO_TRIES_LEFT;
     outcome.remaining = 0;

@@ -1,4 +1,4 @@
-// Public API of firmware-protocol: the box protocol of PROTOCOL.md, as pure
+// Public API of firmware-protocol: the box protocol of PROTOCOL.md (version 2), as pure
 // code (node:crypto only; no I/O, timers or logging).
 export {
   PROTOCOL_VERSION,
@@ -16,7 +16,14 @@ export {
   NONCE_LENGTH,
   TAG_LENGTH,
   MIN_COMMAND_LENGTH,
+  MIN_SIGNED_COMMAND_LENGTH,
   MAX_COMMAND_LENGTH,
+  MAX_SEALED_COMMAND_LENGTH,
+  SIGNATURE_LENGTH,
+  ISSUER_PUBLIC_KEY_LENGTH,
+  ISSUER_PRIVATE_KEY_LENGTH,
+  MAX_REVOKE_ENTRIES,
+  REVOCATION_LIST_CAPACITY,
   MAX_MODULES,
   RESPONSE_LENGTH,
   MAX_LINK_FRAME_LENGTH,
@@ -30,12 +37,31 @@ export {
   isBarrier,
   isLinkType,
   isControlKind,
+  isAccessKind,
+  minFrameLength,
 } from './constants.js';
 export type { FrameKindName, StatusName, BarrierName, LinkTypeName } from './constants.js';
 export { ProtocolError, ProtocolErrorCode, isProtocolError } from './errors.js';
-export type { AccessBody, BatteryQueryBody, TimeSetBody, BodyOfKind } from './command-body.js';
+export type { AccessBody, BatteryQueryBody, TimeSetBody, RevokeBody, RevokeEntry, SetIssuerBody, BodyOfKind } from './command-body.js';
 export { sealCommand, sealRawCommand, openCommand, parseCommandHeader } from './command.js';
-export type { CommandFields, AccessCommandFields, SealCommandInput, OpenedCommand, CommandHeader, HeaderResult, OpenResult } from './command.js';
+export type {
+  CommandFields,
+  AccessCommandFields,
+  SignedAccessCommandFields,
+  SealedKind,
+  SealedCommandFields,
+  SealCommandInput,
+  OpenedCommand,
+  CommandHeader,
+  HeaderResult,
+  OpenResult,
+} from './command.js';
+export { signAccessCommand, signRawCommand, openSignedCommand, verifySignature } from './signed-command.js';
+export type { SignAccessInput, SignRawInput } from './signed-command.js';
+export { generateIssuerKeyPair, issuerPublicKeyOf, isIssuerPublicKey, issuerKeyFingerprint, issuerPrivateKeyObject, issuerPublicKeyObject } from './issuer-keys.js';
+export type { IssuerPrivateKey } from './issuer-keys.js';
+export { isRevoked, applyRevoke } from './revocation.js';
+export type { RevocationList } from './revocation.js';
 export { sealResponse, sealResponseWithCommandNonce, verifyResponse, verifyResponses, parseResponse, commandAadTail } from './response.js';
 export type { ResponseFields, ParsedResponse, ResponseToVerify } from './response.js';
 export { initialBoxState, forgetExpiredTries } from './box.js';

@@ -1,7 +1,8 @@
-// The layout of test-vectors.json (PROTOCOL.md, test vectors): snake_case
+// The layout of test-vectors.json (PROTOCOL.md, test vectors, version 2): snake_case
 // names, hex strings for bytes. Converters between it and the typed API.
-import type { AccessBody, TimeSetBody } from './command-body.js';
+import type { AccessBody, RevokeBody, SetIssuerBody, TimeSetBody } from './command-body.js';
 import type { ResponseFields } from './response.js';
+import type { BoxState } from './box.js';
 import { type Barrier, type Direction, type Status } from './constants.js';
 
 export interface CrcVector {
@@ -17,7 +18,16 @@ export interface AccessBodyJson {
   max_exits: number;
   module_ids: number[];
 }
-export type CommandBodyJson = AccessBodyJson | { time: number } | Record<string, never>;
+export interface RevokeBodyJson {
+  entries: { key_id: number; until: number }[];
+}
+export interface SetIssuerBodyJson {
+  /** 128 hex digits, X || Y. */
+  issuer_key: string;
+  /** 128 hex digits, or null for none (64 zero bytes on the wire). */
+  issuer_key_previous: string | null;
+}
+export type CommandBodyJson = AccessBodyJson | { time: number } | RevokeBodyJson | SetIssuerBodyJson | Record<string, never>;
 
 export interface CommandVector {
   name: string;
@@ -27,6 +37,29 @@ export interface CommandVector {
   scope: number;
   nonce: string;
   body: CommandBodyJson;
+  bytes: string;
+}
+
+/** PROTOCOL.md, test vectors: an issuer key pair (test material only). */
+export interface IssuerVector {
+  name: string;
+  /** 64 hex digits: the scalar d. */
+  private_key: string;
+  /** 128 hex digits: X || Y. */
+  public_key: string;
+}
+
+/** PROTOCOL.md, test vectors: an ACCESS_SIGNED; `issuer` indexes `issuers`.
+ * `bytes` hold one valid signature (RFC 6979 deterministic here, so the file
+ * regenerates byte for byte; any valid signature would do). */
+export interface SignedCommandVector {
+  name: string;
+  issuer: number;
+  kind: number;
+  key_id: number;
+  scope: number;
+  nonce: string;
+  body: AccessBodyJson;
   bytes: string;
 }
 
@@ -58,33 +91,51 @@ export interface LinkFrameVector {
   bytes: string;
 }
 
+/** A box's persisted state in a decision vector, before and after. */
+export interface BoxStateJson {
+  box_seq: number;
+  last_control_seq: number;
+  tries: { key_id: number; count: number; not_after: number }[];
+  /** 128 hex digits or null. */
+  issuer_key: string | null;
+  issuer_key_previous: string | null;
+  /** The revocation list, by key_id. */
+  revocations: { key_id: number; until: number }[];
+}
+
 /** Not required by PROTOCOL.md: a box's configuration, state and conditions,
- * a command, and what the box must answer, so the order of checks can be
- * checked from outside. */
+ * a command, and what the box must answer (and keep), so the order of checks
+ * can be checked from outside. */
 export interface DecisionVector {
   name: string;
-  /** The PROTOCOL.md check (1..11) that decides. */
-  step: number;
+  /** The PROTOCOL.md check that decides: 1..11, or "8a". */
+  step: number | string;
+  /** When the case pins a reading of a point PROTOCOL.md leaves open: which reading. */
+  reading?: string;
   config: {
     module_id: number;
     parking_id: number;
     direction: 'entrance' | 'exit';
-    parking_key: string;
+    /** null: the box holds no K_park (a signed parking). */
+    parking_key: string | null;
     parking_key_next: string | null;
     box_key: string;
     skew_seconds: number;
     min_battery_mv: number;
+    revocation_capacity: number;
   };
-  state: { box_seq: number; last_control_seq: number; tries: { key_id: number; count: number; not_after: number }[] };
+  state: BoxStateJson;
   conditions: { box_time: number; battery_mv: number; barrier: number; jammed: boolean };
   command: string;
-  expected: { status: number; status_name: string; response: string };
+  expected: { status: number; status_name: string; response: string; state: BoxStateJson };
 }
 
 export interface TestVectors {
-  version: 1;
+  version: 2;
   crc16: CrcVector[];
   commands: CommandVector[];
+  issuers: IssuerVector[];
+  signed_commands: SignedCommandVector[];
   responses: ResponseVector[];
   link_frames: LinkFrameVector[];
   decisions: DecisionVector[];
@@ -112,6 +163,46 @@ export function accessBodyFromJson(json: AccessBodyJson): AccessBody {
 
 export function timeSetBodyFromJson(json: { time: number }): TimeSetBody {
   return { time: json.time };
+}
+
+export function revokeBodyToJson(body: RevokeBody): RevokeBodyJson {
+  return { entries: body.entries.map((e) => ({ key_id: e.keyId, until: e.until })) };
+}
+
+export function revokeBodyFromJson(json: RevokeBodyJson): RevokeBody {
+  return { entries: json.entries.map((e) => ({ keyId: e.key_id, until: e.until })) };
+}
+
+const hexOf = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
+
+export function setIssuerBodyToJson(body: SetIssuerBody): SetIssuerBodyJson {
+  return { issuer_key: hexOf(body.issuerKey), issuer_key_previous: body.issuerKeyPrevious === null ? null : hexOf(body.issuerKeyPrevious) };
+}
+
+export function setIssuerBodyFromJson(json: SetIssuerBodyJson): SetIssuerBody {
+  return { issuerKey: Buffer.from(json.issuer_key, 'hex'), issuerKeyPrevious: json.issuer_key_previous === null ? null : Buffer.from(json.issuer_key_previous, 'hex') };
+}
+
+export function boxStateToJson(state: BoxState): BoxStateJson {
+  return {
+    box_seq: state.boxSeq,
+    last_control_seq: state.lastControlSeq,
+    tries: [...state.tries].sort(([a], [b]) => a - b).map(([keyId, t]) => ({ key_id: keyId, count: t.count, not_after: t.notAfter })),
+    issuer_key: state.issuerKey === null ? null : hexOf(state.issuerKey),
+    issuer_key_previous: state.issuerKeyPrevious === null ? null : hexOf(state.issuerKeyPrevious),
+    revocations: [...state.revocations].sort(([a], [b]) => a - b).map(([keyId, until]) => ({ key_id: keyId, until })),
+  };
+}
+
+export function boxStateFromJson(json: BoxStateJson): BoxState {
+  return {
+    boxSeq: json.box_seq,
+    lastControlSeq: json.last_control_seq,
+    tries: new Map(json.tries.map((e) => [e.key_id, { count: e.count, notAfter: e.not_after }])),
+    issuerKey: json.issuer_key === null ? null : Buffer.from(json.issuer_key, 'hex'),
+    issuerKeyPrevious: json.issuer_key_previous === null ? null : Buffer.from(json.issuer_key_previous, 'hex'),
+    revocations: new Map(json.revocations.map((e) => [e.key_id, e.until])),
+  };
 }
 
 export function responseFieldsToJson(fields: ResponseFields): ResponseFieldsJson {

@@ -45,7 +45,8 @@ export function parseBoxState(text: string, path: string): BoxState {
     }
     tries.set(entry.key_id, { count: entry.count, notAfter: entry.not_after });
   }
-  return { boxSeq: fields.box_seq, lastControlSeq: fields.last_control_seq, tries };
+  // Issuer keys and revocations (protocol version 2) are not kept in this file yet: issue 13's simulator part.
+  return { ...initialBoxState(), boxSeq: fields.box_seq, lastControlSeq: fields.last_control_seq, tries };
 }
 
 /** The state file of one box; saves run one after another, in order. */

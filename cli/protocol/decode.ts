@@ -96,6 +96,17 @@ function bodyJson(command: OpenedCommand): Record<string, unknown> {
       return {};
     case FrameKind.TIME_SET:
       return { time: command.body.time };
+    // Protocol version 2 kinds (PROTOCOL.md, bodies); showing ACCESS_SIGNED
+    // with its signature check is left to issue 13's CLI part.
+    case FrameKind.ACCESS_SIGNED:
+      return accessBodyJson(command.body);
+    case FrameKind.REVOKE:
+      return { entries: command.body.entries.map((entry) => ({ key_id: entry.keyId, until: entry.until })) };
+    case FrameKind.SET_ISSUER:
+      return {
+        issuer_key: Buffer.from(command.body.issuerKey).toString('hex'),
+        issuer_key_previous: command.body.issuerKeyPrevious === null ? null : Buffer.from(command.body.issuerKeyPrevious).toString('hex'),
+      };
   }
 }
 

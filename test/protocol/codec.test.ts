@@ -7,6 +7,8 @@ import {
   Barrier,
   FrameKind,
   MAX_COMMAND_LENGTH,
+  MAX_SEALED_COMMAND_LENGTH,
+  signAccessCommand,
   ProtocolError,
   type ResponseFields,
   Status,
@@ -18,7 +20,7 @@ import {
   verifyResponse,
   verifyResponses,
 } from '../../firmware-protocol/index.js';
-import { T0, access, body, boxKey, flipBit, otherKey, parkingKey, parkingKeyNext, timeSet } from './fixtures.js';
+import { T0, access, body, boxKey, flipBit, issuerPrivate, otherKey, parkingKey, parkingKeyNext, timeSet } from './fixtures.js';
 
 const fields: ResponseFields = {
   status: Status.OK,
@@ -52,10 +54,12 @@ test('sealCommand draws a fresh random nonce when none is given', (t) => {
   t.notDeepEqual(a.subarray(10, 22), b.subarray(10, 22));
 });
 
-test('the longest command is 169 bytes (32 modules); BATTERY_QUERY 30; TIME_SET 34', (t) => {
+test('PROTOCOL.md, sizes: the longest sealed ACCESS is 169 bytes, the longest command (ACCESS_SIGNED, 32 modules) 225; BATTERY_QUERY 30; TIME_SET 34', (t) => {
   const ids = Array.from({ length: 32 }, (_, i) => i + 1);
-  t.is(sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } }).length, MAX_COMMAND_LENGTH);
-  t.is(MAX_COMMAND_LENGTH, 169);
+  t.is(sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } }).length, MAX_SEALED_COMMAND_LENGTH);
+  t.is(MAX_SEALED_COMMAND_LENGTH, 169);
+  t.is(signAccessCommand({ privateKey: issuerPrivate, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } }).length, MAX_COMMAND_LENGTH);
+  t.is(MAX_COMMAND_LENGTH, 225);
   t.is(sealCommand({ key: boxKey, kind: FrameKind.BATTERY_QUERY, keyId: 1, scope: 7 }).length, 30);
   t.is(timeSet(1).length, 34);
 });

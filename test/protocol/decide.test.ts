@@ -15,7 +15,7 @@ import {
   statusReport,
   verifyResponse,
 } from '../../firmware-protocol/index.js';
-import { HOUR, T0, access, batteryQuery, body, boxKey, conditions, config, otherKey, parkingKeyNext, state, timeSet } from './fixtures.js';
+import { HOUR, T0, access, batteryQuery, body, boxKey, conditions, config, otherKey, parkingKey, parkingKeyNext, state, timeSet } from './fixtures.js';
 
 const name = (status: number): string => statusName(status) ?? String(status);
 
@@ -49,7 +49,7 @@ test('step 2: fewer than 30 bytes, or an unknown kind, is MALFORMED with kind an
   t.is(short.keyId, 0);
   t.true(verifyResponse(short.response, boxKey, frame.subarray(0, 29)));
   t.true(verifyResponse(decide(config, state, conditions, frame.subarray(0, 21)).response, boxKey, null), 'under 22 bytes: zero AAD');
-  for (const kind of [0x00, 0x04, 0xff]) {
+  for (const kind of [0x00, 0x04, 0x07, 0xff]) {
     const bad = Buffer.from(frame);
     bad[1] = kind;
     const d = decide(config, state, conditions, bad);
@@ -84,7 +84,7 @@ test('step 3: a control command scoped to another module is WRONG_MODULE, direct
 
 test('step 4: a tag that does not verify is AUTH_FAILED (ACCESS under K_box, control under K_park, any flipped tag bit)', (t) => {
   t.is(name(decide(config, state, conditions, access({ key: boxKey })).status), 'AUTH_FAILED');
-  t.is(name(decide(config, state, conditions, timeSet(6, { key: config.parkingKey })).status), 'AUTH_FAILED');
+  t.is(name(decide(config, state, conditions, timeSet(6, { key: parkingKey })).status), 'AUTH_FAILED');
   const frame = access();
   frame[frame.length - 1] = (frame[frame.length - 1] ?? 0) ^ 0x01;
   const d = decide(config, state, conditions, frame);
@@ -111,7 +111,7 @@ test('step 5: a body of the wrong length is MALFORMED after the tag verified (ec
     [FrameKind.TIME_SET, plain('6955b90000')],
   ];
   for (const [kind, plaintext] of cases) {
-    const key = kind === FrameKind.ACCESS ? config.parkingKey : boxKey;
+    const key = kind === FrameKind.ACCESS ? parkingKey : boxKey;
     const scope = kind === FrameKind.ACCESS ? 7 : 101;
     const d = decide(config, state, conditions, sealRawCommand({ key, kind, keyId: 9, scope, plaintext }));
     t.is(name(d.status), 'MALFORMED', plaintext.toString('hex'));

@@ -14,7 +14,7 @@ import {
   sealResponse,
   statusReport,
 } from '../../firmware-protocol/index.js';
-import { access, boxKey, conditions, config, state } from './fixtures.js';
+import { access, boxKey, conditions, config, signedAccess, state } from './fixtures.js';
 
 test('CRC-16/CCITT-FALSE check value: "123456789" gives 0x29B1', (t) => {
   t.is(crc16(Buffer.from('123456789', 'ascii')), 0x29b1);
@@ -65,16 +65,17 @@ test('link frame: COBS(type || payload || CRC big-endian) || 00, and back', (t) 
   t.deepEqual(decoded.payload, payload);
 });
 
-test('link frame: the longest command fits in 176 bytes; decodeLinkFrame throws typed errors', (t) => {
-  const longest = access({ body: { moduleIds: Array.from({ length: 32 }, (_, i) => i) } });
+test('link frame: the longest command (ACCESS_SIGNED, 32 modules, 225 bytes) fits in 230 bytes; decodeLinkFrame throws typed errors', (t) => {
+  const longest = signedAccess({ body: { moduleIds: Array.from({ length: 32 }, (_, i) => i) } });
+  t.is(longest.length, 225);
   const frame = encodeLinkFrame(LinkType.COMMAND, longest);
-  t.true(frame.length <= 176);
+  t.true(frame.length <= 230);
+  t.deepEqual(decodeLinkFrame(frame).payload, longest);
   const bad = Buffer.from(frame);
   bad[5] = (bad[5] ?? 0) ^ 0x40;
   t.throws(() => decodeLinkFrame(bad), { instanceOf: ProtocolError, message: /BAD_CRC|BAD_COBS/ });
   t.throws(() => decodeLinkFrame(Buffer.from('0201', 'hex')), { instanceOf: ProtocolError });
-  t.throws(() => decodeLinkFrame(encodeLinkFrame(LinkType.COMMAND, Buffer.alloc(200, 1))), { instanceOf: ProtocolError });
-  t.throws(() => encodeLinkFrame(LinkType.COMMAND, Buffer.alloc(200, 1)), { instanceOf: ProtocolError, message: /exceeds/ });
+  t.throws(() => encodeLinkFrame(LinkType.COMMAND, Buffer.alloc(227, 1)), { instanceOf: ProtocolError, message: /exceeds/ });
   t.throws(() => encodeLinkFrame(0x03 as 0x01, Buffer.alloc(1)), { instanceOf: ProtocolError });
 });
 
@@ -136,14 +137,14 @@ test('decoder: an oversize run is counted once, memory stays bounded, and it res
   const decoder = new LinkFrameDecoder();
   for (let i = 0; i < 100; i++) decoder.push(Buffer.alloc(1000, 0x42));
   t.is(decoder.counters.oversize, 1);
-  t.true(decoder.pending <= 175);
+  t.true(decoder.pending <= 229);
   t.deepEqual(decoder.push(Buffer.concat([Buffer.from([0]), command])).map((f) => f.type), [LinkType.COMMAND]);
-  // 176 encoded bytes before the delimiter (177 with it) are too many; 175 are accepted for decoding.
+  // 230 encoded bytes before the delimiter (231 with it) are too many; 229 are accepted for decoding.
   const d2 = new LinkFrameDecoder();
-  d2.push(Buffer.concat([Buffer.alloc(176, 0x01), Buffer.from([0])]));
+  d2.push(Buffer.concat([Buffer.alloc(230, 0x01), Buffer.from([0])]));
   t.is(d2.counters.oversize, 1);
   const d3 = new LinkFrameDecoder();
-  d3.push(Buffer.concat([Buffer.alloc(175, 0x01), Buffer.from([0])]));
+  d3.push(Buffer.concat([Buffer.alloc(229, 0x01), Buffer.from([0])]));
   t.is(d3.counters.oversize, 0);
   t.is(d3.counters.badCobs + d3.counters.badCrc, 1);
 });

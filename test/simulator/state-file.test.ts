@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BoxStateFile, StateFileError } from '../../simulator/state-file.js';
+import { initialBoxState } from '../../firmware-protocol/box.js';
 
 async function temporaryDirectory(t: { teardown: (fn: () => Promise<void>) => void }): Promise<string> {
   const directory = await mkdtemp(join(tmpdir(), 'pb-state-'));
@@ -20,7 +21,7 @@ test('a new box starts from box_seq 0 with no tries', async (t) => {
 
 test('what was saved is what a restarted box loads', async (t) => {
   const path = join(await temporaryDirectory(t), 'box.json');
-  await new BoxStateFile(path).save({ boxSeq: 41, lastControlSeq: 7, tries: new Map([[42, { count: 2, notAfter: 1_800_000_000 }]]) });
+  await new BoxStateFile(path).save({ ...initialBoxState(), boxSeq: 41, lastControlSeq: 7, tries: new Map([[42, { count: 2, notAfter: 1_800_000_000 }]]) });
   const state = await new BoxStateFile(path).load();
   t.is(state.boxSeq, 41);
   t.is(state.lastControlSeq, 7);
@@ -30,7 +31,7 @@ test('what was saved is what a restarted box loads', async (t) => {
 test('saves land in the order they were asked for', async (t) => {
   const path = join(await temporaryDirectory(t), 'box.json');
   const file = new BoxStateFile(path);
-  await Promise.all(Array.from({ length: 25 }, (_, index) => file.save({ boxSeq: index, lastControlSeq: 0, tries: new Map() })));
+  await Promise.all(Array.from({ length: 25 }, (_, index) => file.save({ ...initialBoxState(), boxSeq: index })));
   t.is((await file.load()).boxSeq, 24);
 });
 
