@@ -25,3 +25,11 @@ test('bad values name the variable or the flag', (t) => {
   t.throws(() => loadConfig({ DATABASE_PATH: '  ' }), { message: /^DATABASE_PATH must not be empty/ });
   t.throws(() => loadConfig({ DATABASE_BUSY_TIMEOUT_MS: '-1' }), { message: /^DATABASE_BUSY_TIMEOUT_MS must be an integer/ });
 });
+
+test('HTTP timeouts: defaults, and checked against each other and the waits a request makes', (t) => {
+  t.like(loadConfig({}), { httpRequestTimeoutMs: 30_000, httpHeadersTimeoutMs: 10_000, httpConnectionTimeoutMs: 10_000, httpKeepAliveTimeoutMs: 72_000 });
+  t.throws(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' }), { message: /^HTTP_REQUEST_TIMEOUT_MS must be an integer from 100/ });
+  t.throws(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' }), { message: /^HTTP_HEADERS_TIMEOUT_MS \(40000\) must not exceed HTTP_REQUEST_TIMEOUT_MS/ });
+  t.throws(() => loadConfig({ BOX_ANSWER_TIMEOUT_MS: '10000' }), { message: /^HTTP_CONNECTION_TIMEOUT_MS \(10000\) must be greater than BOX_ANSWER_TIMEOUT_MS/ });
+  t.throws(() => loadConfig({}, { HTTP_CONNECTION_TIMEOUT_MS: '5000' }), { message: /^--http-connection-timeout-ms \(5000\) must be greater than BOX_ANSWER_TIMEOUT_MS/ });
+});
