@@ -10,6 +10,7 @@ import { openSmartKeyRoutes } from './routes/open-smart-key.js';
 import { Topics } from '../lib/mqtt-topics.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
+import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
 import { boxLogRoutes } from './routes/box-logs.js';
 import { docsRoutes } from './routes/docs.js';
@@ -64,7 +65,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
     },
     return503OnClosing: true,
+    ...serverOptions(config),
   });
+  configureServer(app, config);
   await app.register(databasePlugin, { path: config.databasePath, busyTimeoutMs: config.databaseBusyTimeoutMs });
   const ctx = createContext(config, options.clock ?? systemClock, app.db, app.log.child({ component: 'api:forwarding' }));
   app.decorate('ctx', ctx);

@@ -42,6 +42,17 @@ export interface ApiConfig {
   readonly databaseBusyTimeoutMs: number;
   /** Largest request body accepted, bytes; larger ones get 413. */
   readonly bodyLimitBytes: number;
+  /** Longest a client may take to send a whole request (headers and body),
+   * ms; then 408 request_timeout and the connection closes. */
+  readonly httpRequestTimeoutMs: number;
+  /** Longest a client may take to send the headers, ms (at most the request timeout). */
+  readonly httpHeadersTimeoutMs: number;
+  /** Longest a connection may stay silent while a request is being received or
+   * answered, ms; then it is closed. Above BOX_ANSWER_TIMEOUT_MS and
+   * DATABASE_BUSY_TIMEOUT_MS, so that no answer in the making is cut. */
+  readonly httpConnectionTimeoutMs: number;
+  /** How long an idle kept-alive connection stays open between requests, ms. */
+  readonly httpKeepAliveTimeoutMs: number;
   /** pino level. */
   readonly logLevel: string;
   /** Failed logins allowed per username within the window before 429. */
@@ -172,6 +183,10 @@ export const DEFAULTS = Object.freeze({
   REFRESH_TOKEN_TTL_SECONDS: '2592000', // 30 days
   TOKEN_CACHE_SECONDS: '5', // bearer lookups cached in process; 0 disables
   BODY_LIMIT_BYTES: '1048576', // 1 MiB
+  HTTP_REQUEST_TIMEOUT_MS: '30000', // a whole request (headers and body) must arrive within this
+  HTTP_HEADERS_TIMEOUT_MS: '10000', // the headers must arrive within this
+  HTTP_CONNECTION_TIMEOUT_MS: '10000', // a connection silent this long mid-request is closed
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: '72000', // idle kept-alive connections (above a load balancer's 60 s)
   LOG_LEVEL: 'info',
   LOGIN_MAX_FAILURES_PER_USERNAME: '5',
   LOGIN_MAX_FAILURES_PER_ADDRESS: '20',
@@ -205,6 +220,10 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   refreshTokenTtlSeconds: { key: 'refreshTokenTtlSeconds', env: 'REFRESH_TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
   tokenCacheSeconds: { key: 'tokenCacheSeconds', env: 'TOKEN_CACHE_SECONDS', parse: integer(0, 3600) },
   bodyLimitBytes: { key: 'bodyLimitBytes', env: 'BODY_LIMIT_BYTES', parse: integer(1024, 104_857_600) },
+  httpRequestTimeoutMs: { key: 'httpRequestTimeoutMs', env: 'HTTP_REQUEST_TIMEOUT_MS', parse: integer(100, 3_600_000) },
+  httpHeadersTimeoutMs: { key: 'httpHeadersTimeoutMs', env: 'HTTP_HEADERS_TIMEOUT_MS', parse: integer(100, 3_600_000) },
+  httpConnectionTimeoutMs: { key: 'httpConnectionTimeoutMs', env: 'HTTP_CONNECTION_TIMEOUT_MS', parse: integer(100, 3_600_000) },
+  httpKeepAliveTimeoutMs: { key: 'httpKeepAliveTimeoutMs', env: 'HTTP_KEEP_ALIVE_TIMEOUT_MS', parse: integer(100, 3_600_000) },
   logLevel: { key: 'logLevel', env: 'LOG_LEVEL', parse: logLevel },
   loginMaxFailuresPerUsername: { key: 'loginMaxFailuresPerUsername', env: 'LOGIN_MAX_FAILURES_PER_USERNAME', parse: integer(1, 1_000_000) },
   loginMaxFailuresPerAddress: { key: 'loginMaxFailuresPerAddress', env: 'LOGIN_MAX_FAILURES_PER_ADDRESS', parse: integer(1, 1_000_000) },
@@ -246,7 +265,23 @@ export function loadConfig(
     publicRaw.trim() === ''
       ? `http://${hostForUrl(values.host as string)}:${values.port as number}`
       : SETTINGS.publicUrl.parse(publicRaw, flags.PUBLIC_URL !== undefined ? '--public-url' : 'PUBLIC_URL');
-  return Object.freeze(values as unknown as ApiConfig);
+  const config = values as unknown as ApiConfig;
+  checkHttpTimeouts(config, (variable) => (flags[variable] !== undefined ? `--${flagName(variable)}` : variable));
+  return Object.freeze(config);
+}
+
+/** The HTTP timeouts against each other and against the waits a request may
+ * legitimately make (node refuses headers timeout > request timeout; a silent
+ * connection closed while the box or the database is awaited loses the answer). */
+function checkHttpTimeouts(config: ApiConfig, source: (variable: ConfigVariable) => string): void {
+  if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
+    throw new ConfigError(`${source('HTTP_HEADERS_TIMEOUT_MS')} (${config.httpHeadersTimeoutMs}) must not exceed ${source('HTTP_REQUEST_TIMEOUT_MS')} (${config.httpRequestTimeoutMs})`);
+  }
+  for (const [variable, waitMs] of [['BOX_ANSWER_TIMEOUT_MS', config.boxAnswerTimeoutMs], ['DATABASE_BUSY_TIMEOUT_MS', config.databaseBusyTimeoutMs]] as const) {
+    if (config.httpConnectionTimeoutMs <= waitMs) {
+      throw new ConfigError(`${source('HTTP_CONNECTION_TIMEOUT_MS')} (${config.httpConnectionTimeoutMs}) must be greater than ${source(variable)} (${waitMs}), or answers still in the making are cut`);
+    }
+  }
 }
 
 function hostForUrl(host: string): string {

@@ -77,6 +77,9 @@ export function toApiError(error: FastifyError | ApiError): ApiError | undefined
   // JSON.parse failures (and prototype poisoning) surface as 400 SyntaxErrors.
   if (error instanceof SyntaxError || error.statusCode === 400) return new ApiError(error instanceof SyntaxError ? 'malformed_json' : 'bad_request');
   if (error.statusCode === 413) return new ApiError('body_too_large');
+  // @fastify/static (under /docs) refuses a path outside its root or with a
+  // NUL with 403 or 400: as for any path it does not serve, there is no such route.
+  if (error.statusCode === 403 || error.statusCode === 404) return new ApiError('not_found');
   if (error.statusCode === 415) return new ApiError('unsupported_media_type');
   return undefined;
 }

@@ -9,9 +9,10 @@ import { renderPage } from '../payments/page.js';
 import type { PageResult } from '../payments/provider.js';
 import { isDatabaseBusy } from '../db/busy.js';
 import { BUSY_RETRY_AFTER_SECONDS } from '../error-handler.js';
+import { ApiError } from '../errors.js';
 
 /** No scripts, no external anything; the token in the URL never leaks by Referer. */
-const PAGE_HEADERS = {
+export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'referrer-policy': 'no-referrer',
@@ -23,20 +24,38 @@ function send(reply: FastifyReply, page: PageResult): FastifyReply {
   return reply.status(page.status).headers(PAGE_HEADERS).send(page.html);
 }
 
+/** The page answered for a request that cannot be served (status 4xx or 500),
+ * also written by the server-level error paths (api/http-server.ts). */
+export function errorPage(status: number): string {
+  const message = status >= 500 ? 'Something went wrong. Try again.' : 'The request could not be read. Go back and try again.';
+  return renderPage({ title: 'Payment', message, form: false });
+}
+
+export function sendErrorPage(reply: FastifyReply, status: number): FastifyReply {
+  return send(reply, { status, html: errorPage(status) });
+}
+
+/** Whether a request path is one of the payment page's (HTML answers). */
+export function isPaymentPath(url: string): boolean {
+  return url.startsWith('/pay/');
+}
+
 const tokenParams = { type: 'object', properties: { token: { type: 'string' } } } as const;
 
 export async function payRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   await app.register(formbody, { bodyLimit: 16_384 });
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (isDatabaseBusy(error)) {
       request.log.warn({ err: error }, 'database busy: answered 503');
       void reply.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
       void send(reply, { status: 503, html: renderPage({ title: 'Payment', message: 'The service is busy and nothing was recorded. Try again in a moment.', form: false }) });
       return;
     }
-    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    // ApiErrors come from the server-wide hooks (a missing Host, a Content-Encoding).
+    const given = error instanceof ApiError ? error.status : error.statusCode;
+    const status = given !== undefined && given >= 400 && given < 500 ? given : 500;
     if (status === 500) request.log.error({ err: error }, 'unhandled error on a payment page');
-    void send(reply, { status, html: renderPage({ title: 'Payment', message: status === 500 ? 'Something went wrong. Try again.' : 'The request could not be read. Go back and try again.', form: false }) });
+    void sendErrorPage(reply, status);
   });
 
   app.get<{ Params: { token: string }; Querystring: Record<string, unknown> }>(

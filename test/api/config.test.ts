@@ -32,3 +32,11 @@ test('MQTT_MAX_PACKET_BYTES: 64 KiB by default, from 4 KiB to the 256 MiB MQTT c
   t.throws(() => loadConfig({ MQTT_MAX_PACKET_BYTES: '4095' }), { message: /^MQTT_MAX_PACKET_BYTES must be an integer from 4096 to 268435455/ });
   t.throws(() => loadConfig({ MQTT_MAX_PACKET_BYTES: '268435456' }), { message: /^MQTT_MAX_PACKET_BYTES must be an integer/ });
 });
+
+test('HTTP timeouts: defaults, and checked against each other and the waits a request makes', (t) => {
+  t.like(loadConfig({}), { httpRequestTimeoutMs: 30_000, httpHeadersTimeoutMs: 10_000, httpConnectionTimeoutMs: 10_000, httpKeepAliveTimeoutMs: 72_000 });
+  t.throws(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' }), { message: /^HTTP_REQUEST_TIMEOUT_MS must be an integer from 100/ });
+  t.throws(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' }), { message: /^HTTP_HEADERS_TIMEOUT_MS \(40000\) must not exceed HTTP_REQUEST_TIMEOUT_MS/ });
+  t.throws(() => loadConfig({ BOX_ANSWER_TIMEOUT_MS: '10000' }), { message: /^HTTP_CONNECTION_TIMEOUT_MS \(10000\) must be greater than BOX_ANSWER_TIMEOUT_MS/ });
+  t.throws(() => loadConfig({}, { HTTP_CONNECTION_TIMEOUT_MS: '5000' }), { message: /^--http-connection-timeout-ms \(5000\) must be greater than BOX_ANSWER_TIMEOUT_MS/ });
+});
