@@ -11,7 +11,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['eslint.config.js', 'bin/*.js'],
+          allowDefaultProject: ['eslint.config.js', 'bin/*.js', '.remarkrc.mjs'],
         },
         tsconfigRootDir: import.meta.dirname,
       },
@@ -28,7 +28,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

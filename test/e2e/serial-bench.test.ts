@@ -4,12 +4,16 @@
 // database. A session is created over HTTP, an operator publishes its access
 // command on the box's command topic, the barrier opens, the box log is
 // stored verified, and the session is active.
-import test from 'ava';
+import avaTest from 'ava';
 import { Gateway } from '../../gateway/gateway.js';
 import { startCli } from '../helpers/cli-process.js';
 import { addMqttClient, benchApp, boxLogs, httpDriver, openSession, provisioningFile, responsesOf, topics, watchingOperator } from '../helpers/mqtt-bench.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { waitFor } from '../helpers/wait.js';
+import { testNeeding } from '../helpers/requires.js';
+
+// Skipped, with one line naming the package, where socat is not installed (a failure under CI).
+const test = testNeeding('socat', avaTest);
 
 test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty -> simulated box, and the answer makes the session active', async (t) => {
   const app = await benchApp(t);

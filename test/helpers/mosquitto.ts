@@ -1,6 +1,7 @@
 // A real mosquitto (Debian's package, installed by .ci/run) on a free
 // loopback port, configured with the password and ACL files that
 // `parkbench admin mqtt-acl --format mosquitto` wrote. Stopped when the test ends.
+// Declare the tests that use it with `testNeeding('mosquitto', test)` (requires.ts).
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';

@@ -1,5 +1,6 @@
 // A pty pair made by socat: two device paths joined like the two ends of a
 // USB serial cable. Stands in for a real box's cable in tests.
+// Declare the tests that use it with `testNeeding('socat', test)` (requires.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -7,6 +7,10 @@ import { startMosquitto } from '../helpers/mosquitto.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { brokerFixture } from './fixtures.js';
+import { testNeeding } from '../helpers/requires.js';
+
+// Skipped, with one line naming the package, where mosquitto is not installed (a failure under CI).
+const mosquittoTest = testNeeding('mosquitto', test);
 
 const topics = new Topics();
 
@@ -49,7 +53,7 @@ test('fleet provision adds boxes half entrance, half exit, in one file; past 32 
   t.is(bad.code, 2);
 });
 
-test('mqtt-acl --format mosquitto: a real mosquitto enforces the same accounts and rules', async (t) => {
+mosquittoTest('mqtt-acl --format mosquitto: a real mosquitto enforces the same accounts and rules', async (t) => {
   const fixture = brokerFixture(t);
   const env = { DATABASE_PATH: fixture.databasePath, MQTT_USERNAME: 'parkbench-api', MQTT_PASSWORD: 'api-password' };
   const out = join(fixture.directory, 'mosquitto');

@@ -3,7 +3,7 @@
 // mosquitto`, the API is a client of it with its own account (MQTT_USERNAME,
 // MQTT_PASSWORD) in a shared subscription group, and a simulated box on
 // mosquitto answers a session's access command.
-import test, { type ExecutionContext } from 'ava';
+import avaTest, { type ExecutionContext } from 'ava';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
@@ -15,6 +15,10 @@ import { addMqttClient, boxLogs, httpDriver, openSession, provisioningFile, topi
 import { seedParking, type SeededParking } from '../helpers/parking.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
+import { testNeeding } from '../helpers/requires.js';
+
+// Skipped, with one line naming the package, where mosquitto is not installed (a failure under CI).
+const test = testNeeding('mosquitto', avaTest);
 
 const API = { username: 'parkbench-api', password: 'api-password-0123' };
 

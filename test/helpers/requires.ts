@@ -1,0 +1,63 @@
+// Tests that need a Debian tool (socat for pty pairs, mosquitto for an
+// external broker) are declared through `testNeeding`, so that `npm test` on a
+// machine with only Node.js and npm passes: without the tool those tests are
+// skipped, with one line naming the package to install. Under CI (`CI=true`,
+// as .ci/run runs) nothing may be skipped: the same line fails the file.
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { ImplementationFn, TestFn } from 'ava';
+
+/** The tools tests run, with the Debian package that provides each. */
+const TOOLS = {
+  socat: { package: 'socat', why: 'a pty pair stands in for a serial cable' },
+  mosquitto: { package: 'mosquitto', why: 'a real external MQTT broker' },
+} as const;
+
+export type Tool = keyof typeof TOOLS;
+
+/** How a test file declares a test; `test` and `test.skip` both are one. */
+export type DeclareTest = (title: string, implementation: ImplementationFn<[]>) => void;
+
+/** The one line said when `tool` is missing, in a skip and in a failure alike. */
+export function missingToolLine(tool: Tool): string {
+  const { package: name, why } = TOOLS[tool];
+  return `${tool} is not on PATH (${why}): install the Debian package with \`apt-get install ${name}\``;
+}
+
+/** Whether an executable named `tool` is in one of PATH's folders (what spawn would find). */
+export function onPath(tool: string, path = process.env.PATH ?? ''): boolean {
+  return path
+    .split(delimiter)
+    .filter((folder) => folder !== '')
+    .some((folder) => {
+      try {
+        accessSync(join(folder, tool), constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+}
+
+function inCi(): boolean {
+  const value = process.env.CI ?? '';
+  return value !== '' && value !== 'false' && value !== '0';
+}
+
+// One line per tool per test file (each file runs in its own process).
+const said = new Set<Tool>();
+
+/**
+ * `test` when `tool` is on PATH; otherwise `test.skip` after one line on
+ * stderr, or, under CI, an error with that same line (the file fails).
+ */
+export function testNeeding(tool: Tool, test: TestFn): DeclareTest {
+  if (onPath(tool)) return test;
+  const line = missingToolLine(tool);
+  if (inCi()) throw new Error(`CI=true: ${line}`);
+  if (!said.has(tool)) {
+    said.add(tool);
+    process.stderr.write(`skipping the tests that need ${tool}: ${line}\n`);
+  }
+  return (title, implementation) => test.skip(`${title} [skipped: needs ${tool}, apt-get install ${TOOLS[tool].package}]`, implementation);
+}
