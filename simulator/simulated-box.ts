@@ -18,8 +18,8 @@ import type { BoxStateFile } from './state-file.js';
 export interface SimulatedBoxOptions {
   readonly provisioning: Provisioning;
   readonly clock: Clock;
-  /** Where tries, box_seq and the last control sequence survive a restart;
-   * without one they live in memory only. */
+  /** Where tries, box_seq, the last control sequence, the issuer keys and the
+   * revocation list survive a restart; without one they live in memory only. */
   readonly stateFile?: BoxStateFile;
   readonly barrierTimings?: BarrierTimings;
   readonly batteryModel?: BatteryModel;
@@ -115,7 +115,9 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
 
   /** Starts a box, picking up its saved state if it has one. */
   static async start(options: SimulatedBoxOptions): Promise<SimulatedBox> {
-    const state = options.stateFile === undefined ? initialBoxState() : await options.stateFile.load();
+    // PROTOCOL.md, provisioning file: the issuer keys the box starts with; its own state wins once it has one.
+    const seed = { issuerKey: options.provisioning.issuerKey, issuerKeyPrevious: options.provisioning.issuerKeyPrevious };
+    const state = options.stateFile === undefined ? initialBoxState(seed) : await options.stateFile.load(seed);
     return new SimulatedBox(options, state);
   }
 

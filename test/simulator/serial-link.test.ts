@@ -9,7 +9,7 @@ import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js'
 import { cobsEncode, encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { ptyPairForTest, startPtyPair } from '../helpers/pty-pair.js';
 import { waitFor } from '../helpers/wait.js';
