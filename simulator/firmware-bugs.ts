@@ -1,17 +1,55 @@
 // Deliberate firmware bugs a simulated box can be started with, so a test can
 // prove that the conformance suite catches a box that gets the protocol wrong.
-import { FrameKind, Status } from '../firmware-protocol/constants.js';
-import type { BoxConditions } from '../firmware-protocol/box.js';
+// Each one runs after the correct decision and changes only the cases of its
+// own step (PROTOCOL.md, checks): every other answer stays the reference's.
+import { sign } from 'node:crypto';
+import { FrameKind, SIGNATURE_LENGTH, Status } from '../firmware-protocol/constants.js';
+import type { BoxConditions, BoxState } from '../firmware-protocol/box.js';
 import type { Decision } from '../firmware-protocol/decide.js';
+import { generateIssuerKeyPair, issuerPrivateKeyObject } from '../firmware-protocol/index.js';
+
+/** What a bug sees of the command it may answer differently. */
+export interface BugContext {
+  readonly decision: Decision;
+  readonly conditions: BoxConditions;
+  readonly state: BoxState;
+  readonly command: Uint8Array;
+  /** The reference decision again, on other conditions, state or bytes. */
+  readonly decideAgain: (changes: { conditions?: BoxConditions; state?: BoxState; command?: Uint8Array }) => Decision;
+}
+
+/** The bug's own signing key: re-signing a frame under it lets `decide` take
+ * any signature while running every other step as the reference does. */
+let anySignatureIssuer: { readonly privateKey: Buffer; readonly publicKey: Buffer } | undefined;
 
 export const firmwareBugs = {
-  /** Ignores not_after: an expired smart key still opens the barrier. */
-  'accept-expired': (decision: Decision, conditions: BoxConditions, decideAgain: (conditions: BoxConditions) => Decision): Decision => {
-    const body = decision.command?.kind === FrameKind.ACCESS ? decision.command.body : undefined;
-    if (decision.status !== Status.EXPIRED || body === undefined) return decision;
-    return decideAgain({ ...conditions, boxTime: body.notAfter });
+  /** Ignores not_after (step 7): an expired smart key still opens the barrier. */
+  'accept-expired': ({ decision, conditions, decideAgain }: BugContext): Decision => {
+    const command = decision.command;
+    if (decision.status !== Status.EXPIRED || command === null || (command.kind !== FrameKind.ACCESS && command.kind !== FrameKind.ACCESS_SIGNED)) return decision;
+    return decideAgain({ conditions: { ...conditions, boxTime: command.body.notAfter } });
   },
-} as const satisfies Record<string, (decision: Decision, conditions: BoxConditions, decideAgain: (conditions: BoxConditions) => Decision) => Decision>;
+  /** Skips the revocation check (step 8a): a revoked smart key still opens
+   * the barrier (and spends a try). The list itself is kept as it is. */
+  'accept-revoked': ({ decision, state, decideAgain }: BugContext): Decision => {
+    if (decision.status !== Status.REVOKED) return decision;
+    const revocations = new Map(state.revocations);
+    revocations.delete(decision.keyId);
+    const again = decideAgain({ state: { ...state, revocations } });
+    return { ...again, state: { ...again.state, revocations: state.revocations } };
+  },
+  /** Takes any signature of an ACCESS_SIGNED (step 4), under no issuer key at
+   * all too: a flipped byte of body or signature, or a stranger's key, opens. */
+  'accept-any-signature': ({ decision, state, command, decideAgain }: BugContext): Decision => {
+    if (decision.status !== Status.AUTH_FAILED || decision.kind !== FrameKind.ACCESS_SIGNED) return decision;
+    anySignatureIssuer ??= generateIssuerKeyPair();
+    const signed = command.subarray(0, command.length - SIGNATURE_LENGTH);
+    const signature = sign('sha256', signed, { key: issuerPrivateKeyObject(anySignatureIssuer.privateKey), dsaEncoding: 'ieee-p1363' });
+    // Only the signature changes: the response still binds to bytes 10..21 of the command as received.
+    const again = decideAgain({ state: { ...state, issuerKey: anySignatureIssuer.publicKey, issuerKeyPrevious: null }, command: Buffer.concat([signed, signature]) });
+    return { ...again, state: { ...again.state, issuerKey: state.issuerKey, issuerKeyPrevious: state.issuerKeyPrevious } };
+  },
+} as const satisfies Record<string, (context: BugContext) => Decision>;
 
 export type FirmwareBug = keyof typeof firmwareBugs;
 

@@ -2,6 +2,7 @@
 // read and checked field by field so a bad file is one clear line naming the
 // field, never a crash deep inside the box.
 import { readFile } from 'node:fs/promises';
+import { isIssuerPublicKey } from '../firmware-protocol/index.js';
 
 export type Direction = 'entrance' | 'exit';
 
@@ -16,15 +17,25 @@ export interface Provisioning {
   readonly parkingId: number;
   readonly direction: Direction;
   readonly macAddress: string;
-  readonly parkingKey: Buffer;
+  /** K_park; null on a box of a signed parking (PROTOCOL.md, provisioning
+   * file: "A file of a signed parking has `parking_key` null"). */
+  readonly parkingKey: Buffer | null;
   /** Tried after parkingKey, so a parking key can be rotated. */
   readonly parkingKeyNext: Buffer | null;
+  /** `issuer_key`: the issuer public key (64 bytes X || Y) a new box starts
+   * with, or null. The box's state file wins once it holds one. */
+  readonly issuerKey?: Buffer | null;
+  /** `issuer_key_previous`: 64 bytes, or null (or left out) for none. */
+  readonly issuerKeyPrevious?: Buffer | null;
   readonly boxKey: Buffer;
   readonly skewSeconds: number;
   readonly minBatteryMv: number;
   /** Absent when the box is reached only over serial or BLE. */
   readonly mqtt: MqttAccount | null;
 }
+
+/** A sealed parking's box: it holds K_park. */
+export type SealedProvisioning = Provisioning & { readonly parkingKey: Buffer };
 
 export class ProvisioningError extends Error {
   constructor(
@@ -38,6 +49,7 @@ export class ProvisioningError extends Error {
 
 const MAC_ADDRESS = /^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/i;
 const KEY_HEX = /^[0-9a-f]{32}$/i;
+const ISSUER_KEY_HEX = /^[0-9a-f]{128}$/i;
 const U32_MAX = 0xffffffff;
 
 /** Checks a parsed provisioning document; `where` prefixes field names
@@ -46,13 +58,19 @@ export function parseProvisioning(document: unknown, where = ''): Provisioning {
   const fields = asObject(document, where);
   const field = (name: string): string => (where === '' ? name : `${where}.${name}`);
   const mqtt = fields.mqtt;
+  const issuerKey = optional(fields.issuer_key, field('issuer_key'), issuerPublicKey);
+  const issuerKeyPrevious = optional(fields.issuer_key_previous, field('issuer_key_previous'), issuerPublicKey);
+  // PROTOCOL.md, step 5: only issuer_key_previous may be none; a box never holds a previous key alone.
+  if (issuerKey === null && issuerKeyPrevious !== null) throw new ProvisioningError(field('issuer_key_previous'), 'must be null when issuer_key is null');
   return {
     moduleId: integer(fields.module_id, field('module_id'), 0, U32_MAX),
     parkingId: integer(fields.parking_id, field('parking_id'), 0, U32_MAX),
     direction: direction(fields.direction, field('direction')),
     macAddress: macAddress(fields.mac_address, field('mac_address')),
-    parkingKey: key(fields.parking_key, field('parking_key')),
-    parkingKeyNext: fields.parking_key_next === null || fields.parking_key_next === undefined ? null : key(fields.parking_key_next, field('parking_key_next')),
+    parkingKey: optional(fields.parking_key, field('parking_key'), key),
+    parkingKeyNext: optional(fields.parking_key_next, field('parking_key_next'), key),
+    issuerKey,
+    issuerKeyPrevious,
     boxKey: key(fields.box_key, field('box_key')),
     skewSeconds: fields.skew_seconds === undefined ? 120 : integer(fields.skew_seconds, field('skew_seconds'), 0, U32_MAX),
     minBatteryMv: fields.min_battery_mv === undefined ? 3_300 : integer(fields.min_battery_mv, field('min_battery_mv'), 0, 0xffff),
@@ -110,6 +128,18 @@ function macAddress(value: unknown, name: string): string {
 function key(value: unknown, name: string): Buffer {
   if (typeof value !== 'string' || !KEY_HEX.test(value)) throw new ProvisioningError(name, 'must be 32 hex digits (a 16-byte key)');
   return Buffer.from(value, 'hex');
+}
+
+/** A field that may be null or left out (then null). */
+function optional<T>(value: unknown, name: string, parse: (value: unknown, name: string) => T): T | null {
+  return value === null || value === undefined ? null : parse(value, name);
+}
+
+function issuerPublicKey(value: unknown, name: string): Buffer {
+  if (typeof value !== 'string' || !ISSUER_KEY_HEX.test(value)) throw new ProvisioningError(name, 'must be 128 hex digits (a P-256 public key X || Y) or null');
+  const publicKey = Buffer.from(value, 'hex');
+  if (!isIssuerPublicKey(publicKey)) throw new ProvisioningError(name, 'is not a point on P-256');
+  return publicKey;
 }
 
 function mqttAccount(value: unknown, name: string): MqttAccount {

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { sleep, type Clock } from '../lib/clock.js';
 import { Barrier as BarrierByte, Status } from '../firmware-protocol/constants.js';
 import { forgetExpiredTries, initialBoxState, type BoxConditions, type BoxConfig, type BoxState } from '../firmware-protocol/box.js';
-import { decide, statusReport } from '../firmware-protocol/decide.js';
+import { decide, statusReport, type Decision } from '../firmware-protocol/decide.js';
 import { Barrier, type BarrierState, type BarrierTimings } from './barrier.js';
 import { Battery, type BatteryModel } from './battery.js';
 import { BoxClock, type BoxClockSettings } from './box-clock.js';
@@ -18,8 +18,8 @@ import type { BoxStateFile } from './state-file.js';
 export interface SimulatedBoxOptions {
   readonly provisioning: Provisioning;
   readonly clock: Clock;
-  /** Where tries, box_seq and the last control sequence survive a restart;
-   * without one they live in memory only. */
+  /** Where tries, box_seq, the last control sequence, the issuer keys and the
+   * revocation list survive a restart; without one they live in memory only. */
   readonly stateFile?: BoxStateFile;
   readonly barrierTimings?: BarrierTimings;
   readonly batteryModel?: BatteryModel;
@@ -115,7 +115,9 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
 
   /** Starts a box, picking up its saved state if it has one. */
   static async start(options: SimulatedBoxOptions): Promise<SimulatedBox> {
-    const state = options.stateFile === undefined ? initialBoxState() : await options.stateFile.load();
+    // PROTOCOL.md, provisioning file: the issuer keys the box starts with; its own state wins once it has one.
+    const seed = { issuerKey: options.provisioning.issuerKey, issuerKeyPrevious: options.provisioning.issuerKeyPrevious };
+    const state = options.stateFile === undefined ? initialBoxState(seed) : await options.stateFile.load(seed);
     return new SimulatedBox(options, state);
   }
 
@@ -148,7 +150,7 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     return this.#exclusive(async () => {
       const conditions = this.#conditions();
       const state = forgetExpiredTries(this.config, this.#state, conditions.boxTime);
-      const decision = this.#applyBugs((withConditions) => decide(this.config, state, withConditions, command), conditions);
+      const decision = this.#applyBugs(state, conditions, command);
       await this.#persist(decision.state);
       switch (decision.effect.type) {
         case 'open':
@@ -227,9 +229,11 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     };
   }
 
-  #applyBugs(run: (conditions: BoxConditions) => ReturnType<typeof decide>, conditions: BoxConditions): ReturnType<typeof decide> {
-    let decision = run(conditions);
-    for (const bug of this.options.bugs ?? []) decision = firmwareBugs[bug](decision, conditions, run);
+  #applyBugs(state: BoxState, conditions: BoxConditions, command: Uint8Array): Decision {
+    const decideAgain = (changes: { conditions?: BoxConditions; state?: BoxState; command?: Uint8Array }): Decision =>
+      decide(this.config, changes.state ?? state, changes.conditions ?? conditions, changes.command ?? command);
+    let decision = decide(this.config, state, conditions, command);
+    for (const bug of this.options.bugs ?? []) decision = firmwareBugs[bug]({ decision, conditions, state, command, decideAgain });
     return decision;
   }
 

@@ -61,7 +61,7 @@ export function registerSimCommand(program: Command): void {
     .option('--direction <entrance|exit>', "overrides the provisioning file's direction")
     .option('--skew-seconds <n>', "overrides the provisioning file's clock tolerance")
     .option('--min-battery-mv <n>', "overrides the provisioning file's minimum battery")
-    .option('--state-dir <dir>', 'where tries, box_seq and the last control sequence survive restarts', './data/sim')
+    .option('--state-dir <dir>', 'where tries, box_seq, the last control sequence, issuer keys and revocations survive restarts', './data/sim')
     .option('--memory-state', 'keep box state in memory only (it is lost on exit)')
     .option('--speed <n>', 'run the boxes this many times faster than real time', '1')
     .option('--opening-ms <ms>', 'time the arm takes to rise', String(defaultBarrierTimings.openingMs))

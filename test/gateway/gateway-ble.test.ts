@@ -10,7 +10,7 @@ import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { waitFor } from '../helpers/wait.js';

@@ -12,7 +12,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';

@@ -1,9 +1,10 @@
 // A simulated box's provisioning for tests: fresh random keys, the fields of
 // PROTOCOL.md's example, and whatever the test overrides.
 import { randomBytes } from 'node:crypto';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning, SealedProvisioning } from '../../simulator/provisioning.js';
 
-export function testProvisioning(overrides: Partial<Provisioning> = {}): Provisioning {
+/** A sealed parking's box (it holds K_park) unless the overrides say otherwise. */
+export function testProvisioning<Overrides extends Partial<Provisioning>>(overrides: Overrides = {} as Overrides): SealedProvisioning & Overrides {
   return {
     moduleId: 9101,
     parkingId: 7,
@@ -11,6 +12,8 @@ export function testProvisioning(overrides: Partial<Provisioning> = {}): Provisi
     macAddress: '00:07:80:AA:BB:01',
     parkingKey: randomBytes(16),
     parkingKeyNext: null,
+    issuerKey: null,
+    issuerKeyPrevious: null,
     boxKey: randomBytes(16),
     skewSeconds: 120,
     minBatteryMv: 3_300,

@@ -16,6 +16,8 @@ export interface MadeResponse {
 /** `count` answers of the box to ACCESS commands of test keys (key ids no
  * smart key of the service has: the logs move no session). */
 export async function verifiedResponses(provisioning: Provisioning, count: number, nowMs = Date.now()): Promise<MadeResponse[]> {
+  const parkingKey = provisioning.parkingKey;
+  if (parkingKey === null) throw new Error('verifiedResponses seals ACCESS: it needs a box that holds K_park');
   const clock = new FakeClock(nowMs);
   const box = await SimulatedBox.start({ clock, provisioning });
   const now = Math.floor(nowMs / 1000);
@@ -25,7 +27,7 @@ export async function verifiedResponses(provisioning: Provisioning, count: numbe
       // Keys spread over many ids, so no key runs out of tries.
       const command = sealCommand({
         kind: FrameKind.ACCESS,
-        key: provisioning.parkingKey,
+        key: parkingKey,
         keyId: 0x7000_0000 + (index % 100),
         scope: provisioning.parkingId,
         body: { notBefore: now - 60, notAfter: now + 86_400, maxEntries: 255, maxExits: 255, moduleIds: [provisioning.moduleId] },

@@ -2,14 +2,15 @@ import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { systemClock } from '../../lib/clock.js';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { FrameKind, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
+import { chunkFrame, FrameKind, MAX_COMMAND_LENGTH, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { BleCentral } from '../../gateway/ble/ble-central.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
+import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
@@ -28,7 +29,7 @@ function access(box: Provisioning, keyId: number, modules = [box.moduleId]): Buf
   });
 }
 
-async function boxOnAir(t: ExecutionContext, radio: VirtualRadio, box_: Provisioning, mtu?: number) {
+async function boxOnAir(t: ExecutionContext, radio: VirtualRadio, box_: AnyProvisioning, mtu?: number) {
   const clock = new FakeClock(START);
   const box = await SimulatedBox.start({ clock, provisioning: box_ });
   const peripheral = new BoxBlePeripheral(box, mtu);
@@ -114,4 +115,24 @@ test('garbage chunks are counted by the box, and a valid command still works', a
   await waitFor(() => peripheral.counters.badChunks === 1, 'the bad chunk counted');
   const outcome = await ble.send(9305, access(box_, 9), 5_000);
   t.true('response' in outcome && parseResponse(outcome.response).status === Status.OK);
+});
+
+test('the largest command, a 225-byte ACCESS_SIGNED of 32 modules, goes in 12 chunks at MTU 23 to a signed parking\'s box and is answered OK', async (t) => {
+  const radio = new VirtualRadio();
+  const issuer = newIssuer();
+  const box_ = signedProvisioning(issuer, { moduleId: 9306, macAddress: '00:07:80:AA:BB:36' });
+  const { box, peripheral } = await boxOnAir(t, radio, box_);
+  const ble = await central(t, radio);
+  await waitFor(() => ble.boxes.includes(9306), 'the box to be discovered');
+  const command = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9306) });
+  t.is(command.length, MAX_COMMAND_LENGTH);
+  t.is(chunkFrame(command, 23).length, 12, 'MTU 23: 19 bytes a chunk');
+  const outcome = await ble.send(9306, command, 5_000);
+  t.true('response' in outcome);
+  if (!('response' in outcome)) return;
+  t.true(verifyResponse(outcome.response, box_.boxKey, command));
+  t.like(parseResponse(outcome.response), { status: Status.OK, kind: FrameKind.ACCESS_SIGNED, keyId: 42 });
+  t.is(box.barrier.state, 'opening');
+  t.is(peripheral.counters.commands, 1);
+  t.is(peripheral.counters.badChunks, 0);
 });

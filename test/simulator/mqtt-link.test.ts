@@ -8,7 +8,7 @@ import { sealCommand } from '../../firmware-protocol/command.js';
 import { parseResponse, verifyResponse } from '../../firmware-protocol/response.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
 import { waitFor } from '../helpers/wait.js';

@@ -2,6 +2,7 @@ import test from 'ava';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { loadProvisioningFile, parseProvisioning, ProvisioningError } from '../../simulator/provisioning.js';
 
 const example = {
@@ -22,7 +23,7 @@ test('the example of PROTOCOL.md parses into typed fields', (t) => {
   t.is(box.moduleId, 9101);
   t.is(box.direction, 'entrance');
   t.is(box.macAddress, '00:07:80:AA:BB:01');
-  t.is(box.parkingKey.toString('hex'), example.parking_key);
+  t.is(box.parkingKey?.toString('hex'), example.parking_key);
   t.is(box.parkingKeyNext, null);
   t.is(box.boxKey.length, 16);
   t.deepEqual(box.mqtt, example.mqtt);
@@ -70,3 +71,30 @@ test('a missing file and a file that is not JSON are one clear line', async (t) 
   await writeFile(array, '[]');
   await t.throwsAsync(loadProvisioningFile(array), { message: 'must be a JSON object' });
 });
+
+const issuer = generateIssuerKeyPair().publicKey.toString('hex');
+const previous = generateIssuerKeyPair().publicKey.toString('hex');
+
+test('a signed parking\'s box: parking_key null, issuer_key and issuer_key_previous as PROTOCOL.md names them', (t) => {
+  const box = parseProvisioning({ ...example, parking_key: null, issuer_key: issuer, issuer_key_previous: previous });
+  t.is(box.parkingKey, null);
+  t.is(box.issuerKey?.toString('hex'), issuer);
+  t.is(box.issuerKeyPrevious?.toString('hex'), previous);
+  const sealed = parseProvisioning(example);
+  t.is(sealed.issuerKey, null, 'a file of before version 2 holds no issuer key');
+  t.is(sealed.issuerKeyPrevious, null);
+});
+
+for (const [label, fields, expected] of [
+  ['64 hex digits', { issuer_key: 'ab'.repeat(32) }, /^issuer_key: must be 128 hex digits/],
+  ['a number', { issuer_key: 12 }, /^issuer_key: must be 128 hex digits/],
+  ['zeros', { issuer_key: '00'.repeat(64) }, /^issuer_key: is not a point on P-256$/],
+  ['off the curve', { issuer_key: issuer, issuer_key_previous: `${previous.slice(0, 127)}${previous.endsWith('0') ? '1' : '0'}` }, /^issuer_key_previous: is not a point on P-256$/],
+  ['a previous key alone', { issuer_key: null, issuer_key_previous: previous }, /^issuer_key_previous: must be null when issuer_key is null$/],
+] as const) {
+  test(`a bad issuer key (${label}) is one line naming the field`, (t) => {
+    const error = t.throws(() => parseProvisioning({ ...example, ...fields }), { instanceOf: ProvisioningError });
+    t.regex(error.message, expected);
+    t.false(error.message.includes('\n'));
+  });
+}

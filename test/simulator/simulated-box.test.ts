@@ -9,7 +9,7 @@ import { sealCommand } from '../../firmware-protocol/command.js';
 import { parseResponse, verifyResponse } from '../../firmware-protocol/response.js';
 import { SimulatedBox, type SimulatedBoxOptions } from '../../simulator/simulated-box.js';
 import { BoxStateFile } from '../../simulator/state-file.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
@@ -19,7 +19,7 @@ function provisioning(overrides: Partial<Provisioning> = {}): Provisioning {
   return testProvisioning({ moduleId: 101, ...overrides });
 }
 
-async function startBox(options: Partial<SimulatedBoxOptions> = {}): Promise<{ box: SimulatedBox; clock: FakeClock; box_: Provisioning }> {
+async function startBox(options: Partial<SimulatedBoxOptions> & { provisioning?: Provisioning } = {}): Promise<{ box: SimulatedBox; clock: FakeClock; box_: Provisioning }> {
   const clock = new FakeClock(START);
   const box_ = options.provisioning ?? provisioning();
   const box = await SimulatedBox.start({ clock, provisioning: box_, ...options });
