@@ -65,6 +65,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       },
     },
     return503OnClosing: true,
+    // avvio's 10 s default was seen to fire while @fastify/swagger-ui loaded
+    // on a loaded 2-core machine (a failed start, not a hung plugin); a
+    // plugin that really hangs is still reported, after a minute.
+    pluginTimeout: 60_000,
     ...serverOptions(config),
   });
   configureServer(app, config);

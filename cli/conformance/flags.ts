@@ -4,7 +4,7 @@
 import type { LevelWithSilent } from 'pino';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
-import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../simulator/provisioning.js';
+import { loadProvisioningFile, ProvisioningError, type SealedProvisioning } from '../../simulator/provisioning.js';
 import { UsageError } from '../errors.js';
 import { parseLogLevel } from '../logger.js';
 
@@ -33,7 +33,7 @@ export type TargetChoice =
 
 export interface ConformanceOptions {
   readonly choice: TargetChoice;
-  readonly provisioning: Provisioning;
+  readonly provisioning: SealedProvisioning;
   readonly answerMs: number;
   readonly cycleMs: number;
   readonly controlSeq: number;
@@ -90,13 +90,18 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
   return { kind: 'mqtt', url, topics, ...(flags.username === undefined ? {} : { username: flags.username }), ...(flags.password === undefined ? {} : { password: flags.password }) };
 }
 
-async function loadBox(path: string): Promise<Provisioning> {
+async function loadBox(path: string): Promise<SealedProvisioning> {
+  let provisioning;
   try {
-    return await loadProvisioningFile(path);
+    provisioning = await loadProvisioningFile(path);
   } catch (error) {
     if (error instanceof ProvisioningError) throw new UsageError(`${path}: ${error.message}`);
     throw error;
   }
+  const { parkingKey } = provisioning;
+  // The cases seal ACCESS under K_park; a signed parking's box has none.
+  if (parkingKey === null) throw new UsageError(`${path}: parking_key is null (a signed parking's box): the suite's cases need a box of a sealed parking for now`);
+  return { ...provisioning, parkingKey };
 }
 
 function integer(flag: string, raw: string, min: number, max: number): number {

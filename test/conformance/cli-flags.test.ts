@@ -16,6 +16,8 @@ test('each flag is validated: exactly one target, numbers in range, the provisio
   const box = await boxFile(t, 4401);
   const broken = join(box.directory, 'broken.json');
   await writeFile(broken, JSON.stringify({ ...box.document, box_key: 'short' }));
+  const signed = join(box.directory, 'signed.json');
+  await writeFile(signed, JSON.stringify({ ...box.document, parking_key: null, issuer_key: null }));
   const cases: [Partial<ConformanceFlags>, RegExp][] = [
     [{ box: box.path }, /exactly one target/],
     [{ box: box.path, serial: '/dev/null', mqtt: 'mqtt://127.0.0.1:1' }, /exactly one target/],
@@ -34,6 +36,7 @@ test('each flag is validated: exactly one target, numbers in range, the provisio
     [{ serial: '/dev/null' }, /--box FILE is required/],
     [{ box: join(box.directory, 'none.json'), serial: '/dev/null' }, /none\.json: no such file/],
     [{ box: broken, serial: '/dev/null' }, /box_key: must be 32 hex digits/],
+    [{ box: signed, serial: '/dev/null' }, /signed\.json: parking_key is null .*sealed parking/],
   ];
   for (const [flags, message] of cases) {
     const error = await t.throwsAsync(() => parseConformanceFlags({ ...defaults, ...flags }, 0), { instanceOf: UsageError }, JSON.stringify(flags));

@@ -5,13 +5,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { parseProvisioning, type Provisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning, type SealedProvisioning } from '../../simulator/provisioning.js';
 
 export interface BoxFile {
   readonly path: string;
   readonly directory: string;
   readonly document: Record<string, unknown>;
-  readonly provisioning: Provisioning;
+  readonly provisioning: SealedProvisioning;
 }
 
 /** A box's provisioning file in a temporary folder removed after the test. */
@@ -33,7 +33,9 @@ export async function boxFile(t: ExecutionContext, moduleId: number, overrides: 
   };
   const path = join(directory, `box-${moduleId}.json`);
   await writeFile(path, JSON.stringify(document));
-  return { path, directory, document, provisioning: parseProvisioning(document) };
+  const { parkingKey, ...rest } = parseProvisioning(document);
+  if (parkingKey === null) throw new Error('boxFile makes boxes of a sealed parking: give parking_key');
+  return { path, directory, document, provisioning: { ...rest, parkingKey } };
 }
 
 /** The simulator's barrier, fast: a cycle takes 700 ms. */
