@@ -12,7 +12,7 @@ import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
 import type { MqttAccountRepository } from './accounts.js';
 import { ClientIdOwners } from './client-id-owners.js';
-import { GuardedConnection } from './packet-size-guard.js';
+import { guardReads, type PacketSizeScanner } from './packet-size-guard.js';
 import { indexedRetainedPersistence } from './retained-index.js';
 
 /** Turns a box response into a box log; resolves once it is committed (or
@@ -68,7 +68,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const logger = (options.logger ?? silentLogger).child({ component: 'api:broker' });
   const acl = new MqttAcl(options.topics);
   const accountOf = new WeakMap<Client, MqttAccount>();
-  const connectionOf = new WeakMap<Client, GuardedConnection>();
+  const scannerOf = new WeakMap<Client, PacketSizeScanner>();
   const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0, refusedPackets: 0 };
   const maxPacketBytes = options.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
   const packetLimits = { connectBytes: Math.min(MAX_CONNECT_BYTES, maxPacketBytes), packetBytes: maxPacketBytes };
@@ -94,7 +94,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
           // Checked after the password, so only an account learns that an id is taken.
           if (!owners.claim(client.id, account.username, client.clean)) return refuse(2, 'client id belongs to another account');
           accountOf.set(client, account);
-          connectionOf.get(client)?.scanner.loggedIn();
+          scannerOf.get(client)?.loggedIn();
           done(null, true);
         },
         (error: unknown) => refuse(5, `login could not be checked: ${(error as Error).message}`),
@@ -138,17 +138,17 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     // A refusal comes with data, later than `client` is set.
-    const connection = new GuardedConnection(socket, packetLimits, (refusal) => {
+    const scanner = guardReads(socket, packetLimits, (refusal) => {
       counters.refusedPackets++;
       logger.warn(
         { client_id: client.id, username: accountOf.get(client)?.username ?? null, address: socket.remoteAddress ?? null, declared_bytes: refusal.declaredBytes, limit_bytes: refusal.limitBytes, before_login: refusal.beforeLogin },
         'MQTT packet refused: over the size limit, connection closed',
       );
     });
-    const client = aedes.handle(connection);
-    connectionOf.set(client, connection);
+    const client = aedes.handle(socket);
+    scannerOf.set(client, scanner);
     // After `destroyed` is set: a login finishing later claims nothing (above).
-    connection.once('close', () => {
+    socket.once('close', () => {
       const account = accountOf.get(client);
       if (account !== undefined) owners.left(client.id, account.username);
     });
