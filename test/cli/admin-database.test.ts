@@ -113,13 +113,15 @@ test('a read-only command on a database that is behind does not migrate it: one 
 });
 
 /**
- * Runs the CLI as an unprivileged user (nobody, with setpriv) when the tests
- * run as root: root writes through chmod 0444 and read-only folders, so only
- * another user shows what a read-only database does.
+ * Runs the CLI so that file modes bind it. Root writes through chmod 0444 and
+ * read-only folders by its capabilities CAP_DAC_OVERRIDE and
+ * CAP_DAC_READ_SEARCH, so as root the child runs without them (setpriv's
+ * bounding set): it stays the owner of the checkout, which another user
+ * (nobody) may not even be able to enter (a clone in a 0700 mktemp folder).
  */
 function runUnprivileged(args: string[]): Promise<CliResult> {
   const asRoot = process.getuid?.() === 0;
-  const [command, commandArgs] = asRoot ? ['setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, binPath, ...args]] : [process.execPath, [binPath, ...args]];
+  const [command, commandArgs] = asRoot ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', process.execPath, binPath, ...args]] : [process.execPath, [binPath, ...args]];
   return new Promise((resolve) => {
     execFile(command, commandArgs, { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
