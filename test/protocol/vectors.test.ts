@@ -1,7 +1,7 @@
 // PROTOCOL.md, test vectors: sealing the inputs gives the bytes; opening the
 // bytes gives the inputs; the file on disk is what the generator makes.
 import { readFileSync } from 'node:fs';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import {
   FrameKind,
   LinkType,
@@ -113,11 +113,7 @@ for (const v of vectors.commands) {
     t.is(sealed.toString('hex'), v.bytes);
     const opened = openCommand(hex(v.bytes), key);
     if (!opened.ok) return t.fail(`did not open: ${opened.status}`);
-    const kind: number = opened.command.kind;
-    t.is(kind, v.kind);
-    t.is(opened.command.keyId, v.key_id);
-    t.is(opened.command.scope, v.scope);
-    t.is(opened.command.nonce.toString('hex'), v.nonce);
+    assertHeader(t, opened.command, v);
     const c = opened.command;
     const bodyJson =
       c.kind === FrameKind.ACCESS || c.kind === FrameKind.ACCESS_SIGNED ? accessBodyToJson(c.body)
@@ -146,11 +142,7 @@ for (const v of vectors.signed_commands) {
     const bytes = hex(v.bytes);
     const opened = openSignedCommand(bytes, publicKey);
     if (!opened.ok) return t.fail(`did not open: ${opened.status}`);
-    const kind: number = opened.command.kind;
-    t.is(kind, v.kind);
-    t.is(opened.command.keyId, v.key_id);
-    t.is(opened.command.scope, v.scope);
-    t.is(opened.command.nonce.toString('hex'), v.nonce);
+    assertHeader(t, opened.command, v);
     t.deepEqual(opened.command.kind === FrameKind.ACCESS_SIGNED ? accessBodyToJson(opened.command.body) : null, v.body);
     const other = vectors.issuers.find((_, i) => i !== v.issuer);
     t.is(verifySignature(bytes, [hex(other?.public_key ?? '')]), -1, 'the other issuer does not verify it');
@@ -218,4 +210,12 @@ for (const v of vectors.decisions) {
     t.deepEqual(boxStateToJson(decision.state), v.expected.state);
     t.true(verifyResponse(decision.response, config.boxKey, hex(v.command)));
   });
+}
+
+/** The header fields of an opened command are the vector's (sealed and signed alike). */
+function assertHeader(t: ExecutionContext, command: { kind: number; keyId: number; scope: number; nonce: Buffer }, v: { kind: number; key_id: number; scope: number; nonce: string }): void {
+  t.is(command.kind, v.kind);
+  t.is(command.keyId, v.key_id);
+  t.is(command.scope, v.scope);
+  t.is(command.nonce.toString('hex'), v.nonce);
 }
