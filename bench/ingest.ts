@@ -86,7 +86,7 @@ function seedFleet(databasePath: string, mqttPort: number): unknown[] {
   try {
     const now = Date.now();
     const parkingId = new ParkingRepository(db).insert(
-      { name: 'Ingest bench', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 255, isOnline: false, parkingKey: randomKeyHex() },
+      { name: 'Ingest bench', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 255, isOnline: false, keys: { accessMode: 'sealed', parkingKey: randomKeyHex() } },
       now,
     );
     const config = configWith({ databasePath, host: '127.0.0.1', mqttPort, mqttUrl: undefined });

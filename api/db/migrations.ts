@@ -7,6 +7,11 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** The migration rebuilds a table others refer to (SQLite cannot drop a
+   * NOT NULL): it runs with foreign keys off, as SQLite's documented
+   * procedure says, and `foreign_key_check` must find nothing before it
+   * commits. */
+  rebuildsTables?: true;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -278,6 +283,68 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tokens_family ON tokens(family_id);
     `,
   },
+  {
+    version: 8,
+    name: 'access modes of parkings: sealed or signed by an issuer key pair',
+    rebuildsTables: true,
+    sql: `
+      -- Protocol version 2 (docs/protocol.md, Keys): a parking's access
+      -- commands are sealed under K_park (version 1 firmware) or signed by
+      -- the parking's issuer key pair. parking_key becomes nullable (a signed
+      -- parking's boxes hold none), hence the rebuild. Keys in hex: private
+      -- keys are the P-256 scalar (64 digits) and never leave the database;
+      -- public keys are X || Y (128 digits).
+      --   issuer_private_key / issuer_public_key: the pair smart keys are
+      --     signed with now;
+      --   issuer_previous_public_key: the key boxes keep as
+      --     issuer_key_previous after a rotation, until no key it signed is
+      --     valid any more;
+      --   issuer_next_private_key / issuer_next_public_key: a pair being
+      --     installed on the boxes (SET_ISSUER) that signs nothing yet.
+      CREATE TABLE secured_parkings_v8 (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        description TEXT,
+        currency TEXT NOT NULL CHECK (length(currency) = 3),
+        price_per_hour_minor INTEGER NOT NULL CHECK (price_per_hour_minor >= 0),
+        max_duration_minutes INTEGER NOT NULL CHECK (max_duration_minutes > 0),
+        tries INTEGER NOT NULL CHECK (tries BETWEEN 1 AND 255),
+        is_online INTEGER NOT NULL DEFAULT 0,
+        is_active INTEGER NOT NULL DEFAULT 1,
+        access_mode TEXT NOT NULL CHECK (access_mode IN ('sealed', 'signed')),
+        parking_key TEXT,
+        parking_key_next TEXT,
+        issuer_private_key TEXT,
+        issuer_public_key TEXT,
+        issuer_previous_public_key TEXT,
+        issuer_next_private_key TEXT,
+        issuer_next_public_key TEXT,
+        forwarding_url TEXT,
+        forwarding_expose INTEGER NOT NULL DEFAULT 0,
+        forwarding_secret TEXT,
+        forwarding_unverified INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        CHECK (access_mode = 'signed' OR parking_key IS NOT NULL),
+        CHECK (access_mode = 'sealed' OR (issuer_private_key IS NOT NULL AND issuer_public_key IS NOT NULL)),
+        CHECK ((issuer_private_key IS NULL) = (issuer_public_key IS NULL)),
+        CHECK ((issuer_next_private_key IS NULL) = (issuer_next_public_key IS NULL))
+      );
+      INSERT INTO secured_parkings_v8 (id, name, description, currency, price_per_hour_minor, max_duration_minutes, tries,
+        is_online, is_active, access_mode, parking_key, parking_key_next, forwarding_url, forwarding_expose,
+        forwarding_secret, forwarding_unverified, created_at)
+      SELECT id, name, description, currency, price_per_hour_minor, max_duration_minutes, tries,
+        is_online, is_active, 'sealed', parking_key, parking_key_next, forwarding_url, forwarding_expose,
+        forwarding_secret, forwarding_unverified, created_at
+      FROM secured_parkings;
+      DROP TABLE secured_parkings;
+      ALTER TABLE secured_parkings_v8 RENAME TO secured_parkings;
+
+      -- The issuer public key that signed a smart key's ACCESS_SIGNED (null
+      -- for a sealed ACCESS): a rotation drops the previous key from the
+      -- boxes once no key it signed is still valid.
+      ALTER TABLE smart_keys ADD COLUMN signed_by TEXT;
+    `,
+  },
 ];
 
 /**
@@ -332,11 +399,33 @@ export function migrate(db: Database.Database, migrations: readonly Migration[] 
   let count = 0;
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
-    db.transaction(() => {
-      db.exec(migration.sql);
-      record.run(migration.version, migration.name);
-    })();
+    if (migration.rebuildsTables) runRebuild(db, migration, () => record.run(migration.version, migration.name));
+    else {
+      db.transaction(() => {
+        db.exec(migration.sql);
+        record.run(migration.version, migration.name);
+      })();
+    }
     count += 1;
   }
   return count;
+}
+
+/** SQLite's procedure for a table rebuild (https://www.sqlite.org/lang_altertable.html,
+ * "Making Other Kinds Of Table Schema Changes"): foreign keys off outside the
+ * transaction (the pragma is a no-op inside one), the change, a
+ * foreign_key_check that must come back empty, commit, foreign keys back on. */
+function runRebuild(db: Database.Database, migration: Migration, record: () => void): void {
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) === 1;
+  db.pragma('foreign_keys = OFF');
+  try {
+    db.transaction(() => {
+      db.exec(migration.sql);
+      const broken = db.pragma('foreign_key_check') as unknown[];
+      if (broken.length > 0) throw new Error(`migration ${migration.version} (${migration.name}) would leave ${broken.length} broken foreign key(s); nothing was changed`);
+      record();
+    })();
+  } finally {
+    if (foreignKeys) db.pragma('foreign_keys = ON');
+  }
 }

@@ -1,4 +1,5 @@
-// Secured parkings. Money in integer minor units; keys as 32 hex digits.
+// Secured parkings. Money in integer minor units; parking keys as 32 hex
+// digits, issuer keys as hex (docs/protocol.md, Keys; migration 8).
 import type { Db } from '../db/open.js';
 
 export interface ParkingRow {
@@ -11,14 +12,34 @@ export interface ParkingRow {
   tries: number;
   is_online: number;
   is_active: number;
-  parking_key: string;
+  access_mode: AccessMode;
+  /** K_park: set for a sealed parking; null for a signed one created signed. */
+  parking_key: string | null;
   parking_key_next: string | null;
+  /** The P-256 scalar (64 hex) smart keys are signed with; never leaves the database. */
+  issuer_private_key: string | null;
+  /** X || Y (128 hex) of issuer_private_key. */
+  issuer_public_key: string | null;
+  /** The key boxes keep as issuer_key_previous after a rotation. */
+  issuer_previous_public_key: string | null;
+  /** A pair being installed on the boxes (SET_ISSUER) that signs nothing yet. */
+  issuer_next_private_key: string | null;
+  issuer_next_public_key: string | null;
   forwarding_url: string | null;
   forwarding_expose: number;
   forwarding_secret: string | null;
   /** 1: unverified box logs are forwarded too (each record says `verified`). */
   forwarding_unverified: number;
 }
+
+/** docs/protocol.md, Keys: access commands sealed under K_park (version 1
+ * firmware) or signed by the parking's issuer key pair. */
+export type AccessMode = 'sealed' | 'signed';
+
+/** The keys a new parking starts with. */
+export type NewParkingKeys =
+  | { accessMode: 'sealed'; parkingKey: string }
+  | { accessMode: 'signed'; issuerPrivateKey: string; issuerPublicKey: string };
 
 export interface NewParking {
   name: string;
@@ -28,7 +49,7 @@ export interface NewParking {
   maxDurationMinutes: number;
   tries: number;
   isOnline: boolean;
-  parkingKey: string;
+  keys: NewParkingKeys;
 }
 
 export class ParkingRepository {
@@ -38,9 +59,10 @@ export class ParkingRepository {
 
   constructor(db: Db) {
     this.byId = db.prepare<[number], ParkingRow>('SELECT * FROM secured_parkings WHERE id = ?');
-    this.insertRow = db.prepare<[string, string | null, string, number, number, number, number, string, number]>(
-      `INSERT INTO secured_parkings (name, description, currency, price_per_hour_minor, max_duration_minutes, tries, is_online, parking_key, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    this.insertRow = db.prepare<[string, string | null, string, number, number, number, number, AccessMode, string | null, string | null, string | null, number]>(
+      `INSERT INTO secured_parkings (name, description, currency, price_per_hour_minor, max_duration_minutes, tries, is_online,
+         access_mode, parking_key, issuer_private_key, issuer_public_key, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.forwardingUpdate = db.prepare<[string, number, string, number, number]>(
       'UPDATE secured_parkings SET forwarding_url = ?, forwarding_expose = ?, forwarding_secret = ?, forwarding_unverified = ? WHERE id = ?',
@@ -52,6 +74,7 @@ export class ParkingRepository {
   }
 
   insert(parking: NewParking, nowMs: number): number {
+    const { keys } = parking;
     const result = this.insertRow.run(
       parking.name,
       parking.description,
@@ -60,7 +83,10 @@ export class ParkingRepository {
       parking.maxDurationMinutes,
       parking.tries,
       parking.isOnline ? 1 : 0,
-      parking.parkingKey,
+      keys.accessMode,
+      keys.accessMode === 'sealed' ? keys.parkingKey : null,
+      keys.accessMode === 'signed' ? keys.issuerPrivateKey : null,
+      keys.accessMode === 'signed' ? keys.issuerPublicKey : null,
       nowMs,
     );
     return Number(result.lastInsertRowid);

@@ -39,6 +39,7 @@ export function mintSmartKey(ctx: AppContext, request: KeyRequest): number {
     },
     ctx.clock.now(),
   );
+  if (request.parking.parking_key === null) throw new Error(`parking ${request.parking.id} has no parking key to seal with`);
   const command = sealCommand({
     kind: FrameKind.ACCESS,
     keyId: id,

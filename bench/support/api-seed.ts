@@ -14,7 +14,7 @@ export function seedParking(ctx: AppContext, firstModuleId: number): BenchParkin
   const now = ctx.clock.now();
   const parkingKey = randomKeyHex();
   const id = ctx.parkings.insert(
-    { name: 'Bench parking', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 255, isOnline: false, parkingKey },
+    { name: 'Bench parking', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 255, isOnline: false, keys: { accessMode: 'sealed', parkingKey } },
     now,
   );
   const boxes = (['entrance', 'exit'] as const).map((direction, index) => {

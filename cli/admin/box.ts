@@ -34,7 +34,7 @@ export interface ProvisioningFile {
   parking_id: number;
   direction: Direction;
   mac_address: string;
-  parking_key: string;
+  parking_key: string | null;
   parking_key_next: string | null;
   box_key: string;
   skew_seconds: number;

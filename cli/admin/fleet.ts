@@ -59,7 +59,7 @@ export function provisionFleet(ctx: AdminContext, parkingId: number, count: numb
             maxDurationMinutes: first.max_duration_minutes,
             tries: first.tries,
             isOnline: first.is_online === 1,
-            parkingKey: randomKeyHex(),
+            keys: { accessMode: 'sealed', parkingKey: randomKeyHex() },
           },
           ctx.now,
         );

@@ -7,7 +7,7 @@ import { printResult, withCommonFlags, withDatabase, type AdminContext, type Com
 import { parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
 
 /** A parking as the operator describes it; its key is made here. */
-export type NewParkingInput = Omit<NewParking, 'parkingKey'>;
+export type NewParkingInput = Omit<NewParking, 'keys'>;
 
 export interface CreatedParking {
   id: number;
@@ -22,7 +22,7 @@ export interface CreatedParking {
 
 export function createParking(ctx: AdminContext, input: NewParkingInput): CreatedParking {
   const parkingKey = randomKeyHex();
-  const id = new ParkingRepository(ctx.db).insert({ ...input, parkingKey }, ctx.now);
+  const id = new ParkingRepository(ctx.db).insert({ ...input, keys: { accessMode: 'sealed', parkingKey } }, ctx.now);
   return {
     id,
     name: input.name,

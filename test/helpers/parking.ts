@@ -45,7 +45,7 @@ export function seedParking(test: TestApp, options: ParkingOptions = {}): Seeded
       maxDurationMinutes: options.maxDurationMinutes ?? 120,
       tries: options.tries ?? 10,
       isOnline: options.isOnline ?? false,
-      parkingKey: parkingKeyHex,
+      keys: { accessMode: 'sealed', parkingKey: parkingKeyHex },
     },
     test.clock.now(),
   );

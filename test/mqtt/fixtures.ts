@@ -30,7 +30,7 @@ export function brokerFixture(t: ExecutionContext, moduleIds: readonly number[] 
     rmSync(directory, { recursive: true, force: true });
   });
   const parkingId = new ParkingRepository(db).insert(
-    { name: 'Lot', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 10, isOnline: false, parkingKey: randomKeyHex() },
+    { name: 'Lot', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 10, isOnline: false, keys: { accessMode: 'sealed', parkingKey: randomKeyHex() } },
     Date.now(),
   );
   const boxes = new Map<number, string>();
