@@ -143,7 +143,7 @@ const schemeList: Parser<readonly string[]> = (raw, name) => {
   return Object.freeze(schemes);
 };
 
-/** A topic level and more, without wildcards (ARCHITECTURE.md, MQTT topics). */
+/** A topic level and more, without wildcards (docs/architecture.md, MQTT topics). */
 const topicPrefix: Parser<string> = (raw, name) => {
   const value = raw.trim();
   if (value === '' || /[#+\s]/.test(value) || value.startsWith('/') || value.endsWith('/') || value.startsWith('$')) {

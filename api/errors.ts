@@ -2,7 +2,7 @@
 // default message. Every error body the API sends (but the two OAuth endpoints,
 // which follow RFC 6749 section 5.2) is
 //   {"error": code, "message": one sentence, "details": [{"path", "message"}]}.
-// A test checks that each code is documented in the README and in OpenAPI.
+// A test checks that each code is documented in docs/api.md's Errors table and in OpenAPI.
 
 export const API_ERRORS = {
   malformed_json: { status: 400, message: 'The request body is not valid JSON.' },

@@ -1,5 +1,5 @@
 // The barrier states the box has shown, in order, and a way to wait for one
-// (PROTOCOL.md, response frame, offset 21: 0 CLOSED, 1 OPENING, 2 OPEN,
+// (docs/protocol.md, Response frame, offset 21: 0 CLOSED, 1 OPENING, 2 OPEN,
 // 3 CLOSING, 4 FAULT). Waits use the injected clock.
 import type { Clock } from '../lib/clock.js';
 import type { Barrier } from '../firmware-protocol/index.js';

@@ -1,12 +1,12 @@
-// What the suite knows of the box from its provisioning file (PROTOCOL.md,
-// provisioning file), and the commands it seals with those keys.
+// What the suite knows of the box from its provisioning file (docs/protocol.md,
+// Provisioning file), and the commands it seals with those keys.
 import { Direction, FrameKind, sealCommand } from '../firmware-protocol/index.js';
 import type { SealedProvisioning } from '../simulator/provisioning.js';
 
 export interface BoxUnderTest {
   readonly moduleId: number;
   readonly parkingId: number;
-  /** Response byte 22 for ACCESS and unparsed frames (PROTOCOL.md, response frame). */
+  /** Response byte 22 for ACCESS and unparsed frames (docs/protocol.md, Response frame). */
   readonly direction: typeof Direction.ENTRANCE | typeof Direction.EXIT;
   readonly parkingKey: Buffer;
   readonly boxKey: Buffer;

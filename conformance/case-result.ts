@@ -4,7 +4,7 @@ export type Verdict = 'pass' | 'fail' | 'skip';
 
 export interface CaseResult {
   readonly name: string;
-  /** Where in PROTOCOL.md the rule is. */
+  /** Where in docs/protocol.md the rule is (a section or a step). */
   readonly step: string;
   readonly expected: string;
   readonly got: string;

@@ -1,5 +1,5 @@
-// How a response must answer its command, field by field (PROTOCOL.md,
-// response frame and the paragraph after the checks): status, kind and
+// How a response must answer its command, field by field (docs/protocol.md,
+// Response frame and the paragraph after step 11): status, kind and
 // key_id echoed when steps 1 and 2 passed (else 0), module_id of the box,
 // direction 0 for a control kind else the box's own, remaining as given.
 import {

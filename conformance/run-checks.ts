@@ -1,5 +1,5 @@
-// Checks over every exchange of the run, whatever case made it (PROTOCOL.md,
-// response frame): box_seq strictly increasing (offset 11), every tag valid
+// Checks over every exchange of the run, whatever case made it (docs/protocol.md,
+// Response frame): box_seq strictly increasing (offset 11), every tag valid
 // and bound to its command (offset 24), every command answered within
 // --answer-ms, and the echo of kind, key_id, module_id, direction and
 // remaining (the paragraph after the checks).

@@ -55,7 +55,7 @@ export class SuiteContext {
     this.#nextKeyId = settings.keyIdBase;
   }
 
-  /** The next control sequence, one up from the last (PROTOCOL.md, checks, step 6). */
+  /** The next control sequence, one up from the last (docs/protocol.md, step 6). */
   controlSeq(): number {
     return this.#nextControlSeq++;
   }

@@ -1,4 +1,4 @@
-// BLE link (PROTOCOL.md, BLE link): frames travel in chunks; each chunk is a
+// BLE link (docs/protocol.md, BLE link): frames travel in chunks; each chunk is a
 // header byte (bit 7 set on the last chunk, bits 0..6 a counter from 0) ||
 // up to MTU − 4 bytes. A frame therefore takes at most 128 chunks (the
 // counter never wraps, so counter 0 always starts a frame); a frame that

@@ -1,4 +1,4 @@
-// Small helpers for fixed-width big-endian fields (PROTOCOL.md: "All integers
+// Small helpers for fixed-width big-endian fields (docs/protocol.md, introduction: "All integers
 // are unsigned and big-endian"). Encoders validate their inputs here so a bad
 // value is a typed error, never a silently truncated byte.
 import { LIMITS } from './constants.js';

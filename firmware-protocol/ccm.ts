@@ -1,4 +1,4 @@
-// AES-128-CCM with an 8-byte tag and a 12-byte nonce (PROTOCOL.md, keys),
+// AES-128-CCM with an 8-byte tag and a 12-byte nonce (docs/protocol.md, Keys),
 // the CCM of RFC 3610 / NIST SP 800-38C built on node:crypto's AES.
 //
 // Why not createCipheriv('aes-128-ccm') per frame: creating a cipher object
@@ -8,7 +8,7 @@
 // never finalized, so one CCM operation is two native calls. The results are
 // byte for byte those of node's aes-128-ccm: test/protocol/ccm.test.ts checks
 // it on random inputs. Tags are compared in constant time; there is no
-// "decipher without update()" trap (PROTOCOL.md, keys) on this path.
+// "decipher without update()" trap (docs/protocol.md, Keys) on this path.
 import { type Cipher, createCipheriv, timingSafeEqual } from 'node:crypto';
 import { KEY_LENGTH, NONCE_LENGTH, TAG_LENGTH } from './constants.js';
 import { requireLength } from './bytes.js';
@@ -26,7 +26,7 @@ const MAX_SHORT_AAD = 0xfeff;
 const ZERO_IV = Buffer.alloc(BLOCK);
 const EMPTY = Buffer.alloc(0);
 /** Scratch space reused by every call (all calls are synchronous): enough
- * for any frame of PROTOCOL.md; longer inputs get their own buffer. */
+ * for any frame of docs/protocol.md (Sizes); longer inputs get their own buffer. */
 const SCRATCH_LENGTH = 512;
 const macScratch = Buffer.alloc(SCRATCH_LENGTH);
 const counterScratch = Buffer.alloc(SCRATCH_LENGTH);
@@ -150,8 +150,8 @@ export function ccmOpen(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, cip
   return timingSafeEqual(tagScratch, tag) ? plaintext : null;
 }
 
-/** The tag of an empty plaintext under `aad` (response frames, PROTOCOL.md,
- * response frame, offset 24). */
+/** The tag of an empty plaintext under `aad` (response frames, docs/protocol.md,
+ * Response frame, offset 24). */
 export function ccmTagOnly(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array): Buffer {
   return ccmSeal(key, nonce, aad, EMPTY).tag;
 }
@@ -225,7 +225,7 @@ export function ccmTagsOnly(key: Uint8Array, inputs: readonly TagOnlyInput[]): B
   });
 }
 
-/** Recomputes the tag and compares it in constant time, as PROTOCOL.md, keys,
+/** Recomputes the tag and compares it in constant time, as docs/protocol.md, Keys,
  * recommends for response tags. Never throws. */
 export function ccmVerifyTagOnly(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, tag: Uint8Array): boolean {
   if (key.length !== KEY_LENGTH || nonce.length !== NONCE_LENGTH || tag.length !== TAG_LENGTH || aad.length > MAX_SHORT_AAD) return false;

@@ -1,4 +1,4 @@
-// Consistent Overhead Byte Stuffing (PROTOCOL.md, serial link framing): the
+// Consistent Overhead Byte Stuffing (docs/protocol.md, Serial link framing): the
 // encoded bytes hold no 0x00, so 0x00 can delimit frames. The delimiter is
 // not part of what these functions encode or decode.
 

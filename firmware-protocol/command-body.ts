@@ -1,6 +1,6 @@
-// Command bodies, the plaintext before sealing or signing (PROTOCOL.md,
-// command frame, bodies). Encoders validate and throw ProtocolError(BAD_INPUT); the decoder
-// returns null for a body whose length its kind does not allow (checks, step 5).
+// Command bodies, the plaintext before sealing or signing (docs/protocol.md,
+// Command frame, bodies). Encoders validate and throw ProtocolError(BAD_INPUT); the decoder
+// returns null for a body whose length its kind does not allow (docs/protocol.md, step 5).
 import {
   ACCESS_FIXED_BODY_LENGTH,
   AccessBodyOffset,
@@ -42,12 +42,12 @@ export interface RevokeEntry {
   readonly until: number;
 }
 
-/** REVOKE body (PROTOCOL.md, bodies): 1..16 entries. */
+/** REVOKE body (docs/protocol.md, Command frame, bodies): 1..16 entries. */
 export interface RevokeBody {
   readonly entries: readonly RevokeEntry[];
 }
 
-/** SET_ISSUER body (PROTOCOL.md, bodies): two public keys X || Y (64 bytes
+/** SET_ISSUER body (docs/protocol.md, Command frame, bodies): two public keys X || Y (64 bytes
  * each); issuerKeyPrevious null travels as 64 zero bytes ("none"). */
 export interface SetIssuerBody {
   readonly issuerKey: Uint8Array;
@@ -58,7 +58,7 @@ export interface BodyOfKind {
   [FrameKind.ACCESS]: AccessBody;
   [FrameKind.BATTERY_QUERY]: BatteryQueryBody;
   [FrameKind.TIME_SET]: TimeSetBody;
-  /** PROTOCOL.md, bodies: "ACCESS_SIGNED: the ACCESS body, in the clear". */
+  /** docs/protocol.md, Command frame, bodies: "ACCESS_SIGNED: the ACCESS body, in the clear". */
   [FrameKind.ACCESS_SIGNED]: AccessBody;
   [FrameKind.REVOKE]: RevokeBody;
   [FrameKind.SET_ISSUER]: SetIssuerBody;
@@ -135,7 +135,7 @@ export function encodeBody(kind: FrameKind, body: unknown): Buffer {
   }
 }
 
-/** PROTOCOL.md, checks, step 5: module_count 1..32 and exactly 11 + 4 × count bytes. */
+/** docs/protocol.md, step 5: module_count 1..32 and exactly 11 + 4 × count bytes. */
 export function decodeAccessBody(plain: Uint8Array): AccessBody | null {
   if (plain.length < ACCESS_FIXED_BODY_LENGTH) return null;
   const buf = Buffer.from(plain.buffer, plain.byteOffset, plain.byteLength);
@@ -153,7 +153,7 @@ export function decodeAccessBody(plain: Uint8Array): AccessBody | null {
   };
 }
 
-/** PROTOCOL.md, checks, step 5: REVOKE count 1..16 and exactly 1 + 8 × count bytes. */
+/** docs/protocol.md, step 5: REVOKE count 1..16 and exactly 1 + 8 × count bytes. */
 export function decodeRevokeBody(plain: Uint8Array): RevokeBody | null {
   const count = plain[0] ?? 0;
   if (count < 1 || count > MAX_REVOKE_ENTRIES || plain.length !== 1 + REVOKE_ENTRY_LENGTH * count) return null;
@@ -165,7 +165,7 @@ export function decodeRevokeBody(plain: Uint8Array): RevokeBody | null {
 
 const isAllZero = (bytes: Uint8Array): boolean => bytes.every((b) => b === 0);
 
-/** PROTOCOL.md, checks, step 5: SET_ISSUER 128 bytes, each key either 64 zero
+/** docs/protocol.md, step 5: SET_ISSUER 128 bytes, each key either 64 zero
  * bytes (only issuer_key_previous may be) or a point on P-256. The keys are
  * copied: the frame's buffer may be reused by the caller. */
 export function decodeSetIssuerBody(plain: Uint8Array): SetIssuerBody | null {
@@ -177,7 +177,7 @@ export function decodeSetIssuerBody(plain: Uint8Array): SetIssuerBody | null {
   return isP256Point(previous) ? { issuerKey, issuerKeyPrevious: previous } : null;
 }
 
-/** PROTOCOL.md, checks, step 5: the body has the length its kind requires. */
+/** docs/protocol.md, step 5: the body has the length its kind requires. */
 export function decodeBody<K extends FrameKind>(kind: K, plain: Uint8Array): BodyOfKind[K] | null;
 export function decodeBody(kind: FrameKind, plain: Uint8Array): BodyOfKind[FrameKind] | null {
   switch (kind) {

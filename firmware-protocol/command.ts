@@ -1,4 +1,4 @@
-// Command frames, service -> box (PROTOCOL.md, command frame): the header,
+// Command frames, service -> box (docs/protocol.md, Command frame): the header,
 // sealing under K_park or K_box, and opening. Opening never throws: a bad
 // frame gives the protocol status of the first check it fails. ACCESS_SIGNED
 // is signed, not sealed: signed-command.ts.
@@ -84,7 +84,7 @@ export function sealCommand(input: SealCommandInput): Buffer {
 }
 
 /** Seals any plaintext under any kind byte, valid or not: for test tools
- * that need well-sealed frames with bad bodies (PROTOCOL.md, checks, step 5). */
+ * that need well-sealed frames with bad bodies (docs/protocol.md, step 5). */
 export function sealRawCommand(input: {
   readonly key: Uint8Array;
   readonly kind: number;
@@ -104,14 +104,14 @@ export function sealRawCommand(input: {
   frame.writeUInt32BE(requireU32('keyId', input.keyId), CommandOffset.keyId);
   frame.writeUInt32BE(requireU32('scope', input.scope), CommandOffset.scope);
   frame.set(nonce, CommandOffset.nonce);
-  // PROTOCOL.md, command frame: the AAD is bytes 0..21, the header with the nonce.
+  // docs/protocol.md, Command frame: the AAD is bytes 0..21, the header with the nonce.
   const { ciphertext, tag } = ccmSeal(input.key, nonce, frame.subarray(0, COMMAND_HEADER_LENGTH), plaintext);
   frame.set(ciphertext, COMMAND_HEADER_LENGTH);
   frame.set(tag, COMMAND_HEADER_LENGTH + ciphertext.length);
   return frame;
 }
 
-/** PROTOCOL.md, checks, steps 1 and 2: version, known kind, at least the
+/** docs/protocol.md, steps 1 and 2: version, known kind, at least the
  * kind's fixed part (30 bytes; 86 for ACCESS_SIGNED). */
 export function parseCommandHeader(bytes: Uint8Array): HeaderResult {
   const frame = asBuffer(bytes);
@@ -132,7 +132,7 @@ export function parseCommandHeader(bytes: Uint8Array): HeaderResult {
   };
 }
 
-/** PROTOCOL.md, checks, step 4: the first key under which the tag verifies,
+/** docs/protocol.md, step 4: the first key under which the tag verifies,
  * with the plaintext; null when none does. */
 export function authenticateCommand(bytes: Uint8Array, header: CommandHeader, keys: readonly Uint8Array[]): { plaintext: Buffer; keyIndex: number } | null {
   const frame = asBuffer(bytes);
@@ -149,7 +149,7 @@ export function authenticateCommand(bytes: Uint8Array, header: CommandHeader, ke
 }
 
 /** Opens a sealed command under `keys` (one key, or several tried in order,
- * e.g. parking_key then parking_key_next). Runs PROTOCOL.md checks 1, 2, 4
+ * e.g. parking_key then parking_key_next). Runs docs/protocol.md steps 1, 2, 4
  * and 5; scope (step 3) and the box's own checks belong to `decide`. An
  * ACCESS_SIGNED is AUTH_FAILED here (no AES key verifies a signature: use
  * openSignedCommand). Never throws. */

@@ -1,11 +1,11 @@
 // Numbers of the box protocol, version 2: frame kinds, status codes, barrier
 // states, directions, link frame types, and the byte offsets of each frame.
-// Everything here is copied from PROTOCOL.md; cite it when you change a value.
+// Everything here is copied from docs/protocol.md; cite it when you change a value.
 
-/** PROTOCOL.md, command frame and response frame: offset 0. */
+/** docs/protocol.md, Command frame and Response frame: offset 0. */
 export const PROTOCOL_VERSION = 0x01;
 
-/** PROTOCOL.md, command frame: kind (offset 1). */
+/** docs/protocol.md, Command frame: kind (offset 1). */
 export const FrameKind = {
   ACCESS: 0x01,
   BATTERY_QUERY: 0x02,
@@ -20,7 +20,7 @@ export const FrameKind = {
 export type FrameKind = (typeof FrameKind)[keyof typeof FrameKind];
 export type FrameKindName = keyof typeof FrameKind;
 
-/** PROTOCOL.md, response frame: status codes. */
+/** docs/protocol.md, Response frame: status codes. */
 export const Status = {
   OK: 0x00,
   NOT_YET_VALID: 0x10,
@@ -40,7 +40,7 @@ export const Status = {
 export type Status = (typeof Status)[keyof typeof Status];
 export type StatusName = keyof typeof Status;
 
-/** PROTOCOL.md, response frame: barrier (offset 21). */
+/** docs/protocol.md, Response frame: barrier (offset 21). */
 export const Barrier = {
   CLOSED: 0,
   OPENING: 1,
@@ -51,7 +51,7 @@ export const Barrier = {
 export type Barrier = (typeof Barrier)[keyof typeof Barrier];
 export type BarrierName = keyof typeof Barrier;
 
-/** PROTOCOL.md, response frame: direction (offset 22). */
+/** docs/protocol.md, Response frame: direction (offset 22). */
 export const Direction = {
   CONTROL: 0,
   ENTRANCE: 1,
@@ -59,7 +59,7 @@ export const Direction = {
 } as const;
 export type Direction = (typeof Direction)[keyof typeof Direction];
 
-/** PROTOCOL.md, serial link framing: types. */
+/** docs/protocol.md, Serial link framing: types. */
 export const LinkType = {
   COMMAND: 0x01,
   STATUS_REQUEST: 0x02,
@@ -69,13 +69,13 @@ export const LinkType = {
 export type LinkType = (typeof LinkType)[keyof typeof LinkType];
 export type LinkTypeName = keyof typeof LinkType;
 
-/** PROTOCOL.md, response frame: `remaining` when not applicable. */
+/** docs/protocol.md, Response frame: `remaining` when not applicable. */
 export const REMAINING_NOT_APPLICABLE = 0xff;
 
-/** PROTOCOL.md, checks, step 7: default skew in seconds. */
+/** docs/protocol.md, step 7: default skew in seconds. */
 export const DEFAULT_SKEW_SECONDS = 120;
 
-/** PROTOCOL.md, command frame: offsets and sizes. */
+/** docs/protocol.md, Command frame: offsets and sizes. */
 export const CommandOffset = {
   version: 0,
   kind: 1,
@@ -88,18 +88,18 @@ export const NONCE_LENGTH = 12;
 export const TAG_LENGTH = 8;
 /** Header (22 bytes, nonce included) plus the tag: the smallest whole frame. */
 export const COMMAND_HEADER_LENGTH = 22;
-export const MIN_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + TAG_LENGTH; // 30, PROTOCOL.md, checks, step 2
+export const MIN_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + TAG_LENGTH; // 30, docs/protocol.md, step 2
 export const KEY_LENGTH = 16;
-/** PROTOCOL.md, command frame, ACCESS_SIGNED: ECDSA P-256 r || s, 32 bytes each. */
+/** docs/protocol.md, Command frame, ACCESS_SIGNED: ECDSA P-256 r || s, 32 bytes each. */
 export const SIGNATURE_LENGTH = 64;
-/** Header and signature: the smallest ACCESS_SIGNED (PROTOCOL.md, checks, step 2: 86 bytes). */
+/** Header and signature: the smallest ACCESS_SIGNED (docs/protocol.md, step 2: 86 bytes). */
 export const MIN_SIGNED_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + SIGNATURE_LENGTH;
-/** PROTOCOL.md, keys: an issuer public key on the wire and in files, X || Y. */
+/** docs/protocol.md, Keys: an issuer public key on the wire and in files, X || Y. */
 export const ISSUER_PUBLIC_KEY_LENGTH = 64;
 /** An issuer private key as raw bytes: the P-256 scalar d, big-endian. */
 export const ISSUER_PRIVATE_KEY_LENGTH = 32;
 
-/** PROTOCOL.md, command frame: ACCESS body. */
+/** docs/protocol.md, Command frame: ACCESS body. */
 export const AccessBodyOffset = {
   notBefore: 0,
   notAfter: 4,
@@ -111,19 +111,19 @@ export const AccessBodyOffset = {
 export const ACCESS_FIXED_BODY_LENGTH = 11;
 export const MAX_MODULES = 32;
 export const TIME_SET_BODY_LENGTH = 4;
-/** PROTOCOL.md, command frame, REVOKE body: count u8 (1..16) || (key_id u32 || until u32) × count. */
+/** docs/protocol.md, Command frame, REVOKE body: count u8 (1..16) || (key_id u32 || until u32) × count. */
 export const MAX_REVOKE_ENTRIES = 16;
 export const REVOKE_ENTRY_LENGTH = 8;
-/** PROTOCOL.md, command frame, SET_ISSUER body: issuer_key (64) || issuer_key_previous (64). */
+/** docs/protocol.md, Command frame, SET_ISSUER body: issuer_key (64) || issuer_key_previous (64). */
 export const SET_ISSUER_BODY_LENGTH = 2 * ISSUER_PUBLIC_KEY_LENGTH;
-/** PROTOCOL.md, checks, after step 11: the list holds at least 64 entries (the simulator: exactly 64). */
+/** docs/protocol.md, after step 11: the list holds at least 64 entries (the simulator: exactly 64). */
 export const REVOCATION_LIST_CAPACITY = 64;
-/** PROTOCOL.md, sizes: a sealed ACCESS is at most 22 + 11 + 4 × 32 + 8 = 169 bytes. */
+/** docs/protocol.md, Sizes: a sealed ACCESS is at most 22 + 11 + 4 × 32 + 8 = 169 bytes. */
 export const MAX_SEALED_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + TAG_LENGTH;
-/** PROTOCOL.md, sizes: 22 + 11 + 4 × 32 + 64 = 225 (ACCESS_SIGNED with 32 modules). */
+/** docs/protocol.md, Sizes: 22 + 11 + 4 × 32 + 64 = 225 (ACCESS_SIGNED with 32 modules). */
 export const MAX_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + SIGNATURE_LENGTH;
 
-/** PROTOCOL.md, response frame: offsets. */
+/** docs/protocol.md, Response frame: offsets. */
 export const ResponseOffset = {
   version: 0,
   status: 1,
@@ -139,10 +139,10 @@ export const ResponseOffset = {
   tag: 24,
 } as const;
 export const RESPONSE_LENGTH = 32;
-/** Bytes 0..23 of a response are authenticated (PROTOCOL.md, response frame, offset 24). */
+/** Bytes 0..23 of a response are authenticated (docs/protocol.md, Response frame, offset 24). */
 export const RESPONSE_SIGNED_LENGTH = 24;
 
-/** PROTOCOL.md, sizes: a link frame, COBS, CRC and the 0x00 delimiter included
+/** docs/protocol.md, Sizes: a link frame, COBS, CRC and the 0x00 delimiter included
  * (1 + 225 + 2 = 228 raw bytes, one COBS overhead byte, the delimiter). */
 export const MAX_LINK_FRAME_LENGTH = 230;
 /** The longest run of encoded bytes accepted between two delimiters. */
@@ -186,17 +186,17 @@ export function isLinkType(code: number): code is LinkType {
   return linkTypeNames.has(code);
 }
 /** Control kinds are sealed under the box key and answered with direction 0
- * (PROTOCOL.md, command frame: BATTERY_QUERY, TIME_SET, REVOKE, SET_ISSUER). */
+ * (docs/protocol.md, Command frame: BATTERY_QUERY, TIME_SET, REVOKE, SET_ISSUER). */
 export function isControlKind(kind: number): boolean {
   return kind === FrameKind.BATTERY_QUERY || kind === FrameKind.TIME_SET || kind === FrameKind.REVOKE || kind === FrameKind.SET_ISSUER;
 }
 
-/** PROTOCOL.md, checks, step 7: "ACCESS and ACCESS_SIGNED (from here on, access kinds)". */
+/** docs/protocol.md, step 7: "ACCESS and ACCESS_SIGNED (from here on, access kinds)". */
 export function isAccessKind(kind: number): boolean {
   return kind === FrameKind.ACCESS || kind === FrameKind.ACCESS_SIGNED;
 }
 
-/** The smallest whole frame of a kind (PROTOCOL.md, checks, step 2): 86 for
+/** The smallest whole frame of a kind (docs/protocol.md, step 2): 86 for
  * ACCESS_SIGNED (header and signature), else 30 (header and tag). */
 export function minFrameLength(kind: number): number {
   return kind === FrameKind.ACCESS_SIGNED ? MIN_SIGNED_COMMAND_LENGTH : MIN_COMMAND_LENGTH;

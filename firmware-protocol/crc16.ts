@@ -1,4 +1,4 @@
-// CRC-16/CCITT-FALSE (PROTOCOL.md, serial link framing): poly 0x1021, init
+// CRC-16/CCITT-FALSE (docs/protocol.md, Serial link framing): poly 0x1021, init
 // 0xFFFF, no reflection, no final xor. Check value for "123456789": 0x29B1.
 
 const TABLE = (() => {

@@ -1,4 +1,4 @@
-// The box's decision (PROTOCOL.md, checks 1..11 with 8a, version 2) as a
+// The box's decision (docs/protocol.md, steps 1..11 with 8a, version 2) as a
 // pure function: the reference for firmware, and what the simulator runs. No
 // randomness: the response nonce is module_id || box_seq || box_time.
 import { Barrier, Direction, FrameKind, LIMITS, REMAINING_NOT_APPLICABLE, Status, isAccessKind, isControlKind } from './constants.js';
@@ -63,7 +63,7 @@ interface Outcome {
 }
 
 function nextBoxSeq(state: BoxState): number {
-  // PROTOCOL.md, response frame, offset 11: strictly increasing over the box's life.
+  // docs/protocol.md, Response frame, offset 11: strictly increasing over the box's life.
   if (state.boxSeq >= LIMITS.U32_MAX) throw new ProtocolError(ProtocolErrorCode.BOX_SEQ_EXHAUSTED, 'box_seq cannot increase past 0xFFFFFFFF');
   return state.boxSeq + 1;
 }
@@ -103,7 +103,7 @@ function respond(config: BoxConfig, state: BoxState, conditions: BoxConditions, 
   };
 }
 
-/** PROTOCOL.md, checks, step 4: the body bytes when the frame authenticates
+/** docs/protocol.md, step 4: the body bytes when the frame authenticates
  * (ACCESS under K_park then K_park next; control kinds under K_box;
  * ACCESS_SIGNED under issuer_key then issuer_key_previous), else null. A key
  * the box does not hold (null) never verifies. */
@@ -115,20 +115,20 @@ function authenticate(config: BoxConfig, state: BoxState, header: CommandHeader,
   return authenticateCommand(commandBytes, header, keys)?.plaintext ?? null;
 }
 
-/** Runs PROTOCOL.md's checks on `commandBytes` in order; the first that fails
+/** Runs docs/protocol.md's checks (steps 1..11) on `commandBytes` in order; the first that fails
  * gives the status. Every command gets exactly one response. Pure: the input
  * state is not mutated, and no randomness is used. Never throws on any bytes
  * (only ProtocolError BOX_SEQ_EXHAUSTED when box_seq cannot go up). */
 export function decide(config: BoxConfig, state: BoxState, conditions: BoxConditions, commandBytes: Uint8Array): Decision {
   const ownDirection = directionByte(config.direction);
-  // PROTOCOL steps 1 and 2: version, known kind, the kind's fixed part; else kind and key_id answer 0.
+  // docs/protocol.md, steps 1 and 2: version, known kind, the kind's fixed part; else kind and key_id answer 0.
   const parsed = parseCommandHeader(commandBytes);
   if (!parsed.ok) {
     return respond(config, state, conditions, commandBytes, { status: parsed.status, kind: 0, keyId: 0, direction: ownDirection, remaining: REMAINING_NOT_APPLICABLE });
   }
   const { header } = parsed;
   const access = isAccessKind(header.kind);
-  // PROTOCOL.md, response frame, offset 22: 0 for a control kind.
+  // docs/protocol.md, Response frame, offset 22: 0 for a control kind.
   const outcome: Outcome = {
     status: Status.OK,
     kind: header.kind,
@@ -137,20 +137,20 @@ export function decide(config: BoxConfig, state: BoxState, conditions: BoxCondit
     remaining: REMAINING_NOT_APPLICABLE,
   };
 
-  // PROTOCOL step 3: scope (before any cryptography: a refusal here costs none).
+  // docs/protocol.md, step 3: scope (before any cryptography: a refusal here costs none).
   if (access ? header.scope !== config.parkingId : header.scope !== config.moduleId) {
     outcome.status = access ? Status.WRONG_PARKING : Status.WRONG_MODULE;
     return respond(config, state, conditions, commandBytes, outcome);
   }
 
-  // PROTOCOL step 4: the tag, or for ACCESS_SIGNED the signature.
+  // docs/protocol.md, step 4: the tag, or for ACCESS_SIGNED the signature.
   const plaintext = authenticate(config, state, header, commandBytes);
   if (plaintext === null) {
     outcome.status = Status.AUTH_FAILED;
     return respond(config, state, conditions, commandBytes, outcome);
   }
 
-  // PROTOCOL step 5: the body's length (and SET_ISSUER's points).
+  // docs/protocol.md, step 5: the body's length (and SET_ISSUER's points).
   const body = decodeBody(header.kind, plaintext);
   if (body === null) {
     outcome.status = Status.MALFORMED;
@@ -169,7 +169,7 @@ export function decide(config: BoxConfig, state: BoxState, conditions: BoxCondit
 
 type ControlCommand = Exclude<OpenedCommand, { kind: typeof FrameKind.ACCESS | typeof FrameKind.ACCESS_SIGNED }>;
 
-/** PROTOCOL step 6: the control sequence, then the command is done (battery
+/** docs/protocol.md, step 6: the control sequence, then the command is done (battery
  * and barrier do not refuse a control command). */
 function decideControl(config: BoxConfig, state: BoxState, conditions: BoxConditions, command: ControlCommand, outcome: Outcome): void {
   if (command.keyId <= state.lastControlSeq) {
@@ -199,7 +199,7 @@ function decideControl(config: BoxConfig, state: BoxState, conditions: BoxCondit
   }
 }
 
-/** PROTOCOL steps 7..11 (with 8a) of an access kind whose tag or signature
+/** docs/protocol.md, steps 7..11 (with 8a) of an access kind whose tag or signature
  * and body passed: sets the outcome's status, remaining, tries, barrier and
  * effect. Tries are counted per key_id, whichever access kind carried it. */
 function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditions, body: AccessBody, outcome: Outcome): void {
@@ -225,7 +225,7 @@ function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditi
     outcome.status = Status.WRONG_MODULE;
     return;
   }
-  // PROTOCOL step 8a: a live revocation refuses, and spends no try.
+  // docs/protocol.md, step 8a: a live revocation refuses, and spends no try.
   if (isRevoked(state.revocations, outcome.keyId, now, skew)) {
     outcome.status = Status.REVOKED;
     return;
@@ -257,7 +257,7 @@ function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditi
   outcome.effect = OPEN;
 }
 
-/** A status report (PROTOCOL.md, serial link framing, type 0x82): status OK,
+/** A status report (docs/protocol.md, Serial link framing, type 0x82): status OK,
  * kind 0, key_id 0, remaining 0xFF, the box's own direction, the next
  * box_seq, and a tag over 12 zero bytes of command AAD. */
 export function statusReport(config: BoxConfig, state: BoxState, conditions: BoxConditions): StatusReport {

@@ -15,7 +15,7 @@ export const ProtocolErrorCode = {
   BAD_COBS: 'BAD_COBS',
   /** Serial link: the CRC does not match, or the frame is too short to hold one. */
   BAD_CRC: 'BAD_CRC',
-  /** Serial link: longer than PROTOCOL.md, sizes, allows. */
+  /** Serial link: longer than docs/protocol.md, Sizes, allows. */
   OVERSIZE: 'OVERSIZE',
   /** Serial link: a type byte the protocol does not define. */
   UNKNOWN_LINK_TYPE: 'UNKNOWN_LINK_TYPE',

@@ -1,4 +1,4 @@
-// Public API of firmware-protocol: the box protocol of PROTOCOL.md (version 2), as pure
+// Public API of firmware-protocol: the box protocol of docs/protocol.md (version 2), as pure
 // code (node:crypto only; no I/O, timers or logging).
 export {
   PROTOCOL_VERSION,

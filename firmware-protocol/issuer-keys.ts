@@ -1,4 +1,4 @@
-// Issuer key pairs (PROTOCOL.md, keys): ECDSA P-256. A public key travels as
+// Issuer key pairs (docs/protocol.md, Keys): ECDSA P-256. A public key travels as
 // 64 bytes X || Y (the uncompressed point without its 0x04 prefix); a private
 // key is a node KeyObject or its 32-byte scalar d. node:crypto wants
 // KeyObjects, and making one costs more than a verification: they are cached
@@ -44,7 +44,7 @@ class KeyCache {
 const publicKeys = new KeyCache();
 const privateKeys = new KeyCache();
 
-/** True for 64 bytes X || Y of a point on P-256 (PROTOCOL.md, checks, step 5). */
+/** True for 64 bytes X || Y of a point on P-256 (docs/protocol.md, step 5). */
 export function isIssuerPublicKey(publicKey: Uint8Array): boolean {
   return publicKey instanceof Uint8Array && isP256Point(publicKey);
 }
@@ -86,7 +86,7 @@ export function issuerPublicKeyOf(privateKey: IssuerPrivateKey): Buffer {
   return Buffer.concat([fromBase64Url(jwk.x, 32), fromBase64Url(jwk.y, 32)]);
 }
 
-/** A new issuer key pair from the CSPRNG (PROTOCOL.md, keys): the private
+/** A new issuer key pair from the CSPRNG (docs/protocol.md, Keys): the private
  * scalar (32 bytes) and the public key (64 bytes, X || Y). */
 export function generateIssuerKeyPair(): { privateKey: Buffer; publicKey: Buffer } {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });

@@ -1,7 +1,7 @@
 // A streaming decoder for serial link frames: chunks split anywhere in,
 // frames out. Pure (no Node streams): a serial Transform wraps it elsewhere.
-// PROTOCOL.md, serial link framing: a frame with a bad CRC or bad COBS is
-// dropped and counted, never passed on; PROTOCOL.md, sizes: anything longer
+// docs/protocol.md, Serial link framing: a frame with a bad CRC or bad COBS is
+// dropped and counted, never passed on; docs/protocol.md, Sizes: anything longer
 // than 176 bytes is dropped as bad framing.
 import { MAX_LINK_ENCODED_LENGTH } from './constants.js';
 import { type LinkFrame, tryDecodeLinkFrame } from './link-frame.js';

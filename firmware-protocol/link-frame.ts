@@ -1,4 +1,4 @@
-// Serial link frames (PROTOCOL.md, serial link framing): type || payload ||
+// Serial link frames (docs/protocol.md, Serial link framing): type || payload ||
 // CRC-16 (big-endian, over type || payload), COBS-encoded, then one 0x00.
 import { MAX_LINK_ENCODED_LENGTH, type LinkType, isLinkType } from './constants.js';
 import { cobsDecode, cobsEncodeInto, cobsMaxEncodedLength } from './cobs.js';

@@ -1,6 +1,6 @@
 // The curve P-256 (NIST FIPS 186-4, D.1.2.3; SEC 2 secp256r1) as BigInt
 // arithmetic, for the two things node:crypto does not offer here:
-// - PROTOCOL.md, checks, step 5: SET_ISSUER's keys must be "a point on
+// - docs/protocol.md, step 5: SET_ISSUER's keys must be "a point on
 //   P-256": coordinates below p and y² = x³ − 3x + b (mod p), checked
 //   explicitly rather than trusting what a key import happens to refuse;
 // - the test vectors' deterministic signatures (rfc6979.ts).
@@ -54,7 +54,7 @@ export function isOnCurve(x: bigint, y: bigint): boolean {
   return mod(y * y - (x * x * x - 3n * x + P256.b), p) === 0n;
 }
 
-/** PROTOCOL.md, keys: a 64-byte X || Y that is a point on P-256. */
+/** docs/protocol.md, Keys: a 64-byte X || Y that is a point on P-256. */
 export function isP256Point(publicKey: Uint8Array): boolean {
   if (publicKey.length !== 64) return false;
   return isOnCurve(bytesToBigInt(publicKey.subarray(0, 32)), bytesToBigInt(publicKey.subarray(32)));

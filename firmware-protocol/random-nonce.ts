@@ -1,4 +1,4 @@
-// Fresh 12-byte nonces (PROTOCOL.md, command frame: "random for every frame
+// Fresh 12-byte nonces (docs/protocol.md, Command frame: "random for every frame
 // sealed" / "signed"). One randomBytes call costs about 4 µs, a tenth of an
 // ECDSA signature, so nonces are cut from a pool filled by the CSPRNG 64 at a
 // time. Each byte is handed out once; a refill makes a new pool, so a nonce

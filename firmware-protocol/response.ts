@@ -1,4 +1,4 @@
-// Response frames, box -> service (PROTOCOL.md, response frame): 24 bytes of
+// Response frames, box -> service (docs/protocol.md, Response frame): 24 bytes of
 // fields and an 8-byte tag over them and the answered command's bytes 10..21.
 import type {
   Barrier} from './constants.js';
@@ -45,7 +45,7 @@ export interface ParsedResponse extends ResponseFields {
 
 const ZERO_COMMAND_NONCE = Buffer.alloc(NONCE_LENGTH);
 
-/** PROTOCOL.md, response frame, offset 24: bytes 10..21 of the command as
+/** docs/protocol.md, Response frame, offset 24: bytes 10..21 of the command as
  * received, or 12 zero bytes for a status report (null) or a command shorter
  * than 22 bytes. */
 export function commandAadTail(commandBytes: Uint8Array | null): Buffer {
@@ -172,7 +172,7 @@ export function parseResponse(bytes: Uint8Array): ParsedResponse {
   };
 }
 
-/** A status report's fields (PROTOCOL.md, serial link framing, type 0x82). */
+/** A status report's fields (docs/protocol.md, Serial link framing, type 0x82). */
 export function statusReportFields(moduleId: number, boxSeq: number, boxTime: number, batteryMv: number, barrier: Barrier, direction: Direction): ResponseFields {
   return { status: Status.OK, kind: 0, moduleId, keyId: 0, boxSeq, boxTime, batteryMv, barrier, direction, remaining: 0xff };
 }

@@ -1,16 +1,16 @@
-// The box's revocation list (PROTOCOL.md, checks, steps 6 and 8a): key_id ->
+// The box's revocation list (docs/protocol.md, steps 6 and 8a): key_id ->
 // until. An entry is live while until + skew is at or after box_time.
 import type { RevokeEntry } from './command-body.js';
 
 export type RevocationList = ReadonlyMap<number, number>;
 
-/** PROTOCOL.md, step 8a: the key_id is listed and its until + skew >= box_time. */
+/** docs/protocol.md, step 8a: the key_id is listed and its until + skew >= box_time. */
 export function isRevoked(list: RevocationList, keyId: number, boxTime: number, skew: number): boolean {
   const until = list.get(keyId);
   return until !== undefined && until + skew >= boxTime;
 }
 
-/** PROTOCOL.md, step 6, REVOKE: first forget the entries whose until + skew is
+/** docs/protocol.md, step 6, REVOKE: first forget the entries whose until + skew is
  * before box_time, then add the new entries (an id already listed, or listed
  * twice in the command, keeps the later until). Returns the new list, or null
  * when they would not all fit in `capacity` (REVOCATION_FULL: the caller keeps

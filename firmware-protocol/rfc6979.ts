@@ -1,5 +1,5 @@
 // Deterministic ECDSA P-256 with SHA-256 (RFC 6979, 3.2), for the test
-// vectors only. Why: PROTOCOL.md, test vectors, lets a signed vector hold
+// vectors only. Why: docs/protocol.md, Test vectors, lets a signed vector hold
 // any one valid signature, and `parkbench protocol vectors --check` compares
 // the file byte for byte with what the generator makes; node:crypto signs
 // with a random k only. The service and every box use node's crypto.sign

@@ -1,4 +1,4 @@
-// ACCESS_SIGNED (PROTOCOL.md, command frame, second table): the 22-byte
+// ACCESS_SIGNED (docs/protocol.md, Command frame, second table): the 22-byte
 // header, the ACCESS body in the clear, then an ECDSA P-256 / SHA-256
 // signature over bytes 0..21+n as r || s (node's dsaEncoding 'ieee-p1363').
 // Signatures are randomized and malleable: nothing here keys on their bytes.
@@ -54,7 +54,7 @@ export function assembleSignedFrame(input: Omit<SignRawInput, 'privateKey'>, sig
   return frame;
 }
 
-/** PROTOCOL.md, command frame, ACCESS_SIGNED: sign bytes 0..21+n as r || s. */
+/** docs/protocol.md, Command frame, ACCESS_SIGNED: sign bytes 0..21+n as r || s. */
 export function signRawCommand(input: SignRawInput): Buffer {
   const key = issuerPrivateKeyObject(input.privateKey);
   return assembleSignedFrame(input, (message) => sign('sha256', message, { key, ...SIGN_OPTIONS }));
@@ -65,7 +65,7 @@ export function signAccessCommand(input: SignAccessInput): Buffer {
   return signRawCommand({ privateKey: input.privateKey, keyId: input.keyId, scope: input.scope, nonce: input.nonce, body: encodeAccessBody(input.body) });
 }
 
-/** PROTOCOL.md, checks, step 4 for ACCESS_SIGNED: the index in `issuerKeys`
+/** docs/protocol.md, step 4 for ACCESS_SIGNED: the index in `issuerKeys`
  * of the first key under which the last 64 bytes are a valid signature of the
  * bytes before them; -1 when none is (null keys and bytes that are no point
  * never verify). Never throws. */
@@ -92,7 +92,7 @@ export function signedBody(bytes: Uint8Array, header: CommandHeader): Buffer {
 }
 
 /** Opens an ACCESS_SIGNED under `issuerKeys` (issuer_key, then
- * issuer_key_previous; a single key is fine). Runs PROTOCOL.md checks 1, 2,
+ * issuer_key_previous; a single key is fine). Runs docs/protocol.md steps 1, 2,
  * 4 and 5; any other kind is AUTH_FAILED here (it carries no signature).
  * Never throws. `keyIndex` is the index of the key that verified. */
 export function openSignedCommand(bytes: Uint8Array, issuerKeys: Uint8Array | readonly (Uint8Array | null)[]): OpenResult {

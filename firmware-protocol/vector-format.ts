@@ -1,4 +1,4 @@
-// The layout of test-vectors.json (PROTOCOL.md, test vectors, version 2): snake_case
+// The layout of test-vectors.json (docs/protocol.md, Test vectors, version 2): snake_case
 // names, hex strings for bytes. Converters between it and the typed API.
 import type { AccessBody, RevokeBody, SetIssuerBody, TimeSetBody } from './command-body.js';
 import type { ResponseFields } from './response.js';
@@ -40,7 +40,7 @@ export interface CommandVector {
   bytes: string;
 }
 
-/** PROTOCOL.md, test vectors: an issuer key pair (test material only). */
+/** docs/protocol.md, Test vectors: an issuer key pair (test material only). */
 export interface IssuerVector {
   name: string;
   /** 64 hex digits: the scalar d. */
@@ -49,7 +49,7 @@ export interface IssuerVector {
   public_key: string;
 }
 
-/** PROTOCOL.md, test vectors: an ACCESS_SIGNED; `issuer` indexes `issuers`.
+/** docs/protocol.md, Test vectors: an ACCESS_SIGNED; `issuer` indexes `issuers`.
  * `bytes` hold one valid signature (RFC 6979 deterministic here, so the file
  * regenerates byte for byte; any valid signature would do). */
 export interface SignedCommandVector {
@@ -103,14 +103,14 @@ export interface BoxStateJson {
   revocations: { key_id: number; until: number }[];
 }
 
-/** Not required by PROTOCOL.md: a box's configuration, state and conditions,
+/** Not required by docs/protocol.md (Test vectors): a box's configuration, state and conditions,
  * a command, and what the box must answer (and keep), so the order of checks
  * can be checked from outside. */
 export interface DecisionVector {
   name: string;
-  /** The PROTOCOL.md check that decides: 1..11, or "8a". */
+  /** The step of docs/protocol.md's checks that decides: 1..11, or "8a". */
   step: number | string;
-  /** When the case pins a reading of a point PROTOCOL.md leaves open: which reading. */
+  /** When the case pins a reading of a point docs/protocol.md leaves open: which reading. */
   reading?: string;
   config: {
     module_id: number;

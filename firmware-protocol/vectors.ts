@@ -1,5 +1,5 @@
 // Generates test-vectors.json deterministically: fixed keys, nonces and
-// times, so regenerating gives identical bytes (PROTOCOL.md, test vectors).
+// times, so regenerating gives identical bytes (docs/protocol.md, Test vectors).
 // Signed vectors use RFC 6979 deterministic signatures for the same reason.
 import { Barrier, FrameKind, LinkType, Status, type StatusName, statusName } from './constants.js';
 import { type AccessBody, encodeAccessBody } from './command-body.js';
@@ -38,7 +38,7 @@ export const VECTOR_KEYS = {
   boxKey: counting(0xa0, 16),
 } as const;
 
-/** Two issuer key pairs (PROTOCOL.md, test vectors, `issuers`): scalars 01..20 and 41..60. */
+/** Two issuer key pairs (docs/protocol.md, Test vectors, `issuers`): scalars 01..20 and 41..60. */
 const ISSUER_PRIVATE = [counting(0x01, 32), counting(0x41, 32)] as const;
 export const VECTOR_ISSUERS = ISSUER_PRIVATE.map((privateKey) => ({ privateKey, publicKey: issuerPublicKeyOf(privateKey) }));
 const issuerPublic = (index: 0 | 1): Buffer => VECTOR_ISSUERS[index]?.publicKey ?? Buffer.alloc(64);
@@ -218,7 +218,7 @@ interface DecisionCase {
   conditions?: Partial<BoxConditions>;
 }
 
-/** Cases for each check of PROTOCOL.md, in order, and for the order itself. */
+/** Cases for each step of docs/protocol.md's checks, in order, and for the order itself. */
 export function decisionCases(): DecisionCase[] {
   const { parkingKey, parkingKeyNext, boxKey } = VECTOR_KEYS;
   const access = (body: AccessBody, overrides: { keyId?: number; scope?: number; key?: Buffer; n?: number } = {}): Buffer =>
@@ -269,7 +269,7 @@ export function decisionCases(): DecisionCase[] {
 }
 
 /** A 64-byte X || Y whose x is p + x0 for a point (x0, y) of P-256: on the
- * curve modulo p, but x is not a field element (PROTOCOL.md, step 5). */
+ * curve modulo p, but x is not a field element (docs/protocol.md, step 5). */
 function pointWithCoordinateAboveP(): Buffer {
   const { p, b } = P256;
   for (let x = 1n; ; x++) {
@@ -279,7 +279,7 @@ function pointWithCoordinateAboveP(): Buffer {
   }
 }
 
-/** PROTOCOL.md version 2: ACCESS_SIGNED, REVOKE, SET_ISSUER, steps 2, 4, 5, 6 and 8a. */
+/** docs/protocol.md version 2: ACCESS_SIGNED, REVOKE, SET_ISSUER, steps 2, 4, 5, 6 and 8a. */
 function versionTwoCases(sealedOk: Buffer): DecisionCase[] {
   const { parkingKey, boxKey } = VECTOR_KEYS;
   const signed = (body: AccessBody, o: { issuer?: 0 | 1; keyId?: number; scope?: number; n?: number } = {}): Buffer =>

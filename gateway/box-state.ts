@@ -1,4 +1,4 @@
-// A box's state message (ARCHITECTURE.md, messages) as the gateway knows it:
+// A box's state message (docs/architecture.md, Messages) as the gateway knows it:
 // from the last status report or response the box sent.
 import { Barrier, barrierName, type ResponseFields } from '../firmware-protocol/index.js';
 import type { StateMessage } from '../lib/mqtt-messages.js';

@@ -1,4 +1,4 @@
-// The gateway: bridges boxes on serial ports and BLE to MQTT (ARCHITECTURE.md).
+// The gateway: bridges boxes on serial ports and BLE to MQTT (docs/architecture.md, Wires).
 // For every box it reaches it subscribes to the box's command topic, relays
 // each command over the box's link, matches the response (with a timeout),
 // and publishes the response with `via` and the command's context, the
@@ -164,7 +164,7 @@ export class Gateway {
     try {
       command = parseCommandMessage(payload);
     } catch (error) {
-      // No bytes to relay (ARCHITECTURE.md): counted and dropped.
+      // No bytes to relay (docs/architecture.md, MQTT topics): counted and dropped.
       this.counters.badMessages++;
       this.#logger.warn({ module_id: parsed.moduleId, reason: (error as MessageError).message }, 'command message dropped');
       this.#scheduleState();

@@ -1,7 +1,7 @@
 // Matches a box's responses to the commands sent to it (STYLE.md: a small
 // waiter with a timeout). A response answers the oldest pending command with
 // the same kind and key_id, which a box echoes whenever it could parse the
-// header (PROTOCOL.md, checks); a command it could not parse is answered
+// header (docs/protocol.md, steps 1 and 2, and the paragraph after step 11); a command it could not parse is answered
 // with kind 0 and key_id 0.
 import type { Clock, TimerHandle } from '../lib/clock.js';
 import { parseCommandHeader, parseResponse, REMAINING_NOT_APPLICABLE, Status, type ResponseFields } from '../firmware-protocol/index.js';
@@ -18,7 +18,7 @@ export function expectedEcho(command: Uint8Array): Echo {
 }
 
 /** A status report: status OK with kind 0, key_id 0 and remaining 0xFF
- * (PROTOCOL.md, serial link framing, type 0x82). No command is answered so. */
+ * (docs/protocol.md, Serial link framing, type 0x82). No command is answered so. */
 export function isStatusReport(fields: ResponseFields): boolean {
   return fields.status === Status.OK && fields.kind === 0 && fields.keyId === 0 && fields.remaining === REMAINING_NOT_APPLICABLE;
 }

@@ -1,4 +1,4 @@
-// A serial port that speaks the link framing of PROTOCOL.md and survives
+// A serial port that speaks the link framing of docs/protocol.md (Serial link framing) and survives
 // the cable being pulled: it reopens with backoff, parses frames through the
 // link decoder, and writes only while open. The simulator's box side and the
 // gateway's side of a cable are both built on it.

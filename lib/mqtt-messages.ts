@@ -1,4 +1,4 @@
-// The JSON messages on the bench's MQTT topics (ARCHITECTURE.md, "Messages"):
+// The JSON messages on the bench's MQTT topics (docs/architecture.md, Messages):
 // their types and strict parsers. A message that does not parse is counted
 // and dropped by whoever receives it, never answered with a guess.
 
@@ -42,7 +42,7 @@ export class MessageError extends Error {
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** Standard, padded base64 only: what PROTOCOL.md says access_command is. */
+/** Standard, padded base64 only: what docs/protocol.md (Command frame) says access_command is. */
 export function isBase64(text: string): boolean {
   return BASE64.test(text);
 }

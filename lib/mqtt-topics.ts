@@ -1,4 +1,4 @@
-// The MQTT topics of the bench (ARCHITECTURE.md, "MQTT topics"), built in one
+// The MQTT topics of the bench (docs/architecture.md, MQTT topics), built in one
 // place so the API, the simulator and the gateway cannot drift apart.
 
 export const DEFAULT_TOPIC_PREFIX = 'parkbench';

@@ -1,5 +1,5 @@
 // `--serial PATH[:BAUD]`, as the simulator, the gateway and the conformance
-// suite take it. PROTOCOL.md, sizes: serial links default to 115200 baud, 8N1.
+// suite take it. docs/protocol.md, Sizes: serial links default to 115200 baud, 8N1.
 
 export const DEFAULT_BAUD_RATE = 115_200;
 

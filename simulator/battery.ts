@@ -19,7 +19,7 @@ export const defaultBatteryModel: BatteryModel = Object.freeze({
 });
 
 const MS_PER_HOUR = 3_600_000;
-/** The response field is a u16 (PROTOCOL.md, response frame, battery_mv). */
+/** The response field is a u16 (docs/protocol.md, Response frame, battery_mv). */
 const MAX_MV = 0xffff;
 
 export class Battery {

@@ -41,7 +41,7 @@ export class SimSetError extends Error {
 const MAX_DELAY_MS = 600_000;
 const MAX_OFFLINE_SECONDS = 86_400;
 
-/** The JSON names of `sim/set` (documented in the README), each with its check. */
+/** The JSON names of `sim/set` (documented in docs/bench.md, Simulated boxes), each with its check. */
 const fieldParsers: Record<string, (value: unknown, command: Mutable<SimSetCommand>) => void> = {
   drop_commands: (value, command) => (command.faults = { ...command.faults, dropCommands: share(value, 'drop_commands') }),
   corrupt_responses: (value, command) => (command.faults = { ...command.faults, corruptResponses: share(value, 'corrupt_responses') }),

@@ -1,7 +1,7 @@
 // Deliberate firmware bugs a simulated box can be started with, so a test can
 // prove that the conformance suite catches a box that gets the protocol wrong.
 // Each one runs after the correct decision and changes only the cases of its
-// own step (PROTOCOL.md, checks): every other answer stays the reference's.
+// own step (docs/protocol.md, steps 1..11): every other answer stays the reference's.
 import { sign } from 'node:crypto';
 import { FrameKind, SIGNATURE_LENGTH, Status } from '../firmware-protocol/constants.js';
 import type { BoxConditions, BoxState } from '../firmware-protocol/box.js';

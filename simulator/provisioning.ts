@@ -1,4 +1,4 @@
-// The provisioning file a box is given (PROTOCOL.md, "Provisioning file"),
+// The provisioning file a box is given (docs/protocol.md, Provisioning file),
 // read and checked field by field so a bad file is one clear line naming the
 // field, never a crash deep inside the box.
 import { readFile } from 'node:fs/promises';
@@ -17,7 +17,7 @@ export interface Provisioning {
   readonly parkingId: number;
   readonly direction: Direction;
   readonly macAddress: string;
-  /** K_park; null on a box of a signed parking (PROTOCOL.md, provisioning
+  /** K_park; null on a box of a signed parking (docs/protocol.md, Provisioning
    * file: "A file of a signed parking has `parking_key` null"). */
   readonly parkingKey: Buffer | null;
   /** Tried after parkingKey, so a parking key can be rotated. */
@@ -60,7 +60,7 @@ export function parseProvisioning(document: unknown, where = ''): Provisioning {
   const mqtt = fields.mqtt;
   const issuerKey = optional(fields.issuer_key, field('issuer_key'), issuerPublicKey);
   const issuerKeyPrevious = optional(fields.issuer_key_previous, field('issuer_key_previous'), issuerPublicKey);
-  // PROTOCOL.md, step 5: only issuer_key_previous may be none; a box never holds a previous key alone.
+  // docs/protocol.md, step 5: only issuer_key_previous may be none; a box never holds a previous key alone.
   if (issuerKey === null && issuerKeyPrevious !== null) throw new ProvisioningError(field('issuer_key_previous'), 'must be null when issuer_key is null');
   return {
     moduleId: integer(fields.module_id, field('module_id'), 0, U32_MAX),

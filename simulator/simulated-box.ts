@@ -33,7 +33,7 @@ export interface SimulatedBoxOptions {
   readonly bugs?: readonly FirmwareBug[];
 }
 
-/** The box as its published state shows it (ARCHITECTURE.md, state message). */
+/** The box as its published state shows it (docs/architecture.md, Messages (state)). */
 export interface BoxSnapshot {
   readonly barrier: BarrierState;
   readonly battery_mv: number;
@@ -115,7 +115,7 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
 
   /** Starts a box, picking up its saved state if it has one. */
   static async start(options: SimulatedBoxOptions): Promise<SimulatedBox> {
-    // PROTOCOL.md, provisioning file: the issuer keys the box starts with; its own state wins once it has one.
+    // docs/protocol.md, Provisioning file: the issuer keys the box starts with; its own state wins once it has one.
     const seed = { issuerKey: options.provisioning.issuerKey, issuerKeyPrevious: options.provisioning.issuerKeyPrevious };
     const state = options.stateFile === undefined ? initialBoxState(seed) : await options.stateFile.load(seed);
     return new SimulatedBox(options, state);
@@ -174,7 +174,7 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     });
   }
 
-  /** A status report (PROTOCOL.md, serial link framing, type 0x82), with its
+  /** A status report (docs/protocol.md, Serial link framing, type 0x82), with its
    * own box_seq: for start-up, barrier changes and status requests. */
   statusReport(): Promise<Buffer> {
     return this.#exclusive(async () => {

@@ -1,5 +1,5 @@
 // A running simulation: one box or a fleet, each box with the links it was
-// given (PROTOCOL.md links; ARCHITECTURE.md: `--serial` alone means serial
+// given (docs/protocol.md, Serial link framing and BLE link; docs/architecture.md, Access: `--serial` alone means serial
 // only, MQTT when asked for or when no link is named), its state file, its
 // faults. What `parkbench sim` runs, and what tests and benchmarks start in
 // process.

@@ -1,5 +1,5 @@
-// What a simulated box must not forget across a restart (PROTOCOL.md, checks,
-// paragraph after step 11): box_seq, the last control sequence, the tries per
+// What a simulated box must not forget across a restart (docs/protocol.md,
+// the paragraph after step 11): box_seq, the last control sequence, the tries per
 // key, the issuer keys and the revocation list. Kept in one JSON file per box,
 // replaced atomically, so a crash at any moment leaves the old state or the new
 // one.
@@ -45,7 +45,7 @@ export function serializeBoxState(state: BoxState): string {
 
 /**
  * Reads a state file. The box's own issuer keys win over the provisioning
- * file's (`seed`) once it has one (PROTOCOL.md, provisioning file); a file
+ * file's (`seed`) once it has one (docs/protocol.md, Provisioning file); a file
  * without any (version 1, or a box that was never given one: SET_ISSUER never
  * leaves issuer_key empty) takes the seed's.
  */

@@ -1,7 +1,7 @@
 // A bounded in-process cache of bearer lookups, keyed by the token's SHA-256
 // hash (base64url text, see tokenHashText). Why: every SQLite read takes WAL
 // lock system calls, and under load they cost a protected route half its
-// throughput (README, Benchmark). An entry lives at most TOKEN_CACHE_SECONDS
+// throughput (docs/benchmarks.md, The API benchmark). An entry lives at most TOKEN_CACHE_SECONDS
 // and never past the token's own expiry; revocation and refresh rotation in
 // this process evict at once (the token repository reports every pair it
 // ends). The trade-off: a pair ended by ANOTHER process sharing the database

@@ -92,7 +92,7 @@ export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
-/** A 16-byte key as 32 hex digits (parking and box keys, PROTOCOL.md). */
+/** A 16-byte key as 32 hex digits (parking and box keys, docs/protocol.md, Keys). */
 export function randomKeyHex(): string {
   return randomBytes(16).toString('hex');
 }

@@ -42,7 +42,7 @@ export interface Effect {
 
 export function applyVerifiedResponse(ctx: AppContext, { box, response, happenedAt, receivedAt }: Effect, rows: BatchRows = new BatchRows(ctx)): void {
   if (isControlKind(response.kind)) {
-    // PROTOCOL.md: move next_control_seq past any echoed control sequence.
+    // docs/protocol.md, after step 11: move next_control_seq past any echoed control sequence.
     ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
     return;
   }

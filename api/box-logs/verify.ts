@@ -1,5 +1,5 @@
 // Is a box log verified? Its `response` parses as a response frame of
-// PROTOCOL.md and its tag verifies under the key of the box named by
+// docs/protocol.md (Response frame) and its tag verifies under the key of the box named by
 // `equipment_id`, with the log's `command` (its bytes 10..21, the nonce) in
 // the AAD. A verified response's fields can be trusted; an unverified log is
 // stored and changes nothing.

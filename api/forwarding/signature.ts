@@ -9,7 +9,7 @@ export function signatureHeader(secret: string, body: string, unixSeconds: numbe
   return `t=${unixSeconds},v1=${mac}`;
 }
 
-/** The receiver's side (tests and the README's example do the same). */
+/** The receiver's side (tests and the receiver in docs/operations.md, Forwarding do the same). */
 export function verifySignature(secret: string, body: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
   const parts = Object.fromEntries(header.split(',').map((part) => part.split('=', 2) as [string, string]));
   const t = Number(parts.t);

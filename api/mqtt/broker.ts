@@ -3,7 +3,7 @@
 // `admin box add`, gateways and operators with `admin mqtt-client add`), every
 // publish and subscribe is checked against the access rules, and a box
 // response is handed to ingestion BEFORE the publisher's PUBACK, so an
-// acknowledged response is a committed box log (ARCHITECTURE.md, Delivery).
+// acknowledged response is a committed box log (docs/architecture.md, Delivery guarantees).
 import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';

@@ -26,7 +26,7 @@ export interface NewBox {
   mqttPasswordHash: string;
 }
 
-/** PROTOCOL.md: an ACCESS frame lists at most 32 modules, so a parking holds at most 32 boxes. */
+/** docs/protocol.md, Command frame: an ACCESS frame lists at most 32 modules, so a parking holds at most 32 boxes. */
 export const MAX_BOXES_PER_PARKING = 32;
 
 export function mqttUsernameFor(moduleId: number): string {
@@ -122,7 +122,7 @@ export class BoxRepository {
     );
   }
 
-  /** PROTOCOL.md: the service moves next_control_seq past any control
+  /** docs/protocol.md, after step 11: the service moves next_control_seq past any control
    * sequence echoed in a response; `accepted` (status OK) also records it as
    * the box's last accepted one. */
   noteControlSequence(moduleId: number, sequence: number, accepted: boolean): void {

@@ -1,5 +1,5 @@
 // Minting smart keys: an ACCESS frame sealed under the parking key
-// (PROTOCOL.md, command frame): scope = the parking, key_id = the smart key's
+// (docs/protocol.md, Command frame): scope = the parking, key_id = the smart key's
 // id, the modules it may open, its window in Unix seconds, and its tries.
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
 import type { AppContext } from '../context.js';

@@ -1,4 +1,4 @@
-// Times on the wire (ARCHITECTURE.md, Conventions: ISO 8601 with an offset).
+// Times on the wire (docs/architecture.md, Conventions: ISO 8601 with an offset).
 // The API writes UTC with an explicit numeric offset and milliseconds,
 // `2026-06-01T08:00:00.000+00:00`, which every ISO 8601 parser reads and
 // which is literally "with offset" (the spec's words).
@@ -22,7 +22,7 @@ export const LAST_YEAR = 9999;
 
 /** `created_at` of box logs: `YYYY-MM-DD HH:MM:SS`, UTC. */
 const SQL_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
-/** ISO 8601 as ARCHITECTURE.md's conventions say: a `T`, seconds, optional
+/** ISO 8601 as docs/architecture.md, Conventions, says: a `T`, seconds, optional
  * fraction, and `Z` or a numeric offset (no local times, no other forms). */
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|([+-])(\d{2}):(\d{2}))$/;
 

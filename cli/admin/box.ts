@@ -28,7 +28,7 @@ export interface AddedBox {
   mqtt_password: string;
 }
 
-/** The provisioning file of PROTOCOL.md, field for field. */
+/** The provisioning file of docs/protocol.md (Provisioning file), field for field. */
 export interface ProvisioningFile {
   module_id: number;
   parking_id: number;
@@ -146,7 +146,7 @@ interface StatusFlags extends CommonFlags {
   parking?: string;
 }
 
-/** What a box last told the service in a verified response (PROTOCOL.md):
+/** What a box last told the service in a verified response (docs/protocol.md, Response frame):
  * when, its battery, how far its clock is off, its sequences. */
 export interface BoxStatus {
   module_id: number;

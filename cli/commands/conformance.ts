@@ -59,7 +59,7 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       target,
       clock: systemClock,
       // Fresh smart key ids for every run, so tries a box keeps from an
-      // earlier run never meet this one's (PROTOCOL.md, checks, step 9).
+      // earlier run never meet this one's (docs/protocol.md, step 9).
       settings: { answerMs: options.answerMs, cycleMs: options.cycleMs, controlSeq: options.controlSeq, keyIdBase: randomInt(1, 0xffff_0000) },
       skipWearing: options.skipWearing,
     });

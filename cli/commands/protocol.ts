@@ -1,5 +1,5 @@
 // `parkbench protocol ...`: decode frames, seal ACCESS commands, regenerate
-// the test vectors (PROTOCOL.md). The work lives in cli/protocol/.
+// the test vectors (docs/protocol.md, Test vectors). The work lives in cli/protocol/.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';

@@ -96,7 +96,7 @@ function bodyJson(command: OpenedCommand): Record<string, unknown> {
       return {};
     case FrameKind.TIME_SET:
       return { time: command.body.time };
-    // Protocol version 2 kinds (PROTOCOL.md, bodies); showing ACCESS_SIGNED
+    // Protocol version 2 kinds (docs/protocol.md, Command frame, bodies); showing ACCESS_SIGNED
     // with its signature check is left to issue 13's CLI part.
     case FrameKind.ACCESS_SIGNED:
       return accessBodyJson(command.body);

@@ -1,5 +1,5 @@
 // `parkbench protocol seal-access`: validates every flag, then seals an
-// ACCESS command (PROTOCOL.md, command frame) and returns its base64.
+// ACCESS command (docs/protocol.md, Command frame) and returns its base64.
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
 import { UsageError } from '../errors.js';
 import { U32_MAX, U8_MAX, parseHexFlag, parseIntegerFlag, parseKeyFlag, parseModulesFlag, parseTimeFlag } from './input.js';

@@ -1,5 +1,5 @@
 // ACCESS cases: a valid command opens and the barrier cycles; the validity
-// window at both ends, with skew (PROTOCOL.md, checks, step 7); scope (step
+// window at both ends, with skew (docs/protocol.md, step 7); scope (step
 // 3); the module list (step 8); tries (step 9). Each case uses fresh key ids
 // so tries never mix between cases, and places times relative to the box's
 // own clock, learned from a response's box_time.

@@ -1,10 +1,10 @@
-// A case of the suite: a name, the PROTOCOL.md step it checks, the status
+// A case of the suite: a name, the docs/protocol.md step it checks, the status
 // bytes it expects (as the table shows them), and what it does.
 import type { CaseRun } from '../suite-context.js';
 
 export interface ConformanceCase {
   readonly name: string;
-  /** Where in PROTOCOL.md the rule is, e.g. `checks, step 7`. */
+  /** Where in docs/protocol.md the rule is, e.g. `checks, step 7` (step 7 of its checks). */
   readonly step: string;
   /** The exact status bytes expected, in order: `0x00, 0x00, 0x12`. */
   readonly expected: string;

@@ -1,4 +1,4 @@
-// Control commands under the box key (PROTOCOL.md, checks, step 6): TIME_SET
+// Control commands under the box key (docs/protocol.md, step 6): TIME_SET
 // sets the clock first, a control sequence is accepted once, BATTERY_QUERY
 // tells the battery.
 import { Status } from '../../firmware-protocol/index.js';

@@ -1,5 +1,5 @@
 // Frames that must be refused before any rule of the box applies: bad tags,
-// cut frames, unknown kinds, bad bodies, other versions (PROTOCOL.md, checks,
+// cut frames, unknown kinds, bad bodies, other versions (docs/protocol.md,
 // steps 1, 2, 4 and 5). Each starts from a well-sealed command of its own.
 import { AccessBodyOffset, FrameKind, sealRawCommand, Status } from '../../firmware-protocol/index.js';
 import { accessCommand } from '../box-under-test.js';

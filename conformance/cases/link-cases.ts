@@ -1,6 +1,6 @@
 // Garbage on the link must not stop the box from answering the next command
-// (PROTOCOL.md, serial link framing: bad frames are dropped and counted;
-// BLE link: a chunk out of order drops the partial frame; ARCHITECTURE.md: a
+// (docs/protocol.md, Serial link framing: bad frames are dropped and counted;
+// BLE link: a chunk out of order drops the partial frame; docs/architecture.md, MQTT topics: a
 // command message that is no command is dropped without a response).
 import { Status } from '../../firmware-protocol/index.js';
 import { accessCommand } from '../box-under-test.js';

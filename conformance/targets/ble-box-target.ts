@@ -1,4 +1,4 @@
-// The suite over BLE (PROTOCOL.md, BLE link), through the gateway's
+// The suite over BLE (docs/protocol.md, BLE link), through the gateway's
 // BleCentral: the box is found by its local name PB-<module_id>, with its
 // MAC address as the allow-list; status reports notified while connected
 // show the barrier. noble is given (loaded lazily by the caller, or built

@@ -1,5 +1,5 @@
 // Link-level garbage: what a noisy cable or a confused central puts on a
-// link. A box drops it without answering (PROTOCOL.md, serial link framing:
+// link. A box drops it without answering (docs/protocol.md, Serial link framing:
 // "A frame with a bad CRC or bad COBS is dropped and counted, never passed
 // on"; sizes: "Anything longer on a link is dropped as bad framing"; BLE
 // link: a chunk out of order drops the partial frame).
@@ -42,7 +42,7 @@ export function bleGarbage(): Buffer[] {
 }
 
 /** MQTT garbage: payloads on the command topic that are no command message
- * (ARCHITECTURE.md: counted and dropped without a response). */
+ * (docs/architecture.md, MQTT topics: counted and dropped without a response). */
 export function mqttGarbage(): string[] {
   return ['not json', '{"command": 42}', '{"context": {}}', '[]'];
 }

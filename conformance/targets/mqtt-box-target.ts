@@ -1,4 +1,4 @@
-// The suite over MQTT (ARCHITECTURE.md, topics and messages): command
+// The suite over MQTT (docs/architecture.md, MQTT topics and Messages): command
 // messages on the box's command topic, each with its own request_id in the
 // context; the response message carrying that request_id is its answer.
 // The retained state topic shows the barrier. Works for a simulated box on

@@ -1,4 +1,4 @@
-// The suite on a serial cable (PROTOCOL.md, serial link framing), through the
+// The suite on a serial cable (docs/protocol.md, Serial link framing), through the
 // gateway's SerialBoxLink: commands as 0x01 frames, responses matched by
 // their echo, status reports (asked for on open, sent on barrier changes)
 // show the barrier.

@@ -1,4 +1,4 @@
-// Status reports (PROTOCOL.md, serial link framing, type 0x82; BLE link):
+// Status reports (docs/protocol.md, Serial link framing, type 0x82; BLE link):
 // trusted only when their tag verifies under K_box with 12 zero bytes of
 // command AAD. Shared by the serial and BLE targets.
 import { parseResponse, verifyResponse } from '../../firmware-protocol/index.js';

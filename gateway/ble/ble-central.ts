@@ -1,5 +1,5 @@
 // The gateway's BLE side: noble scans for boxes advertising `PB-<module_id>`
-// and the box service (PROTOCOL.md, BLE link), connects on demand, writes a
+// and the box service (docs/protocol.md, BLE link), connects on demand, writes a
 // command in chunks, collects the notified response through reassembly, and
 // disconnects when idle. A failed connection is dropped and made again on the
 // next command.
@@ -222,7 +222,7 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     if (match?.[1] === undefined) return;
     const moduleId = Number(match[1]);
     const address = (peripheral.address ?? '').toUpperCase();
-    // The allow-list applies where the platform shows addresses (PROTOCOL.md, BLE link).
+    // The allow-list applies where the platform shows addresses (docs/protocol.md, BLE link).
     if (this.#allow.size > 0 && address !== '' && address !== 'UNKNOWN' && !this.#allow.has(address)) return;
     if (this.#boxes.has(moduleId)) return;
     this.#boxes.set(moduleId, { peripheral, queue: Promise.resolve() });

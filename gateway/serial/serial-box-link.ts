@@ -1,4 +1,4 @@
-// The gateway's end of a box's serial cable (PROTOCOL.md, serial link
+// The gateway's end of a box's serial cable (docs/protocol.md, Serial link
 // framing). On every open it flushes what the box sent before and asks for a
 // status report, which names the box (module_id): no mapping file needed.
 // Commands go out as 0x01 frames, one response (0x81) is matched to each;
@@ -52,7 +52,7 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
     this.#port = new FramedSerialPort({ ...options, logger: this.#logger, flushOnOpen: true });
     this.#waiter = new ResponseWaiter(options.clock);
     this.#port.on('open', () => {
-      // PROTOCOL.md: a gateway sends a status request whenever it opens a port.
+      // docs/protocol.md, Serial link framing: a gateway sends a status request whenever it opens a port.
       this.#port.send(LinkType.STATUS_REQUEST, Buffer.alloc(0));
       this.emit('up');
     });

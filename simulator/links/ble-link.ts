@@ -1,4 +1,4 @@
-// A simulated box as a BLE peripheral (PROTOCOL.md, BLE link): it advertises
+// A simulated box as a BLE peripheral (docs/protocol.md, BLE link): it advertises
 // `PB-<module_id>` and the box service at its MAC address; commands arrive
 // in chunks on the command characteristic (write with response), responses
 // and status reports leave in chunks as notifications on the response

@@ -1,4 +1,4 @@
-// A simulated box on MQTT (ARCHITECTURE.md, topics and messages): it takes
+// A simulated box on MQTT (docs/architecture.md, MQTT topics and Messages): it takes
 // commands and sim/set on its own topics, publishes its responses, its
 // retained state and its availability (last will: offline). The connection
 // (lib/resilient-mqtt.ts) reconnects with backoff and keeps the responses
@@ -107,7 +107,7 @@ export class BoxMqttLink {
     try {
       command = parseCommandMessage(payload);
     } catch (error) {
-      // No bytes to answer (ARCHITECTURE.md): counted and dropped.
+      // No bytes to answer (docs/architecture.md, MQTT topics): counted and dropped.
       this.counters.badMessages++;
       this.#logger.warn({ reason: (error as MessageError).message }, 'command message dropped');
       return;

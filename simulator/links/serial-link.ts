@@ -1,5 +1,5 @@
 // A simulated box on a serial port, as a real box on a USB cable
-// (PROTOCOL.md, serial link framing): commands (0x01) and status requests
+// (docs/protocol.md, Serial link framing): commands (0x01) and status requests
 // (0x02) in; responses (0x81) and status reports (0x82) out, the latter at
 // start-up, on every change of the barrier, and when asked. If the port
 // vanishes it is reopened with backoff.
@@ -41,7 +41,7 @@ export class BoxSerialLink {
     this.#logger = (options.logger ?? silentLogger).child({ component: 'sim:serial', module_id: box.moduleId });
     this.#port = new FramedSerialPort({ ...options, logger: this.#logger });
     this.#lastBarrier = box.barrier.state;
-    // PROTOCOL.md, serial link framing: a status report at start-up (and
+    // docs/protocol.md, Serial link framing: a status report at start-up (and
     // whenever the cable comes back, which a box sees as a start).
     this.#port.on('open', () => this.#sendStatusReport());
     this.#port.on('frame', (frame) => this.#frame(frame));
