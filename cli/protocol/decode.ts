@@ -1,8 +1,9 @@
 // `parkbench protocol decode`: turns bytes into a JSON description of the
 // command, response or link frame they hold; an ACCESS_SIGNED shows its clear
-// body and signature, checked under --issuer-public-key when given. Detection by shape: bytes that
-// end in the only 0x00 and pass COBS and CRC are a link frame; 32 bytes are a
-// response (no command is 32 bytes long); anything else is a command.
+// body and its signature, checked under --issuer-public-key when given.
+// Detection by shape: bytes that end in the only 0x00 and pass COBS and CRC
+// are a link frame; 32 bytes are a response (no command is 32 bytes long);
+// anything else is a command.
 import {
   type AccessBody,
   type CommandHeader,
