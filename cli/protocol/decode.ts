@@ -146,16 +146,17 @@ function decodeSigned(bytes: Buffer, header: CommandHeader, json: Record<string,
     body: body === null ? 'MALFORMED' : accessBodyJson(body),
     signature: { r: signature.subarray(0, SIGNATURE_LENGTH / 2).toString('hex'), s: signature.subarray(SIGNATURE_LENGTH / 2).toString('hex') },
   };
-  if (issuerKeys === undefined) return { json: { ...shown, signature_check: 'not checked (no --issuer-public-key)', text: renderCommand(bytes) } };
+  // PROTOCOL.md, checks, step 5: a body that is no ACCESS body is MALFORMED, signed or not.
+  const malformed = body === null ? { failure: `ACCESS_SIGNED body: MALFORMED (${header.bodyLength} bytes, not an ACCESS body of 1..32 modules)` } : {};
+  if (issuerKeys === undefined) return { json: { ...shown, signature_check: 'not checked (no --issuer-public-key)', text: renderCommand(bytes) }, ...malformed };
   const index = verifySignature(bytes, issuerKeys);
-  const verifiedBy = issuerKeys[index];
+  const verifiedBy = index < 0 ? undefined : issuerKeys[index];
   const checked = { ...shown, signature_check: verifiedBy === undefined ? 'INVALID' : `valid under issuer ${issuerKeyFingerprint(verifiedBy)}`, text: renderCommand(bytes, undefined, issuerKeys) };
   if (verifiedBy === undefined) {
     const tried = issuerKeys.map((key) => issuerKeyFingerprint(key)).join(', ');
     return { json: checked, failure: `signature: INVALID under --issuer-public-key ${tried}` };
   }
-  // PROTOCOL.md, checks, step 5: a signed frame whose body is no ACCESS body is MALFORMED.
-  return body === null ? { json: checked, failure: 'ACCESS_SIGNED body: MALFORMED (signature valid)' } : { json: checked };
+  return { json: checked, ...malformed };
 }
 
 function decodeResponse(bytes: Buffer, key: Buffer | undefined, command: Buffer | undefined): DecodeOutcome {

@@ -23,6 +23,7 @@ import {
   issuerPrivateKeyObject,
   openSignedCommand,
   parseCommandHeader,
+  signRawCommand,
 } from '../../firmware-protocol/index.js';
 import { runCli } from '../helpers/run-cli.js';
 import { boxKey, conditions, config, flipBit, issuerPrivate, issuerPublic, otherIssuerPublic, parkingKey, revoke, setIssuer, signedAccess, state } from './fixtures.js';
@@ -151,6 +152,15 @@ test('decode: an ACCESS_SIGNED shows header, clear body and signature (r, s); ch
     t.is(bad.json.signature_check, 'INVALID');
     t.regex(bad.failure ?? '', /^signature: INVALID under --issuer-public-key sha256:/);
   }
+});
+
+test('decode: an ACCESS_SIGNED whose clear body is no ACCESS body shows MALFORMED and fails (exit 1), signature checked or not', (t) => {
+  const frame = signRawCommand({ privateKey: issuerPrivate, keyId: 42, scope: 7, body: Buffer.alloc(12) });
+  for (const outcome of [decodeFrame(frame, {}), decodeFrame(frame, { issuerKeys: [issuerPublic] })]) {
+    t.like(outcome.json, { kind_name: 'ACCESS_SIGNED', body_length: 12, body: 'MALFORMED' });
+    t.regex(outcome.failure ?? '', /^ACCESS_SIGNED body: MALFORMED/);
+  }
+  t.is(decodeFrame(frame, { issuerKeys: [issuerPublic] }).json.signature_check, `valid under issuer ${fingerprint}`);
 });
 
 test('decode: a link frame carrying an ACCESS_SIGNED of 32 modules checks the inner signature', (t) => {
