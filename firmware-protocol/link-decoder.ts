@@ -2,7 +2,8 @@
 // frames out. Pure (no Node streams): a serial Transform wraps it elsewhere.
 // docs/protocol.md, Serial link framing: a frame with a bad CRC or bad COBS is
 // dropped and counted, never passed on; docs/protocol.md, Sizes: anything longer
-// than 176 bytes is dropped as bad framing.
+// than 230 bytes (MAX_LINK_FRAME_LENGTH, the delimiter included) is dropped as
+// bad framing.
 import { MAX_LINK_ENCODED_LENGTH } from './constants.js';
 import { type LinkFrame, tryDecodeLinkFrame } from './link-frame.js';
 
@@ -11,7 +12,7 @@ export interface LinkDecoderCounters {
   frames: number;
   badCrc: number;
   badCobs: number;
-  /** Runs of more than 175 encoded bytes without a delimiter (176 with it). */
+  /** Runs of more than 229 encoded bytes without a delimiter (230 with it). */
   oversize: number;
   /** Frames whose CRC matched but whose type byte is not defined. */
   unknownType: number;
@@ -19,7 +20,7 @@ export interface LinkDecoderCounters {
 
 /**
  * Feed it bytes with `push`; it returns the whole frames they complete.
- * Memory is bounded: at most 175 bytes are held between delimiters; a longer
+ * Memory is bounded: at most 229 bytes are held between delimiters; a longer
  * run is counted once as oversize and skipped up to the next 0x00, where the
  * decoder resynchronizes. Empty runs (0x00 0x00) are idle line, not errors.
  * Bytes before a frame that are not followed by a 0x00 merge with that frame

@@ -11,7 +11,7 @@ import { parseCommandMessage, type MessageError, type ResponseMessage, type Via 
 import type { Topics } from '../lib/mqtt-topics.js';
 import { ResilientMqttClient, type PublishQueue } from '../lib/resilient-mqtt.js';
 import type { SerialTarget } from '../lib/serial-target.js';
-import { parseResponse, type ResponseFields } from '../firmware-protocol/index.js';
+import { MAX_COMMAND_LENGTH, parseResponse, type ResponseFields } from '../firmware-protocol/index.js';
 import { BleCentral } from './ble/ble-central.js';
 import type { Noble } from './ble/noble.js';
 import { stateFromResponse } from './box-state.js';
@@ -37,7 +37,8 @@ export interface GatewayCounters {
   responses: number;
   timeouts: number;
   linkDown: number;
-  /** Command messages that were not a command (bad JSON, no base64 command). */
+  /** Command messages that were not a command (bad JSON, no base64 command,
+   * bytes longer than any command: PROTOCOL.md, sizes). */
   badMessages: number;
 }
 
@@ -167,6 +168,14 @@ export class Gateway {
       // No bytes to relay (docs/architecture.md, MQTT topics): counted and dropped.
       this.counters.badMessages++;
       this.#logger.warn({ module_id: parsed.moduleId, reason: (error as MessageError).message }, 'command message dropped');
+      this.#scheduleState();
+      return;
+    }
+    if (command.frame.length > MAX_COMMAND_LENGTH) {
+      // PROTOCOL.md, sizes: no command is longer; the link would drop it as bad
+      // framing (serial cannot even frame it), so it is no command: counted and dropped.
+      this.counters.badMessages++;
+      this.#logger.warn({ module_id: parsed.moduleId, bytes: command.frame.length, max: MAX_COMMAND_LENGTH }, 'command message dropped: longer than any command');
       this.#scheduleState();
       return;
     }

@@ -1,7 +1,9 @@
 // `parkbench protocol decode`: turns bytes into a JSON description of the
-// command, response or link frame they hold. Detection by shape: bytes that
-// end in the only 0x00 and pass COBS and CRC are a link frame; 32 bytes are a
-// response (no command is 32 bytes long); anything else is a command.
+// command, response or link frame they hold; an ACCESS_SIGNED shows its clear
+// body and its signature, checked under --issuer-public-key when given.
+// Detection by shape: bytes that end in the only 0x00 and pass COBS and CRC
+// are a link frame; 32 bytes are a response (no command is 32 bytes long);
+// anything else is a command.
 import {
   type AccessBody,
   type CommandHeader,
@@ -10,9 +12,11 @@ import {
   FrameKind,
   LinkType,
   RESPONSE_LENGTH,
+  SIGNATURE_LENGTH,
   barrierName,
   decodeLinkFrame,
   isProtocolError,
+  issuerKeyFingerprint,
   kindName,
   linkTypeName,
   openCommand,
@@ -22,7 +26,11 @@ import {
   renderResponse,
   statusName,
   verifyResponse,
+  verifySignature,
 } from '../../firmware-protocol/index.js';
+// Deep imports: the clear body of an ACCESS_SIGNED, read without a key (as render.ts does).
+import { decodeAccessBody } from '../../firmware-protocol/command-body.js';
+import { signedBody } from '../../firmware-protocol/signed-command.js';
 import { CliError } from '../errors.js';
 
 export type FrameShape = 'command' | 'response' | 'link';
@@ -33,6 +41,8 @@ export interface DecodeOptions {
   key?: Buffer | undefined;
   /** The command a response answers, for its AAD. */
   command?: Buffer | undefined;
+  /** Public keys (X || Y) that check an ACCESS_SIGNED's signature; any one may verify it. */
+  issuerKeys?: readonly Buffer[] | undefined;
 }
 
 export interface DecodeOutcome {
@@ -57,7 +67,7 @@ export function decodeFrame(bytes: Buffer, options: DecodeOptions): DecodeOutcom
   const shape = options.as ?? detectShape(bytes);
   switch (shape) {
     case 'command':
-      return decodeCommand(bytes, options.key);
+      return decodeCommand(bytes, options);
     case 'response':
       return decodeResponse(bytes, options.key, options.command);
     case 'link':
@@ -96,8 +106,8 @@ function bodyJson(command: OpenedCommand): Record<string, unknown> {
       return {};
     case FrameKind.TIME_SET:
       return { time: command.body.time };
-    // Protocol version 2 kinds (docs/protocol.md, Command frame, bodies); showing ACCESS_SIGNED
-    // with its signature check is left to issue 13's CLI part.
+    // Protocol version 2 kinds (docs/protocol.md, Command frame, bodies). An ACCESS_SIGNED never
+    // gets here from decodeCommand (decodeSigned shows it), but its body is an ACCESS body.
     case FrameKind.ACCESS_SIGNED:
       return accessBodyJson(command.body);
     case FrameKind.REVOKE:
@@ -110,10 +120,12 @@ function bodyJson(command: OpenedCommand): Record<string, unknown> {
   }
 }
 
-function decodeCommand(bytes: Buffer, key: Buffer | undefined): DecodeOutcome {
+function decodeCommand(bytes: Buffer, options: DecodeOptions): DecodeOutcome {
   const parsed = parseCommandHeader(bytes);
   if (!parsed.ok) throw new CliError(`not a command frame: ${statusName(parsed.status) ?? 'MALFORMED'} (${bytes.length} bytes)`);
   const json: Record<string, unknown> = { frame: 'command', ...headerJson(parsed.header) };
+  if (parsed.header.kind === FrameKind.ACCESS_SIGNED) return decodeSigned(bytes, parsed.header, json, options.issuerKeys);
+  const key = options.key;
   if (key === undefined) return { json: { ...json, body: 'sealed', text: renderCommand(bytes) } };
   const opened = openCommand(bytes, key);
   if (!opened.ok) {
@@ -121,6 +133,30 @@ function decodeCommand(bytes: Buffer, key: Buffer | undefined): DecodeOutcome {
     return { json: { ...json, body: 'sealed', status }, failure: `command does not open under --key: ${status}` };
   }
   return { json: { ...json, body: bodyJson(opened.command), text: renderCommand(bytes, key) } };
+}
+
+/** PROTOCOL.md, command frame, ACCESS_SIGNED: the body is in the clear and
+ * always shown; the signature (r || s) is checked only against the issuer
+ * public keys given (--key does not apply: nothing is sealed). */
+function decodeSigned(bytes: Buffer, header: CommandHeader, json: Record<string, unknown>, issuerKeys: readonly Buffer[] | undefined): DecodeOutcome {
+  const signature = bytes.subarray(bytes.length - SIGNATURE_LENGTH);
+  const body = decodeAccessBody(signedBody(bytes, header));
+  const shown = {
+    ...json,
+    body: body === null ? 'MALFORMED' : accessBodyJson(body),
+    signature: { r: signature.subarray(0, SIGNATURE_LENGTH / 2).toString('hex'), s: signature.subarray(SIGNATURE_LENGTH / 2).toString('hex') },
+  };
+  // PROTOCOL.md, checks, step 5: a body that is no ACCESS body is MALFORMED, signed or not.
+  const malformed = body === null ? { failure: `ACCESS_SIGNED body: MALFORMED (${header.bodyLength} bytes, not an ACCESS body of 1..32 modules)` } : {};
+  if (issuerKeys === undefined) return { json: { ...shown, signature_check: 'not checked (no --issuer-public-key)', text: renderCommand(bytes) }, ...malformed };
+  const index = verifySignature(bytes, issuerKeys);
+  const verifiedBy = index < 0 ? undefined : issuerKeys[index];
+  const checked = { ...shown, signature_check: verifiedBy === undefined ? 'INVALID' : `valid under issuer ${issuerKeyFingerprint(verifiedBy)}`, text: renderCommand(bytes, undefined, issuerKeys) };
+  if (verifiedBy === undefined) {
+    const tried = issuerKeys.map((key) => issuerKeyFingerprint(key)).join(', ');
+    return { json: checked, failure: `signature: INVALID under --issuer-public-key ${tried}` };
+  }
+  return { json: checked, ...malformed };
 }
 
 function decodeResponse(bytes: Buffer, key: Buffer | undefined, command: Buffer | undefined): DecodeOutcome {
@@ -161,7 +197,7 @@ function decodeResponse(bytes: Buffer, key: Buffer | undefined, command: Buffer 
 function innerJson(frame: LinkFrame, options: DecodeOptions): DecodeOutcome | null {
   switch (frame.type) {
     case LinkType.COMMAND:
-      return decodeCommand(frame.payload, options.key);
+      return decodeCommand(frame.payload, options);
     case LinkType.RESPONSE:
       return decodeResponse(frame.payload, options.key, options.command);
     case LinkType.STATUS_REPORT:

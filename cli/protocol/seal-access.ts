@@ -1,11 +1,15 @@
-// `parkbench protocol seal-access`: validates every flag, then seals an
-// ACCESS command (docs/protocol.md, Command frame) and returns its base64.
-import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
+// `parkbench protocol seal-access`: validates every flag, then makes an
+// access command (docs/protocol.md, Command frame) and returns its base64: a
+// sealed ACCESS under --parking-key (version 1), or an ACCESS_SIGNED signed
+// with --issuer-key (version 2). Exactly one of the two keys is given.
+import { type AccessBody, FrameKind, sealCommand, signAccessCommand } from '../../firmware-protocol/index.js';
 import { UsageError } from '../errors.js';
-import { U32_MAX, U8_MAX, parseHexFlag, parseIntegerFlag, parseKeyFlag, parseModulesFlag, parseTimeFlag } from './input.js';
+import { U32_MAX, U8_MAX, parseHexFlag, parseIntegerFlag, parseIssuerKeyFile, parseKeyFlag, parseModulesFlag, parseTimeFlag } from './input.js';
 
 export interface SealAccessFlags {
-  parkingKey: string;
+  parkingKey?: string | undefined;
+  /** A file: PEM private key or 64 hex digits (input.ts, parseIssuerKeyFile). */
+  issuerKey?: string | undefined;
   keyId: string;
   parking: string;
   modules: string;
@@ -17,7 +21,10 @@ export interface SealAccessFlags {
 }
 
 export function sealAccessBase64(flags: SealAccessFlags): string {
-  const key = parseKeyFlag('--parking-key', flags.parkingKey);
+  if ((flags.parkingKey === undefined) === (flags.issuerKey === undefined)) {
+    throw new UsageError('exactly one of --parking-key (a sealed ACCESS) and --issuer-key (an ACCESS_SIGNED) is required');
+  }
+  const parkingKey = flags.parkingKey === undefined ? undefined : parseKeyFlag('--parking-key', flags.parkingKey);
   const keyId = parseIntegerFlag('--key-id', flags.keyId, U32_MAX);
   const parking = parseIntegerFlag('--parking', flags.parking, U32_MAX);
   const moduleIds = parseModulesFlag('--modules', flags.modules);
@@ -27,13 +34,11 @@ export function sealAccessBase64(flags: SealAccessFlags): string {
   const maxEntries = parseIntegerFlag('--entries', flags.entries, U8_MAX);
   const maxExits = parseIntegerFlag('--exits', flags.exits, U8_MAX);
   const nonce = flags.nonce === undefined ? undefined : parseHexFlag('--nonce', flags.nonce, 12);
-  const frame = sealCommand({
-    key,
-    kind: FrameKind.ACCESS,
-    keyId,
-    scope: parking,
-    ...(nonce === undefined ? {} : { nonce }),
-    body: { notBefore, notAfter, maxEntries, maxExits, moduleIds },
-  });
+  const body: AccessBody = { notBefore, notAfter, maxEntries, maxExits, moduleIds };
+  // Read last: every cheap flag error is reported before the file is touched.
+  const frame =
+    parkingKey === undefined
+      ? signAccessCommand({ privateKey: parseIssuerKeyFile('--issuer-key', flags.issuerKey ?? ''), keyId, scope: parking, ...(nonce === undefined ? {} : { nonce }), body })
+      : sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId, scope: parking, ...(nonce === undefined ? {} : { nonce }), body });
   return frame.toString('base64');
 }

@@ -9,11 +9,24 @@ import mqtt from 'mqtt';
 import { SerialPort } from 'serialport';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
+import {
+  cobsEncode,
+  crc16,
+  encodeLinkFrame,
+  FrameKind,
+  LinkType,
+  MAX_COMMAND_LENGTH,
+  MAX_LINK_FRAME_LENGTH,
+  parseResponse,
+  sealCommand,
+  Status,
+  verifyResponse,
+} from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
-import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
+import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
 import { ptyPairForTest, startPtyPair } from '../helpers/pty-pair.js';
@@ -54,7 +67,7 @@ async function operator(t: ExecutionContext, url: string): Promise<{ client: mqt
   return { client, received };
 }
 
-async function boxOnCable(t: ExecutionContext, clock: FakeClock, path: string, box_: Provisioning) {
+async function boxOnCable(t: ExecutionContext, clock: FakeClock, path: string, box_: AnyProvisioning) {
   const box = await SimulatedBox.start({ clock, provisioning: box_ });
   const link = new BoxSerialLink(box, { clock, target: { path, baudRate: 115_200 } });
   t.teardown(async () => {
@@ -192,4 +205,82 @@ test('responses produced while the broker is away are published when it is back'
   await clock.advanceAsync(60_000, 1_000);
   await waitFor(() => responses(received, 9805).length === 1, 'the queued response after the broker came back', 10_000);
   t.is(parseResponse(Buffer.from(String(responses(received, 9805)[0]?.response), 'base64')).status, Status.OK);
+});
+
+/** A link frame of `type` around `payload`, built by hand (encodeLinkFrame
+ * refuses one over 230 bytes), with a valid CRC. */
+function handMadeLinkFrame(type: number, payload: Buffer): Buffer {
+  const typed = Buffer.concat([Buffer.from([type]), payload]);
+  const crc = Buffer.alloc(2);
+  crc.writeUInt16BE(crc16(typed));
+  return Buffer.concat([cobsEncode(Buffer.concat([typed, crc])), Buffer.from([0])]);
+}
+
+/** The gateway's serial links as its state message shows them. */
+const serialLinks = (gateway: Gateway) => (gateway.snapshot() as { links: { type: string; bad_frames: number }[] }).links.filter((link) => link.type === 'serial');
+
+test('PROTOCOL.md, sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules (a 230-byte link frame), goes from MQTT through the gateway and a real pty to a signed box; its OK comes back', async (t) => {
+  const broker = await brokerForTest(t);
+  const pair = await ptyPairForTest(t);
+  const clock = new FakeClock(START);
+  const issuer = newIssuer();
+  const box_ = signedProvisioning(issuer, { moduleId: 9806, macAddress: '00:07:80:AA:CC:06' });
+  const { link } = await boxOnCable(t, clock, pair.a, box_);
+  const { client, received } = await operator(t, broker.url);
+  const gateway = await gatewayOn(t, clock, broker.url, pair.b);
+  await waitFor(() => gateway.boxes.some((box) => box.moduleId === 9806), 'the box identified');
+  const command = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9806) });
+  t.is(command.length, MAX_COMMAND_LENGTH);
+  t.is(encodeLinkFrame(LinkType.COMMAND, command).length, MAX_LINK_FRAME_LENGTH);
+  await client.publishAsync(topics.box(9806, 'command'), JSON.stringify({ command: command.toString('base64'), context: { smart_key_id: 42 } }), { qos: 1 });
+  await waitFor(() => responses(received, 9806).length === 1, 'the response');
+  const message = responses(received, 9806)[0] ?? {};
+  t.like(message, { via: 'serial', command: command.toString('base64'), context: { smart_key_id: 42 } });
+  const response = Buffer.from(String(message.response), 'base64');
+  t.true(verifyResponse(response, box_.boxKey, command));
+  t.like(parseResponse(response), { status: Status.OK, kind: FrameKind.ACCESS_SIGNED, keyId: 42 });
+  t.is(link.decoderCounters?.oversize, 0);
+  t.is(gateway.badFrames, 0);
+});
+
+test('PROTOCOL.md, sizes: from the box, a 230-byte link frame passes the gateway\'s decoder and a 231-byte one is dropped and counted as bad framing', async (t) => {
+  const broker = await brokerForTest(t);
+  const pair = await ptyPairForTest(t);
+  const clock = new FakeClock(START);
+  const gateway = await gatewayOn(t, clock, broker.url, pair.b);
+  const raw = new SerialPort({ path: pair.a, baudRate: 115_200 });
+  t.teardown(() => new Promise<void>((resolve) => (raw.isOpen ? raw.close(() => resolve()) : resolve())));
+  await new Promise<void>((resolve) => raw.once('open', () => resolve()));
+  const box = await SimulatedBox.start({ clock, provisioning: provisioning(9807) });
+  t.teardown(() => box.stop());
+  // A box sends no 0x01 frames: this one is whole (230 bytes) but unexpected; one byte more is bad framing.
+  const longest = handMadeLinkFrame(LinkType.COMMAND, Buffer.alloc(MAX_COMMAND_LENGTH, 0x11));
+  const tooLong = handMadeLinkFrame(LinkType.COMMAND, Buffer.alloc(MAX_COMMAND_LENGTH + 1, 0x11));
+  t.is(longest.length, MAX_LINK_FRAME_LENGTH);
+  t.is(tooLong.length, MAX_LINK_FRAME_LENGTH + 1);
+  raw.write(Buffer.concat([longest, tooLong, encodeLinkFrame(LinkType.STATUS_REPORT, await box.statusReport())]));
+  await waitFor(() => gateway.boxes.some((entry) => entry.moduleId === 9807), 'the status report after them');
+  t.is(serialLinks(gateway)[0]?.bad_frames, 1, 'the 231-byte frame, dropped by the link decoder');
+  t.is(gateway.badFrames, 2, 'and the 230-byte 0x01 frame, counted as unexpected');
+});
+
+test('a command message longer than any command (226 bytes) is counted and dropped by the gateway, never put on the cable; the gateway carries on', async (t) => {
+  const broker = await brokerForTest(t);
+  const pair = await ptyPairForTest(t);
+  const clock = new FakeClock(START);
+  const issuer = newIssuer();
+  const box_ = signedProvisioning(issuer, { moduleId: 9808, macAddress: '00:07:80:AA:CC:08' });
+  const { box } = await boxOnCable(t, clock, pair.a, box_);
+  const { client, received } = await operator(t, broker.url);
+  const gateway = await gatewayOn(t, clock, broker.url, pair.b);
+  await waitFor(() => gateway.boxes.some((entry) => entry.moduleId === 9808), 'the box identified');
+  const largest = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9808) });
+  const tooLong = Buffer.concat([largest, Buffer.from([0])]);
+  await client.publishAsync(topics.box(9808, 'command'), JSON.stringify({ command: tooLong.toString('base64') }), { qos: 1 });
+  await waitFor(() => gateway.counters.badMessages === 1, 'the message counted');
+  await client.publishAsync(topics.box(9808, 'command'), JSON.stringify({ command: largest.toString('base64') }), { qos: 1 });
+  await waitFor(() => responses(received, 9808).length === 1, 'the response to the next command');
+  t.is(parseResponse(Buffer.from(String(responses(received, 9808)[0]?.response), 'base64')).status, Status.OK);
+  t.is(box.counters.commandsReceived, 1, 'the box saw only the command that fits');
+  t.is(gateway.counters.commands, 1);
 });

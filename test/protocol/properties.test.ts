@@ -6,6 +6,8 @@ import {
   FrameKind,
   LinkFrameDecoder,
   LinkType,
+  MAX_COMMAND_LENGTH,
+  MAX_LINK_ENCODED_LENGTH,
   ProtocolError,
   type ResponseFields,
   Status,
@@ -87,7 +89,7 @@ test('property 1: every command kind round-trips through seal and open', (t) => 
 
 test('property 1: responses round-trip through seal, verify and parse; link frames and BLE chunks round-trip', (t) => {
   fc.assert(
-    fc.property(responseFields, key, fc.option(fc.uint8Array({ minLength: 0, maxLength: 169 })), (fields, k, cmd) => {
+    fc.property(responseFields, key, fc.option(fc.uint8Array({ minLength: 0, maxLength: MAX_COMMAND_LENGTH })), (fields, k, cmd) => {
       const frame = sealResponse(fields, k, cmd);
       const { version, tag, ...parsed } = parseResponse(frame);
       return version === 1 && tag.length === 8 && verifyResponse(frame, k, cmd) && JSON.stringify(parsed) === JSON.stringify(fields);
@@ -95,7 +97,7 @@ test('property 1: responses round-trip through seal, verify and parse; link fram
     { numRuns: 300 },
   );
   fc.assert(
-    fc.property(fc.constantFrom(...Object.values(LinkType)), fc.uint8Array({ maxLength: 169 }), fc.integer({ min: 6, max: 300 }), (type, payload, mtu) => {
+    fc.property(fc.constantFrom(...Object.values(LinkType)), fc.uint8Array({ maxLength: MAX_COMMAND_LENGTH }), fc.integer({ min: 6, max: 300 }), (type, payload, mtu) => {
       const decoded = decodeLinkFrame(encodeLinkFrame(type, payload));
       const reassembler = new BleReassembler(512);
       const frames = chunkFrame(payload, mtu).map((c) => reassembler.push(c));
@@ -200,7 +202,7 @@ test('property 3 (version 2): decide never throws, whatever the bytes and whatev
 
 test('property 2: flipping any single bit of a response never verifies', (t) => {
   fc.assert(
-    fc.property(responseFields, fc.uint8Array({ minLength: 22, maxLength: 169 }), fc.nat({ max: 255 }), (fields, cmd, bit) => {
+    fc.property(responseFields, fc.uint8Array({ minLength: 22, maxLength: MAX_COMMAND_LENGTH }), fc.nat({ max: 255 }), (fields, cmd, bit) => {
       const frame = sealResponse(fields, boxKey, cmd);
       return !verifyResponse(flipBit(frame, bit), boxKey, cmd);
     }),
@@ -248,7 +250,7 @@ test('property 3: random bytes up to 1 KiB never throw anything but ProtocolErro
 });
 
 const linkFrame = fc
-  .tuple(fc.constantFrom(...Object.values(LinkType)), fc.uint8Array({ maxLength: 169 }))
+  .tuple(fc.constantFrom(...Object.values(LinkType)), fc.uint8Array({ maxLength: MAX_COMMAND_LENGTH }))
   .map(([type, payload]) => ({ type, payload: Buffer.from(payload), bytes: encodeLinkFrame(type, payload) }));
 
 test('property 4: the streaming decoder, fed valid frames split at random with noise between, recovers every frame noise did not touch', (t) => {
@@ -283,7 +285,7 @@ test('property 4: the streaming decoder, fed valid frames split at random with n
         // Every expected frame appears, in order (noise may rarely add a frame with a lucky CRC).
         let j = 0;
         for (const frame of got) if (j < expected.length && frame.equals(expected[j] ?? Buffer.alloc(0))) j++;
-        return j === expected.length && decoder.pending <= 175;
+        return j === expected.length && decoder.pending <= MAX_LINK_ENCODED_LENGTH;
       },
     ),
     { numRuns: 300 },

@@ -136,3 +136,26 @@ test('the largest command, a 225-byte ACCESS_SIGNED of 32 modules, goes in 12 ch
   t.is(peripheral.counters.commands, 1);
   t.is(peripheral.counters.badChunks, 0);
 });
+
+test('PROTOCOL.md, sizes: a BLE frame of 226 bytes, one more than any command, is dropped and counted by the box, never answered; the next command is', async (t) => {
+  const radio = new VirtualRadio();
+  const issuer = newIssuer();
+  const box_ = signedProvisioning(issuer, { moduleId: 9307, macAddress: '00:07:80:AA:BB:37' });
+  const { box, peripheral } = await boxOnAir(t, radio, box_);
+  const largest = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9307) });
+  const tooLong = Buffer.concat([largest, Buffer.from([0])]);
+  // Straight at the box's command characteristic, in 12 well-formed chunks at MTU 23.
+  const bindings = radio.createBindings();
+  t.teardown(() => bindings.close());
+  bindings.connect('000780aabb37');
+  for (const chunk of chunkFrame(tooLong, 23)) bindings.write('000780aabb37', '', '6b1d00027a3e4c1b9f5e2d8a3c4b5e6f', chunk);
+  await waitFor(() => peripheral.counters.badChunks === 1, 'the oversize frame counted');
+  t.is(peripheral.counters.commands, 0);
+  t.is(box.counters.commandsReceived, 0);
+  bindings.disconnect('000780aabb37');
+  const ble = await central(t, radio);
+  await waitFor(() => ble.boxes.includes(9307), 'the box to be discovered');
+  const outcome = await ble.send(9307, largest, 5_000);
+  t.true('response' in outcome && parseResponse(outcome.response).status === Status.OK);
+  t.is(peripheral.counters.commands, 1);
+});

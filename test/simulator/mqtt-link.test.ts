@@ -3,13 +3,14 @@ import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { FrameKind, Status } from '../../firmware-protocol/constants.js';
+import { FrameKind, MAX_COMMAND_LENGTH, Status } from '../../firmware-protocol/constants.js';
 import { sealCommand } from '../../firmware-protocol/command.js';
 import { parseResponse, verifyResponse } from '../../firmware-protocol/response.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
-import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
+import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
 import { waitFor } from '../helpers/wait.js';
 import type { ExecutionContext } from 'ava';
@@ -41,7 +42,7 @@ async function operator(t: ExecutionContext, url: string): Promise<{ client: Mqt
   return { client, received };
 }
 
-async function startLinkedBox(t: ExecutionContext, url: string, box_ = provisioning()) {
+async function startLinkedBox<P extends AnyProvisioning = Provisioning>(t: ExecutionContext, url: string, box_: P = provisioning() as P) {
   const clock = new FakeClock(START);
   const box = await SimulatedBox.start({ clock, provisioning: box_ });
   const link = new BoxMqttLink(box, { url, username: 'box', password: 'pw', clock, backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 } });
@@ -138,4 +139,21 @@ test('going offline shows the last will, and the box comes back after the given 
   await clock.advanceAsync(1_000);
   await waitFor(() => received.filter((m) => m.payload === 'online').length > onlineBefore, 'online again');
   t.true(link.connected);
+});
+
+test('PROTOCOL.md, sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules, reaches a signed box over MQTT and is answered OK', async (t) => {
+  const broker = await brokerForTest(t);
+  const { client, received } = await operator(t, broker.url);
+  const issuer = newIssuer();
+  const { box_ } = await startLinkedBox(t, broker.url, signedProvisioning(issuer, { moduleId: 9111 }));
+  await waitFor(() => received.some((m) => m.topic === topics.box(9111, 'availability') && m.payload === 'online'), 'availability online');
+  const command = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9111) });
+  t.is(command.length, MAX_COMMAND_LENGTH);
+  await client.publishAsync(topics.box(9111, 'command'), JSON.stringify({ command: command.toString('base64') }), { qos: 1 });
+  await waitFor(() => received.some((m) => m.topic === topics.box(9111, 'response')), 'the response');
+  const message = JSON.parse(received.find((m) => m.topic === topics.box(9111, 'response'))?.payload ?? '{}') as Record<string, unknown>;
+  t.is(message.command, command.toString('base64'));
+  const response = Buffer.from(String(message.response), 'base64');
+  t.true(verifyResponse(response, box_.boxKey, command));
+  t.like(parseResponse(response), { status: Status.OK, kind: FrameKind.ACCESS_SIGNED, keyId: 42 });
 });
