@@ -2,7 +2,8 @@
 // against one box on a serial port, over BLE or over MQTT, and report as a
 // table, JSON and/or JUnit XML. Exit 0 only when every case passed, 1 when
 // any failed (or the box cannot be reached), 2 for bad flags or a bad
-// provisioning file.
+// provisioning file, 130 when interrupted (SIGINT: the command in flight is
+// answered, the box's issuer keys are put back, and what ran is reported).
 import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
@@ -39,6 +40,8 @@ export function registerConformanceCommand(program: Command): void {
     .option('--answer-ms <ms>', 'longest time the box may take to answer a command', '2000')
     .option('--cycle-ms <ms>', 'longest time for the barrier to show OPENING then CLOSED after a valid ACCESS', '30000')
     .option('--control-seq <n>', 'first control sequence, going up by one (default: the current Unix time in seconds)')
+    .option('--restore-issuer-key <hex>', "the box's issuer_key (128 hex digits), put back when the suite ends (default: the provisioning file's)")
+    .option('--restore-issuer-key-previous <hex|none>', "with --restore-issuer-key: the box's issuer_key_previous (default: none)")
     .option('--skip-wearing', 'skip the cases marked wearing (they move a real barrier or spend tries many times)')
     .option('--json', 'print the results and a summary as JSON instead of the table')
     .option('--junit <file>', 'also write the results as JUnit XML to this file')
@@ -52,18 +55,31 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
   const options = await parseConformanceFlags(flags, systemClock.now());
   const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
   const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger);
+  // SIGINT stops the run after the command in flight, and the suite puts the
+  // box's issuer keys back before the report; a second SIGINT exits at once.
+  const interrupt = new AbortController();
+  const onSigint = (): void => {
+    if (interrupt.signal.aborted) process.exit(EXIT_INTERRUPTED);
+    process.stderr.write("parkbench: interrupted; putting the box's issuer keys back (Ctrl-C again to quit at once)\n");
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSigint);
   let report: SuiteReport;
   try {
     report = await runSuite({
-      box: boxUnderTest(options.provisioning),
+      box: boxUnderTest(options.provisioning, options.issuerKeys),
       target,
       clock: systemClock,
       // Fresh smart key ids for every run, so tries a box keeps from an
-      // earlier run never meet this one's (PROTOCOL.md, checks, step 9).
-      settings: { answerMs: options.answerMs, cycleMs: options.cycleMs, controlSeq: options.controlSeq, keyIdBase: randomInt(1, 0xffff_0000) },
+      // earlier run never meet this one's (PROTOCOL.md, checks, step 9); from
+      // 2^31 up, where the service's own key ids (counted from 1) never are,
+      // so the suite's revocations lock out no real key.
+      settings: { answerMs: options.answerMs, cycleMs: options.cycleMs, controlSeq: options.controlSeq, keyIdBase: randomInt(SUITE_KEY_IDS.min, SUITE_KEY_IDS.max) },
       skipWearing: options.skipWearing,
+      signal: interrupt.signal,
     });
   } finally {
+    process.off('SIGINT', onSigint);
     await target.close().catch(() => undefined);
   }
   process.stdout.write(options.json ? renderJson(report) : renderTable(report));
@@ -73,8 +89,16 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       throw new CliError(`cannot write ${junit}: ${(error as Error).message}`);
     });
   }
-  if (!passedAll(report)) process.exitCode = ExitCode.failure;
+  if (report.interrupted === true) process.exitCode = EXIT_INTERRUPTED;
+  else if (!passedAll(report)) process.exitCode = ExitCode.failure;
 }
+
+/** 128 + SIGINT, as a shell reports a command that Ctrl-C stopped. */
+const EXIT_INTERRUPTED = 130;
+
+/** The smart key ids a run draws from: above any the service hands out,
+ * with room for the ~1,100 a run may take. */
+const SUITE_KEY_IDS = { min: 0x8000_0000, max: 0xffff_0000 } as const;
 
 async function openTarget(choice: TargetChoice, provisioning: Provisioning, cycleMs: number, logger: Logger): Promise<BoxTarget> {
   let target: BoxTarget;
