@@ -23,7 +23,7 @@ export async function restoreIssuerKeys(context: SuiteContext): Promise<CaseResu
   } catch (error) {
     run.fail(`the SET_ISSUER could not be sent: ${(error as Error).message}`);
   }
-  if (issuerKey === null) run.note('the box had no issuer key: it now holds one nobody can sign for');
+  if (issuerKey === null) run.note('had none: now a key nobody can sign for');
   const base = { name: RESTORE_CASE_NAME, step: 'checks, step 6; conformance/README.md', expected: '0x00', got: run.got.join(', ') || '-', ms: context.clock.now() - started, wearing: false };
   return run.problems.length === 0 ? { ...base, result: 'pass' } : { ...base, result: 'fail', reason: `${run.problems.join('; ')}: the box may still hold the suite's issuer keys` };
 }
