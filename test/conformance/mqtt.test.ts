@@ -11,7 +11,9 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
 import { brokerForTest } from '../helpers/broker.js';
+import { startCli } from '../helpers/cli-process.js';
 import { runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait.js';
 import { boxFile, FAST_BARRIER, keysOf, reportRows, type BoxFile, type BoxKind, type JsonReport } from './fixtures.js';
 
 async function simOnBroker(t: ExecutionContext, box: BoxFile, url: string, extra: Partial<SimulationOptions> = {}): Promise<Simulation> {
@@ -130,6 +132,24 @@ test('a box with the accept-any-signature bug (step 4) fails exactly the cases o
     'ACCESS_SIGNED by an issuer the box does not hold',
     'after SET_ISSUER(new, none) the previous issuer is refused, the new one opens',
   ]);
+});
+
+test("SIGINT in the middle of a run: the box's issuer keys are put back, what ran is reported, exit 130", async (t) => {
+  const broker = await brokerForTest(t);
+  const box = await boxFile(t, 4230, keysOf('signed'));
+  // Slow answers, so the run is still going when the signal comes.
+  const simulation = await simOnBroker(t, box, broker.url, { settings: { faults: { delayMs: 100 } } });
+  const state = () => simulation.boxes[0]?.box.state;
+  const run = startCli(t, ['conformance', '--box', box.path, '--mqtt', broker.url, '--cycle-ms', '5000', '--json']);
+  await waitFor(() => !Buffer.from(state()?.issuerKey ?? []).equals(box.provisioning.issuerKey ?? Buffer.alloc(0)), "the suite's issuers on the box", 30_000);
+  t.is(await run.stop('SIGINT'), 130, run.stderr.join('\n'));
+  t.deepEqual(state()?.issuerKey, box.provisioning.issuerKey);
+  t.deepEqual(state()?.issuerKeyPrevious, box.provisioning.issuerKeyPrevious);
+  const report = JSON.parse(run.stdout.join('\n')) as JsonReport;
+  t.true(report.interrupted);
+  t.true(report.summary.total < reportRows(box.provisioning));
+  t.is(report.results.find((entry) => entry.name === "SET_ISSUER puts the box's issuer keys back")?.result, 'pass');
+  t.regex(run.stderr.join('\n'), /interrupted; putting the box's issuer keys back/);
 });
 
 test('a box slower than --answer-ms fails the timing check, and only the checks that depend on time', async (t) => {
