@@ -8,7 +8,7 @@ import { BarrierWatch } from './barrier-watch.js';
 import type { BoxUnderTest } from './box-under-test.js';
 import type { BoxTarget } from './box-target.js';
 import type { CaseResult, SuiteReport } from './case-result.js';
-import { casesFor, type ConformanceCase } from './cases/index.js';
+import { casesFor, type ConformanceCase, type ProtocolVersion } from './cases/index.js';
 import { restoreIssuerKeys } from './restore-issuers.js';
 import { runChecks } from './run-checks.js';
 import { CaseRun, SuiteContext, SuiteInterrupted, type SuiteSettings } from './suite-context.js';
@@ -20,6 +20,8 @@ export interface RunSuiteOptions {
   readonly clock: Clock;
   readonly settings: SuiteSettings;
   readonly skipWearing?: boolean;
+  /** 1: the version 1 cases alone; 2 (the default): every case. */
+  readonly protocol?: ProtocolVersion;
   readonly cases?: readonly ConformanceCase[];
   /** Called as each case ends (progress on a terminal). */
   readonly onResult?: (result: CaseResult) => void;
@@ -39,7 +41,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
     options.onResult?.(result);
   };
   try {
-    for (const conformanceCase of options.cases ?? casesFor(box)) {
+    for (const conformanceCase of options.cases ?? casesFor(box, options.protocol)) {
       if (context.interrupted) break;
       const wearing = conformanceCase.wearing === true;
       const base = { name: conformanceCase.name, step: conformanceCase.step, expected: conformanceCase.expected, wearing };

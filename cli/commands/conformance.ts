@@ -40,6 +40,7 @@ export function registerConformanceCommand(program: Command): void {
     .option('--answer-ms <ms>', 'longest time the box may take to answer a command', '2000')
     .option('--cycle-ms <ms>', 'longest time for the barrier to show OPENING then CLOSED after a valid ACCESS', '30000')
     .option('--control-seq <n>', 'first control sequence, going up by one (default: the current Unix time in seconds)')
+    .option('--protocol <1|2>', 'the protocol version of the box: 1 runs the version 1 cases alone (a box on version 1 firmware)', '2')
     .option('--restore-issuer-key <hex>', "the box's issuer_key (128 hex digits), put back when the suite ends (default: the provisioning file's)")
     .option('--restore-issuer-key-previous <hex|none>', "with --restore-issuer-key: the box's issuer_key_previous (default: none)")
     .option('--skip-wearing', 'skip the cases marked wearing (they move a real barrier or spend tries many times)')
@@ -76,6 +77,7 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       // so the suite's revocations lock out no real key.
       settings: { answerMs: options.answerMs, cycleMs: options.cycleMs, controlSeq: options.controlSeq, keyIdBase: randomInt(SUITE_KEY_IDS.min, SUITE_KEY_IDS.max) },
       skipWearing: options.skipWearing,
+      protocol: options.protocol,
       signal: interrupt.signal,
     });
   } finally {

@@ -6,6 +6,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
 import { isIssuerPublicKey } from '../../firmware-protocol/index.js';
 import type { IssuerKeys } from '../../conformance/box-under-test.js';
+import type { ProtocolVersion } from '../../conformance/cases/index.js';
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../simulator/provisioning.js';
 import { UsageError } from '../errors.js';
 import { parseLogLevel } from '../logger.js';
@@ -22,6 +23,7 @@ export interface ConformanceFlags {
   answerMs: string;
   cycleMs: string;
   controlSeq?: string;
+  protocol: string;
   restoreIssuerKey?: string;
   restoreIssuerKeyPrevious?: string;
   skipWearing?: boolean;
@@ -40,6 +42,7 @@ export interface ConformanceOptions {
   readonly provisioning: Provisioning;
   /** What the suite puts back with SET_ISSUER when it ends: the flags', else the file's. */
   readonly issuerKeys: IssuerKeys;
+  readonly protocol: ProtocolVersion;
   readonly answerMs: number;
   readonly cycleMs: number;
   readonly controlSeq: number;
@@ -65,7 +68,10 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
     throw new UsageError(`--module-id ${moduleId} is not the module_id of ${flags.box} (${provisioning.moduleId})`);
   }
   const issuerKeys = restoreIssuerKeys(flags, provisioning);
-  return { choice, provisioning, issuerKeys, answerMs, cycleMs, controlSeq, skipWearing: flags.skipWearing === true, json: flags.json === true, junit: flags.junit, logLevel };
+  const protocol = protocolVersion(flags.protocol);
+  // Version 1 has ACCESS under K_park alone.
+  if (protocol === 1 && provisioning.parkingKey === null) throw new UsageError(`--protocol 1 needs a box holding K_park: ${flags.box} has parking_key null`);
+  return { choice, provisioning, issuerKeys, protocol, answerMs, cycleMs, controlSeq, skipWearing: flags.skipWearing === true, json: flags.json === true, junit: flags.junit, logLevel };
 }
 
 function targetChoice(flags: ConformanceFlags): TargetChoice {
@@ -128,6 +134,12 @@ function issuerPublicKey(flag: string, raw: string): Buffer {
   const key = Buffer.from(hex, 'hex');
   if (!isIssuerPublicKey(key)) throw new UsageError(`${flag} is not a point on P-256`);
   return key;
+}
+
+function protocolVersion(raw: string): ProtocolVersion {
+  if (raw.trim() === '1') return 1;
+  if (raw.trim() === '2') return 2;
+  throw new UsageError(`--protocol must be 1 or 2, got "${raw}"`);
 }
 
 function integer(flag: string, raw: string, min: number, max: number): number {

@@ -51,11 +51,12 @@ function rawAccess(run: CaseRun, overrides: { kind?: number; version?: number; p
   });
 }
 
-function frameCase(name: string, step: string, status: Status, frame: (run: CaseRun) => Buffer, needsParkingKey = false): ConformanceCase {
+function frameCase(name: string, step: string, status: Status, frame: (run: CaseRun) => Buffer, needsParkingKey = false, version2 = false): ConformanceCase {
   return {
     name,
     step,
     needsParkingKey,
+    version2,
     expected: `0x${status.toString(16).padStart(2, '0')}`,
     async run(run) {
       // kind and key_id are echoed only when steps 1 and 2 passed; remaining is
@@ -80,7 +81,7 @@ export const frameCases: readonly ConformanceCase[] = [
   frameCase(`ACCESS_SIGNED under ${MIN_SIGNED_COMMAND_LENGTH} bytes (${MIN_SIGNED_COMMAND_LENGTH - 1})`, 'checks, step 2', Status.MALFORMED, (run) => {
     const now = run.context.boxTimeNow() ?? Math.floor(run.context.clock.now() / 1000);
     return signedAccessCommand(run.box, run.context.issuers.current.privateKey, validKey(run, now)).subarray(0, MIN_SIGNED_COMMAND_LENGTH - 1);
-  }),
+  }, false, true),
   frameCase('ACCESS with module_count 0', 'checks, step 5', Status.MALFORMED, (run) => {
     const body = Buffer.alloc(ACCESS_FIXED_BODY_LENGTH);
     body.writeUInt32BE(1, AccessBodyOffset.notBefore);
