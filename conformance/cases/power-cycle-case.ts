@@ -12,6 +12,8 @@ import type { ConformanceCase } from './conformance-case.js';
 import { REVOCATION_LIVE_SECONDS } from './revocation-cases.js';
 
 export const CANNOT_RESTART = 'the target cannot restart the box';
+/** A box may take a while to come back: its revocation must outlive that. */
+const RESTART_ALLOWANCE_SECONDS = 60;
 
 function signed(run: CaseRun, key: AccessSpec): Buffer {
   return signedAccessCommand(run.box, run.context.issuers.current.privateKey, key);
@@ -32,7 +34,7 @@ export const powerCycleCase: ConformanceCase = {
     if (now === undefined) return;
     const tried = validKey(run, now, 2);
     const revoked = validKey(run, now);
-    const entries = [{ keyId: revoked.keyId, until: Math.max(0, now - run.box.skewSeconds + REVOCATION_LIVE_SECONDS) }];
+    const entries = [{ keyId: revoked.keyId, until: Math.max(0, now - run.box.skewSeconds + REVOCATION_LIVE_SECONDS + RESTART_ALLOWANCE_SECONDS) }];
     const revoke = revokeCommand(run.box, context.controlSeq(), entries);
     const answer = await run.send(revoke, { status: Status.OK });
     if (answer.fields?.status === Status.OK) context.revoked(entries);
