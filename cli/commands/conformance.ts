@@ -2,8 +2,9 @@
 // against one box on a serial port, over BLE or over MQTT, and report as a
 // table, JSON and/or JUnit XML. Exit 0 only when every case passed, 1 when
 // any failed (or the box cannot be reached), 2 for bad flags or a bad
-// provisioning file, 130 when interrupted (SIGINT: the command in flight is
-// answered, the box's issuer keys are put back, and what ran is reported).
+// provisioning file, 130 when interrupted (SIGINT; 143 for SIGTERM: the
+// command in flight is answered, the box's issuer keys are put back, and
+// what ran is reported).
 import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
@@ -56,15 +57,19 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
   const options = await parseConformanceFlags(flags, systemClock.now());
   const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
   const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger);
-  // SIGINT stops the run after the command in flight, and the suite puts the
-  // box's issuer keys back before the report; a second SIGINT exits at once.
+  // SIGINT (or SIGTERM) stops the run after the command in flight, and the
+  // suite puts the box's issuer keys back before the report; a second signal
+  // exits at once.
   const interrupt = new AbortController();
-  const onSigint = (): void => {
-    if (interrupt.signal.aborted) process.exit(EXIT_INTERRUPTED);
-    process.stderr.write("parkbench: interrupted; putting the box's issuer keys back (Ctrl-C again to quit at once)\n");
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stoppedBy !== undefined) process.exit(exitCodeFor(signal));
+    stoppedBy = signal;
+    process.stderr.write(`parkbench: interrupted (${signal}); putting the box's issuer keys back (Ctrl-C again to quit at once)\n`);
     interrupt.abort();
   };
-  process.on('SIGINT', onSigint);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let report: SuiteReport;
   try {
     report = await runSuite({
@@ -81,7 +86,8 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       signal: interrupt.signal,
     });
   } finally {
-    process.off('SIGINT', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await target.close().catch(() => undefined);
   }
   process.stdout.write(options.json ? renderJson(report) : renderTable(report));
@@ -91,12 +97,14 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       throw new CliError(`cannot write ${junit}: ${(error as Error).message}`);
     });
   }
-  if (report.interrupted === true) process.exitCode = EXIT_INTERRUPTED;
+  if (report.interrupted === true) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
   else if (!passedAll(report)) process.exitCode = ExitCode.failure;
 }
 
-/** 128 + SIGINT, as a shell reports a command that Ctrl-C stopped. */
-const EXIT_INTERRUPTED = 130;
+/** 128 + the signal's number, as a shell reports a command a signal stopped. */
+function exitCodeFor(signal: NodeJS.Signals): number {
+  return signal === 'SIGTERM' ? 143 : 130;
+}
 
 /** The smart key ids a run draws from: above any the service hands out,
  * with room for the ~1,100 a run may take. */

@@ -55,5 +55,5 @@ test("SIGINT in the middle of a run: the box's issuer keys are put back, what ra
   t.true(report.interrupted);
   t.true(report.summary.total < reportRows(box.provisioning));
   t.is(report.results.find((entry) => entry.name === "SET_ISSUER puts the box's issuer keys back")?.result, 'pass');
-  t.regex(run.stderr.join('\n'), /interrupted; putting the box's issuer keys back/);
+  t.regex(run.stderr.join('\n'), /interrupted \(SIGINT\); putting the box's issuer keys back/);
 });
