@@ -30,7 +30,7 @@ export function registerConformanceCommand(program: Command): void {
   program
     .command('conformance')
     .description('Run the box conformance suite against one box (a real one on a bench, or a simulated one)')
-    .option('--box <file>', "the box's provisioning file: its keys, so the suite seals its own commands")
+    .option('--box <file>', "the box's provisioning file (a sealed or a signed parking's box): its keys, so the suite seals its own commands")
     .option('--serial <path[:baud]>', 'the box is on this serial port (default 115200 baud)')
     .option('--ble <mac>', 'the box is reached over BLE at this MAC address (noble; NOBLE_WEBSOCKET=1 for `parkbench sim --ble`)')
     .option('--mqtt <url>', 'the box is reached through this broker (a simulated box, or a real one behind a gateway)')
@@ -44,7 +44,7 @@ export function registerConformanceCommand(program: Command): void {
     .option('--protocol <1|2>', 'the protocol version of the box: 1 runs the version 1 cases alone (a box on version 1 firmware)', '2')
     .option('--restore-issuer-key <hex>', "the box's issuer_key (128 hex digits), put back when the suite ends (default: the provisioning file's)")
     .option('--restore-issuer-key-previous <hex|none>', "with --restore-issuer-key: the box's issuer_key_previous (default: none)")
-    .option('--skip-wearing', 'skip the cases marked wearing (they move a real barrier or spend tries many times)')
+    .option('--skip-wearing', 'skip the cases marked wearing (they move a real barrier, spend tries many times or fill the revocation list)')
     .option('--json', 'print the results and a summary as JSON instead of the table')
     .option('--junit <file>', 'also write the results as JUnit XML to this file')
     .option('--log-level <level>', 'logs of the links, on stderr: fatal, error, warn, info, debug, trace or silent', 'warn')
