@@ -28,6 +28,8 @@ export interface SuiteSummary {
 
 export interface SuiteReport {
   readonly results: readonly CaseResult[];
+  /** Stopped by an abort (SIGINT) before every case ran. */
+  readonly interrupted?: boolean;
   readonly summary: SuiteSummary;
 }
 

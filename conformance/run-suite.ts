@@ -1,14 +1,17 @@
 // Runs the cases one after the other against an open target, then the
 // checks over the whole run. A failing case never stops the run: a timeout
 // or an exception is that case's failure, and the next case starts afresh.
+// An abort (SIGINT) stops it after the command in flight. Whatever happens,
+// once the suite has touched the box's issuer keys it puts them back.
 import type { Clock } from '../lib/clock.js';
 import { BarrierWatch } from './barrier-watch.js';
 import type { BoxUnderTest } from './box-under-test.js';
 import type { BoxTarget } from './box-target.js';
 import type { CaseResult, SuiteReport } from './case-result.js';
-import { allCases, type ConformanceCase } from './cases/index.js';
+import { casesFor, type ConformanceCase, type ProtocolVersion } from './cases/index.js';
+import { restoreIssuerKeys } from './restore-issuers.js';
 import { runChecks } from './run-checks.js';
-import { CaseRun, SuiteContext, type SuiteSettings } from './suite-context.js';
+import { CaseRun, SuiteContext, SuiteInterrupted, type SuiteSettings } from './suite-context.js';
 
 export interface RunSuiteOptions {
   readonly box: BoxUnderTest;
@@ -17,39 +20,51 @@ export interface RunSuiteOptions {
   readonly clock: Clock;
   readonly settings: SuiteSettings;
   readonly skipWearing?: boolean;
+  /** 1: the version 1 cases alone; 2 (the default): every case. */
+  readonly protocol?: ProtocolVersion;
   readonly cases?: readonly ConformanceCase[];
   /** Called as each case ends (progress on a terminal). */
   readonly onResult?: (result: CaseResult) => void;
+  /** Aborted: no case starts, and the case running sends nothing more. */
+  readonly signal?: AbortSignal;
 }
 
 export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
   const { box, target, clock, settings } = options;
   const barrier = new BarrierWatch(clock);
   target.onBarrier((observation) => barrier.add(observation));
-  const context = new SuiteContext(box, target, barrier, clock, settings);
+  const context = new SuiteContext(box, target, barrier, clock, settings, options.signal);
   const results: CaseResult[] = [];
   const started = clock.now();
   const record = (result: CaseResult): void => {
     results.push(result);
     options.onResult?.(result);
   };
-  for (const conformanceCase of options.cases ?? allCases) {
-    const wearing = conformanceCase.wearing === true;
-    const base = { name: conformanceCase.name, step: conformanceCase.step, expected: conformanceCase.expected, wearing };
-    if (wearing && options.skipWearing === true) {
-      record({ ...base, got: '-', result: 'skip', reason: 'wears a real box (--skip-wearing)', ms: 0 });
-      continue;
+  try {
+    for (const conformanceCase of options.cases ?? casesFor(box, options.protocol)) {
+      if (context.interrupted) break;
+      const wearing = conformanceCase.wearing === true;
+      const base = { name: conformanceCase.name, step: conformanceCase.step, expected: conformanceCase.expected, wearing };
+      if (wearing && options.skipWearing === true) {
+        record({ ...base, got: '-', result: 'skip', reason: 'wears a real box (--skip-wearing)', ms: 0 });
+        continue;
+      }
+      const run = new CaseRun(context, conformanceCase.name);
+      const caseStarted = clock.now();
+      try {
+        await conformanceCase.run(run);
+      } catch (error) {
+        run.fail(error instanceof SuiteInterrupted ? 'interrupted' : `the case stopped: ${(error as Error).message}`);
+      }
+      const ms = clock.now() - caseStarted;
+      const got = run.got.length === 0 ? '-' : run.got.join(', ');
+      if (run.problems.length > 0) record({ ...base, got, result: 'fail', reason: run.problems.join('; '), ms });
+      else if (run.skipped !== undefined) record({ ...base, got, result: 'skip', reason: run.skipped, ms });
+      else record({ ...base, got, result: 'pass', ms });
     }
-    const run = new CaseRun(context, conformanceCase.name);
-    const caseStarted = clock.now();
-    try {
-      await conformanceCase.run(run);
-    } catch (error) {
-      run.fail(`the case stopped: ${(error as Error).message}`);
-    }
-    const ms = clock.now() - caseStarted;
-    const got = run.got.length === 0 ? '-' : run.got.join(', ');
-    record(run.problems.length === 0 ? { ...base, got, result: 'pass', ms } : { ...base, got, result: 'fail', reason: run.problems.join('; '), ms });
+  } finally {
+    // Before the checks, so its exchange is checked with the others.
+    if (context.issuerKeysTouched) record(await restoreIssuerKeys(context));
   }
   for (const check of runChecks({ exchanges: context.exchanges, boxKey: box.boxKey, answerMs: settings.answerMs, badReports: target.badReports })) {
     record({ ...check, ms: 0, wearing: false });
@@ -57,6 +72,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
   const count = (verdict: CaseResult['result']): number => results.filter((result) => result.result === verdict).length;
   return {
     results,
+    interrupted: context.interrupted,
     summary: {
       target: target.kind,
       module_id: box.moduleId,

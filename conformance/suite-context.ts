@@ -2,9 +2,12 @@
 // the control sequences and key ids handed out, the box clock learned from
 // responses, and the record of every exchange for the checks over the whole
 // run. Cases go through `CaseRun.send`, which checks one response against
-// its expectation and records it.
+// its expectation and records it. Version 2: the suite's own test issuers,
+// whether it has touched the box's issuer keys (then they are put back when
+// the run ends), and the revocations it added, so it knows how many of them
+// are live on the box.
 import type { Clock } from '../lib/clock.js';
-import { parseResponse, Status, verifyResponse, type ParsedResponse } from '../firmware-protocol/index.js';
+import { generateIssuerKeyPair, parseResponse, Status, verifyResponse, type ParsedResponse, type RevokeEntry } from '../firmware-protocol/index.js';
 import type { BarrierWatch } from './barrier-watch.js';
 import { batteryQuery, type BoxUnderTest } from './box-under-test.js';
 import type { BoxTarget, Exchange } from './box-target.js';
@@ -19,6 +22,21 @@ export interface SuiteSettings {
   readonly controlSeq: number;
   /** The first smart key id; each ACCESS case takes fresh ones. */
   readonly keyIdBase: number;
+}
+
+/** An issuer key pair the suite made for this run (PROTOCOL.md, keys): it
+ * installs them with SET_ISSUER, so it can sign ACCESS_SIGNED frames. */
+export interface TestIssuer {
+  readonly privateKey: Buffer;
+  readonly publicKey: Buffer;
+}
+
+/** The run was interrupted (SIGINT): no new command is sent. */
+export class SuiteInterrupted extends Error {
+  override readonly name = 'SuiteInterrupted';
+  constructor() {
+    super('interrupted');
+  }
 }
 
 /** One exchange of the run, with what its case expected. */
@@ -39,6 +57,13 @@ export interface Checked {
 
 export class SuiteContext {
   readonly exchanges: RecordedExchange[] = [];
+  /** The suite's issuers: installed as issuer_key and issuer_key_previous. */
+  readonly issuers: { readonly current: TestIssuer; readonly previous: TestIssuer } = { current: generateIssuerKeyPair(), previous: generateIssuerKeyPair() };
+  /** Set once the suite has sent a SET_ISSUER (answered or not): the box's
+   * own issuer keys must then be put back when the run ends. */
+  issuerKeysTouched = false;
+  /** The suite's entries on the box's revocation list, key_id -> until. */
+  readonly #revoked = new Map<number, number>();
   #nextControlSeq: number;
   #nextKeyId: number;
   /** The last verified box_time and when (local clock, ms) it arrived. */
@@ -50,6 +75,7 @@ export class SuiteContext {
     readonly barrier: BarrierWatch,
     readonly clock: Clock,
     readonly settings: SuiteSettings,
+    readonly signal?: AbortSignal,
   ) {
     this.#nextControlSeq = settings.controlSeq;
     this.#nextKeyId = settings.keyIdBase;
@@ -65,6 +91,24 @@ export class SuiteContext {
     const id = this.#nextKeyId;
     this.#nextKeyId = this.#nextKeyId >= 0xffffffff ? 1 : this.#nextKeyId + 1;
     return id;
+  }
+
+  /** The box accepted these REVOKE entries (PROTOCOL.md, checks, step 6): an
+   * id already listed keeps the later until. */
+  revoked(entries: readonly RevokeEntry[]): void {
+    for (const { keyId, until } of entries) this.#revoked.set(keyId, Math.max(until, this.#revoked.get(keyId) ?? 0));
+  }
+
+  /** The suite's entries still live at `boxTime` (until + skew >= box_time,
+   * step 8a); the box forgets the others at its next REVOKE. */
+  liveRevocations(boxTime: number): number {
+    let live = 0;
+    for (const until of this.#revoked.values()) if (until + this.box.skewSeconds >= boxTime) live++;
+    return live;
+  }
+
+  get interrupted(): boolean {
+    return this.signal?.aborted === true;
   }
 
   /** How long to wait for an answer before calling it a timeout: an answer
@@ -93,7 +137,8 @@ export class SuiteContext {
   }
 
   /** Sends, records and checks one command; the case's got and problems grow. */
-  async exchange(caseName: string, command: Buffer, expectation: Expectation): Promise<{ checked: Checked; got: string; problems: string[] }> {
+  async exchange(caseName: string, command: Buffer, expectation: Expectation, options: { evenIfInterrupted?: boolean } = {}): Promise<{ checked: Checked; got: string; problems: string[] }> {
+    if (this.interrupted && options.evenIfInterrupted !== true) throw new SuiteInterrupted();
     const exchange = await this.target.exchange(command, this.waitMs);
     const expected = expectedFields(this.box, command, expectation);
     if (exchange.response === null) {
@@ -125,6 +170,8 @@ export class SuiteContext {
 export class CaseRun {
   readonly got: string[] = [];
   readonly problems: string[] = [];
+  /** Why the case did not run, when it could not (a target that cannot restart a box). */
+  skipped: string | undefined;
 
   constructor(
     readonly context: SuiteContext,
@@ -135,8 +182,8 @@ export class CaseRun {
     return this.context.box;
   }
 
-  async send(command: Buffer, expectation: Expectation): Promise<Checked> {
-    const { checked, got, problems } = await this.context.exchange(this.caseName, command, expectation);
+  async send(command: Buffer, expectation: Expectation, options: { evenIfInterrupted?: boolean } = {}): Promise<Checked> {
+    const { checked, got, problems } = await this.context.exchange(this.caseName, command, expectation, options);
     this.got.push(got);
     this.problems.push(...problems);
     return checked;
@@ -149,5 +196,9 @@ export class CaseRun {
 
   fail(problem: string): void {
     this.problems.push(problem);
+  }
+
+  skip(reason: string): void {
+    this.skipped = reason;
   }
 }

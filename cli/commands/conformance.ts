@@ -2,7 +2,9 @@
 // against one box on a serial port, over BLE or over MQTT, and report as a
 // table, JSON and/or JUnit XML. Exit 0 only when every case passed, 1 when
 // any failed (or the box cannot be reached), 2 for bad flags or a bad
-// provisioning file.
+// provisioning file, 130 when interrupted (SIGINT; 143 for SIGTERM: the
+// command in flight is answered, the box's issuer keys are put back, and
+// what ran is reported).
 import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
@@ -28,7 +30,7 @@ export function registerConformanceCommand(program: Command): void {
   program
     .command('conformance')
     .description('Run the box conformance suite against one box (a real one on a bench, or a simulated one)')
-    .option('--box <file>', "the box's provisioning file: its keys, so the suite seals its own commands")
+    .option('--box <file>', "the box's provisioning file (a sealed or a signed parking's box): its keys, so the suite seals its own commands")
     .option('--serial <path[:baud]>', 'the box is on this serial port (default 115200 baud)')
     .option('--ble <mac>', 'the box is reached over BLE at this MAC address (noble; NOBLE_WEBSOCKET=1 for `parkbench sim --ble`)')
     .option('--mqtt <url>', 'the box is reached through this broker (a simulated box, or a real one behind a gateway)')
@@ -39,7 +41,10 @@ export function registerConformanceCommand(program: Command): void {
     .option('--answer-ms <ms>', 'longest time the box may take to answer a command', '2000')
     .option('--cycle-ms <ms>', 'longest time for the barrier to show OPENING then CLOSED after a valid ACCESS', '30000')
     .option('--control-seq <n>', 'first control sequence, going up by one (default: the current Unix time in seconds)')
-    .option('--skip-wearing', 'skip the cases marked wearing (they move a real barrier or spend tries many times)')
+    .option('--protocol <1|2>', 'the protocol version of the box: 1 runs the version 1 cases alone (a box on version 1 firmware)', '2')
+    .option('--restore-issuer-key <hex>', "the box's issuer_key (128 hex digits), put back when the suite ends (default: the provisioning file's)")
+    .option('--restore-issuer-key-previous <hex|none>', "with --restore-issuer-key: the box's issuer_key_previous (default: none)")
+    .option('--skip-wearing', 'skip the cases marked wearing (they move a real barrier, spend tries many times or fill the revocation list)')
     .option('--json', 'print the results and a summary as JSON instead of the table')
     .option('--junit <file>', 'also write the results as JUnit XML to this file')
     .option('--log-level <level>', 'logs of the links, on stderr: fatal, error, warn, info, debug, trace or silent', 'warn')
@@ -52,18 +57,37 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
   const options = await parseConformanceFlags(flags, systemClock.now());
   const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
   const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger);
+  // SIGINT (or SIGTERM) stops the run after the command in flight, and the
+  // suite puts the box's issuer keys back before the report; a second signal
+  // exits at once.
+  const interrupt = new AbortController();
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stoppedBy !== undefined) process.exit(exitCodeFor(signal));
+    stoppedBy = signal;
+    process.stderr.write(`parkbench: interrupted (${signal}); putting the box's issuer keys back (Ctrl-C again to quit at once)\n`);
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let report: SuiteReport;
   try {
     report = await runSuite({
-      box: boxUnderTest(options.provisioning),
+      box: boxUnderTest(options.provisioning, options.issuerKeys),
       target,
       clock: systemClock,
       // Fresh smart key ids for every run, so tries a box keeps from an
-      // earlier run never meet this one's (docs/protocol.md, step 9).
-      settings: { answerMs: options.answerMs, cycleMs: options.cycleMs, controlSeq: options.controlSeq, keyIdBase: randomInt(1, 0xffff_0000) },
+      // earlier run never meet this one's (docs/protocol.md, step 9); from
+      // 2^31 up, where the service's own key ids (counted from 1) never are,
+      // so the suite's revocations lock out no real key.
+      settings: { answerMs: options.answerMs, cycleMs: options.cycleMs, controlSeq: options.controlSeq, keyIdBase: randomInt(SUITE_KEY_IDS.min, SUITE_KEY_IDS.max) },
       skipWearing: options.skipWearing,
+      protocol: options.protocol,
+      signal: interrupt.signal,
     });
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await target.close().catch(() => undefined);
   }
   process.stdout.write(options.json ? renderJson(report) : renderTable(report));
@@ -73,8 +97,18 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       throw new CliError(`cannot write ${junit}: ${(error as Error).message}`);
     });
   }
-  if (!passedAll(report)) process.exitCode = ExitCode.failure;
+  if (report.interrupted === true) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
+  else if (!passedAll(report)) process.exitCode = ExitCode.failure;
 }
+
+/** 128 + the signal's number, as a shell reports a command a signal stopped. */
+function exitCodeFor(signal: NodeJS.Signals): number {
+  return signal === 'SIGTERM' ? 143 : 130;
+}
+
+/** The smart key ids a run draws from: above any the service hands out,
+ * with room for the ~1,100 a run may take. */
+const SUITE_KEY_IDS = { min: 0x8000_0000, max: 0xffff_0000 } as const;
 
 async function openTarget(choice: TargetChoice, provisioning: Provisioning, cycleMs: number, logger: Logger): Promise<BoxTarget> {
   let target: BoxTarget;

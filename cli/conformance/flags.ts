@@ -4,7 +4,10 @@
 import type { LevelWithSilent } from 'pino';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
-import { loadProvisioningFile, ProvisioningError, type SealedProvisioning } from '../../simulator/provisioning.js';
+import { isIssuerPublicKey } from '../../firmware-protocol/index.js';
+import type { IssuerKeys } from '../../conformance/box-under-test.js';
+import type { ProtocolVersion } from '../../conformance/cases/index.js';
+import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../simulator/provisioning.js';
 import { UsageError } from '../errors.js';
 import { parseLogLevel } from '../logger.js';
 
@@ -20,6 +23,9 @@ export interface ConformanceFlags {
   answerMs: string;
   cycleMs: string;
   controlSeq?: string;
+  protocol: string;
+  restoreIssuerKey?: string;
+  restoreIssuerKeyPrevious?: string;
   skipWearing?: boolean;
   json?: boolean;
   junit?: string;
@@ -33,7 +39,10 @@ export type TargetChoice =
 
 export interface ConformanceOptions {
   readonly choice: TargetChoice;
-  readonly provisioning: SealedProvisioning;
+  readonly provisioning: Provisioning;
+  /** What the suite puts back with SET_ISSUER when it ends: the flags', else the file's. */
+  readonly issuerKeys: IssuerKeys;
+  readonly protocol: ProtocolVersion;
   readonly answerMs: number;
   readonly cycleMs: number;
   readonly controlSeq: number;
@@ -58,7 +67,11 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
   if (moduleId !== undefined && moduleId !== provisioning.moduleId) {
     throw new UsageError(`--module-id ${moduleId} is not the module_id of ${flags.box} (${provisioning.moduleId})`);
   }
-  return { choice, provisioning, answerMs, cycleMs, controlSeq, skipWearing: flags.skipWearing === true, json: flags.json === true, junit: flags.junit, logLevel };
+  const issuerKeys = restoreIssuerKeys(flags, provisioning);
+  const protocol = protocolVersion(flags.protocol);
+  // Version 1 has ACCESS under K_park alone.
+  if (protocol === 1 && provisioning.parkingKey === null) throw new UsageError(`--protocol 1 needs a box holding K_park: ${flags.box} has parking_key null`);
+  return { choice, provisioning, issuerKeys, protocol, answerMs, cycleMs, controlSeq, skipWearing: flags.skipWearing === true, json: flags.json === true, junit: flags.junit, logLevel };
 }
 
 function targetChoice(flags: ConformanceFlags): TargetChoice {
@@ -90,18 +103,43 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
   return { kind: 'mqtt', url, topics, ...(flags.username === undefined ? {} : { username: flags.username }), ...(flags.password === undefined ? {} : { password: flags.password }) };
 }
 
-async function loadBox(path: string): Promise<SealedProvisioning> {
-  let provisioning;
+async function loadBox(path: string): Promise<Provisioning> {
   try {
-    provisioning = await loadProvisioningFile(path);
+    // Any box: sealed (parking_key), signed (issuer keys), or both; the cases follow what it holds.
+    return await loadProvisioningFile(path);
   } catch (error) {
     if (error instanceof ProvisioningError) throw new UsageError(`${path}: ${error.message}`);
     throw error;
   }
-  const { parkingKey } = provisioning;
-  // The cases seal ACCESS under K_park; a signed parking's box has none.
-  if (parkingKey === null) throw new UsageError(`${path}: parking_key is null (a signed parking's box): the suite's cases need a box of a sealed parking for now`);
-  return { ...provisioning, parkingKey };
+}
+
+/** --restore-issuer-key HEX [--restore-issuer-key-previous HEX|none]: the
+ * box's issuer keys when they are no longer the provisioning file's (a box
+ * re-keyed since); without them, the file's. */
+function restoreIssuerKeys(flags: ConformanceFlags, provisioning: Provisioning): IssuerKeys {
+  if (flags.restoreIssuerKey === undefined) {
+    if (flags.restoreIssuerKeyPrevious !== undefined) throw new UsageError('--restore-issuer-key-previous goes with --restore-issuer-key');
+    return { issuerKey: provisioning.issuerKey ?? null, issuerKeyPrevious: provisioning.issuerKeyPrevious ?? null };
+  }
+  const previous = flags.restoreIssuerKeyPrevious;
+  return {
+    issuerKey: issuerPublicKey('--restore-issuer-key', flags.restoreIssuerKey),
+    issuerKeyPrevious: previous === undefined || previous.trim().toLowerCase() === 'none' ? null : issuerPublicKey('--restore-issuer-key-previous', previous),
+  };
+}
+
+function issuerPublicKey(flag: string, raw: string): Buffer {
+  const hex = raw.trim();
+  if (!/^[0-9a-f]{128}$/i.test(hex)) throw new UsageError(`${flag} must be 128 hex digits (a P-256 public key X || Y), got "${raw}"`);
+  const key = Buffer.from(hex, 'hex');
+  if (!isIssuerPublicKey(key)) throw new UsageError(`${flag} is not a point on P-256`);
+  return key;
+}
+
+function protocolVersion(raw: string): ProtocolVersion {
+  if (raw.trim() === '1') return 1;
+  if (raw.trim() === '2') return 2;
+  throw new UsageError(`--protocol must be 1 or 2, got "${raw}"`);
 }
 
 function integer(flag: string, raw: string, min: number, max: number): number {

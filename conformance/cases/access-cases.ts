@@ -4,7 +4,7 @@
 // so tries never mix between cases, and places times relative to the box's
 // own clock, learned from a response's box_time.
 import { Barrier, Status } from '../../firmware-protocol/index.js';
-import { accessCommand, type AccessSpec } from '../box-under-test.js';
+import { accessCommand, type AccessSpec, type BoxUnderTest } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';
 import type { ConformanceCase } from './conformance-case.js';
 
@@ -16,7 +16,7 @@ const HOUR = 3_600;
 export const EDGE_MARGIN_SECONDS = 3;
 
 /** The box clock now, or a failed case when the box does not tell it. */
-async function boxTime(run: CaseRun): Promise<number | undefined> {
+export async function boxTime(run: CaseRun): Promise<number | undefined> {
   const now = await run.context.learnBoxTime(run);
   if (now === undefined) run.fail('cannot learn the box clock: no verified response');
   return now;
@@ -27,34 +27,40 @@ export function validKey(run: CaseRun, now: number, tries = KEY_TRIES): AccessSp
   return { keyId: run.context.keyId(), notBefore: Math.max(0, now - HOUR), notAfter: now + HOUR, tries };
 }
 
-const validAccessCycles: ConformanceCase = {
-  name: 'valid ACCESS opens; barrier OPENING then CLOSED',
-  step: 'checks, steps 7-11',
-  expected: '0x00',
-  async run(run) {
-    const { context } = run;
-    const { clock, barrier, settings } = context;
-    const now = await boxTime(run);
-    if (now === undefined) return;
-    // Start from a closed barrier, or OPENING could not be seen.
-    if (barrier.latest !== Barrier.CLOSED && (await barrier.waitFor(Barrier.CLOSED, barrier.mark, settings.cycleMs)) === null) {
-      run.fail(`the barrier is not CLOSED before the command, even after ${settings.cycleMs} ms`);
-      return;
-    }
-    const mark = barrier.mark;
-    const sent = clock.now();
-    await run.send(accessCommand(run.box, validKey(run, now)), { status: Status.OK, remaining: KEY_TRIES - 1 });
-    const cycleDeadline = sent + settings.cycleMs;
-    const opening = await barrier.waitFor(Barrier.OPENING, mark, cycleDeadline - clock.now());
-    if (opening === null) {
-      run.fail(`OPENING not shown within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
-      return;
-    }
-    const closed = await barrier.waitFor(Barrier.CLOSED, opening + 1, cycleDeadline - clock.now());
-    if (closed === null) run.fail(`CLOSED not shown after OPENING within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
-    else run.note(`cycled in ${clock.now() - sent} ms`);
-  },
-};
+/** A valid access command opens, and the barrier shows OPENING then CLOSED
+ * within --cycle-ms: sealed (version 1) or signed (version 2). */
+export function cyclingCase(name: string, step: string, command: (run: CaseRun, key: AccessSpec, box: BoxUnderTest) => Buffer): ConformanceCase {
+  return {
+    name,
+    step,
+    expected: '0x00',
+    async run(run) {
+      const { context } = run;
+      const { clock, barrier, settings } = context;
+      const now = await boxTime(run);
+      if (now === undefined) return;
+      // Start from a closed barrier, or OPENING could not be seen.
+      if (barrier.latest !== Barrier.CLOSED && (await barrier.waitFor(Barrier.CLOSED, barrier.mark, settings.cycleMs)) === null) {
+        run.fail(`the barrier is not CLOSED before the command, even after ${settings.cycleMs} ms`);
+        return;
+      }
+      const mark = barrier.mark;
+      const sent = clock.now();
+      await run.send(command(run, validKey(run, now), run.box), { status: Status.OK, remaining: KEY_TRIES - 1 });
+      const cycleDeadline = sent + settings.cycleMs;
+      const opening = await barrier.waitFor(Barrier.OPENING, mark, cycleDeadline - clock.now());
+      if (opening === null) {
+        run.fail(`OPENING not shown within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
+        return;
+      }
+      const closed = await barrier.waitFor(Barrier.CLOSED, opening + 1, cycleDeadline - clock.now());
+      if (closed === null) run.fail(`CLOSED not shown after OPENING within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
+      else run.note(`cycled in ${clock.now() - sent} ms`);
+    },
+  };
+}
+
+const validAccessCycles = cyclingCase('valid ACCESS opens; barrier OPENING then CLOSED', 'checks, steps 7-11', (_run, key, box) => accessCommand(box, key));
 
 function seen(run: CaseRun, mark: number): string {
   const names = ['CLOSED', 'OPENING', 'OPEN', 'CLOSING', 'FAULT'];
@@ -126,6 +132,7 @@ const twoTries: ConformanceCase = {
   },
 };
 
+/** Every one seals under K_park. */
 export const accessCases: readonly ConformanceCase[] = [
   validAccessCycles,
   edgeCase('not_before', true),
@@ -135,4 +142,4 @@ export const accessCases: readonly ConformanceCase[] = [
   otherParking,
   moduleNotListed,
   twoTries,
-];
+].map((conformanceCase) => ({ ...conformanceCase, needsParkingKey: true }));

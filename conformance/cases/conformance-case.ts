@@ -10,5 +10,9 @@ export interface ConformanceCase {
   readonly expected: string;
   /** Moves a real barrier or spends tries many times: skipped with --skip-wearing. */
   readonly wearing?: boolean;
+  /** A version 2 case: not run with --protocol 1. */
+  readonly version2?: boolean;
+  /** Seals an ACCESS under K_park: runs only on a box that holds one. */
+  readonly needsParkingKey?: boolean;
   run(run: CaseRun): Promise<void>;
 }

@@ -1,20 +1,28 @@
 // Frames that must be refused before any rule of the box applies: bad tags,
-// cut frames, unknown kinds, bad bodies, other versions (docs/protocol.md,
-// steps 1, 2, 4 and 5). Each starts from a well-sealed command of its own.
-import { AccessBodyOffset, FrameKind, sealRawCommand, Status } from '../../firmware-protocol/index.js';
-import { accessCommand } from '../box-under-test.js';
+// cut frames, unknown kinds, bad bodies, other versions (docs/protocol.md, Response frame, checks,
+// steps 1, 2, 4 and 5). Each starts from a well-sealed command of its own;
+// those refused before step 4 are sealed under any key when the box holds no
+// K_park (the key cannot matter there).
+import { randomBytes } from 'node:crypto';
+import { AccessBodyOffset, FrameKind, MIN_SIGNED_COMMAND_LENGTH, sealRawCommand, Status } from '../../firmware-protocol/index.js';
+import { accessCommand, signedAccessCommand } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';
 import type { ConformanceCase } from './conformance-case.js';
 import { validKey } from './access-cases.js';
 
-/** A valid ACCESS command around the suite's clock (the frame is refused
- * before its times matter). */
 /** not_before .. module_count: the ACCESS body before its module ids. */
 const ACCESS_FIXED_BODY_LENGTH = AccessBodyOffset.moduleIds;
 
+/** K_park, or any key on a box without one (for frames refused before step 4). */
+function sealingKey(run: CaseRun): Buffer {
+  return run.box.parkingKey ?? randomBytes(16);
+}
+
+/** A valid ACCESS command around the suite's clock (the frame is refused
+ * before its times matter). */
 function wellSealedAccess(run: CaseRun): Buffer {
   const now = run.context.boxTimeNow() ?? Math.floor(run.context.clock.now() / 1000);
-  return accessCommand(run.box, validKey(run, now));
+  return accessCommand(run.box, validKey(run, now), sealingKey(run));
 }
 
 function flipBit(frame: Buffer, offset: number): Buffer {
@@ -34,7 +42,7 @@ function rawAccess(run: CaseRun, overrides: { kind?: number; version?: number; p
   body[AccessBodyOffset.moduleCount] = 1;
   body.writeUInt32BE(run.box.moduleId, AccessBodyOffset.moduleIds);
   return sealRawCommand({
-    key: run.box.parkingKey,
+    key: sealingKey(run),
     kind: overrides.kind ?? FrameKind.ACCESS,
     keyId: run.context.keyId(),
     scope: run.box.parkingId,
@@ -43,10 +51,12 @@ function rawAccess(run: CaseRun, overrides: { kind?: number; version?: number; p
   });
 }
 
-function frameCase(name: string, step: string, status: Status, frame: (run: CaseRun) => Buffer): ConformanceCase {
+function frameCase(name: string, step: string, status: Status, frame: (run: CaseRun) => Buffer, needsParkingKey = false, version2 = false): ConformanceCase {
   return {
     name,
     step,
+    needsParkingKey,
+    version2,
     expected: `0x${status.toString(16).padStart(2, '0')}`,
     async run(run) {
       // kind and key_id are echoed only when steps 1 and 2 passed; remaining is
@@ -60,12 +70,18 @@ export const frameCases: readonly ConformanceCase[] = [
   frameCase('tampered tag', 'checks, step 4', Status.AUTH_FAILED, (run) => {
     const frame = wellSealedAccess(run);
     return flipBit(frame, frame.length - 1);
-  }),
-  frameCase('tampered body (ciphertext)', 'checks, step 4', Status.AUTH_FAILED, (run) => flipBit(wellSealedAccess(run), 22)),
-  frameCase('frame cut short, 37 bytes (30 or more)', 'checks, steps 2 and 4', Status.AUTH_FAILED, (run) => wellSealedAccess(run).subarray(0, 37)),
+  }, true),
+  frameCase('tampered body (ciphertext)', 'checks, step 4', Status.AUTH_FAILED, (run) => flipBit(wellSealedAccess(run), 22), true),
+  frameCase('frame cut short, 37 bytes (30 or more)', 'checks, steps 2 and 4', Status.AUTH_FAILED, (run) => wellSealedAccess(run).subarray(0, 37), true),
   frameCase('empty frame', 'checks, step 1', Status.MALFORMED, () => Buffer.alloc(0)),
   frameCase('frame under 30 bytes (29)', 'checks, step 2', Status.MALFORMED, (run) => wellSealedAccess(run).subarray(0, 29)),
-  frameCase('unknown kind 0x04', 'checks, step 2', Status.MALFORMED, (run) => rawAccess(run, { kind: 0x04 })),
+  // Version 1 sent kind 0x04 here; version 2 names it ACCESS_SIGNED, so the
+  // unknown kind is now 0x07 (both versions answer it MALFORMED).
+  frameCase('unknown kind 0x07', 'checks, step 2', Status.MALFORMED, (run) => rawAccess(run, { kind: 0x07 })),
+  frameCase(`ACCESS_SIGNED under ${MIN_SIGNED_COMMAND_LENGTH} bytes (${MIN_SIGNED_COMMAND_LENGTH - 1})`, 'checks, step 2', Status.MALFORMED, (run) => {
+    const now = run.context.boxTimeNow() ?? Math.floor(run.context.clock.now() / 1000);
+    return signedAccessCommand(run.box, run.context.issuers.current.privateKey, validKey(run, now)).subarray(0, MIN_SIGNED_COMMAND_LENGTH - 1);
+  }, false, true),
   frameCase('ACCESS with module_count 0', 'checks, step 5', Status.MALFORMED, (run) => {
     const body = Buffer.alloc(ACCESS_FIXED_BODY_LENGTH);
     body.writeUInt32BE(1, AccessBodyOffset.notBefore);
@@ -73,6 +89,6 @@ export const frameCases: readonly ConformanceCase[] = [
     body[AccessBodyOffset.maxEntries] = 3;
     body[AccessBodyOffset.maxExits] = 3;
     return rawAccess(run, { plaintext: body });
-  }),
+  }, true),
   frameCase('version 2', 'checks, step 1', Status.UNSUPPORTED_VERSION, (run) => rawAccess(run, { version: 2 })),
 ];

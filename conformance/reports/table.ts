@@ -24,6 +24,7 @@ export function renderTable(report: SuiteReport): string {
     for (const failure of failures) out.push(`  ${failure.name}: ${failure.reason ?? 'failed'}`);
   }
   const { summary } = report;
+  if (report.interrupted === true) out.push('', 'interrupted (SIGINT): the cases after the last one shown did not run');
   out.push('', `${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped of ${summary.total} (${summary.target}, module ${summary.module_id}, ${summary.ms} ms)`);
   return `${out.join('\n')}\n`;
 }

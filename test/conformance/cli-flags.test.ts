@@ -7,17 +7,18 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageError } from '../../cli/errors.js';
 import { parseConformanceFlags, type ConformanceFlags } from '../../cli/conformance/flags.js';
+import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { runCli } from '../helpers/run-cli.js';
-import { boxFile } from './fixtures.js';
+import { boxFile, keysOf } from './fixtures.js';
 
-const defaults = { topicPrefix: 'parkbench', answerMs: '2000', cycleMs: '30000', logLevel: 'warn' } as const;
+const defaults = { topicPrefix: 'parkbench', answerMs: '2000', cycleMs: '30000', logLevel: 'warn', protocol: '2' } as const;
 
 test('each flag is validated: exactly one target, numbers in range, the provisioning file', async (t) => {
   const box = await boxFile(t, 4401);
   const broken = join(box.directory, 'broken.json');
   await writeFile(broken, JSON.stringify({ ...box.document, box_key: 'short' }));
-  const signed = join(box.directory, 'signed.json');
-  await writeFile(signed, JSON.stringify({ ...box.document, parking_key: null, issuer_key: null }));
+  const offCurve = `${'00'.repeat(31)}01${'00'.repeat(31)}01`;
+  const signed = await boxFile(t, 4407, keysOf('signed'));
   const cases: [Partial<ConformanceFlags>, RegExp][] = [
     [{ box: box.path }, /exactly one target/],
     [{ box: box.path, serial: '/dev/null', mqtt: 'mqtt://127.0.0.1:1' }, /exactly one target/],
@@ -36,7 +37,12 @@ test('each flag is validated: exactly one target, numbers in range, the provisio
     [{ serial: '/dev/null' }, /--box FILE is required/],
     [{ box: join(box.directory, 'none.json'), serial: '/dev/null' }, /none\.json: no such file/],
     [{ box: broken, serial: '/dev/null' }, /box_key: must be 32 hex digits/],
-    [{ box: signed, serial: '/dev/null' }, /signed\.json: parking_key is null .*sealed parking/],
+    [{ box: box.path, serial: '/dev/null', protocol: '3' }, /--protocol must be 1 or 2, got "3"/],
+    [{ box: signed.path, serial: '/dev/null', protocol: '1' }, /--protocol 1 needs a box holding K_park: .* has parking_key null/],
+    [{ box: box.path, serial: '/dev/null', restoreIssuerKeyPrevious: 'none' }, /--restore-issuer-key-previous goes with --restore-issuer-key/],
+    [{ box: box.path, serial: '/dev/null', restoreIssuerKey: 'abc' }, /--restore-issuer-key must be 128 hex digits/],
+    [{ box: box.path, serial: '/dev/null', restoreIssuerKey: offCurve }, /--restore-issuer-key is not a point on P-256/],
+    [{ box: box.path, serial: '/dev/null', restoreIssuerKey: generateIssuerKeyPair().publicKey.toString('hex'), restoreIssuerKeyPrevious: offCurve }, /--restore-issuer-key-previous is not a point/],
   ];
   for (const [flags, message] of cases) {
     const error = await t.throwsAsync(() => parseConformanceFlags({ ...defaults, ...flags }, 0), { instanceOf: UsageError }, JSON.stringify(flags));
@@ -55,6 +61,22 @@ test('good flags: the defaults, and --control-seq from the clock', async (t) => 
   const ble = await parseConformanceFlags({ ...defaults, box: box.path, ble: '00:07:80:cf:11:94', controlSeq: '5' }, 0);
   t.deepEqual(ble.choice, { kind: 'ble', mac: '00:07:80:CF:11:94' });
   t.is(ble.controlSeq, 5);
+  t.is(ble.protocol, 2);
+  t.is((await parseConformanceFlags({ ...defaults, box: box.path, serial: '/dev/null', protocol: '1' }, 0)).protocol, 1);
+});
+
+test("a box of a signed parking, or holding both, is taken; the keys put back are the file's unless named", async (t) => {
+  const signed = await boxFile(t, 4405, keysOf('signed'));
+  const options = await parseConformanceFlags({ ...defaults, box: signed.path, serial: '/dev/null' }, 0);
+  t.is(options.provisioning.parkingKey, null);
+  t.deepEqual(options.issuerKeys, { issuerKey: signed.provisioning.issuerKey, issuerKeyPrevious: signed.provisioning.issuerKeyPrevious });
+  const both = await boxFile(t, 4406, keysOf('both'));
+  const rekeyed = generateIssuerKeyPair().publicKey;
+  const named = await parseConformanceFlags({ ...defaults, box: both.path, serial: '/dev/null', restoreIssuerKey: rekeyed.toString('hex') }, 0);
+  t.deepEqual(named.issuerKeys, { issuerKey: rekeyed, issuerKeyPrevious: null });
+  const previous = generateIssuerKeyPair().publicKey;
+  const withPrevious = await parseConformanceFlags({ ...defaults, box: both.path, serial: '/dev/null', restoreIssuerKey: rekeyed.toString('hex'), restoreIssuerKeyPrevious: previous.toString('hex') }, 0);
+  t.deepEqual(withPrevious.issuerKeys, { issuerKey: rekeyed, issuerKeyPrevious: previous });
 });
 
 test('through the entry point: bad flags exit 2 with one line, an unreachable box exits 1 with one line', async (t) => {

@@ -1,17 +1,33 @@
-// Shared by the conformance tests: a provisioning file on disk, the fast
-// barrier timings of the simulator, and a small XML well-formedness check.
+// Shared by the conformance tests: a provisioning file on disk (a box of a
+// sealed parking, of a signed one, or holding both), the fast barrier
+// timings of the simulator, the size of a report, and a small XML
+// well-formedness check.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { parseProvisioning, type SealedProvisioning } from '../../simulator/provisioning.js';
+import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
+import { casesFor } from '../../conformance/cases/index.js';
+import { parseProvisioning, type Provisioning } from '../../simulator/provisioning.js';
 
 export interface BoxFile {
   readonly path: string;
   readonly directory: string;
   readonly document: Record<string, unknown>;
-  readonly provisioning: SealedProvisioning;
+  readonly provisioning: Provisioning;
+}
+
+/** What a box holds (PROTOCOL.md, keys): K_park, issuer keys, or both. */
+export type BoxKind = 'sealed' | 'signed' | 'both';
+
+/** Provisioning fields of a box of that kind: the issuer keys are the
+ * parking's (two of them: the suite must put both back). */
+export function keysOf(kind: BoxKind): Record<string, unknown> {
+  const issuer = { issuer_key: generateIssuerKeyPair().publicKey.toString('hex'), issuer_key_previous: generateIssuerKeyPair().publicKey.toString('hex') };
+  if (kind === 'sealed') return { issuer_key: null, issuer_key_previous: null };
+  if (kind === 'signed') return { parking_key: null, ...issuer };
+  return issuer;
 }
 
 /** A box's provisioning file in a temporary folder removed after the test. */
@@ -33,9 +49,7 @@ export async function boxFile(t: ExecutionContext, moduleId: number, overrides: 
   };
   const path = join(directory, `box-${moduleId}.json`);
   await writeFile(path, JSON.stringify(document));
-  const { parkingKey, ...rest } = parseProvisioning(document);
-  if (parkingKey === null) throw new Error('boxFile makes boxes of a sealed parking: give parking_key');
-  return { path, directory, document, provisioning: { ...rest, parkingKey } };
+  return { path, directory, document, provisioning: parseProvisioning(document) };
 }
 
 /** The simulator's barrier, fast: a cycle takes 700 ms. */
@@ -45,8 +59,15 @@ export const FAST_BARRIER_FLAGS = ['--opening-ms', '200', '--open-hold-ms', '300
 /** Cases of the suite plus its four checks over the whole run. */
 export const RUN_CHECKS = 4;
 
+/** Rows of a whole run on this box: its cases, the SET_ISSUER that puts the
+ * box's issuer keys back, and the checks. */
+export function reportRows(provisioning: Pick<Provisioning, 'parkingKey'>): number {
+  return casesFor(provisioning).length + 1 + RUN_CHECKS;
+}
+
 export interface JsonReport {
   results: { name: string; step: string; expected: string; got: string; result: 'pass' | 'fail' | 'skip'; reason?: string; ms: number; wearing: boolean }[];
+  interrupted?: boolean;
   summary: { target: string; module_id: number; total: number; passed: number; failed: number; skipped: number; ms: number };
 }
 

@@ -13,6 +13,7 @@ const report: SuiteReport = {
     { name: 'not_after just outside', step: 'checks, step 7', expected: '0x11', got: '0x00', result: 'fail', reason: 'status 0x00 OK, expected 0x11 EXPIRED "quoted" \u0001', ms: 3, wearing: false },
   ],
   summary: { target: 'serial', module_id: 9101, total: 3, passed: 1, failed: 1, skipped: 1, ms: 1234, control_seq: { first: 10, next: 14 } },
+  interrupted: false,
 };
 
 test('the table has a row per case, the reasons of failures, and a summary line', (t) => {
@@ -25,8 +26,14 @@ test('the table has a row per case, the reasons of failures, and a summary line'
   t.true(lines.includes('1 passed, 1 failed, 1 skipped of 3 (serial, module 9101, 1234 ms)'));
 });
 
-test('the JSON is the results and the summary', (t) => {
+test('the JSON is the results, the summary and whether the run was interrupted', (t) => {
   t.deepEqual(JSON.parse(renderJson(report)), JSON.parse(JSON.stringify(report)));
+  t.is((JSON.parse(renderJson({ ...report, interrupted: true })) as { interrupted: boolean }).interrupted, true);
+});
+
+test('an interrupted run says so above the summary line', (t) => {
+  t.notRegex(renderTable(report), /interrupted/);
+  t.regex(renderTable({ ...report, interrupted: true }), /\ninterrupted \(SIGINT\): the cases after the last one shown did not run\n\n1 passed/);
 });
 
 test('the JUnit XML is well formed, escaped, with a testcase per case', (t) => {

@@ -8,7 +8,7 @@ import { runChecks } from '../../conformance/run-checks.js';
 import type { RecordedExchange } from '../../conformance/suite-context.js';
 import type { BoxUnderTest } from '../../conformance/box-under-test.js';
 
-const box: BoxUnderTest = { moduleId: 501, parkingId: 7, direction: Direction.ENTRANCE, parkingKey: randomBytes(16), boxKey: randomBytes(16), skewSeconds: 120 };
+const box: BoxUnderTest = { moduleId: 501, parkingId: 7, direction: Direction.ENTRANCE, parkingKey: randomBytes(16), boxKey: randomBytes(16), skewSeconds: 120, issuerKeys: { issuerKey: null, issuerKeyPrevious: null } };
 
 function query(seq: number): Buffer {
   return sealCommand({ kind: FrameKind.BATTERY_QUERY, key: box.boxKey, keyId: seq, scope: box.moduleId });

@@ -1,0 +1,123 @@
+// Version 2 access (PROTOCOL.md, command frame, ACCESS_SIGNED; checks, steps
+// 2 to 6): the suite installs its own two issuers with SET_ISSUER (it holds
+// K_box), signs with them, and checks that only a signature by issuer_key or
+// issuer_key_previous over the exact bytes opens; that SET_ISSUER(new, none)
+// drops the previous issuer; and that a box without K_park refuses every
+// sealed ACCESS. The box's own issuer keys are put back when the run ends
+// (run-suite.ts).
+import { randomBytes } from 'node:crypto';
+import { CommandOffset, generateIssuerKeyPair, Status } from '../../firmware-protocol/index.js';
+import { accessCommand, setIssuerCommand, signedAccessCommand } from '../box-under-test.js';
+import type { CaseRun } from '../suite-context.js';
+import { boxTime, cyclingCase, KEY_TRIES, validKey } from './access-cases.js';
+import type { ConformanceCase } from './conformance-case.js';
+
+/** Sends a SET_ISSUER; from here on the box's own keys must be put back. */
+export async function sendSetIssuer(run: CaseRun, keys: { issuerKey: Buffer; issuerKeyPrevious: Buffer | null }, status: Status = Status.OK): Promise<void> {
+  run.context.issuerKeysTouched = true;
+  await run.send(setIssuerCommand(run.box, run.context.controlSeq(), keys), { status });
+}
+
+/** An ACCESS_SIGNED by the suite's current issuer, valid now, for a fresh key. */
+async function signedNow(run: CaseRun, privateKey = run.context.issuers.current.privateKey): Promise<Buffer | undefined> {
+  const now = await boxTime(run);
+  if (now === undefined) return undefined;
+  return signedAccessCommand(run.box, privateKey, validKey(run, now));
+}
+
+function flipByte(frame: Buffer, offset: number): Buffer {
+  const copy = Buffer.from(frame);
+  copy[offset] = (copy[offset] ?? 0) ^ 0x01;
+  return copy;
+}
+
+const installIssuers: ConformanceCase = {
+  name: "SET_ISSUER installs the suite's issuers (new, previous)",
+  step: 'checks, steps 5 and 6',
+  expected: '0x00',
+  async run(run) {
+    const { current, previous } = run.context.issuers;
+    await sendSetIssuer(run, { issuerKey: current.publicKey, issuerKeyPrevious: previous.publicKey });
+  },
+};
+
+const signedOpens = cyclingCase('valid ACCESS_SIGNED opens; barrier OPENING then CLOSED', 'checks, steps 4, 7-11', (run, key, box) =>
+  signedAccessCommand(box, run.context.issuers.current.privateKey, key),
+);
+
+/** An ACCESS_SIGNED with something changed after signing: refused at step 4. */
+function tampered(name: string, expected: string, change: (frame: Buffer) => Buffer[]): ConformanceCase {
+  return {
+    name,
+    step: 'checks, step 4',
+    expected,
+    async run(run) {
+      const frame = await signedNow(run);
+      if (frame === undefined) return;
+      // remaining is 0xFF: step 5 never passed.
+      for (const changed of change(frame)) await run.send(changed, { status: Status.AUTH_FAILED });
+    },
+  };
+}
+
+const flippedBody = tampered('ACCESS_SIGNED with a flipped byte of its body (last module id)', '0x20', (frame) => [flipByte(frame, frame.length - 65)]);
+// key_id and the nonce: the header bytes that reach step 4 (version, kind and scope stop earlier).
+const flippedHeader = tampered('ACCESS_SIGNED with a flipped byte of its header (key_id, then nonce)', '0x20, 0x20', (frame) => [
+  flipByte(frame, CommandOffset.keyId + 3),
+  flipByte(frame, CommandOffset.nonce),
+]);
+const flippedSignature = tampered('ACCESS_SIGNED with a flipped byte of its signature (r, then s)', '0x20, 0x20', (frame) => [
+  flipByte(frame, frame.length - 64),
+  flipByte(frame, frame.length - 1),
+]);
+
+const unknownIssuer: ConformanceCase = {
+  name: 'ACCESS_SIGNED by an issuer the box does not hold',
+  step: 'checks, step 4',
+  expected: '0x20',
+  async run(run) {
+    const frame = await signedNow(run, generateIssuerKeyPair().privateKey);
+    if (frame !== undefined) await run.send(frame, { status: Status.AUTH_FAILED });
+  },
+};
+
+const previousIssuerOpens: ConformanceCase = {
+  name: 'ACCESS_SIGNED by issuer_key_previous opens',
+  step: 'checks, step 4',
+  expected: '0x00',
+  async run(run) {
+    const frame = await signedNow(run, run.context.issuers.previous.privateKey);
+    if (frame !== undefined) await run.send(frame, { status: Status.OK, remaining: KEY_TRIES - 1 });
+  },
+};
+
+const previousIssuerDropped: ConformanceCase = {
+  name: 'after SET_ISSUER(new, none) the previous issuer is refused, the new one opens',
+  step: 'checks, steps 4 and 6; security notes (issuer rotation)',
+  expected: '0x00, 0x20, 0x00',
+  async run(run) {
+    const { current, previous } = run.context.issuers;
+    await sendSetIssuer(run, { issuerKey: current.publicKey, issuerKeyPrevious: null });
+    const refused = await signedNow(run, previous.privateKey);
+    if (refused === undefined) return;
+    await run.send(refused, { status: Status.AUTH_FAILED });
+    const opens = await signedNow(run, current.privateKey);
+    if (opens !== undefined) await run.send(opens, { status: Status.OK, remaining: KEY_TRIES - 1 });
+  },
+};
+
+/** The sealed ACCESS cases' stand-in on a box without K_park (PROTOCOL.md,
+ * keys: such a box "answers every ACCESS AUTH_FAILED"). */
+export const sealedWithoutParkingKey: ConformanceCase = {
+  name: 'a sealed ACCESS on a box without K_park',
+  step: 'keys; checks, step 4',
+  expected: '0x20',
+  async run(run) {
+    const now = await boxTime(run);
+    if (now === undefined) return;
+    await run.send(accessCommand(run.box, validKey(run, now), randomBytes(16)), { status: Status.AUTH_FAILED });
+  },
+};
+
+/** In order: the issuers are installed first; the rotation goes last, as it drops the previous issuer. */
+export const signedCases: readonly ConformanceCase[] = [installIssuers, signedOpens, flippedBody, flippedHeader, flippedSignature, unknownIssuer, previousIssuerOpens, previousIssuerDropped];
