@@ -32,11 +32,12 @@ test('client-app create --json prints id, name, client_app_id, client_secret (UR
 test('parking create --json, with validation of every flag (exit 2, one line)', async (t) => {
   const cli = admin(t);
   const parking = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '2.5', '--max-duration-minutes', '120', '--online', '--description', 'by the station');
-  t.deepEqual(keys(parking), ['id', 'name', 'currency', 'price_per_hour', 'max_duration_minutes', 'tries', 'is_online', 'parking_key']);
-  t.like(parking, { id: 1, currency: 'EUR', price_per_hour: '2.50', max_duration_minutes: 120, tries: 10, is_online: true });
-  t.regex(parking.parking_key as string, /^[0-9a-f]{32}$/);
+  t.deepEqual(keys(parking), ['id', 'name', 'currency', 'price_per_hour', 'max_duration_minutes', 'tries', 'is_online', 'access_mode', 'parking_key', 'issuer_public_key']);
+  // Signed by default (issue 13): an issuer public key, no parking key.
+  t.like(parking, { id: 1, currency: 'EUR', price_per_hour: '2.50', max_duration_minutes: 120, tries: 10, is_online: true, access_mode: 'signed', parking_key: null });
+  t.regex(parking.issuer_public_key as string, /^[0-9a-f]{128}$/);
   const base = ['parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '2.50', '--max-duration-minutes', '120'];
-  for (const [flag, bad] of [['--currency', 'EURO'], ['--currency', 'XYZ'], ['--price-per-hour', '2.505'], ['--price-per-hour', '-1'], ['--tries', '0'], ['--tries', '256'], ['--max-duration-minutes', 'ten']] as const) {
+  for (const [flag, bad] of [['--currency', 'EURO'], ['--currency', 'XYZ'], ['--price-per-hour', '2.505'], ['--price-per-hour', '-1'], ['--tries', '0'], ['--tries', '256'], ['--max-duration-minutes', 'ten'], ['--access', 'open'], ['--access', 'SIGNED']] as const) {
     const args = [...base];
     const at = args.indexOf(flag);
     if (at >= 0) args[at + 1] = bad;
@@ -46,6 +47,37 @@ test('parking create --json, with validation of every flag (exit 2, one line)', 
     t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
     t.true(result.stderr.includes(flag));
   }
+});
+
+test('parking create --access sealed|signed: the keys of each mode, stored; the issuer private key only in the database', async (t) => {
+  const cli = admin(t);
+  const sealed = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'Old lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'sealed');
+  t.like(sealed, { id: 1, access_mode: 'sealed', issuer_public_key: null });
+  t.regex(sealed.parking_key as string, /^[0-9a-f]{32}$/);
+  const signed = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'New lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'signed');
+  t.like(signed, { id: 2, access_mode: 'signed', parking_key: null });
+  const text = await cli.run('parking', 'create', '--name', 'Text lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  t.is(text.code, 0, text.stderr);
+  t.regex(text.stdout, /^access_mode: signed$/m);
+  t.regex(text.stdout, /^issuer_public_key: [0-9a-f]{128}$/m);
+  t.regex(text.stdout, /^parking_key: null$/m);
+
+  const { openDatabase } = await import('../../api/db/open.js');
+  const { issuerPublicKeyOf } = await import('../../firmware-protocol/index.js');
+  const db = openDatabase(cli.env.DATABASE_PATH);
+  const rows = db.prepare('SELECT id, access_mode, parking_key, issuer_private_key, issuer_public_key FROM secured_parkings ORDER BY id').all() as { id: number; access_mode: string; parking_key: string | null; issuer_private_key: string | null; issuer_public_key: string | null }[];
+  db.close();
+  t.like(rows[0], { access_mode: 'sealed', parking_key: String(sealed.parking_key), issuer_private_key: null, issuer_public_key: null });
+  t.like(rows[1], { access_mode: 'signed', parking_key: null, issuer_public_key: String(signed.issuer_public_key) });
+  const privateKey = rows[1]?.issuer_private_key ?? '';
+  t.regex(privateKey, /^[0-9a-f]{64}$/);
+  t.is(issuerPublicKeyOf(Buffer.from(privateKey, 'hex')).toString('hex'), String(signed.issuer_public_key), 'the stored pair is one pair');
+  t.not(rows[2]?.issuer_private_key, privateKey, 'each parking has its own pair');
+  t.false(text.stdout.includes(rows[2]?.issuer_private_key ?? '-'), 'the text output holds no private key');
+
+  const bad = await cli.run('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'both');
+  t.is(bad.code, 2);
+  t.is(bad.stderr.trim(), 'parkbench: --access must be signed or sealed, got "both"');
 });
 
 test('box add --json, uniqueness, 32 boxes a parking, unknown parking exit 1', async (t) => {
