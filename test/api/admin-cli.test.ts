@@ -124,13 +124,21 @@ test('at most 32 boxes a parking', async (t) => {
 
 test('box provision prints the PROTOCOL.md file, issues a new MQTT password, --out writes mode 0600', async (t) => {
   const cli = admin(t);
-  const parking = await cli.json<{ parking_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const parking = await cli.json<{ parking_key: null; issuer_public_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
   const box = await cli.json<{ box_key: string; mqtt_password: string }>('box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance');
   const printed = await cli.run('box', 'provision', '--module-id', '9101');
   t.is(printed.code, 0);
   const file = JSON.parse(printed.stdout) as Record<string, unknown> & { mqtt: Record<string, string> };
-  t.deepEqual(keys(file), ['module_id', 'parking_id', 'direction', 'mac_address', 'parking_key', 'parking_key_next', 'box_key', 'skew_seconds', 'min_battery_mv', 'mqtt']);
-  t.like(file, { module_id: 9101, parking_id: 1, direction: 'entrance', mac_address: '00:07:80:AA:BB:01', parking_key: parking.parking_key, parking_key_next: null, box_key: box.box_key, skew_seconds: 120, min_battery_mv: 3300 });
+  const fileFields = ['module_id', 'parking_id', 'direction', 'mac_address', 'parking_key', 'parking_key_next', 'issuer_key', 'issuer_key_previous', 'box_key', 'skew_seconds', 'min_battery_mv', 'mqtt'];
+  t.deepEqual(keys(file), fileFields);
+  // A signed parking's box: the issuer public key, no parking key.
+  t.like(file, { module_id: 9101, parking_id: 1, direction: 'entrance', mac_address: '00:07:80:AA:BB:01', parking_key: null, parking_key_next: null, issuer_key: parking.issuer_public_key, issuer_key_previous: null, box_key: box.box_key, skew_seconds: 120, min_battery_mv: 3300 });
+  // A sealed parking's box: the parking key, no issuer key.
+  const sealed = await cli.json<{ id: number; parking_key: string }>('parking', 'create', '--name', 'Old lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'sealed');
+  await cli.json('box', 'add', '--parking', String(sealed.id), '--module-id', '9201', '--mac', '00:07:80:AA:BC:01', '--direction', 'exit');
+  const sealedFile = JSON.parse((await cli.run('box', 'provision', '--module-id', '9201')).stdout) as Record<string, unknown>;
+  t.deepEqual(keys(sealedFile), fileFields);
+  t.like(sealedFile, { parking_id: sealed.id, parking_key: sealed.parking_key, parking_key_next: null, issuer_key: null, issuer_key_previous: null });
   t.deepEqual(keys(file.mqtt), ['url', 'username', 'password']);
   t.is(file.mqtt.url, 'mqtt://127.0.0.1:1883');
   t.is(file.mqtt.username, 'box-9101');
