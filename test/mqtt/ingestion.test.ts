@@ -4,7 +4,7 @@
 import test, { type ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { FrameKind, parseResponse, sealCommand, Status } from '../../firmware-protocol/index.js';
+import { FrameKind, parseResponse, sealCommand, signAccessCommand, Status } from '../../firmware-protocol/index.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
@@ -13,6 +13,7 @@ import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.j
 import type { AccessMode } from '../../api/repositories/parkings.js';
 import { ACCESS_MODES, authGet, createSession, provisioningOf, seedParking, type SeededBox, type SeededParking } from '../helpers/parking.js';
 import { runCli } from '../helpers/run-cli.js';
+import { newIssuer } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
 
 const topics = new Topics();
@@ -155,6 +156,32 @@ for (const accessMode of ACCESS_MODES) {
     t.is(errorBody(t, timedOut).error, 'box_timeout');
   });
 }
+
+test("command_decrypted of an ACCESS_SIGNED: in full under any issuer public key of the parking (current, previous, being installed), AUTH_FAILED under another", async (t) => {
+  const context = await bench(t, false, 'signed');
+  const { issuer } = context.parking;
+  if (issuer === null) return t.fail('a signed parking has an issuer');
+  const [previous, next, stranger] = [newIssuer(), newIssuer(), newIssuer()];
+  context.app.ctx.db
+    .prepare('UPDATE secured_parkings SET issuer_previous_public_key = ?, issuer_next_private_key = ?, issuer_next_public_key = ? WHERE id = ?')
+    .run(previous.publicKey.toString('hex'), next.privateKey.toString('hex'), next.publicKey.toString('hex'), context.parking.id);
+  new MqttAccountRepository(context.app.ctx.db).addClient({ name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') }, Date.now());
+  const gateway = await mqtt.connectAsync(context.url, { username: 'gw-bench', password: 'gw-pw', reconnectPeriod: 0 });
+  t.teardown(() => gateway.endAsync(true));
+  const moduleId = context.parking.entrance.moduleId;
+  const body = { notBefore: 1_780_000_000, notAfter: 1_780_003_600, maxEntries: 2, maxExits: 3, moduleIds: [moduleId] };
+  for (const [pair, expected] of [
+    [issuer, `ACCESS_SIGNED key=4242 parking=${context.parking.id} modules=${moduleId} valid=2026-05-28T20:26:40Z..2026-05-28T21:26:40Z entries=2 exits=3`],
+    [previous, `ACCESS_SIGNED key=4242 parking=${context.parking.id} modules=${moduleId} valid=2026-05-28T20:26:40Z..2026-05-28T21:26:40Z entries=2 exits=3`],
+    [next, `ACCESS_SIGNED key=4242 parking=${context.parking.id} modules=${moduleId} valid=2026-05-28T20:26:40Z..2026-05-28T21:26:40Z entries=2 exits=3`],
+    [stranger, `ACCESS_SIGNED key=4242 parking=${context.parking.id} AUTH_FAILED`],
+  ] as const) {
+    const command = signAccessCommand({ privateKey: pair.privateKey, keyId: 4242, scope: context.parking.id, body });
+    await gateway.publishAsync(topics.box(moduleId, 'response'), JSON.stringify({ command: command.toString('base64'), response: null, received_at: new Date().toISOString(), via: 'serial', context: {}, error: 'timeout' }), { qos: 1 });
+    t.is(logs(context).at(-1)?.command_decrypted, expected);
+  }
+  t.is(logs(context).length, 4);
+});
 
 test('a key of a parking that is not online: 422 parking_not_online', async (t) => {
   const context = await bench(t, false);
