@@ -8,7 +8,8 @@ import type { AccessMode } from '../../api/repositories/parkings.js';
 import { FrameKind, openCommand, openSignedCommand, type OpenResult } from '../../firmware-protocol/index.js';
 import type { Provisioning } from '../../simulator/provisioning.js';
 import type { TestApp } from './api-app.js';
-import type { IssuerKeyPair } from './signed-box.js';
+import { testProvisioning } from './box-provisioning.js';
+import { signedProvisioning, type IssuerKeyPair } from './signed-box.js';
 
 export { ACCESS_MODES } from '../../api/parkings/create.js';
 
@@ -101,20 +102,10 @@ export function openAccessCommand(parking: SeededParking, command: Buffer): Open
 /** What `admin box provision` gives a box of the parking (no MQTT account):
  * K_park for a sealed parking, the issuer public key for a signed one. */
 export function provisioningOf(parking: SeededParking, box: SeededBox): Provisioning {
-  return {
-    moduleId: box.moduleId,
-    parkingId: parking.id,
-    direction: box.direction,
-    macAddress: box.macAddress,
-    parkingKey: parking.parkingKey,
-    parkingKeyNext: null,
-    issuerKey: parking.issuer?.publicKey ?? null,
-    issuerKeyPrevious: null,
-    boxKey: box.boxKey,
-    skewSeconds: 120,
-    minBatteryMv: 3_300,
-    mqtt: null,
-  };
+  const fields = { moduleId: box.moduleId, parkingId: parking.id, direction: box.direction, macAddress: box.macAddress, boxKey: box.boxKey, skewSeconds: 120, minBatteryMv: 3_300, mqtt: null };
+  if (parking.issuer !== null) return signedProvisioning(parking.issuer, fields);
+  if (parking.parkingKey === null) throw new Error('a sealed parking without K_park');
+  return testProvisioning({ ...fields, parkingKey: parking.parkingKey });
 }
 
 export function createSession(test: TestApp, accessToken: string | undefined, payload: unknown): Promise<LightMyRequestResponse> {
