@@ -161,6 +161,26 @@ test('box provision prints the PROTOCOL.md file, issues a new MQTT password, --o
   t.is((await cli.run('box', 'provision', '--module-id', 'x')).code, 2);
 });
 
+test("fleet provision of a signed parking: every file holds its parking's issuer public key; --create-parkings makes signed parkings with pairs of their own", async (t) => {
+  const cli = admin(t);
+  const parking = await cli.json<{ id: number; issuer_public_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const out = join(cli.dir, 'fleet.json');
+  const fleet = await cli.json<{ parking_ids: number[] }>('fleet', 'provision', '--parking', String(parking.id), '--count', '33', '--out', out, '--create-parkings');
+  t.is(fleet.parking_ids.length, 2);
+  const files = JSON.parse(readFileSync(out, 'utf8')) as { parking_id: number; parking_key: string | null; parking_key_next: string | null; issuer_key: string | null; issuer_key_previous: string | null }[];
+  t.true(files.every((file) => file.parking_key === null && file.parking_key_next === null && file.issuer_key_previous === null));
+  t.deepEqual([...new Set(files.slice(0, 32).map((file) => file.issuer_key))], [parking.issuer_public_key]);
+  const spread = files[32];
+  t.is(spread?.parking_id, fleet.parking_ids[1]);
+  t.regex(spread?.issuer_key ?? '', /^[0-9a-f]{128}$/);
+  t.not(spread?.issuer_key, parking.issuer_public_key, 'the new parking has its own issuer pair');
+  const { openDatabase } = await import('../../api/db/open.js');
+  const db = openDatabase(cli.env.DATABASE_PATH);
+  const created = db.prepare('SELECT access_mode, issuer_public_key FROM secured_parkings WHERE id = ?').get(fleet.parking_ids[1]);
+  db.close();
+  t.deepEqual(created, { access_mode: 'signed', issuer_public_key: spread?.issuer_key });
+});
+
 test('parking forwarding --json keeps its secret across changes', async (t) => {
   const cli = admin(t);
   await cli.json('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');

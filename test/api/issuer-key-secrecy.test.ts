@@ -136,10 +136,13 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
   await inject({ method: 'GET', url: '/api/car_driver/smart_keys', headers });
   await inject({ method: 'PUT', url: `/api/car_driver/parking_sessions/${session.parking_session.id}/finalize`, headers });
   await inject({ method: 'GET', url: '/openapi.json' });
+  await admin('box', 'status', '--json');
+  await admin('demo', '--json'); // a third parking, signed, with its own pair
+  await admin('demo');
 
   // Now look for the private keys (of both parkings) everywhere.
   const privateKeys = app.db.prepare('SELECT issuer_private_key FROM secured_parkings ORDER BY id').pluck().all() as string[];
-  t.is(privateKeys.length, 2, 'fleet provision of 2 boxes needed no new parking');
+  t.is(privateKeys.length, 3, 'two parkings and the demo one: fleet provision of 2 boxes needed no new parking');
   t.is(app.log.level, 'trace', 'every line the API logs is captured');
   t.true(logs.includes('request completed'), 'the logger did capture requests');
   const places: [string, string][] = [
