@@ -1,8 +1,9 @@
-// What a verified response changes (issue 5): the session of its smart key
+// What a verified response changes (issue 5): the session of its smart key,
+// whichever access kind (ACCESS or ACCESS_SIGNED) carried it
 // (entering -> active at an entrance box, the end at an exit box, the tries
 // countdown) and the control sequence of its box. Runs inside the ingestion
 // transaction; an unverified log never gets here.
-import { Direction, FrameKind, REMAINING_NOT_APPLICABLE, Status, isControlKind, type ParsedResponse } from '../../firmware-protocol/index.js';
+import { Direction, REMAINING_NOT_APPLICABLE, Status, isAccessKind, isControlKind, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { AppContext } from '../context.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { SessionRow } from '../repositories/sessions.js';
@@ -46,7 +47,10 @@ export function applyVerifiedResponse(ctx: AppContext, { box, response, happened
     ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
     return;
   }
-  if (response.kind !== FrameKind.ACCESS) return; // a status report, or a command the box could not parse
+  // ACCESS and ACCESS_SIGNED move sessions and tries alike (a signed
+  // parking's keys carry the one, a sealed parking's the other); anything
+  // else is a status report, or a command the box could not parse.
+  if (!isAccessKind(response.kind)) return;
   const key = rows.key(response.keyId);
   // A key minted by a test tool, or a key of another parking: no session moves.
   if (!key || key.session_id === null || key.parking_id !== box.parking_id) return;

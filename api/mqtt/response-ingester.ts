@@ -8,7 +8,7 @@
 // locked by another process past busy_timeout is no such message: nothing of
 // it is written, it stays unacknowledged, and it is tried again
 // BUSY_RETRY_MS later (the broker redelivers it if this process dies).
-import { FrameKind, isControlKind, parseCommandHeader, renderCommand, renderResponse } from '../../firmware-protocol/index.js';
+import { isAccessKind, isControlKind, parseCommandHeader, renderCommand, renderResponse } from '../../firmware-protocol/index.js';
 import { sleep } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { MessageError} from '../../lib/mqtt-messages.js';
@@ -216,11 +216,16 @@ export class ResponseIngestion {
     const header = parseCommandHeader(commandBytes);
     const control = header.ok && isControlKind(header.header.kind);
     const keyFromContext = context.smart_key_id === undefined ? undefined : lookups.smartKey(context.smart_key_id);
-    const keyFromCommand = header.ok && header.header.kind === FrameKind.ACCESS ? lookups.smartKey(header.header.keyId) : undefined;
+    // An access command's key_id is a smart key id, whichever kind carries it.
+    const keyFromCommand = header.ok && isAccessKind(header.header.kind) ? lookups.smartKey(header.header.keyId) : undefined;
     const key = [keyFromContext, keyFromCommand].find((candidate) => candidate !== undefined && candidate.parking_id === box.parking_id);
     const userFromContext = context.fo_user_id !== undefined && lookups.user(context.fo_user_id) !== undefined ? context.fo_user_id : undefined;
     const parking = lookups.parking(box.parking_id);
-    const keys = [parking?.parking_key, parking?.parking_key_next, box.box_key].filter((hex): hex is string => typeof hex === 'string').map((hex) => Buffer.from(hex, 'hex'));
+    const keys = hexKeys([parking?.parking_key, parking?.parking_key_next, box.box_key]);
+    // An ACCESS_SIGNED renders in full only when a public key the parking
+    // knows (now, before a rotation, or being installed) verifies it; else
+    // `... AUTH_FAILED`. Public keys only: the private ones stay unread here.
+    const issuerKeys = hexKeys([parking?.issuer_public_key, parking?.issuer_previous_public_key, parking?.issuer_next_public_key]);
     return {
       fo_user_id: key?.user_id ?? userFromContext ?? null,
       smart_key_id: key?.id ?? null,
@@ -228,7 +233,7 @@ export class ResponseIngestion {
       secured_parking_id: box.parking_id,
       type: control ? 'control' : box.direction === 'entrance' ? 'in' : 'out',
       command,
-      command_decrypted: renderCommand(commandBytes, keys),
+      command_decrypted: renderCommand(commandBytes, keys, issuerKeys),
       response,
       response_decrypted: response === null ? null : renderResponse(Buffer.from(response, 'base64')),
       offline: false,
@@ -298,4 +303,8 @@ function createdAtOf(receivedAt: unknown, nowMs: number): string | undefined {
   if (receivedAt === undefined || receivedAt === null) return sqlTime(nowMs);
   const ms = typeof receivedAt === 'string' ? parseIsoTime(receivedAt) : undefined;
   return ms === undefined ? undefined : sqlTime(ms);
+}
+
+function hexKeys(candidates: readonly (string | null | undefined)[]): Buffer[] {
+  return candidates.filter((hex): hex is string => typeof hex === 'string').map((hex) => Buffer.from(hex, 'hex'));
 }

@@ -1,4 +1,4 @@
-// Smart keys (spec 2.6): the sealed ACCESS command is stored so every GET
+// Smart keys (spec 2.6): the access command (ACCESS or ACCESS_SIGNED) is stored so every GET
 // returns the same bytes.
 import type { Db } from '../db/open.js';
 
@@ -46,7 +46,7 @@ export class SmartKeyRepository {
       `INSERT INTO smart_keys (user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, created_at)
        VALUES (?, ?, ?, 'session_access', ?, ?, x'', ?, ?, ?, ?)`,
     );
-    this.commandUpdate = db.prepare<[Buffer, number]>('UPDATE smart_keys SET access_command = ? WHERE id = ?');
+    this.commandUpdate = db.prepare<[Buffer, string | null, number]>('UPDATE smart_keys SET access_command = ?, signed_by = ? WHERE id = ?');
   }
 
   findById(id: number): SmartKeyRow | undefined {
@@ -78,7 +78,8 @@ export class SmartKeyRepository {
     return Number(result.lastInsertRowid);
   }
 
-  setCommand(id: number, command: Buffer): void {
-    this.commandUpdate.run(command, id);
+  /** `signedBy`: the issuer public key (hex) that signed an ACCESS_SIGNED; null for a sealed ACCESS. */
+  setCommand(id: number, command: Buffer, signedBy: string | null): void {
+    this.commandUpdate.run(command, signedBy, id);
   }
 }

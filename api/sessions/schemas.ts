@@ -8,13 +8,17 @@ export const smartKeySchema = {
   description: 'A smart key (spec 2.6).',
   required: ['id', 'secured_parking_id', 'name', 'description', 'is_active', 'type', 'access_command', 'is_online', 'start_time', 'end_time', 'access_points'],
   properties: {
-    id: { type: 'integer', description: 'Also the key_id of its ACCESS command.' },
+    id: { type: 'integer', description: 'Also the key_id of its access command (ACCESS or ACCESS_SIGNED).' },
     secured_parking_id: { type: 'integer' },
     name: { type: 'string', description: 'The name of the secured parking.' },
     description: { type: ['string', 'null'] },
     is_active: { type: ['boolean', 'null'], description: 'True when the parking is active.' },
     type: { type: 'string', enum: ['session_access'] },
-    access_command: { type: 'string', description: 'Base64 of the ACCESS frame sealed under the parking key (PROTOCOL.md).' },
+    access_command: {
+      type: 'string',
+      description:
+        "Base64 of the command frame the phone sends to a box (docs/protocol.md, command frame): for a signed parking (the default) an ACCESS_SIGNED (kind 0x04) signed with the parking's issuer key (ECDSA P-256), its body in the clear; for a sealed parking (version 1 firmware) an ACCESS (kind 0x01) sealed under the parking key.",
+    },
     is_online: { type: 'boolean', description: 'True when the parking opens only through the server; then access_command is unusable.' },
     start_time: isoTime('Start of validity (not_before)'),
     end_time: isoTime('End of validity (not_after)'),

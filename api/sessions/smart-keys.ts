@@ -1,7 +1,10 @@
-// Minting smart keys: an ACCESS frame sealed under the parking key
-// (docs/protocol.md, Command frame): scope = the parking, key_id = the smart key's
-// id, the modules it may open, its window in Unix seconds, and its tries.
-import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
+// Minting smart keys (docs/protocol.md, Command frame): the access command of
+// the key's parking's mode, with scope = the parking, key_id = the smart
+// key's id, the modules it may open, its window in Unix seconds, and its
+// tries. A signed parking's keys carry an ACCESS_SIGNED signed with the
+// parking's issuer private key (and remember which public key signed it); a
+// sealed parking's an ACCESS sealed under K_park.
+import { FrameKind, sealCommand, signAccessCommand, type AccessBody } from '../../firmware-protocol/index.js';
 import type { AppContext } from '../context.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
@@ -22,8 +25,8 @@ export interface KeyRequest {
   maxExits: number;
 }
 
-/** Stores a key and its sealed command; call inside the caller's transaction
- * (the row is inserted first because the command seals its id). */
+/** Stores a key and its access command; call inside the caller's transaction
+ * (the row is inserted first because the command carries its id). */
 export function mintSmartKey(ctx: AppContext, request: KeyRequest): number {
   const moduleIds = request.boxes.map((box) => box.module_id);
   const id = ctx.smartKeys.insert(
@@ -39,20 +42,29 @@ export function mintSmartKey(ctx: AppContext, request: KeyRequest): number {
     },
     ctx.clock.now(),
   );
-  if (request.parking.parking_key === null) throw new Error(`parking ${request.parking.id} has no parking key to seal with`);
-  const command = sealCommand({
-    kind: FrameKind.ACCESS,
-    keyId: id,
-    scope: request.parking.id,
-    key: Buffer.from(request.parking.parking_key, 'hex'),
-    body: {
-      notBefore: unixSeconds(request.startTime),
-      notAfter: unixSeconds(request.endTime),
-      maxEntries: request.maxEntries,
-      maxExits: request.maxExits,
-      moduleIds,
-    },
-  });
-  ctx.smartKeys.setCommand(id, command);
+  const body: AccessBody = {
+    notBefore: unixSeconds(request.startTime),
+    notAfter: unixSeconds(request.endTime),
+    maxEntries: request.maxEntries,
+    maxExits: request.maxExits,
+    moduleIds,
+  };
+  const { command, signedBy } = accessCommand(request.parking, id, body);
+  ctx.smartKeys.setCommand(id, command, signedBy);
   return id;
+}
+
+/** The access command of a parking's mode, and the issuer public key (hex)
+ * that signed it, null when sealed. */
+function accessCommand(parking: ParkingRow, keyId: number, body: AccessBody): { command: Buffer; signedBy: string | null } {
+  if (parking.access_mode === 'signed') {
+    // Smart keys are signed with the current pair; a pair being installed
+    // (issuer_next_*) signs nothing until every box holds it.
+    if (parking.issuer_private_key === null || parking.issuer_public_key === null) throw new Error(`signed parking ${parking.id} has no issuer key pair`);
+    const command = signAccessCommand({ privateKey: Buffer.from(parking.issuer_private_key, 'hex'), keyId, scope: parking.id, body });
+    return { command, signedBy: parking.issuer_public_key };
+  }
+  if (parking.parking_key === null) throw new Error(`sealed parking ${parking.id} has no parking key to seal with`);
+  const command = sealCommand({ kind: FrameKind.ACCESS, keyId, scope: parking.id, key: Buffer.from(parking.parking_key, 'hex'), body });
+  return { command, signedBy: null };
 }

@@ -7,6 +7,7 @@ import { randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow, type Direction } from '../../api/repositories/boxes.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
+import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
 import { CliError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
@@ -28,19 +29,8 @@ export interface AddedBox {
   mqtt_password: string;
 }
 
-/** The provisioning file of docs/protocol.md (Provisioning file), field for field. */
-export interface ProvisioningFile {
-  module_id: number;
-  parking_id: number;
-  direction: Direction;
-  mac_address: string;
-  parking_key: string | null;
-  parking_key_next: string | null;
-  box_key: string;
-  skew_seconds: number;
-  min_battery_mv: number;
-  mqtt: { url: string; username: string; password: string };
-}
+/** The provisioning file of docs/protocol.md, field for field (lib/provisioning-file.ts). */
+export type { ProvisioningFile } from '../../lib/provisioning-file.js';
 
 export function addBox(ctx: AdminContext, input: NewBoxInput): AddedBox {
   const boxes = new BoxRepository(ctx.db);
@@ -88,18 +78,9 @@ function newProvisioning(ctx: AdminContext, moduleId: number): { file: Provision
   if (!parking) throw new CliError(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
   const password = randomSecret(24);
   const hash = hashMqttPassword(password);
-  const file: ProvisioningFile = {
-    module_id: box.module_id,
-    parking_id: box.parking_id,
-    direction: box.direction,
-    mac_address: box.mac_address,
-    parking_key: parking.parking_key,
-    parking_key_next: parking.parking_key_next,
-    box_key: box.box_key,
-    skew_seconds: box.skew_seconds,
-    min_battery_mv: box.min_battery_mv,
-    mqtt: { url: mqttUrlOf(ctx), username: box.mqtt_username, password },
-  };
+  // Its keys by the rule of lib/provisioning-file.ts: a signed parking's box
+  // gets issuer public keys and no parking key; never a private key.
+  const file = provisioningFile(box, parking, { url: mqttUrlOf(ctx), username: box.mqtt_username, password });
   return { file, store: () => boxes.setMqttPasswordHash(moduleId, hash) };
 }
 

@@ -1,5 +1,5 @@
 // `parkbench admin demo`: idempotent demo data. The first run creates a
-// parking "Demo parking" (EUR, 2.50/h, 120 min, 10 tries) with an entrance and
+// signed parking "Demo parking" (EUR, 2.50/h, 120 min, 10 tries) with an entrance and
 // an exit box, a client app and a driver; later runs print the same
 // credentials. The demo client secret and driver password are kept in clear
 // in the `demo` table so they can be printed again: demo data only.
@@ -78,15 +78,22 @@ export async function ensureDemo(ctx: AdminContext): Promise<DemoData> {
     throw new CliError(`${DEMO_DRIVER_EMAIL} exists but is not recorded as demo data; use another database`);
   }
   const driver = await createDriver(ctx, { email: DEMO_DRIVER_EMAIL, password, firstName: 'Demo', lastName: 'Driver', phone: '+10000000000' });
-  const parking = createParking(ctx, {
-    name: 'Demo parking',
-    description: 'Demo data of parkbench admin demo',
-    currency: 'EUR',
-    pricePerHourMinor: 250,
-    maxDurationMinutes: 120,
-    tries: 10,
-    isOnline: false,
-  });
+  // Signed, as new parkings are (issue 13). A demo database made by an older
+  // parkbench keeps its sealed demo parking (migration 8): `start` provisions
+  // its boxes with its parking key and `app` sends its sealed ACCESS.
+  const parking = createParking(
+    ctx,
+    {
+      name: 'Demo parking',
+      description: 'Demo data of parkbench admin demo',
+      currency: 'EUR',
+      pricePerHourMinor: 250,
+      maxDurationMinutes: 120,
+      tries: 10,
+      isOnline: false,
+    },
+    'signed',
+  );
   const [entrance, exit] = freeModuleIds(ctx, 2) as [number, number];
   addBox(ctx, { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' });
   addBox(ctx, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' });

@@ -9,7 +9,9 @@ import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type Direction } from '../../api/repositories/boxes.js';
 import { ParkingRepository, type ParkingRow } from '../../api/repositories/parkings.js';
 import { CliError, UsageError } from '../errors.js';
-import { mqttUrlOf, type ProvisioningFile } from './box.js';
+import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
+import { freshParkingKeys } from '../../api/parkings/create.js';
+import { mqttUrlOf } from './box.js';
 import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseId } from './validate.js';
 
@@ -59,7 +61,8 @@ export function provisionFleet(ctx: AdminContext, parkingId: number, count: numb
             maxDurationMinutes: first.max_duration_minutes,
             tries: first.tries,
             isOnline: first.is_online === 1,
-            keys: { accessMode: 'sealed', parkingKey: randomKeyHex() },
+            // Like the first parking, its access mode included; its own fresh keys.
+            keys: freshParkingKeys(first.access_mode),
           },
           ctx.now,
         );
@@ -74,18 +77,14 @@ export function provisionFleet(ctx: AdminContext, parkingId: number, count: numb
       const { boxKey, password, mqttPasswordHash } = secrets[index] as (typeof secrets)[number];
       boxes.insert({ moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash }, ctx.now);
       free--;
-      files.push({
-        module_id: moduleId,
-        parking_id: parking.id,
-        direction,
-        mac_address: macAddress,
-        parking_key: parking.parking_key,
-        parking_key_next: parking.parking_key_next,
-        box_key: boxKey,
-        skew_seconds: 120,
-        min_battery_mv: 3300,
-        mqtt: { url, username: mqttUsernameFor(moduleId), password },
-      });
+      // Field for field what `box provision` gives each box (lib/provisioning-file.ts).
+      files.push(
+        provisioningFile(
+          { module_id: moduleId, parking_id: parking.id, direction, mac_address: macAddress, box_key: boxKey, skew_seconds: 120, min_battery_mv: 3300 },
+          parking,
+          { url, username: mqttUsernameFor(moduleId), password },
+        ),
+      );
     }
   })();
   return { files, parkingIds };

@@ -1,14 +1,15 @@
 // `parkbench admin parking create|forwarding`.
 import type { Command } from 'commander';
-import { randomKeyHex, randomSecret } from '../../api/auth/secrets.js';
-import { formatMinorUnits, ParkingRepository, type NewParking } from '../../api/repositories/parkings.js';
+import { randomSecret } from '../../api/auth/secrets.js';
+import { ACCESS_MODES, createParking as createParkingWithKeys, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
+import { formatMinorUnits, ParkingRepository, type AccessMode } from '../../api/repositories/parkings.js';
 import { CliError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
-import { parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
+import { parseAccessMode, parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
 
-/** A parking as the operator describes it; its key is made here. */
-export type NewParkingInput = Omit<NewParking, 'keys'>;
+export type NewParkingInput = ParkingInput;
 
+/** The output of `parking create` (text and --json): the issuer's private key is never in it. */
 export interface CreatedParking {
   id: number;
   name: string;
@@ -17,23 +18,33 @@ export interface CreatedParking {
   max_duration_minutes: number;
   tries: number;
   is_online: boolean;
-  parking_key: string;
+  access_mode: AccessMode;
+  /** K_park (32 hex digits) of a sealed parking; null for a signed one. */
+  parking_key: string | null;
+  /** X || Y (128 hex digits) of a signed parking; null for a sealed one. */
+  issuer_public_key: string | null;
 }
 
-export function createParking(ctx: AdminContext, input: NewParkingInput): CreatedParking {
-  const parkingKey = randomKeyHex();
-  const id = new ParkingRepository(ctx.db).insert({ ...input, keys: { accessMode: 'sealed', parkingKey } }, ctx.now);
+export function createParking(ctx: AdminContext, input: NewParkingInput, accessMode: AccessMode = DEFAULT_ACCESS_MODE): CreatedParking {
+  const created = createParkingWithKeys(ctx.db, input, accessMode, ctx.now);
   return {
-    id,
+    id: created.id,
     name: input.name,
     currency: input.currency,
     price_per_hour: formatMinorUnits(input.pricePerHourMinor),
     max_duration_minutes: input.maxDurationMinutes,
     tries: input.tries,
     is_online: input.isOnline,
-    parking_key: parkingKey,
+    access_mode: created.accessMode,
+    parking_key: created.parkingKey,
+    issuer_public_key: created.issuerPublicKey,
   };
 }
+
+const CREATED_NOTE: Record<AccessMode, string> = {
+  signed: "Its boxes get the issuer's public key through `box provision`; the private key never leaves the database.",
+  sealed: 'The parking key goes to its boxes only, through `box provision`.',
+};
 
 interface CreateFlags extends CommonFlags {
   name: string;
@@ -43,6 +54,7 @@ interface CreateFlags extends CommonFlags {
   tries: string;
   online?: boolean;
   description?: string;
+  access: string;
 }
 
 interface ForwardingFlags extends CommonFlags {
@@ -54,7 +66,7 @@ interface ForwardingFlags extends CommonFlags {
 
 export function registerParkingCommands(admin: Command): void {
   const group = admin.command('parking').description('secured parkings');
-  withCommonFlags(group.command('create').description('create a secured parking with a fresh parking key'))
+  withCommonFlags(group.command('create').description('create a secured parking with fresh keys: an issuer key pair (signed) or a parking key (sealed)'))
     .requiredOption('--name <name>', 'shown to drivers')
     .requiredOption('--currency <code>', 'ISO 4217, e.g. EUR')
     .requiredOption('--price-per-hour <decimal>', 'e.g. 2.50 (at most 2 decimals)')
@@ -62,7 +74,9 @@ export function registerParkingCommands(admin: Command): void {
     .option('--tries <n>', 'tries per direction with a session key, 1..255', '10')
     .option('--online', 'the parking opens only through the server')
     .option('--description <text>', 'free text')
+    .option('--access <mode>', `${ACCESS_MODES.join(' or ')}: smart keys signed by the parking's issuer key (protocol version 2) or sealed under its parking key (version 1 firmware)`, DEFAULT_ACCESS_MODE)
     .action((flags: CreateFlags) => {
+      const accessMode = parseAccessMode(flags.access);
       const input: NewParkingInput = {
         name: parseName('--name', flags.name),
         description: flags.description === undefined ? null : flags.description.trim().slice(0, 1000),
@@ -72,7 +86,7 @@ export function registerParkingCommands(admin: Command): void {
         tries: parseTries(flags.tries),
         isOnline: flags.online === true,
       };
-      return withDatabase(flags, (ctx) => printResult(flags, createParking(ctx, input), 'The parking key goes to its boxes only, through `box provision`.'));
+      return withDatabase(flags, (ctx) => printResult(flags, createParking(ctx, input, accessMode), CREATED_NOTE[accessMode]));
     });
 
   withCommonFlags(group.command('forwarding').description("set where a parking's box logs are forwarded (spec section 6)"))

@@ -1,6 +1,7 @@
 // Parsing and checking of admin flags. Each failure is a UsageError: one
 // line naming the flag, exit code 2.
-import { parseMinorUnits } from '../../api/repositories/parkings.js';
+import { isAccessMode } from '../../api/parkings/create.js';
+import { parseMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
 import type { Direction } from '../../api/repositories/boxes.js';
 import { isPrintableText } from '../../api/schemas.js';
 import { UsageError } from '../errors.js';
@@ -49,6 +50,11 @@ export function parseMac(raw: string): string {
 export function parseDirection(raw: string): Direction {
   if (raw === 'entrance' || raw === 'exit') return raw;
   throw new UsageError(`--direction must be entrance or exit, got "${raw}"`);
+}
+
+export function parseAccessMode(raw: string): AccessMode {
+  if (isAccessMode(raw)) return raw;
+  throw new UsageError(`--access must be signed or sealed, got "${raw}"`);
 }
 
 export function parseBoolean(flag: string, raw: string): boolean {

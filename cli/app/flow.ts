@@ -3,7 +3,7 @@
 // smart key, upload the box log, pay in the sandbox, open the exit box,
 // upload again. Each step checks that the API and the box did what they
 // should; the first that did not ends the run with its reason.
-import { FrameKind, parseCommandHeader, parseResponse, renderCommand, renderResponse, statusName } from '../../firmware-protocol/index.js';
+import { isAccessKind, parseCommandHeader, parseResponse, renderCommand, renderResponse, statusName } from '../../firmware-protocol/index.js';
 import type { BoxLogInput } from '../../api/box-logs/types.js';
 import type { BoxChannel } from './box-channel.js';
 import { type ApiClient, StepFailure } from './http.js';
@@ -130,7 +130,8 @@ export async function runApp(api: ApiClient, boxes: BoxChannel, options: AppOpti
 function boxLog(userId: number, session: SessionBody, moduleId: number, command: string, response: Buffer, type: 'in' | 'out', offline: boolean): BoxLogInput {
   const commandBytes = Buffer.from(command, 'base64');
   const header = parseCommandHeader(commandBytes);
-  if (!header.ok || header.header.kind !== FrameKind.ACCESS) throw new StepFailure('the smart key holds no ACCESS command');
+  // ACCESS (sealed parking) or ACCESS_SIGNED (signed parking, the default).
+  if (!header.ok || !isAccessKind(header.header.kind)) throw new StepFailure('the smart key holds no access command (ACCESS or ACCESS_SIGNED)');
   return {
     fo_user_id: userId,
     smart_key_id: session.smart_key.id,
@@ -138,7 +139,8 @@ function boxLog(userId: number, session: SessionBody, moduleId: number, command:
     secured_parking_id: header.header.scope,
     type,
     command,
-    // The phone has no key to open the body: the rendering shows the header.
+    // The phone holds no key: a sealed ACCESS renders its header only, an
+    // ACCESS_SIGNED its clear body (its signature unchecked here).
     command_decrypted: renderCommand(commandBytes),
     response: response.toString('base64'),
     response_decrypted: renderResponse(response),

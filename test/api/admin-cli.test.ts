@@ -32,11 +32,12 @@ test('client-app create --json prints id, name, client_app_id, client_secret (UR
 test('parking create --json, with validation of every flag (exit 2, one line)', async (t) => {
   const cli = admin(t);
   const parking = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '2.5', '--max-duration-minutes', '120', '--online', '--description', 'by the station');
-  t.deepEqual(keys(parking), ['id', 'name', 'currency', 'price_per_hour', 'max_duration_minutes', 'tries', 'is_online', 'parking_key']);
-  t.like(parking, { id: 1, currency: 'EUR', price_per_hour: '2.50', max_duration_minutes: 120, tries: 10, is_online: true });
-  t.regex(parking.parking_key as string, /^[0-9a-f]{32}$/);
+  t.deepEqual(keys(parking), ['id', 'name', 'currency', 'price_per_hour', 'max_duration_minutes', 'tries', 'is_online', 'access_mode', 'parking_key', 'issuer_public_key']);
+  // Signed by default (issue 13): an issuer public key, no parking key.
+  t.like(parking, { id: 1, currency: 'EUR', price_per_hour: '2.50', max_duration_minutes: 120, tries: 10, is_online: true, access_mode: 'signed', parking_key: null });
+  t.regex(parking.issuer_public_key as string, /^[0-9a-f]{128}$/);
   const base = ['parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '2.50', '--max-duration-minutes', '120'];
-  for (const [flag, bad] of [['--currency', 'EURO'], ['--currency', 'XYZ'], ['--price-per-hour', '2.505'], ['--price-per-hour', '-1'], ['--tries', '0'], ['--tries', '256'], ['--max-duration-minutes', 'ten']] as const) {
+  for (const [flag, bad] of [['--currency', 'EURO'], ['--currency', 'XYZ'], ['--price-per-hour', '2.505'], ['--price-per-hour', '-1'], ['--tries', '0'], ['--tries', '256'], ['--max-duration-minutes', 'ten'], ['--access', 'open'], ['--access', 'SIGNED']] as const) {
     const args = [...base];
     const at = args.indexOf(flag);
     if (at >= 0) args[at + 1] = bad;
@@ -46,6 +47,37 @@ test('parking create --json, with validation of every flag (exit 2, one line)', 
     t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
     t.true(result.stderr.includes(flag));
   }
+});
+
+test('parking create --access sealed|signed: the keys of each mode, stored; the issuer private key only in the database', async (t) => {
+  const cli = admin(t);
+  const sealed = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'Old lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'sealed');
+  t.like(sealed, { id: 1, access_mode: 'sealed', issuer_public_key: null });
+  t.regex(sealed.parking_key as string, /^[0-9a-f]{32}$/);
+  const signed = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'New lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'signed');
+  t.like(signed, { id: 2, access_mode: 'signed', parking_key: null });
+  const text = await cli.run('parking', 'create', '--name', 'Text lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  t.is(text.code, 0, text.stderr);
+  t.regex(text.stdout, /^access_mode: signed$/m);
+  t.regex(text.stdout, /^issuer_public_key: [0-9a-f]{128}$/m);
+  t.regex(text.stdout, /^parking_key: null$/m);
+
+  const { openDatabase } = await import('../../api/db/open.js');
+  const { issuerPublicKeyOf } = await import('../../firmware-protocol/index.js');
+  const db = openDatabase(cli.env.DATABASE_PATH);
+  const rows = db.prepare('SELECT id, access_mode, parking_key, issuer_private_key, issuer_public_key FROM secured_parkings ORDER BY id').all() as { id: number; access_mode: string; parking_key: string | null; issuer_private_key: string | null; issuer_public_key: string | null }[];
+  db.close();
+  t.like(rows[0], { access_mode: 'sealed', parking_key: String(sealed.parking_key), issuer_private_key: null, issuer_public_key: null });
+  t.like(rows[1], { access_mode: 'signed', parking_key: null, issuer_public_key: String(signed.issuer_public_key) });
+  const privateKey = rows[1]?.issuer_private_key ?? '';
+  t.regex(privateKey, /^[0-9a-f]{64}$/);
+  t.is(issuerPublicKeyOf(Buffer.from(privateKey, 'hex')).toString('hex'), String(signed.issuer_public_key), 'the stored pair is one pair');
+  t.not(rows[2]?.issuer_private_key, privateKey, 'each parking has its own pair');
+  t.false(text.stdout.includes(rows[2]?.issuer_private_key ?? '-'), 'the text output holds no private key');
+
+  const bad = await cli.run('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'both');
+  t.is(bad.code, 2);
+  t.is(bad.stderr.trim(), 'parkbench: --access must be signed or sealed, got "both"');
 });
 
 test('box add --json, uniqueness, 32 boxes a parking, unknown parking exit 1', async (t) => {
@@ -92,13 +124,21 @@ test('at most 32 boxes a parking', async (t) => {
 
 test('box provision prints the PROTOCOL.md file, issues a new MQTT password, --out writes mode 0600', async (t) => {
   const cli = admin(t);
-  const parking = await cli.json<{ parking_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const parking = await cli.json<{ parking_key: null; issuer_public_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
   const box = await cli.json<{ box_key: string; mqtt_password: string }>('box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance');
   const printed = await cli.run('box', 'provision', '--module-id', '9101');
   t.is(printed.code, 0);
   const file = JSON.parse(printed.stdout) as Record<string, unknown> & { mqtt: Record<string, string> };
-  t.deepEqual(keys(file), ['module_id', 'parking_id', 'direction', 'mac_address', 'parking_key', 'parking_key_next', 'box_key', 'skew_seconds', 'min_battery_mv', 'mqtt']);
-  t.like(file, { module_id: 9101, parking_id: 1, direction: 'entrance', mac_address: '00:07:80:AA:BB:01', parking_key: parking.parking_key, parking_key_next: null, box_key: box.box_key, skew_seconds: 120, min_battery_mv: 3300 });
+  const fileFields = ['module_id', 'parking_id', 'direction', 'mac_address', 'parking_key', 'parking_key_next', 'issuer_key', 'issuer_key_previous', 'box_key', 'skew_seconds', 'min_battery_mv', 'mqtt'];
+  t.deepEqual(keys(file), fileFields);
+  // A signed parking's box: the issuer public key, no parking key.
+  t.like(file, { module_id: 9101, parking_id: 1, direction: 'entrance', mac_address: '00:07:80:AA:BB:01', parking_key: null, parking_key_next: null, issuer_key: parking.issuer_public_key, issuer_key_previous: null, box_key: box.box_key, skew_seconds: 120, min_battery_mv: 3300 });
+  // A sealed parking's box: the parking key, no issuer key.
+  const sealed = await cli.json<{ id: number; parking_key: string }>('parking', 'create', '--name', 'Old lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'sealed');
+  await cli.json('box', 'add', '--parking', String(sealed.id), '--module-id', '9201', '--mac', '00:07:80:AA:BC:01', '--direction', 'exit');
+  const sealedFile = JSON.parse((await cli.run('box', 'provision', '--module-id', '9201')).stdout) as Record<string, unknown>;
+  t.deepEqual(keys(sealedFile), fileFields);
+  t.like(sealedFile, { parking_id: sealed.id, parking_key: sealed.parking_key, parking_key_next: null, issuer_key: null, issuer_key_previous: null });
   t.deepEqual(keys(file.mqtt), ['url', 'username', 'password']);
   t.is(file.mqtt.url, 'mqtt://127.0.0.1:1883');
   t.is(file.mqtt.username, 'box-9101');
@@ -119,6 +159,26 @@ test('box provision prints the PROTOCOL.md file, issues a new MQTT password, --o
   t.is((JSON.parse(readFileSync(out, 'utf8')) as { mqtt: { url: string } }).mqtt.url, 'mqtts://broker.test:8883');
   t.is((await cli.run('box', 'provision', '--module-id', '1')).code, 1);
   t.is((await cli.run('box', 'provision', '--module-id', 'x')).code, 2);
+});
+
+test("fleet provision of a signed parking: every file holds its parking's issuer public key; --create-parkings makes signed parkings with pairs of their own", async (t) => {
+  const cli = admin(t);
+  const parking = await cli.json<{ id: number; issuer_public_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
+  const out = join(cli.dir, 'fleet.json');
+  const fleet = await cli.json<{ parking_ids: number[] }>('fleet', 'provision', '--parking', String(parking.id), '--count', '33', '--out', out, '--create-parkings');
+  t.is(fleet.parking_ids.length, 2);
+  const files = JSON.parse(readFileSync(out, 'utf8')) as { parking_id: number; parking_key: string | null; parking_key_next: string | null; issuer_key: string | null; issuer_key_previous: string | null }[];
+  t.true(files.every((file) => file.parking_key === null && file.parking_key_next === null && file.issuer_key_previous === null));
+  t.deepEqual([...new Set(files.slice(0, 32).map((file) => file.issuer_key))], [parking.issuer_public_key]);
+  const spread = files[32];
+  t.is(spread?.parking_id, fleet.parking_ids[1]);
+  t.regex(spread?.issuer_key ?? '', /^[0-9a-f]{128}$/);
+  t.not(spread?.issuer_key, parking.issuer_public_key, 'the new parking has its own issuer pair');
+  const { openDatabase } = await import('../../api/db/open.js');
+  const db = openDatabase(cli.env.DATABASE_PATH);
+  const created = db.prepare('SELECT access_mode, issuer_public_key FROM secured_parkings WHERE id = ?').get(fleet.parking_ids[1]);
+  db.close();
+  t.deepEqual(created, { access_mode: 'signed', issuer_public_key: spread?.issuer_key });
 });
 
 test('parking forwarding --json keeps its secret across changes', async (t) => {

@@ -6,7 +6,8 @@ import type { BoxLogInput } from '../../api/box-logs/types.js';
 import { Status } from '../../firmware-protocol/index.js';
 import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
 import { boxAnswer, boxLog, controlCommand, countRows, postBoxLogs, type BoxLogsBody } from '../helpers/box-logs.js';
-import { anotherDriver, createSession, seedParking, type SeededParking } from '../helpers/parking.js';
+import type { AccessMode } from '../../api/repositories/parkings.js';
+import { ACCESS_MODES, anotherDriver, createSession, seedParking, type SeededParking } from '../helpers/parking.js';
 
 interface Fixture {
   app: TestApp;
@@ -18,10 +19,10 @@ interface Fixture {
   command: Buffer;
 }
 
-async function fixture(t: Parameters<typeof testApp>[0], overrides: Parameters<typeof testApp>[1] = {}): Promise<Fixture> {
+async function fixture(t: Parameters<typeof testApp>[0], overrides: Parameters<typeof testApp>[1] = {}, accessMode: AccessMode = 'sealed'): Promise<Fixture> {
   const app = await testApp(t, { tokenTtlSeconds: 86_400, ...overrides });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 10 });
+  const parking = seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 10, accessMode });
   const body = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<{
     parking_session: { id: number };
     smart_key: { id: number; access_command: string };
@@ -220,16 +221,19 @@ test('verified only with a good tag under the box of equipment_id, bound to the 
   t.deepEqual(body.box_logs.map((log) => log.verified), [true, false, false, false, false, false]);
 });
 
-test('unverified responses change nothing; a verified OK at the entrance makes the session active', async (t) => {
-  const f = await fixture(t);
-  const forged = boxAnswer({ ...f.parking.entrance, boxKey: Buffer.alloc(16, 7) }, f.command);
-  await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, forged)] });
-  t.is(session(f)?.state, 'entering');
-  t.is(session(f)?.entrance_remaining_tries, 10);
-  await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command, { remaining: 9 }))] });
-  t.is(session(f)?.state, 'active');
-  t.is(session(f)?.entrance_remaining_tries, 9);
-});
+for (const accessMode of ACCESS_MODES) {
+  test(`unverified responses change nothing; a verified OK at the entrance makes the session active (${accessMode})`, async (t) => {
+    const f = await fixture(t, {}, accessMode);
+    t.is(f.command[1], f.parking.accessKind, 'the smart key carries the access kind of its parking');
+    const forged = boxAnswer({ ...f.parking.entrance, boxKey: Buffer.alloc(16, 7) }, f.command);
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, forged)] });
+    t.is(session(f)?.state, 'entering');
+    t.is(session(f)?.entrance_remaining_tries, 10);
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command, { remaining: 9 }))] });
+    t.is(session(f)?.state, 'active');
+    t.is(session(f)?.entrance_remaining_tries, 9);
+  });
+}
 
 test('a forged pair sent first does not suppress the genuine log that follows; duplicates store nothing', async (t) => {
   const f = await fixture(t);
@@ -247,56 +251,62 @@ test('a forged pair sent first does not suppress the genuine log that follows; d
   t.is(session(f)?.state, 'active');
 });
 
-test('exit: a verified OK at the exit box ends the session (end_time, final amount); finished once paid', async (t) => {
-  const f = await fixture(t);
-  await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command))] });
-  f.app.clock.advance(30 * 60_000);
-  const exitAt = '2026-01-01 00:25:00';
-  await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.exit, f.command, { remaining: 9 }), f.parking.exit, { createdAt: exitAt })] });
-  const ended = session(f);
-  t.is(ended?.state, 'exiting');
-  t.is(ended?.end_time, Date.UTC(2026, 0, 1, 0, 25), 'when the barrier opened (created_at)');
-  t.is(ended?.amount_minor, 250, '6.00 an hour for 25 minutes');
-  t.is(ended?.exit_remaining_tries, 9);
-  const payment = f.app.ctx.payments.listOfSession(f.sessionId)[0];
-  const paid = await f.app.app.inject({
-    method: 'POST',
-    url: `/pay/${payment?.token ?? ''}`,
-    payload: 'action=pay&card_number=4242424242424242&expiry=12%2F30',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+for (const accessMode of ACCESS_MODES) {
+  test(`exit: a verified OK at the exit box ends the session (end_time, final amount); finished once paid (${accessMode})`, async (t) => {
+    const f = await fixture(t, {}, accessMode);
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command))] });
+    f.app.clock.advance(30 * 60_000);
+    const exitAt = '2026-01-01 00:25:00';
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.exit, f.command, { remaining: 9 }), f.parking.exit, { createdAt: exitAt })] });
+    const ended = session(f);
+    t.is(ended?.state, 'exiting');
+    t.is(ended?.end_time, Date.UTC(2026, 0, 1, 0, 25), 'when the barrier opened (created_at)');
+    t.is(ended?.amount_minor, 250, '6.00 an hour for 25 minutes');
+    t.is(ended?.exit_remaining_tries, 9);
+    const payment = f.app.ctx.payments.listOfSession(f.sessionId)[0];
+    const paid = await f.app.app.inject({
+      method: 'POST',
+      url: `/pay/${payment?.token ?? ''}`,
+      payload: 'action=pay&card_number=4242424242424242&expiry=12%2F30',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    t.is(paid.statusCode, 200);
+    t.is(session(f)?.state, 'finished');
   });
-  t.is(paid.statusCode, 200);
-  t.is(session(f)?.state, 'finished');
-});
+}
 
-test('exit after paying: straight to finished; an overstay at the exit adds a payment and waits for it', async (t) => {
-  const f = await fixture(t);
-  const payment = f.app.ctx.payments.listOfSession(f.sessionId)[0];
-  await f.app.app.inject({ method: 'POST', url: `/pay/${payment?.token ?? ''}`, payload: 'action=pay&card_number=4242424242424242&expiry=12%2F30', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-  f.app.clock.advance(20 * 60_000);
-  await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.exit, f.command), f.parking.exit, { createdAt: '2026-01-01 00:20:00' })] });
-  t.is(session(f)?.state, 'finished');
+for (const accessMode of ACCESS_MODES) {
+  test(`exit after paying: straight to finished; an overstay at the exit adds a payment and waits for it (${accessMode})`, async (t) => {
+    const f = await fixture(t, {}, accessMode);
+    const payment = f.app.ctx.payments.listOfSession(f.sessionId)[0];
+    await f.app.app.inject({ method: 'POST', url: `/pay/${payment?.token ?? ''}`, payload: 'action=pay&card_number=4242424242424242&expiry=12%2F30', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    f.app.clock.advance(20 * 60_000);
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.exit, f.command), f.parking.exit, { createdAt: '2026-01-01 00:20:00' })] });
+    t.is(session(f)?.state, 'finished');
 
-  const g = await fixture(t);
-  g.app.clock.advance(90 * 60_000);
-  await postBoxLogs(g.app, g.token, { box_logs: [accessLog(g, boxAnswer(g.parking.exit, g.command), g.parking.exit, { createdAt: '2026-01-01 01:30:00' })] });
-  t.is(session(g)?.state, 'exiting');
-  t.deepEqual(g.app.ctx.payments.listOfSession(g.sessionId).map((p) => [p.purpose, p.amount_minor]), [['session', 600], ['overstay', 300]]);
-});
+    const g = await fixture(t, {}, accessMode);
+    g.app.clock.advance(90 * 60_000);
+    await postBoxLogs(g.app, g.token, { box_logs: [accessLog(g, boxAnswer(g.parking.exit, g.command), g.parking.exit, { createdAt: '2026-01-01 01:30:00' })] });
+    t.is(session(g)?.state, 'exiting');
+    t.deepEqual(g.app.ctx.payments.listOfSession(g.sessionId).map((p) => [p.purpose, p.amount_minor]), [['session', 600], ['overstay', 300]]);
+  });
+}
 
-test('tries countdown: each verified try lowers the direction\'s remaining tries, never raises it', async (t) => {
-  const f = await fixture(t);
-  const answer = (remaining: number, status: number = Status.OK, box = f.parking.entrance) => accessLog(f, boxAnswer(box, f.command, { remaining, status: status as 0 }), box);
-  await postBoxLogs(f.app, f.token, { box_logs: [answer(9), answer(8, Status.LOW_BATTERY), answer(7, Status.BARRIER_FAULT)] });
-  t.is(session(f)?.entrance_remaining_tries, 7);
-  await postBoxLogs(f.app, f.token, { box_logs: [answer(9)] });
-  t.is(session(f)?.entrance_remaining_tries, 7, 'an old try uploaded late does not raise it');
-  await postBoxLogs(f.app, f.token, { box_logs: [answer(0, Status.NO_TRIES_LEFT), answer(0xff, Status.AUTH_FAILED)] });
-  t.is(session(f)?.entrance_remaining_tries, 0);
-  t.is(session(f)?.exit_remaining_tries, 10, 'the other direction is untouched');
-  await postBoxLogs(f.app, f.token, { box_logs: [answer(4, Status.OK, f.parking.exit)] });
-  t.is(session(f)?.exit_remaining_tries, 4);
-});
+for (const accessMode of ACCESS_MODES) {
+  test(`tries countdown: each verified try lowers the direction's remaining tries, never raises it (${accessMode})`, async (t) => {
+    const f = await fixture(t, {}, accessMode);
+    const answer = (remaining: number, status: number = Status.OK, box = f.parking.entrance) => accessLog(f, boxAnswer(box, f.command, { remaining, status: status as 0 }), box);
+    await postBoxLogs(f.app, f.token, { box_logs: [answer(9), answer(8, Status.LOW_BATTERY), answer(7, Status.BARRIER_FAULT)] });
+    t.is(session(f)?.entrance_remaining_tries, 7);
+    await postBoxLogs(f.app, f.token, { box_logs: [answer(9)] });
+    t.is(session(f)?.entrance_remaining_tries, 7, 'an old try uploaded late does not raise it');
+    await postBoxLogs(f.app, f.token, { box_logs: [answer(0, Status.NO_TRIES_LEFT), answer(0xff, Status.AUTH_FAILED)] });
+    t.is(session(f)?.entrance_remaining_tries, 0);
+    t.is(session(f)?.exit_remaining_tries, 10, 'the other direction is untouched');
+    await postBoxLogs(f.app, f.token, { box_logs: [answer(4, Status.OK, f.parking.exit)] });
+    t.is(session(f)?.exit_remaining_tries, 4);
+  });
+}
 
 test('the service learns box_time drift, battery, last seen and the control sequence from verified responses', async (t) => {
   const f = await fixture(t);

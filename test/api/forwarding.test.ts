@@ -10,7 +10,8 @@ import { openDatabase } from '../../api/db/open.js';
 import { OutboxRepository } from '../../api/forwarding/outbox.js';
 import { DRIVER, loggedIn, tempDir, testApp, type TestApp } from '../helpers/api-app.js';
 import { boxAnswer, boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
-import { createSession, seedParking, type SeededParking } from '../helpers/parking.js';
+import type { AccessMode } from '../../api/repositories/parkings.js';
+import { ACCESS_MODES, createSession, seedParking, type SeededParking } from '../helpers/parking.js';
 import { fail, hang, ok, redirect, startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const SECRET = 'forwarding-secret-for-tests';
@@ -23,10 +24,10 @@ interface Setup {
   command: Buffer;
 }
 
-async function setup(t: ExecutionContext, receiver: Receiver, options: { dir?: string; maxAgeHours?: number; startForwarding?: boolean } = {}): Promise<Setup> {
+async function setup(t: ExecutionContext, receiver: Receiver, options: { dir?: string; maxAgeHours?: number; startForwarding?: boolean; accessMode?: AccessMode } = {}): Promise<Setup> {
   const app = await testApp(t, { tokenTtlSeconds: 86_400, forwardingMaxAgeHours: options.maxAgeHours ?? 72 }, { dir: options.dir, startForwarding: options.startForwarding ?? false });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = seedParking(app, { accessMode: options.accessMode ?? 'sealed' });
   app.ctx.parkings.setForwarding(parking.id, receiver.url, true, SECRET);
   const body = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<{ smart_key: { id: number; access_command: string } }>();
   return { app, token: tokens.access_token, parking, keyId: body.smart_key.id, command: Buffer.from(body.smart_key.access_command, 'base64') };
@@ -49,35 +50,38 @@ async function send(s: Setup, entries: ReturnType<typeof logs>): Promise<void> {
 
 const records = (receiver: Receiver) => receiver.received.flatMap((request) => JSON.parse(request.body) as Record<string, unknown>[]);
 
-test('a JSON array of 2.2 records with email, signed with HMAC-SHA256 of "t.body", with a delivery id', async (t) => {
-  const receiver = await startReceiver(t);
-  const s = await setup(t, receiver);
-  s.app.ctx.parkings.setForwarding(s.parking.id, receiver.url, true, SECRET, { forwardUnverified: true });
-  const sent = [...logs(s, 1), ...logs(s, 1, false)];
-  await send(s, sent);
-  t.is(countRows(s.app, 'forwarding_outbox'), 2, 'queued in the same transaction');
-  t.is(await s.app.ctx.forwarding.runOnce(), 1);
-  t.is(receiver.received.length, 1);
-  const [request] = receiver.received;
-  if (!request) return;
-  t.is(request.headers['content-type'], 'application/json');
-  t.regex(String(request.headers['x-parkbench-delivery']), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-  const signature = String(request.headers['x-parkbench-signature']);
-  const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature);
-  t.truthy(match);
-  t.is(Number(match?.[1]), s.app.clock.now() / 1000, 'unix seconds of the injected clock');
-  t.is(match?.[2], createHmac('sha256', SECRET).update(`${match?.[1]}.${request.body}`).digest('hex'));
-  t.true(verifySignature(SECRET, request.body, signature, s.app.clock.now() / 1000));
-  t.false(verifySignature('wrong secret', request.body, signature, s.app.clock.now() / 1000));
-  const body = JSON.parse(request.body) as Record<string, unknown>[];
-  t.true(Array.isArray(body), 'no wrapper');
-  t.deepEqual(body, sent.map(({ box_log }, index) => ({ ...box_log, email: DRIVER.email, verified: index === 0 })));
-  t.deepEqual(Object.keys(body[0] ?? {}), [
-    'fo_user_id', 'smart_key_id', 'equipment_id', 'secured_parking_id', 'type', 'command', 'command_decrypted',
-    'response', 'response_decrypted', 'offline', 'created_at', 'point_attributes', 'email', 'verified',
-  ]);
-  t.like(s.app.ctx.outbox.status()[0], { url: receiver.url, pending: 0, delivered: 2, dead: 0, last_error: null });
-});
+for (const accessMode of ACCESS_MODES) {
+  test(`a JSON array of 2.2 records with email, signed with HMAC-SHA256 of "t.body", with a delivery id (${accessMode} parking)`, async (t) => {
+    const receiver = await startReceiver(t);
+    const s = await setup(t, receiver, { accessMode });
+    t.is(s.command[1], s.parking.accessKind);
+    s.app.ctx.parkings.setForwarding(s.parking.id, receiver.url, true, SECRET, { forwardUnverified: true });
+    const sent = [...logs(s, 1), ...logs(s, 1, false)];
+    await send(s, sent);
+    t.is(countRows(s.app, 'forwarding_outbox'), 2, 'queued in the same transaction');
+    t.is(await s.app.ctx.forwarding.runOnce(), 1);
+    t.is(receiver.received.length, 1);
+    const [request] = receiver.received;
+    if (!request) return;
+    t.is(request.headers['content-type'], 'application/json');
+    t.regex(String(request.headers['x-parkbench-delivery']), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const signature = String(request.headers['x-parkbench-signature']);
+    const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature);
+    t.truthy(match);
+    t.is(Number(match?.[1]), s.app.clock.now() / 1000, 'unix seconds of the injected clock');
+    t.is(match?.[2], createHmac('sha256', SECRET).update(`${match?.[1]}.${request.body}`).digest('hex'));
+    t.true(verifySignature(SECRET, request.body, signature, s.app.clock.now() / 1000));
+    t.false(verifySignature('wrong secret', request.body, signature, s.app.clock.now() / 1000));
+    const body = JSON.parse(request.body) as Record<string, unknown>[];
+    t.true(Array.isArray(body), 'no wrapper');
+    t.deepEqual(body, sent.map(({ box_log }, index) => ({ ...box_log, email: DRIVER.email, verified: index === 0 })));
+    t.deepEqual(Object.keys(body[0] ?? {}), [
+      'fo_user_id', 'smart_key_id', 'equipment_id', 'secured_parking_id', 'type', 'command', 'command_decrypted',
+      'response', 'response_decrypted', 'offline', 'created_at', 'point_attributes', 'email', 'verified',
+    ]);
+    t.like(s.app.ctx.outbox.status()[0], { url: receiver.url, pending: 0, delivered: 2, dead: 0, last_error: null });
+  });
+}
 
 /** What a driver with no session can invent: no smart key, no box answer. */
 function forged(s: Setup) {

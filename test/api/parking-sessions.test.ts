@@ -1,9 +1,10 @@
 // POST /api/car_driver/parking_sessions (spec 4.4, every line of section 7),
 // GET .../current, GET /api/car_driver/smart_keys and PUT .../finalize.
 import test from 'ava';
-import { FrameKind, openCommand } from '../../firmware-protocol/index.js';
+import { FrameKind, openCommand, openSignedCommand } from '../../firmware-protocol/index.js';
 import { errorBody, loggedIn, testApp } from '../helpers/api-app.js';
-import { anotherDriver, authGet, createSession, finalize, seedParking } from '../helpers/parking.js';
+import { ACCESS_MODES, anotherDriver, authGet, createSession, finalize, openAccessCommand, seedParking } from '../helpers/parking.js';
+import { newIssuer } from '../helpers/signed-box.js';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 
@@ -45,33 +46,39 @@ test('201: every field and type of 4.4, 2.5 and 2.6', async (t) => {
   for (const point of key.access_points) t.regex(point.access_point.mac_address, /^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/);
 });
 
-test('the access command opens with the parking key and holds what it should', async (t) => {
-  const app = await testApp(t);
-  const tokens = await loggedIn(app);
-  const parking = seedParking(app, { maxDurationMinutes: 60, tries: 3, boxes: ['entrance', 'entrance', 'exit'] });
-  app.clock.advance(1234); // not on a whole second: the window is whole seconds anyway
-  const body = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<SessionBody>();
-  const frame = Buffer.from(body.smart_key.access_command, 'base64');
-  t.is(frame.toString('base64'), body.smart_key.access_command, 'standard, padded base64');
-  const opened = openCommand(frame, parking.parkingKey);
-  if (!opened.ok) return t.fail('does not open under the parking key');
-  const { command } = opened;
-  t.is(command.kind, FrameKind.ACCESS);
-  t.is(command.keyId, body.smart_key.id);
-  t.is(command.scope, parking.id);
-  if (command.kind !== FrameKind.ACCESS) return;
-  t.deepEqual(command.body, {
-    notBefore: Date.parse(body.parking_session.start_time as string) / 1000,
-    notAfter: Date.parse(body.parking_session.end_time) / 1000,
-    maxEntries: 3,
-    maxExits: 3,
-    moduleIds: parking.boxes.map((box) => box.moduleId),
+for (const accessMode of ACCESS_MODES) {
+  test(`the access command opens as a box of the parking opens it and holds what it should (${accessMode})`, async (t) => {
+    const app = await testApp(t);
+    const tokens = await loggedIn(app);
+    const parking = seedParking(app, { maxDurationMinutes: 60, tries: 3, boxes: ['entrance', 'entrance', 'exit'], accessMode });
+    app.clock.advance(1234); // not on a whole second: the window is whole seconds anyway
+    const body = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<SessionBody>();
+    const frame = Buffer.from(body.smart_key.access_command, 'base64');
+    t.is(frame.toString('base64'), body.smart_key.access_command, 'standard, padded base64');
+    const opened = openAccessCommand(parking, frame);
+    if (!opened.ok) return t.fail(`does not open under the parking's ${accessMode === 'signed' ? 'issuer public key' : 'parking key'}`);
+    const { command } = opened;
+    t.is(command.kind, parking.accessKind);
+    t.is(command.keyId, body.smart_key.id);
+    t.is(command.scope, parking.id);
+    if (command.kind !== FrameKind.ACCESS && command.kind !== FrameKind.ACCESS_SIGNED) return;
+    t.deepEqual(command.body, {
+      notBefore: Date.parse(body.parking_session.start_time as string) / 1000,
+      notAfter: Date.parse(body.parking_session.end_time) / 1000,
+      maxEntries: 3,
+      maxExits: 3,
+      moduleIds: parking.boxes.map((box) => box.moduleId),
+    });
+    t.false(openCommand(frame, Buffer.alloc(16)).ok, 'not under another parking key');
+    t.false(openSignedCommand(frame, newIssuer().publicKey).ok, 'not under another issuer key');
+    // Which issuer key signed it is kept (rotation needs it); null when sealed.
+    const signedBy = app.app.db.prepare('SELECT signed_by FROM smart_keys WHERE id = ?').pluck().get(body.smart_key.id);
+    t.is(signedBy, parking.issuer?.publicKey.toString('hex') ?? null);
+    // GET returns the same bytes.
+    const keys = (await authGet(app, tokens.access_token, '/api/car_driver/smart_keys')).json<{ access_command: string }[]>();
+    t.is(keys[0]?.access_command, body.smart_key.access_command);
   });
-  t.false(openCommand(frame, Buffer.alloc(16)).ok, 'not under another key');
-  // GET returns the same bytes.
-  const keys = (await authGet(app, tokens.access_token, '/api/car_driver/smart_keys')).json<{ access_command: string }[]>();
-  t.is(keys[0]?.access_command, body.smart_key.access_command);
-});
+}
 
 test('amount: price per hour × minutes / 60 in minor units, rounded half up', async (t) => {
   const app = await testApp(t);
@@ -225,29 +232,31 @@ test('finalize within the window: end_time now, amount for the minutes used (rou
   t.is(errorBody(t, again).error, 'session_finished');
 });
 
-test('finalize past the window: the extra due, a new pay_url, an exit key for EXIT_KEY_MINUTES', async (t) => {
-  const app = await testApp(t, { exitKeyMinutes: 30 });
-  const tokens = await loggedIn(app);
-  const parking = seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 4 });
-  const created = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<SessionBody>();
-  app.clock.advance(90 * 60_000);
-  const body = (await finalize(app, tokens.access_token, created.parking_session.id)).json<SessionBody>();
-  t.is(body.amount, '9.00');
-  t.is(body.extra_amount, '3.00');
-  t.not(body.pay_url, created.pay_url);
-  t.regex(body.pay_url, /\/pay\/[A-Za-z0-9_-]{32}$/);
-  t.is(body.parking_session.exit_remaining_tries, 4);
-  const key = body.smart_key;
-  t.not(key.id, created.smart_key.id);
-  t.deepEqual(key.access_points.map((point) => point.access_point.module_id), [parking.exit.moduleId]);
-  const opened = openCommand(Buffer.from(key.access_command, 'base64'), parking.parkingKey);
-  if (!opened.ok || opened.command.kind !== FrameKind.ACCESS) return t.fail('exit key does not open');
-  const now = app.clock.now() / 1000;
-  t.deepEqual(opened.command.body, { notBefore: now, notAfter: now + 30 * 60, maxEntries: 0, maxExits: 4, moduleIds: [parking.exit.moduleId] });
-  t.is((await authGet(app, tokens.access_token, '/api/car_driver/smart_keys')).json<unknown[]>().length, 2);
-  // Visible in GET current until paid.
-  t.deepEqual((await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).json<SessionBody>().smart_key, key);
-});
+for (const accessMode of ACCESS_MODES) {
+  test(`finalize past the window: the extra due, a new pay_url, an exit key for EXIT_KEY_MINUTES (${accessMode})`, async (t) => {
+    const app = await testApp(t, { exitKeyMinutes: 30 });
+    const tokens = await loggedIn(app);
+    const parking = seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 4, accessMode });
+    const created = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<SessionBody>();
+    app.clock.advance(90 * 60_000);
+    const body = (await finalize(app, tokens.access_token, created.parking_session.id)).json<SessionBody>();
+    t.is(body.amount, '9.00');
+    t.is(body.extra_amount, '3.00');
+    t.not(body.pay_url, created.pay_url);
+    t.regex(body.pay_url, /\/pay\/[A-Za-z0-9_-]{32}$/);
+    t.is(body.parking_session.exit_remaining_tries, 4);
+    const key = body.smart_key;
+    t.not(key.id, created.smart_key.id);
+    t.deepEqual(key.access_points.map((point) => point.access_point.module_id), [parking.exit.moduleId]);
+    const opened = openAccessCommand(parking, Buffer.from(key.access_command, 'base64'));
+    if (!opened.ok || opened.command.kind !== parking.accessKind || (opened.command.kind !== FrameKind.ACCESS && opened.command.kind !== FrameKind.ACCESS_SIGNED)) return t.fail('exit key does not open');
+    const now = app.clock.now() / 1000;
+    t.deepEqual(opened.command.body, { notBefore: now, notAfter: now + 30 * 60, maxEntries: 0, maxExits: 4, moduleIds: [parking.exit.moduleId] });
+    t.is((await authGet(app, tokens.access_token, '/api/car_driver/smart_keys')).json<unknown[]>().length, 2);
+    // Visible in GET current until paid.
+    t.deepEqual((await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).json<SessionBody>().smart_key, key);
+  });
+}
 
 test('finalize: 404 for another driver\'s or an unknown session, 401 without a token', async (t) => {
   const app = await testApp(t);

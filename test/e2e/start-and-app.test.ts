@@ -74,11 +74,14 @@ test.serial('start prints the bench, app goes entering -> active -> exiting -> f
   // The session's story, from the database: both box logs verified, stored once each.
   const db = new Database(database, { readonly: true });
   t.teardown(() => db.close());
-  const logs = db.prepare('SELECT verified, type FROM box_logs ORDER BY id').all() as { verified: number; type: string }[];
-  t.deepEqual(logs, [
+  const logs = db.prepare('SELECT verified, type, command_decrypted FROM box_logs ORDER BY id').all() as { verified: number; type: string; command_decrypted: string }[];
+  t.deepEqual(logs.map(({ verified, type }) => ({ verified, type })), [
     { verified: 1, type: 'in' },
     { verified: 1, type: 'out' },
   ]);
+  // The demo parking is signed (issue 13): its smart key is an ACCESS_SIGNED, its boxes hold no parking key.
+  t.like(db.prepare('SELECT access_mode, parking_key FROM secured_parkings WHERE id = ?').get(ready.parking_id), { access_mode: 'signed', parking_key: null });
+  for (const log of logs) t.regex(log.command_decrypted, /^ACCESS_SIGNED key=\d+ parking=\d+ modules=/);
   await receiver.waitFor(1);
   await waitFor(() => receiver.received.reduce((sum, request) => sum + (JSON.parse(request.body) as unknown[]).length, 0) >= 2, 'both box logs forwarded', 30_000);
   const first = receiver.received[0];
@@ -89,6 +92,27 @@ test.serial('start prints the bench, app goes entering -> active -> exiting -> f
   t.is(await bench.stop('SIGINT'), 0);
   t.true(await portIsFree(port), 'the HTTP port is free again');
   t.true(await portIsFree(mqttPort), 'the MQTT port is free again');
+});
+
+test.serial('a demo database made by an older parkbench (a sealed demo parking) still runs: app passes every step with its sealed ACCESS', async (t) => {
+  const directory = await dataDir(t);
+  const database = join(directory, 'parkbench.sqlite');
+  const demo = await runCli(['admin', 'demo', '--json', '--database', database]);
+  t.is(demo.code, 0, demo.stderr);
+  // What migration 8 leaves of a version 1 demo parking: sealed, its parking key, no issuer keys.
+  const old = new Database(database);
+  old.prepare("UPDATE secured_parkings SET access_mode = 'sealed', parking_key = '000102030405060708090a0b0c0d0e0f', issuer_private_key = NULL, issuer_public_key = NULL").run();
+  old.close();
+  const { bench, ready } = await start(t, directory);
+  const app = await runCli(appArgs(ready));
+  t.is(app.code, 0, `${app.stdout}\n${app.stderr}`);
+  t.true(app.stdout.includes('session finished'));
+  const db = new Database(database, { readonly: true });
+  t.teardown(() => db.close());
+  const logs = db.prepare('SELECT verified, command_decrypted FROM box_logs ORDER BY id').all() as { verified: number; command_decrypted: string }[];
+  t.deepEqual(logs.map((log) => log.verified), [1, 1]);
+  for (const log of logs) t.regex(log.command_decrypted, /^ACCESS key=\d+ parking=\d+ modules=/);
+  t.is(await bench.stop('SIGTERM'), 0);
 });
 
 test.serial('the demo data survives a restart; --fresh starts over', async (t) => {

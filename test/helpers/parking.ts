@@ -1,9 +1,17 @@
-// A secured parking with boxes in a test app's database, and the calls of
-// the session routes.
+// A secured parking with boxes in a test app's database, sealed or signed
+// (docs/protocol.md, Keys), and the calls of the session routes.
 import type { LightMyRequestResponse } from 'fastify';
 import { randomKeyHex } from '../../api/auth/secrets.js';
+import { freshParkingKeys } from '../../api/parkings/create.js';
 import type { Direction } from '../../api/repositories/boxes.js';
+import type { AccessMode } from '../../api/repositories/parkings.js';
+import { FrameKind, openCommand, openSignedCommand, type OpenResult } from '../../firmware-protocol/index.js';
+import type { Provisioning } from '../../simulator/provisioning.js';
 import type { TestApp } from './api-app.js';
+import { testProvisioning } from './box-provisioning.js';
+import { signedProvisioning, type IssuerKeyPair } from './signed-box.js';
+
+export { ACCESS_MODES } from '../../api/parkings/create.js';
 
 export interface SeededBox {
   moduleId: number;
@@ -14,7 +22,13 @@ export interface SeededBox {
 
 export interface SeededParking {
   id: number;
-  parkingKey: Buffer;
+  accessMode: AccessMode;
+  /** K_park of a sealed parking; null for a signed one. */
+  parkingKey: Buffer | null;
+  /** The issuer key pair of a signed parking (as the database holds it); null for a sealed one. */
+  issuer: IssuerKeyPair | null;
+  /** The kind of its smart keys' access commands. */
+  accessKind: typeof FrameKind.ACCESS | typeof FrameKind.ACCESS_SIGNED;
   boxes: SeededBox[];
   entrance: SeededBox;
   exit: SeededBox;
@@ -30,12 +44,15 @@ export interface ParkingOptions {
   /** Directions of the boxes, in module id order; default entrance + exit. */
   boxes?: Direction[];
   firstModuleId?: number;
+  /** Default sealed, the mode of the tests written before protocol version 2;
+   * tests of behaviour that must hold for both run once per ACCESS_MODES. */
+  accessMode?: AccessMode;
 }
 
 let nextModuleId = 9100;
 
 export function seedParking(test: TestApp, options: ParkingOptions = {}): SeededParking {
-  const parkingKeyHex = randomKeyHex();
+  const keys = freshParkingKeys(options.accessMode ?? 'sealed');
   const id = test.ctx.parkings.insert(
     {
       name: options.name ?? 'Station lot',
@@ -45,7 +62,7 @@ export function seedParking(test: TestApp, options: ParkingOptions = {}): Seeded
       maxDurationMinutes: options.maxDurationMinutes ?? 120,
       tries: options.tries ?? 10,
       isOnline: options.isOnline ?? false,
-      keys: { accessMode: 'sealed', parkingKey: parkingKeyHex },
+      keys,
     },
     test.clock.now(),
   );
@@ -62,7 +79,33 @@ export function seedParking(test: TestApp, options: ParkingOptions = {}): Seeded
   const none: SeededBox = { moduleId: -1, direction: 'entrance', macAddress: '', boxKey: Buffer.alloc(16) };
   const entrance = boxes.find((box) => box.direction === 'entrance') ?? boxes[0] ?? none;
   const exit = boxes.find((box) => box.direction === 'exit') ?? boxes[0] ?? none;
-  return { id, parkingKey: Buffer.from(parkingKeyHex, 'hex'), boxes, entrance, exit };
+  return {
+    id,
+    accessMode: keys.accessMode,
+    parkingKey: keys.accessMode === 'sealed' ? Buffer.from(keys.parkingKey, 'hex') : null,
+    issuer: keys.accessMode === 'signed' ? { privateKey: Buffer.from(keys.issuerPrivateKey, 'hex'), publicKey: Buffer.from(keys.issuerPublicKey, 'hex') } : null,
+    accessKind: keys.accessMode === 'signed' ? FrameKind.ACCESS_SIGNED : FrameKind.ACCESS,
+    boxes,
+    entrance,
+    exit,
+  };
+}
+
+/** Opens a smart key's access command as a box of the parking would: under
+ * K_park (sealed) or the issuer public key (signed). */
+export function openAccessCommand(parking: SeededParking, command: Buffer): OpenResult {
+  if (parking.issuer !== null) return openSignedCommand(command, parking.issuer.publicKey);
+  if (parking.parkingKey === null) throw new Error('a sealed parking without K_park');
+  return openCommand(command, parking.parkingKey);
+}
+
+/** What `admin box provision` gives a box of the parking (no MQTT account):
+ * K_park for a sealed parking, the issuer public key for a signed one. */
+export function provisioningOf(parking: SeededParking, box: SeededBox): Provisioning {
+  const fields = { moduleId: box.moduleId, parkingId: parking.id, direction: box.direction, macAddress: box.macAddress, boxKey: box.boxKey, skewSeconds: 120, minBatteryMv: 3_300, mqtt: null };
+  if (parking.issuer !== null) return signedProvisioning(parking.issuer, fields);
+  if (parking.parkingKey === null) throw new Error('a sealed parking without K_park');
+  return testProvisioning({ ...fields, parkingKey: parking.parkingKey });
 }
 
 export function createSession(test: TestApp, accessToken: string | undefined, payload: unknown): Promise<LightMyRequestResponse> {

@@ -4,14 +4,16 @@
 import test, { type ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { FrameKind, parseResponse, sealCommand, Status } from '../../firmware-protocol/index.js';
+import { FrameKind, parseResponse, sealCommand, signAccessCommand, Status } from '../../firmware-protocol/index.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
-import { authGet, createSession, seedParking, type SeededBox, type SeededParking } from '../helpers/parking.js';
+import type { AccessMode } from '../../api/repositories/parkings.js';
+import { ACCESS_MODES, authGet, createSession, provisioningOf, seedParking, type SeededBox, type SeededParking } from '../helpers/parking.js';
 import { runCli } from '../helpers/run-cli.js';
+import { newIssuer } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
 
 const topics = new Topics();
@@ -23,9 +25,9 @@ interface Bench {
   url: string;
 }
 
-async function bench(t: ExecutionContext, online = false): Promise<Bench> {
+async function bench(t: ExecutionContext, online = false, accessMode: AccessMode = 'sealed'): Promise<Bench> {
   const app = await testApp(t, {}, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
-  const parking = seedParking(app, { isOnline: online });
+  const parking = seedParking(app, { isOnline: online, accessMode });
   for (const box of parking.boxes) app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const tokens = await loggedIn(app);
   const url = app.app.mqtt?.url ?? '';
@@ -35,18 +37,8 @@ async function bench(t: ExecutionContext, online = false): Promise<Bench> {
 async function boxOnBroker(t: ExecutionContext, context: Bench, box: SeededBox): Promise<SimulatedBox> {
   const simulated = await SimulatedBox.start({
     clock: context.app.clock,
-    provisioning: {
-      moduleId: box.moduleId,
-      parkingId: context.parking.id,
-      direction: box.direction,
-      macAddress: box.macAddress,
-      parkingKey: context.parking.parkingKey,
-      parkingKeyNext: null,
-      boxKey: box.boxKey,
-      skewSeconds: 120,
-      minBatteryMv: 3_300,
-      mqtt: null,
-    },
+    // As `admin box provision` gives it: K_park (sealed) or the issuer public key (signed).
+    provisioning: provisioningOf(context.parking, box),
   });
   const link = new BoxMqttLink(simulated, { url: context.url, username: `box-${box.moduleId}`, password: `pw-${box.moduleId}`, clock: context.app.clock });
   t.teardown(async () => {
@@ -79,34 +71,38 @@ function logs(context: Bench): StoredLog[] {
   return context.app.ctx.db.prepare('SELECT * FROM box_logs ORDER BY id').all() as StoredLog[];
 }
 
-test('a verified response over MQTT becomes a box log and moves the session to active', async (t) => {
-  const context = await bench(t);
-  await boxOnBroker(t, context, context.parking.entrance);
-  const created = await createSession(context.app, context.token, { parking_session: { secured_parking_id: context.parking.id } });
-  const session = created.json<{ smart_key: { id: number; access_command: string }; parking_session: { id: number } }>();
-  const client = await operator(t, context);
-  // As the phone's stand-in would: the access command on the box's command topic, no context.
-  await client.publishAsync(topics.box(context.parking.entrance.moduleId, 'command'), JSON.stringify({ command: session.smart_key.access_command }), { qos: 1 });
-  await waitFor(() => logs(context).length === 1, 'the box log');
-  const [log] = logs(context);
-  t.like(log, { verified: 1, smart_key_id: session.smart_key.id, type: 'in' });
-  t.truthy(log?.fo_user_id, 'the driver comes from the smart key of the command');
-  t.regex(log?.command_decrypted ?? '', /^ACCESS key=\d+ parking=\d+ modules=/);
-  t.regex(log?.response_decrypted ?? '', /^OK ACCESS module=/);
-  const current = await authGet(context.app, context.token, '/api/car_driver/parking_sessions/current');
-  t.is(current.json<{ parking_session: { state: string; entrance_remaining_tries: number } }>().parking_session.state, 'active');
-  t.is(context.app.app.mqtt?.ingestion.counters.stored, 1);
+for (const accessMode of ACCESS_MODES) {
+  test(`a verified response over MQTT becomes a box log and moves the session to active (${accessMode})`, async (t) => {
+    const context = await bench(t, false, accessMode);
+    await boxOnBroker(t, context, context.parking.entrance);
+    const created = await createSession(context.app, context.token, { parking_session: { secured_parking_id: context.parking.id } });
+    const session = created.json<{ smart_key: { id: number; access_command: string }; parking_session: { id: number } }>();
+    const client = await operator(t, context);
+    // As the phone's stand-in would: the access command on the box's command topic, no context.
+    await client.publishAsync(topics.box(context.parking.entrance.moduleId, 'command'), JSON.stringify({ command: session.smart_key.access_command }), { qos: 1 });
+    await waitFor(() => logs(context).length === 1, 'the box log');
+    const [log] = logs(context);
+    t.like(log, { verified: 1, smart_key_id: session.smart_key.id, type: 'in' });
+    t.truthy(log?.fo_user_id, 'the driver comes from the smart key of the command');
+    // Rendered with the parking's keys: K_park opens an ACCESS, the issuer public key verifies an ACCESS_SIGNED.
+    const kind = accessMode === 'signed' ? 'ACCESS_SIGNED' : 'ACCESS';
+    t.regex(log?.command_decrypted ?? '', new RegExp(`^${kind} key=${session.smart_key.id} parking=${context.parking.id} modules=${context.parking.entrance.moduleId},${context.parking.exit.moduleId} valid=\\S+Z\\.\\.\\S+Z entries=10 exits=10$`));
+    t.regex(log?.response_decrypted ?? '', new RegExp(`^OK ${kind} module=`));
+    const current = await authGet(context.app, context.token, '/api/car_driver/parking_sessions/current');
+    t.is(current.json<{ parking_session: { state: string; entrance_remaining_tries: number } }>().parking_session.state, 'active');
+    t.is(context.app.app.mqtt?.ingestion.counters.stored, 1);
 
-  // What the box told the service, for the operator.
-  const status = await runCli(['admin', 'box', 'status', '--module-id', String(context.parking.entrance.moduleId), '--json', '--database', context.app.config.databasePath]);
-  t.is(status.code, 0, status.stderr);
-  const [box] = JSON.parse(status.stdout) as { last_seen_at: string | null; battery_mv: number | null; last_box_seq: number | null; next_control_seq: number }[];
-  t.truthy(box?.last_seen_at);
-  t.is(box?.battery_mv, 3_900);
-  t.is(box?.last_box_seq, 1);
-  const unknown = await runCli(['admin', 'box', 'status', '--module-id', '4000000', '--database', context.app.config.databasePath]);
-  t.is(unknown.code, 1);
-});
+    // What the box told the service, for the operator.
+    const status = await runCli(['admin', 'box', 'status', '--module-id', String(context.parking.entrance.moduleId), '--json', '--database', context.app.config.databasePath]);
+    t.is(status.code, 0, status.stderr);
+    const [box] = JSON.parse(status.stdout) as { last_seen_at: string | null; battery_mv: number | null; last_box_seq: number | null; next_control_seq: number }[];
+    t.truthy(box?.last_seen_at);
+    t.is(box?.battery_mv, 3_900);
+    t.is(box?.last_box_seq, 1);
+    const unknown = await runCli(['admin', 'box', 'status', '--module-id', '4000000', '--database', context.app.config.databasePath]);
+    t.is(unknown.code, 1);
+  });
+}
 
 test('messages that cannot become a log are counted and acknowledged; a redelivered response is stored once', async (t) => {
   const context = await bench(t);
@@ -137,26 +133,54 @@ test('messages that cannot become a log are counted and acknowledged; a redelive
   t.is(counters?.duplicates, 1);
 });
 
-test('POST /api/car_driver/smart_keys/:id/open reaches the box of an online parking through MQTT', async (t) => {
-  const context = await bench(t, true);
-  await boxOnBroker(t, context, context.parking.entrance);
-  const session = (await createSession(context.app, context.token, { parking_session: { secured_parking_id: context.parking.id } })).json<{ smart_key: { id: number } }>();
-  const open = (moduleId: number, key = session.smart_key.id, token = context.token) =>
-    context.app.app.inject({ method: 'POST', url: `/api/car_driver/smart_keys/${key}/open`, headers: { authorization: `Bearer ${token}` }, payload: { module_id: moduleId } });
-  const opened = await open(context.parking.entrance.moduleId);
-  t.is(opened.statusCode, 200, opened.body);
-  t.like(opened.json(), { module_id: context.parking.entrance.moduleId, status: 'OK', status_code: 0, verified: true });
-  t.is(logs(context).length, 1);
-  t.is(errorBody(t, await open(123_456)).error, 'validation_failed');
-  t.is((await open(context.parking.entrance.moduleId, 999_999)).statusCode, 404);
-  // The exit box is not connected: 504 once BOX_ANSWER_TIMEOUT_MS has passed on the clock.
-  const timersBefore = context.app.clock.pendingTimers;
-  const waiting = open(context.parking.exit.moduleId);
-  await waitFor(() => context.app.clock.pendingTimers > timersBefore, 'the command published, its timeout set');
-  await context.app.clock.advanceAsync(context.app.config.boxAnswerTimeoutMs, 500);
-  const timedOut = await waiting;
-  t.is(timedOut.statusCode, 504);
-  t.is(errorBody(t, timedOut).error, 'box_timeout');
+for (const accessMode of ACCESS_MODES) {
+  test(`POST /api/car_driver/smart_keys/:id/open reaches the box of an online parking through MQTT (${accessMode})`, async (t) => {
+    const context = await bench(t, true, accessMode);
+    await boxOnBroker(t, context, context.parking.entrance);
+    const session = (await createSession(context.app, context.token, { parking_session: { secured_parking_id: context.parking.id } })).json<{ smart_key: { id: number } }>();
+    const open = (moduleId: number, key = session.smart_key.id, token = context.token) =>
+      context.app.app.inject({ method: 'POST', url: `/api/car_driver/smart_keys/${key}/open`, headers: { authorization: `Bearer ${token}` }, payload: { module_id: moduleId } });
+    const opened = await open(context.parking.entrance.moduleId);
+    t.is(opened.statusCode, 200, opened.body);
+    t.like(opened.json(), { module_id: context.parking.entrance.moduleId, status: 'OK', status_code: 0, verified: true });
+    t.is(logs(context).length, 1);
+    t.is(errorBody(t, await open(123_456)).error, 'validation_failed');
+    t.is((await open(context.parking.entrance.moduleId, 999_999)).statusCode, 404);
+    // The exit box is not connected: 504 once BOX_ANSWER_TIMEOUT_MS has passed on the clock.
+    const timersBefore = context.app.clock.pendingTimers;
+    const waiting = open(context.parking.exit.moduleId);
+    await waitFor(() => context.app.clock.pendingTimers > timersBefore, 'the command published, its timeout set');
+    await context.app.clock.advanceAsync(context.app.config.boxAnswerTimeoutMs, 500);
+    const timedOut = await waiting;
+    t.is(timedOut.statusCode, 504);
+    t.is(errorBody(t, timedOut).error, 'box_timeout');
+  });
+}
+
+test("command_decrypted of an ACCESS_SIGNED: in full under any issuer public key of the parking (current, previous, being installed), AUTH_FAILED under another", async (t) => {
+  const context = await bench(t, false, 'signed');
+  const { issuer } = context.parking;
+  if (issuer === null) return t.fail('a signed parking has an issuer');
+  const [previous, next, stranger] = [newIssuer(), newIssuer(), newIssuer()];
+  context.app.ctx.db
+    .prepare('UPDATE secured_parkings SET issuer_previous_public_key = ?, issuer_next_private_key = ?, issuer_next_public_key = ? WHERE id = ?')
+    .run(previous.publicKey.toString('hex'), next.privateKey.toString('hex'), next.publicKey.toString('hex'), context.parking.id);
+  new MqttAccountRepository(context.app.ctx.db).addClient({ name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') }, Date.now());
+  const gateway = await mqtt.connectAsync(context.url, { username: 'gw-bench', password: 'gw-pw', reconnectPeriod: 0 });
+  t.teardown(() => gateway.endAsync(true));
+  const moduleId = context.parking.entrance.moduleId;
+  const body = { notBefore: 1_780_000_000, notAfter: 1_780_003_600, maxEntries: 2, maxExits: 3, moduleIds: [moduleId] };
+  for (const [pair, expected] of [
+    [issuer, `ACCESS_SIGNED key=4242 parking=${context.parking.id} modules=${moduleId} valid=2026-05-28T20:26:40Z..2026-05-28T21:26:40Z entries=2 exits=3`],
+    [previous, `ACCESS_SIGNED key=4242 parking=${context.parking.id} modules=${moduleId} valid=2026-05-28T20:26:40Z..2026-05-28T21:26:40Z entries=2 exits=3`],
+    [next, `ACCESS_SIGNED key=4242 parking=${context.parking.id} modules=${moduleId} valid=2026-05-28T20:26:40Z..2026-05-28T21:26:40Z entries=2 exits=3`],
+    [stranger, `ACCESS_SIGNED key=4242 parking=${context.parking.id} AUTH_FAILED`],
+  ] as const) {
+    const command = signAccessCommand({ privateKey: pair.privateKey, keyId: 4242, scope: context.parking.id, body });
+    await gateway.publishAsync(topics.box(moduleId, 'response'), JSON.stringify({ command: command.toString('base64'), response: null, received_at: new Date().toISOString(), via: 'serial', context: {}, error: 'timeout' }), { qos: 1 });
+    t.is(logs(context).at(-1)?.command_decrypted, expected);
+  }
+  t.is(logs(context).length, 4);
 });
 
 test('a key of a parking that is not online: 422 parking_not_online', async (t) => {

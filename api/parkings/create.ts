@@ -1,0 +1,49 @@
+// Making a secured parking with its keys (docs/protocol.md, Keys): a signed
+// parking (the default for new parkings) gets a fresh issuer key pair and no
+// K_park; a sealed one (version 1 firmware) gets a fresh K_park and no issuer
+// keys. The issuer's private key is stored and never returned: callers get
+// what may be shown to an operator.
+import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
+import { randomKeyHex } from '../auth/secrets.js';
+import type { Db } from '../db/open.js';
+import { type AccessMode, type NewParking, type NewParkingKeys, ParkingRepository } from '../repositories/parkings.js';
+
+/** Access modes in the order the CLI and the README list them, the default first. */
+export const ACCESS_MODES: readonly AccessMode[] = ['signed', 'sealed'];
+export const DEFAULT_ACCESS_MODE: AccessMode = 'signed';
+
+export function isAccessMode(value: string): value is AccessMode {
+  return (ACCESS_MODES as readonly string[]).includes(value);
+}
+
+/** A parking as the operator describes it; its keys are made here. */
+export type ParkingInput = Omit<NewParking, 'keys'>;
+
+/** What may be shown of a new parking's keys: never the issuer's private key. */
+export interface CreatedParkingKeys {
+  id: number;
+  accessMode: AccessMode;
+  /** K_park, 32 hex digits: sealed parkings only. */
+  parkingKey: string | null;
+  /** X || Y, 128 hex digits: signed parkings only. */
+  issuerPublicKey: string | null;
+}
+
+/** Fresh keys of an access mode, from a CSPRNG. */
+export function freshParkingKeys(accessMode: AccessMode): NewParkingKeys {
+  if (accessMode === 'sealed') return { accessMode, parkingKey: randomKeyHex() };
+  const pair = generateIssuerKeyPair();
+  return { accessMode, issuerPrivateKey: pair.privateKey.toString('hex'), issuerPublicKey: pair.publicKey.toString('hex') };
+}
+
+/** Inserts a parking with fresh keys of `accessMode`; call inside the caller's transaction if it has one. */
+export function createParking(db: Db, input: ParkingInput, accessMode: AccessMode, nowMs: number): CreatedParkingKeys {
+  const keys = freshParkingKeys(accessMode);
+  const id = new ParkingRepository(db).insert({ ...input, keys }, nowMs);
+  return {
+    id,
+    accessMode,
+    parkingKey: keys.accessMode === 'sealed' ? keys.parkingKey : null,
+    issuerPublicKey: keys.accessMode === 'signed' ? keys.issuerPublicKey : null,
+  };
+}
