@@ -1,0 +1,105 @@
+// Revocation end to end (issue 13): the real API (embedded broker,
+// dispatcher, ingestion) on a fake clock and real simulated boxes on MQTT.
+// The REVOKE reaches every box of the key; the box answers REVOKED to that
+// key and nothing else changes. A box that is offline keeps its command
+// pending, through a restart of the API, and gets it when it comes online.
+// 65 revocations to one box: the 65th is REVOCATION_FULL, failed and reported.
+import test from 'ava';
+import { operationReport, revokeSmartKey } from '../../api/control/operations.js';
+import { parseResponse, statusName } from '../../firmware-protocol/index.js';
+import { anotherDriver, createSession } from '../helpers/parking.js';
+import { loggedIn, tempDir } from '../helpers/api-app.js';
+import { addParking, controlApp, pumpUntil, startBox, statesOf } from './bench.js';
+import type { TestApp } from '../helpers/api-app.js';
+
+async function sessionKey(app: TestApp, parkingId: number, token?: string): Promise<{ id: number; command: Buffer; token: string }> {
+  const accessToken = token ?? (await anotherDriver(app)).accessToken;
+  const created = await createSession(app, accessToken, { parking_session: { secured_parking_id: parkingId } });
+  const key = created.json<{ smart_key: { id: number; access_command: string } }>().smart_key;
+  return { id: key.id, command: Buffer.from(key.access_command, 'base64'), token: accessToken };
+}
+
+async function statusOf(box: { handleCommand(command: Uint8Array): Promise<Buffer | null> }, command: Buffer): Promise<string | undefined> {
+  const response = await box.handleCommand(command);
+  return response === null ? undefined : statusName(parseResponse(response).status);
+}
+
+test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answer REVOKED to that key and OK to another', async (t) => {
+  const app = await controlApp(t);
+  const parking = addParking(app);
+  const [entranceId = 0, exitId = 0] = parking.moduleIds;
+  const entrance = await startBox(t, app, entranceId);
+  await startBox(t, app, exitId);
+  const revoked = await sessionKey(app, parking.id);
+  const other = await sessionKey(app, parking.id);
+
+  const result = revokeSmartKey(app.ctx.db, revoked.id, app.clock.now(), 'test');
+  await pumpUntil(app.clock, () => operationReport(app.ctx.db, result.operation).done === 2, 'both REVOKEs done');
+  const rows = app.ctx.db.prepare('SELECT module_id, last_status, control_seq, attempts FROM control_commands ORDER BY module_id').all();
+  t.deepEqual(rows, [
+    { module_id: entranceId, last_status: 'OK', control_seq: 1, attempts: 1 },
+    { module_id: exitId, last_status: 'OK', control_seq: 1, attempts: 1 },
+  ]);
+  t.is(entrance.box.state.revocations.size, 1);
+  // The answers are box logs, as any other.
+  t.is(app.ctx.db.prepare("SELECT count(*) FROM box_logs WHERE type = 'control' AND verified = 1").pluck().get(), 2);
+  t.like(app.ctx.boxes.learned(entranceId), { last_control_seq: 1, next_control_seq: 2 });
+
+  t.is(await statusOf(entrance.box, revoked.command), 'REVOKED');
+  t.is(await statusOf(entrance.box, other.command), 'OK', 'another key still opens');
+});
+
+test('an offline box keeps its REVOKE pending through an API restart and gets it when it comes online', async (t) => {
+  const dir = tempDir(t);
+  const first = await controlApp(t, { dir });
+  const parking = addParking(first, { boxes: ['entrance'] });
+  const [moduleId = 0] = parking.moduleIds;
+  const token = (await loggedIn(first)).access_token;
+  const key = await sessionKey(first, parking.id, token);
+  // The box was online once, then dropped off (its availability says offline).
+  const running = await startBox(t, first, moduleId);
+  await running.stop();
+  const result = revokeSmartKey(first.ctx.db, key.id, first.clock.now(), 'test');
+  for (let step = 0; step < 10; step++) {
+    first.clock.advance(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  t.deepEqual(statesOf(first, result.operation), { [moduleId]: 'pending' });
+  t.is(first.ctx.db.prepare('SELECT attempts FROM control_commands').pluck().get(), 0, 'nothing sent to a box known offline');
+  await first.app.close();
+
+  const second = await controlApp(t, { dir });
+  const box = running.box;
+  t.deepEqual(statesOf(second, result.operation), { [moduleId]: 'pending' }, 'the restart lost nothing');
+  await startBox(t, second, moduleId, box);
+  await pumpUntil(second.clock, () => statesOf(second, result.operation)[moduleId] === 'done', 'the REVOKE delivered once the box is online');
+  t.true(box.state.revocations.has(key.id));
+});
+
+test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, failed and not retried', async (t) => {
+  const app = await controlApp(t);
+  const parking = addParking(app, { boxes: ['entrance'] });
+  const [moduleId = 0] = parking.moduleIds;
+  const running = await startBox(t, app, moduleId);
+  const first = await sessionKey(app, parking.id);
+  // 64 more keys of the same session (the route gives one per session).
+  const key = app.ctx.smartKeys.findById(first.id);
+  if (key === null || key === undefined || key.session_id === null) throw new Error('no key');
+  const ids = [first.id];
+  for (let index = 0; index < 64; index++) {
+    ids.push(app.ctx.smartKeys.insert({ userId: key.user_id, parkingId: parking.id, sessionId: key.session_id, description: 'more', purpose: 'session', moduleIds: [moduleId], startTime: key.start_time, endTime: key.end_time }, app.clock.now()));
+  }
+  const operations = ids.map((id) => revokeSmartKey(app.ctx.db, id, app.clock.now(), 'test').operation);
+  const last = operations.at(-1) ?? '';
+  await pumpUntil(app.clock, () => operationReport(app.ctx.db, last).pending === 0, 'every REVOKE answered', { maxSteps: 400 });
+  t.is(operations.slice(0, 64).filter((operation) => operationReport(app.ctx.db, operation).done === 1).length, 64);
+  const report = operationReport(app.ctx.db, last);
+  t.like(report, { done: 0, pending: 0, failed: 1 });
+  t.like(report.deliveries[0], { state: 'failed', last_status: 'REVOCATION_FULL', attempts: 1 });
+  t.regex(report.deliveries[0]?.last_error ?? '', /revocation list is full/);
+  t.is(running.box.state.revocations.size, 64);
+  // Not retried: more polls send nothing.
+  const sent = app.app.control?.counters.sent;
+  for (let step = 0; step < 5; step++) app.clock.advance(1_000);
+  t.is(app.app.control?.counters.sent, sent);
+});
