@@ -15,8 +15,12 @@ import { testApp, type TestApp } from '../helpers/api-app.js';
 
 export const POLL_MS = 1_000;
 
-export function controlApp(t: ExecutionContext, options: { dir?: string; config?: Partial<ApiConfig> } = {}): Promise<TestApp> {
-  return testApp(t, { controlPollMs: POLL_MS, boxAnswerTimeoutMs: 2_000, ...options.config }, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 }, ...(options.dir === undefined ? {} : { dir: options.dir }) });
+export function controlApp(t: ExecutionContext, options: { dir?: string; config?: Partial<ApiConfig>; clock?: FakeClock } = {}): Promise<TestApp> {
+  return testApp(t, { controlPollMs: POLL_MS, boxAnswerTimeoutMs: 2_000, ...options.config }, {
+    mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 },
+    ...(options.dir === undefined ? {} : { dir: options.dir }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
 }
 
 let nextModuleId = 20_000;

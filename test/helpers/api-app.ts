@@ -33,11 +33,11 @@ export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string 
 export async function testApp(
   t: ExecutionContext,
   overrides: Partial<ApiConfig> = {},
-  options: { startForwarding?: boolean; dir?: string; mqtt?: MqttConnection } = {},
+  options: { startForwarding?: boolean; dir?: string; mqtt?: MqttConnection; clock?: FakeClock } = {},
 ): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
   const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N, ...overrides });
-  const clock = new FakeClock();
+  const clock = options.clock ?? new FakeClock();
   // The forwarding worker is driven by each test (runOnce), unless asked.
   const app = await buildApp({ config, clock, startForwarding: options.startForwarding ?? false, ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }) });
   t.teardown(() => app.close());
