@@ -23,6 +23,7 @@ import { BoxRepository } from '../repositories/boxes.js';
 import { scheduleDueDrops } from './operations.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow } from './repository.js';
 import { ControlSequences } from './sequence.js';
+import { settleUnechoed } from './settle.js';
 
 export type SendCommand = (moduleId: number, frame: Buffer, timeoutMs: number) => Promise<CommandOutcome>;
 
@@ -82,11 +83,13 @@ export class ControlDispatcher {
     if (online) this.#kick(moduleId, true);
   }
 
-  /** A response of the box arrived: it is online. */
+  /** A response of the box arrived: it is online. Only news costs a read
+   * (ingestion calls this for every response): a box already known online
+   * is served by the poll and by the end of its previous delivery. */
   seen(moduleId: number): void {
-    const wasOnline = this.#online.get(moduleId) === true;
+    if (this.#online.get(moduleId) === true) return;
     this.#online.set(moduleId, true);
-    this.#kick(moduleId, !wasOnline);
+    this.#kick(moduleId, true);
   }
 
   /** One pass over the queue (the poll; tests may call it). */
@@ -142,7 +145,13 @@ export class ControlDispatcher {
     const outcome = await this.options.send(head.module_id, sent.frame, answerTimeoutMs);
     if (this.#stopped) return;
     const problem = unanswered(outcome);
-    if (problem === undefined) return; // verified: ingestion settled it with the box log
+    if (problem === undefined) {
+      // Verified: ingestion settled it with the box log, unless the box did
+      // not echo the command (a version 1 box answers the new kinds
+      // MALFORMED with kind and key_id 0, docs/protocol.md step 2).
+      if ('answered' in outcome && outcome.answered.response !== null) this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
+      return;
+    }
     this.counters.unanswered++;
     const delay = backoffDelay(this.options.retry, head.attempts);
     this.#logger.info({ module_id: head.module_id, command: head.id, control_seq: sent.seq, problem, retry_ms: delay }, 'control command unanswered; tried again later');
@@ -151,6 +160,14 @@ export class ControlDispatcher {
     } catch (error) {
       // Its in_flight_until passes: the next poll takes it again.
       this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command retry not stored');
+    }
+  }
+
+  #settleUnechoed(head: ControlCommandRow, seq: number, response: Buffer): void {
+    try {
+      settleUnechoed(this.options.db, head.id, seq, response, this.options.clock.now());
+    } catch (error) {
+      this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command not settled');
     }
   }
 

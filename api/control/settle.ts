@@ -3,7 +3,7 @@
 // the ingestion transaction that stores the box log, in whichever process
 // ingests it, so "done" and its effect (a parking switching keys) commit
 // together with the answer or not at all.
-import { FrameKind, Status, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
+import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { Db } from '../db/open.js';
 import { ControlCommandRepository, type ControlCommandRow, type ControlKind } from './repository.js';
 import { completeOperation } from './completion.js';
@@ -56,4 +56,23 @@ function outcomeOf(command: ControlCommandRow, code: number, status: string, now
     default:
       return { ...base, state: 'failed', error: `${status}: the box refused the command` };
   }
+}
+
+/**
+ * A verified answer to the send with `seq` that settled nothing: the box did
+ * not echo the command's kind and sequence (steps 1 and 2 failed: a version
+ * 1 box does not know REVOKE or SET_ISSUER and answers MALFORMED with kind
+ * and key_id 0). Sending it again would get the same: failed, with the
+ * status it gave.
+ */
+export function settleUnechoed(db: Db, commandId: number, seq: number, response: Buffer, nowMs: number): void {
+  const commands = new ControlCommandRepository(db);
+  commands.transaction(() => {
+    const command = commands.findById(commandId);
+    if (command?.state !== 'pending' || command.control_seq !== seq || command.in_flight_until === null) return;
+    const code = parseResponse(response).status;
+    const status = statusName(code) ?? `0x${code.toString(16).padStart(2, '0')}`;
+    const error = `${status}: the box did not recognise the command (version 1 firmware does not know ${command.kind})`;
+    commands.settle(command.id, { state: 'failed', status, error, nextAttemptAt: command.next_attempt_at, replays: command.replays }, nowMs);
+  });
 }

@@ -5,6 +5,11 @@
 // pending, through a restart of the API, and gets it when it comes online.
 // 65 revocations to one box: the 65th is REVOCATION_FULL, failed and reported.
 import test from 'ava';
+import mqtt from 'mqtt';
+import { Status } from '../../firmware-protocol/index.js';
+import { parseCommandMessage } from '../../lib/mqtt-messages.js';
+import { Topics } from '../../lib/mqtt-topics.js';
+import { boxAnswer } from '../helpers/box-logs.js';
 import { operationReport, revokeSmartKey } from '../../api/control/operations.js';
 import { parseResponse, statusName } from '../../firmware-protocol/index.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
@@ -102,4 +107,31 @@ test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, f
   const sent = app.app.control?.counters.sent;
   for (let step = 0; step < 5; step++) app.clock.advance(1_000);
   t.is(app.app.control?.counters.sent, sent);
+});
+
+test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at once, not sent again', async (t) => {
+  const app = await controlApp(t);
+  const parking = addParking(app, { boxes: ['entrance'] });
+  const [moduleId = 0] = parking.moduleIds;
+  const boxKey = Buffer.from(app.ctx.boxes.findByModuleId(moduleId)?.box_key ?? '', 'hex');
+  // A box on MQTT that knows only version 1: kind and key_id 0 in its answer (docs/protocol.md, step 2).
+  const topics = new Topics();
+  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', { username: `box-${moduleId}`, password: `pw-${moduleId}`, reconnectPeriod: 0 });
+  t.teardown(() => client.endAsync(true));
+  let commands = 0;
+  client.on('message', (_topic, payload) => {
+    commands++;
+    const { message, frame } = parseCommandMessage(payload);
+    const response = boxAnswer({ moduleId, direction: 'entrance', macAddress: '', boxKey }, frame, { status: Status.MALFORMED, kind: 0, keyId: 0, remaining: 0xff });
+    client.publish(topics.box(moduleId, 'response'), JSON.stringify({ command: message.command, response: response.toString('base64'), received_at: new Date().toISOString(), via: 'mqtt', context: message.context ?? {} }), { qos: 1 }, () => undefined);
+  });
+  await client.subscribeAsync(topics.box(moduleId, 'command'), { qos: 1 });
+  await client.publishAsync(topics.box(moduleId, 'availability'), 'online', { retain: true });
+  const key = await sessionKey(app, parking.id);
+  const result = revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
+  await pumpUntil(app.clock, () => operationReport(app.ctx.db, result.operation).pending === 0, 'the REVOKE settled');
+  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], { state: 'failed', last_status: 'MALFORMED', attempts: 1 });
+  for (let step = 0; step < 10; step++) app.clock.advance(1_000);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.is(commands, 1, 'sent once');
 });
