@@ -48,6 +48,10 @@ export interface BuildAppOptions {
   /** Start the forwarding worker (default true); tests drive it with
    * `app.ctx.forwarding.runOnce()` or start it on a fake clock. */
   startForwarding?: boolean;
+  /** Start the control-command dispatcher's poll (default true) when `mqtt`
+   * is given; tests on a fake clock that leaps months leave it off (each
+   * poll schedules the next one) unless they test it. */
+  startControl?: boolean;
   /** MQTT: the embedded broker or an external one (ingestion of box
    * responses, online keys). Absent: no MQTT (tests of the HTTP API). */
   mqtt?: MqttConnection;
@@ -125,10 +129,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     app.decorate('control', control);
     service.onAvailability((moduleId, online) => control.availability(moduleId, online));
     service.ingestion.onResponse((response) => control.seen(response.moduleId));
-    app.addHook('onReady', (done) => {
-      control.start();
-      done();
-    });
+    if (options.startControl !== false) {
+      app.addHook('onReady', (done) => {
+        control.start();
+        done();
+      });
+    }
     // Stopped before the database closes: no box log is half-written.
     app.addHook('preClose', async () => {
       control.stop();

@@ -18,6 +18,7 @@ export const POLL_MS = 1_000;
 export function controlApp(t: ExecutionContext, options: { dir?: string; config?: Partial<ApiConfig>; clock?: FakeClock } = {}): Promise<TestApp> {
   return testApp(t, { controlPollMs: POLL_MS, boxAnswerTimeoutMs: 2_000, ...options.config }, {
     mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 },
+    startControl: true,
     ...(options.dir === undefined ? {} : { dir: options.dir }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
