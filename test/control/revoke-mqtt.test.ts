@@ -135,3 +135,35 @@ test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.is(commands, 1, 'sent once');
 });
+
+test('a box online but silent: the REVOKE stays pending, sent again with a growing backoff, and at once when the box is seen online again', async (t) => {
+  const app = await controlApp(t);
+  const parking = addParking(app, { boxes: ['entrance'] });
+  const [moduleId = 0] = parking.moduleIds;
+  const topics = new Topics();
+  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', { username: `box-${moduleId}`, password: `pw-${moduleId}`, reconnectPeriod: 0 });
+  t.teardown(() => client.endAsync(true));
+  const sentAt: number[] = [];
+  client.on('message', () => sentAt.push(app.clock.now()));
+  await client.subscribeAsync(topics.box(moduleId, 'command'), { qos: 1 });
+  await client.publishAsync(topics.box(moduleId, 'availability'), 'online', { retain: true });
+  const key = await sessionKey(app, parking.id);
+  const result = revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
+  const start = app.clock.now();
+  for (let step = 0; step < 120; step++) {
+    app.clock.advance(500);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], { state: 'pending', last_error: 'no answer in time' });
+  // 60 s: sends at about 0, 3, 6, 10, 17, 29, 55 s (2 s answer timeout, then 1, 2, 4, 8, 16, 32 s ± 20 %).
+  t.true(sentAt.length >= 5 && sentAt.length <= 8, `${sentAt.length} sends in 60 s`);
+  const gaps = sentAt.slice(1).map((at, index) => at - (sentAt[index] ?? 0));
+  t.true((gaps.at(-1) ?? 0) > (gaps[0] ?? 0) * 4, `growing gaps ${gaps.join(', ')}`);
+  t.true(sentAt[0] !== undefined && sentAt[0] - start <= 2_000, 'the first send on the next poll');
+  // Seen online again: sent at once, whatever the backoff says.
+  const before = sentAt.length;
+  await client.publishAsync(topics.box(moduleId, 'availability'), 'offline', { retain: true });
+  await client.publishAsync(topics.box(moduleId, 'availability'), 'online', { retain: true });
+  await pumpUntil(app.clock, () => sentAt.length > before, 'the send on coming online', { stepMs: 0, maxSteps: 50 });
+  t.is(sentAt.at(-1), app.clock.now(), 'no clock step needed');
+});
