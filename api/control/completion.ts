@@ -3,7 +3,7 @@
 // operation on a parking without boxes).
 import type { Db } from '../db/open.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
-import { ControlCommandRepository, type ControlBody } from './repository.js';
+import { ControlCommandRepository, type ControlBody, type ControlPurpose } from './repository.js';
 
 export function completeOperation(db: Db, operation: string): void {
   const commands = new ControlCommandRepository(db);
@@ -11,17 +11,23 @@ export function completeOperation(db: Db, operation: string): void {
   const [first] = commands.listOfOperation(operation);
   if (first === undefined) return;
   const body = JSON.parse(first.body) as ControlBody;
-  if (!('issuer_key' in body)) return; // a REVOKE: the key was refused in the service at once
+  // A REVOKE has nothing more to do: the key was refused in the service at once.
+  if ('issuer_key' in body) applyIssuerStep(db, first.purpose, first.parking_id, body.issuer_key);
+}
+
+/** The parking's side of a SET_ISSUER step every box has taken (or that no
+ * box needs: a parking without boxes). */
+export function applyIssuerStep(db: Db, purpose: ControlPurpose, parkingId: number, issuerKeyHex: string): void {
   const keys = new IssuerKeyTransitions(db);
-  switch (first.purpose) {
+  switch (purpose) {
     case 'set_access':
-      keys.switchToSigned(first.parking_id, body.issuer_key);
+      keys.switchToSigned(parkingId, issuerKeyHex);
       return;
     case 'rotate_install':
-      keys.rotate(first.parking_id, body.issuer_key);
+      keys.rotate(parkingId, issuerKeyHex);
       return;
     case 'rotate_drop':
-      keys.forgetPrevious(first.parking_id, body.issuer_key);
+      keys.forgetPrevious(parkingId, issuerKeyHex);
       return;
     case 'revoke':
       return;

@@ -10,7 +10,7 @@ import type { Db } from '../db/open.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
 import { SmartKeyRepository } from '../repositories/smart-keys.js';
-import { completeOperation } from './completion.js';
+import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
 import { ControlCommandRepository, type ControlCommandRow, type ControlState } from './repository.js';
 
@@ -115,15 +115,15 @@ function accessResult(db: Db, parkingId: number, operation: string): AccessResul
   return { parking_id: parkingId, access_mode: parking.access_mode, issuer_public_key: parking.issuer_public_key, ...operationReport(db, operation) };
 }
 
-/** Queues SET_ISSUER(issuerKey, previous) to every box of the parking; an
- * operation on a parking without boxes completes at once. */
+/** Queues SET_ISSUER(issuerKey, previous) to every box of the parking; on a
+ * parking without boxes, the step is taken at once (no box to wait for). */
 function queueSetIssuer(db: Db, parking: ParkingRow, purpose: 'set_access' | 'rotate_install' | 'rotate_drop', operation: string, issuerKey: string, previous: string | null, nowMs: number, requestedBy: string): void {
   const commands = new ControlCommandRepository(db);
   const boxes = new BoxRepository(db).listOfParking(parking.id);
   for (const box of boxes) {
     commands.insert({ moduleId: box.module_id, kind: 'SET_ISSUER', body: { issuer_key: issuerKey, issuer_key_previous: previous }, operation, purpose, parkingId: parking.id, requestedBy }, nowMs);
   }
-  if (boxes.length === 0) completeOperation(db, operation);
+  if (boxes.length === 0) applyIssuerStep(db, purpose, parking.id, issuerKey);
 }
 
 /**
@@ -204,7 +204,7 @@ export function scheduleDueDrops(db: Db, nowMs: number): string[] {
   if (parkings.length === 0) return [];
   const commands = new ControlCommandRepository(db);
   const skewOf = db.prepare<[number], { skew: number | null }>('SELECT max(skew_seconds) AS skew FROM boxes WHERE parking_id = ?');
-  const stillValid = db.prepare<[number, string, number], { one: number }>('SELECT 1 AS one FROM smart_keys WHERE parking_id = ? AND signed_by = ? AND end_time >= ? LIMIT 1');
+  const stillValid = db.prepare<[number, string, number], { one: number }>('SELECT 1 AS one FROM smart_keys WHERE parking_id = ? AND lower(signed_by) = lower(?) AND end_time >= ? LIMIT 1');
   const queued: string[] = [];
   for (const parking of parkings) {
     const current = parking.issuer_public_key ?? '';

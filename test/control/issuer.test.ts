@@ -6,7 +6,7 @@
 // signed is valid, on the fake clock. A box added meanwhile gets its keys
 // from its provisioning file and needs no SET_ISSUER.
 import test from 'ava';
-import { refuseSetAccessSealed, rotateIssuer, setAccessSigned } from '../../api/control/operations.js';
+import { refuseSetAccessSealed, rotateIssuer, scheduleDueDrops, setAccessSigned } from '../../api/control/operations.js';
 import { parseResponse, signAccessCommand, statusName } from '../../firmware-protocol/index.js';
 import type { SimulatedBox } from '../../simulator/simulated-box.js';
 import { loggedIn, me, testApp, type TestApp } from '../helpers/api-app.js';
@@ -133,4 +133,17 @@ test('rotate-issuer on a sealed parking is refused in one line', async (t) => {
   const app = await testApp(t);
   const parking = seedParking(app);
   t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), { message: `parking ${parking.id} is sealed: it has no issuer key to rotate (set-access --access signed first)` });
+});
+
+test('a parking without boxes: set-access and a rotation take effect at once, and its previous key is dropped on the next poll', async (t) => {
+  const app = await testApp(t);
+  const parking = seedParking(app, { boxes: [] });
+  t.like(setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test'), { access_mode: 'signed', deliveries: [] });
+  const first = parkingOf(app, parking.id).issuer_public_key;
+  rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test');
+  const rotated = parkingOf(app, parking.id);
+  t.like(rotated, { issuer_previous_public_key: first, issuer_next_public_key: null });
+  t.not(rotated.issuer_public_key, first);
+  scheduleDueDrops(app.ctx.db, app.clock.now());
+  t.is(parkingOf(app, parking.id).issuer_previous_public_key, null);
 });
