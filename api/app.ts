@@ -6,6 +6,7 @@ import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { createContext, type AppContext } from './context.js';
 import { MqttService, type MqttConnection } from './mqtt/mqtt-service.js';
+import { ControlDispatcher } from './control/dispatcher.js';
 import { openSmartKeyRoutes } from './routes/open-smart-key.js';
 import { Topics } from '../lib/mqtt-topics.js';
 import { databasePlugin } from './db/plugin.js';
@@ -31,6 +32,8 @@ declare module 'fastify' {
     ctx: AppContext;
     /** The MQTT side (broker or client, ingestion), when buildApp was given `mqtt`. */
     mqtt?: MqttService;
+    /** Delivers queued control commands (REVOKE, SET_ISSUER), when buildApp was given `mqtt`. */
+    control?: ControlDispatcher;
   }
 }
 
@@ -45,6 +48,10 @@ export interface BuildAppOptions {
   /** Start the forwarding worker (default true); tests drive it with
    * `app.ctx.forwarding.runOnce()` or start it on a fake clock. */
   startForwarding?: boolean;
+  /** Start the control-command dispatcher's poll (default true) when `mqtt`
+   * is given; tests on a fake clock that leaps months leave it off (each
+   * poll schedules the next one) unless they test it. */
+  startControl?: boolean;
   /** MQTT: the embedded broker or an external one (ingestion of box
    * responses, online keys). Absent: no MQTT (tests of the HTTP API). */
   mqtt?: MqttConnection;
@@ -109,8 +116,28 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (options.mqtt !== undefined) {
     mqtt = await MqttService.start({ ctx, topics: new Topics(config.mqttTopicPrefix), clock: ctx.clock, connection: options.mqtt, logger: app.log });
     app.decorate('mqtt', mqtt);
+    const service = mqtt;
+    const control = new ControlDispatcher({
+      db: ctx.db,
+      clock: ctx.clock,
+      send: (moduleId, frame, timeoutMs) => service.sendCommand(moduleId, frame, {}, timeoutMs),
+      answerTimeoutMs: config.boxAnswerTimeoutMs,
+      pollMs: config.controlPollMs,
+      retry: { initialMs: 1_000, maxMs: config.controlRetryMaxMs, factor: 2, jitter: 0.2 },
+      logger: app.log,
+    });
+    app.decorate('control', control);
+    service.onAvailability((moduleId, online) => control.availability(moduleId, online));
+    service.ingestion.onResponse((response) => control.seen(response.moduleId));
+    if (options.startControl !== false) {
+      app.addHook('onReady', (done) => {
+        control.start();
+        done();
+      });
+    }
     // Stopped before the database closes: no box log is half-written.
     app.addHook('preClose', async () => {
+      control.stop();
       await mqtt?.close();
     });
   }

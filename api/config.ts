@@ -73,6 +73,12 @@ export interface ApiConfig {
   readonly boxLogsMaxBatch: number;
   /** How long forwarding retries a box log before it is dead, hours. */
   readonly forwardingMaxAgeHours: number;
+  /** How often the control-command dispatcher reads its queue, ms (rows
+   * written by admin commands in other processes are seen within this). */
+  readonly controlPollMs: number;
+  /** Longest wait between two sends of a control command a box does not
+   * answer, ms (the backoff starts at 1 s and doubles up to this). */
+  readonly controlRetryMaxMs: number;
 }
 
 /** Bad configuration: the CLI prints the message as one line and exits 2. */
@@ -197,6 +203,8 @@ export const DEFAULTS = Object.freeze({
   PAYMENT_RETURN_SCHEMES: 'parkbench-app', // comma-separated app schemes for return_url
   BOX_LOGS_MAX_BATCH: '1000', // box logs per request
   FORWARDING_MAX_AGE_HOURS: '72', // then a forwarded box log is dead
+  CONTROL_POLL_MS: '1000', // the control-command queue is read this often
+  CONTROL_RETRY_MAX_MS: '300000', // 5 minutes: longest backoff of an unanswered control command
 });
 
 export type ConfigVariable = keyof typeof DEFAULTS;
@@ -234,6 +242,8 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   paymentReturnSchemes: { key: 'paymentReturnSchemes', env: 'PAYMENT_RETURN_SCHEMES', parse: schemeList },
   boxLogsMaxBatch: { key: 'boxLogsMaxBatch', env: 'BOX_LOGS_MAX_BATCH', parse: integer(1, 100_000) },
   forwardingMaxAgeHours: { key: 'forwardingMaxAgeHours', env: 'FORWARDING_MAX_AGE_HOURS', parse: integer(1, 8760) },
+  controlPollMs: { key: 'controlPollMs', env: 'CONTROL_POLL_MS', parse: integer(10, 600_000) },
+  controlRetryMaxMs: { key: 'controlRetryMaxMs', env: 'CONTROL_RETRY_MAX_MS', parse: integer(1000, 86_400_000) },
 };
 
 /** The flag of a variable: `DATABASE_PATH` -> `database-path`. */

@@ -11,6 +11,7 @@ export const API_ERRORS = {
   invalid_token: { status: 401, message: 'The access token is malformed, unknown, revoked or expired.' },
   invalid_client: { status: 401, message: 'Unknown client application or wrong client secret.' },
   missing_parameter: { status: 400, message: 'A required parameter is missing; details name it.' },
+  smart_key_revoked: { status: 403, message: 'The smart key was revoked by an operator: it opens nothing any more.' },
   not_found: { status: 404, message: 'No such route.' },
   resource_not_found: { status: 404, message: 'No such resource; details name the id.' },
   request_timeout: { status: 408, message: 'The request was not received in time; the connection is closed.' },

@@ -9,6 +9,7 @@ import type { BoxRow } from '../repositories/boxes.js';
 import type { SessionRow } from '../repositories/sessions.js';
 import type { SmartKeyRow } from '../repositories/smart-keys.js';
 import { endSession } from '../sessions/service.js';
+import { settleControlAnswer } from '../control/settle.js';
 
 /** Rows read within one batch (50 tries of one key: one read each), kept
  * up to date by the writes below. */
@@ -45,6 +46,8 @@ export function applyVerifiedResponse(ctx: AppContext, { box, response, happened
   if (isControlKind(response.kind)) {
     // docs/protocol.md, after step 11: move next_control_seq past any echoed control sequence.
     ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
+    // A REVOKE or SET_ISSUER the service queued: done, failed or sent again.
+    settleControlAnswer(ctx.db, box.module_id, response, receivedAt);
     return;
   }
   // ACCESS and ACCESS_SIGNED move sessions and tries alike (a signed
@@ -52,8 +55,9 @@ export function applyVerifiedResponse(ctx: AppContext, { box, response, happened
   // else is a status report, or a command the box could not parse.
   if (!isAccessKind(response.kind)) return;
   const key = rows.key(response.keyId);
-  // A key minted by a test tool, or a key of another parking: no session moves.
-  if (!key || key.session_id === null || key.parking_id !== box.parking_id) return;
+  // A key minted by a test tool, a key of another parking, or a revoked key
+  // (its logs are stored, but it moves its session no more): no session moves.
+  if (!key || key.session_id === null || key.parking_id !== box.parking_id || key.revoked_at !== null) return;
   let session = rows.session(key.session_id);
   if (!session) return;
 

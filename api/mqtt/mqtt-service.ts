@@ -30,7 +30,12 @@ export interface MqttServiceOptions {
 
 export type CommandOutcome = { readonly answered: IngestedResponse } | { readonly error: 'timeout' | 'broker_unavailable' };
 
+/** A box's availability message (retained; its last will says offline). */
+export type AvailabilityListener = (moduleId: number, online: boolean) => void;
+
 export class MqttService {
+  readonly #availabilityListeners = new Set<AvailabilityListener>();
+
   private constructor(
     readonly ingestion: ResponseIngestion,
     readonly url: string,
@@ -57,7 +62,10 @@ export class MqttService {
         logger,
         ingest: (moduleId, payload) => batcher.ingest(moduleId, payload),
       });
-      return new MqttService(ingestion, broker.url, options, broker, undefined, batcher);
+      const service = new MqttService(ingestion, broker.url, options, broker, undefined, batcher);
+      // Every publish passes here, retained availability and last wills included.
+      broker.aedes.on('publish', (packet) => service.#availabilityMessage(packet.topic, packet.payload));
+      return service;
     }
     const responses = topics.allBoxes('response');
     const client = new ResilientMqttClient({
@@ -73,15 +81,32 @@ export class MqttService {
       protocolVersion: 5,
       // Several API processes split the responses between them (MQTT 5 shared
       // subscriptions; mosquitto offers them to 3.1.1 clients too).
-      subscriptions: [connection.sharedGroup === undefined || connection.sharedGroup === '' ? responses : `$share/${connection.sharedGroup}/${responses}`],
+      // Availability unshared: every API process needs all of it, retained messages included.
+      subscriptions: [connection.sharedGroup === undefined || connection.sharedGroup === '' ? responses : `$share/${connection.sharedGroup}/${responses}`, topics.allBoxes('availability')],
       beforeAck: async (topic, payload) => {
         const box = topics.parseBoxTopic(topic);
         if (box === null) ingestion.refuseTopic(topic);
         else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
       },
     });
+    const service = new MqttService(ingestion, connection.url, options, undefined, client);
+    client.on('message', (topic: string, payload: Buffer) => service.#availabilityMessage(topic, payload));
     await client.start();
-    return new MqttService(ingestion, connection.url, options, undefined, client);
+    return service;
+  }
+
+  /** Called with every box availability message (online or offline). */
+  onAvailability(listener: AvailabilityListener): () => void {
+    this.#availabilityListeners.add(listener);
+    return () => this.#availabilityListeners.delete(listener);
+  }
+
+  #availabilityMessage(topic: string, payload: Buffer | string): void {
+    const box = this.options.topics.parseBoxTopic(topic);
+    if (box?.name !== 'availability') return;
+    const text = payload.toString();
+    if (text !== 'online' && text !== 'offline') return;
+    for (const listener of this.#availabilityListeners) listener(box.moduleId, text === 'online');
   }
 
   /** Counters of the embedded broker (refused logins, publishes, subscriptions, packets), if it runs. */

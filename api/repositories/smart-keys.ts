@@ -17,6 +17,8 @@ export interface SmartKeyRow {
   module_ids: string;
   start_time: number;
   end_time: number;
+  /** When an operator revoked it (ms), else null. */
+  revoked_at: number | null;
 }
 
 export interface NewSmartKey {
@@ -36,9 +38,10 @@ export class SmartKeyRepository {
   private readonly latestOfSession;
   private readonly insertRow;
   private readonly commandUpdate;
+  private readonly revokeUpdate;
 
   constructor(db: Db) {
-    const columns = 'id, user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time';
+    const columns = 'id, user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, revoked_at';
     this.byId = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE id = ?`);
     this.ofUser = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE user_id = ? ORDER BY id`);
     this.latestOfSession = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE session_id = ? ORDER BY id DESC LIMIT 1`);
@@ -47,6 +50,7 @@ export class SmartKeyRepository {
        VALUES (?, ?, ?, 'session_access', ?, ?, x'', ?, ?, ?, ?)`,
     );
     this.commandUpdate = db.prepare<[Buffer, string | null, number]>('UPDATE smart_keys SET access_command = ?, signed_by = ? WHERE id = ?');
+    this.revokeUpdate = db.prepare<[number, number]>('UPDATE smart_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   }
 
   findById(id: number): SmartKeyRow | undefined {
@@ -81,5 +85,10 @@ export class SmartKeyRepository {
   /** `signedBy`: the issuer public key (hex) that signed an ACCESS_SIGNED; null for a sealed ACCESS. */
   setCommand(id: number, command: Buffer, signedBy: string | null): void {
     this.commandUpdate.run(command, signedBy, id);
+  }
+
+  /** Marks a key revoked at `nowMs`; false when it already was. */
+  revoke(id: number, nowMs: number): boolean {
+    return this.revokeUpdate.run(nowMs, id).changes === 1;
   }
 }

@@ -40,7 +40,7 @@ export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: 
         tags: ['smart keys'],
         summary: 'Open a box with a smart key of an online parking (the server sends the command)',
         description:
-          'For parkings with is_online true. Publishes the key\'s access_command to the box\'s MQTT command topic and answers with the box\'s response, stored as a box log. 422 for a key of a parking that is not online or a box that is not an access point of the key; 504 when the box does not answer in time; 503 when no MQTT broker is connected; 502 `bad_box_response` when the box answers bytes that are no response frame. A response whose tag does not verify is a 200 with verified false and status, status_code and remaining null.',
+          'For parkings with is_online true. 403 `smart_key_revoked` for a key an operator revoked. Publishes the key\'s access_command to the box\'s MQTT command topic and answers with the box\'s response, stored as a box log. 422 for a key of a parking that is not online or a box that is not an access point of the key; 504 when the box does not answer in time; 503 when no MQTT broker is connected; 502 `bad_box_response` when the box answers bytes that are no response frame. A response whose tag does not verify is a 200 with verified false and status, status_code and remaining null.',
         security: [{ bearer: [] }],
         params: { type: 'object', properties: { id: { type: 'string', description: 'The smart key id; anything else is 404.' } } },
         body: {
@@ -48,7 +48,7 @@ export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: 
           required: ['module_id'],
           properties: { module_id: { type: 'integer', minimum: 0, maximum: 4_294_967_295, description: 'The box (access point) to open.' } },
         },
-        response: { 200: openResponseSchema, ...errorResponses(400, 401, 404, 422), 502: { $ref: 'ErrorBody#', description: 'bad_box_response: the box answered bytes that are no response frame.' }, 503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected; or database_busy, with Retry-After.' }, 504: { $ref: 'ErrorBody#' } },
+        response: { 200: openResponseSchema, ...errorResponses(400, 401, 404, 422), 403: { $ref: 'ErrorBody#', description: 'smart_key_revoked: an operator revoked the key.' }, 502: { $ref: 'ErrorBody#', description: 'bad_box_response: the box answered bytes that are no response frame.' }, 503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected; or database_busy, with Retry-After.' }, 504: { $ref: 'ErrorBody#' } },
       },
       onRequest: bearerAuth(ctx),
     },
@@ -58,6 +58,8 @@ export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: 
       const raw = request.params.id;
       const key = /^[0-9]{1,15}$/.test(raw) ? ctx.smartKeys.findById(Number(raw)) : undefined;
       if (key?.user_id !== user.id) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key ${raw.slice(0, 40)} of this driver` }]);
+      // Refused before anything is sent: the service stops a revoked key at once.
+      if (key.revoked_at !== null) throw new ApiError('smart_key_revoked', undefined, [{ path: 'id', message: `smart key ${key.id} was revoked` }]);
       const parking = ctx.parkings.findById(key.parking_id);
       if (parking?.is_online !== 1) throw new ApiError('parking_not_online', undefined, [{ path: 'id', message: 'send access_command to the box over BLE instead' }]);
       const moduleId = request.body.module_id;

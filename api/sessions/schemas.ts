@@ -22,6 +22,7 @@ export const smartKeySchema = {
     is_online: { type: 'boolean', description: 'True when the parking opens only through the server; then access_command is unusable.' },
     start_time: isoTime('Start of validity (not_before)'),
     end_time: isoTime('End of validity (not_after)'),
+    revoked_at: { type: ['string', 'null'], description: 'An addition to spec 2.6: when an operator revoked the key (it opens nothing since), else null.' },
     access_points: {
       type: 'array',
       items: {

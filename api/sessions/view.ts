@@ -18,6 +18,8 @@ export interface SmartKeyBody {
   is_online: boolean;
   start_time: string;
   end_time: string;
+  /** An addition to spec 2.6: when an operator revoked the key, else null. */
+  revoked_at: string | null;
   access_points: { access_point: { module_id: number; mac_address: string } }[];
 }
 
@@ -53,6 +55,7 @@ export function smartKeyBody(ctx: AppContext, key: SmartKeyRow, parking: Parking
     is_online: parking.is_online === 1,
     start_time: isoTime(key.start_time),
     end_time: isoTime(key.end_time),
+    revoked_at: key.revoked_at === null ? null : isoTime(key.revoked_at),
     access_points: moduleIds.map((moduleId) => ({
       access_point: { module_id: moduleId, mac_address: ctx.boxes.findByModuleId(moduleId)?.mac_address ?? '' },
     })),

@@ -11,6 +11,7 @@ import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-
 import { CliError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
+import { pendingControlOf, type PendingControl } from '../../api/control/operations.js';
 
 export interface NewBoxInput {
   parkingId: number;
@@ -139,6 +140,8 @@ export interface BoxStatus {
   last_box_seq: number | null;
   last_control_seq: number | null;
   next_control_seq: number;
+  /** Control commands queued for the box, not answered yet (api/control/). */
+  pending_control_commands: PendingControl[];
 }
 
 export function boxStatuses(ctx: AdminContext, filter: { moduleId?: number; parkingId?: number }): BoxStatus[] {
@@ -166,6 +169,7 @@ export function boxStatuses(ctx: AdminContext, filter: { moduleId?: number; park
       last_box_seq: learned?.last_box_seq ?? null,
       last_control_seq: learned?.last_control_seq ?? null,
       next_control_seq: learned?.next_control_seq ?? box.next_control_seq,
+      pending_control_commands: pendingControlOf(ctx.db, box.module_id),
     };
   });
 }
@@ -212,6 +216,9 @@ export function registerBoxCommands(admin: Command): void {
         for (const status of statuses) {
           const seen = status.last_seen_at === null ? 'never seen (no verified response yet)' : `last seen ${status.last_seen_at}, battery ${status.battery_mv ?? '?'} mV, clock ${signed(status.box_time_drift_seconds)} s, box_seq ${status.last_box_seq ?? '?'}`;
           process.stdout.write(`box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${seen}; next control sequence ${status.next_control_seq}\n`);
+          for (const pending of status.pending_control_commands) {
+            process.stdout.write(`  pending ${pending.kind} (${pending.purpose}) since ${pending.created_at}, ${pending.attempts} sends${pending.last_error === null ? '' : `, last: ${pending.last_error}`}\n`);
+          }
         }
       });
     });

@@ -8,12 +8,16 @@ import { registerFleetCommands } from '../admin/fleet.js';
 import { registerForwardingCommands } from '../admin/forwarding.js';
 import { registerMqttCommands } from '../admin/mqtt.js';
 import { registerParkingCommands } from '../admin/parking.js';
+import { registerParkingAccessCommands } from '../admin/parking-access.js';
+import { registerSmartKeyCommands } from '../admin/smart-key.js';
 import { registerUserCommands } from '../admin/user.js';
 
 export function registerAdminCommands(program: Command): void {
   const admin = program.command('admin').description("operator tools on the API's database (--database or DATABASE_PATH)");
   registerClientAppCommands(admin);
   registerParkingCommands(admin);
+  registerParkingAccessCommands(admin);
+  registerSmartKeyCommands(admin);
   registerBoxCommands(admin);
   registerUserCommands(admin);
   registerDemoCommand(admin);

@@ -38,7 +38,9 @@ test('201: every field and type of 4.4, 2.5 and 2.6', async (t) => {
   t.is(Date.parse(session.end_time) - Date.parse(session.start_time as string), 90 * 60_000);
 
   const key = body.smart_key;
-  t.deepEqual(Object.keys(key).sort(), ['access_command', 'access_points', 'description', 'end_time', 'id', 'is_active', 'is_online', 'name', 'secured_parking_id', 'start_time', 'type']);
+  // Spec 2.6's fields plus revoked_at (issue 13: null until an operator revokes the key).
+  t.deepEqual(Object.keys(key).sort(), ['access_command', 'access_points', 'description', 'end_time', 'id', 'is_active', 'is_online', 'name', 'revoked_at', 'secured_parking_id', 'start_time', 'type']);
+  t.is(key.revoked_at, null);
   t.like(key, { secured_parking_id: parking.id, name: 'Gare', is_active: true, type: 'session_access', is_online: false, start_time: session.start_time, end_time: session.end_time });
   t.true(Number.isInteger(key.id));
   t.is(typeof key.description, 'string');

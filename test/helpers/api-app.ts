@@ -33,13 +33,14 @@ export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string 
 export async function testApp(
   t: ExecutionContext,
   overrides: Partial<ApiConfig> = {},
-  options: { startForwarding?: boolean; dir?: string; mqtt?: MqttConnection } = {},
+  options: { startForwarding?: boolean; startControl?: boolean; dir?: string; mqtt?: MqttConnection; clock?: FakeClock } = {},
 ): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
   const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N, ...overrides });
-  const clock = new FakeClock();
+  const clock = options.clock ?? new FakeClock();
   // The forwarding worker is driven by each test (runOnce), unless asked.
-  const app = await buildApp({ config, clock, startForwarding: options.startForwarding ?? false, ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }) });
+  // So is the control-command dispatcher (test/control/ starts it).
+  const app = await buildApp({ config, clock, startForwarding: options.startForwarding ?? false, startControl: options.startControl ?? false, ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }) });
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };

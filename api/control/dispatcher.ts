@@ -1,0 +1,213 @@
+// Delivers the queued control commands (control_commands) to their boxes
+// over MQTT, in the API process beside the MQTT service:
+// - per box in id order, one in flight per box (in this process by a set, across
+//   processes by the row's in_flight_until, claimed in the same write
+//   transaction that allocates the sequence);
+// - sealed at send time under K_box with a fresh control sequence
+//   (sequence.ts), so a retry never reuses one the box may have accepted;
+// - when the box is seen online (its retained availability says online, or
+//   any response of it arrives), else on a backoff on the injected clock;
+// - the answer is stored as a box log by ingestion, which settles the row
+//   (settle.ts) in the same transaction; here only "no believable answer"
+//   is handled: the row stays pending and is tried again later.
+// The queue is polled every CONTROL_POLL_MS: rows an admin command wrote in
+// another process are picked up without a restart, and whatever was pending
+// when the API stopped goes out after it starts again.
+import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
+import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
+import type { Clock, TimerHandle } from '../../lib/clock.js';
+import { silentLogger, type Logger } from '../../lib/logger.js';
+import type { Db } from '../db/open.js';
+import type { CommandOutcome } from '../mqtt/mqtt-service.js';
+import { BoxRepository } from '../repositories/boxes.js';
+import { scheduleDueDrops } from './operations.js';
+import { ControlCommandRepository, type ControlBody, type ControlCommandRow } from './repository.js';
+import { ControlSequences } from './sequence.js';
+import { settleUnechoed } from './settle.js';
+
+export type SendCommand = (moduleId: number, frame: Buffer, timeoutMs: number) => Promise<CommandOutcome>;
+
+export interface ControlDispatcherOptions {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly send: SendCommand;
+  /** How long the box has to answer one send, ms (BOX_ANSWER_TIMEOUT_MS). */
+  readonly answerTimeoutMs: number;
+  /** How often the queue is read, ms (CONTROL_POLL_MS). */
+  readonly pollMs: number;
+  /** Retries of a command that got no answer. */
+  readonly retry: BackoffPolicy;
+  readonly logger?: Logger;
+}
+
+export interface DispatcherCounters {
+  sent: number;
+  unanswered: number;
+}
+
+export class ControlDispatcher {
+  readonly counters: DispatcherCounters = { sent: 0, unanswered: 0 };
+  readonly #online = new Map<number, boolean>();
+  readonly #inFlight = new Set<number>();
+  readonly #commands: ControlCommandRepository;
+  readonly #sequences: ControlSequences;
+  readonly #boxes: BoxRepository;
+  readonly #headOf;
+  readonly #logger: Logger;
+  #timer: TimerHandle | undefined;
+  #stopped = true;
+
+  constructor(private readonly options: ControlDispatcherOptions) {
+    this.#commands = new ControlCommandRepository(options.db);
+    this.#sequences = new ControlSequences(options.db);
+    this.#boxes = new BoxRepository(options.db);
+    this.#headOf = options.db.prepare<[number], ControlCommandRow>("SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id LIMIT 1");
+    this.#logger = (options.logger ?? silentLogger).child({ component: 'api:control' });
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.tick();
+  }
+
+  /** Stops polling; a send under way is left to time out (its row stays pending). */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) this.options.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** The box's retained availability changed; online sends its head at once. */
+  availability(moduleId: number, online: boolean): void {
+    this.#online.set(moduleId, online);
+    if (online) this.#kick(moduleId, true);
+  }
+
+  /** A response of the box arrived: it is online. Only news costs a read
+   * (ingestion calls this for every response): a box already known online
+   * is served by the poll and by the end of its previous delivery. */
+  seen(moduleId: number): void {
+    if (this.#online.get(moduleId) === true) return;
+    this.#online.set(moduleId, true);
+    this.#kick(moduleId, true);
+  }
+
+  /** One pass over the queue (the poll; tests may call it). */
+  tick(): void {
+    if (this.#stopped) return;
+    if (this.#timer !== undefined) this.options.clock.clearTimeout(this.#timer);
+    this.#timer = this.options.clock.setTimeout(() => this.tick(), this.options.pollMs);
+    try {
+      for (const operation of scheduleDueDrops(this.options.db, this.options.clock.now())) this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
+      for (const head of this.#commands.pendingHeads()) this.#consider(head, false);
+    } catch (error) {
+      // A busy database (another process writing) or a closing one: the next poll tries again.
+      this.#logger.warn({ err: (error as Error).message }, 'control queue not read');
+    }
+  }
+
+  #kick(moduleId: number, online: boolean): void {
+    if (this.#stopped || this.#inFlight.has(moduleId)) return;
+    try {
+      const head = this.#headOf.get(moduleId);
+      if (head !== undefined) this.#consider(head, online);
+    } catch (error) {
+      this.#logger.warn({ module_id: moduleId, err: (error as Error).message }, 'control queue not read');
+    }
+  }
+
+  /** Sends the head of a box's queue if it may go now. `justOnline`: the box
+   * was just seen online, so a backoff is cut short. */
+  #consider(head: ControlCommandRow, justOnline: boolean): void {
+    const now = this.options.clock.now();
+    if (this.#inFlight.has(head.module_id) || this.#online.get(head.module_id) === false) return;
+    if (head.in_flight_until !== null && head.in_flight_until > now) return; // another process waits for its answer
+    if (!justOnline && head.next_attempt_at > now) return;
+    this.#inFlight.add(head.module_id);
+    void this.#deliver(head).finally(() => {
+      this.#inFlight.delete(head.module_id);
+      // The next command of the box, or a REPLAY's retry with its new sequence.
+      this.#kick(head.module_id, false);
+    });
+  }
+
+  async #deliver(head: ControlCommandRow): Promise<void> {
+    const { clock, answerTimeoutMs } = this.options;
+    let sent: { seq: number; frame: Buffer } | undefined;
+    try {
+      sent = this.#claim(head, clock.now());
+    } catch (error) {
+      this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command not sent');
+      return;
+    }
+    if (sent === undefined) return;
+    this.counters.sent++;
+    const outcome = await this.options.send(head.module_id, sent.frame, answerTimeoutMs);
+    if (this.#stopped) return;
+    const problem = unanswered(outcome);
+    if (problem === undefined) {
+      // Verified: ingestion settled it with the box log, unless the box did
+      // not echo the command (a version 1 box answers the new kinds
+      // MALFORMED with kind and key_id 0, docs/protocol.md step 2).
+      if ('answered' in outcome && outcome.answered.response !== null) this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
+      return;
+    }
+    this.counters.unanswered++;
+    const delay = backoffDelay(this.options.retry, head.attempts);
+    this.#logger.info({ module_id: head.module_id, command: head.id, control_seq: sent.seq, problem, retry_ms: delay }, 'control command unanswered; tried again later');
+    try {
+      this.#commands.retryLater(head.id, sent.seq, problem, clock.now() + delay);
+    } catch (error) {
+      // Its in_flight_until passes: the next poll takes it again.
+      this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command retry not stored');
+    }
+  }
+
+  #settleUnechoed(head: ControlCommandRow, seq: number, response: Buffer): void {
+    try {
+      settleUnechoed(this.options.db, head.id, seq, response, this.options.clock.now());
+    } catch (error) {
+      this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command not settled');
+    }
+  }
+
+  /** In one write transaction: a fresh sequence and the row marked in
+   * flight; then the frame. Undefined when the row is no longer ours to send. */
+  #claim(head: ControlCommandRow, now: number): { seq: number; frame: Buffer } | undefined {
+    return this.#commands.transaction(() => {
+      const box = this.#boxes.findByModuleId(head.module_id);
+      if (box === undefined) return undefined;
+      const current = this.#commands.findById(head.id);
+      if (current?.state !== 'pending' || (current.in_flight_until !== null && current.in_flight_until > now)) return undefined;
+      const seq = this.#sequences.next(head.module_id);
+      if (seq === undefined) {
+        this.#commands.settle(head.id, { state: 'failed', status: null, error: 'the box has used up its control sequences (u32)', nextAttemptAt: now, replays: current.replays }, now);
+        return undefined;
+      }
+      if (!this.#commands.claim(head.id, seq, now, now + this.options.answerTimeoutMs)) return undefined;
+      return { seq, frame: sealControl(current, Buffer.from(box.box_key, 'hex'), seq) };
+    });
+  }
+}
+
+/** Why an outcome is no (believable) answer; undefined for a verified one. */
+function unanswered(outcome: CommandOutcome): string | undefined {
+  if ('error' in outcome) return outcome.error === 'timeout' ? 'no answer in time' : 'no MQTT broker connected';
+  const { answered } = outcome;
+  if (answered.response === null) return `no response (${answered.error ?? 'the gateway had none'})`;
+  if (answered.log?.verified !== true) return 'the answer did not verify under the box key';
+  return undefined;
+}
+
+/** The frame of a queued command (docs/protocol.md, REVOKE and SET_ISSUER). */
+export function sealControl(row: ControlCommandRow, boxKey: Buffer, seq: number): Buffer {
+  const body = JSON.parse(row.body) as ControlBody;
+  if (row.kind === 'REVOKE' && 'entries' in body) {
+    return sealCommand({ kind: FrameKind.REVOKE, key: boxKey, keyId: seq, scope: row.module_id, body: { entries: body.entries.map((entry) => ({ keyId: entry.key_id, until: entry.until })) } });
+  }
+  if (row.kind === 'SET_ISSUER' && 'issuer_key' in body) {
+    const previous = body.issuer_key_previous;
+    return sealCommand({ kind: FrameKind.SET_ISSUER, key: boxKey, keyId: seq, scope: row.module_id, body: { issuerKey: Buffer.from(body.issuer_key, 'hex'), issuerKeyPrevious: previous === null ? null : Buffer.from(previous, 'hex') } });
+  }
+  throw new Error(`control command ${row.id}: body does not fit kind ${row.kind}`);
+}

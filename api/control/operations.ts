@@ -1,0 +1,247 @@
+// The operator's control operations (issue 13): revoke a smart key, move a
+// sealed parking to signed, rotate a signed parking's issuer key. Each one
+// changes the service at once where it can (a revoked key is refused
+// now), and queues the control commands its boxes need (control_commands),
+// which the API's dispatcher delivers. Any process may run them (the admin
+// CLI does): all of it is in the database.
+import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
+import { sleep, type Clock } from '../../lib/clock.js';
+import type { Db } from '../db/open.js';
+import { BoxRepository } from '../repositories/boxes.js';
+import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
+import { SmartKeyRepository } from '../repositories/smart-keys.js';
+import { applyIssuerStep } from './completion.js';
+import { IssuerKeyTransitions } from './issuer-keys.js';
+import { ControlCommandRepository, type ControlCommandRow, type ControlState } from './repository.js';
+
+/** An operation that makes no sense as asked: one line for the operator. */
+export class ControlRefusal extends Error {
+  override readonly name = 'ControlRefusal';
+}
+
+export interface DeliveryReport {
+  module_id: number;
+  kind: string;
+  state: ControlState;
+  attempts: number;
+  last_status: string | null;
+  last_error: string | null;
+}
+
+export interface OperationReport {
+  operation: string;
+  done: number;
+  pending: number;
+  failed: number;
+  deliveries: DeliveryReport[];
+}
+
+/** Default skew of a box (docs/protocol.md, step 7), when a parking has none. */
+const DEFAULT_SKEW_SECONDS = 120;
+
+export function operationReport(db: Db, operation: string): OperationReport {
+  const deliveries = new ControlCommandRepository(db).listOfOperation(operation).map(deliveryOf);
+  const count = (state: ControlState): number => deliveries.filter((delivery) => delivery.state === state).length;
+  return { operation, done: count('done'), pending: count('pending'), failed: count('failed'), deliveries };
+}
+
+function deliveryOf(row: ControlCommandRow): DeliveryReport {
+  return { module_id: row.module_id, kind: row.kind, state: row.state, attempts: row.attempts, last_status: row.last_status, last_error: row.last_error };
+}
+
+/** Waits (polling the database, which another process settles) until no
+ * delivery of the operation is pending, or `waitMs` has passed. */
+export async function awaitOperation(db: Db, operation: string, waitMs: number, clock: Clock, pollMs = 100): Promise<OperationReport> {
+  const deadline = clock.now() + waitMs;
+  let report = operationReport(db, operation);
+  while (report.pending > 0 && clock.now() < deadline) {
+    await sleep(clock, Math.min(pollMs, deadline - clock.now()));
+    report = operationReport(db, operation);
+  }
+  return report;
+}
+
+export interface RevokeResult extends OperationReport {
+  smart_key_id: number;
+  revoked_at: number;
+  /** False when the key was revoked before (nothing new queued). */
+  newly_revoked: boolean;
+}
+
+/**
+ * Revokes a smart key: refused by the service at once (its open route, its
+ * box logs' effects), and a REVOKE (key_id, until = its not_after) queued
+ * for every box of its module list. A key past its not_after + skew gets no
+ * REVOKE: boxes refuse it already. Run again, it changes nothing and reports.
+ */
+export function revokeSmartKey(db: Db, keyId: number, nowMs: number, requestedBy: string): RevokeResult {
+  const keys = new SmartKeyRepository(db);
+  const boxes = new BoxRepository(db);
+  const commands = new ControlCommandRepository(db);
+  const operation = `revoke:${keyId}`;
+  const newly = commands.transaction(() => {
+    const key = keys.findById(keyId);
+    if (key === undefined) throw new ControlRefusal(`no smart key with id ${keyId}`);
+    if (!keys.revoke(keyId, nowMs)) return false;
+    const until = Math.floor(key.end_time / 1000);
+    for (const moduleId of JSON.parse(key.module_ids) as number[]) {
+      const box = boxes.findByModuleId(moduleId);
+      if (box?.parking_id !== key.parking_id) continue;
+      if (key.end_time + box.skew_seconds * 1000 < nowMs) continue; // the box refuses it as EXPIRED already
+      commands.insert({ moduleId, kind: 'REVOKE', body: { entries: [{ key_id: keyId, until }] }, operation, purpose: 'revoke', parkingId: key.parking_id, smartKeyId: keyId, requestedBy }, nowMs);
+    }
+    return true;
+  });
+  const revokedAt = keys.findById(keyId)?.revoked_at ?? nowMs;
+  return { smart_key_id: keyId, revoked_at: revokedAt, newly_revoked: newly, ...operationReport(db, operation) };
+}
+
+export interface AccessResult extends OperationReport {
+  parking_id: number;
+  access_mode: 'sealed' | 'signed';
+  issuer_public_key: string | null;
+}
+
+const fingerprint = (publicKeyHex: string): string => publicKeyHex.slice(0, 16);
+
+function parkingOrRefuse(db: Db, parkingId: number): ParkingRow {
+  const parking = new ParkingRepository(db).findById(parkingId);
+  if (parking === undefined) throw new ControlRefusal(`no secured parking with id ${parkingId}`);
+  return parking;
+}
+
+function accessResult(db: Db, parkingId: number, operation: string): AccessResult {
+  const parking = parkingOrRefuse(db, parkingId);
+  return { parking_id: parkingId, access_mode: parking.access_mode, issuer_public_key: parking.issuer_public_key, ...operationReport(db, operation) };
+}
+
+/** Queues SET_ISSUER(issuerKey, previous) to every box of the parking; on a
+ * parking without boxes, the step is taken at once (no box to wait for). */
+function queueSetIssuer(db: Db, parking: ParkingRow, purpose: 'set_access' | 'rotate_install' | 'rotate_drop', operation: string, issuerKey: string, previous: string | null, nowMs: number, requestedBy: string): void {
+  const commands = new ControlCommandRepository(db);
+  const boxes = new BoxRepository(db).listOfParking(parking.id);
+  for (const box of boxes) {
+    commands.insert({ moduleId: box.module_id, kind: 'SET_ISSUER', body: { issuer_key: issuerKey, issuer_key_previous: previous }, operation, purpose, parkingId: parking.id, requestedBy }, nowMs);
+  }
+  if (boxes.length === 0) applyIssuerStep(db, purpose, parking.id, issuerKey);
+}
+
+/**
+ * sealed -> signed: a next issuer pair, SET_ISSUER(next, none) to every box;
+ * issuance switches once every box answered OK (in the transaction that
+ * marks the last one done), or at once with `force`. While one is under way,
+ * `force` switches it now; without, it is refused.
+ */
+export function setAccessSigned(db: Db, parkingId: number, options: { force: boolean }, nowMs: number, requestedBy: string): AccessResult {
+  const commands = new ControlCommandRepository(db);
+  const transitions = new IssuerKeyTransitions(db);
+  const operation = commands.transaction(() => {
+    const parking = parkingOrRefuse(db, parkingId);
+    if (parking.access_mode === 'signed') throw new ControlRefusal(`parking ${parkingId} is already signed`);
+    const next = parking.issuer_next_public_key;
+    if (next !== null) {
+      if (!options.force) throw new ControlRefusal(`parking ${parkingId} is already moving to signed (its boxes are getting the key); --force switches now`);
+      transitions.switchToSigned(parkingId, next);
+      return `set_access:${parkingId}:${fingerprint(next)}`;
+    }
+    const pair = generateIssuerKeyPair();
+    const publicHex = pair.publicKey.toString('hex');
+    transitions.installNext(parkingId, pair.privateKey.toString('hex'), publicHex);
+    const started = `set_access:${parkingId}:${fingerprint(publicHex)}`;
+    queueSetIssuer(db, parking, 'set_access', started, publicHex, null, nowMs, requestedBy);
+    if (options.force) transitions.switchToSigned(parkingId, publicHex);
+    return started;
+  });
+  return accessResult(db, parkingId, operation);
+}
+
+/** signed -> sealed is refused: its boxes would need K_park again. */
+export function refuseSetAccessSealed(db: Db, parkingId: number): never {
+  const parking = parkingOrRefuse(db, parkingId);
+  if (parking.access_mode === 'sealed') throw new ControlRefusal(`parking ${parkingId} is already sealed`);
+  throw new ControlRefusal(`parking ${parkingId} is signed: going back to sealed would put K_park on its boxes again, which parkbench does not do`);
+}
+
+/**
+ * Issuer rotation (docs/protocol.md, Security notes): SET_ISSUER(new,
+ * current) to every box; once all answered OK the service signs with the
+ * new key (current -> previous). The final SET_ISSUER(new, none) is queued
+ * by scheduleDueDrops once no key signed by the previous one is valid.
+ */
+export function rotateIssuer(db: Db, parkingId: number, nowMs: number, requestedBy: string): AccessResult {
+  const commands = new ControlCommandRepository(db);
+  const operation = commands.transaction(() => {
+    const parking = parkingOrRefuse(db, parkingId);
+    if (parking.access_mode === 'sealed' || parking.issuer_public_key === null) {
+      if (parking.issuer_next_public_key !== null) throw new ControlRefusal(`parking ${parkingId} is still moving to signed; rotate once it is signed`);
+      throw new ControlRefusal(`parking ${parkingId} is sealed: it has no issuer key to rotate (set-access --access signed first)`);
+    }
+    if (parking.issuer_next_public_key !== null) throw new ControlRefusal(`a rotation of parking ${parkingId} is under way: its new key is not on every box yet`);
+    if (parking.issuer_previous_public_key !== null) {
+      throw new ControlRefusal(`the last rotation of parking ${parkingId} is not finished: its boxes keep the previous key until every key it signed has expired`);
+    }
+    const pair = generateIssuerKeyPair();
+    const publicHex = pair.publicKey.toString('hex');
+    new IssuerKeyTransitions(db).installNext(parkingId, pair.privateKey.toString('hex'), publicHex);
+    const started = `rotate_install:${parkingId}:${fingerprint(publicHex)}`;
+    queueSetIssuer(db, parking, 'rotate_install', started, publicHex, parking.issuer_public_key, nowMs, requestedBy);
+    return started;
+  });
+  return accessResult(db, parkingId, operation);
+}
+
+/**
+ * The last step of every rotation: SET_ISSUER(current, none) to the boxes of
+ * a parking that still has a previous key, once no smart key it signed is
+ * valid (end_time + the largest skew of its boxes is past). Idempotent
+ * (one operation per current key, whichever process queues it first).
+ * Returns the operations queued.
+ */
+export function scheduleDueDrops(db: Db, nowMs: number): string[] {
+  const parkings = db
+    .prepare<[], ParkingRow>('SELECT * FROM secured_parkings WHERE issuer_previous_public_key IS NOT NULL AND issuer_next_public_key IS NULL AND issuer_public_key IS NOT NULL')
+    .all();
+  if (parkings.length === 0) return [];
+  const commands = new ControlCommandRepository(db);
+  const skewOf = db.prepare<[number], { skew: number | null }>('SELECT max(skew_seconds) AS skew FROM boxes WHERE parking_id = ?');
+  const stillValid = db.prepare<[number, string, number], { one: number }>('SELECT 1 AS one FROM smart_keys WHERE parking_id = ? AND lower(signed_by) = lower(?) AND end_time >= ? LIMIT 1');
+  const queued: string[] = [];
+  for (const parking of parkings) {
+    const current = parking.issuer_public_key ?? '';
+    const previous = parking.issuer_previous_public_key ?? '';
+    const operation = `rotate_drop:${parking.id}:${fingerprint(current)}`;
+    if (commands.hasOperation(operation)) continue;
+    const skewMs = (skewOf.get(parking.id)?.skew ?? DEFAULT_SKEW_SECONDS) * 1000;
+    if (stillValid.get(parking.id, previous, nowMs - skewMs) !== undefined) continue;
+    commands.transaction(() => {
+      if (commands.hasOperation(operation)) return;
+      queueSetIssuer(db, parking, 'rotate_drop', operation, current, null, nowMs, 'rotation: no key signed by the previous issuer key is valid any more');
+      queued.push(operation);
+    });
+  }
+  return queued;
+}
+
+export interface PendingControl {
+  id: number;
+  kind: string;
+  purpose: string;
+  attempts: number;
+  last_status: string | null;
+  last_error: string | null;
+  created_at: string;
+}
+
+/** The pending control commands of a box, oldest first (`admin box status`). */
+export function pendingControlOf(db: Db, moduleId: number): PendingControl[] {
+  const rows = db.prepare<[number], ControlCommandRow>("SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id").all(moduleId);
+  return rows.map((row) => ({
+    id: row.id,
+    kind: row.kind,
+    purpose: row.purpose,
+    attempts: row.attempts,
+    last_status: row.last_status,
+    last_error: row.last_error,
+    created_at: new Date(row.created_at).toISOString(),
+  }));
+}

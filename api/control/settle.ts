@@ -1,0 +1,78 @@
+// A box's verified answer to a control command the service sent (a
+// REVOKE or SET_ISSUER of control_commands, found by its sequence): runs in
+// the ingestion transaction that stores the box log, in whichever process
+// ingests it, so "done" and its effect (a parking switching keys) commit
+// together with the answer or not at all.
+import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
+import type { Db } from '../db/open.js';
+import { ControlCommandRepository, type ControlCommandRow, type ControlKind } from './repository.js';
+import { completeOperation } from './completion.js';
+import { ControlSequences, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
+
+function kindOf(kind: number): ControlKind | undefined {
+  if (kind === FrameKind.REVOKE) return 'REVOKE';
+  if (kind === FrameKind.SET_ISSUER) return 'SET_ISSUER';
+  return undefined;
+}
+
+/** Settles the pending command this answer is for, if the service sent it. */
+export function settleControlAnswer(db: Db, moduleId: number, response: ParsedResponse, nowMs: number): void {
+  const kind = kindOf(response.kind);
+  if (kind === undefined) return;
+  const commands = new ControlCommandRepository(db);
+  const command = commands.findSent(moduleId, response.keyId, kind);
+  if (command === undefined) return; // another tool's command, or settled already
+  const status = statusName(response.status) ?? `0x${response.status.toString(16).padStart(2, '0')}`;
+  const outcome = outcomeOf(command, response.status, status, nowMs);
+  if (outcome.skipTo !== undefined) new ControlSequences(db).skipTo(moduleId, outcome.skipTo);
+  commands.settle(command.id, outcome, nowMs);
+  if (outcome.state === 'done') completeOperation(db, command.operation);
+}
+
+interface Outcome {
+  state: 'pending' | 'done' | 'failed';
+  status: string;
+  error: string | null;
+  nextAttemptAt: number;
+  replays: number;
+  skipTo?: number;
+}
+
+function outcomeOf(command: ControlCommandRow, code: number, status: string, nowMs: number): Outcome {
+  const base = { status, nextAttemptAt: command.next_attempt_at, replays: command.replays };
+  switch (code) {
+    case Status.OK:
+      return { ...base, state: 'done', error: null };
+    case Status.REPLAY: {
+      // The box accepted a higher sequence from another tool: skip ahead and
+      // send again at once, a bounded number of times.
+      const replays = command.replays + 1;
+      if (replays > MAX_REPLAYS) return { ...base, replays, state: 'failed', error: `REPLAY ${replays} times: the box keeps refusing the sequence` };
+      return { ...base, replays, state: 'pending', error: 'REPLAY: sequence skipped ahead', nextAttemptAt: nowMs, skipTo: sequenceAfterReplay(command.control_seq ?? 0, replays, nowMs) };
+    }
+    case Status.REVOCATION_FULL:
+      // Not retried blindly: the list frees up only as entries expire.
+      return { ...base, state: 'failed', error: "REVOCATION_FULL: the box's revocation list is full; nothing changed on the box" };
+    default:
+      return { ...base, state: 'failed', error: `${status}: the box refused the command` };
+  }
+}
+
+/**
+ * A verified answer to the send with `seq` that settled nothing: the box did
+ * not echo the command's kind and sequence (steps 1 and 2 failed: a version
+ * 1 box does not know REVOKE or SET_ISSUER and answers MALFORMED with kind
+ * and key_id 0). Sending it again would get the same: failed, with the
+ * status it gave.
+ */
+export function settleUnechoed(db: Db, commandId: number, seq: number, response: Buffer, nowMs: number): void {
+  const commands = new ControlCommandRepository(db);
+  commands.transaction(() => {
+    const command = commands.findById(commandId);
+    if (command?.state !== 'pending' || command.control_seq !== seq || command.in_flight_until === null) return;
+    const code = parseResponse(response).status;
+    const status = statusName(code) ?? `0x${code.toString(16).padStart(2, '0')}`;
+    const error = `${status}: the box did not recognise the command (version 1 firmware does not know ${command.kind})`;
+    commands.settle(command.id, { state: 'failed', status, error, nextAttemptAt: command.next_attempt_at, replays: command.replays }, nowMs);
+  });
+}

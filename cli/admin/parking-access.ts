@@ -1,0 +1,76 @@
+// `parkbench admin parking set-access|rotate-issuer`: a parking's access
+// mode and issuer key, moved on its boxes by SET_ISSUER (api/control/).
+import type { Command } from 'commander';
+import { refuseSetAccessSealed, rotateIssuer, setAccessSigned, type AccessResult } from '../../api/control/operations.js';
+import type { Db } from '../../api/db/open.js';
+import { ParkingRepository } from '../../api/repositories/parkings.js';
+import { UsageError } from '../errors.js';
+import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
+import { deliveryLines, exitWith, refusedAsCliError, waitForAnswers, waitSeconds, withWaitFlag, type WaitFlags } from './control-report.js';
+import { parseId } from './validate.js';
+
+interface SetAccessFlags extends CommonFlags, WaitFlags {
+  id: string;
+  access: string;
+  force?: boolean;
+}
+
+interface RotateFlags extends CommonFlags, WaitFlags {
+  id: string;
+}
+
+/** Adds the subcommands to `admin parking` (registered by cli/admin/parking.ts). */
+export function registerParkingAccessCommands(admin: Command): void {
+  const group = admin.commands.find((command) => command.name() === 'parking') ?? admin.command('parking').description('secured parkings');
+
+  withWaitFlag(withCommonFlags(group.command('set-access').description("move a sealed parking to signed: a new issuer key on every box, then smart keys are signed with it")))
+    .requiredOption('--id <n>', 'the secured parking id')
+    .requiredOption('--access <mode>', 'signed (a signed parking does not go back to sealed)')
+    .option('--force', 'sign smart keys with the new key at once, before every box has it')
+    .action((flags: SetAccessFlags) => {
+      const parkingId = parseId('--id', flags.id);
+      if (flags.access !== 'signed' && flags.access !== 'sealed') throw new UsageError(`--access must be signed or sealed, got "${flags.access}"`);
+      const access = flags.access;
+      const seconds = waitSeconds(flags);
+      return withDatabase(flags, async (ctx) => {
+        const started = refusedAsCliError(() =>
+          access === 'sealed' ? refuseSetAccessSealed(ctx.db, parkingId) : setAccessSigned(ctx.db, parkingId, { force: flags.force === true }, ctx.now, `admin parking set-access --id ${parkingId} --access signed${flags.force === true ? ' --force' : ''}`),
+        );
+        await report(ctx.db, flags, started, seconds);
+      });
+    });
+
+  withWaitFlag(withCommonFlags(group.command('rotate-issuer').description("rotate a signed parking's issuer key (SET_ISSUER(new, current) to every box, then sign with the new key)")))
+    .requiredOption('--id <n>', 'the secured parking id')
+    .action((flags: RotateFlags) => {
+      const parkingId = parseId('--id', flags.id);
+      const seconds = waitSeconds(flags);
+      return withDatabase(flags, async (ctx) => {
+        const started = refusedAsCliError(() => rotateIssuer(ctx.db, parkingId, ctx.now, `admin parking rotate-issuer --id ${parkingId}`));
+        await report(ctx.db, flags, started, seconds);
+      });
+    });
+}
+
+/** Waits for the answers, then prints where the parking stands and each box. */
+async function report(db: Db, flags: CommonFlags, started: AccessResult, seconds: number): Promise<void> {
+  const deliveries = await waitForAnswers(db, started.operation, seconds);
+  const parking = new ParkingRepository(db).findById(started.parking_id);
+  const result = {
+    parking_id: started.parking_id,
+    access_mode: parking?.access_mode ?? started.access_mode,
+    issuer_public_key: parking?.issuer_public_key ?? null,
+    issuer_previous_public_key: parking?.issuer_previous_public_key ?? null,
+    switching: parking?.issuer_next_public_key !== null && parking?.issuer_next_public_key !== undefined,
+    done: deliveries.done,
+    pending: deliveries.pending,
+    failed: deliveries.failed,
+    deliveries: deliveries.deliveries,
+  };
+  if (flags.json) printResult(flags, result);
+  else {
+    const state = result.switching ? 'waiting for every box before signing with the new key' : `signing with ${result.issuer_public_key?.slice(0, 16) ?? 'no key'}…`;
+    process.stdout.write(`parking ${result.parking_id}: ${result.access_mode}, ${state}\n${deliveryLines(deliveries)}\n`);
+  }
+  exitWith(deliveries);
+}

@@ -1,0 +1,127 @@
+// A bench for control commands: the real API (embedded broker, dispatcher,
+// ingestion) on a fake clock, parkings and boxes in its database, and real
+// simulated boxes on MQTT provisioned from that database.
+import type { ExecutionContext } from 'ava';
+import { randomKeyHex } from '../../api/auth/secrets.js';
+import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import type { Direction } from '../../api/repositories/boxes.js';
+import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
+import type { FakeClock } from '../../lib/fake-clock.js';
+import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
+import type { Provisioning } from '../../simulator/provisioning.js';
+import { SimulatedBox } from '../../simulator/simulated-box.js';
+import type { ApiConfig } from '../../api/config.js';
+import { testApp, type TestApp } from '../helpers/api-app.js';
+
+export const POLL_MS = 1_000;
+
+export function controlApp(t: ExecutionContext, options: { dir?: string; config?: Partial<ApiConfig>; clock?: FakeClock } = {}): Promise<TestApp> {
+  return testApp(t, { controlPollMs: POLL_MS, boxAnswerTimeoutMs: 2_000, ...options.config }, {
+    mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 },
+    startControl: true,
+    ...(options.dir === undefined ? {} : { dir: options.dir }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+}
+
+let nextModuleId = 20_000;
+
+export interface BenchParking {
+  id: number;
+  moduleIds: number[];
+}
+
+/** A parking (sealed, or signed with a fresh issuer pair) and its boxes, entrance first. */
+export function addParking(app: TestApp, options: { signed?: boolean; boxes?: Direction[]; isOnline?: boolean } = {}): BenchParking {
+  const issuer = generateIssuerKeyPair();
+  const id = app.ctx.parkings.insert(
+    {
+      name: 'Control lot',
+      description: null,
+      currency: 'EUR',
+      pricePerHourMinor: 250,
+      maxDurationMinutes: 120,
+      tries: 10,
+      isOnline: options.isOnline ?? false,
+      keys: options.signed === true ? { accessMode: 'signed', issuerPrivateKey: issuer.privateKey.toString('hex'), issuerPublicKey: issuer.publicKey.toString('hex') } : { accessMode: 'sealed', parkingKey: randomKeyHex() },
+    },
+    app.clock.now(),
+  );
+  const moduleIds: number[] = [];
+  for (const direction of options.boxes ?? ['entrance', 'exit']) {
+    const moduleId = (nextModuleId += 1);
+    const mac = `02:50:43:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
+    app.ctx.boxes.insert({ moduleId, parkingId: id, direction, macAddress: mac, boxKey: randomKeyHex(), mqttPasswordHash: hashMqttPassword(`pw-${moduleId}`) }, app.clock.now());
+    moduleIds.push(moduleId);
+  }
+  return { id, moduleIds };
+}
+
+/** What `admin box provision` gives the box now (helper A's rule for the
+ * issuer keys: issuer_key = next ?? current; previous = next set ? current : previous). */
+export function provisioningOf(app: TestApp, moduleId: number): Provisioning {
+  const box = app.ctx.boxes.findByModuleId(moduleId);
+  if (box === undefined) throw new Error(`no box ${moduleId}`);
+  const parking = app.ctx.parkings.findById(box.parking_id);
+  if (parking === undefined) throw new Error(`no parking ${box.parking_id}`);
+  const hex = (value: string | null): Buffer | null => (value === null ? null : Buffer.from(value, 'hex'));
+  const next = parking.issuer_next_public_key;
+  return {
+    moduleId,
+    parkingId: box.parking_id,
+    direction: box.direction,
+    macAddress: box.mac_address,
+    parkingKey: hex(parking.parking_key),
+    parkingKeyNext: null,
+    issuerKey: hex(next ?? parking.issuer_public_key),
+    issuerKeyPrevious: hex(next !== null ? parking.issuer_public_key : parking.issuer_previous_public_key),
+    boxKey: Buffer.from(box.box_key, 'hex'),
+    skewSeconds: box.skew_seconds,
+    minBatteryMv: box.min_battery_mv,
+    mqtt: null,
+  };
+}
+
+export interface RunningBox {
+  box: SimulatedBox;
+  link: BoxMqttLink;
+  stop(): Promise<void>;
+}
+
+/** A simulated box on the API's broker, on the API's clock, provisioned from the database. */
+export async function startBox(t: ExecutionContext, app: TestApp, moduleId: number, box?: SimulatedBox): Promise<RunningBox> {
+  const simulated = box ?? (await SimulatedBox.start({ clock: app.clock, provisioning: provisioningOf(app, moduleId) }));
+  const link = new BoxMqttLink(simulated, { url: app.app.mqtt?.url ?? '', username: `box-${moduleId}`, password: `pw-${moduleId}`, clock: app.clock, backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 } });
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await link.stop();
+  };
+  t.teardown(async () => {
+    await stop();
+    await simulated.stop();
+  });
+  await link.start();
+  return { box: simulated, link, stop };
+}
+
+/** Steps the fake clock (the dispatcher's poll, backoff and answer timeouts)
+ * until `condition` holds, letting real I/O run between steps. */
+export async function pumpUntil(clock: FakeClock, condition: () => boolean, what: string, options: { stepMs?: number; maxSteps?: number } = {}): Promise<void> {
+  const stepMs = options.stepMs ?? POLL_MS;
+  for (let step = 0; step < (options.maxSteps ?? 200); step++) {
+    if (condition()) return;
+    // Real time for the broker, the box and ingestion to do their part.
+    for (let spin = 0; spin < 5 && !condition(); spin++) await new Promise((resolve) => setTimeout(resolve, 10));
+    if (condition()) return;
+    clock.advance(stepMs);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The state of every control command of an operation, by module id. */
+export function statesOf(app: TestApp, operation: string): Record<number, string> {
+  const rows = app.ctx.db.prepare('SELECT module_id, state FROM control_commands WHERE operation = ? ORDER BY module_id').all(operation) as { module_id: number; state: string }[];
+  return Object.fromEntries(rows.map((row) => [row.module_id, row.state]));
+}
