@@ -37,7 +37,7 @@ export interface BoxTarget {
   /** Called for every barrier state shown by status reports or the state topic. */
   onBarrier(listener: (observation: BarrierObservation) => void): void;
   /** Power-cycles the box and resolves once the link is back, for the case
-   * "all of it survives a power cycle" (PROTOCOL.md, the paragraph after the
+   * "all of it survives a power cycle" (docs/protocol.md, the paragraph after the
    * checks). Absent when the target cannot: none of the command line's can
    * today (serial, BLE and MQTT reach a box, they do not power it); a test
    * harness that runs the simulator in process can. */

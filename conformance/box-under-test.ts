@@ -1,4 +1,4 @@
-// What the suite knows of the box from its provisioning file (PROTOCOL.md,
+// What the suite knows of the box from its provisioning file (docs/protocol.md,
 // provisioning file), and the commands it makes with those keys: ACCESS
 // sealed under K_park (when the box holds one), ACCESS_SIGNED under one of
 // the suite's own test issuers, and control commands sealed under K_box.
@@ -57,7 +57,7 @@ export function accessCommand(box: BoxUnderTest, spec: AccessSpec, key: Buffer |
   return sealCommand({ kind: FrameKind.ACCESS, key, keyId: spec.keyId, scope: spec.scope ?? box.parkingId, body: accessBody(box, spec) });
 }
 
-/** An ACCESS_SIGNED by `issuer` (PROTOCOL.md, command frame, second table). */
+/** An ACCESS_SIGNED by `issuer` (docs/protocol.md, Command frame, second table). */
 export function signedAccessCommand(box: BoxUnderTest, issuer: IssuerPrivateKey, spec: AccessSpec): Buffer {
   return signAccessCommand({ privateKey: issuer, keyId: spec.keyId, scope: spec.scope ?? box.parkingId, body: accessBody(box, spec) });
 }

@@ -3,7 +3,7 @@
 // one more SET_ISSUER. "The box's" keys are a reading (conformance/README.md):
 // the provisioning file's issuer_key and issuer_key_previous, unless the
 // operator names others (--restore-issuer-key). SET_ISSUER cannot set
-// issuer_key to none (PROTOCOL.md, checks, step 5): a box that held none is
+// issuer_key to none (docs/protocol.md, step 5): a box that held none is
 // left with a fresh public key whose private key nobody keeps, so it refuses
 // every ACCESS_SIGNED, as a box without an issuer key does.
 import { generateIssuerKeyPair, Status } from '../firmware-protocol/index.js';

@@ -68,7 +68,7 @@ function echoes(exchanges: readonly RecordedExchange[]): Check {
     if (fields === null) continue;
     for (const problem of echoProblems(expected, fields)) problems.push(`${caseName}: ${problem}`);
   }
-  return check('kind, key_id, module_id, direction, remaining echoed', 'response frame; checks (echo)', 'as PROTOCOL.md', problems.length === 0 ? 'all as expected' : `${problems.length} differ`, problems);
+  return check('kind, key_id, module_id, direction, remaining echoed', 'response frame; checks (echo)', 'as docs/protocol.md', problems.length === 0 ? 'all as expected' : `${problems.length} differ`, problems);
 }
 
 export function runChecks(input: RunCheckInput): Check[] {

@@ -24,7 +24,7 @@ export interface SuiteSettings {
   readonly keyIdBase: number;
 }
 
-/** An issuer key pair the suite made for this run (PROTOCOL.md, keys): it
+/** An issuer key pair the suite made for this run (docs/protocol.md, Keys): it
  * installs them with SET_ISSUER, so it can sign ACCESS_SIGNED frames. */
 export interface TestIssuer {
   readonly privateKey: Buffer;
@@ -93,7 +93,7 @@ export class SuiteContext {
     return id;
   }
 
-  /** The box accepted these REVOKE entries (PROTOCOL.md, checks, step 6): an
+  /** The box accepted these REVOKE entries (docs/protocol.md, step 6): an
    * id already listed keeps the later until. */
   revoked(entries: readonly RevokeEntry[]): void {
     for (const { keyId, until } of entries) this.#revoked.set(keyId, Math.max(until, this.#revoked.get(keyId) ?? 0));

@@ -38,7 +38,7 @@ export interface GatewayCounters {
   timeouts: number;
   linkDown: number;
   /** Command messages that were not a command (bad JSON, no base64 command,
-   * bytes longer than any command: PROTOCOL.md, sizes). */
+   * bytes longer than any command: docs/protocol.md, Sizes). */
   badMessages: number;
 }
 
@@ -172,7 +172,7 @@ export class Gateway {
       return;
     }
     if (command.frame.length > MAX_COMMAND_LENGTH) {
-      // PROTOCOL.md, sizes: no command is longer; the link would drop it as bad
+      // docs/protocol.md, Sizes: no command is longer; the link would drop it as bad
       // framing (serial cannot even frame it), so it is no command: counted and dropped.
       this.counters.badMessages++;
       this.#logger.warn({ module_id: parsed.moduleId, bytes: command.frame.length, max: MAX_COMMAND_LENGTH }, 'command message dropped: longer than any command');

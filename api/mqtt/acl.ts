@@ -49,7 +49,7 @@ export class MqttAcl {
   /** The same rules as a mosquitto ACL file, for an external broker. */
   mosquittoAcl(accounts: readonly MqttAccount[]): string {
     const p = this.topics.prefix;
-    const lines = ['# parkbench MQTT access rules (ARCHITECTURE.md "Access"), written by `parkbench admin mqtt-acl`.', '# Anything not granted here is refused.', ''];
+    const lines = ['# parkbench MQTT access rules (docs/architecture.md "Access"), written by `parkbench admin mqtt-acl`.', '# Anything not granted here is refused.', ''];
     for (const account of accounts) {
       lines.push(`user ${account.username}`);
       switch (account.role) {

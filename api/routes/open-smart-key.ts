@@ -23,7 +23,7 @@ const openResponseSchema = {
   required: ['module_id', 'status', 'status_code', 'response', 'verified', 'box_log_id'],
   properties: {
     module_id: { type: 'integer', description: 'The box that answered.' },
-    status: { type: ['string', 'null'], description: 'The PROTOCOL.md status name: OK when the barrier opens. Null when the response is not verified.' },
+    status: { type: ['string', 'null'], description: 'The docs/protocol.md status name: OK when the barrier opens. Null when the response is not verified.' },
     status_code: { type: ['integer', 'null'], description: 'The status byte; null when the response is not verified.' },
     remaining: { type: ['integer', 'null'], description: 'Tries of this key left in this direction (null: not applicable, or the response is not verified).' },
     response: { type: 'string', description: 'Base64 of the response frame.' },

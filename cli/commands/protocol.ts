@@ -25,7 +25,7 @@ interface DecodeFlags {
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 export function registerProtocolCommands(program: Command): void {
-  const protocol = program.command('protocol').description('Box protocol tools: decode frames, seal or sign access commands, issuer keys, test vectors (PROTOCOL.md)');
+  const protocol = program.command('protocol').description('Box protocol tools: decode frames, seal or sign access commands, issuer keys, test vectors (docs/protocol.md)');
 
   protocol
     .command('decode')

@@ -135,7 +135,7 @@ function decodeCommand(bytes: Buffer, options: DecodeOptions): DecodeOutcome {
   return { json: { ...json, body: bodyJson(opened.command), text: renderCommand(bytes, key) } };
 }
 
-/** PROTOCOL.md, command frame, ACCESS_SIGNED: the body is in the clear and
+/** docs/protocol.md, Command frame, ACCESS_SIGNED: the body is in the clear and
  * always shown; the signature (r || s) is checked only against the issuer
  * public keys given (--key does not apply: nothing is sealed). */
 function decodeSigned(bytes: Buffer, header: CommandHeader, json: Record<string, unknown>, issuerKeys: readonly Buffer[] | undefined): DecodeOutcome {
@@ -146,7 +146,7 @@ function decodeSigned(bytes: Buffer, header: CommandHeader, json: Record<string,
     body: body === null ? 'MALFORMED' : accessBodyJson(body),
     signature: { r: signature.subarray(0, SIGNATURE_LENGTH / 2).toString('hex'), s: signature.subarray(SIGNATURE_LENGTH / 2).toString('hex') },
   };
-  // PROTOCOL.md, checks, step 5: a body that is no ACCESS body is MALFORMED, signed or not.
+  // docs/protocol.md, step 5: a body that is no ACCESS body is MALFORMED, signed or not.
   const malformed = body === null ? { failure: `ACCESS_SIGNED body: MALFORMED (${header.bodyLength} bytes, not an ACCESS body of 1..32 modules)` } : {};
   if (issuerKeys === undefined) return { json: { ...shown, signature_check: 'not checked (no --issuer-public-key)', text: renderCommand(bytes) }, ...malformed };
   const index = verifySignature(bytes, issuerKeys);

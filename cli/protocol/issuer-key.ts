@@ -1,4 +1,4 @@
-// `parkbench protocol issuer-key`: a fresh issuer key pair (PROTOCOL.md,
+// `parkbench protocol issuer-key`: a fresh issuer key pair (docs/protocol.md,
 // keys) for trying ACCESS_SIGNED by hand. The private key goes to a file
 // (PKCS#8 PEM, mode 0600, never over an existing file); the public key,
 // 128 hex digits (X || Y), is the only thing printed.

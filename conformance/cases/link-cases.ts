@@ -11,7 +11,7 @@ import { KEY_TRIES, validKey } from './access-cases.js';
 
 const garbageThenValid: ConformanceCase = {
   name: 'garbage on the link, then a valid ACCESS',
-  step: 'serial link framing; BLE link; MQTT: ARCHITECTURE.md',
+  step: 'serial link framing; BLE link; MQTT: docs/architecture.md',
   expected: '0x00',
   async run(run) {
     const now = await run.context.learnBoxTime(run);

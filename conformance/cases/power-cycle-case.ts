@@ -1,4 +1,4 @@
-// What a box keeps across a power cycle (PROTOCOL.md, the paragraph after
+// What a box keeps across a power cycle (docs/protocol.md, the paragraph after
 // the checks: "The count of tries per key, box_seq, the last control
 // sequence, the issuer keys and the revocation list survive a restart of the
 // box"), checked where the target can restart the box; box_seq is checked

@@ -1,4 +1,4 @@
-// The revocation list (PROTOCOL.md, bodies, REVOKE; checks, steps 5, 6 and
+// The revocation list (docs/protocol.md, Command frame, bodies, REVOKE; checks, steps 5, 6 and
 // 8a): a revoked key is refused and spends no try; an entry whose until +
 // skew has passed refuses nothing; REVOKE bodies of a bad count or length are
 // MALFORMED; and the list takes at least 64 live entries, then answers

@@ -1,4 +1,4 @@
-// SET_ISSUER's own rules (PROTOCOL.md, bodies; checks, steps 5 and 6): each
+// SET_ISSUER's own rules (docs/protocol.md, Command frame, bodies; checks, steps 5 and 6): each
 // key a point on P-256, only issuer_key_previous may be 64 zero bytes, and
 // a replayed SET_ISSUER is refused. A refusal at step 5 spends no control
 // sequence; the box keeps the suite's issuers either way.

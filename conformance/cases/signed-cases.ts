@@ -1,4 +1,4 @@
-// Version 2 access (PROTOCOL.md, command frame, ACCESS_SIGNED; checks, steps
+// Version 2 access (docs/protocol.md, Command frame, ACCESS_SIGNED; checks, steps
 // 2 to 6): the suite installs its own two issuers with SET_ISSUER (it holds
 // K_box), signs with them, and checks that only a signature by issuer_key or
 // issuer_key_previous over the exact bytes opens; that SET_ISSUER(new, none)
@@ -106,7 +106,7 @@ const previousIssuerDropped: ConformanceCase = {
   },
 };
 
-/** The sealed ACCESS cases' stand-in on a box without K_park (PROTOCOL.md,
+/** The sealed ACCESS cases' stand-in on a box without K_park (docs/protocol.md,
  * keys: such a box "answers every ACCESS AUTH_FAILED"). */
 export const sealedWithoutParkingKey: ConformanceCase = {
   name: 'a sealed ACCESS on a box without K_park',

@@ -122,7 +122,7 @@ test('at most 32 boxes a parking', async (t) => {
   t.regex(result.stderr, /32 boxes/);
 });
 
-test('box provision prints the PROTOCOL.md file, issues a new MQTT password, --out writes mode 0600', async (t) => {
+test('box provision prints the docs/protocol.md file, issues a new MQTT password, --out writes mode 0600', async (t) => {
   const cli = admin(t);
   const parking = await cli.json<{ parking_key: null; issuer_public_key: string }>('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
   const box = await cli.json<{ box_key: string; mqtt_password: string }>('box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance');

@@ -18,7 +18,7 @@ export interface BoxFile {
   readonly provisioning: Provisioning;
 }
 
-/** What a box holds (PROTOCOL.md, keys): K_park, issuer keys, or both. */
+/** What a box holds (docs/protocol.md, Keys): K_park, issuer keys, or both. */
 export type BoxKind = 'sealed' | 'signed' | 'both';
 
 /** Provisioning fields of a box of that kind: the issuer keys are the

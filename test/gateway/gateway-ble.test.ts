@@ -89,7 +89,7 @@ class WatchedPeripheral extends BoxBlePeripheral {
   }
 }
 
-test('PROTOCOL.md, sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules, goes from MQTT through the gateway to a signed BLE box in 12 chunks at the minimum MTU (23) and is answered OK', async (t) => {
+test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules, goes from MQTT through the gateway to a signed BLE box in 12 chunks at the minimum MTU (23) and is answered OK', async (t) => {
   const broker = await brokerForTest(t);
   const clock = new FakeClock(START);
   const issuer = newIssuer();

@@ -219,7 +219,7 @@ function handMadeLinkFrame(type: number, payload: Buffer): Buffer {
 /** The gateway's serial links as its state message shows them. */
 const serialLinks = (gateway: Gateway) => (gateway.snapshot() as { links: { type: string; bad_frames: number }[] }).links.filter((link) => link.type === 'serial');
 
-test('PROTOCOL.md, sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules (a 230-byte link frame), goes from MQTT through the gateway and a real pty to a signed box; its OK comes back', async (t) => {
+test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules (a 230-byte link frame), goes from MQTT through the gateway and a real pty to a signed box; its OK comes back', async (t) => {
   const broker = await brokerForTest(t);
   const pair = await ptyPairForTest(t);
   const clock = new FakeClock(START);
@@ -243,7 +243,7 @@ test('PROTOCOL.md, sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 mo
   t.is(gateway.badFrames, 0);
 });
 
-test('PROTOCOL.md, sizes: from the box, a 230-byte link frame passes the gateway\'s decoder and a 231-byte one is dropped and counted as bad framing', async (t) => {
+test('docs/protocol.md, Sizes: from the box, a 230-byte link frame passes the gateway\'s decoder and a 231-byte one is dropped and counted as bad framing', async (t) => {
   const broker = await brokerForTest(t);
   const pair = await ptyPairForTest(t);
   const clock = new FakeClock(START);

@@ -1,5 +1,5 @@
 // A simulated box's provisioning for tests: fresh random keys, the fields of
-// PROTOCOL.md's example, and whatever the test overrides.
+// docs/protocol.md's example, and whatever the test overrides.
 import { randomBytes } from 'node:crypto';
 import type { Provisioning, SealedProvisioning } from '../../simulator/provisioning.js';
 

@@ -1,4 +1,4 @@
-// A signed parking's box for tests (PROTOCOL.md, version 2): no K_park, an
+// A signed parking's box for tests (docs/protocol.md, version 2): no K_park, an
 // issuer public key in its provisioning, and the commands the service sends
 // it, made with the real protocol library: ACCESS_SIGNED under the issuer's
 // private key, REVOKE and SET_ISSUER sealed under K_box.
@@ -20,7 +20,7 @@ export function signedProvisioning(issuer: IssuerKeyPair, overrides: Partial<Pro
   return { ...testProvisioning(), parkingKey: null, issuerKey: issuer.publicKey, issuerKeyPrevious: null, ...overrides };
 }
 
-/** The largest modules list (32 entries, PROTOCOL.md, sizes), this box first. */
+/** The largest modules list (32 entries, docs/protocol.md, Sizes), this box first. */
 export function thirtyTwoModules(moduleId: number): number[] {
   return [moduleId, ...Array.from({ length: 31 }, (_, index) => 50_000 + index)];
 }

@@ -1,9 +1,9 @@
-// BLE link (PROTOCOL.md, BLE link): chunking at several MTUs and reassembly.
+// BLE link (docs/protocol.md, BLE link): chunking at several MTUs and reassembly.
 import test from 'ava';
 import { BleReassembler, BleUuid, MAX_COMMAND_LENGTH, ProtocolError, bleLocalName, chunkFrame } from '../../firmware-protocol/index.js';
 import { signedAccess } from './fixtures.js';
 
-/** PROTOCOL.md, sizes: the longest command, an ACCESS_SIGNED of 32 modules (225 bytes). */
+/** docs/protocol.md, Sizes: the longest command, an ACCESS_SIGNED of 32 modules (225 bytes). */
 const longest = signedAccess({ body: { moduleIds: Array.from({ length: 32 }, (_, i) => i) } });
 if (longest.length !== MAX_COMMAND_LENGTH) throw new Error(`the longest command is ${longest.length} bytes, not ${MAX_COMMAND_LENGTH}`);
 
@@ -67,7 +67,7 @@ test('reassembler: frames longer than the limit are dropped and counted', (t) =>
   const r = new BleReassembler(32);
   for (const c of chunkFrame(Buffer.alloc(64, 1), 23)) t.is(r.push(c), null);
   t.is(r.counters.oversize, 1);
-  // The default limit is the longest command (PROTOCOL.md, sizes): 225 bytes pass, 226 do not.
+  // The default limit is the longest command (docs/protocol.md, Sizes): 225 bytes pass, 226 do not.
   const byDefault = new BleReassembler();
   for (const c of chunkFrame(Buffer.concat([longest, Buffer.of(0)]), 23)) t.is(byDefault.push(c), null);
   t.is(byDefault.counters.oversize, 1);

@@ -1,4 +1,4 @@
-// `parkbench protocol` for version 2 (PROTOCOL.md, command frame,
+// `parkbench protocol` for version 2 (docs/protocol.md, Command frame,
 // ACCESS_SIGNED): seal-access --issuer-key, issuer-key, decode of signed
 // frames with --issuer-public-key, and decode of REVOKE and SET_ISSUER under
 // the box key. Each rule in process (fast), each exit code through the real

@@ -1,4 +1,4 @@
-// Command and response codecs (PROTOCOL.md, command frame, response frame,
+// Command and response codecs (docs/protocol.md, Command frame, response frame,
 // keys): sealing, opening, header decoding, tags in constant time, and the
 // CCM empty-plaintext trap.
 import { createCipheriv, createDecipheriv } from 'node:crypto';
@@ -35,7 +35,7 @@ const fields: ResponseFields = {
   remaining: 2,
 };
 
-test('command layout: version, kind, key_id, scope, nonce, ciphertext, tag at the offsets of PROTOCOL.md', (t) => {
+test('command layout: version, kind, key_id, scope, nonce, ciphertext, tag at the offsets of docs/protocol.md', (t) => {
   const nonce = Buffer.from('0102030405060708090a0b0c', 'hex');
   const frame = sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 0x01020304, scope: 0x0a0b0c0d, nonce, body });
   t.is(frame.length, 22 + 11 + 4 * 2 + 8);
@@ -54,7 +54,7 @@ test('sealCommand draws a fresh random nonce when none is given', (t) => {
   t.notDeepEqual(a.subarray(10, 22), b.subarray(10, 22));
 });
 
-test('PROTOCOL.md, sizes: the longest sealed ACCESS is 169 bytes, the longest command (ACCESS_SIGNED, 32 modules) 225; BATTERY_QUERY 30; TIME_SET 34', (t) => {
+test('docs/protocol.md, Sizes: the longest sealed ACCESS is 169 bytes, the longest command (ACCESS_SIGNED, 32 modules) 225; BATTERY_QUERY 30; TIME_SET 34', (t) => {
   const ids = Array.from({ length: 32 }, (_, i) => i + 1);
   t.is(sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } }).length, MAX_SEALED_COMMAND_LENGTH);
   t.is(MAX_SEALED_COMMAND_LENGTH, 169);
@@ -159,7 +159,7 @@ test('verifyResponses answers as verifyResponse does for each response of a mixe
   t.deepEqual(verifyResponses([], boxKey), []);
 });
 
-test('a forged response tag is refused (PROTOCOL.md, keys: the CCM empty-plaintext trap)', (t) => {
+test('a forged response tag is refused (docs/protocol.md, Keys: the CCM empty-plaintext trap)', (t) => {
   const command = access();
   const frame = sealResponse(fields, boxKey, command);
   const forged = Buffer.from(frame);

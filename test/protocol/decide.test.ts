@@ -1,4 +1,4 @@
-// The box's decision (PROTOCOL.md, checks): one test per step, each also
+// The box's decision (docs/protocol.md, the check order): one test per step, each also
 // showing that the earlier steps come first, plus the response fields.
 import test from 'ava';
 import {

@@ -1,4 +1,4 @@
-// Serial link framing (PROTOCOL.md, serial link framing; sizes): CRC-16,
+// Serial link framing (docs/protocol.md, Serial link framing; sizes): CRC-16,
 // COBS, link frames, and the streaming decoder with the herdsman parser
 // checklist.
 import test from 'ava';

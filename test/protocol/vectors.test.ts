@@ -1,4 +1,4 @@
-// PROTOCOL.md, test vectors: sealing the inputs gives the bytes; opening the
+// docs/protocol.md, Test vectors: sealing the inputs gives the bytes; opening the
 // bytes gives the inputs; the file on disk is what the generator makes.
 import { readFileSync } from 'node:fs';
 import test, { type ExecutionContext } from 'ava';
@@ -51,7 +51,7 @@ test('test-vectors.json is exactly what the generator makes (regenerate with par
   t.deepEqual(vectors, JSON.parse(JSON.stringify(generateTestVectors())) as TestVectors);
 });
 
-test('the file has the layout PROTOCOL.md fixes, and the minimum content', (t) => {
+test('the file has the layout docs/protocol.md fixes, and the minimum content', (t) => {
   t.is(vectors.version, 2);
   t.deepEqual(Object.keys(vectors).slice(0, 7), ['version', 'crc16', 'commands', 'issuers', 'signed_commands', 'responses', 'link_frames']);
   t.deepEqual(Object.keys(vectors.commands[0] ?? {}), ['name', 'key', 'kind', 'key_id', 'scope', 'nonce', 'body', 'bytes']);
@@ -131,7 +131,7 @@ for (const v of vectors.issuers) {
 }
 
 for (const v of vectors.signed_commands) {
-  // PROTOCOL.md, test vectors: signatures are randomized, so both directions
+  // docs/protocol.md, Test vectors: signatures are randomized, so both directions
   // are checked as far as they can be: the stored bytes verify and parse to
   // the fields; frames signed here from the fields verify and differ from the
   // bytes only in the signature.
@@ -190,7 +190,7 @@ for (const v of vectors.link_frames) {
 }
 
 for (const v of vectors.decisions) {
-  test(`decision vector (PROTOCOL.md, checks, step ${v.step}) "${v.name}": ${v.expected.status_name}`, (t) => {
+  test(`decision vector (docs/protocol.md, step ${v.step}) "${v.name}": ${v.expected.status_name}`, (t) => {
     const config = {
       moduleId: v.config.module_id,
       parkingId: v.config.parking_id,

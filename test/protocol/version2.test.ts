@@ -1,4 +1,4 @@
-// Protocol version 2 (PROTOCOL.md): ACCESS_SIGNED, REVOKE, SET_ISSUER, and
+// Protocol version 2 (docs/protocol.md): ACCESS_SIGNED, REVOKE, SET_ISSUER, and
 // decide()'s new steps 2, 4, 5, 6 and 8a, each also showing what comes first.
 import { createPrivateKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import test from 'ava';

@@ -137,7 +137,7 @@ test('the largest command, a 225-byte ACCESS_SIGNED of 32 modules, goes in 12 ch
   t.is(peripheral.counters.badChunks, 0);
 });
 
-test('PROTOCOL.md, sizes: a BLE frame of 226 bytes, one more than any command, is dropped and counted by the box, never answered; the next command is', async (t) => {
+test('docs/protocol.md, Sizes: a BLE frame of 226 bytes, one more than any command, is dropped and counted by the box, never answered; the next command is', async (t) => {
   const radio = new VirtualRadio();
   const issuer = newIssuer();
   const box_ = signedProvisioning(issuer, { moduleId: 9307, macAddress: '00:07:80:AA:BB:37' });

@@ -141,7 +141,7 @@ test('going offline shows the last will, and the box comes back after the given 
   t.true(link.connected);
 });
 
-test('PROTOCOL.md, sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules, reaches a signed box over MQTT and is answered OK', async (t) => {
+test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules, reaches a signed box over MQTT and is answered OK', async (t) => {
   const broker = await brokerForTest(t);
   const { client, received } = await operator(t, broker.url);
   const issuer = newIssuer();

@@ -18,7 +18,7 @@ const example = {
   mqtt: { url: 'mqtt://127.0.0.1:1883', username: 'box-9101', password: 'secret' },
 };
 
-test('the example of PROTOCOL.md parses into typed fields', (t) => {
+test('the example of docs/protocol.md parses into typed fields', (t) => {
   const box = parseProvisioning(example);
   t.is(box.moduleId, 9101);
   t.is(box.direction, 'entrance');
@@ -75,7 +75,7 @@ test('a missing file and a file that is not JSON are one clear line', async (t) 
 const issuer = generateIssuerKeyPair().publicKey.toString('hex');
 const previous = generateIssuerKeyPair().publicKey.toString('hex');
 
-test('a signed parking\'s box: parking_key null, issuer_key and issuer_key_previous as PROTOCOL.md names them', (t) => {
+test('a signed parking\'s box: parking_key null, issuer_key and issuer_key_previous as docs/protocol.md names them', (t) => {
   const box = parseProvisioning({ ...example, parking_key: null, issuer_key: issuer, issuer_key_previous: previous });
   t.is(box.parkingKey, null);
   t.is(box.issuerKey?.toString('hex'), issuer);

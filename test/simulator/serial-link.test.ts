@@ -147,7 +147,7 @@ test('the largest frame, an ACCESS_SIGNED of 32 modules (a 230-byte link frame),
   const command = signedAccess(signedBox, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(signedBox.moduleId) });
   t.is(command.length, MAX_COMMAND_LENGTH);
   const linkFrame = encodeLinkFrame(LinkType.COMMAND, command);
-  t.is(linkFrame.length, MAX_LINK_FRAME_LENGTH, 'PROTOCOL.md, sizes: at most 230 bytes, delimiter included');
+  t.is(linkFrame.length, MAX_LINK_FRAME_LENGTH, 'docs/protocol.md, Sizes: at most 230 bytes, delimiter included');
   port.write(linkFrame);
   await waitFor(() => ofType(frames, LinkType.RESPONSE).length === 1, 'the response');
   const response = ofType(frames, LinkType.RESPONSE)[0]?.payload ?? Buffer.alloc(0);

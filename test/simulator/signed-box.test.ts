@@ -1,4 +1,4 @@
-// A simulated box of a signed parking (PROTOCOL.md, version 2): ACCESS_SIGNED,
+// A simulated box of a signed parking (docs/protocol.md, version 2): ACCESS_SIGNED,
 // REVOKE and SET_ISSUER through the real SimulatedBox and its state file, a
 // restart in between, and the deliberate bugs of steps 4 and 8a.
 import test, { type ExecutionContext } from 'ava';

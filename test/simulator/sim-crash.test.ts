@@ -1,6 +1,6 @@
 // A box killed mid-stream (SIGKILL: no chance to save anything on the way
 // out) and started again goes on where it was: box_seq keeps rising and the
-// tries it counted are still counted (PROTOCOL.md, checks, last paragraph).
+// tries it counted are still counted (docs/protocol.md, the check order, last paragraph).
 import avaTest from 'ava';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// `parkbench sim` as a signed parking's box (PROTOCOL.md, version 2), a real
+// `parkbench sim` as a signed parking's box (docs/protocol.md, version 2), a real
 // child process on a real broker: its provisioning file has parking_key null
 // and issuer_key set; ACCESS_SIGNED, REVOKE and SET_ISSUER arrive over MQTT;
 // a SIGKILL and a restart keep the issuer keys and the revocation list.
@@ -20,7 +20,7 @@ const topics = new Topics();
 const MODULE_ID = 9801;
 
 function signedBoxFile(issuer: IssuerKeyPair, url: string): Record<string, unknown> {
-  // The fields of PROTOCOL.md's provisioning file, as `parkbench admin box provision` writes them for a signed parking.
+  // The fields of docs/protocol.md's provisioning file, as `parkbench admin box provision` writes them for a signed parking.
   return {
     module_id: MODULE_ID,
     parking_id: 7,
