@@ -25,6 +25,7 @@ const backoff: BackoffPolicy = { initialMs: 100, maxMs: 1_000, factor: 2, jitter
  * (serialport then closes the stream as disconnected). */
 class PullablePort {
   #pulled: Error | undefined;
+  #writesBroken: Error | undefined;
   readonly #readers = new Set<(error: Error) => void>();
 
   constructor(readonly inner: MockPort) {}
@@ -42,6 +43,11 @@ class PullablePort {
     for (const reject of this.#readers) reject(this.#pulled);
   }
 
+  /** Writes fail from now on (the device went away in the middle of a write). */
+  breakWrites(): void {
+    this.#writesBroken = Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+  }
+
   read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
     if (this.#pulled !== undefined) return Promise.reject(this.#pulled);
     return new Promise((resolve, reject) => {
@@ -51,7 +57,8 @@ class PullablePort {
   }
 
   write(buffer: Buffer): Promise<void> {
-    return this.#pulled === undefined ? this.inner.write(buffer) : Promise.reject(this.#pulled);
+    const broken = this.#pulled ?? this.#writesBroken;
+    return broken === undefined ? this.inner.write(buffer) : Promise.reject(broken);
   }
 
   close(): Promise<void> {
@@ -89,9 +96,11 @@ class Cable {
   #plugged: boolean;
   #open: PullablePort | undefined;
 
-  constructor(plugged = true, maxReadSize?: number) {
+  /** `maxReadSize`: the most bytes one read returns; `readyData`: what the
+   * box has already sent when the port opens (its start-up status report). */
+  constructor(plugged = true, options: { maxReadSize?: number; readyData?: Buffer } = {}) {
     this.#plugged = plugged;
-    mockBinding.createPort(this.path, { record: true, ...(maxReadSize === undefined ? {} : { maxReadSize }) });
+    mockBinding.createPort(this.path, { record: true, ...options });
   }
 
   /** A serialport binding (list and open) over the mock's, whose ports can be pulled. */
@@ -129,6 +138,10 @@ class Cable {
     this.#open?.pull();
   }
 
+  breakWrites(): void {
+    this.#open?.breakWrites();
+  }
+
   plug(): void {
     this.#plugged = true;
   }
@@ -143,9 +156,9 @@ interface Bench {
   readonly nextFrame: () => Promise<LinkFrame>;
 }
 
-function bench(t: ExecutionContext, cable = new Cable()): Bench {
+function bench(t: ExecutionContext, cable = new Cable(), flushOnOpen = false): Bench {
   const clock = new FakeClock();
-  const port = new FramedSerialPort({ target: { path: cable.path, baudRate: 115_200 }, clock, backoff, createPort: cable.createPort });
+  const port = new FramedSerialPort({ target: { path: cable.path, baudRate: 115_200 }, clock, backoff, createPort: cable.createPort, flushOnOpen });
   t.teardown(() => port.stop());
   const frames: LinkFrame[] = [];
   port.on('frame', (frame) => frames.push(frame));
@@ -173,7 +186,7 @@ test('opens through the factory, passes on the frames it reads and writes link f
 });
 
 test('framing: a frame read a few bytes at a time (its CRC arriving on its own) is one frame', async (t) => {
-  const { cable, port, nextFrame } = bench(t, new Cable(true, 2));
+  const { cable, port, nextFrame } = bench(t, new Cable(true, { maxReadSize: 2 }));
   await port.start();
   const arriving = nextFrame();
   cable.send(response(2));
@@ -261,6 +274,35 @@ test('replug: the device vanishing closes the port; it is reopened with backoff 
   await closedAgain;
   await retriesAt(t, cable, clock, [100]);
 });
+
+test('a write that fails (EIO) closes the port like a pulled cable; it is reopened and writes again', async (t) => {
+  const { cable, clock, port } = bench(t);
+  await port.start();
+  cable.breakWrites();
+  const closed = once(port, 'closed');
+  t.true(port.send(LinkType.STATUS_REQUEST, Buffer.alloc(0)), 'written to an open port');
+  await closed;
+  t.false(port.isOpen);
+  await waitFor(() => clock.pendingTimers === 1, 'the reopen scheduled');
+  const opened = once(port, 'open');
+  clock.advance(100);
+  await opened;
+  t.is(port.opens, 2);
+  t.true(port.send(LinkType.STATUS_REQUEST, Buffer.alloc(0)));
+  await waitFor(() => cable.written.length > 0, 'the status request on the wire');
+  t.deepEqual(cable.written, encodeLinkFrame(LinkType.STATUS_REQUEST, Buffer.alloc(0)));
+});
+
+for (const flushOnOpen of [true, false]) {
+  test(`flushOnOpen ${flushOnOpen}: what the box sent before the port opened is ${flushOnOpen ? 'discarded' : 'read'}`, async (t) => {
+    const { cable, port, frames } = bench(t, new Cable(true, { readyData: response(10) }), flushOnOpen);
+    await port.start();
+    await new Promise((resolve) => setImmediate(resolve)); // the mock hands over its ready data on a later tick
+    cable.send(response(11)); // the marker, sent after the open
+    await waitFor(() => frames.some((frame) => hexOf(frame) === '81:1122330b'), 'the marker');
+    t.deepEqual(frames.map(hexOf), flushOnOpen ? ['81:1122330b'] : ['81:1122330a', '81:1122330b']);
+  });
+}
 
 test('stop: no reopen after the port is stopped, and a pending reopen is cancelled', async (t) => {
   const { cable, clock, port } = bench(t);
