@@ -1,7 +1,9 @@
 // A serial port that speaks the link framing of docs/protocol.md (Serial link framing) and survives
 // the cable being pulled: it reopens with backoff, parses frames through the
 // link decoder, and writes only while open. The simulator's box side and the
-// gateway's side of a cable are both built on it.
+// gateway's side of a cable are both built on it. The port itself comes from
+// a factory (STYLE.md 3, transports are injected): serialport's by default,
+// one on @serialport/binding-mock in the unit tests.
 import { EventEmitter } from 'node:events';
 import { SerialPort } from 'serialport';
 import { encodeLinkFrame, type LinkType } from '../firmware-protocol/index.js';
@@ -11,8 +13,31 @@ import { LinkFrameParser, type LinkFrame } from './link-frame-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { SerialTarget } from './serial-target.js';
 
+type PortCallback = (error: Error | null) => void;
+
+/** What this module uses of a serialport stream: `SerialPort`, and
+ * `SerialPortMock` or any `SerialPortStream` over another binding, are one. */
+export interface SerialPortLike {
+  readonly isOpen: boolean;
+  open(callback: PortCallback): void;
+  flush(callback: PortCallback): void;
+  write(data: Buffer, callback: (error: Error | null | undefined) => void): boolean;
+  close(callback?: PortCallback): void;
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** Makes the port for a path, not yet open (it is opened with `open()`). */
+export type SerialPortFactory = (options: { readonly path: string; readonly baudRate: number }) => SerialPortLike;
+
+/** The real serial port, through serialport's native binding. */
+export const systemSerialPort: SerialPortFactory = ({ path, baudRate }) => new SerialPort({ path, baudRate, autoOpen: false });
+
 export interface FramedSerialPortOptions {
   readonly target: SerialTarget;
+  /** Makes each port opened (once, then again after every replug); default `systemSerialPort`. */
+  readonly createPort?: SerialPortFactory;
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
   readonly logger?: Logger;
@@ -33,7 +58,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   opens = 0;
   readonly #parser = new LinkFrameParser();
   readonly #logger: Logger;
-  #port: SerialPort | undefined;
+  #port: SerialPortLike | undefined;
   #attempt = 0;
   #reopenTimer: TimerHandle | undefined;
   #stopped = false;
@@ -105,7 +130,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
 
   async #open(): Promise<void> {
     const { path, baudRate } = this.options.target;
-    const port = new SerialPort({ path, baudRate, autoOpen: false });
+    const port = (this.options.createPort ?? systemSerialPort)({ path, baudRate });
     await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
     if (this.options.flushOnOpen === true) await new Promise<void>((resolve) => port.flush(() => resolve()));
     this.#parser.reset();
@@ -121,7 +146,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
 
   /** A read or write failed (the device went away, EIO on a pty whose other
    * end closed): close the port so it is reopened like an unplugged cable. */
-  #failed(port: SerialPort, error: Error): void {
+  #failed(port: SerialPortLike, error: Error): void {
     this.#logger.warn({ err: error.message }, 'serial port failed');
     if (port.isOpen) port.close();
   }

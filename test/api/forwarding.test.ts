@@ -152,10 +152,16 @@ test('a receiver that hangs past the 10 s timeout (on the injected clock) is ret
     finished = true;
   });
   await receiver.waitFor(1);
+  // The timeout is a timer on the injected clock: the negative is proved by
+  // that timer still pending at 9,999 ms (the receiver hangs, nothing else
+  // can end the pass), and its firing at 10 s is the positive.
+  const pending = s.app.clock.pendingTimers;
+  t.true(pending > 0, 'the timeout is on the injected clock');
   s.app.clock.advance(9_999);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.is(s.app.clock.pendingTimers, pending, 'no timer fell due before 10 s');
   t.false(finished, 'still waiting before 10 s');
   s.app.clock.advance(1);
+  t.is(s.app.clock.pendingTimers, pending - 1, 'the timeout fired at 10 s');
   await pass;
   t.like(s.app.ctx.outbox.status()[0], { pending: 1, last_error: 'timeout after 10 s' });
   s.app.clock.advance(5_000);

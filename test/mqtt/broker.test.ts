@@ -1,5 +1,6 @@
 import { createConnection } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
+import type { Client } from 'aedes';
 import mqtt, { type MqttClient } from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
@@ -108,14 +109,25 @@ test('a response is ingested before its publisher gets the PUBACK', async (t) =>
   const ingested: { moduleId: number; payload: string; publisher: MqttAccount }[] = [];
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let began: () => void = () => undefined;
+  const ingesting = new Promise<void>((resolve) => (began = resolve));
   const started = await broker(t, fixture, async (moduleId, payload, publisher) => {
+    began();
     await gate;
     ingested.push({ moduleId, payload: payload.toString(), publisher });
   });
   const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
+  const commands: string[] = [];
+  box.on('message', (_topic, payload) => commands.push(payload.toString()));
+  await box.subscribeAsync(topics.box(9101, 'command'), { qos: 1 });
   let acknowledged = false;
   const publishing = box.publishAsync(topics.box(9101, 'response'), '{"x":1}', { qos: 1 }).then(() => (acknowledged = true));
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await ingesting;
+  // The negative proved by a marker on the same connection: the broker sends
+  // the box a command once ingestion has begun; a PUBACK written before
+  // ingestion ended would have reached the box ahead of it.
+  await started.publish(topics.box(9101, 'command'), '{"command":"marker"}');
+  await waitFor(() => commands.length === 1, 'the marker at the box');
   t.false(acknowledged, 'no PUBACK while ingestion is running');
   release();
   await publishing;
@@ -166,10 +178,23 @@ test('a logged-in client publishing an oversized retained message is disconnecte
   operator.on('message', (topic, payload) => retained.push(`${topic}:${payload.length}`));
   await operator.subscribeAsync(topics.allBoxes('state'), { qos: 1 });
   await operator.subscribeAsync(topics.allBoxes('availability'), { qos: 1 });
-  await waitFor(() => retained.length >= 1, 'the retained state under the limit');
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // What the broker retains under those filters, listed to the end (the
+  // positive event), is what the operator must get: nothing more is coming.
+  const stored = await retainedUnder(started, [topics.allBoxes('state'), topics.allBoxes('availability')]);
+  t.deepEqual(stored, [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`], 'nothing of the oversized message retained');
+  await waitFor(() => retained.length >= stored.length, 'every retained message delivered');
   t.deepEqual(retained, [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`]);
 });
+
+/** The retained messages the broker holds under `filters`, as topic:length
+ * (read from its persistence to the stream's end). */
+async function retainedUnder(started: EmbeddedBroker, filters: string[]): Promise<string[]> {
+  // aedes's types leave its persistence out; it is the one broker.ts gave it.
+  const { persistence } = started.aedes as unknown as { persistence: { createRetainedStreamCombi(patterns: string[]): AsyncIterable<{ topic: string; payload: Buffer }> } };
+  const found: string[] = [];
+  for await (const packet of persistence.createRetainedStreamCombi(filters)) found.push(`${packet.topic}:${packet.payload.length}`);
+  return found;
+}
 
 // Issue 12, item 3: a client id (and its stored session) belongs to the
 // account that holds it.
@@ -197,7 +222,6 @@ test("another account cannot take over a stored persistent session, and its owne
   const thief = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'monitor-2', false);
   const stolen: string[] = [];
   thief.client?.on('message', (topic) => stolen.push(topic));
-  await new Promise((resolve) => setTimeout(resolve, 100));
   await thief.client?.endAsync(true);
   t.deepEqual({ code: thief.code, sessionPresent: thief.sessionPresent, stolen }, { code: 2, sessionPresent: undefined, stolen: [] }, 'refused: identifier rejected');
   t.is(started.counters.refusedLogins, 1);
@@ -207,6 +231,7 @@ test("another account cannot take over a stored persistent session, and its owne
   const queued: string[] = [];
   back.client?.on('message', (topic) => queued.push(topic));
   t.true(back.sessionPresent);
+  // The positive event on the same path: the queued command is still there, for its owner.
   await waitFor(() => queued.length === 1, 'the queued command for its owner');
   t.deepEqual(queued, [topics.box(9102, 'command')]);
 });
@@ -216,12 +241,19 @@ test("a live client is not kicked by another account reusing its client id; the 
   const started = await broker(t, fixture);
   const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'shared-id', true);
   t.teardown(() => operator.client?.endAsync(true));
+  const client = operator.client;
+  if (client === undefined) return t.fail('the operator did not connect');
+  let closes = 0;
+  client.on('close', () => closes++);
   const other = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'shared-id', true);
   await other.client?.endAsync(true);
   t.is(other.code, 2);
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  t.true(operator.client?.connected, 'the operator stays connected');
-  await operator.client?.publishAsync(topics.box(9102, 'command'), '{"command":"AAAA"}', { qos: 1 });
+  // The positive event on the same connection, after the refusal: a PUBACK.
+  // A kicked connection never gets one; its close ends the wait instead.
+  const kickedFirst = new Promise<never>((_resolve, reject) => client.once('close', () => reject(new Error('the operator was disconnected'))));
+  await Promise.race([client.publishAsync(topics.box(9102, 'command'), '{"command":"AAAA"}', { qos: 1 }), kickedFirst]);
+  t.true(client.connected, 'the operator stays connected');
+  t.is(closes, 0);
 
   // The same account reconnecting with its id replaces its old connection (MQTT-3.1.4-2).
   const kicked = new Promise<void>((resolve) => operator.client?.once('close', () => resolve()));
@@ -259,26 +291,37 @@ test('a connection reset while its login is checked holds no client id', async (
   const started = new Promise<void>((resolve) => (loginStarted = resolve));
   let finishLogin: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (finishLogin = resolve));
+  let loginDone: () => void = () => undefined;
+  const loginFinished = new Promise<void>((resolve) => (loginDone = resolve));
   class SlowAccounts extends MqttAccountRepository {
     override async authenticate(username: string, password: string): Promise<MqttAccount | null> {
-      if (username === fixture.operator.username) {
-        loginStarted();
-        await gate;
+      if (username !== fixture.operator.username) return super.authenticate(username, password);
+      loginStarted();
+      await gate;
+      try {
+        return await super.authenticate(username, password);
+      } finally {
+        setImmediate(loginDone);
       }
-      return super.authenticate(username, password);
     }
   }
   const slow = await startEmbeddedBroker({ host: '127.0.0.1', port: 0, topics, accounts: new SlowAccounts(fixture.db) });
   t.teardown(() => slow.close());
+  // The broker's side of the connection has emitted 'close', so broker.ts's
+  // close handler (registered first) has run: aedes reports the ECONNRESET as
+  // the socket is destroyed, and its 'close' follows.
+  const brokerSawReset = new Promise<void>((resolve) => {
+    slow.aedes.once('clientError', (client: Client) => client.conn.once('close', () => resolve()));
+  });
   const socket = createConnection({ host: '127.0.0.1', port: slow.port });
   socket.on('error', () => undefined);
   socket.write(connectPacket('short-lived', fixture.operator.username, fixture.operator.password));
   await started;
   socket.resetAndDestroy();
-  await waitFor(() => socket.closed, 'the reset');
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await brokerSawReset;
   finishLogin();
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await loginFinished;
+  await new Promise((resolve) => setImmediate(resolve)); // the broker's continuation of the login (claim or not) has run
   const box = await connectAs(slow.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'short-lived', true);
   t.teardown(() => box.client?.endAsync(true));
   t.is(box.code, undefined, 'not refused');

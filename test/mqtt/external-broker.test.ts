@@ -70,22 +70,32 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
   };
 }
 
-/** The API subscribes when it connects and does not wait for the SUBACK:
- * garbage on a response topic, sent until every API has counted one, shows
- * each subscription is live (and that mosquitto's ACL let it through). */
-async function untilSubscribed(bench: ExternalBench, apis: readonly TestApp[]): Promise<void> {
+/**
+ * Garbage on a response topic, sent until every API has counted one more of
+ * it (refused, not JSON). The API subscribes when it connects and does not
+ * wait for the SUBACK: the first such marker shows each subscription is live
+ * (and that mosquitto's ACL let it through). Sent later, it shows that
+ * nothing more is coming: mosquitto queues each subscriber's messages in the
+ * order it takes them in, and an API ingests them in the order they arrive
+ * (IngestBatcher), so an API that has counted a marker has ingested every
+ * message mosquitto routed to it before the marker was published.
+ */
+async function markerThroughEveryApi(bench: ExternalBench, apis: readonly TestApp[], what: string): Promise<void> {
   const probe = await mqtt.connectAsync(bench.url, { ...bench.gateway, reconnectPeriod: 0 });
   try {
     const refused = (api: TestApp): number => api.app.mqtt?.ingestion.counters.refused.not_json ?? 0;
+    const before = apis.map(refused);
     await waitFor(async () => {
-      if (apis.every((api) => refused(api) > 0)) return true;
-      await probe.publishAsync(topics.box(bench.parking.entrance.moduleId, 'response'), 'probe, not json', { qos: 1 });
+      if (apis.every((api, index) => refused(api) > (before[index] ?? 0))) return true;
+      await probe.publishAsync(topics.box(bench.parking.entrance.moduleId, 'response'), 'marker, not json', { qos: 1 });
       return false;
-    }, "every API's shared subscription live");
+    }, what);
   } finally {
     await probe.endAsync(true);
   }
 }
+
+const untilSubscribed = (bench: ExternalBench, apis: readonly TestApp[]): Promise<void> => markerThroughEveryApi(bench, apis, "every API's shared subscription live");
 
 test('through mosquitto: a box answers a session command; the API stores the log verified and the session is active', async (t) => {
   const bench = await externalBench(t);
@@ -121,8 +131,9 @@ test('two APIs in one shared group split the responses: each stored once, none t
   const tries = 12;
   for (let index = 0; index < tries; index++) await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), { qos: 1 });
   await waitFor(() => boxLogs(first).filter((log) => log.verified === 1).length === tries, `${tries} verified box logs`, 10_000);
-  // Had both APIs received every message, the second copies would arrive with the first ones.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Had both APIs received every message, the second copies would be ingested
+  // before a marker published now: each API counts one, then nothing more is coming.
+  await markerThroughEveryApi(bench, [first, second], 'a marker through each API after the responses');
   const counters = [first, second].map((api) => api.app.mqtt?.ingestion.counters);
   t.is(boxLogs(first).length, tries);
   t.is(new Set(boxLogs(first).map((log) => log.box_seq)).size, tries);
