@@ -1,6 +1,7 @@
 // buildApp(options) returns the fastify app, routes registered, not
 // listening: the CLI listens, tests inject. The database opens (and migrates)
 // while the app loads and closes with it.
+import { apiFormats } from './formats.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
@@ -69,6 +70,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         // (a number where a string is due is a 422, not a string).
         allErrors: true,
         coerceTypes: false,
+        // Nullable fields are written `type: [..., 'null']`, as OpenAPI 3.1 does.
+        allowUnionTypes: true,
+        formats: apiFormats,
       },
     },
     return503OnClosing: true,
