@@ -1,7 +1,6 @@
 // buildApp(options) returns the fastify app, routes registered, not
 // listening: the CLI listens, tests inject. The database opens (and migrates)
 // while the app loads and closes with it.
-import { apiFormats } from './formats.js';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
@@ -12,6 +11,7 @@ import { openSmartKeyRoutes } from './routes/open-smart-key.js';
 import { Topics } from '../lib/mqtt-topics.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
+import { apiFormats } from './formats.js';
 import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
 import { boxLogRoutes } from './routes/box-logs.js';

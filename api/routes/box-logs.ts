@@ -1,6 +1,7 @@
 // POST /api/box_logs (spec 4.1): 401 without a valid token (checked before
-// the body), 422 naming element and field (the body schema, validate.ts), 404 naming the id that does not
-// exist, 413 over BODY_LIMIT_BYTES; a batch is all or nothing; 201 with
+// the body), 422 naming element and field (the body schema of validate.ts,
+// run by fastify), 404 naming the id that does not exist, 413 over
+// BODY_LIMIT_BYTES; a batch is all or nothing; 201 with
 // {"box_logs": [{"id", "verified", "duplicate"}]} in request order.
 import type { FastifyInstance } from 'fastify';
 import { bearerAuth } from '../auth/bearer.js';
