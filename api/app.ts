@@ -11,6 +11,7 @@ import { openSmartKeyRoutes } from './routes/open-smart-key.js';
 import { Topics } from '../lib/mqtt-topics.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
+import { apiFormats } from './formats.js';
 import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
 import { boxLogRoutes } from './routes/box-logs.js';
@@ -69,6 +70,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         // (a number where a string is due is a 422, not a string).
         allErrors: true,
         coerceTypes: false,
+        // Nullable fields are written `type: [..., 'null']`, as OpenAPI 3.1 does.
+        allowUnionTypes: true,
+        formats: apiFormats,
       },
     },
     return503OnClosing: true,

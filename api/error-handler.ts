@@ -5,7 +5,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseBusy } from './db/busy.js';
 import { ApiError, OAuthError, type ApiErrorCode, type ErrorDetail } from './errors.js';
-import { PATTERN_MESSAGES } from './schemas.js';
+import { FORMAT_MESSAGES, PATTERN_MESSAGES } from './schemas.js';
 
 interface AjvIssue {
   instancePath: string;
@@ -39,19 +39,74 @@ function issueMessage(issue: AjvIssue): string {
     case 'maxLength':
       return `must be at most ${String(params.limit)} characters`;
     case 'format':
-      return params.format === 'email' ? 'must be an email address' : `must be a valid ${String(params.format)}`;
+      return FORMAT_MESSAGES[String(params.format)] ?? `must be a valid ${String(params.format)}`;
     case 'pattern':
       return PATTERN_MESSAGES[String(params.pattern)] ?? 'has an invalid format';
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'minimum':
+      return `must be at least ${String(params.limit)}`;
+    case 'maximum':
+      return `must be at most ${String(params.limit)}`;
+    case 'maxItems':
+      return `must have at most ${String(params.limit)} elements`;
     default:
       return issue.message ?? 'is invalid';
   }
 }
 
+/** Details past this many are dropped (the first ones say enough; a batch
+ * of a thousand bad box logs would otherwise answer with thousands). */
+const MAX_DETAILS = 100;
+
 export function validationDetails(issues: readonly AjvIssue[]): ErrorDetail[] {
-  return issues.map((issue) => ({
+  return issues.slice(0, MAX_DETAILS).map((issue) => ({
     path: dottedPath(issue.instancePath, issue.keyword === 'required' ? String(issue.params.missingProperty) : undefined),
     message: issueMessage(issue),
   }));
+}
+
+/** Route config (fastify's `config`) of a route whose spec tells a
+ * parameter missing (400 missing_parameter) from one of the wrong type (422
+ * validation_failed), such as POST /api/car_driver/parking_sessions. */
+export const MISSING_IS_400 = { missingParameter: true } as const;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    missingParameter?: boolean;
+  }
+}
+
+function isMissingParameterRoute(request: FastifyRequest): boolean {
+  return request.routeOptions.config.missingParameter === true;
+}
+
+/** The value at an ajv instance path ("/a/0/b") of `root`. */
+function valueAt(root: unknown, instancePath: string): unknown {
+  let value = root;
+  for (const raw of instancePath.split('/').slice(1)) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[raw.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  return value;
+}
+
+/** The issues of a body schema that say a parameter is missing, as details:
+ * a required property absent or null, or a body that is no object at all
+ * (then it lacks the schema's first required property). */
+export function missingParameters(issues: readonly AjvIssue[], body: unknown, bodySchema: unknown): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const issue of issues) {
+    if (issue.keyword === 'required') {
+      details.push({ path: dottedPath(issue.instancePath, String(issue.params.missingProperty)), message: 'is required' });
+    } else if (issue.keyword === 'type' && issue.instancePath === '') {
+      const required = (bodySchema as { required?: readonly string[] } | undefined)?.required?.[0];
+      if (required !== undefined) details.push({ path: required, message: 'is required' });
+    } else if (issue.keyword === 'type' && valueAt(body, issue.instancePath) === null) {
+      details.push({ path: dottedPath(issue.instancePath), message: 'is required' });
+    }
+  }
+  return details;
 }
 
 /** fastify error codes a client can cause, and what they become. */
@@ -84,8 +139,15 @@ export function toApiError(error: FastifyError | ApiError): ApiError | undefined
   return undefined;
 }
 
+/** A body schema's issues on a MISSING_IS_400 route: 400 when a parameter is missing. */
+function missingParameterError(error: FastifyError, request: FastifyRequest): ApiError | undefined {
+  if (!error.validation || error.validationContext !== 'body' || !isMissingParameterRoute(request)) return undefined;
+  const details = missingParameters(error.validation, request.body, request.routeOptions.schema?.body);
+  return details.length > 0 ? new ApiError('missing_parameter', undefined, details) : undefined;
+}
+
 export function apiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const apiError = toApiError(error) ?? internal(error, request);
+  const apiError = missingParameterError(error, request) ?? toApiError(error) ?? internal(error, request);
   if (apiError.code === 'database_busy') request.log.warn({ err: error }, 'database busy: answered 503');
   void reply.status(apiError.status).headers(apiError.headers).send(apiError.body());
 }

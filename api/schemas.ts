@@ -36,10 +36,25 @@ export const EMAIL_MAX_LENGTH = 254;
 export const NAME_MAX_LENGTH = 100;
 export const PHONE_MAX_LENGTH = 32;
 
+/** Standard base64, padded (RFC 4648 section 4). */
+export const BASE64_PATTERN = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$';
+/** No lone surrogate (ajv patterns have the `u` flag): the text can be stored as UTF-8. */
+export const WELL_FORMED_TEXT_PATTERN = '^\\P{Cs}*$';
+/** `YYYY-MM-DD HH:MM:SS`, UTC, a real time of years 0001..9999 (formats.ts). */
+export const SQL_TIME_FORMAT = 'sql-time';
+
 /** Messages for pattern failures, keyed by the pattern. */
 export const PATTERN_MESSAGES: Record<string, string> = {
+  [BASE64_PATTERN]: 'must be base64 (standard alphabet, padded)',
+  [WELL_FORMED_TEXT_PATTERN]: 'must be well-formed Unicode (no lone surrogate)',
   [EMAIL_PATTERN]: 'must be an email address',
   [PRINTABLE_TEXT_PATTERN]: 'must be printable text, not blank (no control, format or invisible characters)',
+};
+
+/** Messages for format failures, keyed by the format. */
+export const FORMAT_MESSAGES: Record<string, string> = {
+  email: 'must be an email address',
+  [SQL_TIME_FORMAT]: 'must be a UTC time as YYYY-MM-DD HH:MM:SS, years 0001 to 9999',
 };
 
 export const publicUserSchema = {
