@@ -1,0 +1,54 @@
+// What .ci/run runs, and in which order: the build right after the typecheck,
+// and the suite once, under c8, with the coverage summary printed and lcov
+// written into coverage/ (no threshold).
+import test from 'ava';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const read = (path: string) => readFile(`${root}${path}`, 'utf8');
+
+/** The commands of .ci/run's body: its lines that run an npm script. */
+async function ciNpmCommands(): Promise<string[]> {
+  const lines = (await read('.ci/run')).split('\n');
+  return lines.map((line) => line.trim()).filter((line) => /^npm (run|test|ci)\b/.test(line));
+}
+
+test('CI builds after the typecheck and before lint', async (t) => {
+  const commands = await ciNpmCommands();
+  const at = (prefix: string) => commands.findIndex((command) => command.startsWith(prefix));
+  t.true(at('npm run typecheck') >= 0, commands.join('\n'));
+  t.is(at('npm run build'), at('npm run typecheck') + 1, commands.join('\n'));
+  t.true(at('npm run lint') > at('npm run build'));
+});
+
+test('CI runs the suite once, under c8, and counts it from the TAP summary', async (t) => {
+  const commands = await ciNpmCommands();
+  const suiteRuns = commands.filter((command) => /^npm (test|run coverage)\b/.test(command));
+  t.deepEqual(suiteRuns, ['npm run coverage -- --tap | tee "$tap"']);
+});
+
+test('npm run coverage is c8 over the same ava as npm test', async (t) => {
+  const manifest = JSON.parse(await read('package.json')) as {
+    scripts: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  t.is(manifest.scripts['test'], 'ava');
+  t.is(manifest.scripts['coverage'], 'c8 ava');
+  t.regex(manifest.devDependencies['c8'] ?? '', /^\^\d+\.\d+\.\d+$/);
+  const lock = JSON.parse(await read('package-lock.json')) as {
+    packages: Record<string, { version?: string; dev?: boolean; devDependencies?: Record<string, string> }>;
+  };
+  t.is(lock.packages['']?.devDependencies?.['c8'], manifest.devDependencies['c8'], 'package-lock.json is in step (npm ci)');
+  t.truthy(lock.packages['node_modules/c8']?.version);
+});
+
+test('c8 prints a summary and writes lcov into coverage/, which git ignores, with no threshold', async (t) => {
+  const options = JSON.parse(await read('.c8rc.json')) as Record<string, unknown>;
+  t.deepEqual(options['reporter'], ['text-summary', 'lcov']);
+  t.is(options['reportsDir'], 'coverage');
+  for (const threshold of ['check-coverage', 'checkCoverage', 'lines', 'branches', 'functions', 'statements']) {
+    t.false(threshold in options, `${threshold} in .c8rc.json`);
+  }
+  t.true((await read('.gitignore')).split('\n').includes('coverage/'));
+});

@@ -1,0 +1,109 @@
+// The import bans of the folder READMEs, as eslint.config.js enforces them:
+// each snippet is linted as if it were a file of the folder (`lintText` with a
+// `filePath` that need not exist), through the repository's own config.
+import test from 'ava';
+import { ESLint } from 'eslint';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import tseslint from 'typescript-eslint';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+// Only the import rule runs, and without type information: a virtual file is
+// in no TypeScript project.
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfig: { files: ['**/*.ts'], ...tseslint.configs.disableTypeChecked },
+  ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-imports',
+});
+
+async function importMessages(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).map((message) => `${message.ruleId ?? 'fatal'}: ${message.message}`);
+}
+
+const banned = test.macro({
+  async exec(t, filePath: string, code: string, readme: string) {
+    const messages = await importMessages(filePath, code);
+    t.is(messages.length, 1, messages.join('\n'));
+    t.regex(messages[0] ?? '', /^no-restricted-imports: .*see .*README\.md/);
+    t.true(messages[0]?.includes(readme), messages[0]);
+  },
+  title: (_, filePath: string, code: string) => `${filePath} may not: ${code}`,
+});
+
+const allowed = test.macro({
+  async exec(t, filePath: string, code: string) {
+    t.deepEqual(await importMessages(filePath, code), []);
+  },
+  title: (_, filePath: string, code: string) => `${filePath} may: ${code}`,
+});
+
+// firmware-protocol/ imports nothing of ours and no package but node:crypto.
+test(banned, 'firmware-protocol/x.ts', "import { systemClock } from '../lib/clock.js';", 'firmware-protocol/README.md');
+test(banned, 'firmware-protocol/x.ts', "import { readFile } from 'node:fs/promises';", 'firmware-protocol/README.md');
+test(banned, 'firmware-protocol/x.ts', "import mqtt from 'mqtt';", 'firmware-protocol/README.md');
+test(allowed, 'firmware-protocol/x.ts', "import { createCipheriv } from 'node:crypto';\nimport { seal } from './ccm.js';");
+
+// lib/ imports firmware-protocol/ only, and Node, mqtt, serialport.
+for (const part of ['api', 'simulator', 'gateway', 'conformance', 'cli', 'test', 'bench']) {
+  test(banned, 'lib/x.ts', `import { x } from '../${part}/x.js';`, 'lib/README.md');
+}
+test(banned, 'lib/x.ts', "import fastify from 'fastify';", 'lib/README.md');
+test(allowed, 'lib/x.ts', "import { decode } from '../firmware-protocol/index.js';\nimport mqtt from 'mqtt';\nimport { SerialPort } from 'serialport';\nimport { EventEmitter } from 'node:events';");
+
+// simulator/ and gateway/ never import each other or api/; at any depth, in
+// any form of import.
+test(banned, 'simulator/x.ts', "import { Gateway } from '../gateway/gateway.js';", 'simulator/README.md');
+test(banned, 'simulator/links/x.ts', "import type { Gateway } from '../../gateway/gateway.js';", 'simulator/README.md');
+test(banned, 'simulator/x.ts', "export { buildApp } from '../api/app.js';", 'simulator/README.md');
+test(banned, 'simulator/links/x.ts', "export * from '../../api/app.js';", 'simulator/README.md');
+test(banned, 'simulator/x.ts', "import express from 'fastify';", 'simulator/README.md');
+test(allowed, 'simulator/links/x.ts', "import { WebSocket } from 'ws';\nimport { systemClock } from '../../lib/clock.js';\nimport { SimulatedBox } from '../simulated-box.js';");
+test(banned, 'gateway/x.ts', "import { SimulatedBox } from '../simulator/simulated-box.js';", 'gateway/README.md');
+test(banned, 'gateway/serial/x.ts', "import { buildApp } from '../../api/app.js';", 'gateway/README.md');
+test(allowed, 'gateway/ble/x.ts', "import type { Noble } from '@abandonware/noble';\nimport { chunk } from '../../firmware-protocol/index.js';");
+
+// api/ imports firmware-protocol/ and lib/ only: no other part, not cli/.
+for (const part of ['simulator', 'gateway', 'conformance', 'cli', 'test', 'bench']) {
+  test(banned, 'api/routes/x.ts', `import { x } from '../../${part}/x.js';`, 'api/README.md');
+}
+test(allowed, 'api/x.ts', "import fastify from 'fastify';\nimport { systemClock } from '../lib/clock.js';");
+
+// conformance/ imports firmware-protocol/ and lib/; today's three exceptions
+// allow their own import in their own file and nothing more.
+test(banned, 'conformance/x.ts', "import { Gateway } from '../gateway/gateway.js';", 'conformance/README.md');
+test(banned, 'conformance/targets/x.ts', "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';", 'conformance/README.md');
+test(banned, 'conformance/x.ts', "import { buildApp } from '../api/app.js';", 'conformance/README.md');
+test(allowed, 'conformance/targets/serial-box-target.ts', "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';");
+test(banned, 'conformance/targets/serial-box-target.ts', "import { Gateway } from '../../gateway/gateway.js';", 'conformance/README.md');
+test(banned, 'conformance/box-under-test.ts', "import { SimulatedBox } from '../simulator/simulated-box.js';", 'conformance/README.md');
+
+// bench/ does not import test/ or cli/ (but for today's exceptions); nothing
+// imports bench/.
+test(banned, 'bench/x.ts', "import { freePort } from '../test/helpers/free-port.js';", 'bench/README.md');
+test(banned, 'bench/support/x.ts', "import { startPtyPair } from '../../test/helpers/pty-pair.js';", 'bench/README.md');
+test(banned, 'bench/x.ts', "import { provisionFleet } from '../cli/admin/fleet.js';", 'bench/README.md');
+test(allowed, 'bench/ingest.ts', "import { freePort } from '../test/helpers/free-port.js';");
+test(banned, 'bench/ingest.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'bench/README.md');
+test(allowed, 'bench/x.ts', "import { buildApp } from '../api/app.js';\nimport { Gateway } from '../gateway/gateway.js';\nimport { Simulation } from '../simulator/simulation.js';");
+test(banned, 'test/api/x.test.ts', "import { x } from '../../bench/api.js';", 'test/README.md');
+test(banned, 'cli/x.ts', "import { x } from '../bench/api.js';", 'cli/README.md');
+
+// cli/ imports every part but never test/.
+test(banned, 'cli/admin/x.ts', "import { testApp } from '../../test/helpers/api-app.js';", 'cli/README.md');
+test(allowed, 'cli/admin/x.ts', "import { buildApp } from '../../api/app.js';\nimport { runSuite } from '../../conformance/run-suite.js';");
+
+// An exception that no longer matches its file would let a new import of the
+// same specifier through unseen: each must still be in use.
+test('every listed exception is an import its file still has', async (t) => {
+  const configUrl = pathToFileURL(`${root}eslint.config.js`).href;
+  const { importBanExceptions } = (await import(configUrl)) as { importBanExceptions: Record<string, string[]> };
+  t.true(Object.keys(importBanExceptions).length > 0);
+  for (const [file, specifiers] of Object.entries(importBanExceptions)) {
+    const source = await readFile(`${root}${file}`, 'utf8');
+    for (const specifier of specifiers) {
+      t.true(source.includes(`from '${specifier}'`), `${file} no longer imports ${specifier}: delete the exception in eslint.config.js`);
+    }
+  }
+});
