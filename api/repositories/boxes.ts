@@ -30,9 +30,8 @@ export interface NewBox {
 export const MAX_BOXES_PER_PARKING = 32;
 
 /** A new box's skew_seconds and min_battery_mv: the defaults of the boxes
- * table (api/db/migrations.ts, migration 1), which this must match. */
-export const DEFAULT_SKEW_SECONDS = 120;
-export const DEFAULT_MIN_BATTERY_MV = 3300;
+ * table (api/db/migrations.ts, migration 1), the same as a provisioning file's. */
+export { DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS } from '../../lib/provisioning-file.js';
 
 export function mqttUsernameFor(moduleId: number): string {
   return `box-${moduleId}`;

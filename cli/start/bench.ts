@@ -14,7 +14,7 @@ import { ensureOperatorClient } from '../../api/mqtt/clients.js';
 import { scaledClock, systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { parseProvisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { Simulation } from '../../simulator/simulation.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode } from '../errors.js';
