@@ -30,10 +30,6 @@ const importBans = {
 // specifier, so that any new one fails. Delete an entry with the import it
 // allows (test/lint/import-bans.test.ts fails on an entry no file uses).
 export const importBanExceptions = {
-  'conformance/box-under-test.ts': [
-    // issue 15: the provisioning file's type belongs with the wire contracts, not in simulator/.
-    '../simulator/provisioning.js',
-  ],
   'conformance/targets/serial-box-target.ts': [
     // issue 15: the serial target drives a box through the gateway's link.
     '../../gateway/serial/serial-box-link.js',
@@ -44,8 +40,6 @@ export const importBanExceptions = {
     '../../gateway/ble/noble.js',
   ],
   'bench/ingest.ts': [
-    // issue 15: fleet provisioning moves from cli/ into an api/ service.
-    '../cli/admin/fleet.js',
     // issue 15: bench/ borrows test helpers.
     '../test/helpers/free-port.js',
   ],

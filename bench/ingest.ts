@@ -13,11 +13,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { freePort } from '../test/helpers/free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configWith } from '../api/config.js';
 import { openDatabase } from '../api/db/open.js';
 import { ParkingRepository } from '../api/repositories/parkings.js';
 import { randomKeyHex } from '../api/auth/secrets.js';
-import { provisionFleet } from '../cli/admin/fleet.js';
+import { provisionFleet } from '../api/boxes/fleet.js';
 import { formatNumber, startTsx } from './support/processes.js';
 
 const boxes = Number(argument('--boxes') ?? 200);
@@ -91,8 +90,7 @@ function seedFleet(databasePath: string, mqttPort: number): unknown[] {
       { name: 'Ingest bench', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 255, isOnline: false, keys: { accessMode: 'sealed', parkingKey: randomKeyHex() } },
       now,
     );
-    const config = configWith({ databasePath, host: '127.0.0.1', mqttPort, mqttUrl: undefined });
-    return provisionFleet({ config, db, now }, parkingId, boxes, true).files;
+    return provisionFleet(db, { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` }, now).files;
   } finally {
     db.close();
   }

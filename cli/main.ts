@@ -3,7 +3,8 @@
 // registered here.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { CliError } from './errors.js';
+import { DomainError } from '../api/domain-error.js';
+import { CliError, ExitCode } from './errors.js';
 import { registerProtocolCommands } from './commands/protocol.js';
 import { registerApiCommand } from './commands/api.js';
 import { registerAdminCommands } from './commands/admin.js';
@@ -63,6 +64,11 @@ function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) {
     process.stderr.write(`parkbench: ${error.message}\n`);
     return error.exitCode;
+  }
+  if (error instanceof DomainError) {
+    // The operator's domain (api/) refused: its message is the one line, every kind a failure.
+    process.stderr.write(`parkbench: ${error.message}\n`);
+    return ExitCode.failure;
   }
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`parkbench: unexpected error: ${message}\n`);

@@ -3,7 +3,7 @@
 // sealed under K_park (when the box holds one), ACCESS_SIGNED under one of
 // the suite's own test issuers, and control commands sealed under K_box.
 import { Direction, FrameKind, sealCommand, signAccessCommand, type IssuerPrivateKey, type RevokeEntry } from '../firmware-protocol/index.js';
-import type { Provisioning } from '../simulator/provisioning.js';
+import type { Provisioning } from '../lib/provisioning-file.js';
 
 /** The two issuer public keys a box holds (docs/protocol.md, Keys): what SET_ISSUER sets. */
 export interface IssuerKeys {

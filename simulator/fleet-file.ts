@@ -2,7 +2,7 @@
 // fleet provision` writes), each optionally with a "sim" object of sim/set
 // settings for that box (faults, battery, clock).
 import { parseSimSet, SimSetError, type SimSetCommand } from './faults.js';
-import { parseProvisioning, ProvisioningError, readJsonFile, type Provisioning } from './provisioning.js';
+import { parseProvisioning, ProvisioningError, readJsonFile, type Provisioning } from '../lib/provisioning-file.js';
 
 export interface FleetMember {
   readonly provisioning: Provisioning;

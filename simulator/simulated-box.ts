@@ -12,7 +12,7 @@ import { Battery, type BatteryModel } from './battery.js';
 import { BoxClock, type BoxClockSettings } from './box-clock.js';
 import { describeFaults, noFaults, type FaultSettings, type SimSetCommand } from './faults.js';
 import { firmwareBugs, type FirmwareBug } from './firmware-bugs.js';
-import type { Provisioning } from './provisioning.js';
+import type { Provisioning } from '../lib/provisioning-file.js';
 import type { BoxStateFile } from './state-file.js';
 
 export interface SimulatedBoxOptions {

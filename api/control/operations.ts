@@ -7,16 +7,42 @@
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Db } from '../db/open.js';
-import { BoxRepository } from '../repositories/boxes.js';
-import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
+import { DomainError } from '../domain-error.js';
+import { BoxRepository, DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
+import { ParkingRepository, type AccessMode, type ParkingRow } from '../repositories/parkings.js';
 import { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
 import { ControlCommandRepository, type ControlCommandRow, type ControlState } from './repository.js';
 
-/** An operation that makes no sense as asked: one line for the operator. */
-export class ControlRefusal extends Error {
+/** An operation that makes no sense as asked: one line for the operator (a
+ * domain error of kind `refused`, api/domain-error.ts). */
+export class ControlRefusal extends DomainError {
   override readonly name = 'ControlRefusal';
+
+  constructor(message: string) {
+    super('refused', message);
+  }
+}
+
+/** Where a parking's access stands (after an operation), or undefined when there is no such parking. */
+export interface AccessState {
+  access_mode: AccessMode;
+  issuer_public_key: string | null;
+  issuer_previous_public_key: string | null;
+  /** A new issuer key is on its way to the boxes; smart keys are signed with the current one until then. */
+  switching: boolean;
+}
+
+export function accessStateOf(db: Db, parkingId: number): AccessState | undefined {
+  const parking = new ParkingRepository(db).findById(parkingId);
+  if (parking === undefined) return undefined;
+  return {
+    access_mode: parking.access_mode,
+    issuer_public_key: parking.issuer_public_key,
+    issuer_previous_public_key: parking.issuer_previous_public_key,
+    switching: parking.issuer_next_public_key !== null,
+  };
 }
 
 export interface DeliveryReport {
@@ -36,8 +62,6 @@ export interface OperationReport {
   deliveries: DeliveryReport[];
 }
 
-/** Default skew of a box (docs/protocol.md, step 7), when a parking has none. */
-const DEFAULT_SKEW_SECONDS = 120;
 
 export function operationReport(db: Db, operation: string): OperationReport {
   const deliveries = new ControlCommandRepository(db).listOfOperation(operation).map(deliveryOf);

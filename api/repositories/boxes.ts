@@ -29,6 +29,10 @@ export interface NewBox {
 /** docs/protocol.md, Command frame: an ACCESS frame lists at most 32 modules, so a parking holds at most 32 boxes. */
 export const MAX_BOXES_PER_PARKING = 32;
 
+/** A new box's skew_seconds and min_battery_mv: the defaults of the boxes
+ * table (api/db/migrations.ts, migration 1), the same as a provisioning file's. */
+export { DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS } from '../../lib/provisioning-file.js';
+
 export function mqttUsernameFor(moduleId: number): string {
   return `box-${moduleId}`;
 }
@@ -39,6 +43,7 @@ export class BoxRepository {
   private readonly ofParking;
   private readonly everyBox;
   private readonly countOfParking;
+  private readonly highestModule;
   private readonly insertRow;
   private readonly passwordUpdate;
   private readonly observationUpdate;
@@ -51,6 +56,7 @@ export class BoxRepository {
     this.ofParking = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE parking_id = ? ORDER BY module_id');
     this.everyBox = db.prepare<[], BoxRow>('SELECT * FROM boxes ORDER BY module_id');
     this.countOfParking = db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM boxes WHERE parking_id = ?');
+    this.highestModule = db.prepare<[], { highest: number | null }>('SELECT max(module_id) AS highest FROM boxes');
     this.insertRow = db.prepare<[number, number, string, string, string, string, string, number]>(
       `INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -88,6 +94,11 @@ export class BoxRepository {
 
   countOf(parkingId: number): number {
     return this.countOfParking.get(parkingId)?.count ?? 0;
+  }
+
+  /** The highest module id registered, or null when there is no box. */
+  highestModuleId(): number | null {
+    return this.highestModule.get()?.highest ?? null;
   }
 
   insert(box: NewBox, nowMs: number): number {

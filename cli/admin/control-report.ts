@@ -2,10 +2,10 @@
 // set-access, parking rotate-issuer) share: --wait, the per-box report and
 // the exit code that says whether every box has answered.
 import type { Command } from 'commander';
-import { awaitOperation, ControlRefusal, type OperationReport } from '../../api/control/operations.js';
+import { awaitOperation, type OperationReport } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
 import { systemClock } from '../../lib/clock.js';
-import { CliError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 
 /** Exit codes of a control command once it has waited (README, Operator CLI). */
 export const ControlExit = {
@@ -34,16 +34,6 @@ export function waitSeconds(flags: WaitFlags): number {
   if (flags.wait === undefined) return DEFAULT_WAIT_SECONDS;
   if (!/^\d{1,4}$/.test(flags.wait) || Number(flags.wait) > 3600) throw new UsageError(`--wait must be an integer from 0 to 3600, got "${flags.wait}"`);
   return Number(flags.wait);
-}
-
-/** Runs an operation, turning a refusal into one line (exit 1). */
-export function refusedAsCliError<T>(work: () => T): T {
-  try {
-    return work();
-  } catch (error) {
-    if (error instanceof ControlRefusal) throw new CliError(error.message);
-    throw error;
-  }
 }
 
 /** Waits for the operation's deliveries (settled by the API process). */

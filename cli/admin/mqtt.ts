@@ -1,72 +1,13 @@
-// `parkbench admin mqtt-client add` and `parkbench admin mqtt-acl`: MQTT
-// accounts of gateways and operators, and the access rules exported for an
-// external mosquitto (issue 7).
+// `parkbench admin mqtt-client add` and `parkbench admin mqtt-acl`: flags,
+// files and output; the accounts and the export are api/mqtt/clients.ts.
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { randomSecret } from '../../api/auth/secrets.js';
-import { MqttAcl, type MqttAccount } from '../../api/mqtt/acl.js';
-import { MqttAccountRepository, type ClientRole } from '../../api/mqtt/accounts.js';
-import { hashMqttPassword, isMosquittoHash } from '../../api/mqtt/password-hash.js';
+import { addMqttClient, mosquittoExport } from '../../api/mqtt/clients.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { CliError, UsageError } from '../errors.js';
-import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
-
-export interface AddedMqttClient {
-  name: string;
-  role: ClientRole;
-  mqtt_username: string;
-  mqtt_password: string;
-}
-
-const ROLE_PREFIX: Record<ClientRole, string> = { gateway: 'gw', operator: 'op' };
-
-/** A username from the name: `gw-bench-1` for a gateway named "Bench 1". It
- * is also the gateway's id in its topics, so only [a-z0-9-]. */
-export function mqttUsernameOf(role: ClientRole, name: string): string {
-  const slug = name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 48);
-  return `${ROLE_PREFIX[role]}-${slug === '' ? 'client' : slug}`;
-}
-
-export function addMqttClient(ctx: AdminContext, name: string, role: ClientRole): AddedMqttClient {
-  const accounts = new MqttAccountRepository(ctx.db);
-  const username = mqttUsernameOf(role, name);
-  if (accounts.findClient(username) !== undefined) throw new CliError(`an MQTT client ${username} already exists: choose another --name`);
-  const password = randomSecret(24);
-  accounts.addClient({ name, role, username, password_hash: hashMqttPassword(password) }, ctx.now);
-  return { name, role, mqtt_username: username, mqtt_password: password };
-}
-
-export interface MosquittoExport {
-  passwords: string;
-  acl: string;
-  accounts: number;
-}
-
-/** The mosquitto password file (the stored $7$ hashes, as they are) and ACL
- * file of every account, plus the API's own from MQTT_USERNAME/MQTT_PASSWORD. */
-export function mosquittoExport(ctx: AdminContext, topics: Topics, api: { username: string; password: string } | undefined): MosquittoExport {
-  const entries = new MqttAccountRepository(ctx.db).listWithHashes();
-  const accounts: MqttAccount[] = entries.map((entry) => entry.account);
-  const passwordLines: string[] = [];
-  for (const entry of entries) {
-    if (!isMosquittoHash(entry.passwordHash)) {
-      throw new CliError(`${entry.account.username} has a password hash mosquitto cannot read (made before MQTT passwords were stored for mosquitto): run \`parkbench admin box provision\` for that box`);
-    }
-    passwordLines.push(`${entry.account.username}:${entry.passwordHash}`);
-  }
-  if (api !== undefined) {
-    accounts.push({ role: 'api', username: api.username });
-    passwordLines.push(`${api.username}:${hashMqttPassword(api.password)}`);
-  }
-  return { passwords: `${passwordLines.join('\n')}\n`, acl: new MqttAcl(topics).mosquittoAcl(accounts), accounts: accounts.length };
-}
 
 interface AddFlags extends CommonFlags {
   name: string;
@@ -89,7 +30,7 @@ export function registerMqttCommands(admin: Command): void {
       if (flags.role !== 'gateway' && flags.role !== 'operator') throw new UsageError(`--role must be gateway or operator, got "${flags.role}"`);
       const role = flags.role;
       return withDatabase(flags, (ctx) => {
-        printResult(flags, addMqttClient(ctx, name, role), 'The MQTT password is shown only now (it is stored hashed).');
+        printResult(flags, addMqttClient(ctx.db, name, role, ctx.now), 'The MQTT password is shown only now (it is stored hashed).');
       });
     });
 
@@ -109,7 +50,7 @@ export function registerMqttCommands(admin: Command): void {
       const password = process.env.MQTT_PASSWORD;
       if ((username === undefined) !== (password === undefined)) throw new UsageError('set both MQTT_USERNAME and MQTT_PASSWORD (the API account) or neither');
       return withReadOnlyDatabase(flags, (ctx) => {
-        const exported = mosquittoExport(ctx, topics, username === undefined || password === undefined ? undefined : { username, password });
+        const exported = mosquittoExport(ctx.db, topics, username === undefined || password === undefined ? undefined : { username, password });
         const passwordFile = join(flags.out, 'passwords');
         const aclFile = join(flags.out, 'acl');
         try {

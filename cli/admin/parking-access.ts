@@ -1,12 +1,11 @@
 // `parkbench admin parking set-access|rotate-issuer`: a parking's access
 // mode and issuer key, moved on its boxes by SET_ISSUER (api/control/).
 import type { Command } from 'commander';
-import { refuseSetAccessSealed, rotateIssuer, setAccessSigned, type AccessResult } from '../../api/control/operations.js';
+import { accessStateOf, refuseSetAccessSealed, rotateIssuer, setAccessSigned, type AccessResult } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
-import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
-import { deliveryLines, exitWith, refusedAsCliError, waitForAnswers, waitSeconds, withWaitFlag, type WaitFlags } from './control-report.js';
+import { deliveryLines, exitWith, waitForAnswers, waitSeconds, withWaitFlag, type WaitFlags } from './control-report.js';
 import { parseId } from './validate.js';
 
 interface SetAccessFlags extends CommonFlags, WaitFlags {
@@ -33,9 +32,9 @@ export function registerParkingAccessCommands(admin: Command): void {
       const access = flags.access;
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
-        const started = refusedAsCliError(() =>
-          access === 'sealed' ? refuseSetAccessSealed(ctx.db, parkingId) : setAccessSigned(ctx.db, parkingId, { force: flags.force === true }, ctx.now, `admin parking set-access --id ${parkingId} --access signed${flags.force === true ? ' --force' : ''}`),
-        );
+        // A refusal is a domain error: cli/main.ts prints its one line (exit 1).
+        const started =
+          access === 'sealed' ? refuseSetAccessSealed(ctx.db, parkingId) : setAccessSigned(ctx.db, parkingId, { force: flags.force === true }, ctx.now, `admin parking set-access --id ${parkingId} --access signed${flags.force === true ? ' --force' : ''}`);
         await report(ctx.db, flags, started, seconds);
       });
     });
@@ -46,7 +45,7 @@ export function registerParkingAccessCommands(admin: Command): void {
       const parkingId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
-        const started = refusedAsCliError(() => rotateIssuer(ctx.db, parkingId, ctx.now, `admin parking rotate-issuer --id ${parkingId}`));
+        const started = rotateIssuer(ctx.db, parkingId, ctx.now, `admin parking rotate-issuer --id ${parkingId}`);
         await report(ctx.db, flags, started, seconds);
       });
     });
@@ -55,13 +54,13 @@ export function registerParkingAccessCommands(admin: Command): void {
 /** Waits for the answers, then prints where the parking stands and each box. */
 async function report(db: Db, flags: CommonFlags, started: AccessResult, seconds: number): Promise<void> {
   const deliveries = await waitForAnswers(db, started.operation, seconds);
-  const parking = new ParkingRepository(db).findById(started.parking_id);
+  const state = accessStateOf(db, started.parking_id);
   const result = {
     parking_id: started.parking_id,
-    access_mode: parking?.access_mode ?? started.access_mode,
-    issuer_public_key: parking?.issuer_public_key ?? null,
-    issuer_previous_public_key: parking?.issuer_previous_public_key ?? null,
-    switching: parking?.issuer_next_public_key !== null && parking?.issuer_next_public_key !== undefined,
+    access_mode: state?.access_mode ?? started.access_mode,
+    issuer_public_key: state?.issuer_public_key ?? null,
+    issuer_previous_public_key: state?.issuer_previous_public_key ?? null,
+    switching: state?.switching ?? false,
     done: deliveries.done,
     pending: deliveries.pending,
     failed: deliveries.failed,
@@ -69,8 +68,8 @@ async function report(db: Db, flags: CommonFlags, started: AccessResult, seconds
   };
   if (flags.json) printResult(flags, result);
   else {
-    const state = result.switching ? 'waiting for every box before signing with the new key' : `signing with ${result.issuer_public_key?.slice(0, 16) ?? 'no key'}…`;
-    process.stdout.write(`parking ${result.parking_id}: ${result.access_mode}, ${state}\n${deliveryLines(deliveries)}\n`);
+    const line = result.switching ? 'waiting for every box before signing with the new key' : `signing with ${result.issuer_public_key?.slice(0, 16) ?? 'no key'}…`;
+    process.stdout.write(`parking ${result.parking_id}: ${result.access_mode}, ${line}\n${deliveryLines(deliveries)}\n`);
   }
   exitWith(deliveries);
 }

@@ -1,9 +1,8 @@
 // `parkbench admin parking create|forwarding`.
 import type { Command } from 'commander';
-import { randomSecret } from '../../api/auth/secrets.js';
 import { ACCESS_MODES, createParking as createParkingWithKeys, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
-import { formatMinorUnits, ParkingRepository, type AccessMode } from '../../api/repositories/parkings.js';
-import { CliError } from '../errors.js';
+import { setForwarding } from '../../api/parkings/forwarding.js';
+import { formatMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
 import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseAccessMode, parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
 
@@ -100,18 +99,8 @@ export function registerParkingCommands(admin: Command): void {
       const expose = parseBoolean('--expose', flags.expose);
       const forwardUnverifiedFlag = flags.forwardUnverified === undefined ? undefined : parseBoolean('--forward-unverified', flags.forwardUnverified);
       return withDatabase(flags, (ctx) => {
-        const parkings = new ParkingRepository(ctx.db);
-        const parking = parkings.findById(parkingId);
-        if (!parking) throw new CliError(`no secured parking with id ${parkingId}`);
-        // The secret is kept across changes of URL, so a receiver keeps verifying.
-        const secret = parking.forwarding_secret ?? randomSecret(32);
-        const forwardUnverified = forwardUnverifiedFlag ?? parking.forwarding_unverified === 1;
-        parkings.setForwarding(parkingId, url, expose, secret, { forwardUnverified });
-        printResult(
-          flags,
-          { parking_id: parkingId, url, expose, forward_unverified: forwardUnverified, forwarding_secret: secret },
-          'Deliveries are signed with the forwarding secret (HMAC-SHA256).',
-        );
+        const setting = setForwarding(ctx.db, parkingId, { url, expose, ...(forwardUnverifiedFlag === undefined ? {} : { forwardUnverified: forwardUnverifiedFlag }) });
+        printResult(flags, setting, 'Deliveries are signed with the forwarding secret (HMAC-SHA256).');
       });
     });
 }

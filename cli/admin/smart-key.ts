@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { revokeSmartKey } from '../../api/control/operations.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
-import { deliveryLines, exitWith, refusedAsCliError, waitForAnswers, waitSeconds, withWaitFlag, type WaitFlags } from './control-report.js';
+import { deliveryLines, exitWith, waitForAnswers, waitSeconds, withWaitFlag, type WaitFlags } from './control-report.js';
 import { parseId } from './validate.js';
 
 interface RevokeFlags extends CommonFlags, WaitFlags {
@@ -18,7 +18,7 @@ export function registerSmartKeyCommands(admin: Command): void {
       const keyId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
-        const revoked = refusedAsCliError(() => revokeSmartKey(ctx.db, keyId, ctx.now, `admin smart-key revoke --id ${keyId}`));
+        const revoked = revokeSmartKey(ctx.db, keyId, ctx.now, `admin smart-key revoke --id ${keyId}`);
         const report = await waitForAnswers(ctx.db, revoked.operation, seconds);
         const result = { smart_key_id: keyId, revoked_at: new Date(revoked.revoked_at).toISOString(), newly_revoked: revoked.newly_revoked, done: report.done, pending: report.pending, failed: report.failed, deliveries: report.deliveries };
         if (flags.json) printResult(flags, result);

@@ -1,11 +1,10 @@
-// `parkbench admin user create`: a car driver created by the operator (the
-// spec's alternative to self-registration), with the registration's rules.
+// `parkbench admin user create`: flags checked with the registration's rules,
+// and output; the driver is made by api/users/create-driver.ts.
 import type { Command } from 'commander';
-import { hashSecret } from '../../api/auth/secrets.js';
-import { publicUser, UserRepository, type PublicUser } from '../../api/repositories/users.js';
+import { createDriver } from '../../api/users/create-driver.js';
 import { EMAIL_MAX_LENGTH, EMAIL_PATTERN, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PHONE_MAX_LENGTH } from '../../api/schemas.js';
-import { CliError, UsageError } from '../errors.js';
-import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { UsageError } from '../errors.js';
+import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
 
 export interface NewDriverFlags {
@@ -31,16 +30,6 @@ export function checkDriver(flags: NewDriverFlags): NewDriverFlags {
   };
 }
 
-export async function createDriver(ctx: AdminContext, driver: NewDriverFlags): Promise<PublicUser> {
-  const users = new UserRepository(ctx.db);
-  if (users.findByEmail(driver.email)) throw new CliError(`a user with email ${driver.email.toLowerCase()} already exists`);
-  const passwordHash = await hashSecret(driver.password, ctx.config.scryptLog2N);
-  const id = users.insert({ email: driver.email, passwordHash, firstName: driver.firstName, lastName: driver.lastName, phone: driver.phone }, ctx.now);
-  const row = id === undefined ? undefined : users.findById(id);
-  if (!row) throw new CliError(`a user with email ${driver.email.toLowerCase()} already exists`);
-  return publicUser(row);
-}
-
 export function registerUserCommands(admin: Command): void {
   const group = admin.command('user').description('car drivers');
   withCommonFlags(group.command('create').description('create a car driver'))
@@ -51,7 +40,7 @@ export function registerUserCommands(admin: Command): void {
     .requiredOption('--phone <phone>', 'phone number')
     .action(async (flags: CommonFlags & NewDriverFlags) => {
       const driver = checkDriver(flags);
-      const created = await withDatabase(flags, (ctx) => createDriver(ctx, driver));
+      const created = await withDatabase(flags, (ctx) => createDriver(ctx.db, driver, ctx.config.scryptLog2N, ctx.now));
       printResult(flags, created);
     });
 }

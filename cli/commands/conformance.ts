@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import type { BoxTarget } from '../../conformance/box-target.js';
 import { passedAll, type SuiteReport } from '../../conformance/case-result.js';

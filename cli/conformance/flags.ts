@@ -7,7 +7,7 @@ import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js
 import { isIssuerPublicKey } from '../../firmware-protocol/index.js';
 import type { IssuerKeys } from '../../conformance/box-under-test.js';
 import type { ProtocolVersion } from '../../conformance/cases/index.js';
-import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../simulator/provisioning.js';
+import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../lib/provisioning-file.js';
 import { UsageError } from '../errors.js';
 import { parseLogLevel } from '../logger.js';
 

@@ -7,17 +7,15 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { buildApp } from '../../api/app.js';
 import type { ApiConfig } from '../../api/config.js';
-import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { randomSecret } from '../../api/auth/secrets.js';
+import { provisionBox } from '../../api/boxes/provisioning.js';
+import { ensureDemo, type DemoData } from '../../api/demo/ensure.js';
+import { DomainError } from '../../api/domain-error.js';
+import { ensureOperatorClient } from '../../api/mqtt/clients.js';
 import { scaledClock, systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { parseProvisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { Simulation } from '../../simulator/simulation.js';
-import { provisionBox } from '../admin/box.js';
-import type { AdminContext } from '../admin/context.js';
-import { ensureDemo, type DemoData } from '../admin/demo.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode } from '../errors.js';
 
@@ -70,14 +68,17 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     }
     const broker = app.mqtt;
     if (broker === undefined) throw new CliError('the embedded MQTT broker did not start');
-    const admin: AdminContext = { config, db: app.db, now: Date.now() };
-    const demo = await ensureDemo(admin);
-    const operator = demoOperator(admin);
+    const db = app.db;
+    const now = Date.now();
+    const demo = await ensureDemo(db, config.scryptLog2N, now);
+    // The operator account of the app stand-in, with a fresh password each start.
+    const operator = ensureOperatorClient(db, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
     // Each start issues the demo boxes fresh MQTT passwords (only hashes are
     // kept) and hands them to the simulated boxes in this process.
     const members = demo.boxes.map((box) => {
-      const file = provisionBox(admin, box.module_id);
-      return { provisioning: parseProvisioning({ ...file, mqtt: { ...file.mqtt, url: broker.url } }), settings: {} };
+      // The embedded broker's own URL: the port it got, whatever MQTT_URL says.
+      const file = provisionBox(db, box.module_id, broker.url);
+      return { provisioning: parseProvisioning(file), settings: {} };
     });
     simulation = await Simulation.start({
       members,
@@ -109,21 +110,9 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     };
   } catch (error) {
     await stop().catch(() => undefined);
-    if (error instanceof CliError) throw error;
+    if (error instanceof CliError || error instanceof DomainError) throw error;
     throw new CliError(`cannot start the bench: ${(error as Error).message}`, error instanceof DatabaseRefusedError ? ExitCode.usage : ExitCode.failure);
   }
-}
-
-/** The operator account of the app stand-in, with a fresh password each start. */
-function demoOperator(ctx: AdminContext): { username: string; password: string } {
-  const accounts = new MqttAccountRepository(ctx.db);
-  const password = randomSecret(18);
-  if (accounts.findClient(DEMO_OPERATOR.username) === undefined) {
-    accounts.addClient({ name: DEMO_OPERATOR.name, role: 'operator', username: DEMO_OPERATOR.username, password_hash: hashMqttPassword(password) }, ctx.now);
-  } else {
-    accounts.setClientPasswordHash(DEMO_OPERATOR.username, hashMqttPassword(password));
-  }
-  return { username: DEMO_OPERATOR.username, password };
 }
 
 /** `--fresh`: the database (with its WAL files) and the boxes' state go. */

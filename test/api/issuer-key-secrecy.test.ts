@@ -23,7 +23,7 @@ import { FrameKind, parseCommandHeader, parseResponse, Status } from '../../firm
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
-import { loadProvisioningFile } from '../../simulator/provisioning.js';
+import { loadProvisioningFile } from '../../lib/provisioning-file.js';
 import { loadFleetFile } from '../../simulator/fleet-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { DRIVER, tempDir, TEST_SCRYPT_LOG2_N } from '../helpers/api-app.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { casesFor } from '../../conformance/cases/index.js';
-import { parseProvisioning, type Provisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning, type Provisioning } from '../../lib/provisioning-file.js';
 
 export interface BoxFile {
   readonly path: string;

@@ -8,7 +8,7 @@ import type { Direction } from '../../api/repositories/boxes.js';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import type { FakeClock } from '../../lib/fake-clock.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import type { ApiConfig } from '../../api/config.js';
 import { testApp, type TestApp } from '../helpers/api-app.js';

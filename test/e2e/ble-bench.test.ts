@@ -9,7 +9,7 @@ import { Gateway } from '../../gateway/gateway.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
-import { parseProvisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { addMqttClient, benchApp, boxLogs, httpDriver, openSession, provisioningFile, responsesOf, topics, watchingOperator } from '../helpers/mqtt-bench.js';
 import { waitFor } from '../helpers/wait.js';

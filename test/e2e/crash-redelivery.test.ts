@@ -9,7 +9,7 @@ import mqtt from 'mqtt';
 import { BoxRepository } from '../../api/repositories/boxes.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { parseProvisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { freePort } from '../helpers/free-port.js';
 import { verifiedResponses } from '../helpers/verified-responses.js';

@@ -11,7 +11,7 @@ import type { CentralConnection } from '../../simulator/ble/virtual-radio.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
-import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';

@@ -1,7 +1,7 @@
 // A simulated box's provisioning for tests: fresh random keys, the fields of
 // docs/protocol.md's example, and whatever the test overrides.
 import { randomBytes } from 'node:crypto';
-import type { Provisioning, SealedProvisioning } from '../../simulator/provisioning.js';
+import type { Provisioning, SealedProvisioning } from '../../lib/provisioning-file.js';
 
 /** A sealed parking's box (it holds K_park) unless the overrides say otherwise. */
 export function testProvisioning<Overrides extends Partial<Provisioning>>(overrides: Overrides = {} as Overrides): SealedProvisioning & Overrides {

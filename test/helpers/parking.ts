@@ -6,7 +6,7 @@ import { freshParkingKeys } from '../../api/parkings/create.js';
 import type { Direction } from '../../api/repositories/boxes.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
 import { FrameKind, openCommand, openSignedCommand, type OpenResult } from '../../firmware-protocol/index.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
 import type { TestApp } from './api-app.js';
 import { testProvisioning } from './box-provisioning.js';
 import { signedProvisioning, type IssuerKeyPair } from './signed-box.js';

@@ -3,7 +3,7 @@
 // it, made with the real protocol library: ACCESS_SIGNED under the issuer's
 // private key, REVOKE and SET_ISSUER sealed under K_box.
 import { FrameKind, generateIssuerKeyPair, sealCommand, signAccessCommand, type RevokeEntry } from '../../firmware-protocol/index.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from './box-provisioning.js';
 
 export interface IssuerKeyPair {

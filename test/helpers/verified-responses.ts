@@ -4,7 +4,7 @@
 import { FakeClock } from '../../lib/fake-clock.js';
 import type { ResponseMessage } from '../../lib/mqtt-messages.js';
 import { FrameKind, parseResponse, sealCommand } from '../../firmware-protocol/index.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 
 export interface MadeResponse {

@@ -1,10 +1,9 @@
 // Which keys go into a box's provisioning file (lib/provisioning-file.ts), for
 // every state a parking's keys can be in; and the writer's output is what the
-// simulator's reader takes.
+// reader of the same module (the simulator's) takes.
 import test from 'ava';
-import { fileKeysOf, provisioningFile, type ParkingKeysForFile } from '../../lib/provisioning-file.js';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
-import { parseProvisioning } from '../../simulator/provisioning.js';
+import { fileKeysOf, parseProvisioning, provisioningFile, type ParkingKeysForFile } from '../../lib/provisioning-file.js';
 
 const publicKey = (): string => generateIssuerKeyPair().publicKey.toString('hex');
 const K_PARK = '000102030405060708090a0b0c0d0e0f';
@@ -45,4 +44,22 @@ test('the file the service writes is the file the simulator reads, field for fie
   t.like(read, { moduleId: 9101, parkingId: 7, parkingKey: null, parkingKeyNext: null, skewSeconds: 90, minBatteryMv: 3_400 });
   t.is(read.issuerKey?.toString('hex'), NEXT);
   t.is(read.issuerKeyPrevious?.toString('hex'), CURRENT);
+});
+
+test('one home: conformance/ and simulator/ read the provisioning file from lib/, neither from the other nor api/', async (t) => {
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const root = new URL('../../', import.meta.url);
+  const found: string[] = [];
+  for (const [folder, banned] of [
+    ['conformance', /from '[./]*(simulator|api)\//],
+    ['simulator', /from '[./]*(conformance|api)\//],
+  ] as const) {
+    for (const name of readdirSync(new URL(`${folder}/`, root), { recursive: true, encoding: 'utf8' })) {
+      if (!name.endsWith('.ts')) continue;
+      if (banned.test(readFileSync(new URL(`${folder}/${name}`, root), 'utf8'))) found.push(`${folder}/${name}`);
+    }
+  }
+  t.deepEqual(found, []);
+  const module = await import('../../lib/provisioning-file.js');
+  t.is(typeof module.loadProvisioningFile, 'function', 'the reader is in lib/provisioning-file.ts');
 });

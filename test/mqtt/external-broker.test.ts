@@ -7,7 +7,7 @@ import avaTest, { type ExecutionContext } from 'ava';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
-import { parseProvisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { tempDir, testApp, type TestApp } from '../helpers/api-app.js';
 import { startMosquitto } from '../helpers/mosquitto.js';

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { IngestBatcher } from '../../api/mqtt/ingest-batcher.js';
 import { BUSY_RETRY_MS, ResponseIngestion } from '../../api/mqtt/response-ingester.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
 import { testApp, type TestApp } from '../helpers/api-app.js';
 import { holdWriteLock } from '../helpers/database-lock.js';
 import { seedParking } from '../helpers/parking.js';

@@ -8,7 +8,7 @@ import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { BleCentral } from '../../gateway/ble/ble-central.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
-import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';

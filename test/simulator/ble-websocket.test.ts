@@ -13,7 +13,7 @@ import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { serveNobleWebSocket } from '../../simulator/ble/websocket-radio.js';
-import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
-import { loadProvisioningFile, parseProvisioning, ProvisioningError } from '../../simulator/provisioning.js';
+import { loadProvisioningFile, parseProvisioning, ProvisioningError } from '../../lib/provisioning-file.js';
 
 const example = {
   module_id: 9101,

@@ -9,7 +9,7 @@ import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js'
 import { cobsEncode, crc16, encodeLinkFrame, FrameKind, LinkType, MAX_COMMAND_LENGTH, MAX_LINK_FRAME_LENGTH, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
-import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { ptyPairForTest, startPtyPair } from '../helpers/pty-pair.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';

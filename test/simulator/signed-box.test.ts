@@ -10,7 +10,7 @@ import { FrameKind, parseResponse, sealCommand, Status, statusName, verifyRespon
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxStateFile } from '../../simulator/state-file.js';
 import type { FirmwareBug } from '../../simulator/firmware-bugs.js';
-import type { Provisioning } from '../../simulator/provisioning.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
 import { newIssuer, revoke, setIssuer, signedAccess, signedProvisioning } from '../helpers/signed-box.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);

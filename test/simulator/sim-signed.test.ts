@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseResponse, statusName, verifyResponse } from '../../firmware-protocol/index.js';
-import { parseProvisioning } from '../../simulator/provisioning.js';
+import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { startCli } from '../helpers/cli-process.js';
 import { newIssuer, revoke, setIssuer, signedAccess, type IssuerKeyPair } from '../helpers/signed-box.js';

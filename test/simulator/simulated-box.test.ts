@@ -9,7 +9,7 @@ import { sealCommand } from '../../firmware-protocol/command.js';
 import { parseResponse, verifyResponse } from '../../firmware-protocol/response.js';
 import { SimulatedBox, type SimulatedBoxOptions } from '../../simulator/simulated-box.js';
 import { BoxStateFile } from '../../simulator/state-file.js';
-import type { SealedProvisioning as Provisioning } from '../../simulator/provisioning.js';
+import type { SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);

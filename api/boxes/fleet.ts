@@ -1,0 +1,108 @@
+// Many boxes at once for the simulator's fleet mode. Half entrance, half
+// exit; one transaction, so a failure leaves no half-made fleet. A parking
+// holds at most 32 boxes (the protocol's module list), so a larger fleet
+// needs `createParkings`: new parkings like the first one.
+import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
+import { randomKeyHex, randomSecret } from '../auth/secrets.js';
+import type { Db } from '../db/open.js';
+import { conflict, notFound } from '../domain-error.js';
+import { hashMqttPassword } from '../mqtt/password-hash.js';
+import { freshParkingKeys } from '../parkings/create.js';
+import { BoxRepository, DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS, MAX_BOXES_PER_PARKING, mqttUsernameFor, type Direction } from '../repositories/boxes.js';
+import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
+
+/** The largest fleet one call makes. */
+export const MAX_FLEET = 100_000;
+const U32_MAX = 0xffffffff;
+/** Fleet module ids follow the highest one registered; on an empty table, 100000. */
+const MODULE_ID_BEFORE_FIRST = 99_999;
+
+export interface FleetRequest {
+  parkingId: number;
+  count: number;
+  /** Spread what does not fit over new parkings like the first. */
+  createParkings: boolean;
+  /** The broker URL written in each file (boxes/provisioning.ts mqttUrlOf). */
+  mqttUrl: string;
+}
+
+export interface ProvisionedFleet {
+  files: ProvisioningFile[];
+  parkingIds: number[];
+}
+
+/** The error's message names the CLI's flag: the one way to ask for it today. */
+const CREATE_PARKINGS_HINT = 'use --create-parkings to spread the fleet over new parkings like it';
+
+export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): ProvisionedFleet {
+  const { parkingId, count } = request;
+  const parkings = new ParkingRepository(db);
+  const boxes = new BoxRepository(db);
+  const first = parkings.findById(parkingId);
+  if (first === undefined) throw notFound(`no secured parking with id ${parkingId}`);
+  const room = MAX_BOXES_PER_PARKING - boxes.countOf(parkingId);
+  if (count > room && !request.createParkings) {
+    throw conflict(`secured parking ${parkingId} has room for ${room} more boxes (at most ${MAX_BOXES_PER_PARKING}): ${CREATE_PARKINGS_HINT}`);
+  }
+  const nextModuleId = (boxes.highestModuleId() ?? MODULE_ID_BEFORE_FIRST) + 1;
+  if (nextModuleId + count - 1 > U32_MAX) throw conflict('no room left for module ids (u32)');
+  // Keys and password hashes first, outside the transaction: 0.1 ms a hash
+  // is 10 s for the largest fleet, too long to hold the write lock while an
+  // API shares the file (its writes would wait out busy_timeout and fail).
+  const secrets = Array.from({ length: count }, () => {
+    const password = randomSecret(24);
+    return { boxKey: randomKeyHex(), password, mqttPasswordHash: hashMqttPassword(password) };
+  });
+  const files: ProvisioningFile[] = [];
+  const parkingIds: number[] = [];
+  db.transaction(() => {
+    let parking: ParkingRow = first;
+    let free = room;
+    parkingIds.push(parking.id);
+    for (let index = 0; index < count; index++) {
+      if (free === 0) {
+        const id = parkings.insert(
+          {
+            name: `${first.name} (fleet ${parkingIds.length + 1})`,
+            description: first.description,
+            currency: first.currency,
+            pricePerHourMinor: first.price_per_hour_minor,
+            maxDurationMinutes: first.max_duration_minutes,
+            tries: first.tries,
+            isOnline: first.is_online === 1,
+            // Like the first parking, its access mode included; its own fresh keys.
+            keys: freshParkingKeys(first.access_mode),
+          },
+          nowMs,
+        );
+        parking = parkings.findById(id) ?? first;
+        parkingIds.push(id);
+        free = MAX_BOXES_PER_PARKING;
+      }
+      const moduleId = nextModuleId + index;
+      const direction: Direction = index % 2 === 0 ? 'entrance' : 'exit';
+      const macAddress = fleetMac(moduleId);
+      if (boxes.findByMac(macAddress) !== undefined) throw conflict(`MAC address ${macAddress} is already registered`);
+      const { boxKey, password, mqttPasswordHash } = secrets[index] as (typeof secrets)[number];
+      boxes.insert({ moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash }, nowMs);
+      free--;
+      // Field for field what `box provision` gives each box (lib/provisioning-file.ts);
+      // the skew and battery threshold are the table's defaults the insert left.
+      files.push(
+        provisioningFile(
+          { module_id: moduleId, parking_id: parking.id, direction, mac_address: macAddress, box_key: boxKey, skew_seconds: DEFAULT_SKEW_SECONDS, min_battery_mv: DEFAULT_MIN_BATTERY_MV },
+          parking,
+          { url: request.mqttUrl, username: mqttUsernameFor(moduleId), password },
+        ),
+      );
+    }
+  })();
+  return { files, parkingIds };
+}
+
+/** A locally administered unicast MAC made of the module id, so two fleet
+ * boxes never share one. */
+function fleetMac(moduleId: number): string {
+  const bytes = [0x02, 0x46, (moduleId >>> 24) & 0xff, (moduleId >>> 16) & 0xff, (moduleId >>> 8) & 0xff, moduleId & 0xff];
+  return bytes.map((byte) => byte.toString(16).padStart(2, '0').toUpperCase()).join(':');
+}

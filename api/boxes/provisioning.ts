@@ -1,0 +1,84 @@
+// A box's provisioning file (lib/provisioning-file.ts) with a fresh MQTT
+// password: only its hash is stored, so the previous password stops working.
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
+import { randomSecret } from '../auth/secrets.js';
+import type { ApiConfig } from '../config.js';
+import type { Db } from '../db/open.js';
+import { failed, messageOf, notFound } from '../domain-error.js';
+import { hashMqttPassword } from '../mqtt/password-hash.js';
+import { BoxRepository } from '../repositories/boxes.js';
+import { ParkingRepository } from '../repositories/parkings.js';
+
+/** The broker URL a box is given: MQTT_URL, else the embedded broker's. */
+export function mqttUrlOf(config: Pick<ApiConfig, 'host' | 'mqttPort' | 'mqttUrl'>): string {
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return config.mqttUrl ?? `mqtt://${host}:${config.mqttPort}`;
+}
+
+/** A provisioning file whose password is stored only when `store` runs. */
+export interface PendingProvisioning {
+  file: ProvisioningFile;
+  store: () => void;
+}
+
+/** Builds the provisioning file with a fresh MQTT password, stored only when
+ * `store` runs (see writeProvisioning). */
+export function newProvisioning(db: Db, moduleId: number, mqttUrl: string): PendingProvisioning {
+  const boxes = new BoxRepository(db);
+  const box = boxes.findByModuleId(moduleId);
+  if (!box) throw notFound(`no box with module id ${moduleId}`);
+  const parking = new ParkingRepository(db).findById(box.parking_id);
+  if (!parking) throw notFound(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
+  const password = randomSecret(24);
+  const hash = hashMqttPassword(password);
+  // Its keys by the rule of lib/provisioning-file.ts: a signed parking's box
+  // gets issuer public keys and no parking key; never a private key.
+  const file = provisioningFile(box, parking, { url: mqttUrl, username: box.mqtt_username, password });
+  return { file, store: () => boxes.setMqttPasswordHash(moduleId, hash) };
+}
+
+/** Builds the provisioning file and stores its fresh MQTT password. */
+export function provisionBox(db: Db, moduleId: number, mqttUrl: string): ProvisioningFile {
+  const { file, store } = newProvisioning(db, moduleId, mqttUrl);
+  store();
+  return file;
+}
+
+/** The provisioning file as written and printed: JSON, 2 spaces, a newline. */
+export function provisioningText(file: ProvisioningFile): string {
+  return `${JSON.stringify(file, null, 2)}\n`;
+}
+
+/**
+ * Writes the provisioning file and stores its password's hash, both or
+ * neither: a box whose new password was stored but never written out would be
+ * locked out (issue 12). The file goes to a temporary file beside `out`
+ * (flushed, mode 0600), then the hash is stored and the file renamed into
+ * place in one transaction: a failed rename rolls the hash back.
+ */
+export function writeProvisioning(db: Db, out: string, pending: PendingProvisioning): void {
+  const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fd = openSync(temporary, 'wx', 0o600);
+    try {
+      writeSync(fd, provisioningText(pending.file));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    db.transaction(() => {
+      pending.store();
+      renameSync(temporary, out);
+    })();
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Never made, or already renamed.
+    }
+    throw failed(`cannot write ${out}: ${messageOf(error)} (nothing changed: the box keeps its MQTT password)`);
+  }
+}

@@ -1,0 +1,98 @@
+// Idempotent demo data. The first run creates a signed parking "Demo parking"
+// (EUR, 2.50/h, 120 min, 10 tries) with an entrance and an exit box, a client
+// app and a driver; later runs return the same credentials. The demo client
+// secret and driver password are kept in clear in the `demo` table so they
+// can be printed again: demo data only.
+import { randomSecret } from '../auth/secrets.js';
+import { addBox } from '../boxes/add.js';
+import { createClientApp } from '../client-apps/create.js';
+import type { Db } from '../db/open.js';
+import { failed, refused } from '../domain-error.js';
+import { createParking } from '../parkings/create.js';
+import { BoxRepository } from '../repositories/boxes.js';
+import { ClientAppRepository } from '../repositories/client-apps.js';
+import { DemoRepository, type DemoRow } from '../repositories/demo.js';
+import { UserRepository } from '../repositories/users.js';
+import { createDriver } from '../users/create-driver.js';
+
+export const DEMO_DRIVER_EMAIL = 'demo.driver@parkbench.test';
+const FIRST_DEMO_MODULE_ID = 9101;
+
+export interface DemoData {
+  client_app_id: string;
+  client_secret: string;
+  driver: { email: string; password: string };
+  parking_id: number;
+  boxes: { module_id: number; direction: string; mac_address: string }[];
+}
+
+/** A locally administered MAC derived from the module id (02:50:42 = "PB"). */
+function demoMac(moduleId: number): string {
+  const hex = moduleId.toString(16).toUpperCase().padStart(6, '0').slice(-6);
+  return `02:50:42:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
+}
+
+function read(db: Db, row: DemoRow): DemoData {
+  const client = new ClientAppRepository(db).findById(row.client_app_row_id);
+  const user = new UserRepository(db).findById(row.user_id);
+  if (!client || !user) throw failed('the demo data is incomplete (its client app or driver is missing)');
+  return {
+    client_app_id: client.client_app_id,
+    client_secret: row.client_secret,
+    driver: { email: user.email, password: row.driver_password },
+    parking_id: row.parking_id,
+    boxes: new BoxRepository(db)
+      .listOfParking(row.parking_id)
+      .map((box) => ({ module_id: box.module_id, direction: box.direction, mac_address: box.mac_address })),
+  };
+}
+
+/** Module ids (and their MACs) not yet taken, from 9101 up. */
+function freeModuleIds(db: Db, count: number): number[] {
+  const boxes = new BoxRepository(db);
+  const ids: number[] = [];
+  for (let id = FIRST_DEMO_MODULE_ID; ids.length < count; id += 1) {
+    if (!boxes.findByModuleId(id) && !boxes.findByMac(demoMac(id))) ids.push(id);
+  }
+  return ids;
+}
+
+/** `scryptLog2N`: the cost of the driver's password hash (api/config.ts). */
+export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Promise<DemoData> {
+  const demo = new DemoRepository(db);
+  const existing = demo.find();
+  if (existing) return read(db, existing);
+
+  // Hashing is async, so the rows are written one by one, then recorded in
+  // `demo` last: a run interrupted half way leaves orphans, never a broken demo.
+  const client = createClientApp(db, 'Demo app', nowMs);
+  const password = randomSecret(12);
+  if (new UserRepository(db).findByEmail(DEMO_DRIVER_EMAIL)) {
+    throw refused(`${DEMO_DRIVER_EMAIL} exists but is not recorded as demo data; use another database`);
+  }
+  const driver = await createDriver(db, { email: DEMO_DRIVER_EMAIL, password, firstName: 'Demo', lastName: 'Driver', phone: '+10000000000' }, scryptLog2N, nowMs);
+  // Signed, as new parkings are (issue 13). A demo database made by an older
+  // parkbench keeps its sealed demo parking (migration 8): `start` provisions
+  // its boxes with its parking key and `app` sends its sealed ACCESS.
+  const parking = createParking(
+    db,
+    {
+      name: 'Demo parking',
+      description: 'Demo data of parkbench admin demo',
+      currency: 'EUR',
+      pricePerHourMinor: 250,
+      maxDurationMinutes: 120,
+      tries: 10,
+      isOnline: false,
+    },
+    'signed',
+    nowMs,
+  );
+  const [entrance, exit] = freeModuleIds(db, 2) as [number, number];
+  addBox(db, { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' }, nowMs);
+  addBox(db, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' }, nowMs);
+  demo.record({ client_app_row_id: client.id, client_secret: client.client_secret, user_id: driver.id, driver_password: password, parking_id: parking.id });
+  const row = demo.find();
+  if (!row) throw failed('the demo data could not be recorded');
+  return read(db, row);
+}

@@ -1,0 +1,79 @@
+// MQTT accounts of gateways and operators, and the access rules exported for
+// an external mosquitto (issue 7). Boxes' accounts are made with the boxes
+// (api/boxes/).
+import { randomSecret } from '../auth/secrets.js';
+import type { Db } from '../db/open.js';
+import { conflict, refused } from '../domain-error.js';
+import type { Topics } from '../../lib/mqtt-topics.js';
+import { MqttAcl, type MqttAccount } from './acl.js';
+import { MqttAccountRepository, type ClientRole } from './accounts.js';
+import { hashMqttPassword, isMosquittoHash } from './password-hash.js';
+
+export interface AddedMqttClient {
+  name: string;
+  role: ClientRole;
+  mqtt_username: string;
+  mqtt_password: string;
+}
+
+const ROLE_PREFIX: Record<ClientRole, string> = { gateway: 'gw', operator: 'op' };
+
+/** A username from the name: `gw-bench-1` for a gateway named "Bench 1". It
+ * is also the gateway's id in its topics, so only [a-z0-9-]. */
+export function mqttUsernameOf(role: ClientRole, name: string): string {
+  const slug = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48);
+  return `${ROLE_PREFIX[role]}-${slug === '' ? 'client' : slug}`;
+}
+
+/** A new account; its password is returned once (stored hashed). */
+export function addMqttClient(db: Db, name: string, role: ClientRole, nowMs: number): AddedMqttClient {
+  const accounts = new MqttAccountRepository(db);
+  const username = mqttUsernameOf(role, name);
+  if (accounts.findClient(username) !== undefined) throw conflict(`an MQTT client ${username} already exists: choose another --name`);
+  const password = randomSecret(24);
+  accounts.addClient({ name, role, username, password_hash: hashMqttPassword(password) }, nowMs);
+  return { name, role, mqtt_username: username, mqtt_password: password };
+}
+
+/** An operator account with a fresh password: made, or its password replaced
+ * (the bench's own operator, issued again at each start). */
+export function ensureOperatorClient(db: Db, name: string, username: string, nowMs: number): { username: string; password: string } {
+  const accounts = new MqttAccountRepository(db);
+  const password = randomSecret(18);
+  if (accounts.findClient(username) === undefined) {
+    accounts.addClient({ name, role: 'operator', username, password_hash: hashMqttPassword(password) }, nowMs);
+  } else {
+    accounts.setClientPasswordHash(username, hashMqttPassword(password));
+  }
+  return { username, password };
+}
+
+export interface MosquittoExport {
+  passwords: string;
+  acl: string;
+  accounts: number;
+}
+
+/** The mosquitto password file (the stored $7$ hashes, as they are) and ACL
+ * file of every account, plus the API's own from MQTT_USERNAME/MQTT_PASSWORD. */
+export function mosquittoExport(db: Db, topics: Topics, api: { username: string; password: string } | undefined): MosquittoExport {
+  const entries = new MqttAccountRepository(db).listWithHashes();
+  const accounts: MqttAccount[] = entries.map((entry) => entry.account);
+  const passwordLines: string[] = [];
+  for (const entry of entries) {
+    if (!isMosquittoHash(entry.passwordHash)) {
+      throw refused(`${entry.account.username} has a password hash mosquitto cannot read (made before MQTT passwords were stored for mosquitto): run \`parkbench admin box provision\` for that box`);
+    }
+    passwordLines.push(`${entry.account.username}:${entry.passwordHash}`);
+  }
+  if (api !== undefined) {
+    accounts.push({ role: 'api', username: api.username });
+    passwordLines.push(`${api.username}:${hashMqttPassword(api.password)}`);
+  }
+  return { passwords: `${passwordLines.join('\n')}\n`, acl: new MqttAcl(topics).mosquittoAcl(accounts), accounts: accounts.length };
+}

@@ -1,0 +1,100 @@
+// Issue 15, item 1: the operator's domain as services (api/boxes/,
+// api/parkings/, api/mqtt/clients.ts, api/forwarding/administration.ts,
+// api/demo/), called on a database without the CLI. They refuse with a
+// DomainError of a kind (not a CliError) whose message is the CLI's line.
+import { join } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import { addBox } from '../../api/boxes/add.js';
+import { provisionFleet } from '../../api/boxes/fleet.js';
+import { provisionBox } from '../../api/boxes/provisioning.js';
+import { boxStatuses } from '../../api/boxes/status.js';
+import { ControlRefusal, rotateIssuer } from '../../api/control/operations.js';
+import { openDatabase, type Db } from '../../api/db/open.js';
+import { ensureDemo } from '../../api/demo/ensure.js';
+import { DomainError } from '../../api/domain-error.js';
+import { forwardingStatus, reviveDeadDeliveries } from '../../api/forwarding/administration.js';
+import { addMqttClient } from '../../api/mqtt/clients.js';
+import { createParking } from '../../api/parkings/create.js';
+import { setForwarding } from '../../api/parkings/forwarding.js';
+import { BoxRepository } from '../../api/repositories/boxes.js';
+import { TEST_SCRYPT_LOG2_N, tempDir } from '../helpers/api-app.js';
+
+const NOW = Date.UTC(2026, 10, 23, 10, 0, 0);
+const URL = 'mqtt://127.0.0.1:1883';
+
+function database(t: ExecutionContext): Db {
+  const db = openDatabase(join(tempDir(t, 'parkbench-domain-'), 'domain.sqlite'));
+  t.teardown(() => db.close());
+  return db;
+}
+
+function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): number {
+  return createParking(db, { name: 'Lot', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 60, tries: 10, isOnline: false }, accessMode, NOW).id;
+}
+
+function refusal(t: ExecutionContext, work: () => unknown, kind: DomainError['kind'], message: string): void {
+  const error = t.throws(work);
+  t.true(error instanceof DomainError, `${String(error)} is a DomainError`);
+  t.is((error as DomainError).kind, kind);
+  t.is(error?.message, message);
+}
+
+test('addBox: the box with its credentials; a missing parking, a taken module id or MAC are domain errors', (t) => {
+  const db = database(t);
+  const parkingId = parking(db);
+  const added = addBox(db, { parkingId, moduleId: 9101, macAddress: '02:50:42:00:23:8D', direction: 'entrance' }, NOW);
+  t.like(added, { module_id: 9101, parking_id: parkingId, mqtt_username: 'box-9101' });
+  t.regex(added.box_key, /^[0-9a-f]{32}$/);
+  refusal(t, () => addBox(db, { parkingId: 99, moduleId: 1, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW), 'not_found', 'no secured parking with id 99');
+  refusal(t, () => addBox(db, { parkingId, moduleId: 9101, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW), 'conflict', 'module id 9101 is already registered');
+  refusal(t, () => addBox(db, { parkingId, moduleId: 9102, macAddress: '02:50:42:00:23:8D', direction: 'exit' }, NOW), 'conflict', 'MAC address 02:50:42:00:23:8D is already registered');
+  refusal(t, () => boxStatuses(db, { moduleId: 7 }), 'not_found', 'no box with module id 7');
+  refusal(t, () => provisionBox(db, 7, URL), 'not_found', 'no box with module id 7');
+});
+
+test('provisionFleet: each file carries the skew and battery threshold stored for its box (the table defaults)', (t) => {
+  const db = database(t);
+  const parkingId = parking(db, 'sealed');
+  const { files, parkingIds } = provisionFleet(db, { parkingId, count: 40, createParkings: true, mqttUrl: URL }, NOW);
+  t.is(files.length, 40);
+  t.is(parkingIds.length, 2, '32 boxes a parking');
+  const boxes = new BoxRepository(db);
+  for (const file of files) {
+    const row = boxes.findByModuleId(file.module_id);
+    if (row === undefined) return t.fail(`box ${file.module_id} is stored`);
+    t.is(file.skew_seconds, row.skew_seconds);
+    t.is(file.min_battery_mv, row.min_battery_mv);
+    t.is(file.mqtt.url, URL);
+  }
+  t.is(files[0]?.module_id, 100_000, 'an empty table: fleet module ids from 100000');
+  refusal(
+    t,
+    () => provisionFleet(db, { parkingId, count: 1, createParkings: false, mqttUrl: URL }, NOW),
+    'conflict',
+    `secured parking ${parkingId} has room for 0 more boxes (at most 32): use --create-parkings to spread the fleet over new parkings like it`,
+  );
+  refusal(t, () => provisionFleet(db, { parkingId: 99, count: 1, createParkings: false, mqttUrl: URL }, NOW), 'not_found', 'no secured parking with id 99');
+});
+
+test('forwarding, MQTT clients and control operations refuse with domain errors too', (t) => {
+  const db = database(t);
+  const parkingId = parking(db);
+  const set = setForwarding(db, parkingId, { url: 'https://example.test/logs', expose: true });
+  t.like(set, { parking_id: parkingId, expose: true, forward_unverified: false });
+  t.is(setForwarding(db, parkingId, { url: 'https://example.test/other', expose: false }).forwarding_secret, set.forwarding_secret, 'the secret is kept');
+  refusal(t, () => setForwarding(db, 99, { url: 'https://example.test/', expose: true }), 'not_found', 'no secured parking with id 99');
+  t.deepEqual(forwardingStatus(db, parkingId), []);
+  refusal(t, () => forwardingStatus(db, 99), 'not_found', 'no secured parking with id 99');
+  refusal(t, () => reviveDeadDeliveries(db, 99, NOW), 'not_found', 'no secured parking with id 99');
+  t.is(addMqttClient(db, 'Bench 1', 'gateway', NOW).mqtt_username, 'gw-bench-1');
+  refusal(t, () => addMqttClient(db, 'bench 1', 'gateway', NOW), 'conflict', 'an MQTT client gw-bench-1 already exists: choose another --name');
+  const error = t.throws(() => rotateIssuer(db, 99, NOW, 'test'));
+  t.true(error instanceof ControlRefusal && error instanceof DomainError);
+});
+
+test('ensureDemo: made once, the same credentials after', async (t) => {
+  const db = database(t);
+  const first = await ensureDemo(db, TEST_SCRYPT_LOG2_N, NOW);
+  t.is(first.boxes.length, 2);
+  t.deepEqual(await ensureDemo(db, TEST_SCRYPT_LOG2_N, NOW + 1000), first);
+});
