@@ -1,9 +1,10 @@
-// `parkbench admin parking create|forwarding`.
+// `parkbench admin parking create|show|forwarding`.
 import type { Command } from 'commander';
 import { ACCESS_MODES, createParking as createParkingWithKeys, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
 import { setForwarding } from '../../api/parkings/forwarding.js';
+import { parkingView } from '../../api/parkings/view.js';
 import { formatMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
-import { printResult, withCommonFlags, withDatabase, type AdminContext, type CommonFlags } from './context.js';
+import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type AdminContext, type CommonFlags } from './context.js';
 import { parseAccessMode, parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
 
 export type NewParkingInput = ParkingInput;
@@ -56,6 +57,10 @@ interface CreateFlags extends CommonFlags {
   access: string;
 }
 
+interface ShowFlags extends CommonFlags {
+  id: string;
+}
+
 interface ForwardingFlags extends CommonFlags {
   parking: string;
   url: string;
@@ -86,6 +91,13 @@ export function registerParkingCommands(admin: Command): void {
         isOnline: flags.online === true,
       };
       return withDatabase(flags, (ctx) => printResult(flags, createParking(ctx, input, accessMode), CREATED_NOTE[accessMode]));
+    });
+
+  withCommonFlags(group.command('show').description("a parking's settings, access mode, issuer public keys and boxes (no secret key)"))
+    .requiredOption('--id <id>', 'the secured parking id')
+    .action((flags: ShowFlags) => {
+      const id = parseId('--id', flags.id);
+      return withReadOnlyDatabase(flags, (ctx) => printResult(flags, parkingView(ctx.db, id)));
     });
 
   withCommonFlags(group.command('forwarding').description("set where a parking's box logs are forwarded (spec section 6)"))

@@ -49,6 +49,36 @@ test('parking create --json, with validation of every flag (exit 2, one line)', 
   }
 });
 
+test('parking show: settings, access mode, issuer public keys and boxes, never a secret key; an unknown id is one line, exit 1', async (t) => {
+  const cli = admin(t);
+  const signed = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'New lot', '--currency', 'EUR', '--price-per-hour', '2.5', '--max-duration-minutes', '60');
+  const sealed = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'Old lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'sealed');
+  await cli.json('box', 'add', '--parking', '1', '--module-id', '7001', '--mac', 'AA:BB:CC:DD:EE:01', '--direction', 'entrance');
+
+  const shown = await cli.json<Record<string, unknown>>('parking', 'show', '--id', '1');
+  t.deepEqual(shown, {
+    id: 1, name: 'New lot', description: null, currency: 'EUR', price_per_hour: '2.50', max_duration_minutes: 60, tries: 10, is_online: false,
+    access_mode: 'signed', issuer_public_key: signed.issuer_public_key, issuer_previous_public_key: null, issuer_next_public_key: null,
+    boxes: [{ module_id: 7001, direction: 'entrance', mac_address: 'AA:BB:CC:DD:EE:01' }],
+  });
+  const sealedText = await cli.run('parking', 'show', '--id', '2');
+  t.is(sealedText.code, 0, sealedText.stderr);
+  t.regex(sealedText.stdout, /^access_mode: sealed$/m);
+  t.false(sealedText.stdout.includes(String(sealed.parking_key)), 'the parking key goes to boxes only');
+
+  const { openDatabase } = await import('../../api/db/open.js');
+  const db = openDatabase(cli.env.DATABASE_PATH);
+  const privateKey = (db.prepare('SELECT issuer_private_key FROM secured_parkings WHERE id = 1').get() as { issuer_private_key: string }).issuer_private_key;
+  db.close();
+  t.false(JSON.stringify(shown).includes(privateKey));
+
+  const missing = await cli.run('parking', 'show', '--id', '9');
+  t.is(missing.code, 1);
+  t.is(missing.stderr.trim(), 'parkbench: no secured parking with id 9');
+  const bad = await cli.run('parking', 'show', '--id', 'x');
+  t.is(bad.code, 2);
+});
+
 test('parking create --access sealed|signed: the keys of each mode, stored; the issuer private key only in the database', async (t) => {
   const cli = admin(t);
   const sealed = await cli.json<Record<string, unknown>>('parking', 'create', '--name', 'Old lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60', '--access', 'sealed');
