@@ -4,7 +4,7 @@ import { randomKeyHex, randomSecret } from '../auth/secrets.js';
 import type { Db } from '../db/open.js';
 import { conflict, notFound } from '../domain-error.js';
 import { hashMqttPassword } from '../mqtt/password-hash.js';
-import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type Direction } from '../repositories/boxes.js';
+import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow, type Direction } from '../repositories/boxes.js';
 import { ParkingRepository } from '../repositories/parkings.js';
 
 export interface NewBoxInput {
@@ -14,15 +14,8 @@ export interface NewBoxInput {
   direction: Direction;
 }
 
-export interface AddedBox {
-  module_id: number;
-  parking_id: number;
-  direction: Direction;
-  mac_address: string;
-  box_key: string;
-  mqtt_username: string;
-  mqtt_password: string;
-}
+/** The stored box as the operator gets it once: its MQTT password in clear instead of its hash. */
+export type AddedBox = Pick<BoxRow, 'module_id' | 'parking_id' | 'direction' | 'mac_address' | 'box_key' | 'mqtt_username'> & { mqtt_password: string };
 
 export function addBox(db: Db, input: NewBoxInput, nowMs: number): AddedBox {
   const boxes = new BoxRepository(db);

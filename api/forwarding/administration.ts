@@ -5,26 +5,11 @@ import { notFound } from '../domain-error.js';
 import { ParkingRepository } from '../repositories/parkings.js';
 import { OutboxRepository, type UrlStatus } from './outbox.js';
 
-export interface ForwardingStatus {
-  parking_id: number;
-  url: string;
-  pending: number;
-  delivered: number;
-  dead: number;
-  last_error: string | null;
-  last_attempt_at: string | null;
-}
+/** The outbox's status of a URL, its last attempt as an ISO time. */
+export type ForwardingStatus = Omit<UrlStatus, 'last_attempt_at'> & { last_attempt_at: string | null };
 
 function statusOf(row: UrlStatus): ForwardingStatus {
-  return {
-    parking_id: row.parking_id,
-    url: row.url,
-    pending: row.pending,
-    delivered: row.delivered,
-    dead: row.dead,
-    last_error: row.last_error,
-    last_attempt_at: row.last_attempt_at === null ? null : new Date(row.last_attempt_at).toISOString(),
-  };
+  return { ...row, last_attempt_at: row.last_attempt_at === null ? null : new Date(row.last_attempt_at).toISOString() };
 }
 
 function assertParking(db: Db, parkingId: number): void {
