@@ -20,6 +20,7 @@
 // Public keys only: an issuer's private key never goes into a file.
 import { readFile } from 'node:fs/promises';
 import { isIssuerPublicKey } from '../firmware-protocol/index.js';
+import { messageOf } from './message-of.js';
 
 export type ProvisioningDirection = 'entrance' | 'exit';
 
@@ -196,7 +197,7 @@ export async function readJsonFile(path: string): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ProvisioningError('', `${path}: not valid JSON (${(error as Error).message})`);
+    throw new ProvisioningError('', `${path}: not valid JSON (${messageOf(error)})`);
   }
 }
 

@@ -10,6 +10,7 @@ import { loadNoble } from '../../gateway/ble/noble.js';
 import { CliError, UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdownSignal } from '../signals.js';
+import { messageOf } from '../../lib/message-of.js';
 
 interface GatewayFlags {
   mqtt?: string;
@@ -67,12 +68,12 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
   try {
     topics = new Topics(flags.topicPrefix);
   } catch (error) {
-    throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+    throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
   const queue = await DiskPublishQueue.open(flags.queueFile ?? join('data', `gateway-${flags.username}-queue.json`)).catch((error: unknown) => {
-    throw new CliError((error as Error).message);
+    throw new CliError(messageOf(error));
   });
-  const noble = flags.ble === true ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError((error as Error).message))) : undefined;
+  const noble = flags.ble === true ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error)))) : undefined;
   const gateway = new Gateway({
     mqtt: { url, username: flags.username, password: flags.password },
     topics,
@@ -87,7 +88,7 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
     await gateway.start();
   } catch (error) {
     await gateway.stop().catch(() => undefined);
-    throw new CliError(`cannot start the gateway: ${(error as Error).message}`);
+    throw new CliError(`cannot start the gateway: ${messageOf(error)}`);
   }
   // Listening before saying ready: whoever reads the ready line may signal at once.
   const stopping = onShutdownSignal();
@@ -102,7 +103,7 @@ function serialTarget(raw: string): SerialTarget {
   try {
     return parseSerialTarget(raw);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(messageOf(error));
   }
 }
 

@@ -10,6 +10,7 @@ import type { ProtocolVersion } from '../../conformance/cases/index.js';
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../lib/provisioning-file.js';
 import { UsageError } from '../errors.js';
 import { parseLogLevel } from '../logger.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export interface ConformanceFlags {
   box?: string;
@@ -84,7 +85,7 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
     try {
       return { kind: 'serial', target: parseSerialTarget(flags.serial) };
     } catch (error) {
-      throw new UsageError((error as Error).message);
+      throw new UsageError(messageOf(error));
     }
   }
   if (flags.ble !== undefined) {
@@ -98,7 +99,7 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
   try {
     topics = new Topics(flags.topicPrefix);
   } catch (error) {
-    throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+    throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
   return { kind: 'mqtt', url, topics, ...(flags.username === undefined ? {} : { username: flags.username }), ...(flags.password === undefined ? {} : { password: flags.password }) };
 }
