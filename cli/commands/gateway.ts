@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
+import { isMacAddress } from '../../lib/wire-patterns.js';
 import { DiskPublishQueue } from '../../gateway/disk-queue.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { loadNoble } from '../../gateway/ble/noble.js';
@@ -60,7 +61,7 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
   const paths = new Set(serial.map((target) => target.path));
   if (paths.size !== serial.length) throw new UsageError('each --serial port may be given once');
   const allow = (flags.bleAllow ?? '').split(',').map((mac) => mac.trim().toUpperCase()).filter((mac) => mac !== '');
-  for (const mac of allow) if (!/^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/.test(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
+  for (const mac of allow) if (!isMacAddress(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
   const answerTimeoutMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const idleMs = integer('--ble-idle-ms', flags.bleIdleMs, 100, 3_600_000);
   const logger = createCliLogger(parseLogLevel(flags.logLevel), 'parkbench-gateway');
