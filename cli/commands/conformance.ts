@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import type { BoxTarget } from '../../conformance/box-target.js';

@@ -7,7 +7,7 @@ import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js
 import { isMacAddress } from '../../lib/wire-patterns.js';
 import { DiskPublishQueue } from '../../gateway/disk-queue.js';
 import { Gateway } from '../../gateway/gateway.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import { CliError, UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdownSignal } from '../signals.js';

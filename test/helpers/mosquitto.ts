@@ -8,7 +8,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
-import { freePort } from './free-port.js';
+import { freePort } from '../../lib/free-port.js';
 import { messageOf } from '../../lib/message-of.js';
 
 export interface Mosquitto {

@@ -3,8 +3,8 @@
 // for; with bindings given (a virtual radio in tests or the simulator's), it
 // is built through noble's own injection point instead.
 import type * as NobleModule from '@abandonware/noble';
-import type { Clock } from '../../lib/clock.js';
-import { messageOf } from '../../lib/message-of.js';
+import type { Clock } from './clock.js';
+import { messageOf } from './message-of.js';
 
 /** The noble API (the default instance's shape). */
 export type Noble = typeof NobleModule;

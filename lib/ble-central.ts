@@ -4,12 +4,12 @@
 // disconnects when idle. A failed connection is dropped and made again on the
 // next command.
 import { EventEmitter } from 'node:events';
-import type { Clock, TimerHandle } from '../../lib/clock.js';
-import { silentLogger, type Logger } from '../../lib/logger.js';
-import { BleReassembler, BleUuid, chunkFrame, parseResponse, RESPONSE_LENGTH } from '../../firmware-protocol/index.js';
-import { isStatusReport, ResponseWaiter, type WaitOutcome } from '../response-waiter.js';
+import type { Clock, TimerHandle } from './clock.js';
+import { silentLogger, type Logger } from './logger.js';
+import { BleReassembler, BleUuid, chunkFrame, parseResponse, RESPONSE_LENGTH } from '../firmware-protocol/index.js';
+import { isStatusReport, ResponseWaiter, type WaitOutcome } from './response-waiter.js';
 import { waitPoweredOn, type Characteristic, type Noble, type Peripheral } from './noble.js';
-import { messageOf } from '../../lib/message-of.js';
+import { messageOf } from './message-of.js';
 
 /** ATT MTU assumed when the stack does not say (the smallest there is). */
 const FALLBACK_MTU = 23;
