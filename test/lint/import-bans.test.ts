@@ -1,25 +1,10 @@
 // The import bans of the folder READMEs, as eslint.config.js enforces them:
-// each snippet is linted as if it were a file of the folder (`lintText` with a
-// `filePath` that need not exist), through the repository's own config.
+// each snippet is linted as if it were a file of the folder, through the
+// repository's own config (helpers/lint-snippet.ts).
 import test from 'ava';
-import { ESLint } from 'eslint';
-import { fileURLToPath } from 'node:url';
-import tseslint from 'typescript-eslint';
+import { snippetLinter } from '../helpers/lint-snippet.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-// Only the import rule runs, and without type information: a virtual file is
-// in no TypeScript project.
-const eslint = new ESLint({
-  cwd: root,
-  overrideConfig: { files: ['**/*.ts'], ...tseslint.configs.disableTypeChecked },
-  ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-imports',
-});
-
-async function importMessages(filePath: string, code: string): Promise<string[]> {
-  const [result] = await eslint.lintText(code, { filePath });
-  return (result?.messages ?? []).map((message) => `${message.ruleId ?? 'fatal'}: ${message.message}`);
-}
+const importMessages = snippetLinter('no-restricted-imports');
 
 const banned = test.macro({
   async exec(t, filePath: string, code: string, readme: string) {

@@ -1,26 +1,12 @@
 // `(error as Error).message` is refused by eslint.config.js (a thrown value
 // may be no Error at all): lib/message-of.ts `messageOf(error)` takes its place.
-// Each snippet is linted as a file of the repository through its own config.
+// Each snippet is linted as a file of the repository through its own config
+// (helpers/lint-snippet.ts).
 import test from 'ava';
-import { ESLint } from 'eslint';
-import { fileURLToPath } from 'node:url';
-import tseslint from 'typescript-eslint';
 import { messageOf } from '../../lib/message-of.js';
+import { snippetLinter } from '../helpers/lint-snippet.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-// Only the syntax rule runs, without type information: a virtual file is in
-// no TypeScript project.
-const eslint = new ESLint({
-  cwd: root,
-  overrideConfig: { files: ['**/*.ts'], ...tseslint.configs.disableTypeChecked },
-  ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-syntax',
-});
-
-async function syntaxMessages(filePath: string, code: string): Promise<string[]> {
-  const [result] = await eslint.lintText(code, { filePath });
-  return (result?.messages ?? []).map((message) => `${message.ruleId ?? 'fatal'}: ${message.message}`);
-}
+const syntaxMessages = snippetLinter('no-restricted-syntax');
 
 const casts: [filePath: string, code: string][] = [
   ['lib/x.ts', 'try { f(); } catch (error) { console.log((error as Error).message); }'],
