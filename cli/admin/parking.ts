@@ -1,6 +1,6 @@
 // `parkbench admin parking create|show|forwarding`.
 import type { Command } from 'commander';
-import { ACCESS_MODES, createParking as createParkingWithKeys, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
+import { ACCESS_MODES, createParking, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
 import { setForwarding } from '../../api/parkings/forwarding.js';
 import { parkingView } from '../../api/parkings/view.js';
 import { formatMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
@@ -25,8 +25,9 @@ export interface CreatedParking {
   issuer_public_key: string | null;
 }
 
-export function createParking(ctx: AdminContext, input: NewParkingInput, accessMode: AccessMode = DEFAULT_ACCESS_MODE): CreatedParking {
-  const created = createParkingWithKeys(ctx.db, input, accessMode, ctx.now);
+/** Creates the parking and returns the row the command prints. */
+function createParkingRow(ctx: AdminContext, input: NewParkingInput, accessMode: AccessMode = DEFAULT_ACCESS_MODE): CreatedParking {
+  const created = createParking(ctx.db, input, accessMode, ctx.now);
   return {
     id: created.id,
     name: input.name,
@@ -90,7 +91,7 @@ export function registerParkingCommands(admin: Command): void {
         tries: parseTries(flags.tries),
         isOnline: flags.online === true,
       };
-      return withDatabase(flags, (ctx) => printResult(flags, createParking(ctx, input, accessMode), CREATED_NOTE[accessMode]));
+      return withDatabase(flags, (ctx) => printResult(flags, createParkingRow(ctx, input, accessMode), CREATED_NOTE[accessMode]));
     });
 
   withCommonFlags(group.command('show').description("a parking's settings, access mode, issuer public keys and boxes (no secret key)"))

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ReadyInfo } from '../../cli/start/bench.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
-import { freePort, portIsFree } from '../helpers/free-port.js';
+import { freePort, portIsFree } from '../../lib/free-port.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
