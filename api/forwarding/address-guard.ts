@@ -5,6 +5,7 @@
 // request), so a name re-pointed after the URL was set, or resolving
 // differently each time, cannot slip through.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
+import { lookup as lookupAll } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 const RANGES: readonly (readonly [string, number, 'ipv4' | 'ipv6', string])[] = [
@@ -82,4 +83,33 @@ export function publicOnlyLookup(hostname: string, options: LookupOneOptions | L
       else callback(null, first.address, first.family);
     }
   });
+}
+
+/** A slow resolver does not hold the admin command longer than this, ms. */
+const SET_TIME_LOOKUP_MS = 2_000;
+
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('lookup timed out')), ms);
+    timer.unref();
+    promise.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+/** When a URL is set (the admin CLI warns): the first non-public address its
+ * host is or resolves to, or undefined (public, or no answer now: the
+ * delivery will tell). Delivery checks again whatever this said. */
+export async function nonPublicAddressOf(url: string): Promise<{ host: string; address: string; kind: string } | undefined> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) === 0 ? (await withinMs(lookupAll(host, { all: true }), SET_TIME_LOOKUP_MS)).map((entry) => entry.address) : [host];
+  } catch {
+    return undefined;
+  }
+  for (const address of addresses) {
+    const kind = nonPublicKind(address);
+    if (kind !== undefined) return { host, address, kind };
+  }
+  return undefined;
 }

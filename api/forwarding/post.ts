@@ -38,6 +38,8 @@ export function postOnce(url: string, headers: OutgoingHttpHeaders, body: string
       ...(options.publicOnly ? { lookup: publicOnlyLookup } : {}),
     });
     request.on('response', (response) => {
+      // The body is discarded; a connection cut while it drains changes nothing (the status is in).
+      response.on('error', () => undefined);
       response.resume();
       resolve({ status: response.statusCode ?? 0, headers: response.headers });
     });

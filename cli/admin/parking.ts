@@ -1,6 +1,7 @@
 // `parkbench admin parking create|show|forwarding`.
 import type { Command } from 'commander';
 import { ACCESS_MODES, createParking as createParkingWithKeys, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
+import { nonPublicAddressOf } from '../../api/forwarding/address-guard.js';
 import { DEFAULT_OVERLAP_HOURS, MAX_OVERLAP_HOURS, rotateForwardingSecret, setForwarding, type ForwardingSetting } from '../../api/parkings/forwarding.js';
 import { parkingView } from '../../api/parkings/view.js';
 import { formatMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
@@ -132,7 +133,8 @@ export function registerParkingCommands(admin: Command): void {
               ...(flags.forwardUnverified === undefined ? {} : { forwardUnverified: parseBoolean('--forward-unverified', flags.forwardUnverified) }),
             };
       const overlapHours = flags.overlapHours === undefined || flags.rotateSecret !== true ? DEFAULT_OVERLAP_HOURS : parseOverlapHours(flags.overlapHours);
-      return withDatabase(flags, (ctx) => {
+      return withDatabase(flags, async (ctx) => {
+        if (change !== undefined && !ctx.config.forwardingAllowPrivate) await warnIfPrivate(change.url);
         let setting = change === undefined ? undefined : setForwarding(ctx.db, parkingId, change, ctx.now);
         if (flags.rotateSecret === true) {
           // A first setting that made a secret has nothing to overlap with.
@@ -141,6 +143,14 @@ export function registerParkingCommands(admin: Command): void {
         if (setting) printResult(flags, setting, forwardingNote(setting));
       });
     });
+}
+
+/** Set anyway (the API that forwards may allow it), but said: delivery refuses it unless FORWARDING_ALLOW_PRIVATE. */
+async function warnIfPrivate(url: string): Promise<void> {
+  const found = await nonPublicAddressOf(url);
+  if (found === undefined) return;
+  const where = found.host === found.address ? found.address : `${found.host} resolves to ${found.address}`;
+  process.stderr.write(`note: ${where} (${found.kind}): an API with FORWARDING_ALLOW_PRIVATE=false (parkbench api's default) refuses to deliver there; parkbench start allows it\n`);
 }
 
 function parseOverlapHours(raw: string): number {

@@ -127,6 +127,15 @@ test('admin parking forwarding: a whsec_ secret shown once; --rotate-secret show
   t.regex(plain.stdout, /shown this once/);
   t.regex(plain.stdout, /previous secret signs too until/);
 
+  const local = await set(['--url', 'http://127.0.0.1:9/hook', '--expose', 'true']);
+  t.is(local.code, 0, 'set anyway: the API that forwards may allow it');
+  t.is(local.stderr, "note: 127.0.0.1 (loopback): an API with FORWARDING_ALLOW_PRIVATE=false (parkbench api's default) refuses to deliver there; parkbench start allows it\n");
+  const byName = await set(['--url', 'http://localhost:9/hook', '--expose', 'true']);
+  t.regex(byName.stderr, /^note: localhost resolves to (127\.0\.0\.1|::1) \(loopback\)/);
+  const allowed = await runCli(['admin', 'parking', 'forwarding', '--parking', String(parking.id), '--url', 'http://127.0.0.1:9/hook', '--expose', 'true'], { env: { ...env, FORWARDING_ALLOW_PRIVATE: 'true' } });
+  t.is(allowed.stderr, '');
+  t.is(first.stderr, '', 'a public URL: no note');
+
   for (const extra of [[], ['--url', 'https://x.example/'], ['--expose', 'true'], ['--rotate-secret', '--overlap-hours', '721'], ['--rotate-secret', '--overlap-hours', 'x'], ['--forward-unverified', 'true', '--rotate-secret']]) {
     const result = await set(extra);
     t.is(result.code, 2, extra.join(' '));
