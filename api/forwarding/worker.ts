@@ -101,11 +101,13 @@ export class ForwardingWorker {
     let attempted = 0;
     await Promise.all(
       [...byUrl.values()].map(async (deliveries) => {
+        const gone = new Set<number>(); // parkings whose URL a 410 disabled in this pass: their other deliveries wait
         for (const delivery of deliveries) {
           if (this.stopped) return;
+          if (gone.has(delivery.parking_id)) continue;
           if (!outbox.claim(delivery, clock.now() + (this.options.timeoutMs ?? FORWARDING_TIMEOUT_MS) + LEASE_MARGIN_MS)) continue;
           attempted += 1;
-          if ((await this.send(delivery)) === 'gone') return; // the URL is disabled: its other deliveries wait
+          if ((await this.send(delivery)) === 'gone') gone.add(delivery.parking_id);
         }
       }),
     );
