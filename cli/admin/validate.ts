@@ -5,6 +5,7 @@ import { parseMinorUnits, type AccessMode } from '../../api/repositories/parking
 import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
 import { isMacAddress } from '../../lib/wire-patterns.js';
 import { isPrintableText } from '../../api/schemas.js';
+import { parseIsoTime } from '../../api/sessions/time.js';
 import { UsageError } from '../errors.js';
 
 
@@ -72,4 +73,12 @@ export function parseHttpUrl(flag: string, raw: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${flag} must be an http(s) URL, got "${raw}"`);
   return url.toString();
+}
+
+/** An ISO 8601 time with its offset (Z or ±hh:mm), or a date alone, read
+ * as midnight UTC: the API's own reading (api/sessions/time.ts). */
+export function parseIsoTimeFlag(flag: string, raw: string): number {
+  const ms = parseIsoTime(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
+  if (ms === undefined) throw new UsageError(`${flag} must be an ISO 8601 time with its offset, e.g. 2026-01-31T08:00:00Z, got "${raw}"`);
+  return ms;
 }

@@ -42,9 +42,6 @@ const knownDoubles: Record<string, string[]> = {
   // issue 15, item 2: one box-log batching path deletes the ingester's own
   // message type; lib/mqtt-messages.ts keeps the wire message.
   ResponseMessage: ['api/mqtt/response-ingester.ts', 'lib/mqtt-messages.ts'],
-  // issue 16: Standard Webhooks replaces the forwarding signature
-  // (firmware-protocol's checks an ACCESS_SIGNED command).
-  verifySignature: ['api/forwarding/signature.ts', 'firmware-protocol/signed-command.ts'],
 };
 
 test('an exported name is declared in one file only', async (t) => {
