@@ -71,8 +71,11 @@ export interface ApiConfig {
   readonly paymentReturnSchemes: readonly string[];
   /** Most box logs accepted in one POST /api/box_logs. */
   readonly boxLogsMaxBatch: number;
-  /** How long forwarding retries a box log before it is dead, hours. */
-  readonly forwardingMaxAgeHours: number;
+  /** Longest a forwarding attempt may take, connection to status line, ms. */
+  readonly forwardingTimeoutMs: number;
+  /** Forward to URLs resolving to private, loopback or link-local addresses
+   * too (a bench's receiver on localhost); checked at delivery time. */
+  readonly forwardingAllowPrivate: boolean;
   /** How often the control-command dispatcher reads its queue, ms (rows
    * written by admin commands in other processes are seen within this). */
   readonly controlPollMs: number;
@@ -202,7 +205,8 @@ export const DEFAULTS = Object.freeze({
   EXIT_KEY_MINUTES: '30', // exit key after an overstay
   PAYMENT_RETURN_SCHEMES: 'parkbench-app', // comma-separated app schemes for return_url
   BOX_LOGS_MAX_BATCH: '1000', // box logs per request
-  FORWARDING_MAX_AGE_HOURS: '72', // then a forwarded box log is dead
+  FORWARDING_TIMEOUT_MS: '15000', // one forwarding attempt, then it failed
+  FORWARDING_ALLOW_PRIVATE: 'false', // true under `parkbench start` (a bench forwards to localhost)
   CONTROL_POLL_MS: '1000', // the control-command queue is read this often
   CONTROL_RETRY_MAX_MS: '300000', // 5 minutes: longest backoff of an unanswered control command
 });
@@ -241,7 +245,8 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   exitKeyMinutes: { key: 'exitKeyMinutes', env: 'EXIT_KEY_MINUTES', parse: integer(1, 1440) },
   paymentReturnSchemes: { key: 'paymentReturnSchemes', env: 'PAYMENT_RETURN_SCHEMES', parse: schemeList },
   boxLogsMaxBatch: { key: 'boxLogsMaxBatch', env: 'BOX_LOGS_MAX_BATCH', parse: integer(1, 100_000) },
-  forwardingMaxAgeHours: { key: 'forwardingMaxAgeHours', env: 'FORWARDING_MAX_AGE_HOURS', parse: integer(1, 8760) },
+  forwardingTimeoutMs: { key: 'forwardingTimeoutMs', env: 'FORWARDING_TIMEOUT_MS', parse: integer(1000, 300_000) },
+  forwardingAllowPrivate: { key: 'forwardingAllowPrivate', env: 'FORWARDING_ALLOW_PRIVATE', parse: boolean },
   controlPollMs: { key: 'controlPollMs', env: 'CONTROL_POLL_MS', parse: integer(10, 600_000) },
   controlRetryMaxMs: { key: 'controlRetryMaxMs', env: 'CONTROL_RETRY_MAX_MS', parse: integer(1000, 86_400_000) },
 };

@@ -81,7 +81,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     }),
     boxLogs: new BoxLogRepository(db),
     outbox,
-    forwarding: new ForwardingWorker({ clock, outbox, parkings, maxAgeMs: config.forwardingMaxAgeHours * 3_600_000, ...(log ? { log } : {}) }),
+    forwarding: new ForwardingWorker({ clock, outbox, parkings, timeoutMs: config.forwardingTimeoutMs, allowPrivate: config.forwardingAllowPrivate, ...(log ? { log } : {}) }),
     bearerCache,
     loginLimiter: new LoginLimiter(
       {

@@ -23,8 +23,3 @@ export const notFound = (message: string): DomainError => new DomainError('not_f
 export const conflict = (message: string): DomainError => new DomainError('conflict', message);
 export const refused = (message: string): DomainError => new DomainError('refused', message);
 export const failed = (message: string): DomainError => new DomainError('failed', message);
-
-/** The message of anything thrown. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

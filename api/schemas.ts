@@ -1,4 +1,5 @@
 // JSON schemas shared by routes (and so by the OpenAPI document).
+import { BASE64_PATTERN } from '../lib/wire-patterns.js';
 
 /** Emails: a pragmatic check (one @, a dotted domain, no spaces), as
  * registration forms do; deliverability is not the API's business. */
@@ -36,8 +37,6 @@ export const EMAIL_MAX_LENGTH = 254;
 export const NAME_MAX_LENGTH = 100;
 export const PHONE_MAX_LENGTH = 32;
 
-/** Standard base64, padded (RFC 4648 section 4). */
-export const BASE64_PATTERN = '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$';
 /** No lone surrogate (ajv patterns have the `u` flag): the text can be stored as UTF-8. */
 export const WELL_FORMED_TEXT_PATTERN = '^\\P{Cs}*$';
 /** `YYYY-MM-DD HH:MM:SS`, UTC, a real time of years 0001..9999 (formats.ts). */

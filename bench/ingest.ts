@@ -10,7 +10,7 @@
 // 1). Targets (issue 7): at least 10,000 box logs stored per second; goal:
 // half the bare broker's rate.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { freePort } from '../test/helpers/free-port.js';
+import { freePort } from '../lib/free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../api/db/open.js';

@@ -22,7 +22,7 @@ import { SimulatedBox } from '../simulator/simulated-box.js';
 import { defaultBatteryModel } from '../simulator/battery.js';
 import { BoxSerialLink } from '../simulator/links/serial-link.js';
 import { Gateway } from '../gateway/gateway.js';
-import { startPtyPair } from '../test/helpers/pty-pair.js';
+import { startPtyPair } from '../lib/pty-pair.js';
 import { formatNumber, percentile, startTsx } from './support/processes.js';
 
 const BAUD = 115_200;

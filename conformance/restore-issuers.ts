@@ -10,6 +10,7 @@ import { generateIssuerKeyPair, Status } from '../firmware-protocol/index.js';
 import { setIssuerCommand } from './box-under-test.js';
 import type { CaseResult } from './case-result.js';
 import { CaseRun, type SuiteContext } from './suite-context.js';
+import { messageOf } from '../lib/message-of.js';
 
 export const RESTORE_CASE_NAME = "SET_ISSUER puts the box's issuer keys back";
 
@@ -21,7 +22,7 @@ export async function restoreIssuerKeys(context: SuiteContext): Promise<CaseResu
   try {
     await run.send(setIssuerCommand(context.box, context.controlSeq(), keys), { status: Status.OK }, { evenIfInterrupted: true });
   } catch (error) {
-    run.fail(`the SET_ISSUER could not be sent: ${(error as Error).message}`);
+    run.fail(`the SET_ISSUER could not be sent: ${messageOf(error)}`);
   }
   if (issuerKey === null) run.note('had none: now a key nobody can sign for');
   const base = { name: RESTORE_CASE_NAME, step: 'checks, step 6; conformance/README.md', expected: '0x00', got: run.got.join(', ') || '-', ms: context.clock.now() - started, wearing: false };

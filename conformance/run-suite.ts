@@ -12,6 +12,7 @@ import { casesFor, type ConformanceCase, type ProtocolVersion } from './cases/in
 import { restoreIssuerKeys } from './restore-issuers.js';
 import { runChecks } from './run-checks.js';
 import { CaseRun, SuiteContext, SuiteInterrupted, type SuiteSettings } from './suite-context.js';
+import { messageOf } from '../lib/message-of.js';
 
 export interface RunSuiteOptions {
   readonly box: BoxUnderTest;
@@ -54,7 +55,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
       try {
         await conformanceCase.run(run);
       } catch (error) {
-        run.fail(error instanceof SuiteInterrupted ? 'interrupted' : `the case stopped: ${(error as Error).message}`);
+        run.fail(error instanceof SuiteInterrupted ? 'interrupted' : `the case stopped: ${messageOf(error)}`);
       }
       const ms = clock.now() - caseStarted;
       const got = run.got.length === 0 ? '-' : run.got.join(', ');

@@ -12,6 +12,7 @@ import type { BarrierWatch } from './barrier-watch.js';
 import { batteryQuery, type BoxUnderTest } from './box-under-test.js';
 import type { BoxTarget, Exchange } from './box-target.js';
 import { describeStatus, echoProblems, expectedFields, statusByte, type Expectation, type ExpectedFields } from './expectations.js';
+import { messageOf } from '../lib/message-of.js';
 
 export interface SuiteSettings {
   /** Longest acceptable answer, ms (--answer-ms). */
@@ -150,7 +151,7 @@ export class SuiteContext {
       fields = parseResponse(exchange.response);
     } catch (error) {
       this.exchanges.push({ caseName, exchange, expected, fields: null });
-      return { checked: { fields: null, exchange }, got: 'unreadable', problems: [`response does not parse: ${(error as Error).message}`] };
+      return { checked: { fields: null, exchange }, got: 'unreadable', problems: [`response does not parse: ${messageOf(error)}`] };
     }
     this.exchanges.push({ caseName, exchange, expected, fields });
     const problems: string[] = [];

@@ -1,17 +1,17 @@
 // Small helpers for fixed-width big-endian fields (docs/protocol.md, introduction: "All integers
 // are unsigned and big-endian"). Encoders validate their inputs here so a bad
 // value is a typed error, never a silently truncated byte.
-import { LIMITS } from './constants.js';
+import { U16_MAX, U32_MAX, U8_MAX } from './constants.js';
 import { ProtocolError, ProtocolErrorCode } from './errors.js';
 
 export function isU8(value: number): boolean {
-  return Number.isInteger(value) && value >= 0 && value <= LIMITS.U8_MAX;
+  return Number.isInteger(value) && value >= 0 && value <= U8_MAX;
 }
 export function isU16(value: number): boolean {
-  return Number.isInteger(value) && value >= 0 && value <= LIMITS.U16_MAX;
+  return Number.isInteger(value) && value >= 0 && value <= U16_MAX;
 }
 export function isU32(value: number): boolean {
-  return Number.isInteger(value) && value >= 0 && value <= LIMITS.U32_MAX;
+  return Number.isInteger(value) && value >= 0 && value <= U32_MAX;
 }
 
 function check(ok: boolean, field: string, value: unknown, what: string): void {

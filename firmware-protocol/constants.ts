@@ -148,8 +148,11 @@ export const MAX_LINK_FRAME_LENGTH = 230;
 /** The longest run of encoded bytes accepted between two delimiters. */
 export const MAX_LINK_ENCODED_LENGTH = MAX_LINK_FRAME_LENGTH - 1;
 
-const U32_MAX = 0xffffffff;
-export const LIMITS = { U32_MAX, U16_MAX: 0xffff, U8_MAX: 0xff } as const;
+/** The largest values of the frames' unsigned fields (u8, u16, u32, big-endian):
+ * the one definition every part checks its numbers against. */
+export const U8_MAX = 0xff;
+export const U16_MAX = 0xffff;
+export const U32_MAX = 0xffff_ffff;
 
 function reverse<T extends Record<string, number>>(table: T): ReadonlyMap<number, keyof T & string> {
   return new Map(Object.entries(table).map(([name, code]) => [code, name as keyof T & string]));

@@ -1,7 +1,7 @@
 // The box's decision (docs/protocol.md, steps 1..11 with 8a, version 2) as a
 // pure function: the reference for firmware, and what the simulator runs. No
 // randomness: the response nonce is module_id || box_seq || box_time.
-import { Barrier, Direction, FrameKind, LIMITS, REMAINING_NOT_APPLICABLE, Status, isAccessKind, isControlKind } from './constants.js';
+import { Barrier, Direction, FrameKind, REMAINING_NOT_APPLICABLE, Status, U32_MAX, isAccessKind, isControlKind } from './constants.js';
 import { type BoxConditions, type BoxConfig, type BoxState, type KeyTries, directionByte, revocationCapacityOf, skewOf } from './box.js';
 import { type CommandHeader, type OpenedCommand, authenticateCommand, parseCommandHeader } from './command.js';
 import { type AccessBody, decodeBody } from './command-body.js';
@@ -64,7 +64,7 @@ interface Outcome {
 
 function nextBoxSeq(state: BoxState): number {
   // docs/protocol.md, Response frame, offset 11: strictly increasing over the box's life.
-  if (state.boxSeq >= LIMITS.U32_MAX) throw new ProtocolError(ProtocolErrorCode.BOX_SEQ_EXHAUSTED, 'box_seq cannot increase past 0xFFFFFFFF');
+  if (state.boxSeq >= U32_MAX) throw new ProtocolError(ProtocolErrorCode.BOX_SEQ_EXHAUSTED, 'box_seq cannot increase past 0xFFFFFFFF');
   return state.boxSeq + 1;
 }
 

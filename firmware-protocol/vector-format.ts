@@ -2,7 +2,7 @@
 // names, hex strings for bytes. Converters between it and the typed API.
 import type { AccessBody, RevokeBody, SetIssuerBody, TimeSetBody } from './command-body.js';
 import type { ResponseFields } from './response.js';
-import type { BoxState } from './box.js';
+import type { BoxDirection, BoxState } from './box.js';
 import { type Barrier, type Direction, type Status } from './constants.js';
 
 export interface CrcVector {
@@ -115,7 +115,7 @@ export interface DecisionVector {
   config: {
     module_id: number;
     parking_id: number;
-    direction: 'entrance' | 'exit';
+    direction: BoxDirection;
     /** null: the box holds no K_park (a signed parking). */
     parking_key: string | null;
     parking_key_next: string | null;

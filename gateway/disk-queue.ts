@@ -7,6 +7,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../lib/atomic-file.js';
 import type { PublishQueue, QueuedEntry, QueuedPublish } from '../lib/resilient-mqtt.js';
+import { messageOf } from '../lib/message-of.js';
 
 export class DiskPublishQueue implements PublishQueue {
   #entries: QueuedEntry[] = [];
@@ -36,7 +37,7 @@ export class DiskPublishQueue implements PublishQueue {
       const items = JSON.parse(await readFile(path, 'utf8')) as unknown;
       if (Array.isArray(items)) queue.#entries = items.filter(isQueuedPublish).slice(-limit).map((item) => ({ id: queue.#nextId++, item }));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: not a publish queue (${(error as Error).message})`, { cause: error });
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: not a publish queue (${messageOf(error)})`, { cause: error });
     }
     return queue;
   }
@@ -85,7 +86,7 @@ export class DiskPublishQueue implements PublishQueue {
       })
       .catch((error: unknown) => {
         this.writeErrors++;
-        this.lastWriteError = (error as Error).message;
+        this.lastWriteError = messageOf(error);
       });
   }
 }

@@ -12,11 +12,11 @@ import type { Topics } from '../lib/mqtt-topics.js';
 import { ResilientMqttClient, type PublishQueue } from '../lib/resilient-mqtt.js';
 import type { SerialTarget } from '../lib/serial-target.js';
 import { MAX_COMMAND_LENGTH, parseResponse, type ResponseFields } from '../firmware-protocol/index.js';
-import { BleCentral } from './ble/ble-central.js';
-import type { Noble } from './ble/noble.js';
+import { BleCentral } from '../lib/ble-central.js';
+import type { Noble } from '../lib/noble.js';
 import { stateFromResponse } from './box-state.js';
-import type { WaitOutcome } from './response-waiter.js';
-import { SerialBoxLink } from './serial/serial-box-link.js';
+import type { WaitOutcome } from '../lib/response-waiter.js';
+import { SerialBoxLink } from '../lib/serial-box-link.js';
 
 export interface GatewayOptions {
   readonly mqtt: { readonly url: string; readonly username: string; readonly password: string };

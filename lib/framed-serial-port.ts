@@ -12,6 +12,7 @@ import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
 import { LinkFrameParser, type LinkFrame } from './link-frame-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { SerialTarget } from './serial-target.js';
+import { messageOf } from './message-of.js';
 
 type PortCallback = (error: Error | null) => void;
 
@@ -95,7 +96,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
       await this.#open();
     } catch (error) {
       if (!retry) throw error;
-      this.#logger.warn({ err: (error as Error).message }, 'serial port not available yet; retrying');
+      this.#logger.warn({ err: messageOf(error) }, 'serial port not available yet; retrying');
       this.#scheduleReopen();
     }
   }
@@ -165,7 +166,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
       this.#reopenTimer = undefined;
       if (this.#stopped) return;
       this.#open().catch((error: unknown) => {
-        this.#logger.debug({ err: (error as Error).message }, 'serial port not back yet');
+        this.#logger.debug({ err: messageOf(error) }, 'serial port not back yet');
         this.#scheduleReopen();
       });
     }, delay);

@@ -1,6 +1,7 @@
 // The JSON messages on the bench's MQTT topics (docs/architecture.md, Messages):
 // their types and strict parsers. A message that does not parse is counted
 // and dropped by whoever receives it, never answered with a guess.
+import { isBase64 } from './wire-patterns.js';
 
 /** Passed through untouched from a command to its response. */
 export interface CommandContext {
@@ -40,12 +41,9 @@ export class MessageError extends Error {
   override readonly name = 'MessageError';
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/** Standard, padded base64 only: what docs/protocol.md (Command frame) says access_command is. */
-export function isBase64(text: string): boolean {
-  return BASE64.test(text);
-}
+// Standard, padded base64 only: what docs/protocol.md (Command frame) says
+// access_command is. Exported here too for the readers of these messages.
+export { isBase64 };
 
 /** Parses a command message; the bytes of `command` are returned decoded. */
 export function parseCommandMessage(payload: Uint8Array | string): { message: CommandMessage; frame: Buffer } {

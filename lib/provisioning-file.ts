@@ -19,19 +19,20 @@
 //   when it has none, as before it moves to signed).
 // Public keys only: an issuer's private key never goes into a file.
 import { readFile } from 'node:fs/promises';
-import { isIssuerPublicKey } from '../firmware-protocol/index.js';
-
-export type ProvisioningDirection = 'entrance' | 'exit';
+import { DEFAULT_SKEW_SECONDS, U32_MAX, isIssuerPublicKey, type BoxDirection } from '../firmware-protocol/index.js';
+import { messageOf } from './message-of.js';
+import { isMacAddress } from './wire-patterns.js';
 
 /** What a file may leave out, and what a new box of the service gets (the
- * boxes table's defaults, api/db/migrations.ts): docs/protocol.md, step 7. */
-export const DEFAULT_SKEW_SECONDS = 120;
+ * boxes table's defaults, api/db/migrations.ts): docs/protocol.md, step 7.
+ * The skew is the protocol's own default. */
+export { DEFAULT_SKEW_SECONDS };
 export const DEFAULT_MIN_BATTERY_MV = 3300;
 
 export interface ProvisioningFile {
   module_id: number;
   parking_id: number;
-  direction: ProvisioningDirection;
+  direction: BoxDirection;
   mac_address: string;
   /** 32 hex digits, or null (a signed parking). */
   parking_key: string | null;
@@ -76,7 +77,7 @@ export function fileKeysOf(parking: ParkingKeysForFile): FileKeys {
 export interface BoxForFile {
   readonly module_id: number;
   readonly parking_id: number;
-  readonly direction: ProvisioningDirection;
+  readonly direction: BoxDirection;
   readonly mac_address: string;
   readonly box_key: string;
   readonly skew_seconds: number;
@@ -105,8 +106,9 @@ export function provisioningFile(box: BoxForFile, parking: ParkingKeysForFile, m
 // The reader: a file read and checked field by field, so a bad file is one
 // clear line naming the field, never a crash deep inside the box.
 
-/** The `mqtt` object of a file, checked. */
-export interface ProvisioningMqttAccount {
+/** The `mqtt` object of a file, checked: where and as whom the box logs in to
+ * the broker (what the broker then knows of it is an api/mqtt/acl.ts MqttAccount). */
+export interface MqttLogin {
   readonly url: string;
   readonly username: string;
   readonly password: string;
@@ -116,7 +118,7 @@ export interface ProvisioningMqttAccount {
 export interface Provisioning {
   readonly moduleId: number;
   readonly parkingId: number;
-  readonly direction: ProvisioningDirection;
+  readonly direction: BoxDirection;
   readonly macAddress: string;
   /** K_park; null on a box of a signed parking (docs/protocol.md, Provisioning
    * file: "A file of a signed parking has `parking_key` null"). */
@@ -132,7 +134,7 @@ export interface Provisioning {
   readonly skewSeconds: number;
   readonly minBatteryMv: number;
   /** Absent when the box is reached only over serial or BLE. */
-  readonly mqtt: ProvisioningMqttAccount | null;
+  readonly mqtt: MqttLogin | null;
 }
 
 /** A sealed parking's box: it holds K_park. */
@@ -148,10 +150,8 @@ export class ProvisioningError extends Error {
   }
 }
 
-const MAC_ADDRESS = /^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/i;
 const KEY_HEX = /^[0-9a-f]{32}$/i;
 const ISSUER_KEY_HEX = /^[0-9a-f]{128}$/i;
-const U32_MAX = 0xffffffff;
 
 /** Checks a parsed provisioning document; `where` prefixes field names
  * (`[3].box_key` for the fourth box of a fleet file). */
@@ -175,7 +175,7 @@ export function parseProvisioning(document: unknown, where = ''): Provisioning {
     boxKey: key(fields.box_key, field('box_key')),
     skewSeconds: fields.skew_seconds === undefined ? DEFAULT_SKEW_SECONDS : integer(fields.skew_seconds, field('skew_seconds'), 0, U32_MAX),
     minBatteryMv: fields.min_battery_mv === undefined ? DEFAULT_MIN_BATTERY_MV : integer(fields.min_battery_mv, field('min_battery_mv'), 0, 0xffff),
-    mqtt: mqtt === null || mqtt === undefined ? null : mqttAccount(mqtt, field('mqtt')),
+    mqtt: mqtt === null || mqtt === undefined ? null : mqttLogin(mqtt, field('mqtt')),
   };
 }
 
@@ -196,7 +196,7 @@ export async function readJsonFile(path: string): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ProvisioningError('', `${path}: not valid JSON (${(error as Error).message})`);
+    throw new ProvisioningError('', `${path}: not valid JSON (${messageOf(error)})`);
   }
 }
 
@@ -214,13 +214,13 @@ function integer(value: unknown, name: string, min: number, max: number): number
   return value;
 }
 
-function direction(value: unknown, name: string): ProvisioningDirection {
+function direction(value: unknown, name: string): BoxDirection {
   if (value !== 'entrance' && value !== 'exit') throw new ProvisioningError(name, 'must be "entrance" or "exit"');
   return value;
 }
 
 function macAddress(value: unknown, name: string): string {
-  if (typeof value !== 'string' || !MAC_ADDRESS.test(value)) {
+  if (typeof value !== 'string' || !isMacAddress(value.toUpperCase())) {
     throw new ProvisioningError(name, 'must be a MAC address like 00:07:80:AA:BB:01');
   }
   return value.toUpperCase();
@@ -243,7 +243,7 @@ function issuerPublicKey(value: unknown, name: string): Buffer {
   return publicKey;
 }
 
-function mqttAccount(value: unknown, name: string): ProvisioningMqttAccount {
+function mqttLogin(value: unknown, name: string): MqttLogin {
   const fields = asObject(value, name);
   const text = (field: string): string => {
     const item = fields[field];

@@ -27,7 +27,7 @@ export interface BarrierEvents {
   movement: [];
 }
 
-export class Barrier extends EventEmitter<BarrierEvents> {
+export class SimulatedBarrier extends EventEmitter<BarrierEvents> {
   #state: BarrierState = 'closed';
   #jammed = false;
   #timer: TimerHandle | undefined;

@@ -7,7 +7,7 @@ import { sleep, type Clock } from '../lib/clock.js';
 import { Barrier as BarrierByte, Status } from '../firmware-protocol/constants.js';
 import { forgetExpiredTries, initialBoxState, type BoxConditions, type BoxConfig, type BoxState } from '../firmware-protocol/box.js';
 import { decide, statusReport, type Decision } from '../firmware-protocol/decide.js';
-import { Barrier, type BarrierState, type BarrierTimings } from './barrier.js';
+import { SimulatedBarrier, type BarrierState, type BarrierTimings } from './barrier.js';
 import { Battery, type BatteryModel } from './battery.js';
 import { BoxClock, type BoxClockSettings } from './box-clock.js';
 import { describeFaults, noFaults, type FaultSettings, type SimSetCommand } from './faults.js';
@@ -69,7 +69,7 @@ const barrierBytes: Record<BarrierState, BarrierByte> = {
 
 export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
   readonly config: BoxConfig;
-  readonly barrier: Barrier;
+  readonly barrier: SimulatedBarrier;
   readonly battery: Battery;
   readonly boxClock: BoxClock;
   readonly counters: BoxCounters = { commandsReceived: 0, commandsAnswered: 0, commandsDropped: 0, responsesCorrupted: 0, badFrames: 0 };
@@ -102,7 +102,7 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     this.#faults = { ...noFaults, ...options.faults };
     this.#random = options.random ?? Math.random;
     this.#updatedAt = clock.now();
-    this.barrier = new Barrier(clock, options.barrierTimings);
+    this.barrier = new SimulatedBarrier(clock, options.barrierTimings);
     this.battery = new Battery(clock, options.batteryModel);
     this.boxClock = new BoxClock(clock, options.boxClock);
     this.barrier.setJammed(this.#faults.jammed);

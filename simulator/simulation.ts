@@ -20,6 +20,7 @@ import { BoxSerialLink } from './links/serial-link.js';
 import { SimulatedBox } from './simulated-box.js';
 import { BoxStateFile } from './state-file.js';
 import type { SimSetCommand } from './faults.js';
+import { messageOf } from '../lib/message-of.js';
 
 export interface MqttLinkSettings {
   /** Overrides the URL of every box's provisioning file. */
@@ -121,7 +122,7 @@ export class Simulation {
       if (entry !== undefined) {
         const serial = new BoxSerialLink(entry.box, { target: serialTarget, clock: options.clock, logger });
         await serial.start().catch((error: unknown) => {
-          throw new SimulationError(`cannot open ${serialTarget.path}: ${(error as Error).message}`);
+          throw new SimulationError(`cannot open ${serialTarget.path}: ${messageOf(error)}`);
         });
         entry.serial = serial;
       }

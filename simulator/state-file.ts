@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { writeFileAtomic } from '../lib/atomic-file.js';
 import { initialBoxState, type BoxState, type KeyTries } from '../firmware-protocol/box.js';
 import { isIssuerPublicKey } from '../firmware-protocol/index.js';
+import { messageOf } from '../lib/message-of.js';
 
 /** Version 1 (before protocol version 2) has no issuer keys and no revocations. */
 interface StateDocument {
@@ -54,7 +55,7 @@ export function parseBoxState(text: string, path: string, seed: IssuerSeed = {})
   try {
     document = JSON.parse(text);
   } catch (error) {
-    throw new StateFileError(`${path}: not valid JSON (${(error as Error).message})`);
+    throw new StateFileError(`${path}: not valid JSON (${messageOf(error)})`);
   }
   const fields = document as Partial<StateDocument> | null;
   if (typeof fields !== 'object' || fields === null || (fields.version !== 1 && fields.version !== 2) || !isU32(fields.box_seq) || !isU32(fields.last_control_seq) || !Array.isArray(fields.tries)) {
@@ -91,7 +92,7 @@ export class BoxStateFile {
       text = await readFile(this.path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return initialBoxState(seed);
-      throw new StateFileError(`${this.path}: cannot be read (${(error as Error).message})`);
+      throw new StateFileError(`${this.path}: cannot be read (${messageOf(error)})`);
     }
     return parseBoxState(text, this.path, seed);
   }

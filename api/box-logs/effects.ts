@@ -34,7 +34,10 @@ export class BatchRows {
   }
 }
 
-export interface Effect {
+/** A box's response whose tag verified, with its box and times: what it
+ * changes is this file's business (firmware-protocol's Effect is what a box
+ * does besides answering). */
+export interface VerifiedResponse {
   box: BoxRow;
   response: ParsedResponse;
   /** When the exchange happened (the log's created_at), ms. */
@@ -42,7 +45,7 @@ export interface Effect {
   receivedAt: number;
 }
 
-export function applyVerifiedResponse(ctx: AppContext, { box, response, happenedAt, receivedAt }: Effect, rows: BatchRows = new BatchRows(ctx)): void {
+export function applyVerifiedResponse(ctx: AppContext, { box, response, happenedAt, receivedAt }: VerifiedResponse, rows: BatchRows = new BatchRows(ctx)): void {
   if (isControlKind(response.kind)) {
     // docs/protocol.md, after step 11: move next_control_seq past any echoed control sequence.
     ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);

@@ -8,11 +8,12 @@
 // base64. Every failure is a detail naming the element and field
 // (`box_logs[3].box_log.type`, error-handler.ts). What passes is converted
 // by boxLogEntries without further checks.
-import { BASE64_PATTERN, SQL_TIME_FORMAT, WELL_FORMED_TEXT_PATTERN } from '../schemas.js';
+import { U32_MAX } from '../../firmware-protocol/index.js';
+import { BASE64_PATTERN } from '../../lib/wire-patterns.js';
+import { SQL_TIME_FORMAT, WELL_FORMED_TEXT_PATTERN } from '../schemas.js';
 import { parseSqlTime } from '../sessions/time.js';
 import type { BoxLogInput } from './types.js';
 
-const U32_MAX = 4_294_967_295;
 /** A command is at most 169 bytes (228 in base64); room for what a buggy app sends. */
 const MAX_BASE64_LENGTH = 1024;
 const MAX_TEXT_LENGTH = 4096;

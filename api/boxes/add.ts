@@ -4,14 +4,15 @@ import { randomKeyHex, randomSecret } from '../auth/secrets.js';
 import type { Db } from '../db/open.js';
 import { conflict, notFound } from '../domain-error.js';
 import { hashMqttPassword } from '../mqtt/password-hash.js';
-import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow, type Direction } from '../repositories/boxes.js';
+import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow } from '../repositories/boxes.js';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository } from '../repositories/parkings.js';
 
 export interface NewBoxInput {
   parkingId: number;
   moduleId: number;
   macAddress: string;
-  direction: Direction;
+  direction: BoxDirection;
 }
 
 /** The stored box as the operator gets it once: its MQTT password in clear instead of its hash. */

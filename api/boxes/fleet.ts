@@ -8,12 +8,12 @@ import type { Db } from '../db/open.js';
 import { conflict, notFound } from '../domain-error.js';
 import { hashMqttPassword } from '../mqtt/password-hash.js';
 import { freshParkingKeys } from '../parkings/create.js';
-import { BoxRepository, DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS, MAX_BOXES_PER_PARKING, mqttUsernameFor, type Direction } from '../repositories/boxes.js';
+import { BoxRepository, DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS, MAX_BOXES_PER_PARKING, mqttUsernameFor } from '../repositories/boxes.js';
+import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
 
 /** The largest fleet one call makes. */
 export const MAX_FLEET = 100_000;
-const U32_MAX = 0xffffffff;
 /** Fleet module ids follow the highest one registered; on an empty table, 100000. */
 const MODULE_ID_BEFORE_FIRST = 99_999;
 
@@ -80,7 +80,7 @@ export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): Pr
         free = MAX_BOXES_PER_PARKING;
       }
       const moduleId = nextModuleId + index;
-      const direction: Direction = index % 2 === 0 ? 'entrance' : 'exit';
+      const direction: BoxDirection = index % 2 === 0 ? 'entrance' : 'exit';
       const macAddress = fleetMac(moduleId);
       if (boxes.findByMac(macAddress) !== undefined) throw conflict(`MAC address ${macAddress} is already registered`);
       const { boxKey, password, mqttPasswordHash } = secrets[index] as (typeof secrets)[number];

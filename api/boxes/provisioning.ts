@@ -7,7 +7,8 @@ import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-
 import { randomSecret } from '../auth/secrets.js';
 import type { ApiConfig } from '../config.js';
 import type { Db } from '../db/open.js';
-import { failed, messageOf, notFound } from '../domain-error.js';
+import { failed, notFound } from '../domain-error.js';
+import { messageOf } from '../../lib/message-of.js';
 import { hashMqttPassword } from '../mqtt/password-hash.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { ParkingRepository } from '../repositories/parkings.js';

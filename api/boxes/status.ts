@@ -3,14 +3,15 @@
 import { pendingControlOf, type PendingControl } from '../control/operations.js';
 import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
-import { BoxRepository, type BoxRow, type Direction } from '../repositories/boxes.js';
+import { BoxRepository, type BoxRow } from '../repositories/boxes.js';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository } from '../repositories/parkings.js';
 
 /** When a box was last seen, its battery, how far its clock is off, its sequences. */
 export interface BoxStatus {
   module_id: number;
   parking_id: number;
-  direction: Direction;
+  direction: BoxDirection;
   last_seen_at: string | null;
   battery_mv: number | null;
   box_time_drift_seconds: number | null;

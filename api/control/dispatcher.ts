@@ -24,6 +24,7 @@ import { scheduleDueDrops } from './operations.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow } from './repository.js';
 import { ControlSequences } from './sequence.js';
 import { settleUnechoed } from './settle.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export type SendCommand = (moduleId: number, frame: Buffer, timeoutMs: number) => Promise<CommandOutcome>;
 
@@ -102,7 +103,7 @@ export class ControlDispatcher {
       for (const head of this.#commands.pendingHeads()) this.#consider(head, false);
     } catch (error) {
       // A busy database (another process writing) or a closing one: the next poll tries again.
-      this.#logger.warn({ err: (error as Error).message }, 'control queue not read');
+      this.#logger.warn({ err: messageOf(error) }, 'control queue not read');
     }
   }
 
@@ -112,7 +113,7 @@ export class ControlDispatcher {
       const head = this.#headOf.get(moduleId);
       if (head !== undefined) this.#consider(head, online);
     } catch (error) {
-      this.#logger.warn({ module_id: moduleId, err: (error as Error).message }, 'control queue not read');
+      this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'control queue not read');
     }
   }
 
@@ -137,7 +138,7 @@ export class ControlDispatcher {
     try {
       sent = this.#claim(head, clock.now());
     } catch (error) {
-      this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command not sent');
+      this.#logger.warn({ module_id: head.module_id, command: head.id, err: messageOf(error) }, 'control command not sent');
       return;
     }
     if (sent === undefined) return;
@@ -159,7 +160,7 @@ export class ControlDispatcher {
       this.#commands.retryLater(head.id, sent.seq, problem, clock.now() + delay);
     } catch (error) {
       // Its in_flight_until passes: the next poll takes it again.
-      this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command retry not stored');
+      this.#logger.warn({ module_id: head.module_id, command: head.id, err: messageOf(error) }, 'control command retry not stored');
     }
   }
 
@@ -167,7 +168,7 @@ export class ControlDispatcher {
     try {
       settleUnechoed(this.options.db, head.id, seq, response, this.options.clock.now());
     } catch (error) {
-      this.#logger.warn({ module_id: head.module_id, command: head.id, err: (error as Error).message }, 'control command not settled');
+      this.#logger.warn({ module_id: head.module_id, command: head.id, err: messageOf(error) }, 'control command not settled');
     }
   }
 

@@ -4,10 +4,11 @@
 // (UPDATE ... RETURNING): SQLite serialises writers, so two processes (or two
 // connections) allocating at once never get the same number, which a read
 // followed by a write could give them both.
+import { U32_MAX } from '../../firmware-protocol/index.js';
 import type { Db } from '../db/open.js';
 
 /** Largest control sequence: key_id is a u32. */
-export const MAX_CONTROL_SEQ = 0xffff_ffff;
+export const MAX_CONTROL_SEQ = U32_MAX;
 
 export class ControlSequences {
   private readonly allocate;

@@ -1,13 +1,14 @@
 // The forwarding outbox (spec 6): rows written with their box logs, grouped
-// into deliveries of up to 100 records for one URL, and the deliveries'
-// states. Every write is one statement or one transaction, so several API
-// processes can share the file (a row is claimed by one delivery only).
+// into deliveries of up to 100 records and 256 KiB for one URL, the
+// deliveries' states, and the URLs a 410 Gone disabled. Every write is one
+// statement or one transaction, so several API processes can share the file
+// (a row is claimed by one delivery only).
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/open.js';
 import type { ForwardRow } from '../repositories/box-logs.js';
+import { forwardRecord, MAX_RECORDS_PER_DELIVERY, recordsThatFit } from './record.js';
 
-/** Records per delivery (one POST). */
-export const MAX_RECORDS_PER_DELIVERY = 100;
+export { MAX_RECORDS_PER_DELIVERY } from './record.js';
 
 export type DeliveryState = 'pending' | 'delivered' | 'dead';
 
@@ -30,7 +31,12 @@ export interface UrlStatus {
   dead: number;
   last_error: string | null;
   last_attempt_at: number | null;
+  /** When a 410 Gone disabled the URL (ms); null when it is enabled. */
+  disabled_at: number | null;
 }
+
+/** No delivery of a URL a 410 disabled is due (the same condition in every query). */
+const ENABLED = 'NOT EXISTS (SELECT 1 FROM forwarding_disabled_urls x WHERE x.parking_id = forwarding_deliveries.parking_id AND x.url = forwarding_deliveries.url)';
 
 export class OutboxRepository {
   private readonly insertRow;
@@ -47,19 +53,26 @@ export class OutboxRepository {
   private readonly claimDelivery;
   private readonly releaseDelivery;
   private readonly statusRows;
+  private readonly disableUrl;
+  private readonly enableUrls;
+  private readonly wakeParking;
+  private readonly replayRows;
 
   constructor(private readonly db: Db) {
     this.insertRow = db.prepare<[number, number, string, number]>('INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at) VALUES (?, ?, ?, ?)');
     this.waitingUrls = db.prepare<[], { url: string; parking_id: number }>('SELECT DISTINCT url, parking_id FROM forwarding_outbox WHERE delivery_id IS NULL');
-    this.waitingOfUrl = db.prepare<[string, number, number], { id: number; created_at: number }>(
-      'SELECT id, created_at FROM forwarding_outbox WHERE delivery_id IS NULL AND url = ? AND parking_id = ? ORDER BY id LIMIT ?',
+    this.waitingOfUrl = db.prepare<[string, number, number], ForwardRow & { outbox_id: number; queued_at: number }>(
+      `SELECT o.id AS outbox_id, o.created_at AS queued_at, b.id, b.fo_user_id, b.smart_key_id, b.equipment_id, b.secured_parking_id, b.type, b.command,
+              b.command_decrypted, b.response, b.response_decrypted, b.offline, b.created_at, b.latitude, b.longitude, u.email, b.verified
+       FROM forwarding_outbox o JOIN box_logs b ON b.id = o.box_log_id LEFT JOIN users u ON u.id = b.fo_user_id
+       WHERE o.delivery_id IS NULL AND o.url = ? AND o.parking_id = ? ORDER BY o.id LIMIT ?`,
     );
     this.claimRow = db.prepare<[string, number]>('UPDATE forwarding_outbox SET delivery_id = ? WHERE id = ? AND delivery_id IS NULL');
     this.insertDelivery = db.prepare<[string, number, string, number, number, number]>(
       "INSERT INTO forwarding_deliveries (id, parking_id, url, state, next_attempt_at, oldest_record_at, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)",
     );
     this.dueDeliveries = db.prepare<[number], DeliveryRow>(
-      "SELECT id, parking_id, url, state, attempts, next_attempt_at, oldest_record_at, last_error FROM forwarding_deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at",
+      `SELECT id, parking_id, url, state, attempts, next_attempt_at, oldest_record_at, last_error FROM forwarding_deliveries WHERE state = 'pending' AND next_attempt_at <= ? AND ${ENABLED} ORDER BY next_attempt_at`,
     );
     this.recordsOf = db.prepare<[string], ForwardRow>(
       `SELECT b.id, b.fo_user_id, b.smart_key_id, b.equipment_id, b.secured_parking_id, b.type, b.command, b.command_decrypted, b.response,
@@ -80,7 +93,7 @@ export class OutboxRepository {
       "UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending' AND next_attempt_at = ?",
     );
     this.releaseDelivery = db.prepare<[number, string]>("UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending'");
-    this.nextDueOf = db.prepare<[], { next: number | null }>("SELECT min(next_attempt_at) AS next FROM forwarding_deliveries WHERE state = 'pending'");
+    this.nextDueOf = db.prepare<[], { next: number | null }>(`SELECT min(next_attempt_at) AS next FROM forwarding_deliveries WHERE state = 'pending' AND ${ENABLED}`);
     this.statusRows = db.prepare<[number | null, number | null], UrlStatus>(
       `SELECT o.parking_id, o.url,
               sum(CASE WHEN d.state IS NULL OR d.state = 'pending' THEN 1 ELSE 0 END) AS pending,
@@ -88,10 +101,20 @@ export class OutboxRepository {
               sum(CASE WHEN d.state = 'dead' THEN 1 ELSE 0 END) AS dead,
               (SELECT last_error FROM forwarding_deliveries x WHERE x.url = o.url AND x.parking_id = o.parking_id AND x.last_attempt_at IS NOT NULL
                ORDER BY x.last_attempt_at DESC LIMIT 1) AS last_error,
-              (SELECT max(last_attempt_at) FROM forwarding_deliveries x WHERE x.url = o.url AND x.parking_id = o.parking_id) AS last_attempt_at
+              (SELECT max(last_attempt_at) FROM forwarding_deliveries x WHERE x.url = o.url AND x.parking_id = o.parking_id) AS last_attempt_at,
+              (SELECT disabled_at FROM forwarding_disabled_urls x WHERE x.url = o.url AND x.parking_id = o.parking_id) AS disabled_at
        FROM forwarding_outbox o LEFT JOIN forwarding_deliveries d ON d.id = o.delivery_id
        WHERE ? IS NULL OR o.parking_id = ?
        GROUP BY o.parking_id, o.url ORDER BY o.parking_id, o.url`,
+    );
+    this.disableUrl = db.prepare<[number, string, number, string]>('INSERT OR IGNORE INTO forwarding_disabled_urls (parking_id, url, disabled_at, reason) VALUES (?, ?, ?, ?)');
+    this.enableUrls = db.prepare<[number], { url: string }>('DELETE FROM forwarding_disabled_urls WHERE parking_id = ? RETURNING url');
+    this.wakeParking = db.prepare<[number, number]>("UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE state = 'pending' AND parking_id = ?");
+    // No index of box logs by parking (migration 5): a replay is a rare
+    // operator command, a scan of the table is its price.
+    this.replayRows = db.prepare<[string, number, number, number, number]>(
+      `INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at)
+       SELECT id, secured_parking_id, ?, ? FROM box_logs WHERE secured_parking_id = ? AND received_at >= ? AND (verified = 1 OR ? = 1) ORDER BY id`,
     );
   }
 
@@ -100,20 +123,21 @@ export class OutboxRepository {
     this.insertRow.run(boxLogId, parkingId, url, nowMs);
   }
 
-  /** Groups waiting rows into deliveries (up to 100 records each, one URL);
-   * returns how many deliveries were made. */
+  /** Groups waiting rows into deliveries (one URL each, up to 100 records
+   * and 256 KiB of body, whichever comes first); returns how many deliveries
+   * were made. */
   groupWaiting(nowMs: number): number {
     return this.db.transaction(() => {
       let made = 0;
       for (const { url, parking_id: parkingId } of this.waitingUrls.all()) {
         for (;;) {
-          const rows = this.waitingOfUrl.all(url, parkingId, MAX_RECORDS_PER_DELIVERY);
-          if (rows.length === 0) break;
+          const waiting = this.waitingOfUrl.all(url, parkingId, MAX_RECORDS_PER_DELIVERY);
+          if (waiting.length === 0) break;
+          const rows = waiting.slice(0, recordsThatFit(waiting.map((row) => Buffer.byteLength(JSON.stringify(forwardRecord(row))))));
           const id = randomUUID();
-          this.insertDelivery.run(id, parkingId, url, nowMs, Math.min(...rows.map((row) => row.created_at)), nowMs);
-          for (const row of rows) this.claimRow.run(id, row.id);
+          this.insertDelivery.run(id, parkingId, url, nowMs, Math.min(...rows.map((row) => row.queued_at)), nowMs);
+          for (const row of rows) this.claimRow.run(id, row.outbox_id);
           made += 1;
-          if (rows.length < MAX_RECORDS_PER_DELIVERY) break;
         }
       }
       return made;
@@ -149,9 +173,27 @@ export class OutboxRepository {
     this.failedUpdate.run(next.dead ? 'dead' : 'pending', next.dead ? nowMs : next.retryAt, nowMs, error.slice(0, 500), deliveryId);
   }
 
-  /** Dead deliveries of a parking become pending again, due now, with a fresh age. */
-  revive(parkingId: number, nowMs: number): number {
-    return this.reviveUpdate.run(nowMs, nowMs, parkingId).changes;
+  /** Dead deliveries of a parking become pending again, due now, with a
+   * fresh retry schedule; the URLs a 410 disabled are enabled, their
+   * deliveries due now. Returns the deliveries revived and the URLs enabled. */
+  revive(parkingId: number, nowMs: number): { revived: number; enabledUrls: string[] } {
+    return this.db.transaction(() => {
+      const enabledUrls = this.enableUrls.all(parkingId).map((row) => row.url);
+      if (enabledUrls.length > 0) this.wakeParking.run(nowMs, parkingId);
+      return { revived: this.reviveUpdate.run(nowMs, nowMs, parkingId).changes, enabledUrls };
+    }).immediate();
+  }
+
+  /** A 410 Gone: nothing more is sent to this URL of this parking until revive. */
+  disable(parkingId: number, url: string, nowMs: number, reason: string): void {
+    this.disableUrl.run(parkingId, url, nowMs, reason);
+  }
+
+  /** Queues again, as new rows (so new deliveries), the parking's box logs
+   * received since `sinceMs`, for `url`; unverified ones only when
+   * `unverifiedToo`. Returns how many. */
+  replay(parkingId: number, url: string, sinceMs: number, unverifiedToo: boolean, nowMs: number): number {
+    return this.replayRows.run(url, nowMs, parkingId, sinceMs, unverifiedToo ? 1 : 0).changes;
   }
 
   /** When the next pending delivery is due (ms), or undefined. */

@@ -1,20 +1,32 @@
-// X-Parkbench-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">
-// under the parking's forwarding secret (issue 5). The receiver recomputes
-// it over the raw body and compares in constant time; t lets it refuse old
-// replays.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Standard Webhooks 1.0 signatures (issue 16): a receiver verifies a
+// delivery with the library it already uses (e.g. the `standardwebhooks` npm
+// package). The signed content is "webhook-id.webhook-timestamp.body"; the
+// header `webhook-signature` is `v1,<base64 HMAC-SHA256>`, one per live
+// secret, separated by spaces (a rotation's overlap signs with both).
+import { createHmac, randomBytes } from 'node:crypto';
 
-export function signatureHeader(secret: string, body: string, unixSeconds: number): string {
-  const mac = createHmac('sha256', secret).update(`${unixSeconds}.${body}`).digest('hex');
-  return `t=${unixSeconds},v1=${mac}`;
+/** Standard Webhooks' symmetric secret prefix. */
+export const SECRET_PREFIX = 'whsec_';
+/** Key bytes of a new secret (the specification allows 24 to 64). */
+export const SECRET_BYTES = 32;
+
+/** `whsec_` + base64 of fresh random bytes. */
+export function newWebhookSecret(bytes = SECRET_BYTES): string {
+  return `${SECRET_PREFIX}${randomBytes(bytes).toString('base64')}`;
 }
 
-/** The receiver's side (tests and the receiver in docs/operations.md, Forwarding do the same). */
-export function verifySignature(secret: string, body: string, header: string, nowSeconds: number, toleranceSeconds = 300): boolean {
-  const parts = Object.fromEntries(header.split(',').map((part) => part.split('=', 2) as [string, string]));
-  const t = Number(parts.t);
-  if (!Number.isInteger(t) || Math.abs(nowSeconds - t) > toleranceSeconds || typeof parts.v1 !== 'string') return false;
-  const expected = Buffer.from(createHmac('sha256', secret).update(`${t}.${body}`).digest('hex'));
-  const given = Buffer.from(parts.v1);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+/**
+ * The HMAC key of a stored secret: the base64 after `whsec_`. A secret made
+ * before Standard Webhooks (migration 10: no prefix, a base64url string) keeps
+ * signing with the bytes it signed with before, its own characters; a
+ * receiver holding it verifies with `new Webhook(old, { format: 'raw' })` or,
+ * the same key, `whsec_` + base64 of those characters.
+ */
+export function secretKey(secret: string): Buffer {
+  return secret.startsWith(SECRET_PREFIX) ? Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+/** The `webhook-signature` value: `v1,<base64>` per secret, space-separated. */
+export function webhookSignature(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
+  return secrets.map((secret) => `v1,${createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`).join(' ');
 }

@@ -1,21 +1,25 @@
-// The forwarding worker (spec 6, issue 5): groups waiting outbox rows into
-// deliveries, POSTs each as a JSON array of spec 2.2 records with
-// X-Parkbench-Delivery and X-Parkbench-Signature, 10 s timeout, and retries
-// with exponential backoff and jitter (seconds first, up to an hour) until
-// FORWARDING_MAX_AGE_HOURS, then dead. Only 2xx delivers (a redirect is not
-// followed). At least once: a delivery is marked delivered only after the
+// The forwarding worker (spec 6, issues 5 and 16): groups waiting outbox
+// rows into deliveries and POSTs each as a JSON array of spec 2.2 records,
+// signed as Standard Webhooks 1.0 says (webhook-id, webhook-timestamp,
+// webhook-signature). Only a 2xx delivers (a 3xx is a failure, not
+// followed); a failure is retried on the specification's schedule with
+// jitter (retry-schedule.ts), later if a 429 or 503 says Retry-After, then
+// the delivery is dead; a 410 Gone disables the URL until the operator
+// revives it. At least once: a delivery is marked delivered only after the
 // 2xx, so a crash in between sends it again, with the same id and records.
 // Timers and timeouts run on the injected clock.
-import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
-import type { ForwardRow } from '../repositories/box-logs.js';
-import type { ParkingRepository } from '../repositories/parkings.js';
+import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
 import type { DeliveryRow, OutboxRepository } from './outbox.js';
-import { signatureHeader } from './signature.js';
+import { postOnce } from './post.js';
+import { forwardRecord } from './record.js';
+import { retryAfterMs, retryDelay } from './retry-schedule.js';
+import { webhookSignature } from './signature.js';
 
-export const FORWARDING_TIMEOUT_MS = 10_000;
-/** First retry after about 5 s, doubling, at most an hour apart. */
-export const FORWARDING_BACKOFF: BackoffPolicy = Object.freeze({ initialMs: 5_000, maxMs: 3_600_000, factor: 2, jitter: 0.5 });
+export { forwardRecord } from './record.js';
+
+/** FORWARDING_TIMEOUT_MS's default: one attempt, connection to status line. */
+export const FORWARDING_TIMEOUT_MS = 15_000;
 /** How often waiting rows are looked for when nothing woke the worker. */
 const POLL_MS = 1_000;
 /** A claimed delivery is due again this long after its timeout (a crash mid-attempt). */
@@ -30,34 +34,26 @@ export interface ForwardingOptions {
   clock: Clock;
   outbox: OutboxRepository;
   parkings: ParkingRepository;
-  maxAgeMs: number;
   log?: ForwardingLogger;
+  /** One attempt's limit, ms (FORWARDING_TIMEOUT_MS). */
   timeoutMs?: number;
-  backoff?: BackoffPolicy;
+  /** Send to private, loopback and link-local addresses too (FORWARDING_ALLOW_PRIVATE). */
+  allowPrivate?: boolean;
+  /** The jitter's source, in [0, 1). */
   random?: () => number;
-  fetch?: typeof fetch;
 }
 
-/** A record of spec 2.2: the 2.1 fields, `email` added, no wrapper; and
- * `verified`, whether the server checked the box's response (issue 12). */
-export function forwardRecord(row: ForwardRow): Record<string, unknown> {
-  return {
-    fo_user_id: row.fo_user_id,
-    smart_key_id: row.smart_key_id,
-    equipment_id: row.equipment_id,
-    secured_parking_id: row.secured_parking_id,
-    type: row.type,
-    command: row.command,
-    command_decrypted: row.command_decrypted,
-    response: row.response,
-    response_decrypted: row.response_decrypted,
-    offline: row.offline === 1,
-    created_at: row.created_at,
-    point_attributes: row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
-    email: row.email,
-    verified: row.verified === 1,
-  };
+/** The secrets that sign now: the current one, and the one a rotation
+ * replaced until its overlap ends. */
+export function liveSecrets(parking: ParkingRow, nowMs: number): string[] {
+  if (parking.forwarding_secret === null) return [];
+  const previous = parking.forwarding_previous_secret;
+  const until = parking.forwarding_previous_secret_until;
+  return previous !== null && until !== null && nowMs < until ? [parking.forwarding_secret, previous] : [parking.forwarding_secret];
 }
+
+/** What one attempt came to. */
+type Attempt = { ok: true } | { ok: false; error: string; retryAfterMs?: number; gone?: true; aborted?: true };
 
 export class ForwardingWorker {
   private timer: TimerHandle | undefined;
@@ -105,11 +101,13 @@ export class ForwardingWorker {
     let attempted = 0;
     await Promise.all(
       [...byUrl.values()].map(async (deliveries) => {
+        const gone = new Set<number>(); // parkings whose URL a 410 disabled in this pass: their other deliveries wait
         for (const delivery of deliveries) {
           if (this.stopped) return;
+          if (gone.has(delivery.parking_id)) continue;
           if (!outbox.claim(delivery, clock.now() + (this.options.timeoutMs ?? FORWARDING_TIMEOUT_MS) + LEASE_MARGIN_MS)) continue;
           attempted += 1;
-          await this.send(delivery);
+          if ((await this.send(delivery)) === 'gone') gone.add(delivery.parking_id);
         }
       }),
     );
@@ -143,35 +141,44 @@ export class ForwardingWorker {
     this.schedule(Math.max(0, Math.min(POLL_MS, untilDue)));
   }
 
-  private async send(delivery: DeliveryRow): Promise<void> {
+  private async send(delivery: DeliveryRow): Promise<'delivered' | 'failed' | 'gone'> {
     const { clock, outbox } = this.options;
     const records = outbox.records(delivery.id).map(forwardRecord);
     const body = JSON.stringify(records);
-    const secret = this.options.parkings.findById(delivery.parking_id)?.forwarding_secret ?? null;
-    let error: string | undefined;
-    if (secret === null) {
-      error = 'the parking has no forwarding secret';
-    } else {
-      error = await this.post(delivery, body, secret);
-    }
+    const parking = this.options.parkings.findById(delivery.parking_id);
+    const secrets = parking ? liveSecrets(parking, clock.now()) : [];
+    const attempt: Attempt = secrets.length === 0 ? { ok: false, error: 'the parking has no forwarding secret' } : await this.post(delivery, body, secrets);
     const now = clock.now();
-    if (error === undefined) {
+    if (attempt.ok) {
       outbox.markDelivered(delivery.id, now);
       this.options.log?.info({ delivery: delivery.id, url: delivery.url, records: records.length }, 'box logs forwarded');
-      return;
+      return 'delivered';
     }
-    if (this.stopped && error.startsWith('aborted')) {
+    const { error } = attempt;
+    if (this.stopped && attempt.aborted === true) {
       outbox.release(delivery.id, now); // shutting down: due again at once after a restart
-      return;
+      return 'failed';
     }
-    const dead = now - delivery.oldest_record_at >= this.options.maxAgeMs;
-    const retryAt = now + backoffDelay(this.options.backoff ?? FORWARDING_BACKOFF, delivery.attempts, this.options.random);
-    outbox.markFailed(delivery.id, error, now, dead ? { dead: true } : { dead: false, retryAt });
-    this.options.log?.warn({ delivery: delivery.id, url: delivery.url, attempts: delivery.attempts + 1, error, dead }, dead ? 'forwarding gave up (dead)' : 'forwarding failed; will retry');
+    if (attempt.gone === true) {
+      // Standard Webhooks: 410 Gone means the receiver wants no more. The
+      // delivery stays pending (nothing is lost) and is due at once when revived.
+      outbox.disable(delivery.parking_id, delivery.url, now, error);
+      outbox.markFailed(delivery.id, `${error}: URL disabled until admin forwarding retry`, now, { dead: false, retryAt: now });
+      this.options.log?.warn({ delivery: delivery.id, url: delivery.url }, 'forwarding URL disabled (410 Gone)');
+      return 'gone';
+    }
+    const delay = retryDelay(delivery.attempts + 1, this.options.random);
+    const retryAt = delay === undefined ? undefined : now + Math.max(delay, attempt.retryAfterMs ?? 0);
+    outbox.markFailed(delivery.id, error, now, retryAt === undefined ? { dead: true } : { dead: false, retryAt });
+    this.options.log?.warn(
+      { delivery: delivery.id, url: delivery.url, attempts: delivery.attempts + 1, error, dead: retryAt === undefined },
+      retryAt === undefined ? 'forwarding gave up (dead)' : 'forwarding failed; will retry',
+    );
+    return 'failed';
   }
 
-  /** POSTs once; undefined on a 2xx, else what went wrong. */
-  private async post(delivery: DeliveryRow, body: string, secret: string): Promise<string | undefined> {
+  /** POSTs once, signed with every live secret. */
+  private async post(delivery: DeliveryRow, body: string, secrets: readonly string[]): Promise<Attempt> {
     const { clock } = this.options;
     const timeoutMs = this.options.timeoutMs ?? FORWARDING_TIMEOUT_MS;
     const controller = new AbortController();
@@ -181,26 +188,36 @@ export class ForwardingWorker {
       controller.abort();
     }, timeoutMs);
     this.inFlight.add(controller);
+    // Unix seconds of this attempt (each retry is signed anew); the id is the delivery's.
+    const timestamp = Math.floor(clock.now() / 1000);
     try {
-      const response = await (this.options.fetch ?? fetch)(delivery.url, {
-        method: 'POST',
-        redirect: 'manual',
-        signal: controller.signal,
-        headers: {
+      const answer = await postOnce(
+        delivery.url,
+        {
           'content-type': 'application/json',
-          'user-agent': 'parkbench-forwarding/1',
-          'x-parkbench-delivery': delivery.id,
-          'x-parkbench-signature': signatureHeader(secret, body, Math.floor(clock.now() / 1000)),
+          'user-agent': 'parkbench-forwarding/2',
+          'webhook-id': delivery.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': webhookSignature(secrets, delivery.id, timestamp, body),
         },
         body,
-      });
-      await response.body?.cancel();
-      return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`;
+        { signal: controller.signal, publicOnly: this.options.allowPrivate !== true },
+      );
+      if (answer.status >= 200 && answer.status < 300) return { ok: true };
+      const error = `HTTP ${answer.status}`;
+      if (answer.status === 410) return { ok: false, error: 'HTTP 410 Gone', gone: true };
+      if (answer.status === 429 || answer.status === 503) {
+        const header = answer.headers['retry-after'];
+        const wait = retryAfterMs(typeof header === 'string' ? header : undefined, clock.now());
+        if (wait !== undefined) return { ok: false, error: `${error} (Retry-After ${Math.round(wait / 1000)} s)`, retryAfterMs: wait };
+      }
+      return { ok: false, error };
     } catch (error) {
-      if (timedOut) return `timeout after ${timeoutMs / 1000} s`;
-      if (controller.signal.aborted) return 'aborted (shutting down)';
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+      if (timedOut) return { ok: false, error: `timeout after ${timeoutMs / 1000} s` };
+      if (controller.signal.aborted) return { ok: false, error: 'aborted (shutting down)', aborted: true };
+      // node's messages name the code and the address (connect ECONNREFUSED 10.0.0.1:443);
+      // a refused private address says why (address-guard.ts).
+      return { ok: false, error: error instanceof Error ? error.message : String(error) };
     } finally {
       clock.clearTimeout(timer);
       this.inFlight.delete(controller);

@@ -14,6 +14,7 @@ import type { MqttAccountRepository } from './accounts.js';
 import { ClientIdOwners } from './client-id-owners.js';
 import { guardReads, type PacketSizeScanner } from './packet-size-guard.js';
 import { indexedRetainedPersistence } from './retained-index.js';
+import { messageOf } from '../../lib/message-of.js';
 
 /** Turns a box response into a box log; resolves once it is committed (or
  * refused for good). Never rejects: a response that cannot become a log is
@@ -112,7 +113,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
           scannerOf.get(client)?.loggedIn();
           done(null, true);
         },
-        (error: unknown) => refuse(5, `login could not be checked: ${(error as Error).message}`),
+        (error: unknown) => refuse(5, `login could not be checked: ${messageOf(error)}`),
       );
     },
     authorizePublish: (client, packet, callback) => {
@@ -183,7 +184,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     const code = (error as NodeJS.ErrnoException).code;
     throw new BrokerPortError(
-      code === 'EADDRINUSE' ? `MQTT port ${options.port} on ${options.host} is already in use (set MQTT_PORT, or MQTT_URL for an external broker)` : `cannot listen for MQTT on ${options.host}:${options.port}: ${(error as Error).message}`,
+      code === 'EADDRINUSE' ? `MQTT port ${options.port} on ${options.host} is already in use (set MQTT_PORT, or MQTT_URL for an external broker)` : `cannot listen for MQTT on ${options.host}:${options.port}: ${messageOf(error)}`,
       { cause: error },
     );
   }

@@ -1,9 +1,10 @@
 // Where a parking's box logs are forwarded (spec section 6): the URL, on or
-// off, unverified logs too or not, and the signing secret.
-import { randomSecret } from '../auth/secrets.js';
+// off, unverified logs too or not, and the Standard Webhooks signing secret
+// (issue 16): made once, shown once, rotated with an overlap.
 import type { Db } from '../db/open.js';
-import { notFound } from '../domain-error.js';
-import { ParkingRepository } from '../repositories/parkings.js';
+import { notFound, refused } from '../domain-error.js';
+import { newWebhookSecret } from '../forwarding/signature.js';
+import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
 
 export interface ForwardingChange {
   url: string;
@@ -14,19 +15,62 @@ export interface ForwardingChange {
 
 export interface ForwardingSetting {
   parking_id: number;
-  url: string;
+  url: string | null;
   expose: boolean;
   forward_unverified: boolean;
-  forwarding_secret: string;
+  /** The secret, when this call made it (the first setting, a rotation);
+   * null otherwise: it is shown once and never again. */
+  forwarding_secret: string | null;
+  /** Until when the secret a rotation replaced signs too (ISO), or null. */
+  previous_secret_until: string | null;
 }
 
-export function setForwarding(db: Db, parkingId: number, change: ForwardingChange): ForwardingSetting {
-  const parkings = new ParkingRepository(db);
+/** Hours a replaced secret keeps signing after a rotation, by default. */
+export const DEFAULT_OVERLAP_HOURS = 24;
+/** Longest overlap: a receiver that has not switched in a month has been forgotten. */
+export const MAX_OVERLAP_HOURS = 720;
+
+function findParking(parkings: ParkingRepository, parkingId: number): ParkingRow {
   const parking = parkings.findById(parkingId);
   if (!parking) throw notFound(`no secured parking with id ${parkingId}`);
+  return parking;
+}
+
+function settingOf(parking: ParkingRow, shownSecret: string | null, nowMs: number): ForwardingSetting {
+  const until = parking.forwarding_previous_secret_until;
+  return {
+    parking_id: parking.id,
+    url: parking.forwarding_url,
+    expose: parking.forwarding_expose === 1,
+    forward_unverified: parking.forwarding_unverified === 1,
+    forwarding_secret: shownSecret,
+    previous_secret_until: parking.forwarding_previous_secret !== null && until !== null && until > nowMs ? new Date(until).toISOString() : null,
+  };
+}
+
+export function setForwarding(db: Db, parkingId: number, change: ForwardingChange, nowMs: number): ForwardingSetting {
+  const parkings = new ParkingRepository(db);
+  const parking = findParking(parkings, parkingId);
   // The secret is kept across changes of URL, so a receiver keeps verifying.
-  const secret = parking.forwarding_secret ?? randomSecret(32);
+  const made = parking.forwarding_secret === null ? newWebhookSecret() : null;
   const forwardUnverified = change.forwardUnverified ?? parking.forwarding_unverified === 1;
-  parkings.setForwarding(parkingId, change.url, change.expose, secret, { forwardUnverified });
-  return { parking_id: parkingId, url: change.url, expose: change.expose, forward_unverified: forwardUnverified, forwarding_secret: secret };
+  parkings.setForwarding(parkingId, change.url, change.expose, made ?? parking.forwarding_secret ?? '', { forwardUnverified });
+  return settingOf(findParking(parkings, parkingId), made, nowMs);
+}
+
+/**
+ * A new secret signs from now on; the one it replaces signs every delivery
+ * too for `overlapHours` (0: not at all), so a receiver can switch without
+ * refusing a delivery. A parking that never had a secret just gets one.
+ */
+export function rotateForwardingSecret(db: Db, parkingId: number, overlapHours: number, nowMs: number): ForwardingSetting {
+  if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_OVERLAP_HOURS) {
+    throw refused(`the overlap must be 0 to ${MAX_OVERLAP_HOURS} hours, got ${overlapHours}`);
+  }
+  const parkings = new ParkingRepository(db);
+  const parking = findParking(parkings, parkingId);
+  const secret = newWebhookSecret();
+  const previous = parking.forwarding_secret !== null && overlapHours > 0 ? { secret: parking.forwarding_secret, until: nowMs + overlapHours * 3_600_000 } : null;
+  parkings.setForwardingSecret(parkingId, secret, previous);
+  return settingOf(findParking(parkings, parkingId), secret, nowMs);
 }

@@ -5,7 +5,8 @@
 // provisioning files).
 import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
-import { BoxRepository, type Direction } from '../repositories/boxes.js';
+import { BoxRepository } from '../repositories/boxes.js';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { formatMinorUnits, ParkingRepository, type AccessMode } from '../repositories/parkings.js';
 
 export interface ParkingView {
@@ -24,7 +25,7 @@ export interface ParkingView {
   issuer_previous_public_key: string | null;
   /** Being installed on the boxes (set-access or rotate-issuer under way). */
   issuer_next_public_key: string | null;
-  boxes: { module_id: number; direction: Direction; mac_address: string }[];
+  boxes: { module_id: number; direction: BoxDirection; mac_address: string }[];
 }
 
 export function parkingView(db: Db, id: number): ParkingView {

@@ -1,13 +1,12 @@
 // Boxes (access-point modules) of the secured parkings.
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 import type { Db } from '../db/open.js';
-
-export type Direction = 'entrance' | 'exit';
 
 export interface BoxRow {
   id: number;
   module_id: number;
   parking_id: number;
-  direction: Direction;
+  direction: BoxDirection;
   mac_address: string;
   box_key: string;
   mqtt_username: string;
@@ -20,7 +19,7 @@ export interface BoxRow {
 export interface NewBox {
   moduleId: number;
   parkingId: number;
-  direction: Direction;
+  direction: BoxDirection;
   macAddress: string;
   boxKey: string;
   mqttPasswordHash: string;

@@ -27,7 +27,11 @@ export interface ParkingRow {
   issuer_next_public_key: string | null;
   forwarding_url: string | null;
   forwarding_expose: number;
+  /** The parking's Standard Webhooks secret (whsec_..., or an older one, api/forwarding/signature.ts). */
   forwarding_secret: string | null;
+  /** The secret a rotation replaced: it signs too until forwarding_previous_secret_until (ms). */
+  forwarding_previous_secret: string | null;
+  forwarding_previous_secret_until: number | null;
   /** 1: unverified box logs are forwarded too (each record says `verified`). */
   forwarding_unverified: number;
 }
@@ -56,6 +60,7 @@ export class ParkingRepository {
   private readonly byId;
   private readonly insertRow;
   private readonly forwardingUpdate;
+  private readonly secretRotation;
 
   constructor(db: Db) {
     this.byId = db.prepare<[number], ParkingRow>('SELECT * FROM secured_parkings WHERE id = ?');
@@ -66,6 +71,9 @@ export class ParkingRepository {
     );
     this.forwardingUpdate = db.prepare<[string, number, string, number, number]>(
       'UPDATE secured_parkings SET forwarding_url = ?, forwarding_expose = ?, forwarding_secret = ?, forwarding_unverified = ? WHERE id = ?',
+    );
+    this.secretRotation = db.prepare<[string, string | null, number | null, number]>(
+      'UPDATE secured_parkings SET forwarding_secret = ?, forwarding_previous_secret = ?, forwarding_previous_secret_until = ? WHERE id = ?',
     );
   }
 
@@ -95,6 +103,11 @@ export class ParkingRepository {
   /** Unverified box logs stay home unless `forwardUnverified` says otherwise. */
   setForwarding(id: number, url: string, expose: boolean, secret: string, options: { forwardUnverified?: boolean } = {}): void {
     this.forwardingUpdate.run(url, expose ? 1 : 0, secret, options.forwardUnverified === true ? 1 : 0, id);
+  }
+
+  /** A new forwarding secret; `previous` keeps signing until `previousUntil` (ms), or none. */
+  setForwardingSecret(id: number, secret: string, previous: { secret: string; until: number } | null): void {
+    this.secretRotation.run(secret, previous?.secret ?? null, previous?.until ?? null, id);
   }
 }
 

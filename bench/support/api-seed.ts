@@ -3,11 +3,12 @@
 // token endpoint would cost a scrypt check each).
 import { newToken, randomKeyHex, tokenHash } from '../../api/auth/secrets.js';
 import type { AppContext } from '../../api/context.js';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 
 export interface BenchParking {
   id: number;
   parkingKey: string;
-  boxes: { moduleId: number; direction: 'entrance' | 'exit'; boxKey: string }[];
+  boxes: { moduleId: number; direction: BoxDirection; boxKey: string }[];
 }
 
 export function seedParking(ctx: AppContext, firstModuleId: number): BenchParking {

@@ -13,7 +13,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { disableNagle } from '../../lib/resilient-mqtt.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { loadFleetFile } from '../../simulator/fleet-file.js';
-import { verifiedResponses } from '../../test/helpers/verified-responses.js';
+import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
 
 const topics = new Topics();
 /** QoS 1 publishes in flight per client: enough to keep the pipe full. */
@@ -59,7 +59,7 @@ if (mode === 'bare') {
   const perBox = Number(argument('--per-box') ?? 250);
   const members = await loadFleetFile(argument('--fleet') ?? '');
   const madeStarted = performance.now();
-  const streams = await Promise.all(members.map(async (member) => ({ member, responses: await verifiedResponses(member.provisioning, perBox) })));
+  const streams = await Promise.all(members.map(async (member) => ({ member, responses: await makeVerifiedResponses(member.provisioning, perBox) })));
   const madeMs = performance.now() - madeStarted;
   const clients: MqttClient[] = [];
   for (let index = 0; index < members.length; index += 50) {

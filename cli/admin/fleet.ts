@@ -8,6 +8,7 @@ import { MAX_BOXES_PER_PARKING } from '../../api/repositories/boxes.js';
 import { CliError, UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseId } from './validate.js';
+import { messageOf } from '../../lib/message-of.js';
 
 interface FleetFlags extends CommonFlags {
   parking: string;
@@ -33,7 +34,7 @@ export function registerFleetCommands(admin: Command): void {
           writeFileSync(flags.out, `${JSON.stringify(files, null, 2)}\n`, { mode: 0o600 });
           chmodSync(flags.out, 0o600);
         } catch (error) {
-          throw new CliError(`cannot write ${flags.out}: ${(error as Error).message} (the boxes were added; \`parkbench admin box provision\` gives each file again)`);
+          throw new CliError(`cannot write ${flags.out}: ${messageOf(error)} (the boxes were added; \`parkbench admin box provision\` gives each file again)`);
         }
         printResult(flags, { count, parking_ids: parkingIds, first_module_id: files[0]?.module_id ?? null, last_module_id: files.at(-1)?.module_id ?? null, out: flags.out }, `Run them: parkbench sim --fleet ${flags.out}`);
       });

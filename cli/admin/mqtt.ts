@@ -8,6 +8,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { CliError, UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
+import { messageOf } from '../../lib/message-of.js';
 
 interface AddFlags extends CommonFlags {
   name: string;
@@ -44,7 +45,7 @@ export function registerMqttCommands(admin: Command): void {
       try {
         topics = new Topics(flags.topicPrefix);
       } catch (error) {
-        throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+        throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
       }
       const username = process.env.MQTT_USERNAME;
       const password = process.env.MQTT_PASSWORD;
@@ -59,7 +60,7 @@ export function registerMqttCommands(admin: Command): void {
           chmodSync(passwordFile, 0o600);
           writeFileSync(aclFile, exported.acl, { mode: 0o644 });
         } catch (error) {
-          throw new CliError(`cannot write into ${flags.out}: ${(error as Error).message}`);
+          throw new CliError(`cannot write into ${flags.out}: ${messageOf(error)}`);
         }
         printResult(flags, { format: 'mosquitto', password_file: passwordFile, acl_file: aclFile, accounts: exported.accounts }, `In mosquitto.conf:\n  allow_anonymous false\n  password_file ${passwordFile}\n  acl_file ${aclFile}`);
       });

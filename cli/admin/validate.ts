@@ -2,11 +2,12 @@
 // line naming the flag, exit code 2.
 import { isAccessMode } from '../../api/parkings/create.js';
 import { parseMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
-import type { Direction } from '../../api/repositories/boxes.js';
+import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
+import { isMacAddress } from '../../lib/wire-patterns.js';
 import { isPrintableText } from '../../api/schemas.js';
+import { parseIsoTime } from '../../api/sessions/time.js';
 import { UsageError } from '../errors.js';
 
-const U32_MAX = 4_294_967_295;
 
 function integerIn(flag: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
@@ -43,11 +44,11 @@ export function parsePrice(raw: string): number {
 
 export function parseMac(raw: string): string {
   const value = raw.trim().toUpperCase().replaceAll('-', ':');
-  if (!/^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/.test(value)) throw new UsageError(`--mac must look like AA:BB:CC:DD:EE:FF, got "${raw}"`);
+  if (!isMacAddress(value)) throw new UsageError(`--mac must look like AA:BB:CC:DD:EE:FF, got "${raw}"`);
   return value;
 }
 
-export function parseDirection(raw: string): Direction {
+export function parseDirection(raw: string): BoxDirection {
   if (raw === 'entrance' || raw === 'exit') return raw;
   throw new UsageError(`--direction must be entrance or exit, got "${raw}"`);
 }
@@ -72,4 +73,12 @@ export function parseHttpUrl(flag: string, raw: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${flag} must be an http(s) URL, got "${raw}"`);
   return url.toString();
+}
+
+/** An ISO 8601 time with its offset (Z or ±hh:mm), or a date alone, read
+ * as midnight UTC: the API's own reading (api/sessions/time.ts). */
+export function parseIsoTimeFlag(flag: string, raw: string): number {
+  const ms = parseIsoTime(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
+  if (ms === undefined) throw new UsageError(`${flag} must be an ISO 8601 time with its offset, e.g. 2026-01-31T08:00:00Z, got "${raw}"`);
+  return ms;
 }

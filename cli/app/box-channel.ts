@@ -8,6 +8,7 @@ import { isBase64, type ResponseMessage } from '../../lib/mqtt-messages.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { disableNagle } from '../../lib/resilient-mqtt.js';
 import { StepFailure } from './http.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export class BoxChannel {
   private constructor(
@@ -22,7 +23,7 @@ export class BoxChannel {
       await client.subscribeAsync(topics.allBoxes('response'), { qos: 1 });
       return new BoxChannel(client, topics);
     } catch (error) {
-      throw new StepFailure(`cannot reach the boxes on ${url}: ${(error as Error).message}`);
+      throw new StepFailure(`cannot reach the boxes on ${url}: ${messageOf(error)}`);
     }
   }
 

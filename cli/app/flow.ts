@@ -7,6 +7,7 @@ import { isAccessKind, parseCommandHeader, parseResponse, renderCommand, renderR
 import type { BoxLogInput } from '../../api/box-logs/types.js';
 import type { BoxChannel } from './box-channel.js';
 import { type ApiClient, StepFailure } from './http.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export interface AppOptions {
   readonly client: { readonly client_app_id: string; readonly client_secret: string };
@@ -46,7 +47,7 @@ export async function runApp(api: ApiClient, boxes: BoxChannel, options: AppOpti
       say(`✔ ${name}: ${detail}`);
       return value;
     } catch (error) {
-      throw new StepFailure(`${name}: ${(error as Error).message}`);
+      throw new StepFailure(`${name}: ${messageOf(error)}`);
     }
   };
 

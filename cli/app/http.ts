@@ -1,5 +1,7 @@
 // The app stand-in's HTTP calls: JSON in and out with Node's fetch, and an
 // error that says which call failed and what the API answered.
+import { messageOf } from '../../lib/message-of.js';
+
 export class StepFailure extends Error {
   override readonly name = 'StepFailure';
 }
@@ -29,7 +31,7 @@ export class ApiClient {
     try {
       response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal: AbortSignal.timeout(15_000) });
     } catch (error) {
-      throw new StepFailure(`${method} ${url} did not answer: ${(error as Error).message}`);
+      throw new StepFailure(`${method} ${url} did not answer: ${messageOf(error)}`);
     }
     const text = await response.text();
     let parsed: unknown = text;

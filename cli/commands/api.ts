@@ -10,7 +10,7 @@ import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, ty
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { onShutdownSignal } from '../signals.js';
-import { freePortOn } from '../free-port.js';
+import { freePortOn } from '../../lib/free-port.js';
 
 /** How long shutdown may wait for requests in flight before giving up. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -29,7 +29,7 @@ export function registerApiCommand(program: Command): void {
   });
 }
 
-/** The configuration, with PORT 0 replaced by a free port (see cli/free-port.ts). */
+/** The configuration, with PORT 0 replaced by a free port (see lib/free-port.ts). */
 export async function withConcretePort(flags: Record<string, string | undefined>): Promise<ApiConfig> {
   const config = configFrom(flags);
   if (config.port !== 0) return config;

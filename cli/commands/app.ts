@@ -9,6 +9,7 @@ import { BoxChannel } from '../app/box-channel.js';
 import { runApp, type AppOptions } from '../app/flow.js';
 import { ApiClient, StepFailure } from '../app/http.js';
 import { CliError, UsageError } from '../errors.js';
+import { messageOf } from '../../lib/message-of.js';
 
 interface AppFlags {
   server: string;
@@ -83,11 +84,11 @@ export function registerAppCommand(program: Command): void {
       try {
         topics = new Topics(flags.topicPrefix);
       } catch (error) {
-        throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+        throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
       }
       if (!/^(mqtts?|wss?|tcp):\/\/\S+$/.test(flags.mqtt)) throw new UsageError(`--mqtt must be an mqtt:// URL, got "${flags.mqtt}"`);
       const boxes = await BoxChannel.connect(flags.mqtt, flags.mqttUsername, flags.mqttPassword, topics).catch((error: unknown) => {
-        throw new CliError(`connect to the boxes: ${(error as Error).message}`);
+        throw new CliError(`connect to the boxes: ${messageOf(error)}`);
       });
       try {
         const result = await runApp(api, boxes, options, say);
@@ -111,7 +112,7 @@ async function uploadKept(api: ApiClient, client: { client_app_id: string; clien
   try {
     logs = JSON.parse(await readFile(file, 'utf8')) as BoxLogInput[];
   } catch (error) {
-    throw new UsageError(`--upload ${file}: ${(error as Error).message}`);
+    throw new UsageError(`--upload ${file}: ${messageOf(error)}`);
   }
   if (!Array.isArray(logs) || logs.length === 0) throw new UsageError(`--upload ${file}: no box logs in it`);
   try {

@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import type { BoxTarget } from '../../conformance/box-target.js';
@@ -25,6 +25,7 @@ import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js'
 import { parseConformanceFlags, type ConformanceFlags, type TargetChoice } from '../conformance/flags.js';
 import { CliError, ExitCode } from '../errors.js';
 import { createCliLogger } from '../logger.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export function registerConformanceCommand(program: Command): void {
   program
@@ -94,7 +95,7 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
   const junit = options.junit;
   if (junit !== undefined) {
     await writeFile(junit, renderJunit(report)).catch((error: unknown) => {
-      throw new CliError(`cannot write ${junit}: ${(error as Error).message}`);
+      throw new CliError(`cannot write ${junit}: ${messageOf(error)}`);
     });
   }
   if (report.interrupted === true) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
@@ -118,7 +119,7 @@ async function openTarget(choice: TargetChoice, provisioning: Provisioning, cycl
       break;
     case 'ble': {
       keepStdoutForResults();
-      const noble = await loadNoble().catch((error: unknown) => Promise.reject(new CliError((error as Error).message)));
+      const noble = await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))));
       // Status reports come only while connected: stay connected through a barrier cycle.
       target = new BleBoxTarget({ noble, mac: choice.mac, moduleId: provisioning.moduleId, boxKey: provisioning.boxKey, clock: systemClock, logger, idleMs: cycleMs + 60_000 });
       break;
@@ -138,7 +139,7 @@ async function openTarget(choice: TargetChoice, provisioning: Provisioning, cycl
     await target.open();
   } catch (error) {
     await target.close().catch(() => undefined);
-    throw new CliError(`cannot reach the box over ${choice.kind}: ${(error as Error).message}`);
+    throw new CliError(`cannot reach the box over ${choice.kind}: ${messageOf(error)}`);
   }
   return target;
 }

@@ -4,12 +4,14 @@ import type { Command } from 'commander';
 import { systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
+import { isMacAddress } from '../../lib/wire-patterns.js';
 import { DiskPublishQueue } from '../../gateway/disk-queue.js';
 import { Gateway } from '../../gateway/gateway.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import { CliError, UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdownSignal } from '../signals.js';
+import { messageOf } from '../../lib/message-of.js';
 
 interface GatewayFlags {
   mqtt?: string;
@@ -59,7 +61,7 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
   const paths = new Set(serial.map((target) => target.path));
   if (paths.size !== serial.length) throw new UsageError('each --serial port may be given once');
   const allow = (flags.bleAllow ?? '').split(',').map((mac) => mac.trim().toUpperCase()).filter((mac) => mac !== '');
-  for (const mac of allow) if (!/^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/.test(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
+  for (const mac of allow) if (!isMacAddress(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
   const answerTimeoutMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const idleMs = integer('--ble-idle-ms', flags.bleIdleMs, 100, 3_600_000);
   const logger = createCliLogger(parseLogLevel(flags.logLevel), 'parkbench-gateway');
@@ -67,12 +69,12 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
   try {
     topics = new Topics(flags.topicPrefix);
   } catch (error) {
-    throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+    throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
   const queue = await DiskPublishQueue.open(flags.queueFile ?? join('data', `gateway-${flags.username}-queue.json`)).catch((error: unknown) => {
-    throw new CliError((error as Error).message);
+    throw new CliError(messageOf(error));
   });
-  const noble = flags.ble === true ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError((error as Error).message))) : undefined;
+  const noble = flags.ble === true ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error)))) : undefined;
   const gateway = new Gateway({
     mqtt: { url, username: flags.username, password: flags.password },
     topics,
@@ -87,7 +89,7 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
     await gateway.start();
   } catch (error) {
     await gateway.stop().catch(() => undefined);
-    throw new CliError(`cannot start the gateway: ${(error as Error).message}`);
+    throw new CliError(`cannot start the gateway: ${messageOf(error)}`);
   }
   // Listening before saying ready: whoever reads the ready line may signal at once.
   const stopping = onShutdownSignal();
@@ -102,7 +104,7 @@ function serialTarget(raw: string): SerialTarget {
   try {
     return parseSerialTarget(raw);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(messageOf(error));
   }
 }
 

@@ -13,6 +13,7 @@ import { Simulation, SimulationError, type SimulationOptions } from '../../simul
 import { CliError, UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdownSignal } from '../signals.js';
+import { messageOf } from '../../lib/message-of.js';
 
 interface SimFlags {
   box?: string;
@@ -101,7 +102,7 @@ async function runSim(flags: SimFlags): Promise<void> {
   try {
     topics = new Topics(flags.topicPrefix);
   } catch (error) {
-    throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+    throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
   const options: SimulationOptions = {
     members,
@@ -137,7 +138,7 @@ async function runSim(flags: SimFlags): Promise<void> {
     simulation = await Simulation.start(options);
   } catch (error) {
     if (error instanceof SimulationError) throw new CliError(error.message);
-    throw new CliError(`cannot start the simulation: ${(error as Error).message}`);
+    throw new CliError(`cannot start the simulation: ${messageOf(error)}`);
   }
   const links = [useMqtt ? 'mqtt' : undefined, serial === undefined ? undefined : 'serial', flags.ble === true ? 'ble' : undefined].filter((link) => link !== undefined);
   // Listening before saying ready: whoever reads the ready line may signal at once.
@@ -207,7 +208,7 @@ function serialTarget(raw: string) {
   try {
     return parseSerialTarget(raw);
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(messageOf(error));
   }
 }
 

@@ -42,6 +42,9 @@ export function registerStartCommand(program: Command): void {
         databasePath: join(flags.dataDir, 'parkbench.sqlite'),
         logLevel,
         mqttUrl: '',
+        // A bench forwards to a receiver on localhost: allowed here unless
+        // the environment says otherwise (parkbench api refuses by default).
+        forwardingAllowPrivate: process.env.FORWARDING_ALLOW_PRIVATE ?? 'true',
       });
       const bench = await startBench({
         config,

@@ -4,12 +4,14 @@
 import type { LevelWithSilent } from 'pino';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
-import { isIssuerPublicKey } from '../../firmware-protocol/index.js';
+import { isMacAddress } from '../../lib/wire-patterns.js';
+import { U32_MAX, isIssuerPublicKey } from '../../firmware-protocol/index.js';
 import type { IssuerKeys } from '../../conformance/box-under-test.js';
 import type { ProtocolVersion } from '../../conformance/cases/index.js';
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../lib/provisioning-file.js';
 import { UsageError } from '../errors.js';
 import { parseLogLevel } from '../logger.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export interface ConformanceFlags {
   box?: string;
@@ -52,14 +54,15 @@ export interface ConformanceOptions {
   readonly logLevel: LevelWithSilent;
 }
 
-/** The highest --control-seq: the run's sequences must stay within a u32. */
-const MAX_CONTROL_SEQ = 0xffff_0000;
+/** The highest --control-seq, the run's first control sequence: the ones
+ * after it (a run uses 20 to 25) must stay within a u32. */
+const MAX_FIRST_CONTROL_SEQ = U32_MAX - 0xffff;
 
 export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: number): Promise<ConformanceOptions> {
   const choice = targetChoice(flags);
   const answerMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const cycleMs = integer('--cycle-ms', flags.cycleMs, 1, 3_600_000);
-  const controlSeq = flags.controlSeq === undefined ? Math.floor(nowMs / 1000) : integer('--control-seq', flags.controlSeq, 1, MAX_CONTROL_SEQ);
+  const controlSeq = flags.controlSeq === undefined ? Math.floor(nowMs / 1000) : integer('--control-seq', flags.controlSeq, 1, MAX_FIRST_CONTROL_SEQ);
   const logLevel = parseLogLevel(flags.logLevel);
   if (flags.box === undefined) throw new UsageError("--box FILE is required: the box's provisioning file");
   const provisioning = await loadBox(flags.box);
@@ -84,12 +87,12 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
     try {
       return { kind: 'serial', target: parseSerialTarget(flags.serial) };
     } catch (error) {
-      throw new UsageError((error as Error).message);
+      throw new UsageError(messageOf(error));
     }
   }
   if (flags.ble !== undefined) {
     const mac = flags.ble.trim().toUpperCase();
-    if (!/^[0-9A-F]{2}(:[0-9A-F]{2}){5}$/.test(mac)) throw new UsageError(`--ble wants a MAC address like AA:BB:CC:DD:EE:FF, got "${flags.ble}"`);
+    if (!isMacAddress(mac)) throw new UsageError(`--ble wants a MAC address like AA:BB:CC:DD:EE:FF, got "${flags.ble}"`);
     return { kind: 'ble', mac };
   }
   const url = flags.mqtt ?? '';
@@ -98,7 +101,7 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
   try {
     topics = new Topics(flags.topicPrefix);
   } catch (error) {
-    throw new UsageError(`--topic-prefix: ${(error as Error).message}`);
+    throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
   return { kind: 'mqtt', url, topics, ...(flags.username === undefined ? {} : { username: flags.username }), ...(flags.password === undefined ? {} : { password: flags.password }) };
 }

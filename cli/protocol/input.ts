@@ -4,11 +4,11 @@
 // like bytes that are no frame.
 import { type KeyObject, createPrivateKey } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { isIssuerPublicKey, issuerPrivateKeyObject } from '../../firmware-protocol/index.js';
+import { U32_MAX, isIssuerPublicKey, issuerPrivateKeyObject } from '../../firmware-protocol/index.js';
+import { isBase64 } from '../../lib/wire-patterns.js';
 import { CliError, UsageError } from '../errors.js';
 
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Hex when the text is an even number of hex digits (an optional `0x`
  * prefix, spaces and colons ignored), else standard padded base64. */
@@ -17,7 +17,7 @@ export function parseFrameText(text: string, what = 'frame'): Buffer {
   if (compact.length === 0) throw new CliError(`${what}: no bytes given`);
   if (HEX.test(compact)) return Buffer.from(compact, 'hex');
   const base64 = text.trim();
-  if (BASE64.test(base64)) return Buffer.from(base64, 'base64');
+  if (isBase64(base64)) return Buffer.from(base64, 'base64');
   throw new CliError(`${what}: neither hex nor base64 (standard alphabet, padded)`);
 }
 
@@ -39,9 +39,6 @@ export function parseIntegerFlag(flag: string, value: string, max: number, min =
   if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) throw new UsageError(`${flag} must be an integer ${min}..${max}, got ${JSON.stringify(value)}`);
   return parsed;
 }
-
-export const U32_MAX = 0xffffffff;
-export const U8_MAX = 0xff;
 
 export function parseModulesFlag(flag: string, value: string): number[] {
   const parts = value.split(',').map((part) => part.trim());

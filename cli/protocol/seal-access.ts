@@ -2,9 +2,9 @@
 // access command (docs/protocol.md, Command frame) and returns its base64: a
 // sealed ACCESS under --parking-key (version 1), or an ACCESS_SIGNED signed
 // with --issuer-key (version 2). Exactly one of the two keys is given.
-import { type AccessBody, FrameKind, sealCommand, signAccessCommand } from '../../firmware-protocol/index.js';
+import { type AccessBody, FrameKind, U32_MAX, U8_MAX, sealCommand, signAccessCommand } from '../../firmware-protocol/index.js';
 import { UsageError } from '../errors.js';
-import { U32_MAX, U8_MAX, parseHexFlag, parseIntegerFlag, parseIssuerKeyFile, parseKeyFlag, parseModulesFlag, parseTimeFlag } from './input.js';
+import { parseHexFlag, parseIntegerFlag, parseIssuerKeyFile, parseKeyFlag, parseModulesFlag, parseTimeFlag } from './input.js';
 
 export interface SealAccessFlags {
   parkingKey?: string | undefined;

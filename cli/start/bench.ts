@@ -18,6 +18,7 @@ import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { Simulation } from '../../simulator/simulation.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode } from '../errors.js';
+import { messageOf } from '../../lib/message-of.js';
 
 /** The MQTT account `parkbench app` uses to reach the boxes, as a phone's stand-in. */
 export const DEMO_OPERATOR = { name: 'demo-app', username: 'op-demo-app' } as const;
@@ -111,7 +112,7 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
   } catch (error) {
     await stop().catch(() => undefined);
     if (error instanceof CliError || error instanceof DomainError) throw error;
-    throw new CliError(`cannot start the bench: ${(error as Error).message}`, error instanceof DatabaseRefusedError ? ExitCode.usage : ExitCode.failure);
+    throw new CliError(`cannot start the bench: ${messageOf(error)}`, error instanceof DatabaseRefusedError ? ExitCode.usage : ExitCode.failure);
   }
 }
 

@@ -4,14 +4,11 @@
 // those refused before step 4 are sealed under any key when the box holds no
 // K_park (the key cannot matter there).
 import { randomBytes } from 'node:crypto';
-import { AccessBodyOffset, FrameKind, MIN_SIGNED_COMMAND_LENGTH, sealRawCommand, Status } from '../../firmware-protocol/index.js';
+import { ACCESS_FIXED_BODY_LENGTH, AccessBodyOffset, FrameKind, MIN_SIGNED_COMMAND_LENGTH, sealRawCommand, Status } from '../../firmware-protocol/index.js';
 import { accessCommand, signedAccessCommand } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';
 import type { ConformanceCase } from './conformance-case.js';
 import { validKey } from './access-cases.js';
-
-/** not_before .. module_count: the ACCESS body before its module ids. */
-const ACCESS_FIXED_BODY_LENGTH = AccessBodyOffset.moduleIds;
 
 /** K_park, or any key on a box without one (for frames refused before step 4). */
 function sealingKey(run: CaseRun): Buffer {

@@ -5,8 +5,8 @@
 // over a virtual radio's bindings in tests).
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import { BleCentral } from '../../gateway/ble/ble-central.js';
-import type { Noble } from '../../gateway/ble/noble.js';
+import { BleCentral } from '../../lib/ble-central.js';
+import type { Noble } from '../../lib/noble.js';
 import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
 import { BarrierFeed } from './barrier-feed.js';
 import { bleGarbage } from './garbage.js';

@@ -5,7 +5,7 @@
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { SerialTarget } from '../../lib/serial-target.js';
-import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';
+import { SerialBoxLink } from '../../lib/serial-box-link.js';
 import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
 import { BarrierFeed } from './barrier-feed.js';
 import { serialGarbage } from './garbage.js';

@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { VirtualNobleBindings, VirtualRadio } from './virtual-radio.js';
+import { messageOf } from '../../lib/message-of.js';
 
 /** The port noble's WebSocket bindings connect to (0xB1E). */
 export const NOBLE_WEBSOCKET_PORT = 0xb1e;
@@ -80,7 +81,7 @@ export async function serveNobleWebSocket(
         action(bindings, command);
       } catch (error) {
         badCommands++;
-        logger.warn({ reason: (error as Error).message }, 'central command refused');
+        logger.warn({ reason: messageOf(error) }, 'central command refused');
       }
     });
     socket.on('close', () => {

@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import { nobleUuid, type CentralConnection, type GattCharacteristic, type VirtualPeripheral } from '../ble/virtual-radio.js';
 import type { BarrierState } from '../barrier.js';
 import type { SimulatedBox } from '../simulated-box.js';
+import { messageOf } from '../../lib/message-of.js';
 
 /** The smallest ATT MTU every BLE stack supports. */
 export const DEFAULT_BLE_MTU = 23;
@@ -79,7 +80,7 @@ export class BoxBlePeripheral implements VirtualPeripheral {
       (response) => {
         if (response !== null) this.#send(connection, response);
       },
-      (error: unknown) => this.#logger.error({ err: (error as Error).message }, 'command could not be answered'),
+      (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'command could not be answered'),
     );
   }
 
@@ -93,7 +94,7 @@ export class BoxBlePeripheral implements VirtualPeripheral {
       (report) => {
         for (const connection of this.#connections.keys()) this.#send(connection, report);
       },
-      (error: unknown) => this.#logger.error({ err: (error as Error).message }, 'status report failed'),
+      (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'status report failed'),
     );
   }
 

@@ -11,6 +11,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { MemoryPublishQueue, ResilientMqttClient } from '../../lib/resilient-mqtt.js';
 import { parseSimSet, SimSetError } from '../faults.js';
 import type { SimulatedBox } from '../simulated-box.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export interface BoxMqttLinkOptions {
   readonly url: string;
@@ -124,7 +125,7 @@ export class BoxMqttLink {
         };
         this.#client.publish(this.#topics.box(this.box.moduleId, 'response'), JSON.stringify(message));
       },
-      (error: unknown) => this.#logger.error({ err: (error as Error).message }, 'command could not be answered'),
+      (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'command could not be answered'),
     );
   }
 

@@ -12,6 +12,7 @@ import type { SerialTarget } from '../../lib/serial-target.js';
 import { LinkType } from '../../firmware-protocol/index.js';
 import type { BarrierState } from '../barrier.js';
 import type { SimulatedBox } from '../simulated-box.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export interface BoxSerialLinkOptions {
   readonly target: SerialTarget;
@@ -83,7 +84,7 @@ export class BoxSerialLink {
           (response) => {
             if (response !== null) this.#port.send(LinkType.RESPONSE, response);
           },
-          (error: unknown) => this.#logger.error({ err: (error as Error).message }, 'command could not be answered'),
+          (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'command could not be answered'),
         );
         return;
       case LinkType.STATUS_REQUEST:
@@ -109,7 +110,7 @@ export class BoxSerialLink {
     if (!this.#port.isOpen) return;
     this.box.statusReport().then(
       (report) => this.#port.send(LinkType.STATUS_REPORT, report),
-      (error: unknown) => this.#logger.error({ err: (error as Error).message }, 'status report failed'),
+      (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'status report failed'),
     );
   }
 }

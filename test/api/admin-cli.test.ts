@@ -211,14 +211,15 @@ test("fleet provision of a signed parking: every file holds its parking's issuer
   t.deepEqual(created, { access_mode: 'signed', issuer_public_key: spread?.issuer_key });
 });
 
-test('parking forwarding --json keeps its secret across changes', async (t) => {
+test('parking forwarding --json keeps its secret across changes, shown once', async (t) => {
   const cli = admin(t);
   await cli.json('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60');
   const first = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/hook', '--expose', 'true');
-  t.deepEqual(keys(first), ['parking_id', 'url', 'expose', 'forward_unverified', 'forwarding_secret']);
+  t.deepEqual(keys(first), ['parking_id', 'url', 'expose', 'forward_unverified', 'forwarding_secret', 'previous_secret_until']);
+  t.regex(String(first.forwarding_secret), /^whsec_/);
   t.like(first, { parking_id: 1, url: 'https://third.party/hook', expose: true, forward_unverified: false });
   const second = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/other', '--expose', 'false');
-  t.is(second.forwarding_secret, first.forwarding_secret);
+  t.is(second.forwarding_secret, null, 'kept, not shown again');
   const unverified = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/other', '--expose', 'true', '--forward-unverified', 'true');
   t.like(unverified, { expose: true, forward_unverified: true });
   const kept = await cli.json<Record<string, unknown>>('parking', 'forwarding', '--parking', '1', '--url', 'https://third.party/hook', '--expose', 'true');

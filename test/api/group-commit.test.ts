@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { GroupCommit } from '../../api/db/group-commit.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
 import { tempDir } from '../helpers/api-app.js';
+import { messageOf } from '../../lib/message-of.js';
 
 function database(t: Parameters<typeof tempDir>[0]): { db: Db; path: string } {
   const path = join(tempDir(t, 'parkbench-group-'), 'group.sqlite');
@@ -44,7 +45,7 @@ test('a unit that throws is rolled back alone and rejects with its error; its ne
   ]);
   t.is(first.status, 'fulfilled');
   t.is(failing.status, 'rejected');
-  t.is(failing.status === 'rejected' ? (failing.reason as Error).message : '', 'refused');
+  t.is(failing.status === 'rejected' ? messageOf(failing.reason) : '', 'refused');
   t.is(last.status, 'fulfilled');
   t.deepEqual((db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name), ['kept 1', 'kept 2']);
   t.is(group.counters.groups, 1);
@@ -73,7 +74,7 @@ test('a failed COMMIT writes nothing of the group and rejects every unit', async
     }),
   ]);
   t.deepEqual(outcomes.map((outcome) => outcome.status), ['rejected', 'rejected']);
-  t.regex(outcomes[0]?.status === 'rejected' ? String((outcomes[0].reason as Error).message) : '', /FOREIGN KEY/);
+  t.regex(outcomes[0]?.status === 'rejected' ? String(messageOf(outcomes[0].reason)) : '', /FOREIGN KEY/);
   t.is((db.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n, 0);
   t.false(db.inTransaction);
   // The next group works.

@@ -80,9 +80,9 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
   // The simulated box, from its file as the simulator reads it.
   const provisioning = await loadProvisioningFile(boxFile);
   const box = await SimulatedBox.start({ clock, provisioning });
-  const mqttAccount = provisioning.mqtt;
-  if (mqttAccount === null) return t.fail('the file has no MQTT account');
-  const link = new BoxMqttLink(box, { url: mqttAccount.url, username: mqttAccount.username, password: mqttAccount.password, clock });
+  const mqttLogin = provisioning.mqtt;
+  if (mqttLogin === null) return t.fail('the file has no MQTT account');
+  const link = new BoxMqttLink(box, { url: mqttLogin.url, username: mqttLogin.username, password: mqttLogin.password, clock });
   t.teardown(async () => {
     await link.stop();
     await box.stop();

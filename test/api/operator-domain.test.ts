@@ -12,10 +12,10 @@ import { ControlRefusal, rotateIssuer } from '../../api/control/operations.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
 import { ensureDemo } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
-import { forwardingStatus, reviveDeadDeliveries } from '../../api/forwarding/administration.js';
+import { forwardingStatus, replayBoxLogs, reviveDeadDeliveries } from '../../api/forwarding/administration.js';
 import { addMqttClient } from '../../api/mqtt/clients.js';
 import { createParking } from '../../api/parkings/create.js';
-import { setForwarding } from '../../api/parkings/forwarding.js';
+import { rotateForwardingSecret, setForwarding } from '../../api/parkings/forwarding.js';
 import { BoxRepository } from '../../api/repositories/boxes.js';
 import { TEST_SCRYPT_LOG2_N, tempDir } from '../helpers/api-app.js';
 
@@ -78,10 +78,13 @@ test('provisionFleet: each file carries the skew and battery threshold stored fo
 test('forwarding, MQTT clients and control operations refuse with domain errors too', (t) => {
   const db = database(t);
   const parkingId = parking(db);
-  const set = setForwarding(db, parkingId, { url: 'https://example.test/logs', expose: true });
+  const set = setForwarding(db, parkingId, { url: 'https://example.test/logs', expose: true }, NOW);
   t.like(set, { parking_id: parkingId, expose: true, forward_unverified: false });
-  t.is(setForwarding(db, parkingId, { url: 'https://example.test/other', expose: false }).forwarding_secret, set.forwarding_secret, 'the secret is kept');
-  refusal(t, () => setForwarding(db, 99, { url: 'https://example.test/', expose: true }), 'not_found', 'no secured parking with id 99');
+  t.regex(set.forwarding_secret ?? '', /^whsec_/, 'shown when made');
+  t.is(setForwarding(db, parkingId, { url: 'https://example.test/other', expose: false }, NOW).forwarding_secret, null, 'kept, and not shown again');
+  refusal(t, () => setForwarding(db, 99, { url: 'https://example.test/', expose: true }, NOW), 'not_found', 'no secured parking with id 99');
+  refusal(t, () => rotateForwardingSecret(db, parkingId, 721, NOW), 'refused', 'the overlap must be 0 to 720 hours, got 721');
+  refusal(t, () => replayBoxLogs(db, parkingId, NOW - 1000, NOW), 'refused', `parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`);
   t.deepEqual(forwardingStatus(db, parkingId), []);
   refusal(t, () => forwardingStatus(db, 99), 'not_found', 'no secured parking with id 99');
   refusal(t, () => reviveDeadDeliveries(db, 99, NOW), 'not_found', 'no secured parking with id 99');

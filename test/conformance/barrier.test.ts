@@ -4,7 +4,7 @@ import test from 'ava';
 import { systemClock } from '../../lib/clock.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Barrier } from '../../firmware-protocol/index.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Simulation } from '../../simulator/simulation.js';
 import { BarrierWatch } from '../../conformance/barrier-watch.js';

@@ -5,7 +5,7 @@
 // ACCESS_SIGNED, SET_ISSUER and REVOKE frames travel in several chunks.
 import test, { type ExecutionContext } from 'ava';
 import { systemClock } from '../../lib/clock.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Simulation } from '../../simulator/simulation.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';

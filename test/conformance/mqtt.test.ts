@@ -42,7 +42,12 @@ test('--protocol 1 runs the version 1 cases alone (20 and the 4 checks), and nev
 test('a box slower than --answer-ms fails the timing check, and only the checks that depend on time', async (t) => {
   const broker = await brokerForTest(t);
   const box = await boxFile(t, 4202);
-  await simOnBroker(t, box, broker.url, { settings: { faults: { delayMs: 150 } } });
+  // The suite measures on the system clock (it runs as a child process), so
+  // the box is 4 times too slow rather than a few ms: an answer cannot come
+  // sooner than its delay, and 400 ms stays well inside the suite's wait of
+  // --answer-ms plus a second, so a loaded machine cannot turn the one
+  // expected failure into a different set.
+  await simOnBroker(t, box, broker.url, { settings: { faults: { delayMs: 400 } } });
   const result = await runCli(['conformance', '--box', box.path, '--mqtt', broker.url, '--answer-ms', '100', '--cycle-ms', '5000', '--json', '--skip-wearing']);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;

@@ -4,8 +4,7 @@
 import type { ExecutionContext } from 'ava';
 import { randomKeyHex } from '../../api/auth/secrets.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import type { Direction } from '../../api/repositories/boxes.js';
-import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
+import { generateIssuerKeyPair, type BoxDirection } from '../../firmware-protocol/index.js';
 import type { FakeClock } from '../../lib/fake-clock.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
@@ -32,7 +31,7 @@ export interface BenchParking {
 }
 
 /** A parking (sealed, or signed with a fresh issuer pair) and its boxes, entrance first. */
-export function addParking(app: TestApp, options: { signed?: boolean; boxes?: Direction[]; isOnline?: boolean } = {}): BenchParking {
+export function addParking(app: TestApp, options: { signed?: boolean; boxes?: BoxDirection[]; isOnline?: boolean } = {}): BenchParking {
   const issuer = generateIssuerKeyPair();
   const id = app.ctx.parkings.insert(
     {

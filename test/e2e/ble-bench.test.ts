@@ -6,7 +6,7 @@
 // port, is test/simulator/ble-websocket.test.ts.)
 import test from 'ava';
 import { Gateway } from '../../gateway/gateway.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { parseProvisioning } from '../../lib/provisioning-file.js';

@@ -11,8 +11,8 @@ import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
-import { freePort } from '../helpers/free-port.js';
-import { verifiedResponses } from '../helpers/verified-responses.js';
+import { freePort } from '../../lib/free-port.js';
+import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
 import { brokerFixture } from '../mqtt/fixtures.js';
 
 const topics = new Topics();
@@ -29,7 +29,7 @@ test('SIGKILL of the API mid-stream, then a restart: every response stored once,
   const parking = new ParkingRepository(fixture.db).findById(fixture.parkingId);
   if (box === undefined || parking === undefined) throw new Error('fixture without its box');
   const provisioning = parseProvisioning({ module_id: MODULE_ID, parking_id: parking.id, direction: box.direction, mac_address: box.mac_address, parking_key: parking.parking_key, box_key: box.box_key });
-  const responses = await verifiedResponses(provisioning, COUNT);
+  const responses = await makeVerifiedResponses(provisioning, COUNT);
 
   const env = { DATABASE_PATH: fixture.databasePath, HOST: '127.0.0.1', PORT: String(await freePort()), MQTT_PORT: String(await freePort()), LOG_LEVEL: 'info' };
   const startApi = async (): Promise<CliProcess> => {

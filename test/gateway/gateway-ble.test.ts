@@ -10,7 +10,7 @@ import { BoxBlePeripheral, DEFAULT_BLE_MTU } from '../../simulator/links/ble-lin
 import type { CentralConnection } from '../../simulator/ble/virtual-radio.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Gateway } from '../../gateway/gateway.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { loadNoble } from '../../lib/noble.js';
 import type { SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { brokerForTest } from '../helpers/broker.js';

@@ -2,7 +2,7 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Barrier, Direction, FrameKind, sealCommand, sealResponse, Status, type ResponseFields } from '../../firmware-protocol/index.js';
-import { expectedEcho, isStatusReport, ResponseWaiter } from '../../gateway/response-waiter.js';
+import { expectedEcho, isStatusReport, ResponseWaiter } from '../../lib/response-waiter.js';
 
 const boxKey = randomBytes(16);
 const parkingKey = randomBytes(16);

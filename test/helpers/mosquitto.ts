@@ -8,7 +8,8 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
-import { freePort } from './free-port.js';
+import { freePort } from '../../lib/free-port.js';
+import { messageOf } from '../../lib/message-of.js';
 
 export interface Mosquitto {
   readonly url: string;
@@ -46,7 +47,7 @@ export async function startMosquitto(t: ExecutionContext, aclDir: string, probe:
       return { url, log: () => log };
     } catch (error) {
       // Still starting (connection refused); a refused login is final.
-      if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null) throw new Error(`mosquitto did not take a login: ${(error as Error).message}\n${log}`, { cause: error });
+      if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null) throw new Error(`mosquitto did not take a login: ${messageOf(error)}\n${log}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

@@ -3,9 +3,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { randomKeyHex } from '../../api/auth/secrets.js';
 import { freshParkingKeys } from '../../api/parkings/create.js';
-import type { Direction } from '../../api/repositories/boxes.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
-import { FrameKind, openCommand, openSignedCommand, type OpenResult } from '../../firmware-protocol/index.js';
+import { FrameKind, openCommand, openSignedCommand, type OpenResult, type BoxDirection } from '../../firmware-protocol/index.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import type { TestApp } from './api-app.js';
 import { testProvisioning } from './box-provisioning.js';
@@ -15,7 +14,7 @@ export { ACCESS_MODES } from '../../api/parkings/create.js';
 
 export interface SeededBox {
   moduleId: number;
-  direction: Direction;
+  direction: BoxDirection;
   macAddress: string;
   boxKey: Buffer;
 }
@@ -42,7 +41,7 @@ export interface ParkingOptions {
   tries?: number;
   isOnline?: boolean;
   /** Directions of the boxes, in module id order; default entrance + exit. */
-  boxes?: Direction[];
+  boxes?: BoxDirection[];
   firstModuleId?: number;
   /** Default sealed, the mode of the tests written before protocol version 2;
    * tests of behaviour that must hold for both run once per ACCESS_MODES. */

@@ -1,67 +1,10 @@
-// A pty pair made by socat: two device paths joined like the two ends of a
-// USB serial cable. Stands in for a real box's cable in tests.
+// A pty pair (lib/pty-pair.ts) for one test: closed when the test ends.
 // Declare the tests that use it with `testNeeding('socat', test)` (requires.ts).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-
-export interface PtyPair {
-  /** One end (e.g. the box's). */
-  readonly a: string;
-  /** The other end (e.g. the gateway's or the test's). */
-  readonly b: string;
-  /** Ends socat: both ends vanish, like an unplugged cable. */
-  close(): Promise<void>;
-}
-
-export async function startPtyPair(directory?: string): Promise<PtyPair> {
-  const folder = directory ?? (await mkdtemp(join(tmpdir(), 'pb-pty-')));
-  const a = join(folder, 'ttyA');
-  const b = join(folder, 'ttyB');
-  const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`socat did not start: ${stderr}`)), 5_000);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`socat could not run (is it installed?): ${error.message}`));
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('starting data transfer loop')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  // If the test worker itself goes (an ava timeout), socat goes with it.
-  const killOnExit = (): void => {
-    child.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-  return {
-    a,
-    b,
-    close: async () => {
-      process.off('exit', killOnExit);
-      await stopChild(child);
-      if (directory === undefined) await rm(folder, { recursive: true, force: true });
-    },
-  };
-}
+import { startPtyPair, type PtyPair } from '../../lib/pty-pair.js';
 
 export async function ptyPairForTest(t: ExecutionContext): Promise<PtyPair> {
   const pair = await startPtyPair();
   t.teardown(() => pair.close());
   return pair;
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }

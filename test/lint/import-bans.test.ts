@@ -1,26 +1,10 @@
 // The import bans of the folder READMEs, as eslint.config.js enforces them:
-// each snippet is linted as if it were a file of the folder (`lintText` with a
-// `filePath` that need not exist), through the repository's own config.
+// each snippet is linted as if it were a file of the folder, through the
+// repository's own config (helpers/lint-snippet.ts).
 import test from 'ava';
-import { ESLint } from 'eslint';
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import tseslint from 'typescript-eslint';
+import { snippetLinter } from '../helpers/lint-snippet.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-
-// Only the import rule runs, and without type information: a virtual file is
-// in no TypeScript project.
-const eslint = new ESLint({
-  cwd: root,
-  overrideConfig: { files: ['**/*.ts'], ...tseslint.configs.disableTypeChecked },
-  ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-imports',
-});
-
-async function importMessages(filePath: string, code: string): Promise<string[]> {
-  const [result] = await eslint.lintText(code, { filePath });
-  return (result?.messages ?? []).map((message) => `${message.ruleId ?? 'fatal'}: ${message.message}`);
-}
+const importMessages = snippetLinter('no-restricted-imports');
 
 const banned = test.macro({
   async exec(t, filePath: string, code: string, readme: string) {
@@ -45,12 +29,14 @@ test(banned, 'firmware-protocol/x.ts', "import { readFile } from 'node:fs/promis
 test(banned, 'firmware-protocol/x.ts', "import mqtt from 'mqtt';", 'firmware-protocol/README.md');
 test(allowed, 'firmware-protocol/x.ts', "import { createCipheriv } from 'node:crypto';\nimport { seal } from './ccm.js';");
 
-// lib/ imports firmware-protocol/ only, and Node, mqtt, serialport.
+// lib/ imports firmware-protocol/ only, and Node, mqtt, serialport,
+// @abandonware/noble (the BLE link the gateway and the conformance suite share).
 for (const part of ['api', 'simulator', 'gateway', 'conformance', 'cli', 'test', 'bench']) {
   test(banned, 'lib/x.ts', `import { x } from '../${part}/x.js';`, 'lib/README.md');
 }
 test(banned, 'lib/x.ts', "import fastify from 'fastify';", 'lib/README.md');
 test(allowed, 'lib/x.ts', "import { decode } from '../firmware-protocol/index.js';\nimport mqtt from 'mqtt';\nimport { SerialPort } from 'serialport';\nimport { EventEmitter } from 'node:events';");
+test(allowed, 'lib/noble.ts', "import type * as NobleModule from '@abandonware/noble';\nexport type { Peripheral } from '@abandonware/noble';");
 
 // simulator/ and gateway/ never import each other or api/; at any depth, in
 // any form of import.
@@ -62,7 +48,9 @@ test(banned, 'simulator/x.ts', "import express from 'fastify';", 'simulator/READ
 test(allowed, 'simulator/links/x.ts', "import { WebSocket } from 'ws';\nimport { systemClock } from '../../lib/clock.js';\nimport { SimulatedBox } from '../simulated-box.js';");
 test(banned, 'gateway/x.ts', "import { SimulatedBox } from '../simulator/simulated-box.js';", 'gateway/README.md');
 test(banned, 'gateway/serial/x.ts', "import { buildApp } from '../../api/app.js';", 'gateway/README.md');
-test(allowed, 'gateway/ble/x.ts', "import type { Noble } from '@abandonware/noble';\nimport { chunk } from '../../firmware-protocol/index.js';");
+test(allowed, 'gateway/x.ts', "import { BleCentral } from '../lib/ble-central.js';\nimport type { Noble } from '../lib/noble.js';\nimport { SerialBoxLink } from '../lib/serial-box-link.js';\nimport { chunk } from '../firmware-protocol/index.js';");
+// noble comes through lib/noble.ts, loaded lazily: never at a gateway file's import.
+test(banned, 'gateway/x.ts', "import noble from '@abandonware/noble';", 'gateway/README.md');
 
 // api/ imports firmware-protocol/ and lib/ only: no other part, not cli/.
 for (const part of ['simulator', 'gateway', 'conformance', 'cli', 'test', 'bench']) {
@@ -70,21 +58,28 @@ for (const part of ['simulator', 'gateway', 'conformance', 'cli', 'test', 'bench
 }
 test(allowed, 'api/x.ts', "import fastify from 'fastify';\nimport { systemClock } from '../lib/clock.js';");
 
-// conformance/ imports firmware-protocol/ and lib/; today's three exceptions
-// allow their own import in their own file and nothing more.
+// conformance/ imports firmware-protocol/ and lib/, no file excepted: its
+// serial and BLE targets drive the box links of lib/, as the gateway does.
 test(banned, 'conformance/x.ts', "import { Gateway } from '../gateway/gateway.js';", 'conformance/README.md');
 test(banned, 'conformance/targets/x.ts', "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';", 'conformance/README.md');
 test(banned, 'conformance/x.ts', "import { buildApp } from '../api/app.js';", 'conformance/README.md');
-test(allowed, 'conformance/targets/serial-box-target.ts', "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';");
+test(banned, 'conformance/targets/serial-box-target.ts', "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';", 'conformance/README.md');
+test(banned, 'conformance/targets/ble-box-target.ts', "import { BleCentral } from '../../gateway/ble/ble-central.js';", 'conformance/README.md');
+test(banned, 'conformance/targets/ble-box-target.ts', "import type { Noble } from '../../gateway/ble/noble.js';", 'conformance/README.md');
+test(allowed, 'conformance/targets/x.ts', "import { SerialBoxLink } from '../../lib/serial-box-link.js';\nimport { BleCentral } from '../../lib/ble-central.js';\nimport type { Noble } from '../../lib/noble.js';");
 test(banned, 'conformance/targets/serial-box-target.ts', "import { Gateway } from '../../gateway/gateway.js';", 'conformance/README.md');
 test(banned, 'conformance/box-under-test.ts', "import { SimulatedBox } from '../simulator/simulated-box.js';", 'conformance/README.md');
 
-// bench/ does not import test/ or cli/ (but for today's exceptions); nothing
-// imports bench/.
+// bench/ does not import test/ or cli/, no file excepted: what it shares with
+// the tests lives in lib/ (free ports, the pty pair) and simulator/ (responses
+// made ahead by a simulated box); nothing imports bench/.
 test(banned, 'bench/x.ts', "import { freePort } from '../test/helpers/free-port.js';", 'bench/README.md');
 test(banned, 'bench/support/x.ts', "import { startPtyPair } from '../../test/helpers/pty-pair.js';", 'bench/README.md');
 test(banned, 'bench/x.ts', "import { provisionFleet } from '../cli/admin/fleet.js';", 'bench/README.md');
-test(allowed, 'bench/ingest.ts', "import { freePort } from '../test/helpers/free-port.js';");
+test(banned, 'bench/ingest.ts', "import { freePort } from '../test/helpers/free-port.js';", 'bench/README.md');
+test(banned, 'bench/serial.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'bench/README.md');
+test(banned, 'bench/support/ingest-worker.ts', "import { verifiedResponses } from '../../test/helpers/verified-responses.js';", 'bench/README.md');
+test(allowed, 'bench/support/x.ts', "import { freePort } from '../../lib/free-port.js';\nimport { startPtyPair } from '../../lib/pty-pair.js';\nimport { makeVerifiedResponses } from '../../simulator/verified-responses.js';");
 test(banned, 'bench/ingest.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'bench/README.md');
 test(allowed, 'bench/x.ts', "import { buildApp } from '../api/app.js';\nimport { Gateway } from '../gateway/gateway.js';\nimport { Simulation } from '../simulator/simulation.js';");
 test(banned, 'test/api/x.test.ts', "import { x } from '../../bench/api.js';", 'test/README.md');
@@ -93,17 +88,3 @@ test(banned, 'cli/x.ts', "import { x } from '../bench/api.js';", 'cli/README.md'
 // cli/ imports every part but never test/.
 test(banned, 'cli/admin/x.ts', "import { testApp } from '../../test/helpers/api-app.js';", 'cli/README.md');
 test(allowed, 'cli/admin/x.ts', "import { buildApp } from '../../api/app.js';\nimport { runSuite } from '../../conformance/run-suite.js';");
-
-// An exception that no longer matches its file would let a new import of the
-// same specifier through unseen: each must still be in use.
-test('every listed exception is an import its file still has', async (t) => {
-  const configUrl = pathToFileURL(`${root}eslint.config.js`).href;
-  const { importBanExceptions } = (await import(configUrl)) as { importBanExceptions: Record<string, string[]> };
-  t.true(Object.keys(importBanExceptions).length > 0);
-  for (const [file, specifiers] of Object.entries(importBanExceptions)) {
-    const source = await readFile(`${root}${file}`, 'utf8');
-    for (const specifier of specifiers) {
-      t.true(source.includes(`from '${specifier}'`), `${file} no longer imports ${specifier}: delete the exception in eslint.config.js`);
-    }
-  }
-});

@@ -7,7 +7,8 @@ import { randomKeyHex } from '../../api/auth/secrets.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { BoxRepository, type Direction } from '../../api/repositories/boxes.js';
+import { BoxRepository } from '../../api/repositories/boxes.js';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
 
 export interface BrokerFixture {
@@ -37,7 +38,7 @@ export function brokerFixture(t: ExecutionContext, moduleIds: readonly number[] 
   const repository = new BoxRepository(db);
   moduleIds.forEach((moduleId, index) => {
     const password = `box-password-${moduleId}`;
-    const direction: Direction = index % 2 === 0 ? 'entrance' : 'exit';
+    const direction: BoxDirection = index % 2 === 0 ? 'entrance' : 'exit';
     repository.insert({ moduleId, parkingId, direction, macAddress: `00:07:80:AA:00:${String(index).padStart(2, '0')}`, boxKey: randomKeyHex(), mqttPasswordHash: hashMqttPassword(password) }, Date.now());
     boxes.set(moduleId, password);
   });

@@ -9,9 +9,9 @@ import type { Provisioning } from '../../lib/provisioning-file.js';
 import { testApp, type TestApp } from '../helpers/api-app.js';
 import { holdWriteLock } from '../helpers/database-lock.js';
 import { seedParking } from '../helpers/parking.js';
-import { verifiedResponses } from '../helpers/verified-responses.js';
+import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
 
-async function bench(t: Parameters<typeof testApp>[0]): Promise<{ app: TestApp; moduleId: number; responses: Awaited<ReturnType<typeof verifiedResponses>> }> {
+async function bench(t: Parameters<typeof testApp>[0]): Promise<{ app: TestApp; moduleId: number; responses: Awaited<ReturnType<typeof makeVerifiedResponses>> }> {
   // A busy database is waited for 20 ms here, not 5 s.
   const app = await testApp(t, { databaseBusyTimeoutMs: 20 });
   const parking = seedParking(app);
@@ -28,7 +28,7 @@ async function bench(t: Parameters<typeof testApp>[0]): Promise<{ app: TestApp; 
     minBatteryMv: 3_300,
     mqtt: null,
   };
-  return { app, moduleId: box.moduleId, responses: await verifiedResponses(provisioning, 6, app.clock.now()) };
+  return { app, moduleId: box.moduleId, responses: await makeVerifiedResponses(provisioning, 6, app.clock.now()) };
 }
 
 const verifiedSeqs = (app: TestApp): number[] => app.ctx.db.prepare('SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq').pluck().all() as number[];

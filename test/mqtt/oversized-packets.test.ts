@@ -7,7 +7,7 @@ import test from 'ava';
 import mqtt from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { startCli } from '../helpers/cli-process.js';
-import { freePort } from '../helpers/free-port.js';
+import { freePort } from '../../lib/free-port.js';
 import { waitFor } from '../helpers/wait.js';
 import { brokerFixture } from './fixtures.js';
 

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { Barrier, type BarrierState } from '../../simulator/barrier.js';
+import { SimulatedBarrier, type BarrierState } from '../../simulator/barrier.js';
 
-function recordStates(barrier: Barrier): BarrierState[] {
+function recordStates(barrier: SimulatedBarrier): BarrierState[] {
   const states: BarrierState[] = [];
   barrier.on('change', (state) => states.push(state));
   return states;
@@ -10,7 +10,7 @@ function recordStates(barrier: Barrier): BarrierState[] {
 
 test('a full cycle with the default timings: 2 s up, 10 s hold, 2 s down', (t) => {
   const clock = new FakeClock();
-  const barrier = new Barrier(clock);
+  const barrier = new SimulatedBarrier(clock);
   const states = recordStates(barrier);
   t.true(barrier.open());
   t.is(barrier.state, 'opening');
@@ -27,7 +27,7 @@ test('a full cycle with the default timings: 2 s up, 10 s hold, 2 s down', (t) =
 
 test('a car passing closes the barrier before the hold time is over', (t) => {
   const clock = new FakeClock();
-  const barrier = new Barrier(clock, { openingMs: 100, openHoldMs: 10_000, closingMs: 100 });
+  const barrier = new SimulatedBarrier(clock, { openingMs: 100, openHoldMs: 10_000, closingMs: 100 });
   barrier.open();
   clock.advance(100);
   barrier.carPassed();
@@ -40,7 +40,7 @@ test('a car passing closes the barrier before the hold time is over', (t) => {
 
 test('opening again while open extends the hold; while closing it rises again', (t) => {
   const clock = new FakeClock();
-  const barrier = new Barrier(clock, { openingMs: 100, openHoldMs: 1_000, closingMs: 500 });
+  const barrier = new SimulatedBarrier(clock, { openingMs: 100, openHoldMs: 1_000, closingMs: 500 });
   barrier.open();
   clock.advance(100 + 900);
   barrier.open();
@@ -55,7 +55,7 @@ test('opening again while open extends the hold; while closing it rises again', 
 
 test('each movement of the arm is reported once', (t) => {
   const clock = new FakeClock();
-  const barrier = new Barrier(clock);
+  const barrier = new SimulatedBarrier(clock);
   let movements = 0;
   barrier.on('movement', () => movements++);
   barrier.open();
@@ -65,7 +65,7 @@ test('each movement of the arm is reported once', (t) => {
 
 test('a jammed barrier refuses to open and shows FAULT until freed', (t) => {
   const clock = new FakeClock();
-  const barrier = new Barrier(clock, { openingMs: 100, openHoldMs: 100, closingMs: 100 });
+  const barrier = new SimulatedBarrier(clock, { openingMs: 100, openHoldMs: 100, closingMs: 100 });
   barrier.setJammed(true);
   t.false(barrier.open());
   t.is(barrier.state, 'fault');
@@ -77,7 +77,7 @@ test('a jammed barrier refuses to open and shows FAULT until freed', (t) => {
 
 test('a jam during a movement stops it in FAULT', (t) => {
   const clock = new FakeClock();
-  const barrier = new Barrier(clock, { openingMs: 1_000, openHoldMs: 100, closingMs: 100 });
+  const barrier = new SimulatedBarrier(clock, { openingMs: 1_000, openHoldMs: 100, closingMs: 100 });
   barrier.open();
   clock.advance(500);
   barrier.setJammed(true);
@@ -88,6 +88,6 @@ test('a jam during a movement stops it in FAULT', (t) => {
 });
 
 test('durations must be non-negative numbers', (t) => {
-  t.throws(() => new Barrier(new FakeClock(), { openingMs: -1, openHoldMs: 1, closingMs: 1 }), { instanceOf: RangeError });
-  t.throws(() => new Barrier(new FakeClock(), { openingMs: 1, openHoldMs: Number.NaN, closingMs: 1 }), { instanceOf: RangeError });
+  t.throws(() => new SimulatedBarrier(new FakeClock(), { openingMs: -1, openHoldMs: 1, closingMs: 1 }), { instanceOf: RangeError });
+  t.throws(() => new SimulatedBarrier(new FakeClock(), { openingMs: 1, openHoldMs: Number.NaN, closingMs: 1 }), { instanceOf: RangeError });
 });

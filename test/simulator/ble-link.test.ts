@@ -6,8 +6,8 @@ import { chunkFrame, FrameKind, MAX_COMMAND_LENGTH, parseResponse, sealCommand, 
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
-import { BleCentral } from '../../gateway/ble/ble-central.js';
-import { loadNoble } from '../../gateway/ble/noble.js';
+import { BleCentral } from '../../lib/ble-central.js';
+import { loadNoble } from '../../lib/noble.js';
 import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';

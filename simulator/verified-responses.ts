@@ -1,11 +1,11 @@
 // Response messages made ahead of time by a real SimulatedBox: each one a
 // verified answer (sealed under the box key) with a box_seq of its own, so
 // a stream of them must become exactly that many verified box logs.
-import { FakeClock } from '../../lib/fake-clock.js';
-import type { ResponseMessage } from '../../lib/mqtt-messages.js';
-import { FrameKind, parseResponse, sealCommand } from '../../firmware-protocol/index.js';
-import type { Provisioning } from '../../lib/provisioning-file.js';
-import { SimulatedBox } from '../../simulator/simulated-box.js';
+import { FakeClock } from '../lib/fake-clock.js';
+import type { ResponseMessage } from '../lib/mqtt-messages.js';
+import { FrameKind, parseResponse, sealCommand } from '../firmware-protocol/index.js';
+import type { Provisioning } from '../lib/provisioning-file.js';
+import { SimulatedBox } from './simulated-box.js';
 
 export interface MadeResponse {
   readonly boxSeq: number;
@@ -15,9 +15,9 @@ export interface MadeResponse {
 
 /** `count` answers of the box to ACCESS commands of test keys (key ids no
  * smart key of the service has: the logs move no session). */
-export async function verifiedResponses(provisioning: Provisioning, count: number, nowMs = Date.now()): Promise<MadeResponse[]> {
+export async function makeVerifiedResponses(provisioning: Provisioning, count: number, nowMs = Date.now()): Promise<MadeResponse[]> {
   const parkingKey = provisioning.parkingKey;
-  if (parkingKey === null) throw new Error('verifiedResponses seals ACCESS: it needs a box that holds K_park');
+  if (parkingKey === null) throw new Error('makeVerifiedResponses seals ACCESS: it needs a box that holds K_park');
   const clock = new FakeClock(nowMs);
   const box = await SimulatedBox.start({ clock, provisioning });
   const now = Math.floor(nowMs / 1000);

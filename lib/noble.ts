@@ -3,7 +3,8 @@
 // for; with bindings given (a virtual radio in tests or the simulator's), it
 // is built through noble's own injection point instead.
 import type * as NobleModule from '@abandonware/noble';
-import type { Clock } from '../../lib/clock.js';
+import type { Clock } from './clock.js';
+import { messageOf } from './message-of.js';
 
 /** The noble API (the default instance's shape). */
 export type Noble = typeof NobleModule;
@@ -22,7 +23,7 @@ export async function loadNoble(bindings?: object): Promise<Noble> {
     const module = (await import('@abandonware/noble')) as Noble & { default?: Noble };
     return module.default ?? module;
   } catch (error) {
-    throw new BleUnavailableError(`BLE is not available on this machine: ${(error as Error).message}`);
+    throw new BleUnavailableError(`BLE is not available on this machine: ${messageOf(error)}`);
   }
 }
 

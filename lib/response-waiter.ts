@@ -3,7 +3,7 @@
 // the same kind and key_id, which a box echoes whenever it could parse the
 // header (docs/protocol.md, steps 1 and 2, and the paragraph after step 11); a command it could not parse is answered
 // with kind 0 and key_id 0.
-import type { Clock, TimerHandle } from '../lib/clock.js';
+import type { Clock, TimerHandle } from './clock.js';
 import { parseCommandHeader, parseResponse, REMAINING_NOT_APPLICABLE, Status, type ResponseFields } from '../firmware-protocol/index.js';
 
 export interface Echo {

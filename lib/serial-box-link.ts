@@ -4,14 +4,14 @@
 // Commands go out as 0x01 frames, one response (0x81) is matched to each;
 // status reports (0x82) tell the box's state. Unplug and replug are survived.
 import { EventEmitter } from 'node:events';
-import type { Clock } from '../../lib/clock.js';
-import type { BackoffPolicy } from '../../lib/backoff.js';
-import { FramedSerialPort } from '../../lib/framed-serial-port.js';
-import type { LinkFrame } from '../../lib/link-frame-stream.js';
-import { silentLogger, type Logger } from '../../lib/logger.js';
-import type { SerialTarget } from '../../lib/serial-target.js';
-import { LinkType, parseResponse, type ParsedResponse } from '../../firmware-protocol/index.js';
-import { ResponseWaiter, type WaitOutcome } from '../response-waiter.js';
+import type { Clock } from './clock.js';
+import type { BackoffPolicy } from './backoff.js';
+import { FramedSerialPort } from './framed-serial-port.js';
+import type { LinkFrame } from './link-frame-stream.js';
+import { silentLogger, type Logger } from './logger.js';
+import type { SerialTarget } from './serial-target.js';
+import { LinkType, parseResponse, type ParsedResponse } from '../firmware-protocol/index.js';
+import { ResponseWaiter, type WaitOutcome } from './response-waiter.js';
 
 export interface SerialBoxLinkOptions {
   readonly target: SerialTarget;

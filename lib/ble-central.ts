@@ -4,11 +4,12 @@
 // disconnects when idle. A failed connection is dropped and made again on the
 // next command.
 import { EventEmitter } from 'node:events';
-import type { Clock, TimerHandle } from '../../lib/clock.js';
-import { silentLogger, type Logger } from '../../lib/logger.js';
-import { BleReassembler, BleUuid, chunkFrame, parseResponse, RESPONSE_LENGTH } from '../../firmware-protocol/index.js';
-import { isStatusReport, ResponseWaiter, type WaitOutcome } from '../response-waiter.js';
+import type { Clock, TimerHandle } from './clock.js';
+import { silentLogger, type Logger } from './logger.js';
+import { BleReassembler, BleUuid, chunkFrame, parseResponse, RESPONSE_LENGTH } from '../firmware-protocol/index.js';
+import { isStatusReport, ResponseWaiter, type WaitOutcome } from './response-waiter.js';
 import { waitPoweredOn, type Characteristic, type Noble, type Peripheral } from './noble.js';
+import { messageOf } from './message-of.js';
 
 /** ATT MTU assumed when the stack does not say (the smallest there is). */
 const FALLBACK_MTU = 23;
@@ -114,7 +115,7 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
         for (const chunk of chunks) await connection.command.writeAsync(chunk, false);
         return true;
       } catch (error) {
-        this.#logger.warn({ module_id: moduleId, err: (error as Error).message }, 'raw write failed');
+        this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'raw write failed');
         return false;
       }
     });
@@ -128,7 +129,7 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
       connection = await this.#connection(moduleId, box);
     } catch (error) {
       this.counters.connectFailures++;
-      this.#logger.warn({ module_id: moduleId, err: (error as Error).message }, 'cannot connect');
+      this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'cannot connect');
       return { error: 'link_down' };
     }
     if (connection.idleTimer !== undefined) this.options.clock.clearTimeout(connection.idleTimer);
@@ -136,7 +137,7 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     try {
       for (const chunk of chunkFrame(command, connection.mtu)) await connection.command.writeAsync(chunk, false);
     } catch (error) {
-      this.#logger.warn({ module_id: moduleId, err: (error as Error).message }, 'write failed');
+      this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'write failed');
       connection.waiter.failAll();
     }
     const outcome = await answer;
