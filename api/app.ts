@@ -8,6 +8,7 @@ import { createContext, type AppContext } from './context.js';
 import { MqttService, type MqttConnection } from './mqtt/mqtt-service.js';
 import { ControlDispatcher } from './control/dispatcher.js';
 import { openSmartKeyRoutes } from './routes/open-smart-key.js';
+import { onPaymentOutcome } from './sessions/service.js';
 import { Topics } from '../lib/mqtt-topics.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
@@ -86,6 +87,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(databasePlugin, { path: config.databasePath, busyTimeoutMs: config.databaseBusyTimeoutMs });
   const ctx = createContext(config, options.clock ?? systemClock, app.db, app.log.child({ component: 'api:forwarding' }));
   app.decorate('ctx', ctx);
+  // The provider reports outcomes; the session service decides what they change.
+  ctx.paymentProvider.onOutcome((payment) => onPaymentOutcome(ctx, payment));
   // Stopped before the database closes (onClose); a delivery cut short stays pending.
   app.addHook('preClose', async () => {
     await ctx.forwarding.stop();

@@ -2,15 +2,14 @@
 // PUT .../:id/finalize. Authentication runs first (onRequest), so a request
 // without a valid token is 401 whatever its body.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth } from '../auth/bearer.js';
-import type { AppContext } from '../context.js';
+import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { MISSING_IS_400 } from '../error-handler.js';
 import { ApiError } from '../errors.js';
 import { formatMinorUnits } from '../repositories/parkings.js';
 import { errorResponses } from '../schemas.js';
 import { finalizeResponseSchema } from '../sessions/schemas.js';
-import { createSession, finalizeSession } from '../sessions/service.js';
-import { sessionResponseBody } from '../sessions/view.js';
+import { createSession, finalizeSession, type SessionServiceDeps } from '../sessions/service.js';
+import { sessionResponseBody, type SessionViewDeps } from '../sessions/view.js';
 
 /** The body of a creation. Exported so that a test can add a field and see it
  * enforced. A parameter absent or null is a 400 missing_parameter, one of the
@@ -42,7 +41,10 @@ function requireUser(request: { user: { id: number } | null }): number {
   return request.user.id;
 }
 
-export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** The session service and view, and bearer authentication. */
+export type ParkingSessionRouteDeps = BearerDeps & SessionServiceDeps & SessionViewDeps;
+
+export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRouteDeps): void {
   const authenticate = bearerAuth(ctx);
 
   app.post<{ Body: CreateSessionBody }>(

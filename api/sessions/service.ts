@@ -9,12 +9,35 @@
 // amount (the minutes used); past the window the driver owes the difference
 // as a second payment, and finalize also gives an exit key for
 // EXIT_KEY_MINUTES so nobody is locked in.
-import type { AppContext } from '../context.js';
+import type { ApiConfig } from '../config.js';
+import type { Db } from '../db/open.js';
 import { ApiError } from '../errors.js';
-import type { PaymentRow } from '../repositories/payments.js';
-import type { SessionRow } from '../repositories/sessions.js';
+import type { PaymentProvider } from '../payments/provider.js';
+import type { BoxRepository } from '../repositories/boxes.js';
+import type { ParkingRepository } from '../repositories/parkings.js';
+import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
+import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
 import { usedAmount, windowAmount } from './pricing.js';
-import { mintSmartKey } from './smart-keys.js';
+import { mintSmartKey, type MintDeps } from './smart-keys.js';
+
+/** What the session service touches: its transaction, the parkings and
+ * boxes it reads, the sessions and payments it writes, the smart keys it
+ * mints, and the provider that creates payments. */
+export interface SessionServiceDeps extends MintDeps {
+  db: Db;
+  config: Pick<ApiConfig, 'exitKeyMinutes'>;
+  parkings: Pick<ParkingRepository, 'findById'>;
+  boxes: Pick<BoxRepository, 'listOfParking'>;
+  sessions: SessionRepository;
+  payments: Pick<PaymentRepository, 'listOfSession'>;
+  paymentProvider: Pick<PaymentProvider, 'createPayment'>;
+}
+
+/** What a payment outcome reads and changes. */
+export interface PaymentOutcomeDeps {
+  sessions: Pick<SessionRepository, 'findById' | 'setState'>;
+  payments: Pick<PaymentRepository, 'listOfSession'>;
+}
 
 const PARKING_ID_PATH = 'parking_session.secured_parking_id';
 
@@ -22,13 +45,13 @@ function refused(message: string): ApiError {
   return new ApiError('session_refused', undefined, [{ path: PARKING_ID_PATH, message }]);
 }
 
-function openSessionRefusal(ctx: AppContext, userId: number): ApiError {
+function openSessionRefusal(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): ApiError {
   const open = ctx.sessions.findOpenOfUser(userId);
   return refused(`the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`);
 }
 
 /** Creates an `entering` session with its smart key and payment, atomically. */
-export function createSession(ctx: AppContext, userId: number, parkingId: number): SessionRow {
+export function createSession(ctx: SessionServiceDeps, userId: number, parkingId: number): SessionRow {
   const parking = ctx.parkings.findById(parkingId);
   if (!parking) throw new ApiError('resource_not_found', undefined, [{ path: PARKING_ID_PATH, message: `no secured parking with id ${parkingId}` }]);
   const boxes = ctx.boxes.listOfParking(parking.id);
@@ -64,7 +87,7 @@ export function createSession(ctx: AppContext, userId: number, parkingId: number
   }).immediate(); // the write lock at BEGIN: another process waits instead of failing mid-way
 }
 
-function mustFind(ctx: AppContext, id: number): SessionRow {
+function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, id: number): SessionRow {
   const session = ctx.sessions.findById(id);
   if (!session) throw new Error(`session ${id} vanished`);
   return session;
@@ -86,7 +109,7 @@ export interface EndResult {
  * far do not cover; with `exitKey`, a key to leave by during EXIT_KEY_MINUTES
  * when the window has passed (finalize: the driver may still be inside).
  */
-export function endSession(ctx: AppContext, session: SessionRow, endMs: number, exitKey: boolean): EndResult {
+export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: number, exitKey: boolean): EndResult {
   const parking = ctx.parkings.findById(session.parking_id);
   if (!parking) throw new Error(`session ${session.id} lacks its parking`);
   const finalMinor = usedAmount(parking.price_per_hour_minor, endMs - session.start_time);
@@ -120,7 +143,7 @@ export function endSession(ctx: AppContext, session: SessionRow, endMs: number, 
 }
 
 /** PUT .../finalize: 404 for an unknown or another driver's session, 422 once ended. */
-export function finalizeSession(ctx: AppContext, userId: number, sessionId: number): EndResult {
+export function finalizeSession(ctx: SessionServiceDeps, userId: number, sessionId: number): EndResult {
   return ctx.db.transaction(() => {
     const session = ctx.sessions.findById(sessionId);
     if (!session || session.user_id !== userId) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${sessionId} of this driver` }]);
@@ -132,7 +155,7 @@ export function finalizeSession(ctx: AppContext, userId: number, sessionId: numb
 
 /** A payment's new state (inside its transaction): an ended session whose
  * payments are all paid is finished. */
-export function onPaymentOutcome(ctx: AppContext, payment: PaymentRow): void {
+export function onPaymentOutcome(ctx: PaymentOutcomeDeps, payment: PaymentRow): void {
   const session = ctx.sessions.findById(payment.session_id);
   if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id))) ctx.sessions.setState(session.id, 'finished');
 }
