@@ -10,6 +10,7 @@ import { errorResponses } from '../schemas.js';
 import { finalizeResponseSchema } from '../sessions/schemas.js';
 import { createSession, finalizeSession, type SessionServiceDeps } from '../sessions/service.js';
 import { sessionResponseBody, type SessionViewDeps } from '../sessions/view.js';
+import { withSessionErrors } from './session-errors.js';
 
 /** The body of a creation. Exported so that a test can add a field and see it
  * enforced. A parameter absent or null is a 400 missing_parameter, one of the
@@ -63,7 +64,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     },
     async (request, reply) => {
       const userId = requireUser(request);
-      const session = createSession(ctx, userId, request.body.parking_session.secured_parking_id);
+      const session = withSessionErrors(() => createSession(ctx, userId, request.body.parking_session.secured_parking_id));
       return reply.status(201).header('Location', '/api/car_driver/parking_sessions/current').send(sessionResponseBody(ctx, session));
     },
   );
@@ -102,7 +103,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
       const userId = requireUser(request);
       const raw = request.params.id;
       if (!/^[0-9]{1,15}$/.test(raw)) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${raw.slice(0, 40)} of this driver` }]);
-      const { session, extraMinor } = finalizeSession(ctx, userId, Number(raw));
+      const { session, extraMinor } = withSessionErrors(() => finalizeSession(ctx, userId, Number(raw)));
       return { ...sessionResponseBody(ctx, session), extra_amount: formatMinorUnits(extraMinor) };
     },
   );

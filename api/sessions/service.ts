@@ -11,12 +11,12 @@
 // EXIT_KEY_MINUTES so nobody is locked in.
 import type { ApiConfig } from '../config.js';
 import type { Db } from '../db/open.js';
-import { ApiError } from '../errors.js';
 import type { PaymentProvider } from '../payments/provider.js';
 import type { BoxRepository } from '../repositories/boxes.js';
 import type { ParkingRepository } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
 import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
+import { SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
 import { mintSmartKey, type MintDeps } from './smart-keys.js';
 
@@ -39,27 +39,22 @@ export interface PaymentOutcomeDeps {
   payments: Pick<PaymentRepository, 'listOfSession'>;
 }
 
-const PARKING_ID_PATH = 'parking_session.secured_parking_id';
-
-function refused(message: string): ApiError {
-  return new ApiError('session_refused', undefined, [{ path: PARKING_ID_PATH, message }]);
-}
-
-function openSessionRefusal(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): ApiError {
+function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): string {
   const open = ctx.sessions.findOpenOfUser(userId);
-  return refused(`the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`);
+  return `the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`;
 }
 
 /** Creates an `entering` session with its smart key and payment, atomically. */
 export function createSession(ctx: SessionServiceDeps, userId: number, parkingId: number): SessionRow {
   const parking = ctx.parkings.findById(parkingId);
-  if (!parking) throw new ApiError('resource_not_found', undefined, [{ path: PARKING_ID_PATH, message: `no secured parking with id ${parkingId}` }]);
+  if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
   const boxes = ctx.boxes.listOfParking(parking.id);
-  const details = [];
-  if (parking.is_active !== 1) details.push({ path: PARKING_ID_PATH, message: 'the secured parking is not active' });
-  if (boxes.length === 0) details.push({ path: PARKING_ID_PATH, message: 'the secured parking has no boxes yet' });
-  if (ctx.sessions.findOpenOfUser(userId)) details.push(openSessionRefusal(ctx, userId).details[0] ?? { path: PARKING_ID_PATH, message: 'open session' });
-  if (details.length > 0) throw new ApiError('session_refused', undefined, details);
+  const reasons: string[] = [];
+  if (parking.is_active !== 1) reasons.push('the secured parking is not active');
+  if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
+  if (ctx.sessions.findOpenOfUser(userId)) reasons.push(openSessionReason(ctx, userId));
+  const [first, ...rest] = reasons;
+  if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
   return ctx.db.transaction(() => {
     const now = ctx.clock.now();
@@ -69,7 +64,7 @@ export function createSession(ctx: SessionServiceDeps, userId: number, parkingId
     const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
     const id = ctx.sessions.insert({ userId, parkingId: parking.id, startTime, endTime, tries: parking.tries, amountMinor, currency: parking.currency }, now);
     // The unique index caught a concurrent creation (another process, say).
-    if (id === undefined) throw openSessionRefusal(ctx, userId);
+    if (id === undefined) throw new SessionError('refused', 'parking', [openSessionReason(ctx, userId)]);
     mintSmartKey(ctx, {
       userId,
       parking,
@@ -142,13 +137,14 @@ export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: 
   return { session: mustFind(ctx, session.id), extraMinor };
 }
 
-/** PUT .../finalize: 404 for an unknown or another driver's session, 422 once ended. */
+/** Ends the driver's session now (PUT .../finalize): not_found for an
+ * unknown or another driver's session, refused once it ended. */
 export function finalizeSession(ctx: SessionServiceDeps, userId: number, sessionId: number): EndResult {
   return ctx.db.transaction(() => {
     const session = ctx.sessions.findById(sessionId);
-    if (!session || session.user_id !== userId) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${sessionId} of this driver` }]);
-    if (session.state === 'finished') throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session is already finished' }]);
-    if (session.ended_at !== null) throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session was already finalized (or the driver exited); it finishes once paid' }]);
+    if (!session || session.user_id !== userId) throw new SessionError('not_found', 'session', [`no parking session ${sessionId} of this driver`]);
+    if (session.state === 'finished') throw new SessionError('refused', 'session', ['the parking session is already finished']);
+    if (session.ended_at !== null) throw new SessionError('refused', 'session', ['the parking session was already finalized (or the driver exited); it finishes once paid']);
     return endSession(ctx, session, ctx.clock.now(), true);
   }).immediate();
 }
