@@ -1,14 +1,16 @@
-// buildApp(options) returns the fastify app, routes registered, not
-// listening: the CLI listens, tests inject. The database opens (and migrates)
-// while the app loads and closes with it.
+// buildApp(options) returns the HTTP app, routes registered, not listening:
+// the CLI listens, tests inject. The database opens (and migrates) while the
+// app loads and closes with it. The MQTT side starts beside it, not inside
+// (startService / startMqtt, server.ts); until then the open route answers
+// 503 mqtt_unavailable.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { createContext, type AppContext } from './context.js';
-import { MqttService, type MqttConnection } from './mqtt/mqtt-service.js';
-import { ControlDispatcher } from './control/dispatcher.js';
+import type { ControlDispatcher } from './control/dispatcher.js';
+import type { MqttService } from './mqtt/mqtt-service.js';
 import { openSmartKeyRoutes } from './routes/open-smart-key.js';
-import { Topics } from '../lib/mqtt-topics.js';
+import { onPaymentOutcome } from './sessions/service.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
 import { apiFormats } from './formats.js';
@@ -31,9 +33,9 @@ declare module 'fastify' {
     /** What routes share (config, clock, repositories): for in-process
      * callers such as MQTT ingestion, and for tests. */
     ctx: AppContext;
-    /** The MQTT side (broker or client, ingestion), when buildApp was given `mqtt`. */
+    /** The MQTT side (broker or client, ingestion), once startMqtt (server.ts) started it. */
     mqtt?: MqttService;
-    /** Delivers queued control commands (REVOKE, SET_ISSUER), when buildApp was given `mqtt`. */
+    /** Delivers queued control commands (REVOKE, SET_ISSUER), once startMqtt (server.ts) started it. */
     control?: ControlDispatcher;
   }
 }
@@ -49,13 +51,6 @@ export interface BuildAppOptions {
   /** Start the forwarding worker (default true); tests drive it with
    * `app.ctx.forwarding.runOnce()` or start it on a fake clock. */
   startForwarding?: boolean;
-  /** Start the control-command dispatcher's poll (default true) when `mqtt`
-   * is given; tests on a fake clock that leaps months leave it off (each
-   * poll schedules the next one) unless they test it. */
-  startControl?: boolean;
-  /** MQTT: the embedded broker or an external one (ingestion of box
-   * responses, online keys). Absent: no MQTT (tests of the HTTP API). */
-  mqtt?: MqttConnection;
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
@@ -86,6 +81,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(databasePlugin, { path: config.databasePath, busyTimeoutMs: config.databaseBusyTimeoutMs });
   const ctx = createContext(config, options.clock ?? systemClock, app.db, app.log.child({ component: 'api:forwarding' }));
   app.decorate('ctx', ctx);
+  // The provider reports outcomes; the session service decides what they change.
+  ctx.paymentProvider.onOutcome((payment) => onPaymentOutcome(ctx, payment));
   // Stopped before the database closes (onClose); a delivery cut short stays pending.
   app.addHook('preClose', async () => {
     await ctx.forwarding.stop();
@@ -115,36 +112,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register((scope) => oauthRoutes(scope, ctx));
   await app.register((scope) => payRoutes(scope, ctx));
   boxLogRoutes(app, ctx);
-  let mqtt: MqttService | undefined;
-  openSmartKeyRoutes(app, ctx, () => mqtt);
-  if (options.mqtt !== undefined) {
-    mqtt = await MqttService.start({ ctx, topics: new Topics(config.mqttTopicPrefix), clock: ctx.clock, connection: options.mqtt, logger: app.log });
-    app.decorate('mqtt', mqtt);
-    const service = mqtt;
-    const control = new ControlDispatcher({
-      db: ctx.db,
-      clock: ctx.clock,
-      send: (moduleId, frame, timeoutMs) => service.sendCommand(moduleId, frame, {}, timeoutMs),
-      answerTimeoutMs: config.boxAnswerTimeoutMs,
-      pollMs: config.controlPollMs,
-      retry: { initialMs: 1_000, maxMs: config.controlRetryMaxMs, factor: 2, jitter: 0.2 },
-      logger: app.log,
-    });
-    app.decorate('control', control);
-    service.onAvailability((moduleId, online) => control.availability(moduleId, online));
-    service.ingestion.onResponse((response) => control.seen(response.moduleId));
-    if (options.startControl !== false) {
-      app.addHook('onReady', (done) => {
-        control.start();
-        done();
-      });
-    }
-    // Stopped before the database closes: no box log is half-written.
-    app.addHook('preClose', async () => {
-      control.stop();
-      await mqtt?.close();
-    });
-  }
+  // The MQTT side, once startMqtt (server.ts) has decorated the app with it.
+  openSmartKeyRoutes(app, ctx, () => app.mqtt);
   if (options.startForwarding !== false) {
     app.addHook('onReady', (done) => {
       ctx.forwarding.start();

@@ -1,7 +1,11 @@
-// What routes need, built once per app and passed in (no globals): the
-// configuration, the clock, repositories over the app's database, the
-// failed-login limiter, the bearer cache, the payment provider, the group
-// commit of box log requests, and the forwarding worker (started by buildApp).
+// The composition root: every service of an app, built once over its
+// database and passed in (no globals): the configuration, the clock,
+// repositories, the failed-login limiter, the bearer cache, the payment
+// provider, the group commit of box log requests, and the forwarding worker
+// (started by buildApp). No module takes the whole record: each declares the
+// few dependencies it uses (SessionServiceDeps, BearerDeps, ...), which this
+// record satisfies; buildApp wires the callbacks between them (a payment's
+// outcome to the session service), so this file imports no domain logic.
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
@@ -21,7 +25,6 @@ import { SessionRepository } from './repositories/sessions.js';
 import { SmartKeyRepository } from './repositories/smart-keys.js';
 import { TokenRepository } from './repositories/tokens.js';
 import { UserRepository } from './repositories/users.js';
-import { onPaymentOutcome } from './sessions/service.js';
 
 export interface AppContext {
   config: ApiConfig;
@@ -53,7 +56,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
   const outbox = new OutboxRepository(db);
-  const ctx: AppContext = {
+  return {
     config,
     clock,
     db,
@@ -76,8 +79,6 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
         const session = sessions.findById(sessionId);
         return (session && parkings.findById(session.parking_id)?.name) ?? 'Parking';
       },
-      // The provider reports outcomes; the session service decides what they change.
-      onOutcome: (payment) => onPaymentOutcome(ctx, payment),
     }),
     boxLogs: new BoxLogRepository(db),
     outbox,
@@ -92,5 +93,4 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
       clock,
     ),
   };
-  return ctx;
 }

@@ -4,9 +4,11 @@
 // process takes effect on the next request; see bearer-cache.ts for other
 // processes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AppContext } from '../context.js';
+import type { Clock } from '../../lib/clock.js';
 import { ApiError } from '../errors.js';
+import type { TokenRepository } from '../repositories/tokens.js';
 import type { PublicUser } from '../repositories/users.js';
+import type { BearerCache } from './bearer-cache.js';
 import { tokenHashText } from './secrets.js';
 
 declare module 'fastify' {
@@ -49,7 +51,14 @@ function invalid(description: string): ApiError {
   });
 }
 
-export function bearerAuth(ctx: AppContext) {
+/** What bearer authentication reads: the cache, else the token pairs; the clock for expiry. */
+export interface BearerDeps {
+  bearerCache: Pick<BearerCache, 'get' | 'set'>;
+  tokens: Pick<TokenRepository, 'findBearer'>;
+  clock: Clock;
+}
+
+export function bearerAuth(ctx: BearerDeps) {
   return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') {

@@ -1,11 +1,27 @@
 // OAuth 2.0 (RFC 6749) logic of the token and revocation endpoints, apart from
 // HTTP: client authentication, the password and refresh_token grants, token
 // issuance and revocation (RFC 7009).
-import type { AppContext } from '../context.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ApiConfig } from '../config.js';
 import { OAuthError } from '../errors.js';
-import type { ClientAppRow } from '../repositories/client-apps.js';
-import type { TokenPairRow } from '../repositories/tokens.js';
+import type { ClientAppRepository, ClientAppRow } from '../repositories/client-apps.js';
+import type { TokenPairRow, TokenRepository } from '../repositories/tokens.js';
+import type { UserRepository } from '../repositories/users.js';
+import type { LoginLimiter } from './login-limiter.js';
 import { newToken, tokenHash, verifyAgainstNothing, verifyClientSecret, verifySecret } from './secrets.js';
+
+/** What the OAuth logic touches: client apps and users to check, token
+ * pairs to issue and revoke, the failed-login limiter, token lifetimes. */
+export interface OAuthDeps {
+  config: Pick<ApiConfig, 'tokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'scryptLog2N'>;
+  clock: Clock;
+  clientApps: Pick<ClientAppRepository, 'findByClientAppId'>;
+  users: Pick<UserRepository, 'findByEmail'>;
+  tokens: TokenRepository;
+  loginLimiter: LoginLimiter;
+}
+
+type IssueDeps = Pick<OAuthDeps, 'config' | 'clock' | 'tokens'>;
 
 export interface TokenResponse {
   access_token: string;
@@ -26,7 +42,7 @@ export interface ClientCredentials {
 export const BASIC_CHALLENGE = 'Basic realm="parkbench", charset="UTF-8"';
 
 /** Checks the client's id and secret; throws invalid_client (401). */
-export async function authenticateClient(ctx: AppContext, credentials: ClientCredentials | undefined): Promise<ClientAppRow> {
+export async function authenticateClient(ctx: Pick<OAuthDeps, 'clientApps'>, credentials: ClientCredentials | undefined): Promise<ClientAppRow> {
   if (credentials === undefined) throw new OAuthError('invalid_client', 'Client authentication is required: client_app_id and client_secret, or HTTP Basic.');
   const client = ctx.clientApps.findByClientAppId(credentials.clientAppId);
   const ok = await verifyClientSecret(credentials.clientSecret, client?.client_secret_hash);
@@ -36,7 +52,7 @@ export async function authenticateClient(ctx: AppContext, credentials: ClientCre
   return client;
 }
 
-export function issueTokens(ctx: AppContext, userId: number, clientRowId: number, rotatedFrom?: TokenPairRow): TokenResponse {
+export function issueTokens(ctx: IssueDeps, userId: number, clientRowId: number, rotatedFrom?: TokenPairRow): TokenResponse {
   const now = ctx.clock.now();
   const access = newToken();
   const refresh = newToken();
@@ -65,7 +81,7 @@ export function issueTokens(ctx: AppContext, userId: number, clientRowId: number
 
 /** grant_type=password; failures count against the limiter (429 past it). */
 export async function passwordGrant(
-  ctx: AppContext,
+  ctx: OAuthDeps,
   credentials: ClientCredentials | undefined,
   username: string,
   password: string,
@@ -98,7 +114,7 @@ export async function passwordGrant(
  * whole family, every pair descended from it, as RFC 9700 4.14.2 asks: the
  * server cannot tell the thief from the client, so both lose the tokens and
  * the driver logs in again. */
-export function refreshGrant(ctx: AppContext, client: ClientAppRow, refreshToken: string): TokenResponse {
+export function refreshGrant(ctx: IssueDeps, client: ClientAppRow, refreshToken: string): TokenResponse {
   const pair = ctx.tokens.findByRefreshHash(tokenHash(refreshToken));
   const now = ctx.clock.now();
   const invalid = () => new OAuthError('invalid_grant', 'The refresh token is unknown, revoked, expired or was issued to another client.');
@@ -114,7 +130,7 @@ export function refreshGrant(ctx: AppContext, client: ClientAppRow, refreshToken
 
 /** RFC 7009: revokes the pair holding the token when it belongs to the
  * client; says nothing either way (the endpoint answers 200). */
-export function revokeToken(ctx: AppContext, client: ClientAppRow, token: string, hint: string | undefined): void {
+export function revokeToken(ctx: Pick<OAuthDeps, 'clock' | 'tokens'>, client: ClientAppRow, token: string, hint: string | undefined): void {
   const hash = tokenHash(token);
   const pair =
     hint === 'refresh_token'

@@ -10,7 +10,8 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { CommandContext, CommandMessage } from '../../lib/mqtt-messages.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
-import type { AppContext } from '../context.js';
+import type { ApiConfig } from '../config.js';
+import type { Db } from '../db/open.js';
 import { MqttAccountRepository } from './accounts.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 import { IngestBatcher } from './ingest-batcher.js';
@@ -20,8 +21,15 @@ export type MqttConnection =
   | { readonly mode: 'embedded'; readonly host: string; readonly port: number }
   | { readonly mode: 'external'; readonly url: string; readonly username?: string; readonly password?: string; readonly sharedGroup?: string };
 
+/** What ingestion needs (declared by response-ingester.ts), the MQTT
+ * accounts' database, and the packet size bound. */
+export type MqttServiceDeps = ConstructorParameters<typeof ResponseIngestion>[0] & {
+  db: Db;
+  config: Pick<ApiConfig, 'mqttMaxPacketBytes'>;
+};
+
 export interface MqttServiceOptions {
-  readonly ctx: AppContext;
+  readonly ctx: MqttServiceDeps;
   readonly topics: Topics;
   readonly clock: Clock;
   readonly connection: MqttConnection;

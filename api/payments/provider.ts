@@ -27,6 +27,10 @@ export interface PaymentProvider {
   page(token: string, returnUrl: unknown): PageResult;
   /** The provider's callback; for the sandbox its own form's POST. */
   callback(token: string, form: Readonly<Record<string, unknown>>): PageResult;
+  /** Calls `listener` with each payment whose state the provider changed.
+   * The provider reports outcomes; the composition root (buildApp) wires
+   * the session service, which decides what they change. */
+  onOutcome(listener: PaymentOutcomeListener): void;
 }
 
 /** Called inside the transaction that records a payment's new state. */

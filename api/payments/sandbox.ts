@@ -23,7 +23,6 @@ export interface SandboxOptions {
   returnSchemes: readonly string[];
   /** The parking's name shown on the page. */
   parkingNameOf: (sessionId: number) => string;
-  onOutcome: PaymentOutcomeListener;
 }
 
 type Expiry = { ok: true; expired: boolean } | { ok: false };
@@ -45,8 +44,13 @@ function field(form: Readonly<Record<string, unknown>>, name: string): string {
 
 export class SandboxProvider implements PaymentProvider {
   readonly name = 'sandbox';
+  readonly #outcomeListeners = new Set<PaymentOutcomeListener>();
 
   constructor(private readonly options: SandboxOptions) {}
+
+  onOutcome(listener: PaymentOutcomeListener): void {
+    this.#outcomeListeners.add(listener);
+  }
 
   createPayment(request: PaymentRequest): PaymentRow {
     const now = this.options.clock.now();
@@ -94,7 +98,7 @@ export class SandboxProvider implements PaymentProvider {
       this.options.payments.setState(payment.id, state, this.options.clock.now());
       const row = this.options.payments.findById(payment.id);
       if (!row) throw new Error(`payment ${payment.id} vanished`);
-      this.options.onOutcome(row);
+      for (const listener of this.#outcomeListeners) listener(row);
       return row;
     }).immediate();
     // A concurrent Pay may have won: show what is stored.

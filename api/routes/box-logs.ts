@@ -4,10 +4,11 @@
 // BODY_LIMIT_BYTES; a batch is all or nothing; 201 with
 // {"box_logs": [{"id", "verified", "duplicate"}]} in request order.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth } from '../auth/bearer.js';
+import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { ingestBoxLogs } from '../box-logs/ingest.js';
 import { boxLogEntries, boxLogsBodySchema, type BoxLogsBody } from '../box-logs/validate.js';
-import type { AppContext } from '../context.js';
+import type { ApiConfig } from '../config.js';
+import type { GroupCommit } from '../db/group-commit.js';
 import { ApiError } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 
@@ -38,7 +39,14 @@ const resultSchema = {
   },
 } as const;
 
-export function boxLogRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** Bearer authentication, the batch bound, the group commit, and whatever
+ * ingestion needs (declared by api/box-logs/ingest.ts). */
+export type BoxLogRouteDeps = BearerDeps & {
+  config: Pick<ApiConfig, 'boxLogsMaxBatch'>;
+  groupCommit: Pick<GroupCommit, 'run'>;
+} & Parameters<typeof ingestBoxLogs>[0];
+
+export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
   app.post<{ Body: BoxLogsBody }>(
     '/api/box_logs',
     {

@@ -1,9 +1,14 @@
 // GET /health: 200 once the database is open and migrated (the app is not
 // ready before that, so answering at all means both happened).
 import type { FastifyInstance } from 'fastify';
-import type { AppContext } from '../context.js';
+import type { Db } from '../db/open.js';
 
-export function healthRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** Health reads the database only. */
+export interface HealthRouteDeps {
+  db: Db;
+}
+
+export function healthRoutes(app: FastifyInstance, ctx: HealthRouteDeps): void {
   const migrations = ctx.db.prepare<[], { count: number }>('SELECT count(*) AS count FROM migrations');
   app.get(
     '/health',

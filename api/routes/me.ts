@@ -1,11 +1,10 @@
 // GET /api/car_driver/me: the authenticated driver. Not in the spec: added so
 // an app can check its token and show the account.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth } from '../auth/bearer.js';
-import type { AppContext } from '../context.js';
+import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { errorResponses } from '../schemas.js';
 
-export function meRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function meRoutes(app: FastifyInstance, ctx: BearerDeps): void {
   app.get(
     '/api/car_driver/me',
     {

@@ -4,8 +4,8 @@
 // encapsulated scope with the form parser and their own error handler.
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticateClient, BASIC_CHALLENGE, passwordGrant, refreshGrant, revokeToken, type ClientCredentials } from '../auth/oauth.js';
-import type { AppContext } from '../context.js';
+import { authenticateClient, BASIC_CHALLENGE, passwordGrant, refreshGrant, revokeToken, type ClientCredentials, type OAuthDeps } from '../auth/oauth.js';
+import type { ApiConfig } from '../config.js';
 import { OAuthError } from '../errors.js';
 import { oauthErrorHandler } from '../error-handler.js';
 
@@ -103,7 +103,10 @@ function required(value: string | undefined, name: string): string {
   return value;
 }
 
-export async function oauthRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+/** The OAuth logic's dependencies, and the body limit of form bodies. */
+export type OAuthRouteDeps = OAuthDeps & { config: Pick<ApiConfig, 'bodyLimitBytes'> };
+
+export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Promise<void> {
   await app.register(formbody, { bodyLimit: ctx.config.bodyLimitBytes });
   app.setErrorHandler(oauthErrorHandler);
   // Token responses must never be cached (RFC 6749 5.1).

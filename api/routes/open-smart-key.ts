@@ -8,10 +8,12 @@
 // be believed.
 import type { FastifyInstance } from 'fastify';
 import { isProtocolError, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
-import { bearerAuth } from '../auth/bearer.js';
-import type { AppContext } from '../context.js';
+import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
+import type { ApiConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { MqttService } from '../mqtt/mqtt-service.js';
+import type { ParkingRepository } from '../repositories/parkings.js';
+import type { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { errorResponses } from '../schemas.js';
 
 interface OpenBody {
@@ -32,7 +34,14 @@ const openResponseSchema = {
   },
 } as const;
 
-export function openSmartKeyRoutes(app: FastifyInstance, ctx: AppContext, mqtt: () => MqttService | undefined): void {
+/** The key and its parking to check, the answer timeout, and bearer authentication. */
+export interface OpenSmartKeyRouteDeps extends BearerDeps {
+  config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
+  smartKeys: Pick<SmartKeyRepository, 'findById'>;
+  parkings: Pick<ParkingRepository, 'findById'>;
+}
+
+export function openSmartKeyRoutes(app: FastifyInstance, ctx: OpenSmartKeyRouteDeps, mqtt: () => MqttService | undefined): void {
   app.post<{ Params: { id: string }; Body: OpenBody }>(
     '/api/car_driver/smart_keys/:id/open',
     {

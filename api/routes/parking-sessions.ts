@@ -2,15 +2,15 @@
 // PUT .../:id/finalize. Authentication runs first (onRequest), so a request
 // without a valid token is 401 whatever its body.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth } from '../auth/bearer.js';
-import type { AppContext } from '../context.js';
+import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { MISSING_IS_400 } from '../error-handler.js';
 import { ApiError } from '../errors.js';
 import { formatMinorUnits } from '../repositories/parkings.js';
 import { errorResponses } from '../schemas.js';
 import { finalizeResponseSchema } from '../sessions/schemas.js';
-import { createSession, finalizeSession } from '../sessions/service.js';
-import { sessionResponseBody } from '../sessions/view.js';
+import { createSession, finalizeSession, type SessionServiceDeps } from '../sessions/service.js';
+import { sessionResponseBody, type SessionViewDeps } from '../sessions/view.js';
+import { withSessionErrors } from './session-errors.js';
 
 /** The body of a creation. Exported so that a test can add a field and see it
  * enforced. A parameter absent or null is a 400 missing_parameter, one of the
@@ -42,7 +42,10 @@ function requireUser(request: { user: { id: number } | null }): number {
   return request.user.id;
 }
 
-export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** The session service and view, and bearer authentication. */
+export type ParkingSessionRouteDeps = BearerDeps & SessionServiceDeps & SessionViewDeps;
+
+export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRouteDeps): void {
   const authenticate = bearerAuth(ctx);
 
   app.post<{ Body: CreateSessionBody }>(
@@ -61,7 +64,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): voi
     },
     async (request, reply) => {
       const userId = requireUser(request);
-      const session = createSession(ctx, userId, request.body.parking_session.secured_parking_id);
+      const session = withSessionErrors(() => createSession(ctx, userId, request.body.parking_session.secured_parking_id));
       return reply.status(201).header('Location', '/api/car_driver/parking_sessions/current').send(sessionResponseBody(ctx, session));
     },
   );
@@ -100,7 +103,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: AppContext): voi
       const userId = requireUser(request);
       const raw = request.params.id;
       if (!/^[0-9]{1,15}$/.test(raw)) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${raw.slice(0, 40)} of this driver` }]);
-      const { session, extraMinor } = finalizeSession(ctx, userId, Number(raw));
+      const { session, extraMinor } = withSessionErrors(() => finalizeSession(ctx, userId, Number(raw)));
       return { ...sessionResponseBody(ctx, session), extra_amount: formatMinorUnits(extraMinor) };
     },
   );

@@ -4,9 +4,8 @@
 // a page, never a JSON error or a 500.
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import type { AppContext } from '../context.js';
 import { renderPage } from '../payments/page.js';
-import type { PageResult } from '../payments/provider.js';
+import type { PageResult, PaymentProvider } from '../payments/provider.js';
 import { isDatabaseBusy } from '../db/busy.js';
 import { BUSY_RETRY_AFTER_SECONDS } from '../error-handler.js';
 import { ApiError } from '../errors.js';
@@ -47,7 +46,12 @@ function isFields(body: unknown): body is Record<string, unknown> {
 
 const tokenParams = { type: 'object', properties: { token: { type: 'string' } } } as const;
 
-export async function payRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+/** The provider serves the pay page and takes its callback. */
+export interface PayRouteDeps {
+  paymentProvider: Pick<PaymentProvider, 'page' | 'callback'>;
+}
+
+export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promise<void> {
   await app.register(formbody, { bodyLimit: 16_384 });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (isDatabaseBusy(error)) {

@@ -3,9 +3,11 @@
 // so an unknown client learns nothing (not even whether an email is taken).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashSecret, verifyClientSecret } from '../auth/secrets.js';
-import type { AppContext } from '../context.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ApiConfig } from '../config.js';
+import type { ClientAppRepository } from '../repositories/client-apps.js';
 import { ApiError, type ErrorDetail } from '../errors.js';
-import { publicUser } from '../repositories/users.js';
+import { publicUser, type UserRepository } from '../repositories/users.js';
 import {
   EMAIL_MAX_LENGTH,
   EMAIL_PATTERN,
@@ -63,7 +65,15 @@ function clientCredentialsOf(body: unknown): { id: string; secret: string } | un
   return { id, secret };
 }
 
-export function registerDriverRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** The client app to check, the users to add, the hashing cost, created_at. */
+export interface RegisterDriverRouteDeps {
+  config: Pick<ApiConfig, 'scryptLog2N'>;
+  clock: Clock;
+  clientApps: Pick<ClientAppRepository, 'findByClientAppId'>;
+  users: Pick<UserRepository, 'findByEmail' | 'insert' | 'findById'>;
+}
+
+export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRouteDeps): void {
   async function checkClient(request: FastifyRequest): Promise<void> {
     const credentials = clientCredentialsOf(request.body);
     if (!credentials) throw new ApiError('invalid_client', 'client_app_id and client_secret are required.');

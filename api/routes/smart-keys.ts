@@ -1,14 +1,20 @@
 // GET /api/car_driver/smart_keys (spec 4.5): the driver's keys in the 2.6
 // structure, oldest first; never another driver's.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth } from '../auth/bearer.js';
-import type { AppContext } from '../context.js';
+import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { ApiError } from '../errors.js';
-import type { ParkingRow } from '../repositories/parkings.js';
+import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
+import type { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { errorResponses } from '../schemas.js';
-import { smartKeyBody } from '../sessions/view.js';
+import { smartKeyBody, type SmartKeyViewDeps } from '../sessions/view.js';
 
-export function smartKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
+/** The driver's keys, their parkings and boxes, and bearer authentication. */
+export interface SmartKeyRouteDeps extends BearerDeps, SmartKeyViewDeps {
+  smartKeys: Pick<SmartKeyRepository, 'listOfUser'>;
+  parkings: Pick<ParkingRepository, 'findById'>;
+}
+
+export function smartKeyRoutes(app: FastifyInstance, ctx: SmartKeyRouteDeps): void {
   app.get(
     '/api/car_driver/smart_keys',
     {

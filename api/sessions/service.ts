@@ -9,34 +9,52 @@
 // amount (the minutes used); past the window the driver owes the difference
 // as a second payment, and finalize also gives an exit key for
 // EXIT_KEY_MINUTES so nobody is locked in.
-import type { AppContext } from '../context.js';
-import { ApiError } from '../errors.js';
-import type { PaymentRow } from '../repositories/payments.js';
-import type { SessionRow } from '../repositories/sessions.js';
+import type { ApiConfig } from '../config.js';
+import type { Db } from '../db/open.js';
+import type { PaymentProvider } from '../payments/provider.js';
+import type { BoxRepository } from '../repositories/boxes.js';
+import type { ParkingRepository } from '../repositories/parkings.js';
+import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
+import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
+import { SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
-import { mintSmartKey } from './smart-keys.js';
+import { mintSmartKey, type MintDeps } from './smart-keys.js';
 
-const PARKING_ID_PATH = 'parking_session.secured_parking_id';
-
-function refused(message: string): ApiError {
-  return new ApiError('session_refused', undefined, [{ path: PARKING_ID_PATH, message }]);
+/** What the session service touches: its transaction, the parkings and
+ * boxes it reads, the sessions and payments it writes, the smart keys it
+ * mints, and the provider that creates payments. */
+export interface SessionServiceDeps extends MintDeps {
+  db: Db;
+  config: Pick<ApiConfig, 'exitKeyMinutes'>;
+  parkings: Pick<ParkingRepository, 'findById'>;
+  boxes: Pick<BoxRepository, 'listOfParking'>;
+  sessions: SessionRepository;
+  payments: Pick<PaymentRepository, 'listOfSession'>;
+  paymentProvider: Pick<PaymentProvider, 'createPayment'>;
 }
 
-function openSessionRefusal(ctx: AppContext, userId: number): ApiError {
+/** What a payment outcome reads and changes. */
+export interface PaymentOutcomeDeps {
+  sessions: Pick<SessionRepository, 'findById' | 'setState'>;
+  payments: Pick<PaymentRepository, 'listOfSession'>;
+}
+
+function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): string {
   const open = ctx.sessions.findOpenOfUser(userId);
-  return refused(`the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`);
+  return `the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`;
 }
 
 /** Creates an `entering` session with its smart key and payment, atomically. */
-export function createSession(ctx: AppContext, userId: number, parkingId: number): SessionRow {
+export function createSession(ctx: SessionServiceDeps, userId: number, parkingId: number): SessionRow {
   const parking = ctx.parkings.findById(parkingId);
-  if (!parking) throw new ApiError('resource_not_found', undefined, [{ path: PARKING_ID_PATH, message: `no secured parking with id ${parkingId}` }]);
+  if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
   const boxes = ctx.boxes.listOfParking(parking.id);
-  const details = [];
-  if (parking.is_active !== 1) details.push({ path: PARKING_ID_PATH, message: 'the secured parking is not active' });
-  if (boxes.length === 0) details.push({ path: PARKING_ID_PATH, message: 'the secured parking has no boxes yet' });
-  if (ctx.sessions.findOpenOfUser(userId)) details.push(openSessionRefusal(ctx, userId).details[0] ?? { path: PARKING_ID_PATH, message: 'open session' });
-  if (details.length > 0) throw new ApiError('session_refused', undefined, details);
+  const reasons: string[] = [];
+  if (parking.is_active !== 1) reasons.push('the secured parking is not active');
+  if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
+  if (ctx.sessions.findOpenOfUser(userId)) reasons.push(openSessionReason(ctx, userId));
+  const [first, ...rest] = reasons;
+  if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
   return ctx.db.transaction(() => {
     const now = ctx.clock.now();
@@ -46,7 +64,7 @@ export function createSession(ctx: AppContext, userId: number, parkingId: number
     const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
     const id = ctx.sessions.insert({ userId, parkingId: parking.id, startTime, endTime, tries: parking.tries, amountMinor, currency: parking.currency }, now);
     // The unique index caught a concurrent creation (another process, say).
-    if (id === undefined) throw openSessionRefusal(ctx, userId);
+    if (id === undefined) throw new SessionError('refused', 'parking', [openSessionReason(ctx, userId)]);
     mintSmartKey(ctx, {
       userId,
       parking,
@@ -64,7 +82,7 @@ export function createSession(ctx: AppContext, userId: number, parkingId: number
   }).immediate(); // the write lock at BEGIN: another process waits instead of failing mid-way
 }
 
-function mustFind(ctx: AppContext, id: number): SessionRow {
+function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, id: number): SessionRow {
   const session = ctx.sessions.findById(id);
   if (!session) throw new Error(`session ${id} vanished`);
   return session;
@@ -86,7 +104,7 @@ export interface EndResult {
  * far do not cover; with `exitKey`, a key to leave by during EXIT_KEY_MINUTES
  * when the window has passed (finalize: the driver may still be inside).
  */
-export function endSession(ctx: AppContext, session: SessionRow, endMs: number, exitKey: boolean): EndResult {
+export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: number, exitKey: boolean): EndResult {
   const parking = ctx.parkings.findById(session.parking_id);
   if (!parking) throw new Error(`session ${session.id} lacks its parking`);
   const finalMinor = usedAmount(parking.price_per_hour_minor, endMs - session.start_time);
@@ -119,20 +137,21 @@ export function endSession(ctx: AppContext, session: SessionRow, endMs: number, 
   return { session: mustFind(ctx, session.id), extraMinor };
 }
 
-/** PUT .../finalize: 404 for an unknown or another driver's session, 422 once ended. */
-export function finalizeSession(ctx: AppContext, userId: number, sessionId: number): EndResult {
+/** Ends the driver's session now (PUT .../finalize): not_found for an
+ * unknown or another driver's session, refused once it ended. */
+export function finalizeSession(ctx: SessionServiceDeps, userId: number, sessionId: number): EndResult {
   return ctx.db.transaction(() => {
     const session = ctx.sessions.findById(sessionId);
-    if (!session || session.user_id !== userId) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${sessionId} of this driver` }]);
-    if (session.state === 'finished') throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session is already finished' }]);
-    if (session.ended_at !== null) throw new ApiError('session_finished', undefined, [{ path: 'id', message: 'the parking session was already finalized (or the driver exited); it finishes once paid' }]);
+    if (!session || session.user_id !== userId) throw new SessionError('not_found', 'session', [`no parking session ${sessionId} of this driver`]);
+    if (session.state === 'finished') throw new SessionError('refused', 'session', ['the parking session is already finished']);
+    if (session.ended_at !== null) throw new SessionError('refused', 'session', ['the parking session was already finalized (or the driver exited); it finishes once paid']);
     return endSession(ctx, session, ctx.clock.now(), true);
   }).immediate();
 }
 
 /** A payment's new state (inside its transaction): an ended session whose
  * payments are all paid is finished. */
-export function onPaymentOutcome(ctx: AppContext, payment: PaymentRow): void {
+export function onPaymentOutcome(ctx: PaymentOutcomeDeps, payment: PaymentRow): void {
   const session = ctx.sessions.findById(payment.session_id);
   if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id))) ctx.sessions.setState(session.id, 'finished');
 }

@@ -5,11 +5,17 @@
 // parking's issuer private key (and remember which public key signed it); a
 // sealed parking's an ACCESS sealed under K_park.
 import { FrameKind, sealCommand, signAccessCommand, type AccessBody } from '../../firmware-protocol/index.js';
-import type { AppContext } from '../context.js';
+import type { Clock } from '../../lib/clock.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
-import type { KeyPurpose } from '../repositories/smart-keys.js';
+import type { KeyPurpose, SmartKeyRepository } from '../repositories/smart-keys.js';
 import { unixSeconds } from './time.js';
+
+/** What minting touches: the smart keys, and the clock for created_at. */
+export interface MintDeps {
+  smartKeys: Pick<SmartKeyRepository, 'insert' | 'setCommand'>;
+  clock: Clock;
+}
 
 export interface KeyRequest {
   userId: number;
@@ -27,7 +33,7 @@ export interface KeyRequest {
 
 /** Stores a key and its access command; call inside the caller's transaction
  * (the row is inserted first because the command carries its id). */
-export function mintSmartKey(ctx: AppContext, request: KeyRequest): number {
+export function mintSmartKey(ctx: MintDeps, request: KeyRequest): number {
   const moduleIds = request.boxes.map((box) => box.module_id);
   const id = ctx.smartKeys.insert(
     {

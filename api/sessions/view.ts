@@ -1,10 +1,11 @@
 // The JSON the routes answer: a smart key as spec 2.6, a parking session as
 // spec 2.5 plus payment_state, and the session body of spec 4.4.
-import type { AppContext } from '../context.js';
-import { formatMinorUnits, type ParkingRow } from '../repositories/parkings.js';
-import { sessionPaymentState, type PaymentRow, type PaymentState } from '../repositories/payments.js';
+import type { PaymentProvider } from '../payments/provider.js';
+import type { BoxRepository } from '../repositories/boxes.js';
+import { formatMinorUnits, type ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
+import { sessionPaymentState, type PaymentRepository, type PaymentRow, type PaymentState } from '../repositories/payments.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
-import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
 import { isoTime } from './time.js';
 
 export interface SmartKeyBody {
@@ -42,7 +43,12 @@ export interface SessionResponseBody {
   smart_key: SmartKeyBody;
 }
 
-export function smartKeyBody(ctx: AppContext, key: SmartKeyRow, parking: ParkingRow): SmartKeyBody {
+/** A smart key's body reads its boxes' MAC addresses. */
+export interface SmartKeyViewDeps {
+  boxes: Pick<BoxRepository, 'findByModuleId'>;
+}
+
+export function smartKeyBody(ctx: SmartKeyViewDeps, key: SmartKeyRow, parking: ParkingRow): SmartKeyBody {
   const moduleIds = JSON.parse(key.module_ids) as number[];
   return {
     id: key.id,
@@ -80,8 +86,16 @@ function currentPayment(payments: readonly PaymentRow[]): PaymentRow | undefined
   return payments.filter((payment) => payment.state !== 'paid').at(-1) ?? payments.at(-1);
 }
 
+/** A session's response reads its parking, latest key, payments and their pay URLs. */
+export interface SessionViewDeps extends SmartKeyViewDeps {
+  parkings: Pick<ParkingRepository, 'findById'>;
+  smartKeys: Pick<SmartKeyRepository, 'latestOf'>;
+  payments: Pick<PaymentRepository, 'listOfSession'>;
+  paymentProvider: Pick<PaymentProvider, 'payUrl'>;
+}
+
 /** Spec 4.4's body for a session: its amount, pay_url, latest smart key. */
-export function sessionResponseBody(ctx: AppContext, session: SessionRow): SessionResponseBody {
+export function sessionResponseBody(ctx: SessionViewDeps, session: SessionRow): SessionResponseBody {
   const parking = ctx.parkings.findById(session.parking_id);
   const key = ctx.smartKeys.latestOf(session.id);
   const payments = ctx.payments.listOfSession(session.id);

@@ -4,7 +4,7 @@
 // flight finish, closes the database and exits 0.
 import type { Command } from 'commander';
 import type { FastifyServerOptions } from 'fastify';
-import { buildApp } from '../../api/app.js';
+import { startService } from '../../api/server.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, type ConfigVariable } from '../../api/config.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
@@ -68,7 +68,7 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
   const stopping = onShutdownSignal();
   let app;
   try {
-    app = await buildApp({ config, logger: loggerOptions(config), version, mqtt: mqttConnectionOf(config) });
+    app = await startService({ config, logger: loggerOptions(config), version, mqtt: mqttConnectionOf(config) });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await app?.close();

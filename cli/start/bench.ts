@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { buildApp } from '../../api/app.js';
+import { startService } from '../../api/server.js';
 import type { ApiConfig } from '../../api/config.js';
 import { provisionBox } from '../../api/boxes/provisioning.js';
 import { ensureDemo, type DemoData } from '../../api/demo/ensure.js';
@@ -61,7 +61,7 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     await app?.close();
   };
   try {
-    app = await buildApp({ config, logger: options.apiLogger, version: options.version, mqtt: { mode: 'embedded', host: config.host, port: config.mqttPort } });
+    app = await startService({ config, logger: options.apiLogger, version: options.version, mqtt: { mode: 'embedded', host: config.host, port: config.mqttPort } });
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {

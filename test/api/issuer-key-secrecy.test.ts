@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import test from 'ava';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import mqtt from 'mqtt';
-import { buildApp } from '../../api/app.js';
 import { hashIssuedSecret } from '../../api/auth/secrets.js';
+import { startService } from '../../api/server.js';
 import { configWith } from '../../api/config.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
@@ -44,7 +44,7 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
   const databasePath = join(dir, 'signed.sqlite');
   const clock = new FakeClock(Date.now());
   const config = configWith({ databasePath, scryptLog2N: TEST_SCRYPT_LOG2_N });
-  const app = await buildApp({ config, clock, logger: { level: 'trace', stream }, mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
+  const app = await startService({ config, clock, logger: { level: 'trace', stream }, mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
   t.teardown(() => app.close());
   await app.ready();
   const brokerUrl = app.mqtt?.url ?? '';

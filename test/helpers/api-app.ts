@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../api/app.js';
+import { startService } from '../../api/server.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, type ApiConfig } from '../../api/config.js';
@@ -40,7 +40,7 @@ export async function testApp(
   const clock = options.clock ?? new FakeClock();
   // The forwarding worker is driven by each test (runOnce), unless asked.
   // So is the control-command dispatcher (test/control/ starts it).
-  const app = await buildApp({ config, clock, startForwarding: options.startForwarding ?? false, startControl: options.startControl ?? false, ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }) });
+  const app = await startService({ config, clock, startForwarding: options.startForwarding ?? false, startControl: options.startControl ?? false, ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }) });
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
