@@ -9,9 +9,20 @@ import { notFound } from '../domain-error.js';
 import { parkingView, type ParkingView } from '../parkings/view.js';
 import { formatMinorUnits, ParkingRepository } from '../repositories/parkings.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
-import { Status, statusName, type StatusName } from '../../firmware-protocol/index.js';
+import { barrierName, isProtocolError, parseResponse, Status, statusName, type StatusName } from '../../firmware-protocol/index.js';
 
-export type OperatorBox = BoxStatus & { mac_address: string };
+/** What the newest verified response of a box said (docs/protocol.md, Response frame). */
+export interface LastResponse {
+  box_log_id: number;
+  status: StatusName | null;
+  /** The barrier then, lowercase: closed, opening, open, closing, fault. */
+  barrier: string | null;
+  /** How that response reached the service: http (a phone's upload) or mqtt (the box, through a gateway or its own link). */
+  via: 'http' | 'mqtt';
+  received_at: string;
+}
+
+export type OperatorBox = BoxStatus & { mac_address: string; last_response: LastResponse | null };
 
 export type OperatorParking = Omit<ParkingView, 'boxes'> & { boxes: OperatorBox[] };
 
@@ -23,9 +34,32 @@ export function operatorParkings(db: Db): OperatorParking[] {
   return ids.map(({ id }) => {
     const view = parkingView(db, id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
-    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({ ...status, mac_address: macs.get(status.module_id) ?? '' }));
+    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({ ...status, mac_address: macs.get(status.module_id) ?? '', last_response: lastResponseOf(db, status.module_id) }));
     return { ...view, boxes };
   });
+}
+
+/** The newest verified response of a box: one read of the unique index on
+ * verified (equipment_id, box_seq), the box's own order. boxStatuses keeps
+ * its battery and clock; the barrier and the route are only in the frame. */
+function lastResponseOf(db: Db, moduleId: number): LastResponse | null {
+  const row = db
+    .prepare<[number], { id: number; response: string | null; source: 'http' | 'mqtt'; received_at: number }>(
+      'SELECT id, response, source, received_at FROM box_logs WHERE equipment_id = ? AND verified = 1 ORDER BY box_seq DESC LIMIT 1',
+    )
+    .get(moduleId);
+  if (row === undefined) return null;
+  let status: StatusName | null = null;
+  let barrier: string | null = null;
+  try {
+    const frame = parseResponse(Buffer.from(row.response ?? '', 'base64'));
+    status = statusName(frame.status) ?? null;
+    barrier = barrierName(frame.barrier)?.toLowerCase() ?? null;
+  } catch (error) {
+    // Verified responses parsed once already; a frame that no longer does says nothing.
+    if (!isProtocolError(error)) throw error;
+  }
+  return { box_log_id: row.id, status, barrier, via: row.source, received_at: new Date(row.received_at).toISOString() };
 }
 
 export interface OperatorSession {

@@ -5,8 +5,9 @@
 import test, { type ExecutionContext } from 'ava';
 import type { LightMyRequestResponse } from 'fastify';
 import { addOperator, removeOperator } from '../../api/operators/accounts.js';
-import { Status } from '../../firmware-protocol/index.js';
-import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
+import { Barrier, ResponseOffset, Status } from '../../firmware-protocol/index.js';
+import { errorBody, loggedIn, me, testApp, type TestApp } from '../helpers/api-app.js';
+import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking, type SeededParking } from '../helpers/parking.js';
 
 function operator(app: TestApp, name = 'bench'): string {
@@ -105,9 +106,28 @@ test('GET /api/operator/parkings: each parking, its boxes and their last known s
   const parkings = response.json<{ id: number; access_mode: string; boxes: Record<string, unknown>[] }[]>();
   t.deepEqual(parkings.map((parking) => [parking.id, parking.access_mode, parking.boxes.length]), [[sealed.id, 'sealed', 2], [signed.id, 'signed', 1]]);
   t.like(parkings[0]?.boxes[0], { module_id: sealed.entrance.moduleId, direction: 'entrance', mac_address: sealed.entrance.macAddress, last_seen_at: null, battery_mv: null, box_time_drift_seconds: null, last_box_seq: null, pending_control_commands: [] });
+  t.is(parkings[0]?.boxes[0]?.last_response, null);
   for (const secret of ['parking_key', 'issuer_private_key', 'box_key', 'mqtt_password_hash', 'forwarding_secret']) t.false(response.body.includes(secret), secret);
   t.false(response.body.includes(sealed.parkingKey?.toString('hex') ?? 'none'));
   t.false(response.body.includes(sealed.entrance.boxKey.toString('hex')));
+});
+
+test('GET /api/operator/parkings: a box\'s last verified response gives battery, seen, drift, sequence, barrier and via', async (t) => {
+  const app = await testApp(t);
+  const token = operator(app);
+  const parking = seedParking(app);
+  const driver = await loggedIn(app);
+  const userId = (await me(app, bearer(driver.access_token))).json<{ id: number }>().id;
+  const response = boxAnswer(parking.exit, null, { barrier: Barrier.OPEN, batteryMv: 3456 });
+  const posted = await postBoxLogs(app, driver.access_token, { box_logs: [boxLog({ foUserId: userId, smartKeyId: null, box: parking.exit, parkingId: parking.id, command: null, response })] });
+  t.is(posted.statusCode, 201, posted.body);
+  const logId = posted.json<{ box_logs: { id: number; verified: boolean }[] }>().box_logs[0];
+  t.true(logId?.verified);
+  const parkings = (await get(app, '/api/operator/parkings', bearer(token))).json<{ boxes: Record<string, unknown>[] }[]>();
+  const exit = parkings[0]?.boxes.find((box) => box.module_id === parking.exit.moduleId);
+  t.like(exit, { battery_mv: 3456, last_box_seq: response.readUInt32BE(ResponseOffset.boxSeq), last_response: { box_log_id: logId?.id, status: 'OK', barrier: 'open', via: 'http' } });
+  t.is(typeof exit?.last_seen_at, 'string');
+  t.is(typeof exit?.box_time_drift_seconds, 'number');
 });
 
 test('GET /api/operator/sessions: newest first, filtered by state and parking; bad filters 422/404 naming the field', async (t) => {

@@ -29,7 +29,7 @@ export const pendingControlSchema = {
 export const operatorBoxSchema = {
   type: 'object',
   additionalProperties: true,
-  required: ['module_id', 'direction', 'mac_address', 'last_seen_at', 'battery_mv', 'box_time_drift_seconds', 'last_box_seq', 'pending_control_commands'],
+  required: ['module_id', 'direction', 'mac_address', 'last_seen_at', 'battery_mv', 'box_time_drift_seconds', 'last_box_seq', 'pending_control_commands', 'last_response'],
   properties: {
     module_id: { type: 'integer' },
     parking_id: { type: 'integer' },
@@ -42,6 +42,17 @@ export const operatorBoxSchema = {
     last_control_seq: nullable('integer'),
     next_control_seq: { type: 'integer' },
     pending_control_commands: { type: 'array', items: pendingControlSchema },
+    last_response: {
+      type: ['object', 'null'],
+      description: 'The newest verified response of the box; null before the first.',
+      properties: {
+        box_log_id: { type: 'integer' },
+        status: { type: ['string', 'null'] },
+        barrier: { type: ['string', 'null'], enum: ['closed', 'opening', 'open', 'closing', 'fault', null] },
+        via: { type: 'string', enum: ['http', 'mqtt'], description: 'http: uploaded by a phone; mqtt: from the box over MQTT.' },
+        received_at: { type: 'string' },
+      },
+    },
   },
 } as const;
 
