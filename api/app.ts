@@ -114,7 +114,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register((scope) => payRoutes(scope, ctx));
   boxLogRoutes(app, ctx);
   await app.register((scope, _options, done) => {
-    operatorRoutes(scope, ctx);
+    operatorRoutes(scope, ctx, () => app.mqtt);
     done();
   }, { prefix: OPERATOR_PREFIX });
   // The MQTT side, once startMqtt (server.ts) has decorated the app with it.

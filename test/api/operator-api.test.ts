@@ -65,6 +65,7 @@ const OPERATOR_ROUTES: [method: 'GET' | 'POST', url: string][] = [
   ['POST', '/api/operator/smart_keys/1/revoke'],
   ['GET', '/api/operator/parkings/1/forwarding'],
   ['POST', '/api/operator/parkings/1/forwarding/retry'],
+  ['POST', '/api/operator/boxes/1/commands'],
   ['GET', '/api/operator/no_such_route'],
 ];
 
@@ -272,7 +273,7 @@ test('the OpenAPI document lists the operator routes under the operator tag with
   const document = (await get(app, '/openapi.json')).json<{ paths: Record<string, Record<string, { tags?: string[]; security?: Record<string, unknown>[] }>>; components: { securitySchemes: Record<string, unknown> } }>();
   t.truthy(document.components.securitySchemes.operator);
   const operatorPaths = Object.keys(document.paths).filter((path) => path.startsWith('/api/operator/'));
-  t.deepEqual(operatorPaths.sort(), ['/api/operator/box_logs', '/api/operator/parkings', '/api/operator/parkings/{id}/forwarding', '/api/operator/parkings/{id}/forwarding/retry', '/api/operator/sessions', '/api/operator/smart_keys/{id}/revoke']);
+  t.deepEqual(operatorPaths.sort(), ['/api/operator/box_logs', '/api/operator/boxes/{module_id}/commands', '/api/operator/parkings', '/api/operator/parkings/{id}/forwarding', '/api/operator/parkings/{id}/forwarding/retry', '/api/operator/sessions', '/api/operator/smart_keys/{id}/revoke']);
   for (const path of operatorPaths) {
     for (const operation of Object.values(document.paths[path] ?? {})) {
       t.deepEqual(operation.tags, ['operator'], path);

@@ -7,14 +7,17 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { operatorAuth, type OperatorAuthDeps } from '../../operators/auth.js';
+import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
+import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
 export const OPERATOR_PREFIX = '/api/operator';
 
-export type OperatorRouteDeps = OperatorAuthDeps & OperatorReadRouteDeps & OperatorActionRouteDeps;
+export type OperatorRouteDeps = OperatorAuthDeps & OperatorReadRouteDeps & OperatorActionRouteDeps & OperatorBoxCommandRouteDeps;
 
-export function operatorRoutes(scope: FastifyInstance, ctx: OperatorRouteDeps): void {
+/** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
+export function operatorRoutes(scope: FastifyInstance, ctx: OperatorRouteDeps, mqtt: () => MqttService | undefined): void {
   scope.decorateRequest('operator', null);
   scope.addHook('onRequest', operatorAuth(ctx));
   scope.setNotFoundHandler((request, reply) => {
@@ -23,4 +26,5 @@ export function operatorRoutes(scope: FastifyInstance, ctx: OperatorRouteDeps): 
   });
   operatorReadRoutes(scope, ctx);
   operatorActionRoutes(scope, ctx);
+  operatorBoxCommandRoutes(scope, ctx, mqtt);
 }
