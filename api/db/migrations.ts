@@ -416,6 +416,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: 'operator accounts for the operator HTTP API',
+    sql: `
+      -- Operators of /api/operator/... (api/operators/): a name and the
+      -- SHA-256 of a 256-bit random bearer token, shown once. Removing an
+      -- operator deletes the row: its token is refused on the next request.
+      CREATE TABLE operators (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash BLOB NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /**
