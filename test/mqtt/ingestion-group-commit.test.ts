@@ -1,9 +1,9 @@
-// The embedded broker's batched ingestion (api/mqtt/ingest-batcher.ts):
-// messages arriving together share one transaction, each still settled only
-// after its log is committed, and a message that fails costs its
-// neighbours nothing; a busy database acknowledges nothing until it stored.
+// MQTT ingestion through the group commit (api/mqtt/response-ingester.ts,
+// api/db/group-commit.ts): messages arriving together share one transaction
+// (with the HTTP batches of the same turn), each in a savepoint of its own
+// and settled only after its log is committed; a message that fails costs
+// its neighbours nothing; a busy database acknowledges nothing until it stored.
 import test from 'ava';
-import { IngestBatcher } from '../../api/mqtt/ingest-batcher.js';
 import { BUSY_RETRY_MS, ResponseIngestion } from '../../api/mqtt/response-ingester.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import { testApp, type TestApp } from '../helpers/api-app.js';
@@ -33,14 +33,15 @@ async function bench(t: Parameters<typeof testApp>[0]): Promise<{ app: TestApp; 
 
 const verifiedSeqs = (app: TestApp): number[] => app.ctx.db.prepare('SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq').pluck().all() as number[];
 
-test('messages of one turn are one batch, settled only once their logs are committed', async (t) => {
+test('messages of one turn are one group, settled only once their logs are committed', async (t) => {
   const { app, moduleId, responses } = await bench(t);
-  const batcher = new IngestBatcher(new ResponseIngestion(app.ctx));
-  const settled = responses.map((response) => batcher.ingest(moduleId, Buffer.from(response.payload)));
+  const ingestion = new ResponseIngestion(app.ctx);
+  const before = { ...app.ctx.groupCommit.counters };
+  const settled = responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload)));
   t.deepEqual(verifiedSeqs(app), [], 'nothing written before the turn ends');
   await Promise.all(settled);
   t.deepEqual(verifiedSeqs(app), responses.map((response) => response.boxSeq).sort((a, b) => a - b));
-  t.like(batcher.counters, { batches: 1, messages: responses.length });
+  t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + responses.length });
 });
 
 test('a message that fails in the batch (a real SQLite error) or cannot become a log costs its neighbours nothing', async (t) => {
@@ -49,26 +50,25 @@ test('a message that fails in the batch (a real SQLite error) or cannot become a
   // A real constraint failure for one row in the middle of the batch.
   app.ctx.db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${doomed} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
   const ingestion = new ResponseIngestion(app.ctx);
-  const batcher = new IngestBatcher(ingestion);
+  const groups = app.ctx.groupCommit.counters.groups;
   await Promise.all([
-    batcher.ingest(moduleId, Buffer.from('not json')),
-    ...responses.map((response) => batcher.ingest(moduleId, Buffer.from(response.payload))),
-    batcher.ingest(4_000_000, Buffer.from(responses[0]?.payload ?? '')),
+    ingestion.ingest(moduleId, Buffer.from('not json')),
+    ...responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))),
+    ingestion.ingest(4_000_000, Buffer.from(responses[0]?.payload ?? '')),
   ]);
   t.deepEqual(
     verifiedSeqs(app),
     responses.map((response) => response.boxSeq).filter((seq) => seq !== doomed).sort((a, b) => a - b),
   );
   t.like(ingestion.counters, { stored: responses.length - 1, duplicates: 0, refused: { not_json: 1, no_command: 0, unknown_box: 1, refused_by_api: 0, failed: 1 } });
-  t.is(batcher.counters.batches, 1);
+  t.is(app.ctx.groupCommit.counters.groups, groups + 1, 'one transaction: the failed message rolled back to its savepoint alone');
 });
 
 test('a redelivered message in the same batch as its first copy is stored once', async (t) => {
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
-  const batcher = new IngestBatcher(ingestion);
   const payload = Buffer.from(responses[0]?.payload ?? '');
-  await Promise.all([batcher.ingest(moduleId, payload), batcher.ingest(moduleId, payload)]);
+  await Promise.all([ingestion.ingest(moduleId, payload), ingestion.ingest(moduleId, payload)]);
   t.is(verifiedSeqs(app).length, 1);
   t.like(ingestion.counters, { stored: 1, duplicates: 1 });
 });
@@ -78,10 +78,9 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the clock, then is stored', async (t) => {
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
-  const batcher = new IngestBatcher(ingestion, app.clock);
   const release = holdWriteLock(t, app.config.databasePath);
   let settled = 0;
-  const all = responses.map((response) => batcher.ingest(moduleId, Buffer.from(response.payload)).then(() => (settled += 1)));
+  const all = responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload)).then(() => (settled += 1)));
   await turn();
   await turn();
   t.is(settled, 0, 'no message settled (no PUBACK) while the database is busy');
@@ -97,7 +96,7 @@ test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the
   t.like(ingestion.counters, { stored: responses.length, busy: 2 * responses.length, refused: { failed: 0 } });
 });
 
-test('one message at a time (an external broker): a busy database holds its acknowledgement until the log is stored', async (t) => {
+test('one message at a time: a busy database holds its acknowledgement until the log is stored', async (t) => {
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
   const release = holdWriteLock(t, app.config.databasePath);
@@ -111,4 +110,27 @@ test('one message at a time (an external broker): a busy database holds its ackn
   await done;
   t.is(verifiedSeqs(app).length, 1);
   t.like(ingestion.counters, { stored: 1, busy: 1, refused: { failed: 0 } });
+});
+
+test('an MQTT message and an HTTP batch of one turn share one transaction (one batching path)', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const before = { ...app.ctx.groupCommit.counters };
+  // What POST /api/box_logs hands the group commit; here a unit that writes nothing.
+  await Promise.all([ingestion.ingest(moduleId, Buffer.from(responses[0]?.payload ?? '')), app.ctx.groupCommit.run(() => 'an HTTP batch')]);
+  t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + 2 });
+  t.is(verifiedSeqs(app).length, 1);
+});
+
+test('a response message off lib/mqtt-messages.ts (bad response, via, error or context) is counted as bad_field, stored nowhere', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const good = JSON.parse(responses[0]?.payload ?? '{}') as Record<string, unknown>;
+  const bad = [{ response: 'not base64!' }, { via: 'pigeon' }, { error: 'on fire' }, { context: { smart_key_id: '7' } }, { context: [] }, { context: { request_id: 'x'.repeat(201) } }];
+  await Promise.all(bad.map((change) => ingestion.ingest(moduleId, Buffer.from(JSON.stringify({ ...good, ...change })))));
+  t.is(verifiedSeqs(app).length, 0);
+  t.like(ingestion.counters, { stored: 0, refused: { bad_field: bad.length, failed: 0 } });
+  // The same message as it should be is stored.
+  await ingestion.ingest(moduleId, Buffer.from(JSON.stringify(good)));
+  t.like(ingestion.counters, { stored: 1 });
 });
