@@ -7,6 +7,7 @@
 //
 //   ingestBoxLogs(ctx, entries, { source: 'http', userId })  // throws ApiError 404/422
 //   ingestBoxLogs(ctx, [entry], { source: 'mqtt' })           // fo_user_id may be null
+import type { Transaction } from 'better-sqlite3';
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
 import type { AppContext } from '../context.js';
 import { ApiError, type ErrorDetail } from '../errors.js';
@@ -93,56 +94,73 @@ function observe(observations: Map<number, BoxObservation>, box: BoxRow, respons
  */
 export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], options: IngestOptions): BoxLogResult[] {
   const receivedAt = options.receivedAt ?? ctx.clock.now();
-  const repository = ctx.boxLogs;
-  let queued = 0;
-  const results = ctx.db
-    .transaction(() => {
-      // The reads too are in the transaction: outside one, every read pays
-      // for a snapshot of its own (WAL lock system calls, some 5% of a batch
-      // under load), and ids checked here cannot vanish before the insert.
-      const resolved = resolve(ctx, entries, options);
-      const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
-      const responses = verifiedResponses(
-        entries.map((entry, index) => ({
-          response: entry.response,
-          command: entry.command === null ? null : commandBytes(entry.command),
-          box: (resolved[index] as Resolved).box,
-        })),
-      );
-      const observations = new Map<number, BoxObservation>();
-      const rows = new BatchRows(ctx);
-      const outcome = entries.map((entry, index): BoxLogResult => {
-        const response = responses[index] ?? null;
-        const { box, parking } = resolved[index] as Resolved;
-        const stored = repository.insert({
-          source: options.source,
-          entry,
-          verified: response !== null,
-          boxSeq: response?.boxSeq ?? null,
-          status: response?.status ?? null,
-          receivedAt,
-        });
-        if (stored.duplicate) return { id: stored.id, verified: true, duplicate: true };
-        if (response) {
-          const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
-          observe(observations, box, response, happenedAt);
-          applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt }, rows);
-        }
-        // The filter is here, at enqueue time: an unverified log (which its
-        // sender may have invented) is never queued for a parking that
-        // forwards verified logs only, so no later change can send it.
-        if (parking.forwarding_expose === 1 && parking.forwarding_url && (response !== null || parking.forwarding_unverified === 1)) {
-          ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
-          queued += 1;
-        }
-        return { id: stored.id, verified: response !== null, duplicate: false };
-      });
-      for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
-      return outcome;
-    })
-    // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
-    // (busy_timeout) instead of failing to upgrade a read transaction.
-    .immediate();
+  // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
+  // (busy_timeout) instead of failing to upgrade a read transaction.
+  const { results, queued } = storeInTransaction(ctx).immediate(ctx, entries, options, receivedAt);
   if (queued > 0) ctx.forwarding.notify();
   return results;
+}
+
+type StoreTransaction = Transaction<(ctx: AppContext, entries: readonly BoxLogInput[], options: IngestOptions, receivedAt: number) => { results: BoxLogResult[]; queued: number }>;
+
+// One transaction function per database, built once: db.transaction(fn)
+// builds its wrappers anew at every call, and MQTT ingestion calls this once
+// per message.
+const storeTransactions = new WeakMap<AppContext['db'], StoreTransaction>();
+
+function storeInTransaction(ctx: AppContext): StoreTransaction {
+  let transaction = storeTransactions.get(ctx.db);
+  if (transaction === undefined) {
+    transaction = ctx.db.transaction(store);
+    storeTransactions.set(ctx.db, transaction);
+  }
+  return transaction;
+}
+
+/** The body of ingestBoxLogs, run in its transaction (or savepoint). */
+function store(ctx: AppContext, entries: readonly BoxLogInput[], options: IngestOptions, receivedAt: number): { results: BoxLogResult[]; queued: number } {
+  const repository = ctx.boxLogs;
+  let queued = 0;
+  // The reads too are in the transaction: outside one, every read pays
+  // for a snapshot of its own (WAL lock system calls, some 5% of a batch
+  // under load), and ids checked here cannot vanish before the insert.
+  const resolved = resolve(ctx, entries, options);
+  const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
+  const responses = verifiedResponses(
+    entries.map((entry, index) => ({
+      response: entry.response,
+      command: entry.command === null ? null : commandBytes(entry.command),
+      box: (resolved[index] as Resolved).box,
+    })),
+  );
+  const observations = new Map<number, BoxObservation>();
+  const rows = new BatchRows(ctx);
+  const outcome = entries.map((entry, index): BoxLogResult => {
+    const response = responses[index] ?? null;
+    const { box, parking } = resolved[index] as Resolved;
+    const stored = repository.insert({
+      source: options.source,
+      entry,
+      verified: response !== null,
+      boxSeq: response?.boxSeq ?? null,
+      status: response?.status ?? null,
+      receivedAt,
+    });
+    if (stored.duplicate) return { id: stored.id, verified: true, duplicate: true };
+    if (response) {
+      const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
+      observe(observations, box, response, happenedAt);
+      applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt }, rows);
+    }
+    // The filter is here, at enqueue time: an unverified log (which its
+    // sender may have invented) is never queued for a parking that
+    // forwards verified logs only, so no later change can send it.
+    if (parking.forwarding_expose === 1 && parking.forwarding_url && (response !== null || parking.forwarding_unverified === 1)) {
+      ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
+      queued += 1;
+    }
+    return { id: stored.id, verified: response !== null, duplicate: false };
+  });
+  for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
+  return { results: outcome, queued };
 }

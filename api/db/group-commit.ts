@@ -12,7 +12,14 @@
 // - If BEGIN or COMMIT fails, nothing of the group is written and every unit
 //   rejects with that error.
 // No timer: a lone unit runs on the next turn of the loop (setImmediate).
+import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
+
+interface SavepointStatements {
+  readonly begin: Statement;
+  readonly release: Statement;
+  readonly rollback: Statement;
+}
 
 interface Unit {
   readonly work: () => unknown;
@@ -35,6 +42,7 @@ export class GroupCommit {
   readonly counters: GroupCommitCounters = { groups: 0, units: 0 };
   #pending: Unit[] = [];
   #scheduled = false;
+  #statements: SavepointStatements | undefined;
 
   constructor(
     private readonly db: Db,
@@ -54,6 +62,16 @@ export class GroupCommit {
     });
   }
 
+  /** Prepared at the first group, once. */
+  #savepoint(): SavepointStatements {
+    this.#statements ??= {
+      begin: this.db.prepare('SAVEPOINT group_commit_unit'),
+      release: this.db.prepare('RELEASE group_commit_unit'),
+      rollback: this.db.prepare('ROLLBACK TO group_commit_unit'),
+    };
+    return this.#statements;
+  }
+
   /** Runs and commits what is waiting now. Synchronous; never throws. */
   flush(): void {
     this.#scheduled = false;
@@ -62,18 +80,26 @@ export class GroupCommit {
     this.#pending = [];
     this.counters.groups += 1;
     this.counters.units += units.length;
+    const savepoint = this.#savepoint();
     let outcomes: Outcome[];
     try {
       outcomes = this.db
         .transaction(() =>
           units.map((unit): Outcome => {
+            // A savepoint of its own, rolled back if work throws; statements
+            // prepared once (db.transaction(work) builds its wrappers anew
+            // for every unit, and each MQTT message is a unit).
+            savepoint.begin.run();
             try {
-              // Nested: better-sqlite3 makes it a savepoint, rolled back if work throws.
-              return { ok: true, value: this.db.transaction(unit.work)() };
+              const value = unit.work();
+              savepoint.release.run();
+              return { ok: true, value };
             } catch (error) {
               // Some errors (a full disk, I/O) make SQLite roll back the whole
               // transaction: then the group is lost, and every unit rejects.
               if (!this.db.inTransaction) throw error;
+              savepoint.rollback.run();
+              savepoint.release.run();
               return { ok: false, error };
             }
           }),
