@@ -3,12 +3,15 @@
 // path as POST /api/box_logs (ingestBoxLogs: same verification of the tag,
 // same session effects, same deduplication of verified logs, same
 // forwarding), and through the same group commit (api/db/group-commit.ts):
-// each message is a unit, its reads and its box log in a savepoint of its
-// own, the messages and HTTP batches of one event-loop turn in one
-// transaction. A message is settled (the broker sends its PUBACK) only after
-// that commit; one that fails rolls back alone and costs its neighbours
-// nothing. The control command a verified answer settles (api/control/) is
-// settled inside ingestBoxLogs, in the same savepoint as its box log.
+// each message is an input of one shared work, so the messages of one
+// event-loop turn become box logs in ONE ingestBoxLogs call (their boxes,
+// parkings and keys read once, each box's responses verified together, one
+// observation per box), in the transaction the HTTP batches of that turn
+// share. A message is settled (the broker sends its PUBACK) only after that
+// commit. If that call fails, the group commit runs each message again alone
+// in a savepoint of its own: the one that fails is lost alone, its
+// neighbours are stored once. The control command a verified answer settles
+// (api/control/) is settled inside ingestBoxLogs, in the same transaction.
 //
 // A message that cannot become a log at all (not a response message by
 // lib/mqtt-messages.ts, a received_at off its format, an unknown box, ids
@@ -18,14 +21,15 @@
 // stays unacknowledged, and it is tried again BUSY_RETRY_MS later on the
 // injected clock (the broker redelivers it if this process dies).
 import { isAccessKind, isControlKind, parseCommandHeader, renderCommand, renderResponse } from '../../firmware-protocol/index.js';
-import { sleep } from '../../lib/clock.js';
+import { sleep, type Clock } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { MessageError, parseResponseMessage, type CommandContext, type ReceivedResponseMessage } from '../../lib/mqtt-messages.js';
-import { ingestBoxLogs } from '../box-logs/ingest.js';
+import { BoxLogRefusal } from '../box-logs/errors.js';
+import { ingestBoxLogs, type BoxLogIngestDeps } from '../box-logs/ingest.js';
+import { BoxLogLookups } from '../box-logs/lookups.js';
 import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
-import type { AppContext } from '../context.js';
 import { isDatabaseBusy } from '../db/busy.js';
-import { ApiError } from '../errors.js';
+import type { GroupCommit, SharedWork } from '../db/group-commit.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import { FIRST_YEAR, LAST_YEAR, parseIsoTime, sqlTime } from '../sessions/time.js';
 
@@ -54,6 +58,26 @@ export interface IngestedResponse {
   readonly log: BoxLogResult | undefined;
 }
 
+/** What ingestion uses: the box-log path's dependencies, its clock (for
+ * received_at and the busy retry) and the group commit. AppContext has them. */
+export type ResponseIngestionDeps = BoxLogIngestDeps & {
+  clock: Clock;
+  groupCommit: Pick<GroupCommit, 'runShared'>;
+};
+
+/** A parsed message waiting for its turn's group. */
+interface Received {
+  readonly moduleId: number;
+  readonly message: ReceivedResponseMessage;
+  readonly createdAt: string;
+}
+
+/** What became of a message in its group. */
+type Taken =
+  | { readonly kind: 'unknown_box' }
+  | { readonly kind: 'stored'; readonly response: IngestedResponse }
+  | { readonly kind: 'refused'; readonly response: IngestedResponse; readonly refusal: BoxLogRefusal };
+
 /** The parse error's field -> the reason a message is counted under. */
 function reasonOf(error: MessageError): RefusalReason {
   if (error.field === undefined) return 'not_json';
@@ -71,9 +95,11 @@ export class ResponseIngestion {
   };
   readonly #logger: Logger;
   readonly #listeners = new Set<(response: IngestedResponse) => void>();
+  /** The messages of one group, stored by one call (#storeAll). */
+  readonly #shared: SharedWork<Received, Taken> = { runAll: (received) => this.#storeAll(received) };
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: ResponseIngestionDeps,
     logger: Logger = silentLogger,
   ) {
     this.#logger = logger.child({ component: 'api:ingestion' });
@@ -102,18 +128,15 @@ export class ResponseIngestion {
       this.#refuse('bad_received_at', moduleId, `received_at ${JSON.stringify(message.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}`);
       return;
     }
+    const received: Received = { moduleId, message, createdAt };
     for (;;) {
-      // Set inside the unit: what the listeners are told once it settled.
-      let taken: IngestedResponse | undefined;
       try {
-        const log = await this.ctx.groupCommit.run(() => {
-          const box = this.ctx.boxes.findByModuleId(moduleId);
-          if (box === undefined) return undefined;
-          taken = { moduleId, response: message.response, error: message.error, context: message.context, log: undefined };
-          return ingestBoxLogs(this.ctx, [this.#entry(box, message, createdAt)], { source: 'mqtt' })[0];
-        });
-        if (taken === undefined) this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
-        else this.#settled({ ...taken, log });
+        const taken = await this.ctx.groupCommit.runShared(this.#shared, received);
+        if (taken.kind === 'unknown_box') this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
+        else if (taken.kind === 'refused') {
+          this.#refuse('refused_by_api', moduleId, taken.refusal.message);
+          this.#settled(taken.response);
+        } else this.#settled(taken.response);
         return;
       } catch (error) {
         if (isDatabaseBusy(error)) {
@@ -122,16 +145,39 @@ export class ResponseIngestion {
           await sleep(this.ctx.clock, BUSY_RETRY_MS);
           continue;
         }
-        if (error instanceof ApiError && taken !== undefined) {
-          this.#refuse('refused_by_api', moduleId, `${error.message} ${JSON.stringify(error.details)}`);
-          this.#settled(taken);
-        } else {
-          this.counters.refused.failed++;
-          this.#logger.error({ module_id: moduleId, err: (error as Error).message }, 'response could not be ingested');
-        }
+        this.counters.refused.failed++;
+        this.#logger.error({ module_id: moduleId, err: (error as Error).message }, 'response could not be ingested');
         return;
       }
     }
+  }
+
+  /**
+   * The messages of one group as box logs, in one ingestBoxLogs call: rows
+   * read once for all (the same lookups build the logs and check them), the
+   * responses of a box verified together. Runs in the group's transaction.
+   * Alone, a refusal is this message's (counted, acknowledged); among others
+   * it is thrown, and the group commit runs each message alone to find it.
+   */
+  #storeAll(received: readonly Received[]): Taken[] {
+    const lookups = new BoxLogLookups(this.ctx);
+    const prepared = received.map(({ moduleId, message, createdAt }) => {
+      const box = lookups.box(moduleId);
+      if (box === undefined) return undefined;
+      const response: IngestedResponse = { moduleId, response: message.response, error: message.error, context: message.context, log: undefined };
+      return { response, entry: this.#entry(lookups, box, message, createdAt) };
+    });
+    const storing = prepared.filter((one) => one !== undefined);
+    let logs: BoxLogResult[] = [];
+    try {
+      if (storing.length > 0) logs = ingestBoxLogs(this.ctx, storing.map((one) => one.entry), { source: 'mqtt', lookups });
+    } catch (error) {
+      const [only] = storing;
+      if (received.length === 1 && only !== undefined && error instanceof BoxLogRefusal) return [{ kind: 'refused', response: only.response, refusal: error }];
+      throw error;
+    }
+    let next = 0;
+    return prepared.map((one): Taken => (one === undefined ? { kind: 'unknown_box' } : { kind: 'stored', response: { ...one.response, log: logs[next++] } }));
   }
 
   /** Counts a committed (or refused) log and tells whoever waits for it. */
@@ -144,18 +190,17 @@ export class ResponseIngestion {
   /** The box log of a response: ids from the message's context when the
    * sender gave ones that fit the box's parking, else from the command itself
    * (key_id -> smart key -> driver). */
-  #entry(box: BoxRow, message: ReceivedResponseMessage, createdAt: string): BoxLogInput {
+  #entry(lookups: BoxLogLookups, box: BoxRow, message: ReceivedResponseMessage, createdAt: string): BoxLogInput {
     const { command, response, context } = message;
-    const { smartKeys, users, parkings } = this.ctx;
     const commandBytes = Buffer.from(command, 'base64');
     const header = parseCommandHeader(commandBytes);
     const control = header.ok && isControlKind(header.header.kind);
-    const keyFromContext = context.smart_key_id === undefined ? undefined : smartKeys.findById(context.smart_key_id);
+    const keyFromContext = context.smart_key_id === undefined ? undefined : lookups.smartKey(context.smart_key_id);
     // An access command's key_id is a smart key id, whichever kind carries it.
-    const keyFromCommand = header.ok && isAccessKind(header.header.kind) ? smartKeys.findById(header.header.keyId) : undefined;
+    const keyFromCommand = header.ok && isAccessKind(header.header.kind) ? lookups.smartKey(header.header.keyId) : undefined;
     const key = [keyFromContext, keyFromCommand].find((candidate) => candidate !== undefined && candidate.parking_id === box.parking_id);
-    const userFromContext = context.fo_user_id !== undefined && users.findById(context.fo_user_id) !== undefined ? context.fo_user_id : undefined;
-    const parking = parkings.findById(box.parking_id);
+    const userFromContext = context.fo_user_id !== undefined && lookups.user(context.fo_user_id) !== undefined ? context.fo_user_id : undefined;
+    const parking = lookups.parking(box.parking_id);
     const keys = hexKeys([parking?.parking_key, parking?.parking_key_next, box.box_key]);
     // An ACCESS_SIGNED renders in full only when a public key the parking
     // knows (now, before a rotation, or being installed) verifies it; else

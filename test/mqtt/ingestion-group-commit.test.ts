@@ -134,3 +134,38 @@ test('a response message off lib/mqtt-messages.ts (bad response, via, error or c
   await ingestion.ingest(moduleId, Buffer.from(JSON.stringify(good)));
   t.like(ingestion.counters, { stored: 1 });
 });
+
+test('the messages of one turn are stored by one ingestBoxLogs call: their box read once, its observation written once', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const ingestion = new ResponseIngestion(app.ctx);
+  // Counts the real repository's reads and writes (no stand-in).
+  const boxes = app.ctx.boxes;
+  const counted = { reads: 0, observations: 0 };
+  const [findByModuleId, noteObservation] = [boxes.findByModuleId.bind(boxes), boxes.noteObservation.bind(boxes)];
+  boxes.findByModuleId = (id) => (counted.reads++, findByModuleId(id));
+  boxes.noteObservation = (observation) => (counted.observations++, noteObservation(observation));
+  t.teardown(() => Object.assign(boxes, { findByModuleId, noteObservation }));
+  await Promise.all(responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))));
+  t.is(verifiedSeqs(app).length, responses.length);
+  t.deepEqual(counted, { reads: 1, observations: 1 });
+  t.is(app.ctx.groupCommit.ranAlone, 0);
+});
+
+test('a poison message among good ones in one turn: the good ones are stored once, the poison is counted, nothing of it is written', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const poison = responses[3]?.boxSeq ?? -1;
+  // Fails at the poison's insert, after its neighbours of the batch were written.
+  app.ctx.db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${poison} BEGIN SELECT RAISE(ABORT, 'poison'); END`);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const groups = app.ctx.groupCommit.counters.groups;
+  const taken: (number | undefined)[] = [];
+  ingestion.onResponse((response) => taken.push(response.log?.id));
+  await Promise.all(responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))));
+  const rows = app.ctx.db.prepare('SELECT box_seq FROM box_logs ORDER BY box_seq').pluck().all() as number[];
+  t.deepEqual(rows, responses.map((response) => response.boxSeq).filter((seq) => seq !== poison).sort((a, b) => a - b), 'each good one once, no row of the poison');
+  t.like(ingestion.counters, { stored: responses.length - 1, duplicates: 0, refused: { failed: 1 } });
+  t.is(taken.length, responses.length - 1, 'listeners told of each stored log');
+  t.is(app.ctx.groupCommit.counters.groups, groups + 1, 'one transaction');
+  t.is(app.ctx.groupCommit.ranAlone, responses.length, 'the batch failed once, then each message alone');
+  t.is(app.ctx.boxes.learned(moduleId)?.last_box_seq, Math.max(...rows), 'the box observation is of the stored logs');
+});
