@@ -65,15 +65,15 @@ export type ResponseIngestionDeps = BoxLogIngestDeps & {
   groupCommit: Pick<GroupCommit, 'runShared'>;
 };
 
-/** A parsed message waiting for its turn's group. */
+/** A message waiting for its turn's group. */
 interface Received {
   readonly moduleId: number;
-  readonly message: ReceivedResponseMessage;
-  readonly createdAt: string;
+  readonly payload: Buffer;
 }
 
 /** What became of a message in its group. */
 type Taken =
+  | { readonly kind: 'unparsed'; readonly reason: RefusalReason; readonly detail: string }
   | { readonly kind: 'unknown_box' }
   | { readonly kind: 'stored'; readonly response: IngestedResponse }
   | { readonly kind: 'refused'; readonly response: IngestedResponse; readonly refusal: BoxLogRefusal };
@@ -115,24 +115,12 @@ export class ResponseIngestion {
    * box log is committed (or it is refused for good), trying again while the
    * database is busy. Never rejects. */
   async ingest(moduleId: number, payload: Buffer): Promise<void> {
-    let message: ReceivedResponseMessage;
-    try {
-      message = parseResponseMessage(payload);
-    } catch (error) {
-      if (!(error instanceof MessageError)) throw error;
-      this.#refuse(reasonOf(error), moduleId, error.message);
-      return;
-    }
-    const createdAt = createdAtOf(message.received_at, this.ctx.clock.now());
-    if (createdAt === undefined) {
-      this.#refuse('bad_received_at', moduleId, `received_at ${JSON.stringify(message.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}`);
-      return;
-    }
-    const received: Received = { moduleId, message, createdAt };
+    const received: Received = { moduleId, payload };
     for (;;) {
       try {
         const taken = await this.ctx.groupCommit.runShared(this.#shared, received);
-        if (taken.kind === 'unknown_box') this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
+        if (taken.kind === 'unparsed') this.#refuse(taken.reason, moduleId, taken.detail);
+        else if (taken.kind === 'unknown_box') this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
         else if (taken.kind === 'refused') {
           this.#refuse('refused_by_api', moduleId, taken.refusal.message);
           this.#settled(taken.response);
@@ -156,18 +144,33 @@ export class ResponseIngestion {
    * The messages of one group as box logs, in one ingestBoxLogs call: rows
    * read once for all (the same lookups build the logs and check them), the
    * responses of a box verified together. Runs in the group's transaction.
+   * Parsed here, not on arrival: a message is counted, whatever becomes of
+   * it, in the order messages arrived (one refused at once would be counted
+   * before the messages ahead of it are committed).
    * Alone, a refusal is this message's (counted, acknowledged); among others
    * it is thrown, and the group commit runs each message alone to find it.
    */
   #storeAll(received: readonly Received[]): Taken[] {
     const lookups = new BoxLogLookups(this.ctx);
-    const prepared = received.map(({ moduleId, message, createdAt }) => {
+    const now = this.ctx.clock.now();
+    const prepared = received.map(({ moduleId, payload }): Taken | { response: IngestedResponse; entry: BoxLogInput } => {
+      let message: ReceivedResponseMessage;
+      try {
+        message = parseResponseMessage(payload);
+      } catch (error) {
+        if (!(error instanceof MessageError)) throw error;
+        return { kind: 'unparsed', reason: reasonOf(error), detail: error.message };
+      }
+      const createdAt = createdAtOf(message.received_at, now);
+      if (createdAt === undefined) {
+        return { kind: 'unparsed', reason: 'bad_received_at', detail: `received_at ${JSON.stringify(message.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}` };
+      }
       const box = lookups.box(moduleId);
-      if (box === undefined) return undefined;
+      if (box === undefined) return { kind: 'unknown_box' };
       const response: IngestedResponse = { moduleId, response: message.response, error: message.error, context: message.context, log: undefined };
       return { response, entry: this.#entry(lookups, box, message, createdAt) };
     });
-    const storing = prepared.filter((one) => one !== undefined);
+    const storing = prepared.filter((one) => 'entry' in one);
     let logs: BoxLogResult[] = [];
     try {
       if (storing.length > 0) logs = ingestBoxLogs(this.ctx, storing.map((one) => one.entry), { source: 'mqtt', lookups });
@@ -177,7 +180,7 @@ export class ResponseIngestion {
       throw error;
     }
     let next = 0;
-    return prepared.map((one): Taken => (one === undefined ? { kind: 'unknown_box' } : { kind: 'stored', response: { ...one.response, log: logs[next++] } }));
+    return prepared.map((one): Taken => ('entry' in one ? { kind: 'stored', response: { ...one.response, log: logs[next++] } } : one));
   }
 
   /** Counts a committed (or refused) log and tells whoever waits for it. */

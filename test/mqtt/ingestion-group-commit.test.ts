@@ -169,3 +169,15 @@ test('a poison message among good ones in one turn: the good ones are stored onc
   t.is(app.ctx.groupCommit.ranAlone, responses.length, 'the batch failed once, then each message alone');
   t.is(app.ctx.boxes.learned(moduleId)?.last_box_seq, Math.max(...rows), 'the box observation is of the stored logs');
 });
+
+test('messages are counted in the order they arrived: one refused at parse waits for the messages ahead of it', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
+  const ingestion = new ResponseIngestion(app.ctx);
+  const ahead = responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload)));
+  let storedWhenCounted = -1;
+  const marker = ingestion.ingest(moduleId, Buffer.from('marker, not json')).then(() => (storedWhenCounted = ingestion.counters.stored));
+  t.is(ingestion.counters.refused.not_json, 0, 'not counted before the turn ends');
+  await Promise.all([...ahead, marker]);
+  t.is(ingestion.counters.refused.not_json, 1);
+  t.is(storedWhenCounted, responses.length, 'every message ahead of it was stored when it was counted');
+});
