@@ -143,7 +143,7 @@ export class MqttService {
 
   async close(): Promise<void> {
     // What is waiting is stored before the database closes.
-    this.options.ctx.groupCommit.flush();
+    this.ingestion.flush();
     await this.broker?.close();
     await this.client?.stop();
   }

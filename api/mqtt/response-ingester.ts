@@ -59,10 +59,11 @@ export interface IngestedResponse {
 }
 
 /** What ingestion uses: the box-log path's dependencies, its clock (for
- * received_at and the busy retry) and the group commit. AppContext has them. */
+ * received_at and the busy retry) and the group commit (flushed at close).
+ * AppContext has them. */
 export type ResponseIngestionDeps = BoxLogIngestDeps & {
   clock: Clock;
-  groupCommit: Pick<GroupCommit, 'runShared'>;
+  groupCommit: Pick<GroupCommit, 'runShared' | 'flush'>;
 };
 
 /** A message waiting for its turn's group. */
@@ -223,6 +224,11 @@ export class ResponseIngestion {
       created_at: createdAt,
       point_attributes: null,
     };
+  }
+
+  /** Stores what is waiting now, before the database closes. */
+  flush(): void {
+    this.ctx.groupCommit.flush();
   }
 
   /** A message on a topic that names no box (say a module id that is not
