@@ -14,7 +14,6 @@ import type { ApiConfig } from '../config.js';
 import type { Db } from '../db/open.js';
 import { MqttAccountRepository } from './accounts.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
-import { IngestBatcher } from './ingest-batcher.js';
 import { ResponseIngestion, type IngestedResponse } from './response-ingester.js';
 
 export type MqttConnection =
@@ -50,7 +49,6 @@ export class MqttService {
     private readonly options: MqttServiceOptions,
     private readonly broker: EmbeddedBroker | undefined,
     private readonly client: ResilientMqttClient | undefined,
-    private readonly batcher?: IngestBatcher,
   ) {}
 
   static async start(options: MqttServiceOptions): Promise<MqttService> {
@@ -58,9 +56,9 @@ export class MqttService {
     const ingestion = new ResponseIngestion(options.ctx, logger);
     const { connection, topics } = options;
     if (connection.mode === 'embedded') {
-      // Messages arriving together are stored in one transaction, each still
-      // acknowledged only after its commit (ingest-batcher.ts).
-      const batcher = new IngestBatcher(ingestion, options.clock);
+      // Each message a unit of the group commit (api/db/group-commit.ts):
+      // those of one turn share a transaction, each acknowledged only after
+      // its commit (response-ingester.ts).
       const broker = await startEmbeddedBroker({
         host: connection.host,
         port: connection.port,
@@ -68,9 +66,9 @@ export class MqttService {
         accounts: new MqttAccountRepository(options.ctx.db),
         maxPacketBytes: options.ctx.config.mqttMaxPacketBytes,
         logger,
-        ingest: (moduleId, payload) => batcher.ingest(moduleId, payload),
+        ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),
       });
-      const service = new MqttService(ingestion, broker.url, options, broker, undefined, batcher);
+      const service = new MqttService(ingestion, broker.url, options, broker, undefined);
       // Every publish passes here, retained availability and last wills included.
       broker.aedes.on('publish', (packet) => service.#availabilityMessage(packet.topic, packet.payload));
       return service;
@@ -153,7 +151,7 @@ export class MqttService {
 
   async close(): Promise<void> {
     // What is waiting is stored before the database closes.
-    this.batcher?.flush();
+    this.ingestion.flush();
     await this.broker?.close();
     await this.client?.stop();
   }

@@ -76,8 +76,8 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
  * wait for the SUBACK: the first such marker shows each subscription is live
  * (and that mosquitto's ACL let it through). Sent later, it shows that
  * nothing more is coming: mosquitto queues each subscriber's messages in the
- * order it takes them in, and an API ingests them in the order they arrive
- * (IngestBatcher), so an API that has counted a marker has ingested every
+ * order it takes them in, and an API ingests and counts them in the order they
+ * arrive (each a unit of its group commit, parsed there), so an API that has counted a marker has ingested every
  * message mosquitto routed to it before the marker was published.
  */
 async function markerThroughEveryApi(bench: ExternalBench, apis: readonly TestApp[], what: string): Promise<void> {
