@@ -59,14 +59,16 @@ export class BoxAvailability {
 
   /** A box's own availability message (`{prefix}/boxes/{id}/availability`). */
   box(moduleId: number, online: boolean): void {
-    this.#boxes.set(moduleId, { online, at: this.clock.now() });
+    // A repeat keeps its first "since" (and the reason it was offline for).
+    if (this.#boxes.get(moduleId)?.online !== online) this.#boxes.set(moduleId, { online, at: this.clock.now() });
     this.#update(moduleId, true);
   }
 
-  /** A gateway's availability message (its last will says offline). */
-  gateway(gatewayId: string, online: boolean): void {
+  /** A gateway's availability message (its last will says offline).
+   * Returns the boxes it takes offline with it (none for a repeat or `online`). */
+  gateway(gatewayId: string, online: boolean): number[] {
     const known = this.#gateways.get(gatewayId);
-    if (known?.online === online) return; // a repeat keeps its first "since"
+    if (known?.online === online) return []; // a repeat keeps its first "since"
     const at = this.clock.now();
     this.#gateways.set(gatewayId, { online, at });
     if (!online) {
@@ -78,7 +80,9 @@ export class BoxAvailability {
         this.#boxes.set(moduleId, { online: false, at, reason: `gateway ${gatewayId} went offline at ${new Date(at).toISOString()} and has not reached it since` });
       }
     }
-    for (const moduleId of this.#reachedBy.get(gatewayId) ?? []) this.#update(moduleId, false);
+    const boxes = [...(this.#reachedBy.get(gatewayId) ?? [])];
+    for (const moduleId of boxes) this.#update(moduleId, false);
+    return online ? [] : boxes;
   }
 
   /** A gateway's state message: the boxes it reaches now. */

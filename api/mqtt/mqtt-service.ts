@@ -145,7 +145,14 @@ export class MqttService {
     const gateway = topics.parseGatewayTopic(topic);
     if (gateway?.name === 'availability') {
       const online = onlineOf(payload);
-      if (online !== undefined) this.#availability.gateway(gateway.gatewayId, online);
+      if (online === undefined) return;
+      const lost = this.#availability.gateway(gateway.gatewayId, online);
+      // The embedded broker does what the gateway's clean stop does (gateway.ts
+      // stop): its boxes' retained availability says offline, so every
+      // subscriber (and the retained index, retained-index.ts) has the true
+      // value, not the stale online. An external broker's ACL gives the API
+      // no such write: there only the derived value says it.
+      for (const moduleId of lost) this.broker?.publish(topics.box(moduleId, 'availability'), 'offline', { retain: true }).catch((error: unknown) => (this.options.logger ?? silentLogger).warn({ module_id: moduleId, err: messageOf(error) }, 'box availability not published'));
     } else if (gateway?.name === 'state') {
       const boxes = boxesOfGatewayState(payload);
       if (boxes !== null) this.#availability.gatewayBoxes(gateway.gatewayId, boxes);

@@ -69,3 +69,16 @@ test("a gateway's state message: the module ids of its boxes; anything else is n
   t.is(boxesOfGatewayState('not json'), null);
   t.is(boxesOfGatewayState(JSON.stringify({ links: [] })), null);
 });
+
+test('a gateway going offline names the boxes it takes with it, once; a repeated box message keeps its first since', (t) => {
+  const { availability, clock } = tracker();
+  availability.gatewayBoxes('gw-a', [7, 8]);
+  availability.gateway('gw-a', true);
+  t.deepEqual(availability.gateway('gw-a', false), [7, 8]);
+  t.deepEqual(availability.gateway('gw-a', false), [], 'a repeat');
+  availability.box(9, false);
+  const since = clock.now();
+  clock.advance(1_000);
+  availability.box(9, false);
+  t.is(availability.of(9).since, since);
+});
