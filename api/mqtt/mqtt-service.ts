@@ -110,10 +110,10 @@ export class MqttService {
       ],
       beforeAck: async (topic, payload) => {
         const box = topics.parseBoxTopic(topic);
+        // A gateway's availability and state are read by #availabilityMessage; any other topic is refused.
         if (box === null) {
           if (topics.parseGatewayTopic(topic) === null) ingestion.refuseTopic(topic);
-        }
-        else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
+        } else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
       },
     });
     const service = new MqttService(ingestion, connection.url, options, undefined, client);
@@ -152,11 +152,18 @@ export class MqttService {
       // subscriber (and the retained index, retained-index.ts) has the true
       // value, not the stale online. An external broker's ACL gives the API
       // no such write: there only the derived value says it.
-      for (const moduleId of lost) this.broker?.publish(topics.box(moduleId, 'availability'), 'offline', { retain: true }).catch((error: unknown) => (this.options.logger ?? silentLogger).warn({ module_id: moduleId, err: messageOf(error) }, 'box availability not published'));
+      for (const moduleId of lost) this.#publishOffline(moduleId);
     } else if (gateway?.name === 'state') {
       const boxes = boxesOfGatewayState(payload);
       if (boxes !== null) this.#availability.gatewayBoxes(gateway.gatewayId, boxes);
     }
+  }
+
+  #publishOffline(moduleId: number): void {
+    if (this.broker === undefined) return;
+    this.broker.publish(this.options.topics.box(moduleId, 'availability'), 'offline', { retain: true }).catch((error: unknown) => {
+      (this.options.logger ?? silentLogger).warn({ module_id: moduleId, err: messageOf(error) }, 'box availability not published');
+    });
   }
 
   #derived(moduleId: number, derived: DerivedAvailability): void {
