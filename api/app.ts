@@ -21,6 +21,7 @@ import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { oauthRoutes } from './routes/oauth.js';
+import { OPERATOR_PREFIX, operatorRoutes } from './routes/operator/index.js';
 import { parkingSessionRoutes } from './routes/parking-sessions.js';
 import { payRoutes } from './routes/pay.js';
 import { smartKeyRoutes } from './routes/smart-keys.js';
@@ -112,6 +113,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register((scope) => oauthRoutes(scope, ctx));
   await app.register((scope) => payRoutes(scope, ctx));
   boxLogRoutes(app, ctx);
+  await app.register((scope, _options, done) => {
+    operatorRoutes(scope, ctx, () => app.mqtt);
+    done();
+  }, { prefix: OPERATOR_PREFIX });
   // The MQTT side, once startMqtt (server.ts) has decorated the app with it.
   openSmartKeyRoutes(app, ctx, () => app.mqtt);
   if (options.startForwarding !== false) {

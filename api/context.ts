@@ -16,6 +16,7 @@ import type { PaymentProvider } from './payments/provider.js';
 import { SandboxProvider } from './payments/sandbox.js';
 import { ForwardingWorker, type ForwardingLogger } from './forwarding/worker.js';
 import { OutboxRepository } from './forwarding/outbox.js';
+import { OperatorRepository } from './operators/repository.js';
 import { BoxLogRepository } from './repositories/box-logs.js';
 import { BoxRepository } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
@@ -46,6 +47,8 @@ export interface AppContext {
   forwarding: ForwardingWorker;
   loginLimiter: LoginLimiter;
   bearerCache: BearerCache;
+  /** Operator accounts of /api/operator/... (never cached: removal takes effect at once). */
+  operators: OperatorRepository;
 }
 
 export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: ForwardingLogger): AppContext {
@@ -84,6 +87,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     outbox,
     forwarding: new ForwardingWorker({ clock, outbox, parkings, timeoutMs: config.forwardingTimeoutMs, allowPrivate: config.forwardingAllowPrivate, ...(log ? { log } : {}) }),
     bearerCache,
+    operators: new OperatorRepository(db),
     loginLimiter: new LoginLimiter(
       {
         maxFailuresPerUsername: config.loginMaxFailuresPerUsername,

@@ -42,11 +42,16 @@ export const WELL_FORMED_TEXT_PATTERN = '^\\P{Cs}*$';
 /** `YYYY-MM-DD HH:MM:SS`, UTC, a real time of years 0001..9999 (formats.ts). */
 export const SQL_TIME_FORMAT = 'sql-time';
 
+/** A positive decimal integer of a query string or path (ids, limits): query
+ * strings are not coerced (coerceTypes is off), so they are checked as text. */
+export const DECIMAL_ID_PATTERN = '^[1-9][0-9]{0,14}$';
+
 /** Messages for pattern failures, keyed by the pattern. */
 export const PATTERN_MESSAGES: Record<string, string> = {
   [BASE64_PATTERN]: 'must be base64 (standard alphabet, padded)',
   [WELL_FORMED_TEXT_PATTERN]: 'must be well-formed Unicode (no lone surrogate)',
   [EMAIL_PATTERN]: 'must be an email address',
+  [DECIMAL_ID_PATTERN]: 'must be a positive whole number (decimal digits)',
   [PRINTABLE_TEXT_PATTERN]: 'must be printable text, not blank (no control, format or invisible characters)',
 };
 

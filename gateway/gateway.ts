@@ -144,6 +144,11 @@ export class Gateway {
     if (known === undefined || known.via !== route.via) {
       this.#logger.info({ module_id: moduleId, via: route.via }, 'box reached');
       this.#mqtt.addSubscription(this.options.topics.box(moduleId, 'command'));
+      // The state (which boxes this gateway reaches) goes before the box's
+      // `online`: the API ties the box to this gateway's availability by it
+      // (api/mqtt/box-availability.ts), so a gateway dying right after cannot
+      // leave the box's retained `online` believed.
+      this.#publishState();
     }
     this.#availability(moduleId, 'online');
     this.#scheduleState();
@@ -152,6 +157,8 @@ export class Gateway {
   #connected(): void {
     const { topics } = this.options;
     this.#mqtt.publish(topics.gateway(this.id, 'availability'), 'online', { retain: true, queue: false });
+    // Which boxes it reaches before they are said online (see #reached).
+    if (this.#routes.size > 0) this.#publishState();
     for (const moduleId of this.#routes.keys()) this.#availability(moduleId, 'online');
     this.#scheduleState();
   }
@@ -213,8 +220,12 @@ export class Gateway {
     if (this.#stateTimer !== undefined) return;
     this.#stateTimer = this.options.clock.setTimeout(() => {
       this.#stateTimer = undefined;
-      this.#mqtt.publish(this.options.topics.gateway(this.id, 'state'), JSON.stringify(this.snapshot()), { retain: true, queue: false });
+      this.#publishState();
     }, STATE_INTERVAL_MS);
+  }
+
+  #publishState(): void {
+    this.#mqtt.publish(this.options.topics.gateway(this.id, 'state'), JSON.stringify(this.snapshot()), { retain: true, queue: false });
   }
 
   /** The gateway's state message: its links, the boxes it reaches, its counters. */

@@ -37,8 +37,16 @@ export interface StateMessage {
   readonly updated_at: string;
 }
 
+/** Why a message does not parse; `field` names the member at fault (none: not a JSON object). */
 export class MessageError extends Error {
   override readonly name = 'MessageError';
+
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
 }
 
 // Standard, padded base64 only: what docs/protocol.md (Command frame) says
@@ -49,24 +57,53 @@ export { isBase64 };
 export function parseCommandMessage(payload: Uint8Array | string): { message: CommandMessage; frame: Buffer } {
   const document = parseJsonObject(payload, 'command message');
   const command = document.command;
-  if (typeof command !== 'string' || !isBase64(command)) throw new MessageError('command message: "command" must be a base64 string');
-  const context = parseContext(document.context);
+  if (typeof command !== 'string' || !isBase64(command)) throw new MessageError('command message: "command" must be a base64 string', 'command');
+  const context = parseContext(document.context, 'command message');
   return { message: context === undefined ? { command } : { command, context }, frame: Buffer.from(command, 'base64') };
 }
 
-function parseContext(value: unknown): CommandContext | undefined {
+/** A response message as a receiver takes it: `received_at` and `via` may
+ * be absent (the receiver then uses its own time), `context` is {} when absent. */
+export type ReceivedResponseMessage = Omit<ResponseMessage, 'received_at' | 'via'> & { readonly received_at?: string; readonly via?: Via };
+
+const VIAS: readonly string[] = ['mqtt', 'serial', 'ble'] satisfies Via[];
+const RESPONSE_ERRORS: readonly string[] = ['timeout', 'link_down'] satisfies NonNullable<ResponseMessage['error']>[];
+
+/** Parses a response message (docs/architecture.md, Messages). The format of
+ * received_at (ISO 8601 with an offset) is the receiver's to check: here it
+ * must be a string. Absent and null members count as absent. */
+export function parseResponseMessage(payload: Uint8Array | string): ReceivedResponseMessage {
+  const document = parseJsonObject(payload, 'response message');
+  const what = 'response message';
+  const { command, response, received_at: receivedAt, via, error } = document;
+  if (typeof command !== 'string' || !isBase64(command)) throw new MessageError(`${what}: "command" must be a base64 string`, 'command');
+  if (response !== undefined && response !== null && (typeof response !== 'string' || !isBase64(response))) throw new MessageError(`${what}: "response" must be a base64 string or null`, 'response');
+  if (receivedAt !== undefined && receivedAt !== null && typeof receivedAt !== 'string') throw new MessageError(`${what}: "received_at" must be a string`, 'received_at');
+  if (via !== undefined && via !== null && (typeof via !== 'string' || !VIAS.includes(via))) throw new MessageError(`${what}: "via" must be one of ${VIAS.join(', ')}`, 'via');
+  if (error !== undefined && error !== null && (typeof error !== 'string' || !RESPONSE_ERRORS.includes(error))) throw new MessageError(`${what}: "error" must be one of ${RESPONSE_ERRORS.join(', ')}`, 'error');
+  return {
+    command,
+    response: typeof response === 'string' ? response : null,
+    ...(typeof receivedAt === 'string' ? { received_at: receivedAt } : {}),
+    ...(typeof via === 'string' ? { via: via as Via } : {}),
+    context: parseContext(document.context, what) ?? {},
+    ...(typeof error === 'string' ? { error: error as NonNullable<ResponseMessage['error']> } : {}),
+  };
+}
+
+function parseContext(value: unknown, what: string): CommandContext | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) throw new MessageError('command message: "context" must be an object');
+  if (typeof value !== 'object' || Array.isArray(value)) throw new MessageError(`${what}: "context" must be an object`, 'context');
   const fields = value as Record<string, unknown>;
   const context: { request_id?: string; fo_user_id?: number; smart_key_id?: number } = {};
   if (fields.request_id !== undefined) {
-    if (typeof fields.request_id !== 'string' || fields.request_id.length > 200) throw new MessageError('context.request_id must be a string of at most 200 characters');
+    if (typeof fields.request_id !== 'string' || fields.request_id.length > 200) throw new MessageError('context.request_id must be a string of at most 200 characters', 'context');
     context.request_id = fields.request_id;
   }
   for (const name of ['fo_user_id', 'smart_key_id'] as const) {
     const item = fields[name];
     if (item === undefined) continue;
-    if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1) throw new MessageError(`context.${name} must be a positive integer`);
+    if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1) throw new MessageError(`context.${name} must be a positive integer`, 'context');
     context[name] = item;
   }
   return context;

@@ -27,6 +27,20 @@ export class Topics {
     return `${this.prefix}/gateways/${gatewayId}/${name}`;
   }
 
+  /** The same topic for every gateway: `{prefix}/gateways/+/{name}`. */
+  allGateways(name: 'state' | 'availability'): string {
+    return `${this.prefix}/gateways/+/${name}`;
+  }
+
+  /** The gateway id and topic name of a gateway topic, or null for any other topic. */
+  parseGatewayTopic(topic: string): { gatewayId: string; name: 'state' | 'availability' } | null {
+    const head = `${this.prefix}/gateways/`;
+    if (!topic.startsWith(head)) return null;
+    const [gatewayId, name, ...rest] = topic.slice(head.length).split('/');
+    if (gatewayId === undefined || gatewayId === '' || rest.length > 0 || (name !== 'state' && name !== 'availability')) return null;
+    return { gatewayId, name };
+  }
+
   /** The module id and topic name of a box topic, or null for any other topic. */
   parseBoxTopic(topic: string): { moduleId: number; name: BoxTopicName } | null {
     const head = `${this.prefix}/boxes/`;

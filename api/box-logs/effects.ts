@@ -4,12 +4,23 @@
 // countdown) and the control sequence of its box. Runs inside the ingestion
 // transaction; an unverified log never gets here.
 import { Direction, REMAINING_NOT_APPLICABLE, Status, isAccessKind, isControlKind, type ParsedResponse } from '../../firmware-protocol/index.js';
-import type { AppContext } from '../context.js';
-import type { BoxRow } from '../repositories/boxes.js';
-import type { SessionRow } from '../repositories/sessions.js';
-import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import type { Db } from '../db/open.js';
+import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
+import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
+import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
 import { endSession } from '../sessions/service.js';
 import { settleControlAnswer } from '../control/settle.js';
+
+/** What the effects touch: the key and session read, the tries and states
+ * written, the box's control sequence, the control command settled (in the
+ * same transaction), and what ending a session needs (the session service's
+ * own dependencies). */
+export type EffectDeps = Parameters<typeof endSession>[0] & {
+  db: Db;
+  smartKeys: Pick<SmartKeyRepository, 'findById'>;
+  sessions: Pick<SessionRepository, 'findById' | 'setTries' | 'setState'>;
+  boxes: Pick<BoxRepository, 'noteControlSequence'>;
+};
 
 /** Rows read within one batch (50 tries of one key: one read each), kept
  * up to date by the writes below. */
@@ -17,7 +28,7 @@ export class BatchRows {
   private readonly keys = new Map<number, SmartKeyRow | undefined>();
   private readonly sessions = new Map<number, SessionRow | undefined>();
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: Pick<EffectDeps, 'smartKeys' | 'sessions'>) {}
 
   key(id: number): SmartKeyRow | undefined {
     if (!this.keys.has(id)) this.keys.set(id, this.ctx.smartKeys.findById(id));
@@ -45,7 +56,7 @@ export interface VerifiedResponse {
   receivedAt: number;
 }
 
-export function applyVerifiedResponse(ctx: AppContext, { box, response, happenedAt, receivedAt }: VerifiedResponse, rows: BatchRows = new BatchRows(ctx)): void {
+export function applyVerifiedResponse(ctx: EffectDeps, { box, response, happenedAt, receivedAt }: VerifiedResponse, rows: BatchRows = new BatchRows(ctx)): void {
   if (isControlKind(response.kind)) {
     // docs/protocol.md, after step 11: move next_control_seq past any echoed control sequence.
     ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);

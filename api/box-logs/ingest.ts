@@ -5,47 +5,51 @@
 // JSON is validate.ts; callers with parsed messages build BoxLogInput
 // themselves.
 //
-//   ingestBoxLogs(ctx, entries, { source: 'http', userId })  // throws ApiError 404/422
-//   ingestBoxLogs(ctx, [entry], { source: 'mqtt' })           // fo_user_id may be null
+//   ingestBoxLogs(deps, entries, { source: 'http', userId })  // throws BoxLogRefusal (not_found, refused)
+//   ingestBoxLogs(deps, entries, { source: 'mqtt', lookups }) // fo_user_id may be null; rows already read
+import type { Transaction } from 'better-sqlite3';
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
-import type { AppContext } from '../context.js';
-import { ApiError, type ErrorDetail } from '../errors.js';
-import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Db } from '../db/open.js';
+import type { OutboxRepository } from '../forwarding/outbox.js';
+import type { ForwardingWorker } from '../forwarding/worker.js';
+import type { BoxLogRepository } from '../repositories/box-logs.js';
+import type { BoxObservation, BoxRepository, BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
-import type { SmartKeyRow } from '../repositories/smart-keys.js';
-import { applyVerifiedResponse, BatchRows } from './effects.js';
+import { applyVerifiedResponse, BatchRows, type EffectDeps } from './effects.js';
+import { BoxLogRefusal, type BoxLogProblem } from './errors.js';
+import { BoxLogLookups, memo, type LookupDeps } from './lookups.js';
 import type { BoxLogInput, BoxLogResult, IngestOptions } from './types.js';
 import { parseCreatedAt } from './validate.js';
 import { verifiedResponses } from './verify.js';
+
+/** What ingestion touches: its transaction and clock, the rows it reads, the
+ * box logs, observations and outbox rows it writes, the session effects of a
+ * verified response, and the forwarding worker it wakes. AppContext has them. */
+export type BoxLogIngestDeps = EffectDeps &
+  LookupDeps & {
+    db: Db;
+    clock: Pick<Clock, 'now'>;
+    boxes: Pick<BoxRepository, 'findByModuleId' | 'noteObservation' | 'noteControlSequence'>;
+    boxLogs: Pick<BoxLogRepository, 'insert'>;
+    outbox: Pick<OutboxRepository, 'enqueue'>;
+    forwarding: Pick<ForwardingWorker, 'notify'>;
+  };
 
 interface Resolved {
   box: BoxRow;
   parking: ParkingRow;
 }
 
-/** Memoizes lookups within one batch (50 logs of one box: one query each). */
-function memo<K, V>(lookup: (key: K) => V): (key: K) => V {
-  const cache = new Map<K, V>();
-  return (key) => {
-    if (cache.has(key)) return cache.get(key) as V;
-    const value = lookup(key);
-    cache.set(key, value);
-    return value;
-  };
-}
-
 /**
- * 404 for ids that do not exist, naming which of which element; then 422
- * for ids that exist but do not fit (fo_user_id not the token's user, a
+ * not_found for ids that do not exist, naming which of which element; then
+ * refused for ids that exist but do not fit (fo_user_id not the sender, a
  * smart key of another driver or parking, a box of another parking).
  */
-function resolve(ctx: AppContext, entries: readonly BoxLogInput[], options: IngestOptions): Resolved[] {
-  const user = memo((id: number) => ctx.users.findById(id));
-  const key = memo((id: number): SmartKeyRow | undefined => ctx.smartKeys.findById(id));
-  const box = memo((id: number) => ctx.boxes.findByModuleId(id));
-  const parking = memo((id: number) => ctx.parkings.findById(id));
-  const missing: ErrorDetail[] = [];
-  const unfit: ErrorDetail[] = [];
+function resolve(lookups: BoxLogLookups, entries: readonly BoxLogInput[], options: IngestOptions): Resolved[] {
+  const { user, smartKey: key, box, parking } = lookups;
+  const missing: BoxLogProblem[] = [];
+  const unfit: BoxLogProblem[] = [];
   const resolved: Resolved[] = [];
   entries.forEach((entry, index) => {
     const path = `box_logs[${index}].box_log`;
@@ -64,8 +68,8 @@ function resolve(ctx: AppContext, entries: readonly BoxLogInput[], options: Inge
     if (boxRow && boxRow.parking_id !== entry.secured_parking_id) unfit.push({ path: `${path}.equipment_id`, message: 'is not a box of secured_parking_id' });
     if (boxRow && parkingRow) resolved.push({ box: boxRow, parking: parkingRow });
   });
-  if (missing.length > 0) throw new ApiError('resource_not_found', 'An id in the box logs does not exist; details name it.', missing.slice(0, 100));
-  if (unfit.length > 0) throw new ApiError('validation_failed', undefined, unfit.slice(0, 100));
+  if (missing.length > 0) throw new BoxLogRefusal('not_found', missing.slice(0, 100));
+  if (unfit.length > 0) throw new BoxLogRefusal('refused', unfit.slice(0, 100));
   return resolved;
 }
 
@@ -85,64 +89,79 @@ function observe(observations: Map<number, BoxObservation>, box: BoxRow, respons
 
 /**
  * Stores a batch of box logs, all or nothing, and answers per log in order.
- * Throws ApiError (404 resource_not_found, 422 validation_failed) before
- * anything is written. `created_at` is when the exchange happened (UTC,
+ * Throws BoxLogRefusal (not_found, refused) before anything is written. `created_at` is when the exchange happened (UTC,
  * `YYYY-MM-DD HH:MM:SS`); MQTT ingestion passes the time it received the
  * response. After a commit that queued logs for forwarding, the forwarding
  * worker is woken.
  */
-export function ingestBoxLogs(ctx: AppContext, entries: readonly BoxLogInput[], options: IngestOptions): BoxLogResult[] {
+export function ingestBoxLogs(ctx: BoxLogIngestDeps, entries: readonly BoxLogInput[], options: IngestOptions): BoxLogResult[] {
   const receivedAt = options.receivedAt ?? ctx.clock.now();
-  const repository = ctx.boxLogs;
-  let queued = 0;
-  const results = ctx.db
-    .transaction(() => {
-      // The reads too are in the transaction: outside one, every read pays
-      // for a snapshot of its own (WAL lock system calls, some 5% of a batch
-      // under load), and ids checked here cannot vanish before the insert.
-      const resolved = resolve(ctx, entries, options);
-      const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
-      const responses = verifiedResponses(
-        entries.map((entry, index) => ({
-          response: entry.response,
-          command: entry.command === null ? null : commandBytes(entry.command),
-          box: (resolved[index] as Resolved).box,
-        })),
-      );
-      const observations = new Map<number, BoxObservation>();
-      const rows = new BatchRows(ctx);
-      const outcome = entries.map((entry, index): BoxLogResult => {
-        const response = responses[index] ?? null;
-        const { box, parking } = resolved[index] as Resolved;
-        const stored = repository.insert({
-          source: options.source,
-          entry,
-          verified: response !== null,
-          boxSeq: response?.boxSeq ?? null,
-          status: response?.status ?? null,
-          receivedAt,
-        });
-        if (stored.duplicate) return { id: stored.id, verified: true, duplicate: true };
-        if (response) {
-          const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
-          observe(observations, box, response, happenedAt);
-          applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt }, rows);
-        }
-        // The filter is here, at enqueue time: an unverified log (which its
-        // sender may have invented) is never queued for a parking that
-        // forwards verified logs only, so no later change can send it.
-        if (parking.forwarding_expose === 1 && parking.forwarding_url && (response !== null || parking.forwarding_unverified === 1)) {
-          ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
-          queued += 1;
-        }
-        return { id: stored.id, verified: response !== null, duplicate: false };
-      });
-      for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
-      return outcome;
-    })
-    // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
-    // (busy_timeout) instead of failing to upgrade a read transaction.
-    .immediate();
+  // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
+  // (busy_timeout) instead of failing to upgrade a read transaction.
+  const { results, queued } = storeInTransaction(ctx).immediate(ctx, entries, options, receivedAt);
   if (queued > 0) ctx.forwarding.notify();
   return results;
+}
+
+type StoreTransaction = Transaction<(ctx: BoxLogIngestDeps, entries: readonly BoxLogInput[], options: IngestOptions, receivedAt: number) => { results: BoxLogResult[]; queued: number }>;
+
+// One transaction function per database, built once: db.transaction(fn)
+// builds its wrappers anew at every call.
+const storeTransactions = new WeakMap<Db, StoreTransaction>();
+
+function storeInTransaction(ctx: BoxLogIngestDeps): StoreTransaction {
+  let transaction = storeTransactions.get(ctx.db);
+  if (transaction === undefined) {
+    transaction = ctx.db.transaction(store);
+    storeTransactions.set(ctx.db, transaction);
+  }
+  return transaction;
+}
+
+/** The body of ingestBoxLogs, run in its transaction (or savepoint). */
+function store(ctx: BoxLogIngestDeps, entries: readonly BoxLogInput[], options: IngestOptions, receivedAt: number): { results: BoxLogResult[]; queued: number } {
+  const repository = ctx.boxLogs;
+  let queued = 0;
+  // The reads too are in the transaction: outside one, every read pays
+  // for a snapshot of its own (WAL lock system calls, some 5% of a batch
+  // under load), and ids checked here cannot vanish before the insert.
+  const resolved = resolve(options.lookups ?? new BoxLogLookups(ctx), entries, options);
+  const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
+  const responses = verifiedResponses(
+    entries.map((entry, index) => ({
+      response: entry.response,
+      command: entry.command === null ? null : commandBytes(entry.command),
+      box: (resolved[index] as Resolved).box,
+    })),
+  );
+  const observations = new Map<number, BoxObservation>();
+  const rows = new BatchRows(ctx);
+  const outcome = entries.map((entry, index): BoxLogResult => {
+    const response = responses[index] ?? null;
+    const { box, parking } = resolved[index] as Resolved;
+    const stored = repository.insert({
+      source: options.source,
+      entry,
+      verified: response !== null,
+      boxSeq: response?.boxSeq ?? null,
+      status: response?.status ?? null,
+      receivedAt,
+    });
+    if (stored.duplicate) return { id: stored.id, verified: true, duplicate: true };
+    if (response) {
+      const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
+      observe(observations, box, response, happenedAt);
+      applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt }, rows);
+    }
+    // The filter is here, at enqueue time: an unverified log (which its
+    // sender may have invented) is never queued for a parking that
+    // forwards verified logs only, so no later change can send it.
+    if (parking.forwarding_expose === 1 && parking.forwarding_url && (response !== null || parking.forwarding_unverified === 1)) {
+      ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
+      queued += 1;
+    }
+    return { id: stored.id, verified: response !== null, duplicate: false };
+  });
+  for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
+  return { results: outcome, queued };
 }

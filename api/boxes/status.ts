@@ -6,6 +6,8 @@ import { notFound } from '../domain-error.js';
 import { BoxRepository, type BoxRow } from '../repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository } from '../repositories/parkings.js';
+import { BoxAvailabilityStore } from './availability.js';
+import type { AvailabilityValue } from '../mqtt/box-availability.js';
 
 /** When a box was last seen, its battery, how far its clock is off, its sequences. */
 export interface BoxStatus {
@@ -20,6 +22,16 @@ export interface BoxStatus {
   next_control_seq: number;
   /** Control commands queued for the box, not answered yet (api/control/). */
   pending_control_commands: PendingControl[];
+  /** True availability, as the running API derived it (api/mqtt/box-availability.ts):
+   * offline when the box said so or when its gateway is offline; unknown
+   * before the API has heard of it. */
+  availability: AvailabilityValue;
+  /** Why it is offline (`gateway gw-bench-1 offline since ...`), else null. */
+  availability_reason: string | null;
+  /** Since when the API holds that value (ISO time), null when unknown. */
+  availability_since: string | null;
+  /** The gateway the box is reached through, null for a box on MQTT itself or not known. */
+  gateway_id: string | null;
 }
 
 /** One box, the boxes of one parking, or all of them. */
@@ -30,6 +42,7 @@ export interface BoxFilter {
 
 export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
   const boxes = new BoxRepository(db);
+  const availabilities = new BoxAvailabilityStore(db);
   let rows: BoxRow[];
   if (filter.moduleId !== undefined) {
     const box = boxes.findByModuleId(filter.moduleId);
@@ -43,6 +56,7 @@ export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
   }
   return rows.map((box) => {
     const learned = boxes.learned(box.module_id);
+    const availability = availabilities.find(box.module_id);
     return {
       module_id: box.module_id,
       parking_id: box.parking_id,
@@ -54,6 +68,10 @@ export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
       last_control_seq: learned?.last_control_seq ?? null,
       next_control_seq: learned?.next_control_seq ?? box.next_control_seq,
       pending_control_commands: pendingControlOf(db, box.module_id),
+      availability: availability?.availability ?? 'unknown',
+      availability_reason: availability?.reason ?? null,
+      availability_since: availability?.since === undefined || availability.since === null ? null : new Date(availability.since).toISOString(),
+      gateway_id: availability?.gateway_id ?? null,
     };
   });
 }

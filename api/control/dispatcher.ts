@@ -5,8 +5,10 @@
 //   transaction that allocates the sequence);
 // - sealed at send time under K_box with a fresh control sequence
 //   (sequence.ts), so a retry never reuses one the box may have accepted;
-// - when the box is seen online (its retained availability says online, or
-//   any response of it arrives), else on a backoff on the injected clock;
+// - when the box is seen online (its true availability says online: its
+//   retained availability AND its gateway's, api/mqtt/box-availability.ts;
+//   or any response of it arrives), else on a backoff on the injected clock;
+//   a box behind a dead gateway is offline and gets nothing;
 // - the answer is stored as a box log by ingestion, which settles the row
 //   (settle.ts) in the same transaction; here only "no believable answer"
 //   is handled: the row stays pending and is tried again later.
@@ -78,7 +80,8 @@ export class ControlDispatcher {
     this.#timer = undefined;
   }
 
-  /** The box's retained availability changed; online sends its head at once. */
+  /** The box's true availability (mqtt/box-availability.ts) changed, or
+   * its own availability message arrived; online sends its head at once. */
   availability(moduleId: number, online: boolean): void {
     this.#online.set(moduleId, online);
     if (online) this.#kick(moduleId, true);

@@ -416,6 +416,40 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: 'operator accounts for the operator HTTP API',
+    sql: `
+      -- Operators of /api/operator/... (api/operators/): a name and the
+      -- SHA-256 of a 256-bit random bearer token, shown once. Removing an
+      -- operator deletes the row: its token is refused on the next request.
+      CREATE TABLE operators (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        token_hash BLOB NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
+  {
+    version: 12,
+    name: 'true availability of boxes: derived from the box and its gateway',
+    sql: `
+      -- What the API derived about each box from MQTT (api/mqtt/box-availability.ts):
+      -- its own retained availability and, behind a gateway, the gateway's.
+      -- Written by the API process on every change, read by admin box status
+      -- and the operator API in any process. No foreign key: a message may
+      -- name a box this database does not hold.
+      CREATE TABLE box_availability (
+        module_id INTEGER PRIMARY KEY,
+        availability TEXT NOT NULL CHECK (availability IN ('online', 'offline', 'unknown')),
+        reason TEXT,
+        since INTEGER,
+        gateway_id TEXT,
+        updated_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

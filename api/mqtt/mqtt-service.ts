@@ -13,8 +13,10 @@ import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
 import type { ApiConfig } from '../config.js';
 import type { Db } from '../db/open.js';
 import { MqttAccountRepository } from './accounts.js';
+import { BoxAvailabilityStore } from '../boxes/availability.js';
+import { BoxAvailability, boxesOfGatewayState, type DerivedAvailability } from './box-availability.js';
+import { messageOf } from '../../lib/message-of.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
-import { IngestBatcher } from './ingest-batcher.js';
 import { ResponseIngestion, type IngestedResponse } from './response-ingester.js';
 
 export type MqttConnection =
@@ -38,11 +40,14 @@ export interface MqttServiceOptions {
 
 export type CommandOutcome = { readonly answered: IngestedResponse } | { readonly error: 'timeout' | 'broker_unavailable' };
 
-/** A box's availability message (retained; its last will says offline). */
-export type AvailabilityListener = (moduleId: number, online: boolean) => void;
+/** A box's true availability (box-availability.ts): online or offline, from
+ * its own availability message and its gateway's; with the reason. */
+export type AvailabilityListener = (moduleId: number, online: boolean, derived: DerivedAvailability) => void;
 
 export class MqttService {
   readonly #availabilityListeners = new Set<AvailabilityListener>();
+  readonly #availability: BoxAvailability;
+  readonly #availabilityStore: BoxAvailabilityStore;
 
   private constructor(
     readonly ingestion: ResponseIngestion,
@@ -50,17 +55,21 @@ export class MqttService {
     private readonly options: MqttServiceOptions,
     private readonly broker: EmbeddedBroker | undefined,
     private readonly client: ResilientMqttClient | undefined,
-    private readonly batcher?: IngestBatcher,
-  ) {}
+  ) {
+    this.#availabilityStore = new BoxAvailabilityStore(options.ctx.db);
+    // An embedded broker starts with no retained message: what an earlier run stored is not known now.
+    if (broker !== undefined) this.#availabilityStore.clear();
+    this.#availability = new BoxAvailability(options.clock, (moduleId, derived) => this.#derived(moduleId, derived));
+  }
 
   static async start(options: MqttServiceOptions): Promise<MqttService> {
     const logger = options.logger ?? silentLogger;
     const ingestion = new ResponseIngestion(options.ctx, logger);
     const { connection, topics } = options;
     if (connection.mode === 'embedded') {
-      // Messages arriving together are stored in one transaction, each still
-      // acknowledged only after its commit (ingest-batcher.ts).
-      const batcher = new IngestBatcher(ingestion, options.clock);
+      // Each message a unit of the group commit (api/db/group-commit.ts):
+      // those of one turn share a transaction, each acknowledged only after
+      // its commit (response-ingester.ts).
       const broker = await startEmbeddedBroker({
         host: connection.host,
         port: connection.port,
@@ -68,9 +77,9 @@ export class MqttService {
         accounts: new MqttAccountRepository(options.ctx.db),
         maxPacketBytes: options.ctx.config.mqttMaxPacketBytes,
         logger,
-        ingest: (moduleId, payload) => batcher.ingest(moduleId, payload),
+        ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),
       });
-      const service = new MqttService(ingestion, broker.url, options, broker, undefined, batcher);
+      const service = new MqttService(ingestion, broker.url, options, broker, undefined);
       // Every publish passes here, retained availability and last wills included.
       broker.aedes.on('publish', (packet) => service.#availabilityMessage(packet.topic, packet.payload));
       return service;
@@ -90,11 +99,19 @@ export class MqttService {
       // Several API processes split the responses between them (MQTT 5 shared
       // subscriptions; mosquitto offers them to 3.1.1 clients too).
       // Availability unshared: every API process needs all of it, retained messages included.
-      subscriptions: [connection.sharedGroup === undefined || connection.sharedGroup === '' ? responses : `$share/${connection.sharedGroup}/${responses}`, topics.allBoxes('availability')],
+      // So are the gateways' availability and state (which boxes each reaches).
+      subscriptions: [
+        connection.sharedGroup === undefined || connection.sharedGroup === '' ? responses : `$share/${connection.sharedGroup}/${responses}`,
+        topics.allBoxes('availability'),
+        topics.allGateways('availability'),
+        topics.allGateways('state'),
+      ],
       beforeAck: async (topic, payload) => {
         const box = topics.parseBoxTopic(topic);
-        if (box === null) ingestion.refuseTopic(topic);
-        else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
+        // A gateway's availability and state are read by #availabilityMessage; any other topic is refused.
+        if (box === null) {
+          if (topics.parseGatewayTopic(topic) === null) ingestion.refuseTopic(topic);
+        } else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
       },
     });
     const service = new MqttService(ingestion, connection.url, options, undefined, client);
@@ -103,18 +120,59 @@ export class MqttService {
     return service;
   }
 
-  /** Called with every box availability message (online or offline). */
+  /** Called when a box's true availability changes, and with every
+   * availability message of the box itself (online or offline). */
   onAvailability(listener: AvailabilityListener): () => void {
     this.#availabilityListeners.add(listener);
     return () => this.#availabilityListeners.delete(listener);
   }
 
+  /** A box's true availability as this process derives it now. */
+  availabilityOf(moduleId: number): DerivedAvailability {
+    return this.#availability.of(moduleId);
+  }
+
   #availabilityMessage(topic: string, payload: Buffer | string): void {
-    const box = this.options.topics.parseBoxTopic(topic);
-    if (box?.name !== 'availability') return;
-    const text = payload.toString();
-    if (text !== 'online' && text !== 'offline') return;
-    for (const listener of this.#availabilityListeners) listener(box.moduleId, text === 'online');
+    const { topics } = this.options;
+    const box = topics.parseBoxTopic(topic);
+    if (box?.name === 'availability') {
+      const online = onlineOf(payload);
+      if (online !== undefined) this.#availability.box(box.moduleId, online);
+      return;
+    }
+    const gateway = topics.parseGatewayTopic(topic);
+    if (gateway?.name === 'availability') {
+      const online = onlineOf(payload);
+      if (online === undefined) return;
+      const lost = this.#availability.gateway(gateway.gatewayId, online);
+      // The embedded broker does what the gateway's clean stop does (gateway.ts
+      // stop): its boxes' retained availability says offline, so every
+      // subscriber (and the retained index, retained-index.ts) has the true
+      // value, not the stale online. An external broker's ACL gives the API
+      // no such write: there only the derived value says it.
+      for (const moduleId of lost) this.#publishOffline(moduleId);
+    } else if (gateway?.name === 'state') {
+      const boxes = boxesOfGatewayState(payload);
+      if (boxes !== null) this.#availability.gatewayBoxes(gateway.gatewayId, boxes);
+    }
+  }
+
+  #publishOffline(moduleId: number): void {
+    if (this.broker === undefined) return;
+    this.broker.publish(this.options.topics.box(moduleId, 'availability'), 'offline', { retain: true }).catch((error: unknown) => {
+      (this.options.logger ?? silentLogger).warn({ module_id: moduleId, err: messageOf(error) }, 'box availability not published');
+    });
+  }
+
+  #derived(moduleId: number, derived: DerivedAvailability): void {
+    try {
+      this.#availabilityStore.store(moduleId, derived, this.options.clock.now());
+    } catch (error) {
+      // A busy or closing database: the next change writes it again; the listeners still hear it.
+      (this.options.logger ?? silentLogger).warn({ module_id: moduleId, err: messageOf(error) }, 'box availability not stored');
+    }
+    if (derived.availability === 'unknown') return;
+    for (const listener of this.#availabilityListeners) listener(moduleId, derived.availability === 'online', derived);
   }
 
   /** Counters of the embedded broker (refused logins, publishes, subscriptions, packets), if it runs. */
@@ -153,8 +211,14 @@ export class MqttService {
 
   async close(): Promise<void> {
     // What is waiting is stored before the database closes.
-    this.batcher?.flush();
+    this.ingestion.flush();
     await this.broker?.close();
     await this.client?.stop();
   }
+}
+
+/** `online` or `offline` (an availability payload), else undefined (an empty one clears a retained message). */
+function onlineOf(payload: Buffer | string): boolean | undefined {
+  const text = payload.toString();
+  return text === 'online' ? true : text === 'offline' ? false : undefined;
 }

@@ -11,6 +11,7 @@ import type { ApiConfig } from '../config.js';
 import type { GroupCommit } from '../db/group-commit.js';
 import { ApiError } from '../errors.js';
 import { errorResponses } from '../schemas.js';
+import { withBoxLogErrors } from './box-log-errors.js';
 
 const DESCRIPTION = [
   'Body: `{"box_logs": [{"box_log": {...spec 2.1...}}, ...]}`, at most BOX_LOGS_MAX_BATCH (1,000) elements.',
@@ -66,7 +67,7 @@ export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
       const entries = boxLogEntries(request.body);
       const userId = request.user.id;
       // Shares a transaction with the other batches of this turn (group-commit.ts); answered once committed.
-      const results = await ctx.groupCommit.run(() => ingestBoxLogs(ctx, entries, { source: 'http', userId }));
+      const results = await withBoxLogErrors(ctx.groupCommit.run(() => ingestBoxLogs(ctx, entries, { source: 'http', userId })));
       return reply.status(201).send({ box_logs: results });
     },
   );

@@ -32,6 +32,7 @@ export async function docsRoutes(app: FastifyInstance, version: string): Promise
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An access token from POST /api/oauth/token.' },
+          operator: { type: 'http', scheme: 'bearer', description: 'An operator token from parkbench admin operator add (the operator routes, /api/operator/...).' },
           basic: { type: 'http', scheme: 'basic', description: 'Client authentication: client_app_id and client_secret.' },
         },
       },

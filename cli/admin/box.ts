@@ -60,7 +60,8 @@ export function registerBoxCommands(admin: Command): void {
         if (statuses.length === 0) process.stdout.write('no boxes\n');
         for (const status of statuses) {
           const seen = status.last_seen_at === null ? 'never seen (no verified response yet)' : `last seen ${status.last_seen_at}, battery ${status.battery_mv ?? '?'} mV, clock ${signed(status.box_time_drift_seconds)} s, box_seq ${status.last_box_seq ?? '?'}`;
-          process.stdout.write(`box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${seen}; next control sequence ${status.next_control_seq}\n`);
+          const availability = status.availability_reason === null ? status.availability : `${status.availability} (${status.availability_reason})`;
+          process.stdout.write(`box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`);
           for (const pending of status.pending_control_commands) {
             process.stdout.write(`  pending ${pending.kind} (${pending.purpose}) since ${pending.created_at}, ${pending.attempts} sends${pending.last_error === null ? '' : `, last: ${pending.last_error}`}\n`);
           }

@@ -7,6 +7,7 @@ import { registerDemoCommand } from '../admin/demo.js';
 import { registerFleetCommands } from '../admin/fleet.js';
 import { registerForwardingCommands } from '../admin/forwarding.js';
 import { registerMqttCommands } from '../admin/mqtt.js';
+import { registerOperatorCommands } from '../admin/operator.js';
 import { registerParkingCommands } from '../admin/parking.js';
 import { registerParkingAccessCommands } from '../admin/parking-access.js';
 import { registerSmartKeyCommands } from '../admin/smart-key.js';
@@ -24,4 +25,5 @@ export function registerAdminCommands(program: Command): void {
   registerFleetCommands(admin);
   registerMqttCommands(admin);
   registerForwardingCommands(admin);
+  registerOperatorCommands(admin);
 }

@@ -88,3 +88,39 @@ test('past the group limit, waiting units run at once, in order', async (t) => {
   t.deepEqual(results, [1, 2, 3, 4, 5]);
   t.deepEqual(group.counters, { groups: 3, units: 5 });
 });
+
+test('the inputs of a shared work in one group are answered by one call, beside units of their own', async (t) => {
+  const { db } = database(t);
+  const group = new GroupCommit(db);
+  const calls: string[][] = [];
+  const shared = { runAll: (names: readonly string[]) => (calls.push([...names]), insertItems(db, [...names])) };
+  const results = await Promise.all([group.runShared(shared, 'm1'), group.run(() => insertItems(db, ['http'])), group.runShared(shared, 'm2'), group.runShared(shared, 'm3')]);
+  t.deepEqual(calls, [['m1', 'm2', 'm3']], 'one call for the three inputs');
+  t.deepEqual(results, [1, [4], 2, 3], 'each input gets its own answer; the shared work ran where its first input was');
+  t.deepEqual(group.counters, { groups: 1, units: 4 });
+  t.is(group.ranAlone, 0);
+});
+
+test('a shared run that fails is rolled back and each input runs again alone: only the poison rejects, the others are written once', async (t) => {
+  const { db } = database(t);
+  const group = new GroupCommit(db);
+  let calls = 0;
+  const shared = {
+    runAll: (names: readonly string[]) => {
+      calls += 1;
+      // Writes its neighbours first, then fails: what it wrote must go.
+      return names.map((name) => {
+        const [id] = insertItems(db, [name]);
+        if (name === 'poison') throw new Error('poisoned');
+        return id;
+      });
+    },
+  };
+  const outcomes = await Promise.allSettled(['a', 'b', 'poison', 'c'].map((name) => group.runShared(shared, name)));
+  t.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  t.like(outcomes[2], { status: 'rejected', reason: { message: 'poisoned' } });
+  t.deepEqual((db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name), ['a', 'b', 'c'], 'each good input written once, nothing of the poison');
+  t.is(calls, 1 + 4, 'once together, then once per input');
+  t.is(group.ranAlone, 4);
+  t.is(group.counters.groups, 1, 'all in the one transaction');
+});

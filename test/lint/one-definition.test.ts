@@ -36,25 +36,9 @@ function doubles(files: Map<string, string>): Map<string, string[]> {
   return new Map([...declaredIn].filter(([, where]) => where.size > 1).map(([name, where]) => [name, [...where].sort()]));
 }
 
-// Doubles that another branch of issue 15 or 16 removes; delete an entry when
-// its double is gone (the second test fails until then).
-const knownDoubles: Record<string, string[]> = {
-  // issue 15, item 2: one box-log batching path deletes the ingester's own
-  // message type; lib/mqtt-messages.ts keeps the wire message.
-  ResponseMessage: ['api/mqtt/response-ingester.ts', 'lib/mqtt-messages.ts'],
-};
-
 test('an exported name is declared in one file only', async (t) => {
   const found = doubles(await sources());
-  const unexpected = [...found].filter(([name]) => !(name in knownDoubles)).map(([name, where]) => `${name}: ${where.join(', ')}`);
-  t.deepEqual(unexpected, []);
-});
-
-test('every listed double is still one', async (t) => {
-  const found = doubles(await sources());
-  for (const [name, where] of Object.entries(knownDoubles)) {
-    t.deepEqual(found.get(name), where, `${name} is no longer declared in ${where.join(' and ')}: delete it from knownDoubles`);
-  }
+  t.deepEqual([...found].map(([name, where]) => `${name}: ${where.join(', ')}`), []);
 });
 
 // What must be written once, and where: protocol bounds in firmware-protocol/

@@ -9,16 +9,22 @@ import mqtt from 'mqtt';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
+import { BoxSerialLink } from '../../simulator/links/serial-link.js';
+import { boxStatuses } from '../../api/boxes/status.js';
+import { startCli } from '../helpers/cli-process.js';
+import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { tempDir, testApp, type TestApp } from '../helpers/api-app.js';
 import { startMosquitto } from '../helpers/mosquitto.js';
 import { addMqttClient, boxLogs, httpDriver, openSession, provisioningFile, topics, watchingOperator } from '../helpers/mqtt-bench.js';
 import { seedParking, type SeededParking } from '../helpers/parking.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
-import { testNeeding } from '../helpers/requires.js';
+import { onPath, testNeeding } from '../helpers/requires.js';
 
 // Skipped, with one line naming the package, where mosquitto is not installed (a failure under CI).
 const test = testNeeding('mosquitto', avaTest);
+// A gateway on a pty pair through mosquitto needs socat as well.
+const testWithCable = onPath('mosquitto') ? testNeeding('socat', avaTest) : test;
 
 const API = { username: 'parkbench-api', password: 'api-password-0123' };
 
@@ -31,6 +37,8 @@ interface ExternalBench {
   api(): Promise<TestApp>;
   /** The box on mosquitto, with its provisioned account. */
   box(clock: TestApp['clock']): Promise<SimulatedBox>;
+  /** The entrance box's provisioning (for a box on a cable behind a gateway). */
+  provisioning: ReturnType<typeof parseProvisioning>;
 }
 
 async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
@@ -52,6 +60,7 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
     parking,
     operator,
     gateway,
+    provisioning: parseProvisioning({ ...file, mqtt: { ...file.mqtt, url } }),
     api: async () => {
       const api = await testApp(t, {}, { dir, mqtt: { mode: 'external', url, ...API, sharedGroup: 'parkbench-api' } });
       api.clock.advanceTo(Date.now());
@@ -76,8 +85,8 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
  * wait for the SUBACK: the first such marker shows each subscription is live
  * (and that mosquitto's ACL let it through). Sent later, it shows that
  * nothing more is coming: mosquitto queues each subscriber's messages in the
- * order it takes them in, and an API ingests them in the order they arrive
- * (IngestBatcher), so an API that has counted a marker has ingested every
+ * order it takes them in, and an API ingests and counts them in the order they
+ * arrive (each a unit of its group commit, parsed there), so an API that has counted a marker has ingested every
  * message mosquitto routed to it before the marker was published.
  */
 async function markerThroughEveryApi(bench: ExternalBench, apis: readonly TestApp[], what: string): Promise<void> {
@@ -157,4 +166,39 @@ test('through mosquitto: a response on a topic whose module id is not canonical 
   t.is(boxLogs(api).length, 0);
   await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
   await waitFor(() => boxLogs(api).length === 1, 'the same message on the canonical topic stored');
+});
+
+testWithCable('through mosquitto: a box behind a gateway killed with SIGKILL is offline with the reason, also for an API that starts afterwards (retained messages only); online once the gateway is back', async (t) => {
+  const bench = await externalBench(t);
+  const api = await bench.api();
+  await untilSubscribed(bench, [api]);
+  const pair = await ptyPairForTest(t);
+  const box = await SimulatedBox.start({ clock: api.clock, provisioning: bench.provisioning });
+  const link = new BoxSerialLink(box, { clock: api.clock, target: { path: pair.a, baudRate: 115_200 } });
+  t.teardown(async () => {
+    await link.stop();
+    await box.stop();
+  });
+  await link.start();
+  const queueFile = join(tempDir(t, 'parkbench-gw-'), 'queue.json');
+  const gateway = () => startCli(t, ['gateway', '--mqtt', bench.url, '--username', bench.gateway.username, '--password', bench.gateway.password, '--serial', pair.b, '--answer-ms', '2000', '--queue-file', queueFile, '--log-level', 'warn']);
+  const moduleId = bench.parking.entrance.moduleId;
+  const status = (of: TestApp) => boxStatuses(of.ctx.db, { moduleId })[0];
+  const derived = (of: TestApp) => of.app.mqtt?.availabilityOf(moduleId);
+
+  const first = gateway();
+  await waitFor(() => derived(api)?.availability === 'online' && derived(api)?.gatewayId === bench.gateway.username, 'the box online through the gateway', 20_000);
+  await first.stop('SIGKILL');
+  await waitFor(() => derived(api)?.availability === 'offline', 'the box offline after its gateway died (last will through mosquitto)', 10_000);
+  t.regex(derived(api)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since \\d{4}-`));
+  t.like(status(api), { availability: 'offline', gateway_id: bench.gateway.username });
+
+  // A second API process starts now: it hears only retained messages, in whatever order mosquitto sends them.
+  const late = await bench.api();
+  await waitFor(() => derived(late)?.availability === 'offline', 'the late API derives offline from the retained messages', 10_000);
+  t.regex(derived(late)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since `));
+
+  gateway();
+  await waitFor(() => derived(api)?.availability === 'online' && derived(late)?.availability === 'online', 'the box online again in both APIs', 20_000);
+  t.like(status(api), { availability: 'online', availability_reason: null });
 });

@@ -1,0 +1,124 @@
+// POST /api/operator/smart_keys/:id/revoke and forwarding per parking: the
+// services `admin smart-key revoke` and `admin forwarding status|retry` use.
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../../lib/clock.js';
+import { revokeSmartKey } from '../../control/operations.js';
+import type { Db } from '../../db/open.js';
+import { ApiError } from '../../errors.js';
+import { forwardingStatus, reviveDeadDeliveries } from '../../forwarding/administration.js';
+import type { SmartKeyRepository } from '../../repositories/smart-keys.js';
+import { errorResponses } from '../../schemas.js';
+import { answering } from './domain-errors.js';
+import { idParams } from './schemas.js';
+
+/** The database the services write, the clock, and the keys (an unknown id is a 404). */
+export interface OperatorActionRouteDeps {
+  db: Db;
+  clock: Clock;
+  smartKeys: Pick<SmartKeyRepository, 'findById'>;
+}
+
+const errors = { ...errorResponses(401, 404, 422, 503), 403: { $ref: 'ErrorBody#', description: 'operator_required: a driver\'s token.' } };
+
+const deliverySchema = {
+  type: 'object',
+  properties: {
+    module_id: { type: 'integer' },
+    kind: { type: 'string' },
+    state: { type: 'string', enum: ['pending', 'done', 'failed'] },
+    attempts: { type: 'integer' },
+    last_status: { type: ['string', 'null'] },
+    last_error: { type: ['string', 'null'] },
+  },
+} as const;
+
+const revokeResponse = {
+  type: 'object',
+  required: ['smart_key_id', 'revoked_at', 'newly_revoked', 'operation', 'done', 'pending', 'failed', 'deliveries'],
+  properties: {
+    smart_key_id: { type: 'integer' },
+    revoked_at: { type: 'string' },
+    newly_revoked: { type: 'boolean', description: 'False when it was revoked before (nothing new queued).' },
+    operation: { type: 'string' },
+    done: { type: 'integer' },
+    pending: { type: 'integer', description: 'REVOKE commands queued for boxes, not answered yet.' },
+    failed: { type: 'integer' },
+    deliveries: { type: 'array', items: deliverySchema },
+  },
+} as const;
+
+const forwardingStatusResponse = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      parking_id: { type: 'integer' },
+      url: { type: 'string' },
+      pending: { type: 'integer' },
+      delivered: { type: 'integer' },
+      dead: { type: 'integer' },
+      last_error: { type: ['string', 'null'] },
+      last_attempt_at: { type: ['string', 'null'] },
+      disabled_at: { type: ['string', 'null'], description: 'When a 410 Gone disabled the URL; null when enabled.' },
+    },
+  },
+} as const;
+
+const revivalResponse = {
+  type: 'object',
+  properties: {
+    parking_id: { type: 'integer' },
+    revived_deliveries: { type: 'integer' },
+    enabled_urls: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRouteDeps): void {
+  app.post<{ Params: { id: string } }>(
+    '/smart_keys/:id/revoke',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: 'Revoke a smart key: refused by the service at once, a REVOKE queued for each box it opens',
+        security: [{ operator: [] }],
+        params: idParams,
+        response: { 200: revokeResponse, ...errors },
+      },
+    },
+    (request) => {
+      const id = Number(request.params.id);
+      if (!ctx.smartKeys.findById(id)) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key with id ${id}` }]);
+      const operator = request.operator?.name ?? 'unknown';
+      const result = answering('id', () => revokeSmartKey(ctx.db, id, ctx.clock.now(), `operator ${operator} (HTTP)`));
+      return { ...result, revoked_at: new Date(result.revoked_at).toISOString() };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/parkings/:id/forwarding',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: "A parking's forwarding per URL: box logs pending, delivered, dead",
+        security: [{ operator: [] }],
+        params: idParams,
+        response: { 200: forwardingStatusResponse, ...errors },
+      },
+    },
+    (request) => answering('id', () => forwardingStatus(ctx.db, Number(request.params.id))),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/parkings/:id/forwarding/retry',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: "Retry a parking's dead deliveries now, and send again to URLs a 410 Gone disabled",
+        security: [{ operator: [] }],
+        params: idParams,
+        response: { 200: revivalResponse, ...errors },
+      },
+    },
+    (request) => answering('id', () => reviveDeadDeliveries(ctx.db, Number(request.params.id), ctx.clock.now())),
+  );
+}

@@ -1,0 +1,85 @@
+// POST /api/operator/boxes/:module_id/commands: a one-off BATTERY_QUERY or
+// TIME_SET sent to the box through the running MQTT service (app.mqtt), the
+// answer awaited as the open route does, stored as a box log by ingestion.
+import type { FastifyInstance } from 'fastify';
+import type { ApiConfig } from '../../config.js';
+import type { Db } from '../../db/open.js';
+import { ApiError } from '../../errors.js';
+import type { MqttService } from '../../mqtt/mqtt-service.js';
+import { BOX_COMMANDS, boxCommandFrame, type BoxCommand } from '../../operators/box-commands.js';
+import { errorResponses } from '../../schemas.js';
+import type { Clock } from '../../../lib/clock.js';
+import { barrierName, isProtocolError, parseResponse, statusName } from '../../../firmware-protocol/index.js';
+import { answering } from './domain-errors.js';
+
+/** The database (the box, its control sequence), the clock (TIME_SET), the answer timeout. */
+export interface OperatorBoxCommandRouteDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
+}
+
+const answerSchema = {
+  type: 'object',
+  required: ['module_id', 'command', 'verified', 'status', 'battery_mv', 'barrier', 'response', 'box_log_id'],
+  properties: {
+    module_id: { type: 'integer' },
+    command: { type: 'string', enum: BOX_COMMANDS },
+    verified: { type: 'boolean', description: 'The response\'s tag checked under the box key.' },
+    status: { type: ['string', 'null'], description: 'docs/protocol.md status name; null when not verified.' },
+    battery_mv: { type: ['integer', 'null'] },
+    barrier: { type: ['string', 'null'], description: 'closed, opening, open, closing or fault; null when not verified.' },
+    response: { type: 'string', description: 'The response frame, base64.' },
+    box_log_id: { type: ['integer', 'null'] },
+  },
+} as const;
+
+export function operatorBoxCommandRoutes(app: FastifyInstance, ctx: OperatorBoxCommandRouteDeps, mqtt: () => MqttService | undefined): void {
+  app.post<{ Params: { module_id: string }; Body: { command: BoxCommand } }>(
+    '/boxes/:module_id/commands',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: 'Send a box a BATTERY_QUERY or a TIME_SET (the service\'s time) through MQTT and return its answer',
+        security: [{ operator: [] }],
+        params: { type: 'object', required: ['module_id'], properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } } },
+        body: { type: 'object', required: ['command'], properties: { command: { type: 'string', enum: BOX_COMMANDS } } },
+        response: {
+          200: answerSchema,
+          ...errorResponses(400, 401, 404, 415, 422),
+          403: { $ref: 'ErrorBody#', description: 'operator_required: a driver\'s token.' },
+          503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected.' },
+          504: { $ref: 'ErrorBody#', description: 'box_timeout: the box did not answer in BOX_ANSWER_TIMEOUT_MS.' },
+        },
+      },
+    },
+    async (request) => {
+      const moduleId = Number(request.params.module_id);
+      const { command } = request.body;
+      const service = mqtt();
+      if (service === undefined) throw new ApiError('mqtt_unavailable');
+      const frame = answering('module_id', () => boxCommandFrame(ctx.db, moduleId, command, ctx.clock.now()));
+      const outcome = await service.sendCommand(moduleId, frame, {}, ctx.config.boxAnswerTimeoutMs);
+      if ('error' in outcome) throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');
+      const { answered } = outcome;
+      if (answered.response === null) throw new ApiError('box_timeout', `The box did not answer (${answered.error ?? 'no response'}).`);
+      const verified = answered.log?.verified === true;
+      let fields: ReturnType<typeof parseResponse> | undefined;
+      try {
+        fields = verified ? parseResponse(Buffer.from(answered.response, 'base64')) : undefined;
+      } catch (error) {
+        if (!isProtocolError(error)) throw error;
+      }
+      return {
+        module_id: moduleId,
+        command,
+        verified,
+        status: fields ? (statusName(fields.status) ?? null) : null,
+        battery_mv: fields ? fields.batteryMv : null,
+        barrier: fields ? (barrierName(fields.barrier)?.toLowerCase() ?? null) : null,
+        response: answered.response,
+        box_log_id: answered.log?.id ?? null,
+      };
+    },
+  );
+}

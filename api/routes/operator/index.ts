@@ -1,0 +1,30 @@
+// The operator HTTP API: one fastify plugin registered with the prefix
+// /api/operator. Its onRequest hook authenticates every route of the prefix,
+// and its unknown paths too (an unauthenticated probe learns nothing of
+// which routes exist): an operator token (`parkbench admin operator add`),
+// else 403 for a driver's token, 401 for none or a bad one
+// (api/operators/auth.ts).
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../errors.js';
+import { operatorAuth, type OperatorAuthDeps } from '../../operators/auth.js';
+import type { MqttService } from '../../mqtt/mqtt-service.js';
+import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
+import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
+import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
+
+export const OPERATOR_PREFIX = '/api/operator';
+
+export type OperatorRouteDeps = OperatorAuthDeps & OperatorReadRouteDeps & OperatorActionRouteDeps & OperatorBoxCommandRouteDeps;
+
+/** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
+export function operatorRoutes(scope: FastifyInstance, ctx: OperatorRouteDeps, mqtt: () => MqttService | undefined): void {
+  scope.decorateRequest('operator', null);
+  scope.addHook('onRequest', operatorAuth(ctx));
+  scope.setNotFoundHandler((request, reply) => {
+    const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
+    void reply.status(404).send(error.body());
+  });
+  operatorReadRoutes(scope, ctx);
+  operatorActionRoutes(scope, ctx);
+  operatorBoxCommandRoutes(scope, ctx, mqtt);
+}

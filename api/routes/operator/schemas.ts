@@ -1,0 +1,123 @@
+// Response schemas of the operator HTTP API (and so of its OpenAPI document).
+import { Status } from '../../../firmware-protocol/index.js';
+import { DECIMAL_ID_PATTERN } from '../../schemas.js';
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+
+export const idParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: DECIMAL_ID_PATTERN, maxLength: 15 } },
+} as const;
+
+export const pendingControlSchema = {
+  type: 'object',
+  required: ['id', 'kind', 'purpose', 'attempts', 'last_status', 'last_error', 'created_at'],
+  properties: {
+    id: { type: 'integer' },
+    kind: { type: 'string' },
+    purpose: { type: 'string' },
+    attempts: { type: 'integer' },
+    last_status: nullable('string'),
+    last_error: nullable('string'),
+    created_at: { type: 'string' },
+  },
+} as const;
+
+/** A box's last known state (api/boxes/status.ts boxStatuses). Fields that
+ * service adds later pass through (additionalProperties). */
+export const operatorBoxSchema = {
+  type: 'object',
+  additionalProperties: true,
+  required: ['module_id', 'direction', 'mac_address', 'last_seen_at', 'battery_mv', 'box_time_drift_seconds', 'last_box_seq', 'pending_control_commands', 'last_response'],
+  properties: {
+    module_id: { type: 'integer' },
+    parking_id: { type: 'integer' },
+    direction: { type: 'string' },
+    mac_address: { type: 'string' },
+    last_seen_at: { ...nullable('string'), description: 'ISO time of the last verified response; null before the first.' },
+    battery_mv: { ...nullable('integer'), description: 'From the last verified response.' },
+    box_time_drift_seconds: { ...nullable('integer'), description: 'Box clock minus service clock at that response.' },
+    last_box_seq: nullable('integer'),
+    last_control_seq: nullable('integer'),
+    next_control_seq: { type: 'integer' },
+    pending_control_commands: { type: 'array', items: pendingControlSchema },
+    last_response: {
+      type: ['object', 'null'],
+      description: 'The newest verified response of the box; null before the first.',
+      properties: {
+        box_log_id: { type: 'integer' },
+        status: { type: ['string', 'null'] },
+        barrier: { type: ['string', 'null'], enum: ['closed', 'opening', 'open', 'closing', 'fault', null] },
+        via: { type: 'string', enum: ['http', 'mqtt'], description: 'http: uploaded by a phone; mqtt: from the box over MQTT.' },
+        received_at: { type: 'string' },
+      },
+    },
+  },
+} as const;
+
+export const operatorParkingSchema = {
+  type: 'object',
+  required: ['id', 'name', 'currency', 'price_per_hour', 'is_online', 'access_mode', 'boxes'],
+  properties: {
+    id: { type: 'integer' },
+    name: { type: 'string' },
+    description: nullable('string'),
+    currency: { type: 'string' },
+    price_per_hour: { type: 'string' },
+    max_duration_minutes: { type: 'integer' },
+    tries: { type: 'integer' },
+    is_online: { type: 'boolean' },
+    access_mode: { type: 'string', enum: ['sealed', 'signed'] },
+    issuer_public_key: nullable('string'),
+    issuer_previous_public_key: nullable('string'),
+    issuer_next_public_key: nullable('string'),
+    boxes: { type: 'array', items: operatorBoxSchema },
+  },
+} as const;
+
+export const SESSION_STATES = ['entering', 'active', 'exiting', 'finished'] as const;
+
+export const operatorSessionSchema = {
+  type: 'object',
+  required: ['id', 'user_id', 'email', 'parking_id', 'state', 'start_time', 'end_time', 'amount', 'currency', 'ended_at'],
+  properties: {
+    id: { type: 'integer' },
+    user_id: { type: 'integer' },
+    email: { type: 'string' },
+    parking_id: { type: 'integer' },
+    state: { type: 'string', enum: SESSION_STATES },
+    start_time: { type: 'string' },
+    end_time: { type: 'string' },
+    entrance_remaining_tries: { type: 'integer' },
+    exit_remaining_tries: { type: 'integer' },
+    amount: { type: 'string', description: 'Due, in currency units (the whole window until the session ends).' },
+    currency: { type: 'string' },
+    ended_at: nullable('string'),
+  },
+} as const;
+
+export const STATUS_NAMES = Object.keys(Status) as (keyof typeof Status)[];
+
+export const operatorBoxLogSchema = {
+  type: 'object',
+  required: ['id', 'source', 'equipment_id', 'secured_parking_id', 'type', 'verified', 'status', 'received_at'],
+  properties: {
+    id: { type: 'integer' },
+    source: { type: 'string', enum: ['http', 'mqtt'], description: 'How it reached the service.' },
+    equipment_id: { type: 'integer', description: 'The box (module id).' },
+    secured_parking_id: { type: 'integer' },
+    fo_user_id: nullable('integer'),
+    smart_key_id: nullable('integer'),
+    session_id: { ...nullable('integer'), description: 'The session of its smart key, if any.' },
+    type: { type: 'string' },
+    command: nullable('string'),
+    response: nullable('string'),
+    offline: { type: 'boolean' },
+    created_at: { type: 'string' },
+    verified: { type: 'boolean' },
+    box_seq: nullable('integer'),
+    status: { type: ['string', 'null'], enum: [...STATUS_NAMES, null], description: 'docs/protocol.md status name of the verified response; null when not verified.' },
+    received_at: { type: 'string' },
+  },
+} as const;

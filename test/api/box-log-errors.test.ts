@@ -1,0 +1,43 @@
+// Box-log ingestion refuses with a domain error (api/box-logs/errors.ts),
+// not an HTTP type: MQTT ingestion and the admin tools read its kind and
+// details; POST /api/box_logs maps it through the registry (the bodies are
+// pinned in box-logs.test.ts).
+import test from 'ava';
+import { BoxLogRefusal } from '../../api/box-logs/errors.js';
+import { ingestBoxLogs } from '../../api/box-logs/ingest.js';
+import type { BoxLogInput } from '../../api/box-logs/types.js';
+import { DomainError } from '../../api/domain-error.js';
+import { ApiError } from '../../api/errors.js';
+import { testApp } from '../helpers/api-app.js';
+import { seedParking } from '../helpers/parking.js';
+
+test('an id that names nothing is a not_found BoxLogRefusal, one that does not fit a refused one, both naming the field', async (t) => {
+  const app = await testApp(t);
+  const parking = seedParking(app);
+  const other = seedParking(app);
+  const entry: BoxLogInput = {
+    fo_user_id: null,
+    smart_key_id: null,
+    equipment_id: parking.entrance.moduleId,
+    secured_parking_id: parking.id,
+    type: 'in',
+    command: null,
+    command_decrypted: null,
+    response: null,
+    response_decrypted: null,
+    offline: false,
+    created_at: '2026-06-01 08:00:00',
+    point_attributes: null,
+  };
+  const missing = t.throws(() => ingestBoxLogs(app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }));
+  t.true(missing instanceof DomainError);
+  t.false(missing instanceof ApiError);
+  t.true(missing instanceof BoxLogRefusal);
+  t.is((missing as BoxLogRefusal).kind, 'not_found');
+  t.deepEqual((missing as BoxLogRefusal).details, [{ path: 'box_logs[0].box_log.equipment_id', message: 'no box with module id 4242' }]);
+  const unfit = t.throws(() => ingestBoxLogs(app.ctx, [entry, { ...entry, equipment_id: other.entrance.moduleId }], { source: 'mqtt' }));
+  t.true(unfit instanceof BoxLogRefusal);
+  t.is((unfit as BoxLogRefusal).kind, 'refused');
+  t.deepEqual((unfit as BoxLogRefusal).details, [{ path: 'box_logs[1].box_log.equipment_id', message: 'is not a box of secured_parking_id' }]);
+  t.is(app.ctx.db.prepare('SELECT count(*) FROM box_logs').pluck().get(), 0, 'nothing written');
+});
