@@ -106,7 +106,7 @@ test('GET /api/operator/parkings: each parking, its boxes and their last known s
   t.is(response.statusCode, 200, response.body);
   const parkings = response.json<{ id: number; access_mode: string; boxes: Record<string, unknown>[] }[]>();
   t.deepEqual(parkings.map((parking) => [parking.id, parking.access_mode, parking.boxes.length]), [[sealed.id, 'sealed', 2], [signed.id, 'signed', 1]]);
-  t.like(parkings[0]?.boxes[0], { module_id: sealed.entrance.moduleId, direction: 'entrance', mac_address: sealed.entrance.macAddress, last_seen_at: null, battery_mv: null, box_time_drift_seconds: null, last_box_seq: null, pending_control_commands: [] });
+  t.like(parkings[0]?.boxes[0], { module_id: sealed.entrance.moduleId, direction: 'entrance', mac_address: sealed.entrance.macAddress, last_seen_at: null, battery_mv: null, box_time_drift_seconds: null, last_box_seq: null, pending_control_commands: [], availability: 'unknown', availability_reason: null, availability_since: null, gateway_id: null });
   t.is(parkings[0]?.boxes[0]?.last_response, null);
   for (const secret of ['parking_key', 'issuer_private_key', 'box_key', 'mqtt_password_hash', 'forwarding_secret']) t.false(response.body.includes(secret), secret);
   t.false(response.body.includes(sealed.parkingKey?.toString('hex') ?? 'none'));

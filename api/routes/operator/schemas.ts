@@ -29,7 +29,7 @@ export const pendingControlSchema = {
 export const operatorBoxSchema = {
   type: 'object',
   additionalProperties: true,
-  required: ['module_id', 'direction', 'mac_address', 'last_seen_at', 'battery_mv', 'box_time_drift_seconds', 'last_box_seq', 'pending_control_commands', 'last_response'],
+  required: ['module_id', 'direction', 'mac_address', 'last_seen_at', 'battery_mv', 'box_time_drift_seconds', 'last_box_seq', 'pending_control_commands', 'last_response', 'availability', 'availability_reason', 'availability_since', 'gateway_id'],
   properties: {
     module_id: { type: 'integer' },
     parking_id: { type: 'integer' },
@@ -42,6 +42,14 @@ export const operatorBoxSchema = {
     last_control_seq: nullable('integer'),
     next_control_seq: { type: 'integer' },
     pending_control_commands: { type: 'array', items: pendingControlSchema },
+    availability: {
+      type: 'string',
+      enum: ['online', 'offline', 'unknown'],
+      description: 'True availability: offline when the box said so or when the gateway it is reached through is offline; unknown before the API heard of it.',
+    },
+    availability_reason: { ...nullable('string'), description: 'Why it is offline, e.g. "gateway gw-bench-1 offline since 2026-11-23T12:00:00.000Z"; else null.' },
+    availability_since: { ...nullable('string'), description: 'ISO time since when the API holds that value.' },
+    gateway_id: { ...nullable('string'), description: 'The gateway the box is reached through; null for a box on MQTT itself or not known yet.' },
     last_response: {
       type: ['object', 'null'],
       description: 'The newest verified response of the box; null before the first.',
