@@ -79,7 +79,7 @@ async function throughGateway(rounds: number): Promise<{ p50: number; p99: numbe
   const broker = startTsx(new URL('./support/broker.ts', import.meta.url));
   const pair = await startPtyPair();
   try {
-    const url = `mqtt://127.0.0.1:${(await broker.line(/^listening \d+$/, 30_000)).split(' ')[1]}`;
+    const url = `mqtt://127.0.0.1:${String((await broker.line(/^listening \d+$/, 30_000)).split(' ')[1])}`;
     const box = await SimulatedBox.start({
       clock: systemClock,
       provisioning: { moduleId, parkingId: 7, direction: 'entrance', macAddress: '02:00:00:00:23:29', parkingKey, parkingKeyNext: null, boxKey: randomBytes(16), skewSeconds: 120, minBatteryMv: 3_300, mqtt: null },

@@ -219,9 +219,14 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
   }
 
   #discovered(peripheral: Peripheral): void {
+    // noble types `localName` and `address` as strings, but its HCI binding
+    // leaves `localName` undefined when a peripheral advertises no name, and
+    // the address is whatever the binding passed: both are checked.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     const match = LOCAL_NAME.exec(peripheral.advertisement.localName ?? '');
     if (match?.[1] === undefined) return;
     const moduleId = Number(match[1]);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- see above
     const address = (peripheral.address ?? '').toUpperCase();
     // The allow-list applies where the platform shows addresses (docs/protocol.md, BLE link).
     if (this.#allow.size > 0 && address !== '' && address !== 'UNKNOWN' && !this.#allow.has(address)) return;

@@ -29,7 +29,7 @@ export async function startPtyPair(directory?: string): Promise<PtyPair> {
       clearTimeout(timer);
       reject(new Error(`socat could not run (is it installed?): ${error.message}`));
     });
-    child.stderr?.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
       if (stderr.includes('starting data transfer loop')) {
         clearTimeout(timer);

@@ -242,7 +242,8 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     sending.add(id);
     client.publish(item.topic, item.payload, { qos: item.qos, retain: item.retain }, (error) => {
       sending.delete(id);
-      if (error === undefined || error === null) this.#queue.remove(id);
+      // MQTT.js types the error optional but may pass null: no error either way.
+      if (!error) this.#queue.remove(id);
     });
   }
 

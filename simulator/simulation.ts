@@ -116,12 +116,13 @@ export class Simulation {
 
   /** Gives each box its links, in place, so a failure half-way can undo them. */
   static async #attachLinks(running: RunningBox[], options: SimulationOptions, logger: Logger): Promise<void> {
-    if (options.serial !== undefined) {
+    const serialTarget = options.serial;
+    if (serialTarget !== undefined) {
       const entry = running[0];
       if (entry !== undefined) {
-        const serial = new BoxSerialLink(entry.box, { target: options.serial, clock: options.clock, logger });
+        const serial = new BoxSerialLink(entry.box, { target: serialTarget, clock: options.clock, logger });
         await serial.start().catch((error: unknown) => {
-          throw new SimulationError(`cannot open ${options.serial?.path}: ${messageOf(error)}`);
+          throw new SimulationError(`cannot open ${serialTarget.path}: ${messageOf(error)}`);
         });
         entry.serial = serial;
       }

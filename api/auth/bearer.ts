@@ -73,12 +73,22 @@ export function bearerAuth(ctx: BearerDeps) {
     const cached = ctx.bearerCache.get(hash);
     if (cached) {
       request.user = cached;
-      return done();
+      done();
+      return;
     }
     const row = ctx.tokens.findBearer(Buffer.from(hash, 'base64url'));
-    if (!row) return done(invalid('The access token is unknown.'));
-    if (row.revoked_at !== null) return done(invalid('The access token was revoked.'));
-    if (row.access_expires_at <= ctx.clock.now()) return done(invalid('The access token expired.'));
+    if (!row) {
+      done(invalid('The access token is unknown.'));
+      return;
+    }
+    if (row.revoked_at !== null) {
+      done(invalid('The access token was revoked.'));
+      return;
+    }
+    if (row.access_expires_at <= ctx.clock.now()) {
+      done(invalid('The access token expired.'));
+      return;
+    }
     const user = { id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, phone: row.phone };
     ctx.bearerCache.set(hash, row.pair_id, user, row.access_expires_at);
     request.user = user;

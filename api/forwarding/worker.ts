@@ -213,6 +213,7 @@ export class ForwardingWorker {
       }
       return { ok: false, error };
     } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the timer callback above, which TypeScript's narrowing does not see
       if (timedOut) return { ok: false, error: `timeout after ${timeoutMs / 1000} s` };
       if (controller.signal.aborted) return { ok: false, error: 'aborted (shutting down)', aborted: true };
       // node's messages name the code and the address (connect ECONNREFUSED 10.0.0.1:443);

@@ -83,17 +83,32 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
         counters.refusedLogins++;
         logger.warn({ client_id: client.id, username: username ?? null, reason }, 'MQTT login refused');
         const error = new Error(reason) as AuthenticateError;
+        // aedes types the code as AuthErrorCode, an ambient const enum that
+        // isolated modules cannot read; 2, 4 and 5 are its values (CONNACK codes).
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment -- see above
         error.returnCode = code;
         done(error, false);
       };
-      if (username === undefined || password === undefined) return refuse(4, 'no username or password');
+      if (username === undefined || password === undefined) {
+        refuse(4, 'no username or password');
+        return;
+      }
       options.accounts.authenticate(username, password.toString('utf8')).then(
         (account) => {
-          if (account === null) return refuse(4, 'unknown username or wrong password');
+          if (account === null) {
+            refuse(4, 'unknown username or wrong password');
+            return;
+          }
           // aedes drops the login of a connection closed meanwhile: claim nothing for it.
-          if (client.closed || client.conn.destroyed) return done(null, false);
+          if (client.closed || client.conn.destroyed) {
+            done(null, false);
+            return;
+          }
           // Checked after the password, so only an account learns that an id is taken.
-          if (!owners.claim(client.id, account.username, client.clean)) return refuse(2, 'client id belongs to another account');
+          if (!owners.claim(client.id, account.username, client.clean)) {
+            refuse(2, 'client id belongs to another account');
+            return;
+          }
           accountOf.set(client, account);
           scannerOf.get(client)?.loggedIn();
           done(null, true);
@@ -103,15 +118,22 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     },
     authorizePublish: (client, packet, callback) => {
       // The broker's own publishes (client null) and $SYS are not clients' to judge.
-      if (client === null) return callback(null);
+      if (client === null) {
+        callback(null);
+        return;
+      }
       const account = accountOf.get(client);
       if (account === undefined || !acl.canPublish(account, packet.topic)) {
         counters.refusedPublishes++;
         logger.warn({ username: account?.username ?? null, topic: packet.topic }, 'MQTT publish refused');
-        return callback(new Error(`not allowed to publish on ${packet.topic}`));
+        callback(new Error(`not allowed to publish on ${packet.topic}`));
+        return;
       }
       const box = options.topics.parseBoxTopic(packet.topic);
-      if (box?.name !== 'response' || options.ingest === undefined) return callback(null);
+      if (box?.name !== 'response' || options.ingest === undefined) {
+        callback(null);
+        return;
+      }
       // Committed before the PUBACK: aedes acknowledges after this callback.
       void options.ingest(box.moduleId, packet.payload as Buffer, account).then(() => callback(null));
     },
@@ -121,7 +143,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
         counters.refusedSubscriptions++;
         logger.warn({ username: account?.username ?? null, topic: subscription.topic }, 'MQTT subscription refused');
         // A null subscription is refused in the SUBACK (0x80), the connection stays.
-        return callback(null, null);
+        callback(null, null);
+        return;
       }
       callback(null, subscription);
     },

@@ -67,7 +67,7 @@ export class BoxLogRepository {
     const result = this.insertVerifiedRow.run(...tuple);
     if (result.changes === 1) return { id: Number(result.lastInsertRowid), duplicate: false };
     const existing = this.verifiedBySeq.get(e.equipment_id, log.boxSeq ?? -1);
-    if (!existing) throw new Error(`verified box log ${e.equipment_id}/${log.boxSeq} ignored but not found`);
+    if (!existing) throw new Error(`verified box log ${e.equipment_id}/${String(log.boxSeq)} ignored but not found`);
     return { id: existing.id, duplicate: true };
   }
 

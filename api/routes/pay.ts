@@ -39,6 +39,11 @@ export function isPaymentPath(url: string): boolean {
   return url.startsWith('/pay/');
 }
 
+/** A parsed body that can hold form fields: an object, not null, not an array. */
+function isFields(body: unknown): body is Record<string, unknown> {
+  return typeof body === 'object' && body !== null && !Array.isArray(body);
+}
+
 const tokenParams = { type: 'object', properties: { token: { type: 'string' } } } as const;
 
 /** The provider serves the pay page and takes its callback. */
@@ -68,7 +73,8 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
     (request, reply) => send(reply, ctx.paymentProvider.page(request.params.token, request.query.return_url)),
   );
 
-  app.post<{ Params: { token: string }; Body: Record<string, unknown> | undefined }>(
+  // The body is whatever a parser made of it (form fields, or any JSON: null, an array), hence unknown.
+  app.post<{ Params: { token: string }; Body: unknown }>(
     '/pay/:token',
     {
       schema: {
@@ -81,7 +87,7 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
     },
     (request, reply) => {
       const body = request.body;
-      const form = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
+      const form = isFields(body) ? body : {};
       return send(reply, ctx.paymentProvider.callback(request.params.token, form));
     },
   );

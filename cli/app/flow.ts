@@ -108,7 +108,7 @@ export async function runApp(api: ApiClient, boxes: BoxChannel, options: AppOpti
       const current = await api.request<SessionBody>('GET', '/api/car_driver/parking_sessions/current', { token });
       const state = current.status === 200 ? current.body.parking_session.state : current.status === 404 ? 'finished' : undefined;
       if (!expectedState(state)) throw new StepFailure(`expected ${stateText}, the session is ${state ?? `unknown (${current.status})`}`);
-      return [state, `session ${state}`];
+      return [state, `session ${String(state)}`];
     });
   };
 

@@ -38,7 +38,7 @@ test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) 
       const match = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
       if (match?.[1]) resolve(match[1]);
     });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+    child.once('exit', (code) => reject(new Error(`exited ${String(code)}: ${output}`)));
   });
   const health = await fetch(`${address}/health`);
   t.is(health.status, 200);

@@ -41,8 +41,7 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
     fc.nat(pool.length - 1).map((i) => ({ box_log: pool[i] })),
     fc.tuple(fc.nat(pool.length - 1), fc.constantFrom(...FIELDS), hostile).map(([i, field, value]) => ({ box_log: { ...pool[i], [field]: value } })),
     fc.tuple(fc.nat(pool.length - 1), fc.constantFrom(...FIELDS)).map(([i, field]) => {
-      const log: Record<string, unknown> = { ...pool[i] };
-      delete log[field];
+      const { [field]: _missing, ...log }: Record<string, unknown> = { ...pool[i] };
       return { box_log: log };
     }),
     hostile.map((value) => ({ box_log: value })),
@@ -50,7 +49,7 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
   );
   const batch = fc.oneof(
     { weight: 6, arbitrary: fc.array(element, { maxLength: 25 }).map((box_logs) => JSON.stringify({ box_logs })) },
-    { weight: 1, arbitrary: hostile.map((value) => JSON.stringify({ box_logs: value }) ?? 'null') },
+    { weight: 1, arbitrary: hostile.map((value) => JSON.stringify({ box_logs: value })) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 100 }) },
   );
 

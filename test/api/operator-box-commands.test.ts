@@ -18,6 +18,7 @@ async function untilSubscribed(app: TestApp, token: string, moduleId: number, bo
   for (let attempt = 0; attempt < 50 && box.counters.commandsReceived === 0; attempt++) {
     const sent = send(app, token, moduleId, { command: 'battery_query' });
     await new Promise((resolve) => setTimeout(resolve, 100));
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the box counts while this awaits; narrowing does not know
     if (box.counters.commandsReceived === 0) app.clock.advance(app.config.boxAnswerTimeoutMs + 1);
     await sent;
   }

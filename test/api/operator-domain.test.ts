@@ -33,10 +33,9 @@ function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): number {
 }
 
 function refusal(t: ExecutionContext, work: () => unknown, kind: DomainError['kind'], message: string): void {
-  const error = t.throws(work);
-  t.true(error instanceof DomainError, `${String(error)} is a DomainError`);
-  t.is((error as DomainError).kind, kind);
-  t.is(error?.message, message);
+  const error = t.throws(work, { instanceOf: DomainError });
+  t.is(error.kind, kind);
+  t.is(error.message, message);
 }
 
 test('addBox: the box with its credentials; a missing parking, a taken module id or MAC are domain errors', (t) => {

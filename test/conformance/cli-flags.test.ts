@@ -46,7 +46,7 @@ test('each flag is validated: exactly one target, numbers in range, the provisio
   ];
   for (const [flags, message] of cases) {
     const error = await t.throwsAsync(() => parseConformanceFlags({ ...defaults, ...flags }, 0), { instanceOf: UsageError }, JSON.stringify(flags));
-    t.regex(error?.message ?? '', message, JSON.stringify(flags));
+    t.regex(error.message, message, JSON.stringify(flags));
   }
 });
 

@@ -88,7 +88,7 @@ export function assertWellFormedXml(xml: string): void {
       continue;
     }
     if (whole.startsWith('</')) {
-      if (stack.pop() !== name) throw new Error(`</${name}> closes nothing open`);
+      if (stack.pop() !== name) throw new Error(`</${String(name)}> closes nothing open`);
     } else if (selfClosing !== '/') {
       stack.push(name ?? '');
     }

@@ -19,6 +19,7 @@ async function whileApiRuns(app: TestApp, runs: Promise<CliResult>[]): Promise<C
   const all = Promise.all(runs).finally(() => {
     finished = true;
   });
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set in the finally callback above, which TypeScript's narrowing does not see
   while (!finished) {
     app.clock.advance(250);
     await new Promise((resolve) => setTimeout(resolve, 25));

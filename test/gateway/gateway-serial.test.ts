@@ -240,7 +240,7 @@ test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 
   const response = Buffer.from(String(message.response), 'base64');
   t.true(verifyResponse(response, box_.boxKey, command));
   t.like(parseResponse(response), { status: Status.OK, kind: FrameKind.ACCESS_SIGNED, keyId: 42 });
-  t.is(link.decoderCounters?.oversize, 0);
+  t.is(link.decoderCounters.oversize, 0);
   t.is(gateway.badFrames, 0);
 });
 

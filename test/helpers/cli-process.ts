@@ -54,7 +54,7 @@ export function startCli(t: ExecutionContext, args: readonly string[], env: Node
       const seen = stdout.find((line) => pattern.test(line));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr:\n${stderr.slice(-20).join('\n')}`)), timeoutMs);
+        const timer = setTimeout(() => reject(new Error(`no line matching ${String(pattern)} within ${timeoutMs} ms; stderr:\n${stderr.slice(-20).join('\n')}`)), timeoutMs);
         const waiter = {
           pattern,
           resolve: (line: string) => {
@@ -66,7 +66,7 @@ export function startCli(t: ExecutionContext, args: readonly string[], env: Node
         void exited.then((code) => {
           if (waiters.includes(waiter)) {
             clearTimeout(timer);
-            reject(new Error(`exited (${code}) before a line matching ${pattern}; stderr:\n${stderr.slice(-20).join('\n')}`));
+            reject(new Error(`exited (${code}) before a line matching ${String(pattern)}; stderr:\n${stderr.slice(-20).join('\n')}`));
           }
         });
       });

@@ -294,7 +294,7 @@ test('a write that fails (EIO) closes the port like a pulled cable; it is reopen
 });
 
 for (const flushOnOpen of [true, false]) {
-  test(`flushOnOpen ${flushOnOpen}: what the box sent before the port opened is ${flushOnOpen ? 'discarded' : 'read'}`, async (t) => {
+  test(`flushOnOpen ${String(flushOnOpen)}: what the box sent before the port opened is ${flushOnOpen ? 'discarded' : 'read'}`, async (t) => {
     const { cable, port, frames } = bench(t, new Cable(true, { readyData: response(10) }), flushOnOpen);
     await port.start();
     await new Promise((resolve) => setImmediate(resolve)); // the mock hands over its ready data on a later tick

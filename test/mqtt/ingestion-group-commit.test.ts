@@ -143,7 +143,10 @@ test('the messages of one turn are stored by one ingestBoxLogs call: their box r
   const counted = { reads: 0, observations: 0 };
   const [findByModuleId, noteObservation] = [boxes.findByModuleId.bind(boxes), boxes.noteObservation.bind(boxes)];
   boxes.findByModuleId = (id) => (counted.reads++, findByModuleId(id));
-  boxes.noteObservation = (observation) => (counted.observations++, noteObservation(observation));
+  boxes.noteObservation = (observation) => {
+    counted.observations++;
+    noteObservation(observation);
+  };
   t.teardown(() => Object.assign(boxes, { findByModuleId, noteObservation }));
   await Promise.all(responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))));
   t.is(verifiedSeqs(app).length, responses.length);

@@ -116,11 +116,11 @@ test('an --issuer-key that is no P-256 private key (another curve or algorithm, 
   ];
   for (const file of files) {
     const error = t.throws(() => parseIssuerKeyFile('--issuer-key', file), { instanceOf: UsageError }, file);
-    t.regex(error?.message ?? '', /^--issuer-key /, file);
-    t.false(error?.message.includes('\n'), file);
+    t.regex(error.message, /^--issuer-key /, file);
+    t.false(error.message.includes('\n'), file);
   }
-  t.regex(t.throws(() => parseIssuerKeyFile('--issuer-key', p384File))?.message ?? '', /ec secp384r1 key, not a P-256/);
-  t.regex(t.throws(() => parseIssuerKeyFile('--issuer-key', join(folder, 'missing.pem')))?.message ?? '', /cannot be read \(ENOENT\)/);
+  t.regex(t.throws(() => parseIssuerKeyFile('--issuer-key', p384File)).message, /ec secp384r1 key, not a P-256/);
+  t.regex(t.throws(() => parseIssuerKeyFile('--issuer-key', join(folder, 'missing.pem'))).message, /cannot be read \(ENOENT\)/);
 });
 
 test('--issuer-public-key: one key, several by commas, or repeated; bad hex, a wrong length or a point off the curve names the flag', (t) => {
@@ -131,7 +131,7 @@ test('--issuer-public-key: one key, several by commas, or repeated; bad hex, a w
   offCurve[63] = (offCurve[63] ?? 0) ^ 1;
   for (const value of ['zz'.repeat(64), issuerPublic.toString('hex').slice(2), `04${issuerPublic.toString('hex')}`, offCurve.toString('hex'), '00'.repeat(64), `${issuerPublic.toString('hex')},`, '']) {
     const error = t.throws(() => parseIssuerPublicKeysFlag('--issuer-public-key', [value]), { instanceOf: UsageError }, value);
-    t.regex(error?.message ?? '', /^--issuer-public-key /);
+    t.regex(error.message, /^--issuer-public-key /);
   }
 });
 

@@ -42,8 +42,8 @@ test('seal-access: a bad flag is one line on stderr and exit code 2 (each rule: 
     t.is(result.stdout, '');
     t.true(result.stderr.trim().length > 0);
   }
-  t.is(results[0]?.stderr, 'parkbench: --parking-key must be 32 hex digits (16 bytes)\n');
-  t.is(results[1]?.stderr, 'parkbench: --from must not be later than --to\n');
+  t.is(results[0].stderr, 'parkbench: --parking-key must be 32 hex digits (16 bytes)\n');
+  t.is(results[1].stderr, 'parkbench: --from must not be later than --to\n');
 });
 
 test('decode: a command, base64 or hex, shows its header; with --key its body', async (t) => {
@@ -95,11 +95,11 @@ test('decode --as forces the shape; bytes that are no frame exit 1 with one line
     runCli(['protocol', 'decode', '--key', '12', command.toString('hex')]),
   ]);
   for (const result of [notFrame, notBytes]) {
-    t.is(result?.code, 1);
-    t.is(result?.stderr.trim().split('\n').length, 1);
+    t.is(result.code, 1);
+    t.is(result.stderr.trim().split('\n').length, 1);
   }
-  t.is(badShape?.code, 2);
-  t.is(badKey?.code, 2);
+  t.is(badShape.code, 2);
+  t.is(badKey.code, 2);
 });
 
 test('vectors --out regenerates a file identical to firmware-protocol/test-vectors.json', async (t) => {

@@ -140,7 +140,7 @@ test('step 6: TIME_SET sets the clock first (the response carries the new time);
   t.is(d.fields.boxTime, T0 + 5 * HOUR);
   t.deepEqual(d.effect, { type: 'setTime', time: T0 + 5 * HOUR });
   t.is(parseResponse(d.response).boxTime, T0 + 5 * HOUR);
-  t.true(verifyResponse(d.response, boxKey, timeSet(6)) === false, 'bound to its own command');
+  t.false(verifyResponse(d.response, boxKey, timeSet(6)), 'bound to its own command');
 });
 
 test('step 7: outside not_before − skew .. not_after + skew is NOT_YET_VALID or EXPIRED; the bounds are inclusive', (t) => {

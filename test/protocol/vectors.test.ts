@@ -78,7 +78,7 @@ test('the file has the layout docs/protocol.md fixes, and the minimum content', 
   t.true(vectors.commands.some((c) => c.kind === FrameKind.BATTERY_QUERY));
   t.true(vectors.commands.some((c) => c.kind === FrameKind.TIME_SET));
   const statuses = new Set(vectors.responses.map((r) => r.fields.status));
-  for (const code of Object.values(Status)) t.true(statuses.has(code), `a response with status ${statusName(code)}`);
+  for (const code of Object.values(Status)) t.true(statuses.has(code), `a response with status ${String(statusName(code))}`);
   t.true(vectors.responses.some((r) => r.fields.kind === 0 && r.fields.key_id === 0 && r.fields.remaining === 0xff && /^0+$/.test(r.command_nonce) && r.fields.status === Status.OK));
   const types = new Set(vectors.link_frames.map((l) => l.type));
   for (const type of Object.values(LinkType)) t.true(types.has(type), `a link frame of type ${type}`);

@@ -226,7 +226,7 @@ test('step 9: tries are counted per key_id whichever access kind carried it; the
   t.is(first.remaining, 1);
   t.is(first.kind, FrameKind.ACCESS_SIGNED);
   t.deepEqual(first.effect, { type: 'open' });
-  t.true(verifyResponse(first.response, boxKey, signedAccess()) === false, 'another nonce: another command');
+  t.false(verifyResponse(first.response, boxKey, signedAccess()), 'another nonce: another command');
   const frame = signedAccess();
   t.true(verifyResponse(decide(config, state, conditions, frame).response, boxKey, frame));
   const second = decide(config, first.state, conditions, access());

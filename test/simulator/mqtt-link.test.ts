@@ -86,7 +86,7 @@ test('messages that are no command are counted and dropped; garbage bytes get MA
   await client.publishAsync(commandTopic, JSON.stringify({ command: accessCommand(box_).toString('base64') }), { qos: 1 });
   const responses = () => received.filter((m) => m.topic === topics.box(9101, 'response'));
   await waitFor(() => responses().length === 2, 'two responses');
-  const statuses = responses().map((m) => parseResponse(Buffer.from(String((JSON.parse(m.payload) as { response: string }).response), 'base64')).status);
+  const statuses = responses().map((m) => parseResponse(Buffer.from((JSON.parse(m.payload) as { response: string }).response, 'base64')).status);
   t.not(statuses[0], Status.OK);
   t.is(statuses[1], Status.OK);
   t.is(link.counters.badMessages, 3);

@@ -112,8 +112,8 @@ test('garbage on the line is counted and survived; a framed non-command gets MAL
   t.deepEqual(statuses, [Status.MALFORMED, Status.OK]);
   const counters = link.decoderCounters;
   t.truthy(counters);
-  t.is(counters?.oversize, 1);
-  t.is(counters?.badCrc, 1);
+  t.is(counters.oversize, 1);
+  t.is(counters.badCrc, 1);
   t.is(link.counters.commands, 2);
 });
 
@@ -165,7 +165,7 @@ test('the largest frame, an ACCESS_SIGNED of 32 modules (a 230-byte link frame),
   port.write(tooLong);
   port.write(encodeLinkFrame(LinkType.STATUS_REQUEST, Buffer.alloc(0)));
   await waitFor(() => link.counters.statusRequests === 1, 'the status request after it');
-  t.is(link.decoderCounters?.oversize, 1);
+  t.is(link.decoderCounters.oversize, 1);
   t.is(link.counters.commands, 1);
   t.is(ofType(frames, LinkType.RESPONSE).length, 1);
 });
