@@ -12,14 +12,23 @@ const root = import.meta.dirname;
 function linksStayInside() {
   return (tree, file) => {
     const visit = (node) => {
-      if ((node.type === 'link' || node.type === 'definition' || node.type === 'image') && typeof node.url === 'string') {
+      if (
+        (node.type === 'link' || node.type === 'definition' || node.type === 'image') &&
+        typeof node.url === 'string'
+      ) {
         const path = node.url.split('#')[0].split('?')[0];
         // URLs with a scheme (https:, mailto:) and bare anchors are not paths.
         if (path !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(path)) {
-          const target = path.startsWith('/') ? resolve(root, `.${path}`) : resolve(dirname(file.path), decodeURI(path));
+          const target = path.startsWith('/')
+            ? resolve(root, `.${path}`)
+            : resolve(dirname(file.path), decodeURI(path));
           const inside = relative(root, target);
           if (inside.startsWith('..') || isAbsolute(inside)) {
-            file.message(`Link leaves the repository: \`${node.url}\``, { place: node.position, ruleId: 'link-outside-repository', source: 'parkbench' });
+            file.message(`Link leaves the repository: \`${node.url}\``, {
+              place: node.position,
+              ruleId: 'link-outside-repository',
+              source: 'parkbench',
+            });
           }
         }
       }

@@ -12,7 +12,16 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 // `packages`, where given, lists the only packages the folder may import
 // (a name, or a name ending in `*` for a prefix); elsewhere any package.
 const ourFolders = [
-  'api', 'bench', 'bin', 'cli', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator', 'test',
+  'api',
+  'bench',
+  'bin',
+  'cli',
+  'conformance',
+  'firmware-protocol',
+  'gateway',
+  'lib',
+  'simulator',
+  'test',
 ];
 const parts = ['api', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator'];
 const importBans = {
@@ -70,7 +79,8 @@ const messageOfConfig = {
     'no-restricted-syntax': [
       'error',
       {
-        selector: "MemberExpression[property.name='message'] > TSAsExpression.object[typeAnnotation.typeName.name='Error']",
+        selector:
+          "MemberExpression[property.name='message'] > TSAsExpression.object[typeAnnotation.typeName.name='Error']",
         message: 'A thrown value may be no Error: read its message with messageOf(error) from lib/message-of.ts.',
       },
     ],
@@ -112,7 +122,14 @@ export default tseslint.config(
       // would allow all of them).
       '@typescript-eslint/restrict-template-expressions': [
         'error',
-        { allowNumber: true, allowAny: false, allowBoolean: false, allowNever: false, allowNullish: false, allowRegExp: false },
+        {
+          allowNumber: true,
+          allowAny: false,
+          allowBoolean: false,
+          allowNever: false,
+          allowNullish: false,
+          allowRegExp: false,
+        },
       ],
       // `() => resolve()`, `() => t.throws(...)`, `(x) => socket.write(x)`:
       // a shorthand arrow returning void hides nothing, its caller ignores

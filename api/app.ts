@@ -80,7 +80,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   configureServer(app, config);
   await app.register(databasePlugin, { path: config.databasePath, busyTimeoutMs: config.databaseBusyTimeoutMs });
-  const ctx = createContext(config, options.clock ?? systemClock, app.db, app.log.child({ component: 'api:forwarding' }));
+  const ctx = createContext(
+    config,
+    options.clock ?? systemClock,
+    app.db,
+    app.log.child({ component: 'api:forwarding' }),
+  );
   app.decorate('ctx', ctx);
   // The provider reports outcomes; the session service decides what they change.
   ctx.paymentProvider.onOutcome((payment) => onPaymentOutcome(ctx, payment));
@@ -113,10 +118,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register((scope) => oauthRoutes(scope, ctx));
   await app.register((scope) => payRoutes(scope, ctx));
   boxLogRoutes(app, ctx);
-  await app.register((scope, _options, done) => {
-    operatorRoutes(scope, ctx, () => app.mqtt);
-    done();
-  }, { prefix: OPERATOR_PREFIX });
+  await app.register(
+    (scope, _options, done) => {
+      operatorRoutes(scope, ctx, () => app.mqtt);
+      done();
+    },
+    { prefix: OPERATOR_PREFIX },
+  );
   // The MQTT side, once startMqtt (server.ts) has decorated the app with it.
   openSmartKeyRoutes(app, ctx, () => app.mqtt);
   if (options.startForwarding !== false) {

@@ -105,9 +105,11 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 function integer(min: number, max: number): Parser<number> {
   return (raw, name) => {
-    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    if (!/^\d+$/.test(raw.trim()))
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
     const value = Number(raw.trim());
-    if (value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    if (value < min || value > max)
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
     return value;
   };
 }
@@ -144,10 +146,15 @@ function url(protocols: string[]): Parser<string> {
 /** "parkbench-app, other-app" -> ['parkbench-app', 'other-app']; schemes a
  * browser runs or reads locally are refused whatever the operator writes. */
 const schemeList: Parser<readonly string[]> = (raw, name) => {
-  const schemes = raw.split(',').map((part) => part.trim().toLowerCase()).filter((part) => part !== '');
+  const schemes = raw
+    .split(',')
+    .map((part) => part.trim().toLowerCase())
+    .filter((part) => part !== '');
   for (const scheme of schemes) {
-    if (!/^[a-z][a-z0-9+.-]*$/.test(scheme)) throw new ConfigError(`${name} must be comma-separated URL schemes such as parkbench-app, got "${raw}"`);
-    if (['javascript', 'data', 'vbscript', 'file', 'blob', 'about', 'filesystem'].includes(scheme)) throw new ConfigError(`${name} must not allow the ${scheme} scheme`);
+    if (!/^[a-z][a-z0-9+.-]*$/.test(scheme))
+      throw new ConfigError(`${name} must be comma-separated URL schemes such as parkbench-app, got "${raw}"`);
+    if (['javascript', 'data', 'vbscript', 'file', 'blob', 'about', 'filesystem'].includes(scheme))
+      throw new ConfigError(`${name} must not allow the ${scheme} scheme`);
   }
   return Object.freeze(schemes);
 };
@@ -156,20 +163,26 @@ const schemeList: Parser<readonly string[]> = (raw, name) => {
 const topicPrefix: Parser<string> = (raw, name) => {
   const value = raw.trim();
   if (value === '' || /[#+\s]/.test(value) || value.startsWith('/') || value.endsWith('/') || value.startsWith('$')) {
-    throw new ConfigError(`${name} must be topic levels without wildcards, spaces or leading/trailing slashes, such as parkbench, got "${raw}"`);
+    throw new ConfigError(
+      `${name} must be topic levels without wildcards, spaces or leading/trailing slashes, such as parkbench, got "${raw}"`,
+    );
   }
   return value;
 };
 
 const sharedGroup: Parser<string> = (raw, name) => {
   const value = raw.trim();
-  if (value !== '' && !/^[A-Za-z0-9._-]{1,64}$/.test(value)) throw new ConfigError(`${name} must be empty or 1 to 64 letters, digits, dots, dashes or underscores, got "${raw}"`);
+  if (value !== '' && !/^[A-Za-z0-9._-]{1,64}$/.test(value))
+    throw new ConfigError(
+      `${name} must be empty or 1 to 64 letters, digits, dots, dashes or underscores, got "${raw}"`,
+    );
   return value;
 };
 
 const logLevel: Parser<string> = (raw, name) => {
   const value = raw.trim().toLowerCase();
-  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  if (!LOG_LEVELS.includes(value))
+    throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
   return value;
 };
 
@@ -220,7 +233,12 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   databasePath: { key: 'databasePath', env: 'DATABASE_PATH', parse: text },
   databaseBusyTimeoutMs: { key: 'databaseBusyTimeoutMs', env: 'DATABASE_BUSY_TIMEOUT_MS', parse: integer(0, 600_000) },
   mqttPort: { key: 'mqttPort', env: 'MQTT_PORT', parse: integer(0, 65535) },
-  mqttUrl: { key: 'mqttUrl', env: 'MQTT_URL', parse: (raw, name) => (raw.trim() === '' ? optionalText(raw, name) : url(['mqtt:', 'mqtts:', 'ws:', 'wss:'])(raw, name)) },
+  mqttUrl: {
+    key: 'mqttUrl',
+    env: 'MQTT_URL',
+    parse: (raw, name) =>
+      raw.trim() === '' ? optionalText(raw, name) : url(['mqtt:', 'mqtts:', 'ws:', 'wss:'])(raw, name),
+  },
   mqttUsername: { key: 'mqttUsername', env: 'MQTT_USERNAME', parse: optionalText },
   mqttPassword: { key: 'mqttPassword', env: 'MQTT_PASSWORD', parse: optionalText },
   mqttTopicPrefix: { key: 'mqttTopicPrefix', env: 'MQTT_TOPIC_PREFIX', parse: topicPrefix },
@@ -229,17 +247,41 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   mqttMaxPacketBytes: { key: 'mqttMaxPacketBytes', env: 'MQTT_MAX_PACKET_BYTES', parse: integer(4096, 268_435_455) },
   boxAnswerTimeoutMs: { key: 'boxAnswerTimeoutMs', env: 'BOX_ANSWER_TIMEOUT_MS', parse: integer(100, 600_000) },
   tokenTtlSeconds: { key: 'tokenTtlSeconds', env: 'TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
-  refreshTokenTtlSeconds: { key: 'refreshTokenTtlSeconds', env: 'REFRESH_TOKEN_TTL_SECONDS', parse: integer(1, 31_536_000) },
+  refreshTokenTtlSeconds: {
+    key: 'refreshTokenTtlSeconds',
+    env: 'REFRESH_TOKEN_TTL_SECONDS',
+    parse: integer(1, 31_536_000),
+  },
   tokenCacheSeconds: { key: 'tokenCacheSeconds', env: 'TOKEN_CACHE_SECONDS', parse: integer(0, 3600) },
   bodyLimitBytes: { key: 'bodyLimitBytes', env: 'BODY_LIMIT_BYTES', parse: integer(1024, 104_857_600) },
   httpRequestTimeoutMs: { key: 'httpRequestTimeoutMs', env: 'HTTP_REQUEST_TIMEOUT_MS', parse: integer(100, 3_600_000) },
   httpHeadersTimeoutMs: { key: 'httpHeadersTimeoutMs', env: 'HTTP_HEADERS_TIMEOUT_MS', parse: integer(100, 3_600_000) },
-  httpConnectionTimeoutMs: { key: 'httpConnectionTimeoutMs', env: 'HTTP_CONNECTION_TIMEOUT_MS', parse: integer(100, 3_600_000) },
-  httpKeepAliveTimeoutMs: { key: 'httpKeepAliveTimeoutMs', env: 'HTTP_KEEP_ALIVE_TIMEOUT_MS', parse: integer(100, 3_600_000) },
+  httpConnectionTimeoutMs: {
+    key: 'httpConnectionTimeoutMs',
+    env: 'HTTP_CONNECTION_TIMEOUT_MS',
+    parse: integer(100, 3_600_000),
+  },
+  httpKeepAliveTimeoutMs: {
+    key: 'httpKeepAliveTimeoutMs',
+    env: 'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+    parse: integer(100, 3_600_000),
+  },
   logLevel: { key: 'logLevel', env: 'LOG_LEVEL', parse: logLevel },
-  loginMaxFailuresPerUsername: { key: 'loginMaxFailuresPerUsername', env: 'LOGIN_MAX_FAILURES_PER_USERNAME', parse: integer(1, 1_000_000) },
-  loginMaxFailuresPerAddress: { key: 'loginMaxFailuresPerAddress', env: 'LOGIN_MAX_FAILURES_PER_ADDRESS', parse: integer(1, 1_000_000) },
-  loginFailureWindowSeconds: { key: 'loginFailureWindowSeconds', env: 'LOGIN_FAILURE_WINDOW_SECONDS', parse: integer(1, 86_400) },
+  loginMaxFailuresPerUsername: {
+    key: 'loginMaxFailuresPerUsername',
+    env: 'LOGIN_MAX_FAILURES_PER_USERNAME',
+    parse: integer(1, 1_000_000),
+  },
+  loginMaxFailuresPerAddress: {
+    key: 'loginMaxFailuresPerAddress',
+    env: 'LOGIN_MAX_FAILURES_PER_ADDRESS',
+    parse: integer(1, 1_000_000),
+  },
+  loginFailureWindowSeconds: {
+    key: 'loginFailureWindowSeconds',
+    env: 'LOGIN_FAILURE_WINDOW_SECONDS',
+    parse: integer(1, 86_400),
+  },
   scryptLog2N: { key: 'scryptLog2N', env: 'SCRYPT_LOG2_N', parse: integer(10, 20) },
   trustProxy: { key: 'trustProxy', env: 'TRUST_PROXY', parse: boolean },
   exitKeyMinutes: { key: 'exitKeyMinutes', env: 'EXIT_KEY_MINUTES', parse: integer(1, 1440) },
@@ -290,11 +332,18 @@ export function loadConfig(
  * connection closed while the box or the database is awaited loses the answer). */
 function checkHttpTimeouts(config: ApiConfig, source: (variable: ConfigVariable) => string): void {
   if (config.httpHeadersTimeoutMs > config.httpRequestTimeoutMs) {
-    throw new ConfigError(`${source('HTTP_HEADERS_TIMEOUT_MS')} (${config.httpHeadersTimeoutMs}) must not exceed ${source('HTTP_REQUEST_TIMEOUT_MS')} (${config.httpRequestTimeoutMs})`);
+    throw new ConfigError(
+      `${source('HTTP_HEADERS_TIMEOUT_MS')} (${config.httpHeadersTimeoutMs}) must not exceed ${source('HTTP_REQUEST_TIMEOUT_MS')} (${config.httpRequestTimeoutMs})`,
+    );
   }
-  for (const [variable, waitMs] of [['BOX_ANSWER_TIMEOUT_MS', config.boxAnswerTimeoutMs], ['DATABASE_BUSY_TIMEOUT_MS', config.databaseBusyTimeoutMs]] as const) {
+  for (const [variable, waitMs] of [
+    ['BOX_ANSWER_TIMEOUT_MS', config.boxAnswerTimeoutMs],
+    ['DATABASE_BUSY_TIMEOUT_MS', config.databaseBusyTimeoutMs],
+  ] as const) {
     if (config.httpConnectionTimeoutMs <= waitMs) {
-      throw new ConfigError(`${source('HTTP_CONNECTION_TIMEOUT_MS')} (${config.httpConnectionTimeoutMs}) must be greater than ${source(variable)} (${waitMs}), or answers still in the making are cut`);
+      throw new ConfigError(
+        `${source('HTTP_CONNECTION_TIMEOUT_MS')} (${config.httpConnectionTimeoutMs}) must be greater than ${source(variable)} (${waitMs}), or answers still in the making are cut`,
+      );
     }
   }
 }

@@ -85,7 +85,14 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     }),
     boxLogs: new BoxLogRepository(db),
     outbox,
-    forwarding: new ForwardingWorker({ clock, outbox, parkings, timeoutMs: config.forwardingTimeoutMs, allowPrivate: config.forwardingAllowPrivate, ...(log ? { log } : {}) }),
+    forwarding: new ForwardingWorker({
+      clock,
+      outbox,
+      parkings,
+      timeoutMs: config.forwardingTimeoutMs,
+      allowPrivate: config.forwardingAllowPrivate,
+      ...(log ? { log } : {}),
+    }),
     bearerCache,
     operators: new OperatorRepository(db),
     loginLimiter: new LoginLimiter(

@@ -61,7 +61,10 @@ const MAX_DETAILS = 100;
 
 export function validationDetails(issues: readonly AjvIssue[]): ErrorDetail[] {
   return issues.slice(0, MAX_DETAILS).map((issue) => ({
-    path: dottedPath(issue.instancePath, issue.keyword === 'required' ? String(issue.params.missingProperty) : undefined),
+    path: dottedPath(
+      issue.instancePath,
+      issue.keyword === 'required' ? String(issue.params.missingProperty) : undefined,
+    ),
     message: issueMessage(issue),
   }));
 }
@@ -98,7 +101,10 @@ export function missingParameters(issues: readonly AjvIssue[], body: unknown, bo
   const details: ErrorDetail[] = [];
   for (const issue of issues) {
     if (issue.keyword === 'required') {
-      details.push({ path: dottedPath(issue.instancePath, String(issue.params.missingProperty)), message: 'is required' });
+      details.push({
+        path: dottedPath(issue.instancePath, String(issue.params.missingProperty)),
+        message: 'is required',
+      });
     } else if (issue.keyword === 'type' && issue.instancePath === '') {
       const required = (bodySchema as { required?: readonly string[] } | undefined)?.required?.[0];
       if (required !== undefined) details.push({ path: required, message: 'is required' });
@@ -125,12 +131,14 @@ export const BUSY_RETRY_AFTER_SECONDS = 1;
 /** The ApiError an error stands for, or undefined for a bug. */
 export function toApiError(error: FastifyError | ApiError): ApiError | undefined {
   if (error instanceof ApiError) return error;
-  if (isDatabaseBusy(error)) return new ApiError('database_busy', undefined, [], { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) });
+  if (isDatabaseBusy(error))
+    return new ApiError('database_busy', undefined, [], { 'Retry-After': String(BUSY_RETRY_AFTER_SECONDS) });
   if (error.validation) return new ApiError('validation_failed', undefined, validationDetails(error.validation));
   const mapped = error.code ? CLIENT_ERRORS[error.code] : undefined;
   if (mapped) return new ApiError(mapped);
   // JSON.parse failures (and prototype poisoning) surface as 400 SyntaxErrors.
-  if (error instanceof SyntaxError || error.statusCode === 400) return new ApiError(error instanceof SyntaxError ? 'malformed_json' : 'bad_request');
+  if (error instanceof SyntaxError || error.statusCode === 400)
+    return new ApiError(error instanceof SyntaxError ? 'malformed_json' : 'bad_request');
   if (error.statusCode === 413) return new ApiError('body_too_large');
   // @fastify/static (under /docs) refuses a path outside its root or with a
   // NUL with 403 or 400: as for any path it does not serve, there is no such route.
@@ -158,7 +166,11 @@ function internal(error: Error, request: FastifyRequest): ApiError {
 }
 
 /** The OAuth endpoints answer RFC 6749 5.2 bodies instead. */
-export function oauthErrorHandler(error: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply): void {
+export function oauthErrorHandler(
+  error: FastifyError | OAuthError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   let oauth: OAuthError;
   if (error instanceof OAuthError) oauth = error;
   else {
@@ -178,11 +190,16 @@ export function oauthErrorHandler(error: FastifyError | OAuthError, request: Fas
     } else {
       const detail = apiError.details[0];
       const description =
-        detail === undefined ? apiError.message
-        : detail.path === '$' ? 'The body must be a JSON object or form-encoded parameters.'
-        : `${detail.path} ${detail.message}.`;
+        detail === undefined
+          ? apiError.message
+          : detail.path === '$'
+            ? 'The body must be a JSON object or form-encoded parameters.'
+            : `${detail.path} ${detail.message}.`;
       oauth = new OAuthError('invalid_request', description);
     }
   }
-  void reply.status(oauth.status).headers({ ...oauth.headers, 'Cache-Control': 'no-store', Pragma: 'no-cache' }).send(oauth.body());
+  void reply
+    .status(oauth.status)
+    .headers({ ...oauth.headers, 'Cache-Control': 'no-store', Pragma: 'no-cache' })
+    .send(oauth.body());
 }

@@ -11,12 +11,18 @@ export const API_ERRORS = {
   invalid_token: { status: 401, message: 'The access token is malformed, unknown, revoked or expired.' },
   invalid_client: { status: 401, message: 'Unknown client application or wrong client secret.' },
   missing_parameter: { status: 400, message: 'A required parameter is missing; details name it.' },
-  operator_required: { status: 403, message: 'This route is for operators: send an operator token (parkbench admin operator add), not a driver\'s.' },
+  operator_required: {
+    status: 403,
+    message: "This route is for operators: send an operator token (parkbench admin operator add), not a driver's.",
+  },
   smart_key_revoked: { status: 403, message: 'The smart key was revoked by an operator: it opens nothing any more.' },
   not_found: { status: 404, message: 'No such route.' },
   resource_not_found: { status: 404, message: 'No such resource; details name the id.' },
   request_timeout: { status: 408, message: 'The request was not received in time; the connection is closed.' },
-  operation_refused: { status: 409, message: 'The operation conflicts with the current state (taken, full or forbidden now); details say why.' },
+  operation_refused: {
+    status: 409,
+    message: 'The operation conflicts with the current state (taken, full or forbidden now); details say why.',
+  },
   body_too_large: { status: 413, message: 'The request body is larger than the limit.' },
   uri_too_long: { status: 414, message: 'A path parameter of the URL is too long.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },
@@ -24,12 +30,22 @@ export const API_ERRORS = {
   validation_failed: { status: 422, message: 'The request has invalid fields; see details.' },
   session_refused: { status: 422, message: 'The parking session cannot be created; see details.' },
   session_finished: { status: 422, message: 'The parking session is already finished or finalized.' },
-  parking_not_online: { status: 422, message: 'The smart key\'s parking is not online: the phone sends access_command to the box itself.' },
+  parking_not_online: {
+    status: 422,
+    message: "The smart key's parking is not online: the phone sends access_command to the box itself.",
+  },
   header_fields_too_large: { status: 431, message: 'The request headers are larger than the limit.' },
   internal_error: { status: 500, message: 'Internal error.' },
   bad_box_response: { status: 502, message: 'The box answered with bytes that are not a response frame.' },
-  database_busy: { status: 503, message: 'The database is busy: another process holds its write lock. Retry after the Retry-After seconds; nothing was written.' },
-  mqtt_unavailable: { status: 503, message: 'No MQTT broker is connected, so the box cannot be reached through the server.' },
+  database_busy: {
+    status: 503,
+    message:
+      'The database is busy: another process holds its write lock. Retry after the Retry-After seconds; nothing was written.',
+  },
+  mqtt_unavailable: {
+    status: 503,
+    message: 'No MQTT broker is connected, so the box cannot be reached through the server.',
+  },
   box_timeout: { status: 504, message: 'The box did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
@@ -39,7 +55,10 @@ export type ApiErrorCode = keyof typeof API_ERRORS;
 export const OAUTH_ERRORS = {
   invalid_request: { status: 400, message: 'A parameter is missing, repeated, of the wrong type or not allowed.' },
   invalid_client: { status: 401, message: 'Client authentication failed.' },
-  invalid_grant: { status: 400, message: 'Wrong username or password, or the refresh token is unknown, revoked or expired.' },
+  invalid_grant: {
+    status: 400,
+    message: 'Wrong username or password, or the refresh token is unknown, revoked or expired.',
+  },
   unsupported_grant_type: { status: 400, message: 'grant_type must be password or refresh_token.' },
   unsupported_media_type: { status: 415, message: 'Send application/x-www-form-urlencoded or application/json.' },
   too_many_failed_logins: { status: 429, message: 'Too many failed logins; retry after the Retry-After seconds.' },
@@ -112,7 +131,11 @@ export const errorBodySchema = {
         type: 'object',
         required: ['path', 'message'],
         properties: {
-          path: { type: 'string', description: 'Dotted path of the field in the body, e.g. api_car_driver_fo_user.email; $ is the body itself.' },
+          path: {
+            type: 'string',
+            description:
+              'Dotted path of the field in the body, e.g. api_car_driver_fo_user.email; $ is the body itself.',
+          },
           message: { type: 'string' },
         },
       },

@@ -11,7 +11,12 @@ import { ApiError, type ApiErrorCode } from './errors.js';
 import { errorPage, isPaymentPath, PAGE_HEADERS, sendErrorPage } from './routes/pay.js';
 
 /** fastify's own options for the timeouts and the error paths it owns. */
-export function serverOptions(config: ApiConfig): Pick<FastifyServerOptions, 'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout' | 'clientErrorHandler' | 'frameworkErrors'> {
+export function serverOptions(
+  config: ApiConfig,
+): Pick<
+  FastifyServerOptions,
+  'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout' | 'clientErrorHandler' | 'frameworkErrors'
+> {
   return {
     // node answers 408 through clientError when a request (headers and body)
     // has not fully arrived in time; without it a stalled body is held forever.
@@ -43,10 +48,14 @@ export function configureServer(app: FastifyInstance, config: ApiConfig): void {
 
 /** A missing Host (RFC 9112 3.2) or a Content-Encoding we do not decode, before any body is read. */
 function requestHeadersError(request: FastifyRequest): ApiError | undefined {
-  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) return new ApiError('bad_request', 'An HTTP/1.1 request must have a Host header.');
+  if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+    return new ApiError('bad_request', 'An HTTP/1.1 request must have a Host header.');
   const encoding = request.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
-    return new ApiError('unsupported_media_type', `Content-Encoding ${encoding} is not supported: send the body uncompressed.`);
+    return new ApiError(
+      'unsupported_media_type',
+      `Content-Encoding ${encoding} is not supported: send the body uncompressed.`,
+    );
   }
   return undefined;
 }
@@ -67,9 +76,11 @@ function rendered(error: ApiError, url: string): { body: string; headers: Record
 /** The router's errors: a malformed percent-encoding, a too long path parameter. */
 function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const apiError =
-    error.code === 'FST_ERR_BAD_URL' ? new ApiError('bad_request', 'The URL is not valid percent-encoded UTF-8.')
-    : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ApiError('uri_too_long')
-    : undefined;
+    error.code === 'FST_ERR_BAD_URL'
+      ? new ApiError('bad_request', 'The URL is not valid percent-encoded UTF-8.')
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new ApiError('uri_too_long')
+        : undefined;
   if (apiError === undefined) {
     request.log.error({ err: error }, 'unhandled framework error');
   }
@@ -103,13 +114,18 @@ interface ClientError extends Error {
 function clientErrorHandler(this: FastifyInstance, error: ClientError, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const code = (error.code === undefined ? undefined : CLIENT_ERROR_CODES[error.code]) ?? 'bad_request';
-  const apiError = code === 'bad_request' ? new ApiError('bad_request', 'The request is not valid HTTP/1.1.') : new ApiError(code);
+  const apiError =
+    code === 'bad_request' ? new ApiError('bad_request', 'The request is not valid HTTP/1.1.') : new ApiError(code);
   this.log.debug({ err: error }, `client error: answered ${apiError.status}`);
   // A response already under way on this socket cannot be followed by another.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && inFlight?.headersSent !== true) {
     const { body, headers } = rendered(apiError, requestTarget(error.rawPacket));
-    const lines = Object.entries({ ...headers, 'content-length': String(Buffer.byteLength(body)), connection: 'close' }).map(([name, value]) => `${name}: ${value}\r\n`);
+    const lines = Object.entries({
+      ...headers,
+      'content-length': String(Buffer.byteLength(body)),
+      connection: 'close',
+    }).map(([name, value]) => `${name}: ${value}\r\n`);
     socket.write(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status] ?? ''}\r\n${lines.join('')}\r\n${body}`);
   }
   socket.destroy();

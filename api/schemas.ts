@@ -3,7 +3,8 @@ import { BASE64_PATTERN } from '../lib/wire-patterns.js';
 
 /** Emails: a pragmatic check (one @, a dotted domain, no spaces), as
  * registration forms do; deliverability is not the API's business. */
-export const EMAIL_PATTERN = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
+export const EMAIL_PATTERN =
+  "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 /**
  * "Printable text", the one rule of names and phone numbers: at least one
  * visible character, and none of Unicode's "other" characters (\p{C}:
@@ -85,7 +86,9 @@ export function errorResponses(...statuses: number[]): Record<number, { $ref: st
     415: 'Unsupported Content-Type.',
     422: 'Invalid fields; details name each one.',
     500: 'Internal error (a bug).',
-    503: 'database_busy: another process holds the database\'s write lock; nothing was written. Retry after Retry-After seconds.',
+    503: "database_busy: another process holds the database's write lock; nothing was written. Retry after Retry-After seconds.",
   };
-  return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorBody#', description: descriptions[status] ?? 'Error.' }]));
+  return Object.fromEntries(
+    statuses.map((status) => [status, { $ref: 'ErrorBody#', description: descriptions[status] ?? 'Error.' }]),
+  );
 }

@@ -46,7 +46,13 @@ export async function startService(options: ServiceOptions): Promise<FastifyInst
 export async function startMqtt(app: FastifyInstance, options: MqttOptions): Promise<MqttService> {
   const { ctx } = app;
   const { config } = ctx;
-  const mqtt = await MqttService.start({ ctx, topics: new Topics(config.mqttTopicPrefix), clock: ctx.clock, connection: options.connection, logger: app.log });
+  const mqtt = await MqttService.start({
+    ctx,
+    topics: new Topics(config.mqttTopicPrefix),
+    clock: ctx.clock,
+    connection: options.connection,
+    logger: app.log,
+  });
   app.decorate('mqtt', mqtt);
   const control = new ControlDispatcher({
     db: ctx.db,

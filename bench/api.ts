@@ -63,7 +63,11 @@ interface Fixture {
 /** Box logs per POST in the ingestion case. */
 const BOX_LOG_BATCH = 50;
 
-function boxLogRequest(f: Fixture, path: string, authorized: boolean): Omit<autocannon.Options, 'url'> & { path: string } {
+function boxLogRequest(
+  f: Fixture,
+  path: string,
+  authorized: boolean,
+): Omit<autocannon.Options, 'url'> & { path: string } {
   return {
     path,
     requests: [
@@ -72,7 +76,10 @@ function boxLogRequest(f: Fixture, path: string, authorized: boolean): Omit<auto
         path,
         setupRequest: (request) => ({
           ...request,
-          headers: { 'content-type': 'application/json', ...(authorized ? { authorization: `Bearer ${f.accessToken}` } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            ...(authorized ? { authorization: `Bearer ${f.accessToken}` } : {}),
+          },
           body: boxLogBatch(f.boxLogs, BOX_LOG_BATCH),
         }),
       },
@@ -110,7 +117,13 @@ interface Figures {
   userCpuPerRequest: number;
 }
 
-const BENCH_USER = { id: 1, email: 'bench@example.com', first_name: 'Bench', last_name: 'Driver', phone: '+1 555 0100' };
+const BENCH_USER = {
+  id: 1,
+  email: 'bench@example.com',
+  first_name: 'Bench',
+  last_name: 'Driver',
+  phone: '+1 555 0100',
+};
 
 const CASES: Record<string, Case> = {
   // The baseline gets the very request /me gets, Authorization header
@@ -120,14 +133,22 @@ const CASES: Record<string, Case> = {
     name: 'GET bare route (same request and JSON, no auth)',
     request: (f) => ({ path: '/bench/bare', headers: { authorization: `Bearer ${f.accessToken}` } }),
   },
-  bareWithoutHeader: { name: 'GET bare route without the Authorization header', request: () => ({ path: '/bench/bare' }) },
+  bareWithoutHeader: {
+    name: 'GET bare route without the Authorization header',
+    request: () => ({ path: '/bench/bare' }),
+  },
   me: {
     name: 'GET /api/car_driver/me (bearer)',
     request: (f) => ({ path: '/api/car_driver/me', headers: { authorization: `Bearer ${f.accessToken}` } }),
   },
   sessionBare: {
     name: 'POST bare route (same body and JSON, no work)',
-    request: (f) => ({ path: '/bench/bare-session', method: 'POST', headers: { 'content-type': 'application/json' }, body: sessionBody(f) }),
+    request: (f) => ({
+      path: '/bench/bare-session',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: sessionBody(f),
+    }),
   },
   session: {
     name: 'POST /api/car_driver/parking_sessions (new driver each)',
@@ -139,7 +160,11 @@ const CASES: Record<string, Case> = {
           path: '/api/car_driver/parking_sessions',
           setupRequest: (request) => {
             const token = f.sessionTokens[nextSessionToken++ % f.sessionTokens.length] ?? '';
-            return { ...request, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: sessionBody(f) };
+            return {
+              ...request,
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+              body: sessionBody(f),
+            };
           },
         },
       ],
@@ -160,7 +185,12 @@ const CASES: Record<string, Case> = {
       path: '/api/oauth/token',
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ grant_type: 'password', username: f.driver.email, password: f.driver.password, ...f.client }),
+      body: JSON.stringify({
+        grant_type: 'password',
+        username: f.driver.email,
+        password: f.driver.password,
+        ...f.client,
+      }),
     }),
   },
 };
@@ -191,9 +221,20 @@ async function serve(logLevel: string): Promise<void> {
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const client = { client_app_id: 'bench-client', client_secret: 'bench-secret' };
   const driver = { email: BENCH_USER.email, password: 'bench password' };
-  new ClientAppRepository(app.db).insert('bench', client.client_app_id, hashIssuedSecret(client.client_secret), Date.now());
+  new ClientAppRepository(app.db).insert(
+    'bench',
+    client.client_app_id,
+    hashIssuedSecret(client.client_secret),
+    Date.now(),
+  );
   new UserRepository(app.db).insert(
-    { email: driver.email, passwordHash: await hashSecret(driver.password, config.scryptLog2N), firstName: BENCH_USER.first_name, lastName: BENCH_USER.last_name, phone: BENCH_USER.phone },
+    {
+      email: driver.email,
+      passwordHash: await hashSecret(driver.password, config.scryptLog2N),
+      firstName: BENCH_USER.first_name,
+      lastName: BENCH_USER.last_name,
+      phone: BENCH_USER.phone,
+    },
     Date.now(),
   );
   const response = await fetch(`${address}/api/oauth/token`, {
@@ -216,8 +257,24 @@ async function serve(logLevel: string): Promise<void> {
   const sampleKey = (canned.session as { smart_key: { id: number; access_command: string } }).smart_key;
   const entrance = parking.boxes[0];
   if (!entrance) throw new Error('bench parking without boxes');
-  const boxLogs: BoxLogFixture = { userId: 1, keyId: sampleKey.id, command: sampleKey.access_command, parkingId: parking.id, moduleId: entrance.moduleId, boxKey: entrance.boxKey };
-  const fixture: Fixture = { base: address, scryptLog2N: config.scryptLog2N, client, driver, accessToken, parkingId: parking.id, sessionTokens, boxLogs };
+  const boxLogs: BoxLogFixture = {
+    userId: 1,
+    keyId: sampleKey.id,
+    command: sampleKey.access_command,
+    parkingId: parking.id,
+    moduleId: entrance.moduleId,
+    boxKey: entrance.boxKey,
+  };
+  const fixture: Fixture = {
+    base: address,
+    scryptLog2N: config.scryptLog2N,
+    client,
+    driver,
+    accessToken,
+    parkingId: parking.id,
+    sessionTokens,
+    boxLogs,
+  };
   // The seeding wrote megabytes to the WAL: checkpoint them now, or the first
   // commit measured pays for copying them all into the database file.
   app.db.pragma('wal_checkpoint(TRUNCATE)');
@@ -254,7 +311,10 @@ function serverCpuMicros(child: ChildProcess): Promise<CpuMicros> {
 }
 
 async function startServer(logLevel: string): Promise<{ fixture: Fixture; child: ChildProcess }> {
-  const child = fork(new URL(import.meta.url).pathname, ['--serve', logLevel], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(new URL(import.meta.url).pathname, ['--serve', logLevel], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const fixture = await new Promise<Fixture>((resolve, reject) => {
     child.once('message', (message) => resolve(message as Fixture));
     child.once('exit', (code) => reject(new Error(`bench server exited with ${String(code)}`)));
@@ -268,14 +328,25 @@ interface RunOptions {
   seconds?: number;
 }
 
-async function run(fixture: Fixture, child: ChildProcess, key: string, { overallRate, seconds = SECONDS }: RunOptions = {}): Promise<Figures> {
+async function run(
+  fixture: Fixture,
+  child: ChildProcess,
+  key: string,
+  { overallRate, seconds = SECONDS }: RunOptions = {},
+): Promise<Figures> {
   const spec = CASES[key];
   if (!spec) throw new Error(`no case ${key}`);
   // At a fixed rate a few connections suffice; more would only wait.
   const connections = overallRate === undefined ? (spec.connections ?? CONNECTIONS) : 10;
   const { path, ...options } = spec.request(fixture);
   const cpuBefore = await serverCpuMicros(child);
-  const result = await autocannon({ ...options, url: `${fixture.base}${path}`, connections, duration: seconds, ...(overallRate === undefined ? {} : { overallRate }) });
+  const result = await autocannon({
+    ...options,
+    url: `${fixture.base}${path}`,
+    connections,
+    duration: seconds,
+    ...(overallRate === undefined ? {} : { overallRate }),
+  });
   const cpuAfter = await serverCpuMicros(child);
   const requests = Math.max(result.requests.total, 1);
   return {
@@ -316,7 +387,17 @@ function print(rows: Figures[]): void {
   console.log(line(['case', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'of which user', 'failures']));
   console.log(line(['---', '---:', '---:', '---:', '---:', '---:', '---:']));
   for (const row of rows) {
-    console.log(line([row.name, row.rps.toFixed(0), row.p50.toFixed(1), row.p99.toFixed(1), row.cpuPerRequest.toFixed(1), row.userCpuPerRequest.toFixed(1), String(row.failures)]));
+    console.log(
+      line([
+        row.name,
+        row.rps.toFixed(0),
+        row.p50.toFixed(1),
+        row.p99.toFixed(1),
+        row.cpuPerRequest.toFixed(1),
+        row.userCpuPerRequest.toFixed(1),
+        String(row.failures),
+      ]),
+    );
   }
 }
 
@@ -342,7 +423,13 @@ interface Rounds {
  * both alike; every other round the real case goes first, so that what a run
  * leaves behind (garbage, a warm or cold cache) does not always fall on the
  * same case. `extra` cases (shown, not compared) join each round. */
-async function compare(fixture: Fixture, child: ChildProcess, [bareKey, realKey]: [string, string], { rounds, seconds }: Rounds, extra: string[] = []): Promise<Comparison & { extra: Figures[] }> {
+async function compare(
+  fixture: Fixture,
+  child: ChildProcess,
+  [bareKey, realKey]: [string, string],
+  { rounds, seconds }: Rounds,
+  extra: string[] = [],
+): Promise<Comparison & { extra: Figures[] }> {
   const bare: Figures[] = [];
   const real: Figures[] = [];
   const extras = extra.map((): Figures[] => []);
@@ -356,7 +443,12 @@ async function compare(fixture: Fixture, child: ChildProcess, [bareKey, realKey]
     }
     for (const [i, key] of extra.entries()) extras[i]?.push(await run(fixture, child, key, { seconds }));
   }
-  return { bare: mean(bare), real: mean(real), ratios: real.map((figures, i) => figures.rps / (bare[i]?.rps ?? Number.NaN)), extra: extras.map(mean) };
+  return {
+    bare: mean(bare),
+    real: mean(real),
+    ratios: real.map((figures, i) => figures.rps / (bare[i]?.rps ?? Number.NaN)),
+    extra: extras.map(mean),
+  };
 }
 
 /** "0.912 (rounds: 0.90 0.93 ...; ratio of the means 0.905)" */
@@ -368,20 +460,26 @@ function printAuthCost(comparison: Comparison, withoutHeader?: Figures): void {
   const { bare, real: me, ratios } = comparison;
   const cost = 1 - median(ratios);
   const verdict = cost < 0.1 ? 'MET' : 'NOT MET';
-  console.log(`bearer auth: ${describeRatio(comparison)} of the bare route's throughput: cost ${(cost * 100).toFixed(1)}% (target under 10%: ${verdict})`);
+  console.log(
+    `bearer auth: ${describeRatio(comparison)} of the bare route's throughput: cost ${(cost * 100).toFixed(1)}% (target under 10%: ${verdict})`,
+  );
   const cpuCost = me.cpuPerRequest / bare.cpuPerRequest - 1;
   console.log(
     `bearer auth: +${(me.cpuPerRequest - bare.cpuPerRequest).toFixed(1)} µs of server CPU a request (+${(cpuCost * 100).toFixed(1)}%), ` +
       `of which user time +${(me.userCpuPerRequest - bare.userCpuPerRequest).toFixed(1)} µs (+${((me.userCpuPerRequest / bare.userCpuPerRequest - 1) * 100).toFixed(1)}%)`,
   );
   if (withoutHeader) {
-    console.log(`the Authorization header itself (bytes the server parses, auth or not): the bare route without it ${withoutHeader.rps.toFixed(0)} req/s, ${withoutHeader.cpuPerRequest.toFixed(1)} µs a request`);
+    console.log(
+      `the Authorization header itself (bytes the server parses, auth or not): the bare route without it ${withoutHeader.rps.toFixed(0)} req/s, ${withoutHeader.cpuPerRequest.toFixed(1)} µs a request`,
+    );
   }
 }
 
 /** Session creation at SESSION_RATE and at the maximum rate, each after its bare baseline. */
 async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<void> {
-  console.log(`session creation (each request by a new driver of ${fixture.sessionTokens.length.toLocaleString('en')}), server without request logs:\n`);
+  console.log(
+    `session creation (each request by a new driver of ${fixture.sessionTokens.length.toLocaleString('en')}), server without request logs:\n`,
+  );
   const bareFixed = await run(fixture, child, 'sessionBare', { overallRate: SESSION_RATE });
   const fixed = await run(fixture, child, 'session', { overallRate: SESSION_RATE });
   const bareMax = await run(fixture, child, 'sessionBare');
@@ -389,23 +487,36 @@ async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<v
   print([bareFixed, fixed, bareMax, max]);
   console.log('');
   const verdict = fixed.p99 < 20 ? 'MET' : 'NOT MET';
-  console.log(`session creation at ${SESSION_RATE} req/s: p50 ${fixed.p50.toFixed(1)} ms, p99 ${fixed.p99.toFixed(1)} ms (target p99 under 20 ms: ${verdict}); bare route p99 ${bareFixed.p99.toFixed(1)} ms`);
-  console.log(`session creation at the maximum rate: ${max.rps.toFixed(0)} req/s, ${(max.rps / bareMax.rps).toFixed(3)} of the bare route's ${bareMax.rps.toFixed(0)} req/s (p99 ${max.p99.toFixed(1)} ms)`);
-  if (nextSessionToken > fixture.sessionTokens.length) console.log(`warning: ${nextSessionToken} requests for ${fixture.sessionTokens.length} drivers: the later ones were 422 (set BENCH_SESSION_DRIVERS)`);
+  console.log(
+    `session creation at ${SESSION_RATE} req/s: p50 ${fixed.p50.toFixed(1)} ms, p99 ${fixed.p99.toFixed(1)} ms (target p99 under 20 ms: ${verdict}); bare route p99 ${bareFixed.p99.toFixed(1)} ms`,
+  );
+  console.log(
+    `session creation at the maximum rate: ${max.rps.toFixed(0)} req/s, ${(max.rps / bareMax.rps).toFixed(3)} of the bare route's ${bareMax.rps.toFixed(0)} req/s (p99 ${max.p99.toFixed(1)} ms)`,
+  );
+  if (nextSessionToken > fixture.sessionTokens.length)
+    console.log(
+      `warning: ${nextSessionToken} requests for ${fixture.sessionTokens.length} drivers: the later ones were 422 (set BENCH_SESSION_DRIVERS)`,
+    );
   console.log('');
 }
 
 /** Box log ingestion against the bare route, alternating ROUNDS times of SECONDS. */
 async function compareBoxLogs(fixture: Fixture, child: ChildProcess): Promise<void> {
-  console.log(`box log ingestion: batches of ${BOX_LOG_BATCH} verified logs, one token, server without request logs:\n`);
+  console.log(
+    `box log ingestion: batches of ${BOX_LOG_BATCH} verified logs, one token, server without request logs:\n`,
+  );
   const comparison = await compare(fixture, child, ['boxLogsBare', 'boxLogs'], { rounds: ROUNDS, seconds: SECONDS });
   const { bare: bareMean, real: ingestMean, ratios } = comparison;
   print([bareMean, ingestMean]);
   console.log('');
   const stored = ingestMean.rps * BOX_LOG_BATCH;
   const bareLogs = bareMean.rps * BOX_LOG_BATCH;
-  console.log(`box logs stored: ${stored.toFixed(0)} logs/s, p99 ${ingestMean.p99.toFixed(1)} ms a batch (target at least 20,000 logs/s: ${stored >= 20_000 ? 'MET' : 'NOT MET'})`);
-  console.log(`against the bare route's ${bareLogs.toFixed(0)} logs/s parsed (p99 ${bareMean.p99.toFixed(1)} ms): ${describeRatio(comparison)} (target at least 0.40: ${median(ratios) >= 0.4 ? 'MET' : 'NOT MET'})\n`);
+  console.log(
+    `box logs stored: ${stored.toFixed(0)} logs/s, p99 ${ingestMean.p99.toFixed(1)} ms a batch (target at least 20,000 logs/s: ${stored >= 20_000 ? 'MET' : 'NOT MET'})`,
+  );
+  console.log(
+    `against the bare route's ${bareLogs.toFixed(0)} logs/s parsed (p99 ${bareMean.p99.toFixed(1)} ms): ${describeRatio(comparison)} (target at least 0.40: ${median(ratios) >= 0.4 ? 'MET' : 'NOT MET'})\n`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -420,14 +531,18 @@ async function main(): Promise<void> {
     if (PARTS.has('auth')) {
       // Measured here, in the load process, while the server idles.
       const hashMs = await scryptMs(quiet.fixture.scryptLog2N);
-      console.log(`scrypt (N=2^${quiet.fixture.scryptLog2N}, r=8, p=1): ${hashMs.toFixed(1)} ms per hash, one at a time; a password grant costs one (the password; client secrets are SHA-256)\n`);
+      console.log(
+        `scrypt (N=2^${quiet.fixture.scryptLog2N}, r=8, p=1): ${hashMs.toFixed(1)} ms per hash, one at a time; a password grant costs one (the password; client secrets are SHA-256)\n`,
+      );
       console.log('server without request logs (LOG_LEVEL=silent):\n');
       const auth = await compare(quiet.fixture, quiet.child, ['bare', 'me'], AUTH, ['bareWithoutHeader']);
       const token = await run(quiet.fixture, quiet.child, 'token');
       print([auth.bare, auth.real, ...auth.extra, token]);
       console.log('');
       printAuthCost(auth, auth.extra[0]);
-      console.log(`token issuance: ${token.rps.toFixed(1)} tokens/s with ${CASES.token?.connections ?? CONNECTIONS} connections (p50 ${token.p50.toFixed(0)} ms)\n`);
+      console.log(
+        `token issuance: ${token.rps.toFixed(1)} tokens/s with ${CASES.token?.connections ?? CONNECTIONS} connections (p50 ${token.p50.toFixed(0)} ms)\n`,
+      );
     }
     if (PARTS.has('sessions')) await compareSessions(quiet.fixture, quiet.child);
     if (PARTS.has('box-logs')) await compareBoxLogs(quiet.fixture, quiet.child);

@@ -21,15 +21,25 @@ try {
   const sim = await runWorker(['--mode', 'sim', '--url', url, '--count', String(count)]);
 
   console.log('');
-  console.log(`baseline: ${count} bare MQTT clients: connected in ${formatNumber(bare.connectMs)} ms, ${formatNumber(bare.perClientKb, 1)} KiB each (RSS ${formatNumber(bare.rssMb)} MiB)`);
-  console.log(`fleet:    ${count} simulated boxes:  connected in ${formatNumber(sim.connectMs)} ms, ${formatNumber(sim.perClientKb, 1)} KiB each (RSS ${formatNumber(sim.rssMb)} MiB)`);
+  console.log(
+    `baseline: ${count} bare MQTT clients: connected in ${formatNumber(bare.connectMs)} ms, ${formatNumber(bare.perClientKb, 1)} KiB each (RSS ${formatNumber(bare.rssMb)} MiB)`,
+  );
+  console.log(
+    `fleet:    ${count} simulated boxes:  connected in ${formatNumber(sim.connectMs)} ms, ${formatNumber(sim.perClientKb, 1)} KiB each (RSS ${formatNumber(sim.rssMb)} MiB)`,
+  );
   console.log(`          memory per box / per bare client: ${formatNumber(sim.perClientKb / bare.perClientKb, 2)}x`);
-  console.log(`answers:  ${sim.answered}/${count} boxes answered one command each; all published in ${formatNumber(sim.publishMs)} ms`);
-  console.log(`          answer time after publish: p50 ${formatNumber(sim.p50, 1)} ms, p90 ${formatNumber(sim.p90, 1)} ms, p99 ${formatNumber(sim.p99, 1)} ms, max ${formatNumber(sim.max, 1)} ms`);
+  console.log(
+    `answers:  ${sim.answered}/${count} boxes answered one command each; all published in ${formatNumber(sim.publishMs)} ms`,
+  );
+  console.log(
+    `          answer time after publish: p50 ${formatNumber(sim.p50, 1)} ms, p90 ${formatNumber(sim.p90, 1)} ms, p99 ${formatNumber(sim.p99, 1)} ms, max ${formatNumber(sim.max, 1)} ms`,
+  );
   console.log(`          last answer ${formatNumber(sim.lastAnswerMs)} ms after the first command was published`);
   const memoryOk = sim.rssMb < 1024;
   const answersOk = sim.answered === count && sim.lastAnswerMs <= 5_000;
-  console.log(`targets:  RSS under 1 GiB: ${memoryOk ? 'met' : 'MISSED'}; every box within 5 s: ${answersOk ? 'met' : 'MISSED'}`);
+  console.log(
+    `targets:  RSS under 1 GiB: ${memoryOk ? 'met' : 'MISSED'}; every box within 5 s: ${answersOk ? 'met' : 'MISSED'}`,
+  );
 } finally {
   await broker.stop();
 }

@@ -28,12 +28,18 @@ const directory = await mkdtemp(join(tmpdir(), 'pb-bench-ingest-'));
 try {
   console.log(`ingestion benchmark: ${boxes} simulated boxes x ${perBox} verified responses, QoS 1, 2-core machine`);
   const bare = await bareBroker();
-  console.log(`baseline: bare aedes, 1 publisher -> 1 subscriber, QoS 1: ${formatNumber(bare.rate)} msg/s (${formatNumber(bare.messages)} messages in ${formatNumber(bare.seconds, 2)} s)`);
+  console.log(
+    `baseline: bare aedes, 1 publisher -> 1 subscriber, QoS 1: ${formatNumber(bare.rate)} msg/s (${formatNumber(bare.messages)} messages in ${formatNumber(bare.seconds, 2)} s)`,
+  );
   const ingest = await throughApi();
-  console.log(`ingest:   parkbench api (embedded broker + ingestion): ${formatNumber(ingest.rate)} box logs stored/s (${formatNumber(ingest.messages)} from ${boxes} boxes in ${formatNumber(ingest.seconds, 2)} s; ${formatNumber(ingest.stored)} verified logs in the database)`);
+  console.log(
+    `ingest:   parkbench api (embedded broker + ingestion): ${formatNumber(ingest.rate)} box logs stored/s (${formatNumber(ingest.messages)} from ${boxes} boxes in ${formatNumber(ingest.seconds, 2)} s; ${formatNumber(ingest.stored)} verified logs in the database)`,
+  );
   const ratio = ingest.rate / bare.rate;
   console.log(`ratio:    ${formatNumber(ratio, 2)} of the bare broker's QoS 1 rate`);
-  console.log(`targets:  10,000 stored/s: ${ingest.rate >= 10_000 ? 'met' : 'MISSED'}; half the bare broker: ${ratio >= 0.5 ? 'met' : 'MISSED'}; every response stored: ${ingest.stored === ingest.messages ? 'yes' : 'NO'}`);
+  console.log(
+    `targets:  10,000 stored/s: ${ingest.rate >= 10_000 ? 'met' : 'MISSED'}; half the bare broker: ${ratio >= 0.5 ? 'met' : 'MISSED'}; every response stored: ${ingest.stored === ingest.messages ? 'yes' : 'NO'}`,
+  );
 } finally {
   await rm(directory, { recursive: true, force: true });
 }
@@ -69,7 +75,16 @@ async function throughApi(): Promise<Rate & { stored: number }> {
   });
   try {
     await api.line(/MQTT broker listening/, 60_000);
-    const result = await runWorker(['--mode', 'boxes', '--url', `mqtt://127.0.0.1:${mqttPort}`, '--fleet', fleetFile, '--per-box', String(perBox)]);
+    const result = await runWorker([
+      '--mode',
+      'boxes',
+      '--url',
+      `mqtt://127.0.0.1:${mqttPort}`,
+      '--fleet',
+      fleetFile,
+      '--per-box',
+      String(perBox),
+    ]);
     const db = openDatabase(databasePath);
     const stored = db.prepare('SELECT count(*) FROM box_logs WHERE verified = 1').pluck().get() as number;
     db.close();
@@ -87,10 +102,23 @@ function seedFleet(databasePath: string, mqttPort: number): unknown[] {
     // Sealed on purpose, though new parkings are signed by default (issue 13):
     // the figures compare with runs from before protocol version 2.
     const parkingId = new ParkingRepository(db).insert(
-      { name: 'Ingest bench', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 255, isOnline: false, keys: { accessMode: 'sealed', parkingKey: randomKeyHex() } },
+      {
+        name: 'Ingest bench',
+        description: null,
+        currency: 'EUR',
+        pricePerHourMinor: 250,
+        maxDurationMinutes: 120,
+        tries: 255,
+        isOnline: false,
+        keys: { accessMode: 'sealed', parkingKey: randomKeyHex() },
+      },
       now,
     );
-    return provisionFleet(db, { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` }, now).files;
+    return provisionFleet(
+      db,
+      { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` },
+      now,
+    ).files;
   } finally {
     db.close();
   }

@@ -36,7 +36,16 @@ const parkingKey = Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex');
 const boxKey = Buffer.from('a0a1a2a3a4a5a6a7a8a9aaabacadaeaf', 'hex');
 const T0 = 1_767_225_600;
 const body = { notBefore: T0, notAfter: T0 + 7200, maxEntries: 3, maxExits: 3, moduleIds: [101, 102] };
-const config: BoxConfig = { moduleId: 101, parkingId: 7, direction: 'entrance', parkingKey, parkingKeyNext: null, boxKey, skewSeconds: 120, minBatteryMv: 3300 };
+const config: BoxConfig = {
+  moduleId: 101,
+  parkingId: 7,
+  direction: 'entrance',
+  parkingKey,
+  parkingKeyNext: null,
+  boxKey,
+  skewSeconds: 120,
+  minBatteryMv: 3300,
+};
 const issuerPrivate = Buffer.from('0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20', 'hex');
 const issuerPublic = issuerPublicKeyOf(issuerPrivate);
 const state: BoxState = { ...initialBoxState({ issuerKey: issuerPublic }), boxSeq: 10 };
@@ -57,10 +66,14 @@ let sink = 0; // keeps results alive so the work is not optimized away
 
 /** A batch of box logs as POST /api/box_logs gets them: 50 responses of one box. */
 const BATCH = 50;
-const batch = Array.from({ length: BATCH }, (_, i) => ({ response: sealResponse({ ...responseFields, boxSeq: responseFields.boxSeq + i }, boxKey, command), command }));
+const batch = Array.from({ length: BATCH }, (_, i) => ({
+  response: sealResponse({ ...responseFields, boxSeq: responseFields.boxSeq + i }, boxKey, command),
+  command,
+}));
 
 const signedCommand = signAccessCommand({ privateKey: issuerPrivate, keyId: 42, scope: 7, body });
-if (decide(config, state, conditions, signedCommand).status !== 0) throw new Error('benchmark setup: ACCESS_SIGNED not accepted');
+if (decide(config, state, conditions, signedCommand).status !== 0)
+  throw new Error('benchmark setup: ACCESS_SIGNED not accepted');
 const signedPart = signedCommand.subarray(0, signedCommand.length - 64);
 const signature = signedCommand.subarray(signedCommand.length - 64);
 // The bare calls get node's KeyObjects made once, as a careful caller would.
@@ -172,11 +185,14 @@ function median(values: number[]): number {
 const format = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function main(): void {
-  process.stdout.write(`node ${process.version}; ${ROUNDS} rounds of ${ROUND_MS} ms per operation after ${WARMUP_MS} ms warm-up; median ops/s\n`);
+  process.stdout.write(
+    `node ${process.version}; ${ROUNDS} rounds of ${ROUND_MS} ms per operation after ${WARMUP_MS} ms warm-up; median ops/s\n`,
+  );
   for (const op of operations) measure(op.run, WARMUP_MS);
   const samples = operations.map(() => [] as number[]);
   // Interleave operations round by round so machine noise spreads evenly.
-  for (let round = 0; round < ROUNDS; round++) operations.forEach((op, i) => samples[i]?.push(measure(op.run, ROUND_MS) * (op.per ?? 1)));
+  for (let round = 0; round < ROUNDS; round++)
+    operations.forEach((op, i) => samples[i]?.push(measure(op.run, ROUND_MS) * (op.per ?? 1)));
   const medians = samples.map(median);
   const baseline = medians[0] ?? 1;
   const width = Math.max(...operations.map((op) => op.name.length));
@@ -185,16 +201,24 @@ function main(): void {
     const own = op.baseline ?? 0;
     const ratio = (medians[own] ?? 1) / opsPerSecond;
     const spread = `min ${format(Math.min(...(samples[i] ?? [0])))} max ${format(Math.max(...(samples[i] ?? [0])))}`;
-    process.stdout.write(`${op.name.padEnd(width)}  ${format(opsPerSecond).padStart(10)} ops/s  ${i === own ? 'baseline' : `${ratio.toFixed(2)}x the baseline's cost`}  (${spread})\n`);
+    process.stdout.write(
+      `${op.name.padEnd(width)}  ${format(opsPerSecond).padStart(10)} ops/s  ${i === own ? 'baseline' : `${ratio.toFixed(2)}x the baseline's cost`}  (${spread})\n`,
+    );
   });
   const openDecide = medians[2] ?? 0;
   const ratio = baseline / openDecide;
   const verdict = openDecide >= 100_000 && ratio <= 3 ? 'met' : 'NOT met';
-  process.stdout.write(`target open + decide >= 100,000/s and within 3x of the bare cipher: ${verdict} (${format(openDecide)}/s, ${ratio.toFixed(2)}x)\n`);
+  process.stdout.write(
+    `target open + decide >= 100,000/s and within 3x of the bare cipher: ${verdict} (${format(openDecide)}/s, ${ratio.toFixed(2)}x)\n`,
+  );
   const signRatio = (medians[SIGN_BASELINE] ?? 1) / (medians[SIGN_BASELINE + 1] ?? 1);
   const verifyRatio = (medians[VERIFY_BASELINE] ?? 1) / (medians[VERIFY_BASELINE + 1] ?? 1);
-  process.stdout.write(`target sign ACCESS_SIGNED within 1.3x of bare crypto.sign: ${signRatio <= 1.3 ? 'met' : 'NOT met'} (${signRatio.toFixed(2)}x)\n`);
-  process.stdout.write(`target verify + decide ACCESS_SIGNED within 1.3x of bare crypto.verify: ${verifyRatio <= 1.3 ? 'met' : 'NOT met'} (${verifyRatio.toFixed(2)}x)\n`);
+  process.stdout.write(
+    `target sign ACCESS_SIGNED within 1.3x of bare crypto.sign: ${signRatio <= 1.3 ? 'met' : 'NOT met'} (${signRatio.toFixed(2)}x)\n`,
+  );
+  process.stdout.write(
+    `target verify + decide ACCESS_SIGNED within 1.3x of bare crypto.verify: ${verifyRatio <= 1.3 ? 'met' : 'NOT met'} (${verifyRatio.toFixed(2)}x)\n`,
+  );
   if (sink === -1) process.stdout.write('\n');
 }
 

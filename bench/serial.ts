@@ -33,7 +33,19 @@ const moduleId = 9001;
 const now = Math.floor(Date.now() / 1000);
 
 function access(keyId: number): Buffer {
-  return sealCommand({ kind: FrameKind.ACCESS, key: parkingKey, keyId, scope: 7, body: { notBefore: now - 60, notAfter: now + 86_400, maxEntries: 255, maxExits: 255, moduleIds: [moduleId, moduleId + 1] } });
+  return sealCommand({
+    kind: FrameKind.ACCESS,
+    key: parkingKey,
+    keyId,
+    scope: 7,
+    body: {
+      notBefore: now - 60,
+      notAfter: now + 86_400,
+      maxEntries: 255,
+      maxExits: 255,
+      moduleIds: [moduleId, moduleId + 1],
+    },
+  });
 }
 
 const sampleCommand = access(1);
@@ -41,17 +53,25 @@ const commandFrameBytes = encodeLinkFrame(LinkType.COMMAND, sampleCommand).lengt
 const responseFrameBytes = encodeLinkFrame(LinkType.RESPONSE, Buffer.alloc(32, 1)).length;
 const floorMs = ((commandFrameBytes + responseFrameBytes) * 10 * 1000) / BAUD;
 
-console.log(`serial benchmark: ${count} round trips at ${BAUD} baud; ACCESS link frame ${commandFrameBytes} B, response ${responseFrameBytes} B`);
-console.log(`wire floor: ${formatNumber(floorMs, 2)} ms ((${commandFrameBytes} + ${responseFrameBytes}) bytes × 10 bits / ${BAUD} baud)`);
+console.log(
+  `serial benchmark: ${count} round trips at ${BAUD} baud; ACCESS link frame ${commandFrameBytes} B, response ${responseFrameBytes} B`,
+);
+console.log(
+  `wire floor: ${formatNumber(floorMs, 2)} ms ((${commandFrameBytes} + ${responseFrameBytes}) bytes × 10 bits / ${BAUD} baud)`,
+);
 
 const bare = await bareEcho(count);
 const full = await throughGateway(count);
 const overheadP50 = full.p50;
 console.log('');
 console.log(`bare pty echo:         p50 ${formatNumber(bare.p50, 2)} ms, p99 ${formatNumber(bare.p99, 2)} ms`);
-console.log(`MQTT->gateway->pty->box->MQTT: p50 ${formatNumber(full.p50, 2)} ms, p99 ${formatNumber(full.p99, 2)} ms (${formatNumber(full.p50 / bare.p50, 1)}x the bare pty)`);
+console.log(
+  `MQTT->gateway->pty->box->MQTT: p50 ${formatNumber(full.p50, 2)} ms, p99 ${formatNumber(full.p99, 2)} ms (${formatNumber(full.p50 / bare.p50, 1)}x the bare pty)`,
+);
 console.log(`on a real ${BAUD}-baud cable: about ${formatNumber(floorMs + full.p50, 2)} ms p50 (floor + software)`);
-console.log(`target: p50 within 5 ms of the floor: ${overheadP50 <= 5 ? 'met' : 'MISSED'} (software time ${formatNumber(overheadP50, 2)} ms over the floor)`);
+console.log(
+  `target: p50 within 5 ms of the floor: ${overheadP50 <= 5 ? 'met' : 'MISSED'} (software time ${formatNumber(overheadP50, 2)} ms over the floor)`,
+);
 process.exit(0);
 
 /** A raw echo on the pty: what the cable stand-in costs by itself. */
@@ -82,7 +102,18 @@ async function throughGateway(rounds: number): Promise<{ p50: number; p99: numbe
     const url = `mqtt://127.0.0.1:${String((await broker.line(/^listening \d+$/, 30_000)).split(' ')[1])}`;
     const box = await SimulatedBox.start({
       clock: systemClock,
-      provisioning: { moduleId, parkingId: 7, direction: 'entrance', macAddress: '02:00:00:00:23:29', parkingKey, parkingKeyNext: null, boxKey: randomBytes(16), skewSeconds: 120, minBatteryMv: 3_300, mqtt: null },
+      provisioning: {
+        moduleId,
+        parkingId: 7,
+        direction: 'entrance',
+        macAddress: '02:00:00:00:23:29',
+        parkingKey,
+        parkingKeyNext: null,
+        boxKey: randomBytes(16),
+        skewSeconds: 120,
+        minBatteryMv: 3_300,
+        mqtt: null,
+      },
       barrierTimings: { openingMs: 0, openHoldMs: 0, closingMs: 0 },
       // 2 mV an opening would reach min_battery_mv at round 300 (LOW_BATTERY):
       // this bench measures the link, not the battery.
@@ -90,9 +121,16 @@ async function throughGateway(rounds: number): Promise<{ p50: number; p99: numbe
     });
     const link = new BoxSerialLink(box, { clock: systemClock, target: { path: pair.a, baudRate: BAUD } });
     await link.start();
-    const gateway = new Gateway({ mqtt: { url, username: 'gw-bench', password: 'x' }, topics, clock: systemClock, serial: [{ path: pair.b, baudRate: BAUD }], answerTimeoutMs: 5_000 });
+    const gateway = new Gateway({
+      mqtt: { url, username: 'gw-bench', password: 'x' },
+      topics,
+      clock: systemClock,
+      serial: [{ path: pair.b, baudRate: BAUD }],
+      answerTimeoutMs: 5_000,
+    });
     await gateway.start();
-    while (!gateway.boxes.some((entry) => entry.moduleId === moduleId)) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!gateway.boxes.some((entry) => entry.moduleId === moduleId))
+      await new Promise((resolve) => setTimeout(resolve, 10));
     const operator = await mqtt.connectAsync(url);
     disableNagle(operator);
     await operator.subscribeAsync(topics.box(moduleId, 'response'), { qos: 1 });
@@ -105,7 +143,8 @@ async function throughGateway(rounds: number): Promise<{ p50: number; p99: numbe
           const message = JSON.parse(payload.toString()) as { command: string; response: string | null };
           if (message.command !== command) return;
           operator.off('message', onMessage);
-          if (message.response === null || parseResponse(Buffer.from(message.response, 'base64')).status !== 0) throw new Error('the box did not open');
+          if (message.response === null || parseResponse(Buffer.from(message.response, 'base64')).status !== 0)
+            throw new Error('the box did not open');
           resolve();
         };
         operator.on('message', onMessage);
@@ -144,4 +183,3 @@ function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name);
   return index === -1 ? undefined : process.argv[index + 1];
 }
-

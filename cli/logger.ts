@@ -7,13 +7,21 @@ const LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'd
 
 export function parseLogLevel(raw: string): LevelWithSilent {
   const level = raw.trim().toLowerCase();
-  if (!(LEVELS as readonly string[]).includes(level)) throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got "${raw}"`);
+  if (!(LEVELS as readonly string[]).includes(level))
+    throw new UsageError(`--log-level must be one of ${LEVELS.join(', ')}, got "${raw}"`);
   return level as LevelWithSilent;
 }
 
 export function createCliLogger(level: LevelWithSilent, name: string): Logger {
   if (process.stderr.isTTY) {
-    return pino({ name, level, transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } });
+    return pino({
+      name,
+      level,
+      transport: {
+        target: 'pino-pretty',
+        options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+      },
+    });
   }
   return pino({ name, level }, pino.destination(2));
 }

@@ -36,7 +36,10 @@ function buildProgram(): Command {
 function packageVersion(): string {
   for (const relative of ['../package.json', '../../package.json']) {
     try {
-      const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (manifest.name === 'parkbench' && manifest.version !== undefined) return manifest.version;
     } catch {
       // not at this level: try the next one up
@@ -83,6 +86,7 @@ await flushStandardStreams();
 process.exit(process.exitCode ?? 0);
 
 function flushStandardStreams(): Promise<void> {
-  const flush = (stream: NodeJS.WriteStream): Promise<void> => new Promise((resolve) => (stream.writableLength === 0 ? resolve() : stream.write('', () => resolve())));
+  const flush = (stream: NodeJS.WriteStream): Promise<void> =>
+    new Promise((resolve) => (stream.writableLength === 0 ? resolve() : stream.write('', () => resolve())));
   return Promise.all([flush(process.stdout), flush(process.stderr)]).then(() => undefined);
 }

@@ -34,7 +34,8 @@ export class BarrierWatch {
   /** Resolves with the index of the first observation at or after `from`
    * showing `barrier`, or null when none came within `timeoutMs`. */
   waitFor(barrier: Barrier, from: number, timeoutMs: number): Promise<number | null> {
-    const find = (): number => this.#observations.findIndex((observation, index) => index >= from && observation.barrier === barrier);
+    const find = (): number =>
+      this.#observations.findIndex((observation, index) => index >= from && observation.barrier === barrier);
     const found = find();
     if (found !== -1) return Promise.resolve(found);
     return new Promise((resolve) => {

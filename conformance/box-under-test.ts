@@ -2,7 +2,14 @@
 // provisioning file), and the commands it makes with those keys: ACCESS
 // sealed under K_park (when the box holds one), ACCESS_SIGNED under one of
 // the suite's own test issuers, and control commands sealed under K_box.
-import { Direction, FrameKind, sealCommand, signAccessCommand, type IssuerPrivateKey, type RevokeEntry } from '../firmware-protocol/index.js';
+import {
+  Direction,
+  FrameKind,
+  sealCommand,
+  signAccessCommand,
+  type IssuerPrivateKey,
+  type RevokeEntry,
+} from '../firmware-protocol/index.js';
 import type { Provisioning } from '../lib/provisioning-file.js';
 
 /** The two issuer public keys a box holds (docs/protocol.md, Keys): what SET_ISSUER sets. */
@@ -33,7 +40,10 @@ export function boxUnderTest(provisioning: Provisioning, issuerKeys?: IssuerKeys
     parkingKey: provisioning.parkingKey,
     boxKey: provisioning.boxKey,
     skewSeconds: provisioning.skewSeconds,
-    issuerKeys: issuerKeys ?? { issuerKey: provisioning.issuerKey ?? null, issuerKeyPrevious: provisioning.issuerKeyPrevious ?? null },
+    issuerKeys: issuerKeys ?? {
+      issuerKey: provisioning.issuerKey ?? null,
+      issuerKeyPrevious: provisioning.issuerKeyPrevious ?? null,
+    },
   };
 }
 
@@ -48,18 +58,35 @@ export interface AccessSpec {
 }
 
 function accessBody(box: BoxUnderTest, spec: AccessSpec) {
-  return { notBefore: spec.notBefore, notAfter: spec.notAfter, maxEntries: spec.tries, maxExits: spec.tries, moduleIds: spec.moduleIds ?? [box.moduleId] };
+  return {
+    notBefore: spec.notBefore,
+    notAfter: spec.notAfter,
+    maxEntries: spec.tries,
+    maxExits: spec.tries,
+    moduleIds: spec.moduleIds ?? [box.moduleId],
+  };
 }
 
 /** A sealed ACCESS under `key`, K_park by default (only cases that run on a box holding it). */
 export function accessCommand(box: BoxUnderTest, spec: AccessSpec, key: Buffer | null = box.parkingKey): Buffer {
   if (key === null) throw new Error('a sealed ACCESS needs K_park: this box holds none');
-  return sealCommand({ kind: FrameKind.ACCESS, key, keyId: spec.keyId, scope: spec.scope ?? box.parkingId, body: accessBody(box, spec) });
+  return sealCommand({
+    kind: FrameKind.ACCESS,
+    key,
+    keyId: spec.keyId,
+    scope: spec.scope ?? box.parkingId,
+    body: accessBody(box, spec),
+  });
 }
 
 /** An ACCESS_SIGNED by `issuer` (docs/protocol.md, Command frame, second table). */
 export function signedAccessCommand(box: BoxUnderTest, issuer: IssuerPrivateKey, spec: AccessSpec): Buffer {
-  return signAccessCommand({ privateKey: issuer, keyId: spec.keyId, scope: spec.scope ?? box.parkingId, body: accessBody(box, spec) });
+  return signAccessCommand({
+    privateKey: issuer,
+    keyId: spec.keyId,
+    scope: spec.scope ?? box.parkingId,
+    body: accessBody(box, spec),
+  });
 }
 
 export function batteryQuery(box: BoxUnderTest, controlSeq: number): Buffer {
@@ -67,13 +94,35 @@ export function batteryQuery(box: BoxUnderTest, controlSeq: number): Buffer {
 }
 
 export function timeSet(box: BoxUnderTest, controlSeq: number, time: number): Buffer {
-  return sealCommand({ kind: FrameKind.TIME_SET, key: box.boxKey, keyId: controlSeq, scope: box.moduleId, body: { time } });
+  return sealCommand({
+    kind: FrameKind.TIME_SET,
+    key: box.boxKey,
+    keyId: controlSeq,
+    scope: box.moduleId,
+    body: { time },
+  });
 }
 
 export function revokeCommand(box: BoxUnderTest, controlSeq: number, entries: readonly RevokeEntry[]): Buffer {
-  return sealCommand({ kind: FrameKind.REVOKE, key: box.boxKey, keyId: controlSeq, scope: box.moduleId, body: { entries } });
+  return sealCommand({
+    kind: FrameKind.REVOKE,
+    key: box.boxKey,
+    keyId: controlSeq,
+    scope: box.moduleId,
+    body: { entries },
+  });
 }
 
-export function setIssuerCommand(box: BoxUnderTest, controlSeq: number, keys: { issuerKey: Buffer; issuerKeyPrevious: Buffer | null }): Buffer {
-  return sealCommand({ kind: FrameKind.SET_ISSUER, key: box.boxKey, keyId: controlSeq, scope: box.moduleId, body: keys });
+export function setIssuerCommand(
+  box: BoxUnderTest,
+  controlSeq: number,
+  keys: { issuerKey: Buffer; issuerKeyPrevious: Buffer | null },
+): Buffer {
+  return sealCommand({
+    kind: FrameKind.SET_ISSUER,
+    key: box.boxKey,
+    keyId: controlSeq,
+    scope: box.moduleId,
+    body: keys,
+  });
 }

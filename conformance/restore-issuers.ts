@@ -16,15 +16,31 @@ export const RESTORE_CASE_NAME = "SET_ISSUER puts the box's issuer keys back";
 
 export async function restoreIssuerKeys(context: SuiteContext): Promise<CaseResult> {
   const { issuerKey, issuerKeyPrevious } = context.box.issuerKeys;
-  const keys = issuerKey === null ? { issuerKey: generateIssuerKeyPair().publicKey, issuerKeyPrevious: null } : { issuerKey, issuerKeyPrevious };
+  const keys =
+    issuerKey === null
+      ? { issuerKey: generateIssuerKeyPair().publicKey, issuerKeyPrevious: null }
+      : { issuerKey, issuerKeyPrevious };
   const run = new CaseRun(context, RESTORE_CASE_NAME);
   const started = context.clock.now();
   try {
-    await run.send(setIssuerCommand(context.box, context.controlSeq(), keys), { status: Status.OK }, { evenIfInterrupted: true });
+    await run.send(
+      setIssuerCommand(context.box, context.controlSeq(), keys),
+      { status: Status.OK },
+      { evenIfInterrupted: true },
+    );
   } catch (error) {
     run.fail(`the SET_ISSUER could not be sent: ${messageOf(error)}`);
   }
   if (issuerKey === null) run.note('had none: now a key nobody can sign for');
-  const base = { name: RESTORE_CASE_NAME, step: 'checks, step 6; conformance/README.md', expected: '0x00', got: run.got.join(', ') || '-', ms: context.clock.now() - started, wearing: false };
-  return run.problems.length === 0 ? { ...base, result: 'pass' } : { ...base, result: 'fail', reason: `${run.problems.join('; ')}: the box may still hold the suite's issuer keys` };
+  const base = {
+    name: RESTORE_CASE_NAME,
+    step: 'checks, step 6; conformance/README.md',
+    expected: '0x00',
+    got: run.got.join(', ') || '-',
+    ms: context.clock.now() - started,
+    wearing: false,
+  };
+  return run.problems.length === 0
+    ? { ...base, result: 'pass' }
+    : { ...base, result: 'fail', reason: `${run.problems.join('; ')}: the box may still hold the suite's issuer keys` };
 }

@@ -45,7 +45,12 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
     for (const conformanceCase of options.cases ?? casesFor(box, options.protocol)) {
       if (context.interrupted) break;
       const wearing = conformanceCase.wearing === true;
-      const base = { name: conformanceCase.name, step: conformanceCase.step, expected: conformanceCase.expected, wearing };
+      const base = {
+        name: conformanceCase.name,
+        step: conformanceCase.step,
+        expected: conformanceCase.expected,
+        wearing,
+      };
       if (wearing && options.skipWearing === true) {
         record({ ...base, got: '-', result: 'skip', reason: 'wears a real box (--skip-wearing)', ms: 0 });
         continue;
@@ -67,7 +72,12 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
     // Before the checks, so its exchange is checked with the others.
     if (context.issuerKeysTouched) record(await restoreIssuerKeys(context));
   }
-  for (const check of runChecks({ exchanges: context.exchanges, boxKey: box.boxKey, answerMs: settings.answerMs, badReports: target.badReports })) {
+  for (const check of runChecks({
+    exchanges: context.exchanges,
+    boxKey: box.boxKey,
+    answerMs: settings.answerMs,
+    badReports: target.badReports,
+  })) {
     record({ ...check, ms: 0, wearing: false });
   }
   const count = (verdict: CaseResult['result']): number => results.filter((result) => result.result === verdict).length;

@@ -7,11 +7,25 @@
 // the run ends), and the revocations it added, so it knows how many of them
 // are live on the box.
 import type { Clock } from '../lib/clock.js';
-import { generateIssuerKeyPair, parseResponse, Status, verifyResponse, type ParsedResponse, type RevokeEntry } from '../firmware-protocol/index.js';
+import {
+  generateIssuerKeyPair,
+  parseResponse,
+  Status,
+  verifyResponse,
+  type ParsedResponse,
+  type RevokeEntry,
+} from '../firmware-protocol/index.js';
 import type { BarrierWatch } from './barrier-watch.js';
 import { batteryQuery, type BoxUnderTest } from './box-under-test.js';
 import type { BoxTarget, Exchange } from './box-target.js';
-import { describeStatus, echoProblems, expectedFields, statusByte, type Expectation, type ExpectedFields } from './expectations.js';
+import {
+  describeStatus,
+  echoProblems,
+  expectedFields,
+  statusByte,
+  type Expectation,
+  type ExpectedFields,
+} from './expectations.js';
 import { messageOf } from '../lib/message-of.js';
 
 export interface SuiteSettings {
@@ -59,7 +73,10 @@ export interface Checked {
 export class SuiteContext {
   readonly exchanges: RecordedExchange[] = [];
   /** The suite's issuers: installed as issuer_key and issuer_key_previous. */
-  readonly issuers: { readonly current: TestIssuer; readonly previous: TestIssuer } = { current: generateIssuerKeyPair(), previous: generateIssuerKeyPair() };
+  readonly issuers: { readonly current: TestIssuer; readonly previous: TestIssuer } = {
+    current: generateIssuerKeyPair(),
+    previous: generateIssuerKeyPair(),
+  };
   /** Set once the suite has sent a SET_ISSUER (answered or not): the box's
    * own issuer keys must then be put back when the run ends. */
   issuerKeysTouched = false;
@@ -132,26 +149,41 @@ export class SuiteContext {
     if (learned !== undefined && this.clock.now() - learned.at < 5_000) return this.boxTimeNow();
     // A probe, not one of the case's own answers: recorded for the checks
     // over the run, but only its problems show in the case.
-    const { problems } = await this.exchange(run.caseName, batteryQuery(this.box, this.controlSeq()), { status: Status.OK });
+    const { problems } = await this.exchange(run.caseName, batteryQuery(this.box, this.controlSeq()), {
+      status: Status.OK,
+    });
     for (const problem of problems) run.fail(`clock probe (BATTERY_QUERY): ${problem}`);
     return this.boxTimeNow();
   }
 
   /** Sends, records and checks one command; the case's got and problems grow. */
-  async exchange(caseName: string, command: Buffer, expectation: Expectation, options: { evenIfInterrupted?: boolean } = {}): Promise<{ checked: Checked; got: string; problems: string[] }> {
+  async exchange(
+    caseName: string,
+    command: Buffer,
+    expectation: Expectation,
+    options: { evenIfInterrupted?: boolean } = {},
+  ): Promise<{ checked: Checked; got: string; problems: string[] }> {
     if (this.interrupted && options.evenIfInterrupted !== true) throw new SuiteInterrupted();
     const exchange = await this.target.exchange(command, this.waitMs);
     const expected = expectedFields(this.box, command, expectation);
     if (exchange.response === null) {
       this.exchanges.push({ caseName, exchange, expected, fields: null });
-      return { checked: { fields: null, exchange }, got: exchange.error ?? 'timeout', problems: [`no answer (${exchange.error ?? 'timeout'} after ${exchange.elapsedMs} ms)`] };
+      return {
+        checked: { fields: null, exchange },
+        got: exchange.error ?? 'timeout',
+        problems: [`no answer (${exchange.error ?? 'timeout'} after ${exchange.elapsedMs} ms)`],
+      };
     }
     let fields: ParsedResponse;
     try {
       fields = parseResponse(exchange.response);
     } catch (error) {
       this.exchanges.push({ caseName, exchange, expected, fields: null });
-      return { checked: { fields: null, exchange }, got: 'unreadable', problems: [`response does not parse: ${messageOf(error)}`] };
+      return {
+        checked: { fields: null, exchange },
+        got: 'unreadable',
+        problems: [`response does not parse: ${messageOf(error)}`],
+      };
     }
     this.exchanges.push({ caseName, exchange, expected, fields });
     const problems: string[] = [];
@@ -161,7 +193,8 @@ export class SuiteContext {
       this.#boxTime = { seconds: fields.boxTime, at: this.clock.now() };
       this.barrier.add({ barrier: fields.barrier, at: this.clock.now(), source: 'response' });
     }
-    if (fields.status !== expected.status) problems.push(`status ${describeStatus(fields.status)}, expected ${describeStatus(expected.status)}`);
+    if (fields.status !== expected.status)
+      problems.push(`status ${describeStatus(fields.status)}, expected ${describeStatus(expected.status)}`);
     problems.push(...echoProblems(expected, fields));
     return { checked: { fields, exchange }, got: statusByte(fields.status), problems };
   }
@@ -183,7 +216,11 @@ export class CaseRun {
     return this.context.box;
   }
 
-  async send(command: Buffer, expectation: Expectation, options: { evenIfInterrupted?: boolean } = {}): Promise<Checked> {
+  async send(
+    command: Buffer,
+    expectation: Expectation,
+    options: { evenIfInterrupted?: boolean } = {},
+  ): Promise<Checked> {
     const { checked, got, problems } = await this.context.exchange(this.caseName, command, expectation, options);
     this.got.push(got);
     this.problems.push(...problems);

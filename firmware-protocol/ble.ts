@@ -28,10 +28,14 @@ export const MAX_CHUNKS = COUNTER_MASK + 1;
 
 /** Splits `frame` into chunks for `mtu`; a short frame is one chunk. */
 export function chunkFrame(frame: Uint8Array, mtu: number): Buffer[] {
-  if (!Number.isInteger(mtu) || mtu < MIN_BLE_MTU) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `MTU must be an integer >= ${MIN_BLE_MTU}, got ${mtu}`);
+  if (!Number.isInteger(mtu) || mtu < MIN_BLE_MTU)
+    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `MTU must be an integer >= ${MIN_BLE_MTU}, got ${mtu}`);
   const room = mtu - CHUNK_OVERHEAD;
   if (Math.ceil(frame.length / room) > MAX_CHUNKS) {
-    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `a ${frame.length}-byte frame needs more than ${MAX_CHUNKS} chunks at MTU ${mtu}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.BAD_INPUT,
+      `a ${frame.length}-byte frame needs more than ${MAX_CHUNKS} chunks at MTU ${mtu}`,
+    );
   }
   const chunks: Buffer[] = [];
   let offset = 0;
@@ -68,7 +72,8 @@ export class BleReassembler {
   private waitingForStart = false;
 
   constructor(private readonly maxFrameLength: number = MAX_COMMAND_LENGTH) {
-    if (!Number.isInteger(maxFrameLength) || maxFrameLength < 1) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, 'maxFrameLength must be a positive integer');
+    if (!Number.isInteger(maxFrameLength) || maxFrameLength < 1)
+      throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, 'maxFrameLength must be a positive integer');
   }
 
   /** Returns the frame this chunk completes, or null. */

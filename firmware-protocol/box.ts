@@ -65,8 +65,17 @@ export interface BoxConditions {
 /** A new box's state: nothing counted, no revocations, and the issuer keys
  * of its provisioning file (docs/protocol.md, Provisioning file: "the public keys
  * the box starts with"), none by default. */
-export function initialBoxState(issuers: { issuerKey?: Uint8Array | null; issuerKeyPrevious?: Uint8Array | null } = {}): BoxState {
-  return { boxSeq: 0, lastControlSeq: 0, tries: new Map(), issuerKey: issuers.issuerKey ?? null, issuerKeyPrevious: issuers.issuerKeyPrevious ?? null, revocations: new Map() };
+export function initialBoxState(
+  issuers: { issuerKey?: Uint8Array | null; issuerKeyPrevious?: Uint8Array | null } = {},
+): BoxState {
+  return {
+    boxSeq: 0,
+    lastControlSeq: 0,
+    tries: new Map(),
+    issuerKey: issuers.issuerKey ?? null,
+    issuerKeyPrevious: issuers.issuerKeyPrevious ?? null,
+    revocations: new Map(),
+  };
 }
 
 export function skewOf(config: BoxConfig): number {

@@ -30,7 +30,12 @@ export function requireU32(field: string, value: number): number {
   return value;
 }
 export function requireLength(field: string, bytes: Uint8Array, length: number): Uint8Array {
-  check(bytes instanceof Uint8Array && bytes.length === length, field, bytes instanceof Uint8Array ? `${bytes.length} bytes` : typeof bytes, `${length} bytes`);
+  check(
+    bytes instanceof Uint8Array && bytes.length === length,
+    field,
+    bytes instanceof Uint8Array ? `${bytes.length} bytes` : typeof bytes,
+    `${length} bytes`,
+  );
   return bytes;
 }
 

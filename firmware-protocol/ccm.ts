@@ -113,7 +113,8 @@ function xorInto(target: Buffer, a: Uint8Array, b: Uint8Array, bOffset: number, 
 }
 
 function checkSizes(aad: Uint8Array, length: number): void {
-  if (aad.length > MAX_SHORT_AAD || length >= 2 ** (8 * LENGTH_BYTES)) throw new RangeError('CCM input too long for this profile');
+  if (aad.length > MAX_SHORT_AAD || length >= 2 ** (8 * LENGTH_BYTES))
+    throw new RangeError('CCM input too long for this profile');
 }
 
 export interface Sealed {
@@ -138,7 +139,13 @@ export function ccmSeal(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, pla
 
 /** Decrypts and authenticates. Returns the plaintext, or null when the tag
  * does not verify (or a size is wrong). Never throws. */
-export function ccmOpen(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, ciphertext: Uint8Array, tag: Uint8Array): Buffer | null {
+export function ccmOpen(
+  key: Uint8Array,
+  nonce: Uint8Array,
+  aad: Uint8Array,
+  ciphertext: Uint8Array,
+  tag: Uint8Array,
+): Buffer | null {
   if (key.length !== KEY_LENGTH || nonce.length !== NONCE_LENGTH || tag.length !== TAG_LENGTH) return null;
   if (aad.length > MAX_SHORT_AAD || ciphertext.length >= 2 ** (8 * LENGTH_BYTES)) return null;
   const ctx = contextsFor(key);
@@ -228,6 +235,12 @@ export function ccmTagsOnly(key: Uint8Array, inputs: readonly TagOnlyInput[]): B
 /** Recomputes the tag and compares it in constant time, as docs/protocol.md, Keys,
  * recommends for response tags. Never throws. */
 export function ccmVerifyTagOnly(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, tag: Uint8Array): boolean {
-  if (key.length !== KEY_LENGTH || nonce.length !== NONCE_LENGTH || tag.length !== TAG_LENGTH || aad.length > MAX_SHORT_AAD) return false;
+  if (
+    key.length !== KEY_LENGTH ||
+    nonce.length !== NONCE_LENGTH ||
+    tag.length !== TAG_LENGTH ||
+    aad.length > MAX_SHORT_AAD
+  )
+    return false;
   return timingSafeEqual(ccmTagOnly(key, nonce, aad), tag);
 }

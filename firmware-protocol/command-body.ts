@@ -69,7 +69,10 @@ const EMPTY_BODY = Buffer.alloc(0);
 export function encodeAccessBody(body: AccessBody): Buffer {
   const ids: unknown = body.moduleIds;
   if (!Array.isArray(ids) || ids.length < 1 || ids.length > MAX_MODULES) {
-    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `moduleIds must hold 1..${MAX_MODULES} module ids, got ${Array.isArray(ids) ? ids.length : typeof ids}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.BAD_INPUT,
+      `moduleIds must hold 1..${MAX_MODULES} module ids, got ${Array.isArray(ids) ? ids.length : typeof ids}`,
+    );
   }
   const out = Buffer.allocUnsafe(ACCESS_FIXED_BODY_LENGTH + 4 * ids.length);
   out.writeUInt32BE(requireU32('notBefore', body.notBefore), AccessBodyOffset.notBefore);
@@ -94,7 +97,10 @@ export function encodeTimeSetBody(body: TimeSetBody): Buffer {
 export function encodeRevokeBody(body: RevokeBody): Buffer {
   const entries: unknown = body.entries;
   if (!Array.isArray(entries) || entries.length < 1 || entries.length > MAX_REVOKE_ENTRIES) {
-    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `entries must hold 1..${MAX_REVOKE_ENTRIES} entries, got ${Array.isArray(entries) ? entries.length : typeof entries}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.BAD_INPUT,
+      `entries must hold 1..${MAX_REVOKE_ENTRIES} entries, got ${Array.isArray(entries) ? entries.length : typeof entries}`,
+    );
   }
   const out = Buffer.allocUnsafe(1 + REVOKE_ENTRY_LENGTH * entries.length);
   out[0] = entries.length;
@@ -115,7 +121,8 @@ function requirePoint(field: string, key: unknown): Uint8Array {
 export function encodeSetIssuerBody(body: SetIssuerBody): Buffer {
   const out = Buffer.alloc(SET_ISSUER_BODY_LENGTH); // zeros: "none" for a null previous key
   out.set(requirePoint('issuerKey', body.issuerKey), 0);
-  if (body.issuerKeyPrevious !== null) out.set(requirePoint('issuerKeyPrevious', body.issuerKeyPrevious), ISSUER_PUBLIC_KEY_LENGTH);
+  if (body.issuerKeyPrevious !== null)
+    out.set(requirePoint('issuerKeyPrevious', body.issuerKeyPrevious), ISSUER_PUBLIC_KEY_LENGTH);
   return out;
 }
 
@@ -159,7 +166,11 @@ export function decodeRevokeBody(plain: Uint8Array): RevokeBody | null {
   if (count < 1 || count > MAX_REVOKE_ENTRIES || plain.length !== 1 + REVOKE_ENTRY_LENGTH * count) return null;
   const buf = Buffer.from(plain.buffer, plain.byteOffset, plain.byteLength);
   const entries: RevokeEntry[] = [];
-  for (let i = 0; i < count; i++) entries.push({ keyId: buf.readUInt32BE(1 + REVOKE_ENTRY_LENGTH * i), until: buf.readUInt32BE(5 + REVOKE_ENTRY_LENGTH * i) });
+  for (let i = 0; i < count; i++)
+    entries.push({
+      keyId: buf.readUInt32BE(1 + REVOKE_ENTRY_LENGTH * i),
+      until: buf.readUInt32BE(5 + REVOKE_ENTRY_LENGTH * i),
+    });
   return { entries };
 }
 
@@ -187,7 +198,9 @@ export function decodeBody(kind: FrameKind, plain: Uint8Array): BodyOfKind[Frame
     case FrameKind.BATTERY_QUERY:
       return plain.length === 0 ? {} : null;
     case FrameKind.TIME_SET:
-      return plain.length === TIME_SET_BODY_LENGTH ? { time: Buffer.from(plain.buffer, plain.byteOffset, 4).readUInt32BE(0) } : null;
+      return plain.length === TIME_SET_BODY_LENGTH
+        ? { time: Buffer.from(plain.buffer, plain.byteOffset, 4).readUInt32BE(0) }
+        : null;
     case FrameKind.REVOKE:
       return decodeRevokeBody(plain);
     case FrameKind.SET_ISSUER:

@@ -43,7 +43,12 @@ export type SealedCommandFields = Extract<CommandFields, { kind: SealedKind }>;
  * may omit its empty body. */
 export type SealCommandInput = (
   | SealedCommandFields
-  | { readonly kind: typeof FrameKind.BATTERY_QUERY; readonly keyId: number; readonly scope: number; readonly body?: BodyOfKind[typeof FrameKind.BATTERY_QUERY] }
+  | {
+      readonly kind: typeof FrameKind.BATTERY_QUERY;
+      readonly keyId: number;
+      readonly scope: number;
+      readonly body?: BodyOfKind[typeof FrameKind.BATTERY_QUERY];
+    }
 ) & { readonly key: Uint8Array; readonly nonce?: Uint8Array };
 
 /** A command that opened under one of the keys: its fields and nonce. */
@@ -67,7 +72,11 @@ export type HeaderResult =
   | { readonly ok: false; readonly status: typeof Status.MALFORMED | typeof Status.UNSUPPORTED_VERSION };
 
 export type OpenResult =
-  | { readonly ok: true; readonly command: OpenedCommand; /** index in `keys` of the key that opened it */ readonly keyIndex: number }
+  | {
+      readonly ok: true;
+      readonly command: OpenedCommand;
+      /** index in `keys` of the key that opened it */ readonly keyIndex: number;
+    }
   | {
       readonly ok: false;
       readonly status: typeof Status.MALFORMED | typeof Status.UNSUPPORTED_VERSION | typeof Status.AUTH_FAILED;
@@ -78,9 +87,19 @@ export type OpenResult =
 export function sealCommand(input: SealCommandInput): Buffer {
   const kind: number = input.kind;
   if (!isFrameKind(kind) || kind === FrameKind.ACCESS_SIGNED) {
-    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `kind must be 1, 2, 3, 5 or 6 (ACCESS_SIGNED is signed: signAccessCommand), got ${String(kind)}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.BAD_INPUT,
+      `kind must be 1, 2, 3, 5 or 6 (ACCESS_SIGNED is signed: signAccessCommand), got ${String(kind)}`,
+    );
   }
-  return sealRawCommand({ key: input.key, kind, keyId: input.keyId, scope: input.scope, nonce: input.nonce, plaintext: encodeBody(kind, input.body ?? {}) });
+  return sealRawCommand({
+    key: input.key,
+    kind,
+    keyId: input.keyId,
+    scope: input.scope,
+    nonce: input.nonce,
+    plaintext: encodeBody(kind, input.body ?? {}),
+  });
 }
 
 /** Seals any plaintext under any kind byte, valid or not: for test tools
@@ -134,7 +153,11 @@ export function parseCommandHeader(bytes: Uint8Array): HeaderResult {
 
 /** docs/protocol.md, step 4: the first key under which the tag verifies,
  * with the plaintext; null when none does. */
-export function authenticateCommand(bytes: Uint8Array, header: CommandHeader, keys: readonly Uint8Array[]): { plaintext: Buffer; keyIndex: number } | null {
+export function authenticateCommand(
+  bytes: Uint8Array,
+  header: CommandHeader,
+  keys: readonly Uint8Array[],
+): { plaintext: Buffer; keyIndex: number } | null {
   const frame = asBuffer(bytes);
   const aad = frame.subarray(0, COMMAND_HEADER_LENGTH);
   const ciphertext = frame.subarray(COMMAND_HEADER_LENGTH, frame.length - TAG_LENGTH);
@@ -163,6 +186,12 @@ export function openCommand(bytes: Uint8Array, keys: Uint8Array | readonly Uint8
   if (opened === null) return { ok: false, status: Status.AUTH_FAILED, header };
   const body = decodeBody(header.kind, opened.plaintext);
   if (body === null) return { ok: false, status: Status.MALFORMED, header };
-  const command = { kind: header.kind, keyId: header.keyId, scope: header.scope, body, nonce: Buffer.from(header.nonce) } as OpenedCommand;
+  const command = {
+    kind: header.kind,
+    keyId: header.keyId,
+    scope: header.scope,
+    body,
+    nonce: Buffer.from(header.nonce),
+  } as OpenedCommand;
   return { ok: true, command, keyIndex: opened.keyIndex };
 }

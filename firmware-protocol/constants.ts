@@ -119,7 +119,8 @@ export const SET_ISSUER_BODY_LENGTH = 2 * ISSUER_PUBLIC_KEY_LENGTH;
 /** docs/protocol.md, after step 11: the list holds at least 64 entries (the simulator: exactly 64). */
 export const REVOCATION_LIST_CAPACITY = 64;
 /** docs/protocol.md, Sizes: a sealed ACCESS is at most 22 + 11 + 4 × 32 + 8 = 169 bytes. */
-export const MAX_SEALED_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + TAG_LENGTH;
+export const MAX_SEALED_COMMAND_LENGTH =
+  COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + TAG_LENGTH;
 /** docs/protocol.md, Sizes: 22 + 11 + 4 × 32 + 64 = 225 (ACCESS_SIGNED with 32 modules). */
 export const MAX_COMMAND_LENGTH = COMMAND_HEADER_LENGTH + ACCESS_FIXED_BODY_LENGTH + 4 * MAX_MODULES + SIGNATURE_LENGTH;
 
@@ -191,7 +192,12 @@ export function isLinkType(code: number): code is LinkType {
 /** Control kinds are sealed under the box key and answered with direction 0
  * (docs/protocol.md, Command frame: BATTERY_QUERY, TIME_SET, REVOKE, SET_ISSUER). */
 export function isControlKind(kind: number): boolean {
-  return kind === FrameKind.BATTERY_QUERY || kind === FrameKind.TIME_SET || kind === FrameKind.REVOKE || kind === FrameKind.SET_ISSUER;
+  return (
+    kind === FrameKind.BATTERY_QUERY ||
+    kind === FrameKind.TIME_SET ||
+    kind === FrameKind.REVOKE ||
+    kind === FrameKind.SET_ISSUER
+  );
 }
 
 /** docs/protocol.md, step 7: "ACCESS and ACCESS_SIGNED (from here on, access kinds)". */

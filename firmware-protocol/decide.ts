@@ -1,8 +1,25 @@
 // The box's decision (docs/protocol.md, steps 1..11 with 8a, version 2) as a
 // pure function: the reference for firmware, and what the simulator runs. No
 // randomness: the response nonce is module_id || box_seq || box_time.
-import { Barrier, Direction, FrameKind, REMAINING_NOT_APPLICABLE, Status, U32_MAX, isAccessKind, isControlKind } from './constants.js';
-import { type BoxConditions, type BoxConfig, type BoxState, type KeyTries, directionByte, revocationCapacityOf, skewOf } from './box.js';
+import {
+  Barrier,
+  Direction,
+  FrameKind,
+  REMAINING_NOT_APPLICABLE,
+  Status,
+  U32_MAX,
+  isAccessKind,
+  isControlKind,
+} from './constants.js';
+import {
+  type BoxConditions,
+  type BoxConfig,
+  type BoxState,
+  type KeyTries,
+  directionByte,
+  revocationCapacityOf,
+  skewOf,
+} from './box.js';
 import { type CommandHeader, type OpenedCommand, authenticateCommand, parseCommandHeader } from './command.js';
 import { type AccessBody, decodeBody } from './command-body.js';
 import { ProtocolError, ProtocolErrorCode } from './errors.js';
@@ -64,12 +81,19 @@ interface Outcome {
 
 function nextBoxSeq(state: BoxState): number {
   // docs/protocol.md, Response frame, offset 11: strictly increasing over the box's life.
-  if (state.boxSeq >= U32_MAX) throw new ProtocolError(ProtocolErrorCode.BOX_SEQ_EXHAUSTED, 'box_seq cannot increase past 0xFFFFFFFF');
+  if (state.boxSeq >= U32_MAX)
+    throw new ProtocolError(ProtocolErrorCode.BOX_SEQ_EXHAUSTED, 'box_seq cannot increase past 0xFFFFFFFF');
   return state.boxSeq + 1;
 }
 
 /** Seals the one response to `commandBytes` and builds the new state. */
-function respond(config: BoxConfig, state: BoxState, conditions: BoxConditions, commandBytes: Uint8Array, outcome: Outcome): Decision {
+function respond(
+  config: BoxConfig,
+  state: BoxState,
+  conditions: BoxConditions,
+  commandBytes: Uint8Array,
+  outcome: Outcome,
+): Decision {
   const boxSeq = nextBoxSeq(state);
   const fields: ResponseFields = {
     status: outcome.status,
@@ -107,11 +131,20 @@ function respond(config: BoxConfig, state: BoxState, conditions: BoxConditions, 
  * (ACCESS under K_park then K_park next; control kinds under K_box;
  * ACCESS_SIGNED under issuer_key then issuer_key_previous), else null. A key
  * the box does not hold (null) never verifies. */
-function authenticate(config: BoxConfig, state: BoxState, header: CommandHeader, commandBytes: Uint8Array): Buffer | null {
+function authenticate(
+  config: BoxConfig,
+  state: BoxState,
+  header: CommandHeader,
+  commandBytes: Uint8Array,
+): Buffer | null {
   if (header.kind === FrameKind.ACCESS_SIGNED) {
-    return verifySignature(commandBytes, [state.issuerKey, state.issuerKeyPrevious]) < 0 ? null : signedBody(commandBytes, header);
+    return verifySignature(commandBytes, [state.issuerKey, state.issuerKeyPrevious]) < 0
+      ? null
+      : signedBody(commandBytes, header);
   }
-  const keys = isControlKind(header.kind) ? [config.boxKey] : [config.parkingKey, config.parkingKeyNext].filter((key): key is Uint8Array => key !== null);
+  const keys = isControlKind(header.kind)
+    ? [config.boxKey]
+    : [config.parkingKey, config.parkingKeyNext].filter((key): key is Uint8Array => key !== null);
   return authenticateCommand(commandBytes, header, keys)?.plaintext ?? null;
 }
 
@@ -119,12 +152,23 @@ function authenticate(config: BoxConfig, state: BoxState, header: CommandHeader,
  * gives the status. Every command gets exactly one response. Pure: the input
  * state is not mutated, and no randomness is used. Never throws on any bytes
  * (only ProtocolError BOX_SEQ_EXHAUSTED when box_seq cannot go up). */
-export function decide(config: BoxConfig, state: BoxState, conditions: BoxConditions, commandBytes: Uint8Array): Decision {
+export function decide(
+  config: BoxConfig,
+  state: BoxState,
+  conditions: BoxConditions,
+  commandBytes: Uint8Array,
+): Decision {
   const ownDirection = directionByte(config.direction);
   // docs/protocol.md, steps 1 and 2: version, known kind, the kind's fixed part; else kind and key_id answer 0.
   const parsed = parseCommandHeader(commandBytes);
   if (!parsed.ok) {
-    return respond(config, state, conditions, commandBytes, { status: parsed.status, kind: 0, keyId: 0, direction: ownDirection, remaining: REMAINING_NOT_APPLICABLE });
+    return respond(config, state, conditions, commandBytes, {
+      status: parsed.status,
+      kind: 0,
+      keyId: 0,
+      direction: ownDirection,
+      remaining: REMAINING_NOT_APPLICABLE,
+    });
   }
   const { header } = parsed;
   const access = isAccessKind(header.kind);
@@ -156,7 +200,13 @@ export function decide(config: BoxConfig, state: BoxState, conditions: BoxCondit
     outcome.status = Status.MALFORMED;
     return respond(config, state, conditions, commandBytes, outcome);
   }
-  const command = { kind: header.kind, keyId: header.keyId, scope: header.scope, body, nonce: Buffer.from(header.nonce) } as OpenedCommand;
+  const command = {
+    kind: header.kind,
+    keyId: header.keyId,
+    scope: header.scope,
+    body,
+    nonce: Buffer.from(header.nonce),
+  } as OpenedCommand;
   outcome.command = command;
 
   if (command.kind === FrameKind.ACCESS || command.kind === FrameKind.ACCESS_SIGNED) {
@@ -171,7 +221,13 @@ type ControlCommand = Exclude<OpenedCommand, { kind: typeof FrameKind.ACCESS | t
 
 /** docs/protocol.md, step 6: the control sequence, then the command is done (battery
  * and barrier do not refuse a control command). */
-function decideControl(config: BoxConfig, state: BoxState, conditions: BoxConditions, command: ControlCommand, outcome: Outcome): void {
+function decideControl(
+  config: BoxConfig,
+  state: BoxState,
+  conditions: BoxConditions,
+  command: ControlCommand,
+  outcome: Outcome,
+): void {
   if (command.keyId <= state.lastControlSeq) {
     outcome.status = Status.REPLAY;
     return;
@@ -191,8 +247,15 @@ function decideControl(config: BoxConfig, state: BoxState, conditions: BoxCondit
       outcome.issuers = { issuerKey: command.body.issuerKey, issuerKeyPrevious: command.body.issuerKeyPrevious };
       return;
     case FrameKind.REVOKE: {
-      const list = applyRevoke(state.revocations, command.body.entries, conditions.boxTime, skewOf(config), revocationCapacityOf(config));
-      if (list === null) outcome.status = Status.REVOCATION_FULL; // "the list is as it was"
+      const list = applyRevoke(
+        state.revocations,
+        command.body.entries,
+        conditions.boxTime,
+        skewOf(config),
+        revocationCapacityOf(config),
+      );
+      if (list === null)
+        outcome.status = Status.REVOCATION_FULL; // "the list is as it was"
       else outcome.revocations = list;
       return;
     }
@@ -202,7 +265,13 @@ function decideControl(config: BoxConfig, state: BoxState, conditions: BoxCondit
 /** docs/protocol.md, steps 7..11 (with 8a) of an access kind whose tag or signature
  * and body passed: sets the outcome's status, remaining, tries, barrier and
  * effect. Tries are counted per key_id, whichever access kind carried it. */
-function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditions, body: AccessBody, outcome: Outcome): void {
+function decideAccess(
+  config: BoxConfig,
+  state: BoxState,
+  conditions: BoxConditions,
+  body: AccessBody,
+  outcome: Outcome,
+): void {
   const max = config.direction === 'entrance' ? body.maxEntries : body.maxExits;
   const entry = state.tries.get(outcome.keyId);
   const counted = entry === undefined ? 0 : entry.count;
@@ -237,7 +306,10 @@ function decideAccess(config: BoxConfig, state: BoxState, conditions: BoxConditi
     return;
   }
   const tries = new Map(state.tries);
-  tries.set(outcome.keyId, { count: counted + 1, notAfter: entry === undefined || entry.notAfter < body.notAfter ? body.notAfter : entry.notAfter });
+  tries.set(outcome.keyId, {
+    count: counted + 1,
+    notAfter: entry === undefined || entry.notAfter < body.notAfter ? body.notAfter : entry.notAfter,
+  });
   outcome.tries = tries;
   outcome.remaining = max - counted - 1;
   // Step 10: battery.

@@ -46,7 +46,15 @@ export {
 } from './constants.js';
 export type { FrameKindName, StatusName, BarrierName, LinkTypeName } from './constants.js';
 export { ProtocolError, ProtocolErrorCode, isProtocolError } from './errors.js';
-export type { AccessBody, BatteryQueryBody, TimeSetBody, RevokeBody, RevokeEntry, SetIssuerBody, BodyOfKind } from './command-body.js';
+export type {
+  AccessBody,
+  BatteryQueryBody,
+  TimeSetBody,
+  RevokeBody,
+  RevokeEntry,
+  SetIssuerBody,
+  BodyOfKind,
+} from './command-body.js';
 export { sealCommand, sealRawCommand, openCommand, parseCommandHeader } from './command.js';
 export type {
   CommandFields,
@@ -62,11 +70,25 @@ export type {
 } from './command.js';
 export { signAccessCommand, signRawCommand, openSignedCommand, verifySignature } from './signed-command.js';
 export type { SignAccessInput, SignRawInput } from './signed-command.js';
-export { generateIssuerKeyPair, issuerPublicKeyOf, isIssuerPublicKey, issuerKeyFingerprint, issuerPrivateKeyObject, issuerPublicKeyObject } from './issuer-keys.js';
+export {
+  generateIssuerKeyPair,
+  issuerPublicKeyOf,
+  isIssuerPublicKey,
+  issuerKeyFingerprint,
+  issuerPrivateKeyObject,
+  issuerPublicKeyObject,
+} from './issuer-keys.js';
 export type { IssuerPrivateKey } from './issuer-keys.js';
 export { isRevoked, applyRevoke } from './revocation.js';
 export type { RevocationList } from './revocation.js';
-export { sealResponse, sealResponseWithCommandNonce, verifyResponse, verifyResponses, parseResponse, commandAadTail } from './response.js';
+export {
+  sealResponse,
+  sealResponseWithCommandNonce,
+  verifyResponse,
+  verifyResponses,
+  parseResponse,
+  commandAadTail,
+} from './response.js';
 export type { ResponseFields, ParsedResponse, ResponseToVerify } from './response.js';
 export { initialBoxState, forgetExpiredTries } from './box.js';
 export type { BoxConfig, BoxState, BoxConditions, BoxDirection, KeyTries } from './box.js';

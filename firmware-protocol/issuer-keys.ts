@@ -52,25 +52,36 @@ export function isIssuerPublicKey(publicKey: Uint8Array): boolean {
 /** The KeyObject of a 64-byte public key; throws ProtocolError(BAD_INPUT) for bytes that are no point on P-256. */
 export function issuerPublicKeyObject(publicKey: Uint8Array): KeyObject {
   return publicKeys.get(publicKey, (raw) => {
-    if (!isIssuerPublicKey(raw)) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, 'an issuer public key must be 64 bytes X || Y of a point on P-256');
+    if (!isIssuerPublicKey(raw))
+      throw new ProtocolError(
+        ProtocolErrorCode.BAD_INPUT,
+        'an issuer public key must be 64 bytes X || Y of a point on P-256',
+      );
     return createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.of(0x04), raw]), format: 'der', type: 'spki' });
   });
 }
 
 function isP256PrivateKeyObject(key: KeyObject): boolean {
-  return key.type === 'private' && key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1';
+  return (
+    key.type === 'private' && key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1'
+  );
 }
 
 /** The KeyObject of a private issuer key; throws ProtocolError(BAD_INPUT) for
  * anything but a P-256 private key or a scalar 1..n−1 of 32 bytes. */
 export function issuerPrivateKeyObject(privateKey: IssuerPrivateKey): KeyObject {
   if (!(privateKey instanceof Uint8Array)) {
-    if (!isP256PrivateKeyObject(privateKey)) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, 'an issuer private key must be an EC P-256 private key');
+    if (!isP256PrivateKeyObject(privateKey))
+      throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, 'an issuer private key must be an EC P-256 private key');
     return privateKey;
   }
   return privateKeys.get(privateKey, (raw) => {
     const d = raw.length === ISSUER_PRIVATE_KEY_LENGTH ? bytesToBigInt(raw) : 0n;
-    if (d <= 0n || d >= P256.n) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, 'an issuer private key must be 32 bytes, a scalar 1..n−1 of P-256');
+    if (d <= 0n || d >= P256.n)
+      throw new ProtocolError(
+        ProtocolErrorCode.BAD_INPUT,
+        'an issuer private key must be 32 bytes, a scalar 1..n−1 of P-256',
+      );
     return createPrivateKey({ key: Buffer.concat([SEC1_PREFIX, raw, SEC1_SUFFIX]), format: 'der', type: 'sec1' });
   });
 }
@@ -91,7 +102,10 @@ export function issuerPublicKeyOf(privateKey: IssuerPrivateKey): Buffer {
 export function generateIssuerKeyPair(): { privateKey: Buffer; publicKey: Buffer } {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const jwk = privateKey.export({ format: 'jwk' });
-  return { privateKey: fromBase64Url(jwk.d, ISSUER_PRIVATE_KEY_LENGTH), publicKey: Buffer.concat([fromBase64Url(jwk.x, 32), fromBase64Url(jwk.y, 32)]) };
+  return {
+    privateKey: fromBase64Url(jwk.d, ISSUER_PRIVATE_KEY_LENGTH),
+    publicKey: Buffer.concat([fromBase64Url(jwk.x, 32), fromBase64Url(jwk.y, 32)]),
+  };
 }
 
 /** A short name for a public key in logs and renderings: `sha256:` and the

@@ -15,7 +15,8 @@ const MIN_RAW_LENGTH = 3;
 
 /** Encodes a link frame, trailing 0x00 delimiter included. */
 export function encodeLinkFrame(type: LinkType, payload: Uint8Array): Buffer {
-  if (!isLinkType(type)) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `link type 0x${Number(type).toString(16)} is not defined`);
+  if (!isLinkType(type))
+    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `link type 0x${Number(type).toString(16)} is not defined`);
   const raw = Buffer.allocUnsafe(1 + payload.length + 2);
   raw[0] = type;
   raw.set(payload, 1);
@@ -25,16 +26,27 @@ export function encodeLinkFrame(type: LinkType, payload: Uint8Array): Buffer {
   out[end] = 0x00;
   const frame = out.subarray(0, end + 1);
   if (frame.length > MAX_LINK_ENCODED_LENGTH + 1) {
-    throw new ProtocolError(ProtocolErrorCode.OVERSIZE, `link frame of ${frame.length} bytes exceeds ${MAX_LINK_ENCODED_LENGTH + 1}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.OVERSIZE,
+      `link frame of ${frame.length} bytes exceeds ${MAX_LINK_ENCODED_LENGTH + 1}`,
+    );
   }
   return frame;
 }
 
-export type LinkDecodeFailure = typeof ProtocolErrorCode.BAD_COBS | typeof ProtocolErrorCode.BAD_CRC | typeof ProtocolErrorCode.OVERSIZE | typeof ProtocolErrorCode.UNKNOWN_LINK_TYPE;
+export type LinkDecodeFailure =
+  | typeof ProtocolErrorCode.BAD_COBS
+  | typeof ProtocolErrorCode.BAD_CRC
+  | typeof ProtocolErrorCode.OVERSIZE
+  | typeof ProtocolErrorCode.UNKNOWN_LINK_TYPE;
 
 /** Decodes the encoded bytes between two delimiters; returns the frame or
  * the reason it is dropped. Never throws. */
-export function tryDecodeLinkFrame(encoded: Uint8Array, start = 0, end = encoded.length): LinkFrame | LinkDecodeFailure {
+export function tryDecodeLinkFrame(
+  encoded: Uint8Array,
+  start = 0,
+  end = encoded.length,
+): LinkFrame | LinkDecodeFailure {
   if (end - start > MAX_LINK_ENCODED_LENGTH) return ProtocolErrorCode.OVERSIZE;
   const raw = cobsDecode(encoded, start, end);
   if (raw === null) return ProtocolErrorCode.BAD_COBS;

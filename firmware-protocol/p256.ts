@@ -40,7 +40,9 @@ export function invMod(a: bigint, m: bigint): bigint {
 }
 
 export function bytesToBigInt(bytes: Uint8Array): bigint {
-  return bytes.length === 0 ? 0n : BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`);
+  return bytes.length === 0
+    ? 0n
+    : BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`);
 }
 
 export function bigIntToBytes(value: bigint, length: number): Buffer {

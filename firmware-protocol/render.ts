@@ -1,7 +1,16 @@
 // One-line renderings for box logs and the CLI. They never throw and never
 // show a key. Without the key, a sealed command's body cannot be shown; an
 // ACCESS_SIGNED body is in the clear and always can.
-import { Direction, FrameKind, REMAINING_NOT_APPLICABLE, Status, barrierName, isAccessKind, kindName, statusName } from './constants.js';
+import {
+  Direction,
+  FrameKind,
+  REMAINING_NOT_APPLICABLE,
+  Status,
+  barrierName,
+  isAccessKind,
+  kindName,
+  statusName,
+} from './constants.js';
 import { type CommandHeader, type OpenResult, type OpenedCommand, openCommand, parseCommandHeader } from './command.js';
 import { decodeAccessBody } from './command-body.js';
 import { issuerKeyFingerprint } from './issuer-keys.js';
@@ -50,19 +59,39 @@ function renderOpened(command: OpenedCommand): string {
 }
 
 type KeyList = Uint8Array | readonly Uint8Array[];
-const listOf = (keys: KeyList | readonly (Uint8Array | null)[] | undefined): readonly (Uint8Array | null)[] => (keys === undefined ? [] : keys instanceof Uint8Array ? [keys] : keys);
+const listOf = (keys: KeyList | readonly (Uint8Array | null)[] | undefined): readonly (Uint8Array | null)[] =>
+  keys === undefined ? [] : keys instanceof Uint8Array ? [keys] : keys;
 
 /** An ACCESS_SIGNED: its body is in the clear. Without issuer keys it is shown
  * as it reads (the signature unchecked); with them, only when one verifies. */
-function renderSigned(bytes: Uint8Array, header: CommandHeader, issuerKeys: readonly (Uint8Array | null)[] | undefined): string {
+function renderSigned(
+  bytes: Uint8Array,
+  header: CommandHeader,
+  issuerKeys: readonly (Uint8Array | null)[] | undefined,
+): string {
   let opened: OpenResult;
   if (issuerKeys === undefined) {
     const body = decodeAccessBody(signedBody(bytes, header));
-    opened = body === null ? { ok: false, status: Status.MALFORMED, header } : { ok: true, keyIndex: -1, command: { kind: FrameKind.ACCESS_SIGNED, keyId: header.keyId, scope: header.scope, body, nonce: header.nonce } };
+    opened =
+      body === null
+        ? { ok: false, status: Status.MALFORMED, header }
+        : {
+            ok: true,
+            keyIndex: -1,
+            command: {
+              kind: FrameKind.ACCESS_SIGNED,
+              keyId: header.keyId,
+              scope: header.scope,
+              body,
+              nonce: header.nonce,
+            },
+          };
   } else {
     opened = openSignedCommand(bytes, issuerKeys);
   }
-  return opened.ok ? renderOpened(opened.command) : `${renderHeader(header)} ${statusName(opened.status) ?? 'MALFORMED'}`;
+  return opened.ok
+    ? renderOpened(opened.command)
+    : `${renderHeader(header)} ${statusName(opened.status) ?? 'MALFORMED'}`;
 }
 
 /** `ACCESS key=42 parking=7 modules=101,102 valid=...Z..Z entries=3 exits=3`
@@ -71,15 +100,22 @@ function renderSigned(bytes: Uint8Array, header: CommandHeader, issuerKeys: read
  * ACCESS_SIGNED renders the same way from its clear body; given
  * `issuerKeys` (public, X || Y), it renders `... AUTH_FAILED` unless one
  * verifies its signature. */
-export function renderCommand(bytes: Uint8Array, keys?: KeyList, issuerKeys?: KeyList | readonly (Uint8Array | null)[]): string {
+export function renderCommand(
+  bytes: Uint8Array,
+  keys?: KeyList,
+  issuerKeys?: KeyList | readonly (Uint8Array | null)[],
+): string {
   try {
     const parsed = parseCommandHeader(bytes);
     if (!parsed.ok) {
       const name = statusName(parsed.status) ?? 'MALFORMED';
-      return parsed.status === Status.UNSUPPORTED_VERSION ? `${name} version=${hexByte(bytes[0] ?? 0)} <${bytes.length} bytes>` : `${name} <${bytes.length} bytes>`;
+      return parsed.status === Status.UNSUPPORTED_VERSION
+        ? `${name} version=${hexByte(bytes[0] ?? 0)} <${bytes.length} bytes>`
+        : `${name} <${bytes.length} bytes>`;
     }
     const head = renderHeader(parsed.header);
-    if (parsed.header.kind === FrameKind.ACCESS_SIGNED) return renderSigned(bytes, parsed.header, issuerKeys === undefined ? undefined : listOf(issuerKeys));
+    if (parsed.header.kind === FrameKind.ACCESS_SIGNED)
+      return renderSigned(bytes, parsed.header, issuerKeys === undefined ? undefined : listOf(issuerKeys));
     const keyList = listOf(keys).filter((key): key is Uint8Array => key !== null);
     if (keyList.length === 0) return `${head} body=sealed(${parsed.header.bodyLength} bytes)`;
     const opened = openCommand(bytes, keyList);

@@ -1,7 +1,6 @@
 // Response frames, box -> service (docs/protocol.md, Response frame): 24 bytes of
 // fields and an 8-byte tag over them and the answered command's bytes 10..21.
-import type {
-  Barrier} from './constants.js';
+import type { Barrier } from './constants.js';
 import {
   COMMAND_HEADER_LENGTH,
   CommandOffset,
@@ -70,8 +69,10 @@ function responseAad(frame: Buffer, commandTail: Uint8Array): Buffer {
 
 /** Writes the 24 field bytes into a new 32-byte frame (tag still unset). */
 export function encodeResponseFields(fields: ResponseFields): Buffer {
-  if (!isStatus(fields.status)) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `status ${String(fields.status)} is no status code`);
-  if (!isBarrier(fields.barrier)) throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `barrier ${String(fields.barrier)} is no barrier state`);
+  if (!isStatus(fields.status))
+    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `status ${String(fields.status)} is no status code`);
+  if (!isBarrier(fields.barrier))
+    throw new ProtocolError(ProtocolErrorCode.BAD_INPUT, `barrier ${String(fields.barrier)} is no barrier state`);
   const frame = Buffer.allocUnsafe(RESPONSE_LENGTH);
   frame[ResponseOffset.version] = PROTOCOL_VERSION;
   frame[ResponseOffset.status] = fields.status;
@@ -89,7 +90,11 @@ export function encodeResponseFields(fields: ResponseFields): Buffer {
 
 /** Seals a response given the 12 bytes the AAD takes from the command
  * (its nonce). Test vectors carry exactly that `command_nonce`. */
-export function sealResponseWithCommandNonce(fields: ResponseFields, boxKey: Uint8Array, commandNonce: Uint8Array): Buffer {
+export function sealResponseWithCommandNonce(
+  fields: ResponseFields,
+  boxKey: Uint8Array,
+  commandNonce: Uint8Array,
+): Buffer {
   requireLength('boxKey', boxKey, 16);
   requireLength('commandNonce', commandNonce, NONCE_LENGTH);
   const frame = encodeResponseFields(fields);
@@ -106,7 +111,11 @@ export function sealResponse(fields: ResponseFields, boxKey: Uint8Array, command
 /** True when `responseBytes` is a 32-byte version-1 response whose tag
  * verifies under `boxKey` for the command `commandBytes` (null: a status
  * report). The tag is recomputed and compared in constant time. Never throws. */
-export function verifyResponse(responseBytes: Uint8Array, boxKey: Uint8Array, commandBytes: Uint8Array | null): boolean {
+export function verifyResponse(
+  responseBytes: Uint8Array,
+  boxKey: Uint8Array,
+  commandBytes: Uint8Array | null,
+): boolean {
   if (responseBytes.length !== RESPONSE_LENGTH || boxKey.length !== 16) return false;
   const frame = asBuffer(responseBytes);
   if (frame[ResponseOffset.version] !== PROTOCOL_VERSION) return false;
@@ -125,9 +134,19 @@ export interface ResponseToVerify {
  * the same answers, at a fraction of the cost (ccmTagsOnly). Never throws. */
 export function verifyResponses(items: readonly ResponseToVerify[], boxKey: Uint8Array): boolean[] {
   if (boxKey.length !== 16) return items.map(() => false);
-  const wellFormed = items.map(({ response }) => response.length === RESPONSE_LENGTH && response[ResponseOffset.version] === PROTOCOL_VERSION);
-  const frames = items.filter((_, i) => wellFormed[i]).map(({ response, command }) => ({ frame: asBuffer(response), command }));
-  const tags = ccmTagsOnly(boxKey, frames.map(({ frame, command }) => ({ nonce: responseNonce(frame), aad: responseAad(frame, commandAadTail(command)) })));
+  const wellFormed = items.map(
+    ({ response }) => response.length === RESPONSE_LENGTH && response[ResponseOffset.version] === PROTOCOL_VERSION,
+  );
+  const frames = items
+    .filter((_, i) => wellFormed[i])
+    .map(({ response, command }) => ({ frame: asBuffer(response), command }));
+  const tags = ccmTagsOnly(
+    boxKey,
+    frames.map(({ frame, command }) => ({
+      nonce: responseNonce(frame),
+      aad: responseAad(frame, commandAadTail(command)),
+    })),
+  );
   let next = 0;
   return wellFormed.map((ok) => {
     if (!ok) return false;
@@ -143,13 +162,18 @@ export function verifyResponses(items: readonly ResponseToVerify[], boxKey: Uint
  * other than 32, a version other than 1, or an unknown status or barrier. */
 export function parseResponse(bytes: Uint8Array): ParsedResponse {
   if (bytes.length !== RESPONSE_LENGTH) {
-    throw new ProtocolError(ProtocolErrorCode.BAD_LENGTH, `a response frame is ${RESPONSE_LENGTH} bytes, got ${bytes.length}`);
+    throw new ProtocolError(
+      ProtocolErrorCode.BAD_LENGTH,
+      `a response frame is ${RESPONSE_LENGTH} bytes, got ${bytes.length}`,
+    );
   }
   const frame = asBuffer(bytes);
   const version = frame[ResponseOffset.version] ?? 0;
-  if (version !== PROTOCOL_VERSION) throw new ProtocolError(ProtocolErrorCode.UNSUPPORTED_VERSION, `response version ${version} is not 1`);
+  if (version !== PROTOCOL_VERSION)
+    throw new ProtocolError(ProtocolErrorCode.UNSUPPORTED_VERSION, `response version ${version} is not 1`);
   const status = frame[ResponseOffset.status] ?? 0;
-  if (!isStatus(status)) throw new ProtocolError(ProtocolErrorCode.BAD_FIELD, `0x${status.toString(16)} is no status code`);
+  if (!isStatus(status))
+    throw new ProtocolError(ProtocolErrorCode.BAD_FIELD, `0x${status.toString(16)} is no status code`);
   const barrier = frame[ResponseOffset.barrier] ?? 0;
   if (!isBarrier(barrier)) throw new ProtocolError(ProtocolErrorCode.BAD_FIELD, `${barrier} is no barrier state`);
   const direction = frame[ResponseOffset.direction] ?? 0;
@@ -173,6 +197,24 @@ export function parseResponse(bytes: Uint8Array): ParsedResponse {
 }
 
 /** A status report's fields (docs/protocol.md, Serial link framing, type 0x82). */
-export function statusReportFields(moduleId: number, boxSeq: number, boxTime: number, batteryMv: number, barrier: Barrier, direction: Direction): ResponseFields {
-  return { status: Status.OK, kind: 0, moduleId, keyId: 0, boxSeq, boxTime, batteryMv, barrier, direction, remaining: 0xff };
+export function statusReportFields(
+  moduleId: number,
+  boxSeq: number,
+  boxTime: number,
+  batteryMv: number,
+  barrier: Barrier,
+  direction: Direction,
+): ResponseFields {
+  return {
+    status: Status.OK,
+    kind: 0,
+    moduleId,
+    keyId: 0,
+    boxSeq,
+    boxTime,
+    batteryMv,
+    barrier,
+    direction,
+    remaining: 0xff,
+  };
 }

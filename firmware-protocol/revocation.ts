@@ -15,7 +15,13 @@ export function isRevoked(list: RevocationList, keyId: number, boxTime: number, 
  * twice in the command, keeps the later until). Returns the new list, or null
  * when they would not all fit in `capacity` (REVOCATION_FULL: the caller keeps
  * the list as it was, the forgetting included, "nothing changed"). */
-export function applyRevoke(list: RevocationList, entries: readonly RevokeEntry[], boxTime: number, skew: number, capacity: number): Map<number, number> | null {
+export function applyRevoke(
+  list: RevocationList,
+  entries: readonly RevokeEntry[],
+  boxTime: number,
+  skew: number,
+  capacity: number,
+): Map<number, number> | null {
   const next = new Map<number, number>();
   for (const [keyId, until] of list) if (until + skew >= boxTime) next.set(keyId, until);
   for (const { keyId, until } of entries) {

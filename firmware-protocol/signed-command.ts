@@ -3,7 +3,15 @@
 // signature over bytes 0..21+n as r || s (node's dsaEncoding 'ieee-p1363').
 // Signatures are randomized and malleable: nothing here keys on their bytes.
 import { sign, verify } from 'node:crypto';
-import { COMMAND_HEADER_LENGTH, CommandOffset, FrameKind, NONCE_LENGTH, PROTOCOL_VERSION, SIGNATURE_LENGTH, Status } from './constants.js';
+import {
+  COMMAND_HEADER_LENGTH,
+  CommandOffset,
+  FrameKind,
+  NONCE_LENGTH,
+  PROTOCOL_VERSION,
+  SIGNATURE_LENGTH,
+  Status,
+} from './constants.js';
 import { asBuffer, requireLength, requireU32, requireU8 } from './bytes.js';
 import { type AccessBody, decodeAccessBody, encodeAccessBody } from './command-body.js';
 import { type CommandHeader, type OpenResult, type OpenedCommand, parseCommandHeader } from './command.js';
@@ -37,7 +45,10 @@ export interface SignRawInput {
 }
 
 /** Header || body || signature, the signature made by `signer` over header || body. */
-export function assembleSignedFrame(input: Omit<SignRawInput, 'privateKey'>, signer: (message: Buffer) => Uint8Array): Buffer {
+export function assembleSignedFrame(
+  input: Omit<SignRawInput, 'privateKey'>,
+  signer: (message: Buffer) => Uint8Array,
+): Buffer {
   const nonce = input.nonce ?? randomNonce();
   requireLength('nonce', nonce, NONCE_LENGTH);
   const signedLength = COMMAND_HEADER_LENGTH + input.body.length;
@@ -62,7 +73,13 @@ export function signRawCommand(input: SignRawInput): Buffer {
 
 /** An ACCESS_SIGNED frame: the ACCESS body in the clear, signed by the issuer. */
 export function signAccessCommand(input: SignAccessInput): Buffer {
-  return signRawCommand({ privateKey: input.privateKey, keyId: input.keyId, scope: input.scope, nonce: input.nonce, body: encodeAccessBody(input.body) });
+  return signRawCommand({
+    privateKey: input.privateKey,
+    keyId: input.keyId,
+    scope: input.scope,
+    nonce: input.nonce,
+    body: encodeAccessBody(input.body),
+  });
 }
 
 /** docs/protocol.md, step 4 for ACCESS_SIGNED: the index in `issuerKeys`
@@ -95,7 +112,10 @@ export function signedBody(bytes: Uint8Array, header: CommandHeader): Buffer {
  * issuer_key_previous; a single key is fine). Runs docs/protocol.md steps 1, 2,
  * 4 and 5; any other kind is AUTH_FAILED here (it carries no signature).
  * Never throws. `keyIndex` is the index of the key that verified. */
-export function openSignedCommand(bytes: Uint8Array, issuerKeys: Uint8Array | readonly (Uint8Array | null)[]): OpenResult {
+export function openSignedCommand(
+  bytes: Uint8Array,
+  issuerKeys: Uint8Array | readonly (Uint8Array | null)[],
+): OpenResult {
   const parsed = parseCommandHeader(bytes);
   if (!parsed.ok) return { ok: false, status: parsed.status, header: null };
   const { header } = parsed;
@@ -104,6 +124,12 @@ export function openSignedCommand(bytes: Uint8Array, issuerKeys: Uint8Array | re
   if (keyIndex < 0) return { ok: false, status: Status.AUTH_FAILED, header };
   const body = decodeAccessBody(signedBody(bytes, header));
   if (body === null) return { ok: false, status: Status.MALFORMED, header };
-  const command: OpenedCommand = { kind: FrameKind.ACCESS_SIGNED, keyId: header.keyId, scope: header.scope, body, nonce: Buffer.from(header.nonce) };
+  const command: OpenedCommand = {
+    kind: FrameKind.ACCESS_SIGNED,
+    keyId: header.keyId,
+    scope: header.scope,
+    body,
+    nonce: Buffer.from(header.nonce),
+  };
   return { ok: true, command, keyIndex };
 }

@@ -27,7 +27,8 @@ export interface SetIssuerBodyJson {
   /** 128 hex digits, or null for none (64 zero bytes on the wire). */
   issuer_key_previous: string | null;
 }
-export type CommandBodyJson = AccessBodyJson | { time: number } | RevokeBodyJson | SetIssuerBodyJson | Record<string, never>;
+export type CommandBodyJson =
+  AccessBodyJson | { time: number } | RevokeBodyJson | SetIssuerBodyJson | Record<string, never>;
 
 export interface CommandVector {
   name: string;
@@ -176,18 +177,26 @@ export function revokeBodyFromJson(json: RevokeBodyJson): RevokeBody {
 const hexOf = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 export function setIssuerBodyToJson(body: SetIssuerBody): SetIssuerBodyJson {
-  return { issuer_key: hexOf(body.issuerKey), issuer_key_previous: body.issuerKeyPrevious === null ? null : hexOf(body.issuerKeyPrevious) };
+  return {
+    issuer_key: hexOf(body.issuerKey),
+    issuer_key_previous: body.issuerKeyPrevious === null ? null : hexOf(body.issuerKeyPrevious),
+  };
 }
 
 export function setIssuerBodyFromJson(json: SetIssuerBodyJson): SetIssuerBody {
-  return { issuerKey: Buffer.from(json.issuer_key, 'hex'), issuerKeyPrevious: json.issuer_key_previous === null ? null : Buffer.from(json.issuer_key_previous, 'hex') };
+  return {
+    issuerKey: Buffer.from(json.issuer_key, 'hex'),
+    issuerKeyPrevious: json.issuer_key_previous === null ? null : Buffer.from(json.issuer_key_previous, 'hex'),
+  };
 }
 
 export function boxStateToJson(state: BoxState): BoxStateJson {
   return {
     box_seq: state.boxSeq,
     last_control_seq: state.lastControlSeq,
-    tries: [...state.tries].sort(([a], [b]) => a - b).map(([keyId, t]) => ({ key_id: keyId, count: t.count, not_after: t.notAfter })),
+    tries: [...state.tries]
+      .sort(([a], [b]) => a - b)
+      .map(([keyId, t]) => ({ key_id: keyId, count: t.count, not_after: t.notAfter })),
     issuer_key: state.issuerKey === null ? null : hexOf(state.issuerKey),
     issuer_key_previous: state.issuerKeyPrevious === null ? null : hexOf(state.issuerKeyPrevious),
     revocations: [...state.revocations].sort(([a], [b]) => a - b).map(([keyId, until]) => ({ key_id: keyId, until })),

@@ -35,9 +35,14 @@ export class DiskPublishQueue implements PublishQueue {
     await mkdir(dirname(path), { recursive: true });
     try {
       const items = JSON.parse(await readFile(path, 'utf8')) as unknown;
-      if (Array.isArray(items)) queue.#entries = items.filter(isQueuedPublish).slice(-limit).map((item) => ({ id: queue.#nextId++, item }));
+      if (Array.isArray(items))
+        queue.#entries = items
+          .filter(isQueuedPublish)
+          .slice(-limit)
+          .map((item) => ({ id: queue.#nextId++, item }));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${path}: not a publish queue (${messageOf(error)})`, { cause: error });
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new Error(`${path}: not a publish queue (${messageOf(error)})`, { cause: error });
     }
     return queue;
   }
@@ -93,5 +98,12 @@ export class DiskPublishQueue implements PublishQueue {
 
 function isQueuedPublish(value: unknown): value is QueuedPublish {
   const item = value as Partial<QueuedPublish> | null;
-  return typeof item === 'object' && item !== null && typeof item.topic === 'string' && typeof item.payload === 'string' && (item.qos === 0 || item.qos === 1) && typeof item.retain === 'boolean';
+  return (
+    typeof item === 'object' &&
+    item !== null &&
+    typeof item.topic === 'string' &&
+    typeof item.payload === 'string' &&
+    (item.qos === 0 || item.qos === 1) &&
+    typeof item.retain === 'boolean'
+  );
 }

@@ -95,7 +95,12 @@ export class Gateway {
 
   /** Bad frames seen on every link (bad CRC or COBS, oversize, chunks out of order, unmatched). */
   get badFrames(): number {
-    return this.#serialLinks.reduce((sum, link) => sum + link.badFrames + link.counters.unmatched + link.counters.unexpectedFrames, 0) + (this.#ble?.counters.badFrames ?? 0);
+    return (
+      this.#serialLinks.reduce(
+        (sum, link) => sum + link.badFrames + link.counters.unmatched + link.counters.unexpectedFrames,
+        0,
+      ) + (this.#ble?.counters.badFrames ?? 0)
+    );
   }
 
   /** Connects to the broker (resolves on the first connection; rejects if
@@ -104,7 +109,10 @@ export class Gateway {
     await this.#mqtt.start();
     await Promise.all(this.#serialLinks.map((link) => link.start()));
     await this.#ble?.start();
-    this.#logger.info({ serial: this.#serialLinks.map((link) => link.path), ble: this.#ble !== undefined }, 'gateway started');
+    this.#logger.info(
+      { serial: this.#serialLinks.map((link) => link.path), ble: this.#ble !== undefined },
+      'gateway started',
+    );
   }
 
   async stop(): Promise<void> {
@@ -112,7 +120,8 @@ export class Gateway {
     await Promise.all(this.#serialLinks.map((link) => link.stop()));
     await this.#ble?.stop();
     const { topics } = this.options;
-    for (const moduleId of this.#routes.keys()) this.#mqtt.publish(topics.box(moduleId, 'availability'), 'offline', { retain: true, queue: false });
+    for (const moduleId of this.#routes.keys())
+      this.#mqtt.publish(topics.box(moduleId, 'availability'), 'offline', { retain: true, queue: false });
     await this.#mqtt.publishAndWait(topics.gateway(this.id, 'availability'), 'offline', { retain: true });
     await this.#mqtt.stop();
   }
@@ -131,8 +140,16 @@ export class Gateway {
   }
 
   #bleCentral(settings: NonNullable<GatewayOptions['ble']>): BleCentral {
-    const central = new BleCentral({ noble: settings.noble, clock: this.options.clock, logger: this.#logger, allow: settings.allow, ...(settings.idleMs === undefined ? {} : { idleMs: settings.idleMs }) });
-    central.on('discovered', (moduleId) => this.#reached(moduleId, { via: 'ble', send: (command, timeoutMs) => central.send(moduleId, command, timeoutMs) }));
+    const central = new BleCentral({
+      noble: settings.noble,
+      clock: this.options.clock,
+      logger: this.#logger,
+      allow: settings.allow,
+      ...(settings.idleMs === undefined ? {} : { idleMs: settings.idleMs }),
+    });
+    central.on('discovered', (moduleId) =>
+      this.#reached(moduleId, { via: 'ble', send: (command, timeoutMs) => central.send(moduleId, command, timeoutMs) }),
+    );
     central.on('report', (_moduleId, frame) => this.#publishBoxState(parseResponse(frame)));
     return central;
   }
@@ -174,7 +191,10 @@ export class Gateway {
     } catch (error) {
       // No bytes to relay (docs/architecture.md, MQTT topics): counted and dropped.
       this.counters.badMessages++;
-      this.#logger.warn({ module_id: parsed.moduleId, reason: (error as MessageError).message }, 'command message dropped');
+      this.#logger.warn(
+        { module_id: parsed.moduleId, reason: (error as MessageError).message },
+        'command message dropped',
+      );
       this.#scheduleState();
       return;
     }
@@ -182,20 +202,39 @@ export class Gateway {
       // docs/protocol.md, Sizes: no command is longer; the link would drop it as bad
       // framing (serial cannot even frame it), so it is no command: counted and dropped.
       this.counters.badMessages++;
-      this.#logger.warn({ module_id: parsed.moduleId, bytes: command.frame.length, max: MAX_COMMAND_LENGTH }, 'command message dropped: longer than any command');
+      this.#logger.warn(
+        { module_id: parsed.moduleId, bytes: command.frame.length, max: MAX_COMMAND_LENGTH },
+        'command message dropped: longer than any command',
+      );
       this.#scheduleState();
       return;
     }
     this.counters.commands++;
-    void route.send(command.frame, this.options.answerTimeoutMs).then((outcome) => this.#answered(parsed.moduleId, route.via, command.message.command, command.message.context ?? {}, outcome));
+    void route
+      .send(command.frame, this.options.answerTimeoutMs)
+      .then((outcome) =>
+        this.#answered(parsed.moduleId, route.via, command.message.command, command.message.context ?? {}, outcome),
+      );
   }
 
-  #answered(moduleId: number, via: Route['via'], command: string, context: ResponseMessage['context'], outcome: WaitOutcome): void {
+  #answered(
+    moduleId: number,
+    via: Route['via'],
+    command: string,
+    context: ResponseMessage['context'],
+    outcome: WaitOutcome,
+  ): void {
     const receivedAt = new Date(this.options.clock.now());
     let message: ResponseMessage;
     if ('response' in outcome) {
       this.counters.responses++;
-      message = { command, response: outcome.response.toString('base64'), received_at: receivedAt.toISOString(), via, context };
+      message = {
+        command,
+        response: outcome.response.toString('base64'),
+        received_at: receivedAt.toISOString(),
+        via,
+        context,
+      };
       this.#publishBoxState(parseResponse(outcome.response));
     } else {
       if (outcome.error === 'timeout') this.counters.timeouts++;
@@ -208,7 +247,10 @@ export class Gateway {
 
   #publishBoxState(fields: ResponseFields): void {
     const state = stateFromResponse(fields, new Date(this.options.clock.now()));
-    this.#mqtt.publish(this.options.topics.box(fields.moduleId, 'state'), JSON.stringify(state), { retain: true, queue: false });
+    this.#mqtt.publish(this.options.topics.box(fields.moduleId, 'state'), JSON.stringify(state), {
+      retain: true,
+      queue: false,
+    });
   }
 
   #availability(moduleId: number, availability: 'online' | 'offline'): void {
@@ -225,15 +267,33 @@ export class Gateway {
   }
 
   #publishState(): void {
-    this.#mqtt.publish(this.options.topics.gateway(this.id, 'state'), JSON.stringify(this.snapshot()), { retain: true, queue: false });
+    this.#mqtt.publish(this.options.topics.gateway(this.id, 'state'), JSON.stringify(this.snapshot()), {
+      retain: true,
+      queue: false,
+    });
   }
 
   /** The gateway's state message: its links, the boxes it reaches, its counters. */
   snapshot(): object {
     return {
       links: [
-        ...this.#serialLinks.map((link) => ({ type: 'serial', path: link.path, open: link.isOpen, module_id: link.moduleId ?? null, bad_frames: link.badFrames })),
-        ...(this.#ble === undefined ? [] : [{ type: 'ble', boxes: this.#ble.boxes, bad_frames: this.#ble.counters.badFrames, connects: this.#ble.counters.connects }]),
+        ...this.#serialLinks.map((link) => ({
+          type: 'serial',
+          path: link.path,
+          open: link.isOpen,
+          module_id: link.moduleId ?? null,
+          bad_frames: link.badFrames,
+        })),
+        ...(this.#ble === undefined
+          ? []
+          : [
+              {
+                type: 'ble',
+                boxes: this.#ble.boxes,
+                bad_frames: this.#ble.counters.badFrames,
+                connects: this.#ble.counters.connects,
+              },
+            ]),
       ],
       boxes: this.boxes.map((box) => ({ module_id: box.moduleId, via: box.via })),
       counters: {

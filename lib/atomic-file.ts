@@ -9,7 +9,11 @@ import { basename, dirname, join } from 'node:path';
  * renames it over `path` (rename is atomic within a file system) and flushes
  * the directory so the rename itself is durable.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: { mode?: number } = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: { mode?: number } = {},
+): Promise<void> {
   const directory = dirname(path);
   const temporary = join(directory, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   try {

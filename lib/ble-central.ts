@@ -141,7 +141,10 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
       connection.waiter.failAll();
     }
     const outcome = await answer;
-    connection.idleTimer = this.options.clock.setTimeout(() => void this.#disconnect(moduleId), this.options.idleMs ?? 30_000);
+    connection.idleTimer = this.options.clock.setTimeout(
+      () => void this.#disconnect(moduleId),
+      this.options.idleMs ?? 30_000,
+    );
     return outcome;
   }
 
@@ -163,11 +166,20 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     try {
       const setup = (async () => {
         await peripheral.connectAsync();
-        const { characteristics } = await peripheral.discoverSomeServicesAndCharacteristicsAsync([uuid(BleUuid.service)], [uuid(BleUuid.command), uuid(BleUuid.response)]);
+        const { characteristics } = await peripheral.discoverSomeServicesAndCharacteristicsAsync(
+          [uuid(BleUuid.service)],
+          [uuid(BleUuid.command), uuid(BleUuid.response)],
+        );
         const command = characteristics.find((characteristic) => characteristic.uuid === uuid(BleUuid.command));
         const response = characteristics.find((characteristic) => characteristic.uuid === uuid(BleUuid.response));
-        if (command === undefined || response === undefined) throw new Error('the box service lacks its command or response characteristic');
-        const connection: Connection = { command, mtu: peripheral.mtu ?? FALLBACK_MTU, waiter: new ResponseWaiter(clock), reassembler: new BleReassembler(RESPONSE_LENGTH) };
+        if (command === undefined || response === undefined)
+          throw new Error('the box service lacks its command or response characteristic');
+        const connection: Connection = {
+          command,
+          mtu: peripheral.mtu ?? FALLBACK_MTU,
+          waiter: new ResponseWaiter(clock),
+          reassembler: new BleReassembler(RESPONSE_LENGTH),
+        };
         response.on('data', (data: Buffer) => this.#chunk(moduleId, connection, data));
         await response.subscribeAsync();
         return connection;
@@ -188,7 +200,8 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
   #chunk(moduleId: number, connection: Connection, data: Buffer): void {
     const before = connection.reassembler.counters.counterErrors + connection.reassembler.counters.oversize;
     const frame = connection.reassembler.push(data);
-    this.counters.badFrames += connection.reassembler.counters.counterErrors + connection.reassembler.counters.oversize - before;
+    this.counters.badFrames +=
+      connection.reassembler.counters.counterErrors + connection.reassembler.counters.oversize - before;
     if (frame === null) return;
     let report: boolean;
     try {

@@ -78,7 +78,11 @@ export class FakeClock implements Clock {
     let earliest: PendingTimer | undefined;
     for (const timer of this.#timers) {
       if (timer.dueAt > limit) continue;
-      if (earliest === undefined || timer.dueAt < earliest.dueAt || (timer.dueAt === earliest.dueAt && timer.id < earliest.id)) {
+      if (
+        earliest === undefined ||
+        timer.dueAt < earliest.dueAt ||
+        (timer.dueAt === earliest.dueAt && timer.id < earliest.id)
+      ) {
         earliest = timer;
       }
     }

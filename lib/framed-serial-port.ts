@@ -33,7 +33,8 @@ export interface SerialPortLike {
 export type SerialPortFactory = (options: { readonly path: string; readonly baudRate: number }) => SerialPortLike;
 
 /** The real serial port, through serialport's native binding. */
-export const systemSerialPort: SerialPortFactory = ({ path, baudRate }) => new SerialPort({ path, baudRate, autoOpen: false });
+export const systemSerialPort: SerialPortFactory = ({ path, baudRate }) =>
+  new SerialPort({ path, baudRate, autoOpen: false });
 
 export interface FramedSerialPortOptions {
   readonly target: SerialTarget;

@@ -57,14 +57,18 @@ export { isBase64 };
 export function parseCommandMessage(payload: Uint8Array | string): { message: CommandMessage; frame: Buffer } {
   const document = parseJsonObject(payload, 'command message');
   const command = document.command;
-  if (typeof command !== 'string' || !isBase64(command)) throw new MessageError('command message: "command" must be a base64 string', 'command');
+  if (typeof command !== 'string' || !isBase64(command))
+    throw new MessageError('command message: "command" must be a base64 string', 'command');
   const context = parseContext(document.context, 'command message');
   return { message: context === undefined ? { command } : { command, context }, frame: Buffer.from(command, 'base64') };
 }
 
 /** A response message as a receiver takes it: `received_at` and `via` may
  * be absent (the receiver then uses its own time), `context` is {} when absent. */
-export type ReceivedResponseMessage = Omit<ResponseMessage, 'received_at' | 'via'> & { readonly received_at?: string; readonly via?: Via };
+export type ReceivedResponseMessage = Omit<ResponseMessage, 'received_at' | 'via'> & {
+  readonly received_at?: string;
+  readonly via?: Via;
+};
 
 const VIAS: readonly string[] = ['mqtt', 'serial', 'ble'] satisfies Via[];
 const RESPONSE_ERRORS: readonly string[] = ['timeout', 'link_down'] satisfies NonNullable<ResponseMessage['error']>[];
@@ -76,11 +80,16 @@ export function parseResponseMessage(payload: Uint8Array | string): ReceivedResp
   const document = parseJsonObject(payload, 'response message');
   const what = 'response message';
   const { command, response, received_at: receivedAt, via, error } = document;
-  if (typeof command !== 'string' || !isBase64(command)) throw new MessageError(`${what}: "command" must be a base64 string`, 'command');
-  if (response !== undefined && response !== null && (typeof response !== 'string' || !isBase64(response))) throw new MessageError(`${what}: "response" must be a base64 string or null`, 'response');
-  if (receivedAt !== undefined && receivedAt !== null && typeof receivedAt !== 'string') throw new MessageError(`${what}: "received_at" must be a string`, 'received_at');
-  if (via !== undefined && via !== null && (typeof via !== 'string' || !VIAS.includes(via))) throw new MessageError(`${what}: "via" must be one of ${VIAS.join(', ')}`, 'via');
-  if (error !== undefined && error !== null && (typeof error !== 'string' || !RESPONSE_ERRORS.includes(error))) throw new MessageError(`${what}: "error" must be one of ${RESPONSE_ERRORS.join(', ')}`, 'error');
+  if (typeof command !== 'string' || !isBase64(command))
+    throw new MessageError(`${what}: "command" must be a base64 string`, 'command');
+  if (response !== undefined && response !== null && (typeof response !== 'string' || !isBase64(response)))
+    throw new MessageError(`${what}: "response" must be a base64 string or null`, 'response');
+  if (receivedAt !== undefined && receivedAt !== null && typeof receivedAt !== 'string')
+    throw new MessageError(`${what}: "received_at" must be a string`, 'received_at');
+  if (via !== undefined && via !== null && (typeof via !== 'string' || !VIAS.includes(via)))
+    throw new MessageError(`${what}: "via" must be one of ${VIAS.join(', ')}`, 'via');
+  if (error !== undefined && error !== null && (typeof error !== 'string' || !RESPONSE_ERRORS.includes(error)))
+    throw new MessageError(`${what}: "error" must be one of ${RESPONSE_ERRORS.join(', ')}`, 'error');
   return {
     command,
     response: typeof response === 'string' ? response : null,
@@ -93,17 +102,20 @@ export function parseResponseMessage(payload: Uint8Array | string): ReceivedResp
 
 function parseContext(value: unknown, what: string): CommandContext | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) throw new MessageError(`${what}: "context" must be an object`, 'context');
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new MessageError(`${what}: "context" must be an object`, 'context');
   const fields = value as Record<string, unknown>;
   const context: { request_id?: string; fo_user_id?: number; smart_key_id?: number } = {};
   if (fields.request_id !== undefined) {
-    if (typeof fields.request_id !== 'string' || fields.request_id.length > 200) throw new MessageError('context.request_id must be a string of at most 200 characters', 'context');
+    if (typeof fields.request_id !== 'string' || fields.request_id.length > 200)
+      throw new MessageError('context.request_id must be a string of at most 200 characters', 'context');
     context.request_id = fields.request_id;
   }
   for (const name of ['fo_user_id', 'smart_key_id'] as const) {
     const item = fields[name];
     if (item === undefined) continue;
-    if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1) throw new MessageError(`context.${name} must be a positive integer`, 'context');
+    if (typeof item !== 'number' || !Number.isSafeInteger(item) || item < 1)
+      throw new MessageError(`context.${name} must be a positive integer`, 'context');
     context[name] = item;
   }
   return context;
@@ -116,6 +128,7 @@ export function parseJsonObject(payload: Uint8Array | string, what: string): Rec
   } catch {
     throw new MessageError(`${what}: not JSON`);
   }
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new MessageError(`${what}: must be a JSON object`);
+  if (typeof document !== 'object' || document === null || Array.isArray(document))
+    throw new MessageError(`${what}: must be a JSON object`);
   return document as Record<string, unknown>;
 }

@@ -8,7 +8,9 @@ export type BoxTopicName = 'command' | 'response' | 'state' | 'availability' | '
 export class Topics {
   constructor(readonly prefix: string = DEFAULT_TOPIC_PREFIX) {
     if (prefix === '' || /[#+]/.test(prefix) || prefix.startsWith('/') || prefix.endsWith('/')) {
-      throw new RangeError(`topic prefix must be non-empty, without wildcards or leading/trailing slashes, got "${prefix}"`);
+      throw new RangeError(
+        `topic prefix must be non-empty, without wildcards or leading/trailing slashes, got "${prefix}"`,
+      );
     }
   }
 
@@ -37,7 +39,8 @@ export class Topics {
     const head = `${this.prefix}/gateways/`;
     if (!topic.startsWith(head)) return null;
     const [gatewayId, name, ...rest] = topic.slice(head.length).split('/');
-    if (gatewayId === undefined || gatewayId === '' || rest.length > 0 || (name !== 'state' && name !== 'availability')) return null;
+    if (gatewayId === undefined || gatewayId === '' || rest.length > 0 || (name !== 'state' && name !== 'availability'))
+      return null;
     return { gatewayId, name };
   }
 

@@ -39,9 +39,18 @@ export function waitPoweredOn(noble: Noble, clock: Clock, timeoutMs: number): Pr
     };
     const onState = (state: string): void => {
       if (state === 'poweredOn') finish();
-      else if (state === 'unsupported' || state === 'unauthorized') finish(new BleUnavailableError(`the Bluetooth adapter is ${state}`));
+      else if (state === 'unsupported' || state === 'unauthorized')
+        finish(new BleUnavailableError(`the Bluetooth adapter is ${state}`));
     };
-    const timer = clock.setTimeout(() => finish(new BleUnavailableError(`the Bluetooth adapter did not power on within ${timeoutMs} ms (state: ${noble._state})`)), timeoutMs);
+    const timer = clock.setTimeout(
+      () =>
+        finish(
+          new BleUnavailableError(
+            `the Bluetooth adapter did not power on within ${timeoutMs} ms (state: ${noble._state})`,
+          ),
+        ),
+      timeoutMs,
+    );
     // Listening first is what makes noble initialize its bindings: a radio
     // that announced itself before (noble's WebSocket client does, on
     // connecting) would otherwise leave noble uninitialized, and its next

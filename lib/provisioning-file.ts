@@ -57,7 +57,10 @@ export interface ParkingKeysForFile {
   readonly issuer_next_public_key: string | null;
 }
 
-export type FileKeys = Pick<ProvisioningFile, 'parking_key' | 'parking_key_next' | 'issuer_key' | 'issuer_key_previous'>;
+export type FileKeys = Pick<
+  ProvisioningFile,
+  'parking_key' | 'parking_key_next' | 'issuer_key' | 'issuer_key_previous'
+>;
 
 /** The four key fields of a box's file, by the rule above. */
 export function fileKeysOf(parking: ParkingKeysForFile): FileKeys {
@@ -85,7 +88,11 @@ export interface BoxForFile {
 }
 
 /** A box's provisioning file, its fields in the document's order. */
-export function provisioningFile(box: BoxForFile, parking: ParkingKeysForFile, mqtt: ProvisioningFile['mqtt']): ProvisioningFile {
+export function provisioningFile(
+  box: BoxForFile,
+  parking: ParkingKeysForFile,
+  mqtt: ProvisioningFile['mqtt'],
+): ProvisioningFile {
   const keys = fileKeysOf(parking);
   return {
     module_id: box.module_id,
@@ -162,7 +169,8 @@ export function parseProvisioning(document: unknown, where = ''): Provisioning {
   const issuerKey = optional(fields.issuer_key, field('issuer_key'), issuerPublicKey);
   const issuerKeyPrevious = optional(fields.issuer_key_previous, field('issuer_key_previous'), issuerPublicKey);
   // docs/protocol.md, step 5: only issuer_key_previous may be none; a box never holds a previous key alone.
-  if (issuerKey === null && issuerKeyPrevious !== null) throw new ProvisioningError(field('issuer_key_previous'), 'must be null when issuer_key is null');
+  if (issuerKey === null && issuerKeyPrevious !== null)
+    throw new ProvisioningError(field('issuer_key_previous'), 'must be null when issuer_key is null');
   return {
     moduleId: integer(fields.module_id, field('module_id'), 0, U32_MAX),
     parkingId: integer(fields.parking_id, field('parking_id'), 0, U32_MAX),
@@ -173,8 +181,14 @@ export function parseProvisioning(document: unknown, where = ''): Provisioning {
     issuerKey,
     issuerKeyPrevious,
     boxKey: key(fields.box_key, field('box_key')),
-    skewSeconds: fields.skew_seconds === undefined ? DEFAULT_SKEW_SECONDS : integer(fields.skew_seconds, field('skew_seconds'), 0, U32_MAX),
-    minBatteryMv: fields.min_battery_mv === undefined ? DEFAULT_MIN_BATTERY_MV : integer(fields.min_battery_mv, field('min_battery_mv'), 0, 0xffff),
+    skewSeconds:
+      fields.skew_seconds === undefined
+        ? DEFAULT_SKEW_SECONDS
+        : integer(fields.skew_seconds, field('skew_seconds'), 0, U32_MAX),
+    minBatteryMv:
+      fields.min_battery_mv === undefined
+        ? DEFAULT_MIN_BATTERY_MV
+        : integer(fields.min_battery_mv, field('min_battery_mv'), 0, 0xffff),
     mqtt: mqtt === null || mqtt === undefined ? null : mqttLogin(mqtt, field('mqtt')),
   };
 }
@@ -191,7 +205,10 @@ export async function readJsonFile(path: string): Promise<unknown> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ProvisioningError('', code === 'ENOENT' ? `${path}: no such file` : `${path}: cannot be read (${code ?? String(error)})`);
+    throw new ProvisioningError(
+      '',
+      code === 'ENOENT' ? `${path}: no such file` : `${path}: cannot be read (${code ?? String(error)})`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
@@ -227,7 +244,8 @@ function macAddress(value: unknown, name: string): string {
 }
 
 function key(value: unknown, name: string): Buffer {
-  if (typeof value !== 'string' || !KEY_HEX.test(value)) throw new ProvisioningError(name, 'must be 32 hex digits (a 16-byte key)');
+  if (typeof value !== 'string' || !KEY_HEX.test(value))
+    throw new ProvisioningError(name, 'must be 32 hex digits (a 16-byte key)');
   return Buffer.from(value, 'hex');
 }
 
@@ -237,7 +255,8 @@ function optional<T>(value: unknown, name: string, parse: (value: unknown, name:
 }
 
 function issuerPublicKey(value: unknown, name: string): Buffer {
-  if (typeof value !== 'string' || !ISSUER_KEY_HEX.test(value)) throw new ProvisioningError(name, 'must be 128 hex digits (a P-256 public key X || Y) or null');
+  if (typeof value !== 'string' || !ISSUER_KEY_HEX.test(value))
+    throw new ProvisioningError(name, 'must be 128 hex digits (a P-256 public key X || Y) or null');
   const publicKey = Buffer.from(value, 'hex');
   if (!isIssuerPublicKey(publicKey)) throw new ProvisioningError(name, 'is not a point on P-256');
   return publicKey;
@@ -247,10 +266,12 @@ function mqttLogin(value: unknown, name: string): MqttLogin {
   const fields = asObject(value, name);
   const text = (field: string): string => {
     const item = fields[field];
-    if (typeof item !== 'string' || item === '') throw new ProvisioningError(`${name}.${field}`, 'must be a non-empty string');
+    if (typeof item !== 'string' || item === '')
+      throw new ProvisioningError(`${name}.${field}`, 'must be a non-empty string');
     return item;
   };
   const url = text('url');
-  if (!/^(mqtts?|wss?|tcp):\/\//.test(url)) throw new ProvisioningError(`${name}.url`, 'must be an mqtt://, mqtts://, ws:// or wss:// URL');
+  if (!/^(mqtts?|wss?|tcp):\/\//.test(url))
+    throw new ProvisioningError(`${name}.url`, 'must be an mqtt://, mqtts://, ws:// or wss:// URL');
   return { url, username: text('username'), password: text('password') };
 }

@@ -21,7 +21,9 @@ export async function startPtyPair(directory?: string): Promise<PtyPair> {
   const folder = directory ?? (await mkdtemp(join(tmpdir(), 'pb-pty-')));
   const a = join(folder, 'ttyA');
   const b = join(folder, 'ttyB');
-  const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     let stderr = '';
     const timer = setTimeout(() => reject(new Error(`socat did not start: ${stderr}`)), 5_000);

@@ -147,7 +147,9 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
       protocolVersion: options.protocolVersion ?? 4,
       ...(options.username === undefined ? {} : { username: options.username }),
       ...(options.password === undefined ? {} : { password: options.password }),
-      ...(options.will === undefined ? {} : { will: { topic: options.will.topic, payload: Buffer.from(options.will.payload), qos: 1, retain: true } }),
+      ...(options.will === undefined
+        ? {}
+        : { will: { topic: options.will.topic, payload: Buffer.from(options.will.payload), qos: 1, retain: true } }),
       ...(options.beforeAck === undefined ? {} : { customHandleAcks: acknowledgeAfter(options.beforeAck) }),
     };
     const client = mqtt.connect(options.url, connectOptions);
@@ -250,7 +252,8 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   #subscribe(client: MqttClient, topics: string[]): void {
     client.subscribe(topics, { qos: 1 }, (error, granted) => {
       if (error) this.#logger.error({ err: error.message }, 'subscribe failed');
-      for (const grant of granted ?? []) if (grant.qos === 128) this.#logger.error({ topic: grant.topic }, 'subscription refused by the broker');
+      for (const grant of granted ?? [])
+        if (grant.qos === 128) this.#logger.error({ topic: grant.topic }, 'subscription refused by the broker');
     });
   }
 
@@ -258,13 +261,15 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     if (this.#stopped) return;
     this.emit('disconnect');
     if (this.#reconnectTimer !== undefined) return;
-    const delay = Math.max(backoffDelay(this.options.backoff ?? defaultBackoff, this.#attempt++), this.#offlineUntil - this.options.clock.now());
+    const delay = Math.max(
+      backoffDelay(this.options.backoff ?? defaultBackoff, this.#attempt++),
+      this.#offlineUntil - this.options.clock.now(),
+    );
     this.#reconnectTimer = this.options.clock.setTimeout(() => {
       this.#reconnectTimer = undefined;
       if (!this.#stopped) this.#client?.reconnect();
     }, delay);
   }
-
 }
 
 /**

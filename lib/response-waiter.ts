@@ -4,7 +4,13 @@
 // header (docs/protocol.md, steps 1 and 2, and the paragraph after step 11); a command it could not parse is answered
 // with kind 0 and key_id 0.
 import type { Clock, TimerHandle } from './clock.js';
-import { parseCommandHeader, parseResponse, REMAINING_NOT_APPLICABLE, Status, type ResponseFields } from '../firmware-protocol/index.js';
+import {
+  parseCommandHeader,
+  parseResponse,
+  REMAINING_NOT_APPLICABLE,
+  Status,
+  type ResponseFields,
+} from '../firmware-protocol/index.js';
 
 export interface Echo {
   readonly kind: number;
@@ -20,7 +26,12 @@ export function expectedEcho(command: Uint8Array): Echo {
 /** A status report: status OK with kind 0, key_id 0 and remaining 0xFF
  * (docs/protocol.md, Serial link framing, type 0x82). No command is answered so. */
 export function isStatusReport(fields: ResponseFields): boolean {
-  return fields.status === Status.OK && fields.kind === 0 && fields.keyId === 0 && fields.remaining === REMAINING_NOT_APPLICABLE;
+  return (
+    fields.status === Status.OK &&
+    fields.kind === 0 &&
+    fields.keyId === 0 &&
+    fields.remaining === REMAINING_NOT_APPLICABLE
+  );
 }
 
 export type WaitOutcome = { readonly response: Buffer } | { readonly error: 'timeout' | 'link_down' };
@@ -60,7 +71,9 @@ export class ResponseWaiter {
     } catch {
       return false;
     }
-    const entry = this.#pending.find((pending) => pending.echo.kind === fields.kind && pending.echo.keyId === fields.keyId);
+    const entry = this.#pending.find(
+      (pending) => pending.echo.kind === fields.kind && pending.echo.keyId === fields.keyId,
+    );
     if (entry === undefined) return false;
     this.#settle(entry, { response });
     return true;

@@ -8,12 +8,15 @@ export interface SerialTarget {
   readonly baudRate: number;
 }
 
-const STANDARD_BAUD_RATES = [1_200, 2_400, 4_800, 9_600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800, 921_600, 1_000_000, 2_000_000];
+const STANDARD_BAUD_RATES = [
+  1_200, 2_400, 4_800, 9_600, 19_200, 38_400, 57_600, 115_200, 230_400, 460_800, 921_600, 1_000_000, 2_000_000,
+];
 
 export function parseSerialTarget(text: string): SerialTarget {
   const match = /^(.+?)(?::(\d+))?$/.exec(text.trim());
   const path = match?.[1];
-  if (match === null || path === undefined || path === '') throw new RangeError(`--serial wants PATH[:BAUD], got "${text}"`);
+  if (match === null || path === undefined || path === '')
+    throw new RangeError(`--serial wants PATH[:BAUD], got "${text}"`);
   if (match[2] === undefined) return { path, baudRate: DEFAULT_BAUD_RATE };
   const baudRate = Number(match[2]);
   if (!STANDARD_BAUD_RATES.includes(baudRate)) {

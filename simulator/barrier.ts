@@ -38,7 +38,8 @@ export class SimulatedBarrier extends EventEmitter<BarrierEvents> {
   ) {
     super();
     for (const [name, value] of Object.entries(timings)) {
-      if (!Number.isFinite(value) || value < 0) throw new RangeError(`barrier ${name} must be a duration in ms, got ${String(value)}`);
+      if (!Number.isFinite(value) || value < 0)
+        throw new RangeError(`barrier ${name} must be a duration in ms, got ${String(value)}`);
     }
   }
 

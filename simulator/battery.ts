@@ -31,7 +31,8 @@ export class Battery {
     private readonly model: BatteryModel = defaultBatteryModel,
   ) {
     for (const [name, value] of Object.entries(model)) {
-      if (!Number.isFinite(value) || value < 0) throw new RangeError(`battery ${name} must be a non-negative number, got ${String(value)}`);
+      if (!Number.isFinite(value) || value < 0)
+        throw new RangeError(`battery ${name} must be a non-negative number, got ${String(value)}`);
     }
     this.#mvAtReference = model.initialMv;
     this.#referenceMs = clock.now();

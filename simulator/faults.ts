@@ -13,7 +13,12 @@ export interface FaultSettings {
   readonly jammed: boolean;
 }
 
-export const noFaults: FaultSettings = Object.freeze({ dropCommands: 0, corruptResponses: 0, delayMs: 0, jammed: false });
+export const noFaults: FaultSettings = Object.freeze({
+  dropCommands: 0,
+  corruptResponses: 0,
+  delayMs: 0,
+  jammed: false,
+});
 
 /** One `sim/set` message: any subset of these, applied in one go. */
 export interface SimSetCommand {
@@ -43,14 +48,19 @@ const MAX_OFFLINE_SECONDS = 86_400;
 
 /** The JSON names of `sim/set` (documented in docs/bench.md, Simulated boxes), each with its check. */
 const fieldParsers: Record<string, (value: unknown, command: Mutable<SimSetCommand>) => void> = {
-  drop_commands: (value, command) => (command.faults = { ...command.faults, dropCommands: share(value, 'drop_commands') }),
-  corrupt_responses: (value, command) => (command.faults = { ...command.faults, corruptResponses: share(value, 'corrupt_responses') }),
-  delay_ms: (value, command) => (command.faults = { ...command.faults, delayMs: number(value, 'delay_ms', 0, MAX_DELAY_MS) }),
+  drop_commands: (value, command) =>
+    (command.faults = { ...command.faults, dropCommands: share(value, 'drop_commands') }),
+  corrupt_responses: (value, command) =>
+    (command.faults = { ...command.faults, corruptResponses: share(value, 'corrupt_responses') }),
+  delay_ms: (value, command) =>
+    (command.faults = { ...command.faults, delayMs: number(value, 'delay_ms', 0, MAX_DELAY_MS) }),
   jam: (value, command) => (command.faults = { ...command.faults, jammed: boolean(value, 'jam') }),
   battery_mv: (value, command) => (command.batteryMv = number(value, 'battery_mv', 0, 0xffff)),
-  clock_offset_seconds: (value, command) => (command.clockOffsetSeconds = number(value, 'clock_offset_seconds', -U32, U32)),
+  clock_offset_seconds: (value, command) =>
+    (command.clockOffsetSeconds = number(value, 'clock_offset_seconds', -U32, U32)),
   drift_ppm: (value, command) => (command.driftPpm = number(value, 'drift_ppm', -1e6, 1e6)),
-  offline_seconds: (value, command) => (command.offlineSeconds = number(value, 'offline_seconds', 0, MAX_OFFLINE_SECONDS)),
+  offline_seconds: (value, command) =>
+    (command.offlineSeconds = number(value, 'offline_seconds', 0, MAX_OFFLINE_SECONDS)),
   car_passed: (value, command) => (command.carPassed = boolean(value, 'car_passed')),
 };
 

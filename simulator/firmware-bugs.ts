@@ -26,7 +26,12 @@ export const firmwareBugs = {
   /** Ignores not_after (step 7): an expired smart key still opens the barrier. */
   'accept-expired': ({ decision, conditions, decideAgain }: BugContext): Decision => {
     const command = decision.command;
-    if (decision.status !== Status.EXPIRED || command === null || (command.kind !== FrameKind.ACCESS && command.kind !== FrameKind.ACCESS_SIGNED)) return decision;
+    if (
+      decision.status !== Status.EXPIRED ||
+      command === null ||
+      (command.kind !== FrameKind.ACCESS && command.kind !== FrameKind.ACCESS_SIGNED)
+    )
+      return decision;
     return decideAgain({ conditions: { ...conditions, boxTime: command.body.notAfter } });
   },
   /** Skips the revocation check (step 8a): a revoked smart key still opens
@@ -44,10 +49,19 @@ export const firmwareBugs = {
     if (decision.status !== Status.AUTH_FAILED || decision.kind !== FrameKind.ACCESS_SIGNED) return decision;
     anySignatureIssuer ??= generateIssuerKeyPair();
     const signed = command.subarray(0, command.length - SIGNATURE_LENGTH);
-    const signature = sign('sha256', signed, { key: issuerPrivateKeyObject(anySignatureIssuer.privateKey), dsaEncoding: 'ieee-p1363' });
+    const signature = sign('sha256', signed, {
+      key: issuerPrivateKeyObject(anySignatureIssuer.privateKey),
+      dsaEncoding: 'ieee-p1363',
+    });
     // Only the signature changes: the response still binds to bytes 10..21 of the command as received.
-    const again = decideAgain({ state: { ...state, issuerKey: anySignatureIssuer.publicKey, issuerKeyPrevious: null }, command: Buffer.concat([signed, signature]) });
-    return { ...again, state: { ...again.state, issuerKey: state.issuerKey, issuerKeyPrevious: state.issuerKeyPrevious } };
+    const again = decideAgain({
+      state: { ...state, issuerKey: anySignatureIssuer.publicKey, issuerKeyPrevious: null },
+      command: Buffer.concat([signed, signature]),
+    });
+    return {
+      ...again,
+      state: { ...again.state, issuerKey: state.issuerKey, issuerKeyPrevious: state.issuerKeyPrevious },
+    };
   },
 } as const satisfies Record<string, (context: BugContext) => Decision>;
 

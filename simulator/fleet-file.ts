@@ -10,12 +10,14 @@ export interface FleetMember {
 }
 
 export function parseFleet(document: unknown): FleetMember[] {
-  if (!Array.isArray(document) || document.length === 0) throw new ProvisioningError('', 'a fleet file must be a non-empty JSON array of provisioning objects');
+  if (!Array.isArray(document) || document.length === 0)
+    throw new ProvisioningError('', 'a fleet file must be a non-empty JSON array of provisioning objects');
   const seen = new Set<number>();
   return document.map((element: unknown, index) => {
     const where = `[${index}]`;
     const provisioning = parseProvisioning(element, where);
-    if (seen.has(provisioning.moduleId)) throw new ProvisioningError(`${where}.module_id`, `${provisioning.moduleId} appears twice in the fleet`);
+    if (seen.has(provisioning.moduleId))
+      throw new ProvisioningError(`${where}.module_id`, `${provisioning.moduleId} appears twice in the fleet`);
     seen.add(provisioning.moduleId);
     const sim = (element as { sim?: unknown }).sim;
     let settings: SimSetCommand = {};
@@ -23,7 +25,8 @@ export function parseFleet(document: unknown): FleetMember[] {
       try {
         settings = parseSimSet(sim);
       } catch (error) {
-        if (error instanceof SimSetError) throw new ProvisioningError(`${where}.sim.${error.field}`, error.message.slice(error.field.length + 2));
+        if (error instanceof SimSetError)
+          throw new ProvisioningError(`${where}.sim.${error.field}`, error.message.slice(error.field.length + 2));
         throw error;
       }
     }

@@ -5,7 +5,13 @@
 import { EventEmitter } from 'node:events';
 import { sleep, type Clock } from '../lib/clock.js';
 import { Barrier as BarrierByte, Status } from '../firmware-protocol/constants.js';
-import { forgetExpiredTries, initialBoxState, type BoxConditions, type BoxConfig, type BoxState } from '../firmware-protocol/box.js';
+import {
+  forgetExpiredTries,
+  initialBoxState,
+  type BoxConditions,
+  type BoxConfig,
+  type BoxState,
+} from '../firmware-protocol/box.js';
 import { decide, statusReport, type Decision } from '../firmware-protocol/decide.js';
 import { SimulatedBarrier, type BarrierState, type BarrierTimings } from './barrier.js';
 import { Battery, type BatteryModel } from './battery.js';
@@ -72,7 +78,13 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
   readonly barrier: SimulatedBarrier;
   readonly battery: Battery;
   readonly boxClock: BoxClock;
-  readonly counters: BoxCounters = { commandsReceived: 0, commandsAnswered: 0, commandsDropped: 0, responsesCorrupted: 0, badFrames: 0 };
+  readonly counters: BoxCounters = {
+    commandsReceived: 0,
+    commandsAnswered: 0,
+    commandsDropped: 0,
+    responsesCorrupted: 0,
+    badFrames: 0,
+  };
   #state: BoxState;
   #faults: FaultSettings;
   #updatedAt: number;
@@ -116,7 +128,10 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
   /** Starts a box, picking up its saved state if it has one. */
   static async start(options: SimulatedBoxOptions): Promise<SimulatedBox> {
     // docs/protocol.md, Provisioning file: the issuer keys the box starts with; its own state wins once it has one.
-    const seed = { issuerKey: options.provisioning.issuerKey, issuerKeyPrevious: options.provisioning.issuerKeyPrevious };
+    const seed = {
+      issuerKey: options.provisioning.issuerKey,
+      issuerKeyPrevious: options.provisioning.issuerKeyPrevious,
+    };
     const state = options.stateFile === undefined ? initialBoxState(seed) : await options.stateFile.load(seed);
     return new SimulatedBox(options, state);
   }
@@ -165,7 +180,8 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
           break;
       }
       this.counters.commandsAnswered++;
-      if (decision.status === Status.MALFORMED || decision.status === Status.UNSUPPORTED_VERSION) this.counters.badFrames++;
+      if (decision.status === Status.MALFORMED || decision.status === Status.UNSUPPORTED_VERSION)
+        this.counters.badFrames++;
       this.emit('answered', decision.status);
       return decision.response;
     }).then(async (response) => {
@@ -233,7 +249,8 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     const decideAgain = (changes: { conditions?: BoxConditions; state?: BoxState; command?: Uint8Array }): Decision =>
       decide(this.config, changes.state ?? state, changes.conditions ?? conditions, changes.command ?? command);
     let decision = decide(this.config, state, conditions, command);
-    for (const bug of this.options.bugs ?? []) decision = firmwareBugs[bug]({ decision, conditions, state, command, decideAgain });
+    for (const bug of this.options.bugs ?? [])
+      decision = firmwareBugs[bug]({ decision, conditions, state, command, decideAgain });
     return decision;
   }
 

@@ -92,19 +92,25 @@ export class Simulation {
       const box = await SimulatedBox.start({
         provisioning: member.provisioning,
         clock: options.clock,
-        ...(options.stateDir === null ? {} : { stateFile: new BoxStateFile(join(options.stateDir, `box-${member.provisioning.moduleId}.json`)) }),
+        ...(options.stateDir === null
+          ? {}
+          : { stateFile: new BoxStateFile(join(options.stateDir, `box-${member.provisioning.moduleId}.json`)) }),
         ...(options.barrierTimings === undefined ? {} : { barrierTimings: options.barrierTimings }),
         ...(options.carPassDelayMs === undefined ? {} : { carPassDelayMs: options.carPassDelayMs }),
         ...(options.bugs === undefined ? {} : { bugs: options.bugs }),
       });
       if (options.settings !== undefined) box.apply(options.settings);
       box.apply(member.settings);
-      running.push({ box, ...(radio === undefined ? {} : { ble: new BoxBlePeripheral(box, options.ble?.mtu, logger) }) });
+      running.push({
+        box,
+        ...(radio === undefined ? {} : { ble: new BoxBlePeripheral(box, options.ble?.mtu, logger) }),
+      });
     }
     let radioServer: WebSocketRadioServer | undefined;
     try {
       for (const entry of running) if (entry.ble !== undefined) radio?.add(entry.ble);
-      if (options.ble?.serve === true && radio !== undefined) radioServer = await serveNobleWebSocket(radio, { logger });
+      if (options.ble?.serve === true && radio !== undefined)
+        radioServer = await serveNobleWebSocket(radio, { logger });
       await Simulation.#attachLinks(running, options, logger);
       return new Simulation(running, radio, radioServer);
     } catch (error) {
@@ -141,14 +147,25 @@ export class Simulation {
         const username = mqttSettings.username ?? account?.username;
         const password = mqttSettings.password ?? account?.password;
         if (url === undefined || username === undefined || password === undefined) {
-          throw new SimulationError(`box ${entry.box.moduleId} has no MQTT account in its provisioning file: give --mqtt URL and credentials`);
+          throw new SimulationError(
+            `box ${entry.box.moduleId} has no MQTT account in its provisioning file: give --mqtt URL and credentials`,
+          );
         }
-        entry.mqtt = new BoxMqttLink(entry.box, { url, username, password, clock: options.clock, logger, ...(mqttSettings.topics === undefined ? {} : { topics: mqttSettings.topics }) });
+        entry.mqtt = new BoxMqttLink(entry.box, {
+          url,
+          username,
+          password,
+          clock: options.clock,
+          logger,
+          ...(mqttSettings.topics === undefined ? {} : { topics: mqttSettings.topics }),
+        });
         await entry.mqtt.start();
         options.onProgress?.(++connected, total);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(Math.max(1, options.connectConcurrency ?? 100), running.length) }, () => worker()));
+    await Promise.all(
+      Array.from({ length: Math.min(Math.max(1, options.connectConcurrency ?? 100), running.length) }, () => worker()),
+    );
   }
 
   box(moduleId: number): SimulatedBox | undefined {

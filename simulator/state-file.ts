@@ -58,7 +58,14 @@ export function parseBoxState(text: string, path: string, seed: IssuerSeed = {})
     throw new StateFileError(`${path}: not valid JSON (${messageOf(error)})`);
   }
   const fields = document as Partial<StateDocument> | null;
-  if (typeof fields !== 'object' || fields === null || (fields.version !== 1 && fields.version !== 2) || !isU32(fields.box_seq) || !isU32(fields.last_control_seq) || !Array.isArray(fields.tries)) {
+  if (
+    typeof fields !== 'object' ||
+    fields === null ||
+    (fields.version !== 1 && fields.version !== 2) ||
+    !isU32(fields.box_seq) ||
+    !isU32(fields.last_control_seq) ||
+    !Array.isArray(fields.tries)
+  ) {
     throw new StateFileError(`${path}: not a box state file (version 1 or 2 with box_seq, last_control_seq, tries)`);
   }
   const tries = new Map<number, KeyTries>();
@@ -70,13 +77,22 @@ export function parseBoxState(text: string, path: string, seed: IssuerSeed = {})
   }
   const revocations = new Map<number, number>();
   for (const entry of fields.revocations ?? []) {
-    if (!isU32(entry.key_id) || !isU32(entry.until)) throw new StateFileError(`${path}: a revocations entry is not {key_id, until}`);
+    if (!isU32(entry.key_id) || !isU32(entry.until))
+      throw new StateFileError(`${path}: a revocations entry is not {key_id, until}`);
     revocations.set(entry.key_id, entry.until);
   }
   const issuerKey = issuerKeyField(fields.issuer_key, `${path}: issuer_key`);
   const issuerKeyPrevious = issuerKeyField(fields.issuer_key_previous, `${path}: issuer_key_previous`);
   const issuers = issuerKey === null ? initialBoxState(seed) : { issuerKey, issuerKeyPrevious };
-  return { ...initialBoxState(), boxSeq: fields.box_seq, lastControlSeq: fields.last_control_seq, tries, issuerKey: issuers.issuerKey, issuerKeyPrevious: issuers.issuerKeyPrevious, revocations };
+  return {
+    ...initialBoxState(),
+    boxSeq: fields.box_seq,
+    lastControlSeq: fields.last_control_seq,
+    tries,
+    issuerKey: issuers.issuerKey,
+    issuerKeyPrevious: issuers.issuerKeyPrevious,
+    revocations,
+  };
 }
 
 /** The state file of one box; saves run one after another, in order. */
@@ -114,7 +130,8 @@ function hexOrNull(key: Uint8Array | null): string | null {
 function issuerKeyField(value: unknown, name: string): Buffer | null {
   if (value === null || value === undefined) return null;
   const key = typeof value === 'string' && /^[0-9a-f]{128}$/i.test(value) ? Buffer.from(value, 'hex') : null;
-  if (key === null || !isIssuerPublicKey(key)) throw new StateFileError(`${name} is not 128 hex digits of a point on P-256`);
+  if (key === null || !isIssuerPublicKey(key))
+    throw new StateFileError(`${name} is not 128 hex digits of a point on P-256`);
   return key;
 }
 

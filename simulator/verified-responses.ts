@@ -15,7 +15,11 @@ export interface MadeResponse {
 
 /** `count` answers of the box to ACCESS commands of test keys (key ids no
  * smart key of the service has: the logs move no session). */
-export async function makeVerifiedResponses(provisioning: Provisioning, count: number, nowMs = Date.now()): Promise<MadeResponse[]> {
+export async function makeVerifiedResponses(
+  provisioning: Provisioning,
+  count: number,
+  nowMs = Date.now(),
+): Promise<MadeResponse[]> {
   const parkingKey = provisioning.parkingKey;
   if (parkingKey === null) throw new Error('makeVerifiedResponses seals ACCESS: it needs a box that holds K_park');
   const clock = new FakeClock(nowMs);
@@ -30,11 +34,23 @@ export async function makeVerifiedResponses(provisioning: Provisioning, count: n
         key: parkingKey,
         keyId: 0x7000_0000 + (index % 100),
         scope: provisioning.parkingId,
-        body: { notBefore: now - 60, notAfter: now + 86_400, maxEntries: 255, maxExits: 255, moduleIds: [provisioning.moduleId] },
+        body: {
+          notBefore: now - 60,
+          notAfter: now + 86_400,
+          maxEntries: 255,
+          maxExits: 255,
+          moduleIds: [provisioning.moduleId],
+        },
       });
       const response = await box.handleCommand(command);
       if (response === null) throw new Error('the simulated box dropped a command');
-      const message: ResponseMessage = { command: command.toString('base64'), response: response.toString('base64'), received_at: new Date(nowMs).toISOString(), via: 'mqtt', context: {} };
+      const message: ResponseMessage = {
+        command: command.toString('base64'),
+        response: response.toString('base64'),
+        received_at: new Date(nowMs).toISOString(),
+        via: 'mqtt',
+        context: {},
+      };
       made.push({ boxSeq: parseResponse(response).boxSeq, payload: JSON.stringify(message) });
     }
   } finally {

@@ -89,7 +89,13 @@ export function bearerAuth(ctx: BearerDeps) {
       done(invalid('The access token expired.'));
       return;
     }
-    const user = { id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, phone: row.phone };
+    const user = {
+      id: row.id,
+      email: row.email,
+      first_name: row.first_name,
+      last_name: row.last_name,
+      phone: row.phone,
+    };
     ctx.bearerCache.set(hash, row.pair_id, user, row.access_expires_at);
     request.user = user;
     done();

@@ -112,7 +112,10 @@ export class LoginLimiter {
   /** Seconds to wait (for Retry-After) when either limit is reached, else 0. */
   retryAfterSeconds(username: string, address: string): number {
     const now = this.clock.now();
-    const ms = Math.max(this.byUsername.retryAfterMs(normalize(username), now), this.byAddress.retryAfterMs(address, now));
+    const ms = Math.max(
+      this.byUsername.retryAfterMs(normalize(username), now),
+      this.byAddress.retryAfterMs(address, now),
+    );
     return Math.ceil(ms / 1000);
   }
 

@@ -42,17 +42,33 @@ export interface ClientCredentials {
 export const BASIC_CHALLENGE = 'Basic realm="parkbench", charset="UTF-8"';
 
 /** Checks the client's id and secret; throws invalid_client (401). */
-export async function authenticateClient(ctx: Pick<OAuthDeps, 'clientApps'>, credentials: ClientCredentials | undefined): Promise<ClientAppRow> {
-  if (credentials === undefined) throw new OAuthError('invalid_client', 'Client authentication is required: client_app_id and client_secret, or HTTP Basic.');
+export async function authenticateClient(
+  ctx: Pick<OAuthDeps, 'clientApps'>,
+  credentials: ClientCredentials | undefined,
+): Promise<ClientAppRow> {
+  if (credentials === undefined)
+    throw new OAuthError(
+      'invalid_client',
+      'Client authentication is required: client_app_id and client_secret, or HTTP Basic.',
+    );
   const client = ctx.clientApps.findByClientAppId(credentials.clientAppId);
   const ok = await verifyClientSecret(credentials.clientSecret, client?.client_secret_hash);
   if (!client || !ok) {
-    throw new OAuthError('invalid_client', undefined, credentials.viaBasic ? { 'WWW-Authenticate': BASIC_CHALLENGE } : {});
+    throw new OAuthError(
+      'invalid_client',
+      undefined,
+      credentials.viaBasic ? { 'WWW-Authenticate': BASIC_CHALLENGE } : {},
+    );
   }
   return client;
 }
 
-export function issueTokens(ctx: IssueDeps, userId: number, clientRowId: number, rotatedFrom?: TokenPairRow): TokenResponse {
+export function issueTokens(
+  ctx: IssueDeps,
+  userId: number,
+  clientRowId: number,
+  rotatedFrom?: TokenPairRow,
+): TokenResponse {
   const now = ctx.clock.now();
   const access = newToken();
   const refresh = newToken();
@@ -91,11 +107,14 @@ export async function passwordGrant(
   // flight count), so a blocked guesser costs no scrypt time and a concurrent
   // burst hashes at most the allowed number of guesses.
   const attempt = ctx.loginLimiter.begin(username, address);
-  if ('retryAfterSeconds' in attempt) throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(attempt.retryAfterSeconds) });
+  if ('retryAfterSeconds' in attempt)
+    throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(attempt.retryAfterSeconds) });
   try {
     const client = await authenticateClient(ctx, credentials);
     const user = ctx.users.findByEmail(username);
-    const ok = user ? await verifySecret(password, user.password_hash) : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
+    const ok = user
+      ? await verifySecret(password, user.password_hash)
+      : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
     if (!user || !ok) {
       attempt.failed();
       throw new OAuthError('invalid_grant', 'Wrong username or password.');
@@ -117,7 +136,8 @@ export async function passwordGrant(
 export function refreshGrant(ctx: IssueDeps, client: ClientAppRow, refreshToken: string): TokenResponse {
   const pair = ctx.tokens.findByRefreshHash(tokenHash(refreshToken));
   const now = ctx.clock.now();
-  const invalid = () => new OAuthError('invalid_grant', 'The refresh token is unknown, revoked, expired or was issued to another client.');
+  const invalid = () =>
+    new OAuthError('invalid_grant', 'The refresh token is unknown, revoked, expired or was issued to another client.');
   // Another client's token is left alone, as revocation leaves it (RFC 7009).
   if (!pair || pair.client_app_id !== client.id) throw invalid();
   if (pair.revoked_at !== null) {
@@ -130,7 +150,12 @@ export function refreshGrant(ctx: IssueDeps, client: ClientAppRow, refreshToken:
 
 /** RFC 7009: revokes the pair holding the token when it belongs to the
  * client; says nothing either way (the endpoint answers 200). */
-export function revokeToken(ctx: Pick<OAuthDeps, 'clock' | 'tokens'>, client: ClientAppRow, token: string, hint: string | undefined): void {
+export function revokeToken(
+  ctx: Pick<OAuthDeps, 'clock' | 'tokens'>,
+  client: ClientAppRow,
+  token: string,
+  hint: string | undefined,
+): void {
   const hash = tokenHash(token);
   const pair =
     hint === 'refresh_token'

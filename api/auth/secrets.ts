@@ -36,7 +36,14 @@ export async function hashSecret(secret: string, log2N: number): Promise<string>
   const parameters = { log2N, r: 8, p: 1 };
   const salt = randomBytes(SALT_LENGTH);
   const key = await scryptAsync(secret, salt, parameters);
-  return ['scrypt', parameters.log2N, parameters.r, parameters.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  return [
+    'scrypt',
+    parameters.log2N,
+    parameters.r,
+    parameters.p,
+    salt.toString('base64url'),
+    key.toString('base64url'),
+  ].join('$');
 }
 
 /** Hashes a high-entropy issued secret (a client secret): `sha256$<hash>`. */
@@ -110,7 +117,9 @@ const oneShotHash = (crypto as { hash?: OneShotHash }).hash;
 /** A token's SHA-256 as base64url text: the bearer cache's key, the cheapest
  * form to compute (a string straight out of the hash, no Buffer). */
 export function tokenHashText(token: string): string {
-  return oneShotHash ? oneShotHash('sha256', token, 'base64url') : createHash('sha256').update(token).digest('base64url');
+  return oneShotHash
+    ? oneShotHash('sha256', token, 'base64url')
+    : createHash('sha256').update(token).digest('base64url');
 }
 
 /** A token's SHA-256, as stored in the tokens table. */

@@ -3,7 +3,14 @@
 // (entering -> active at an entrance box, the end at an exit box, the tries
 // countdown) and the control sequence of its box. Runs inside the ingestion
 // transaction; an unverified log never gets here.
-import { Direction, REMAINING_NOT_APPLICABLE, Status, isAccessKind, isControlKind, type ParsedResponse } from '../../firmware-protocol/index.js';
+import {
+  Direction,
+  REMAINING_NOT_APPLICABLE,
+  Status,
+  isAccessKind,
+  isControlKind,
+  type ParsedResponse,
+} from '../../firmware-protocol/index.js';
 import type { Db } from '../db/open.js';
 import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
 import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
@@ -56,7 +63,11 @@ export interface VerifiedResponse {
   receivedAt: number;
 }
 
-export function applyVerifiedResponse(ctx: EffectDeps, { box, response, happenedAt, receivedAt }: VerifiedResponse, rows: BatchRows = new BatchRows(ctx)): void {
+export function applyVerifiedResponse(
+  ctx: EffectDeps,
+  { box, response, happenedAt, receivedAt }: VerifiedResponse,
+  rows: BatchRows = new BatchRows(ctx),
+): void {
   if (isControlKind(response.kind)) {
     // docs/protocol.md, after step 11: move next_control_seq past any echoed control sequence.
     ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
@@ -78,8 +89,14 @@ export function applyVerifiedResponse(ctx: EffectDeps, { box, response, happened
   // Tries: the box reports, once the frame opened and its body was whole, how
   // many tries this key has left in its direction; the session keeps the lowest.
   if (response.remaining !== REMAINING_NOT_APPLICABLE) {
-    const entrance = response.direction === Direction.ENTRANCE ? Math.min(session.entrance_remaining_tries, response.remaining) : session.entrance_remaining_tries;
-    const exit = response.direction === Direction.EXIT ? Math.min(session.exit_remaining_tries, response.remaining) : session.exit_remaining_tries;
+    const entrance =
+      response.direction === Direction.ENTRANCE
+        ? Math.min(session.entrance_remaining_tries, response.remaining)
+        : session.entrance_remaining_tries;
+    const exit =
+      response.direction === Direction.EXIT
+        ? Math.min(session.exit_remaining_tries, response.remaining)
+        : session.exit_remaining_tries;
     if (entrance !== session.entrance_remaining_tries || exit !== session.exit_remaining_tries) {
       ctx.sessions.setTries(session.id, entrance, exit);
       session = { ...session, entrance_remaining_tries: entrance, exit_remaining_tries: exit };
@@ -90,7 +107,11 @@ export function applyVerifiedResponse(ctx: EffectDeps, { box, response, happened
   if (response.direction === Direction.ENTRANCE && session.state === 'entering') {
     ctx.sessions.setState(session.id, 'active');
     rows.updated({ ...session, state: 'active' });
-  } else if (response.direction === Direction.EXIT && (session.state === 'entering' || session.state === 'active') && session.ended_at === null) {
+  } else if (
+    response.direction === Direction.EXIT &&
+    (session.state === 'entering' || session.state === 'active') &&
+    session.ended_at === null
+  ) {
     // The barrier opened to let the car out: the session ends when that
     // happened (clamped between its start and now), priced as finalize does.
     const endMs = Math.min(Math.max(happenedAt, session.start_time), receivedAt);

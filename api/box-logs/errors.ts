@@ -20,6 +20,9 @@ export class BoxLogRefusal extends DomainError {
     override readonly kind: 'not_found' | 'refused',
     readonly details: readonly BoxLogProblem[],
   ) {
-    super(kind, `${kind === 'not_found' ? 'an id of the box logs names nothing' : 'ids of the box logs do not fit together'}: ${details.map((detail) => `${detail.path} ${detail.message}`).join('; ')}`);
+    super(
+      kind,
+      `${kind === 'not_found' ? 'an id of the box logs names nothing' : 'ids of the box logs do not fit together'}: ${details.map((detail) => `${detail.path} ${detail.message}`).join('; ')}`,
+    );
   }
 }

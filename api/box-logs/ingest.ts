@@ -56,16 +56,25 @@ function resolve(lookups: BoxLogLookups, entries: readonly BoxLogInput[], option
     const parkingRow = parking(entry.secured_parking_id);
     const boxRow = box(entry.equipment_id);
     const keyRow = entry.smart_key_id === null ? null : key(entry.smart_key_id);
-    if (entry.fo_user_id !== null && !user(entry.fo_user_id)) missing.push({ path: `${path}.fo_user_id`, message: `no user with id ${entry.fo_user_id}` });
-    if (keyRow === undefined) missing.push({ path: `${path}.smart_key_id`, message: `no smart key with id ${String(entry.smart_key_id)}` });
+    if (entry.fo_user_id !== null && !user(entry.fo_user_id))
+      missing.push({ path: `${path}.fo_user_id`, message: `no user with id ${entry.fo_user_id}` });
+    if (keyRow === undefined)
+      missing.push({ path: `${path}.smart_key_id`, message: `no smart key with id ${String(entry.smart_key_id)}` });
     if (!boxRow) missing.push({ path: `${path}.equipment_id`, message: `no box with module id ${entry.equipment_id}` });
-    if (!parkingRow) missing.push({ path: `${path}.secured_parking_id`, message: `no secured parking with id ${entry.secured_parking_id}` });
+    if (!parkingRow)
+      missing.push({
+        path: `${path}.secured_parking_id`,
+        message: `no secured parking with id ${entry.secured_parking_id}`,
+      });
     if (options.userId !== undefined && entry.fo_user_id !== options.userId) {
       unfit.push({ path: `${path}.fo_user_id`, message: 'must be the id of the authenticated user' });
     }
-    if (keyRow && entry.fo_user_id !== null && keyRow.user_id !== entry.fo_user_id) unfit.push({ path: `${path}.smart_key_id`, message: 'is not a smart key of fo_user_id' });
-    if (keyRow && keyRow.parking_id !== entry.secured_parking_id) unfit.push({ path: `${path}.smart_key_id`, message: 'is not a smart key of secured_parking_id' });
-    if (boxRow && boxRow.parking_id !== entry.secured_parking_id) unfit.push({ path: `${path}.equipment_id`, message: 'is not a box of secured_parking_id' });
+    if (keyRow && entry.fo_user_id !== null && keyRow.user_id !== entry.fo_user_id)
+      unfit.push({ path: `${path}.smart_key_id`, message: 'is not a smart key of fo_user_id' });
+    if (keyRow && keyRow.parking_id !== entry.secured_parking_id)
+      unfit.push({ path: `${path}.smart_key_id`, message: 'is not a smart key of secured_parking_id' });
+    if (boxRow && boxRow.parking_id !== entry.secured_parking_id)
+      unfit.push({ path: `${path}.equipment_id`, message: 'is not a box of secured_parking_id' });
     if (boxRow && parkingRow) resolved.push({ box: boxRow, parking: parkingRow });
   });
   if (missing.length > 0) throw new BoxLogRefusal('not_found', missing.slice(0, 100));
@@ -74,7 +83,12 @@ function resolve(lookups: BoxLogLookups, entries: readonly BoxLogInput[], option
 }
 
 /** The latest observation of each box in a batch (the one with the highest box_seq). */
-function observe(observations: Map<number, BoxObservation>, box: BoxRow, response: ParsedResponse, happenedAt: number): void {
+function observe(
+  observations: Map<number, BoxObservation>,
+  box: BoxRow,
+  response: ParsedResponse,
+  happenedAt: number,
+): void {
   const previous = observations.get(box.module_id);
   if (previous && previous.boxSeq >= response.boxSeq) return;
   observations.set(box.module_id, {
@@ -94,7 +108,11 @@ function observe(observations: Map<number, BoxObservation>, box: BoxRow, respons
  * response. After a commit that queued logs for forwarding, the forwarding
  * worker is woken.
  */
-export function ingestBoxLogs(ctx: BoxLogIngestDeps, entries: readonly BoxLogInput[], options: IngestOptions): BoxLogResult[] {
+export function ingestBoxLogs(
+  ctx: BoxLogIngestDeps,
+  entries: readonly BoxLogInput[],
+  options: IngestOptions,
+): BoxLogResult[] {
   const receivedAt = options.receivedAt ?? ctx.clock.now();
   // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
   // (busy_timeout) instead of failing to upgrade a read transaction.
@@ -103,7 +121,14 @@ export function ingestBoxLogs(ctx: BoxLogIngestDeps, entries: readonly BoxLogInp
   return results;
 }
 
-type StoreTransaction = Transaction<(ctx: BoxLogIngestDeps, entries: readonly BoxLogInput[], options: IngestOptions, receivedAt: number) => { results: BoxLogResult[]; queued: number }>;
+type StoreTransaction = Transaction<
+  (
+    ctx: BoxLogIngestDeps,
+    entries: readonly BoxLogInput[],
+    options: IngestOptions,
+    receivedAt: number,
+  ) => { results: BoxLogResult[]; queued: number }
+>;
 
 // One transaction function per database, built once: db.transaction(fn)
 // builds its wrappers anew at every call.
@@ -119,7 +144,12 @@ function storeInTransaction(ctx: BoxLogIngestDeps): StoreTransaction {
 }
 
 /** The body of ingestBoxLogs, run in its transaction (or savepoint). */
-function store(ctx: BoxLogIngestDeps, entries: readonly BoxLogInput[], options: IngestOptions, receivedAt: number): { results: BoxLogResult[]; queued: number } {
+function store(
+  ctx: BoxLogIngestDeps,
+  entries: readonly BoxLogInput[],
+  options: IngestOptions,
+  receivedAt: number,
+): { results: BoxLogResult[]; queued: number } {
   const repository = ctx.boxLogs;
   let queued = 0;
   // The reads too are in the transaction: outside one, every read pays
@@ -156,7 +186,11 @@ function store(ctx: BoxLogIngestDeps, entries: readonly BoxLogInput[], options: 
     // The filter is here, at enqueue time: an unverified log (which its
     // sender may have invented) is never queued for a parking that
     // forwards verified logs only, so no later change can send it.
-    if (parking.forwarding_expose === 1 && parking.forwarding_url && (response !== null || parking.forwarding_unverified === 1)) {
+    if (
+      parking.forwarding_expose === 1 &&
+      parking.forwarding_url &&
+      (response !== null || parking.forwarding_unverified === 1)
+    ) {
       ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
       queued += 1;
     }

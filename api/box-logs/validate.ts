@@ -18,7 +18,12 @@ import type { BoxLogInput } from './types.js';
 const MAX_BASE64_LENGTH = 1024;
 const MAX_TEXT_LENGTH = 4096;
 
-const base64 = (description: string) => ({ type: ['string', 'null'], maxLength: MAX_BASE64_LENGTH, pattern: BASE64_PATTERN, description });
+const base64 = (description: string) => ({
+  type: ['string', 'null'],
+  maxLength: MAX_BASE64_LENGTH,
+  pattern: BASE64_PATTERN,
+  description,
+});
 const text = { type: ['string', 'null'], maxLength: MAX_TEXT_LENGTH, pattern: WELL_FORMED_TEXT_PATTERN } as const;
 
 /** One box log (spec 2.1). Exported so that a test can add a field and see it enforced. */
@@ -26,9 +31,14 @@ export const boxLogSchema = {
   type: 'object',
   required: ['fo_user_id', 'smart_key_id', 'equipment_id', 'secured_parking_id', 'type', 'offline', 'created_at'],
   properties: {
-    fo_user_id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The authenticated user.' },
+    fo_user_id: {
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'The authenticated user.',
+    },
     smart_key_id: { type: ['integer', 'null'], minimum: 1, maximum: U32_MAX },
-    equipment_id: { type: 'integer', minimum: 0, maximum: U32_MAX, description: 'The box\'s module id.' },
+    equipment_id: { type: 'integer', minimum: 0, maximum: U32_MAX, description: "The box's module id." },
     secured_parking_id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     type: { type: 'string', enum: ['in', 'out', 'control'] },
     command: base64('Base64 of the command frame (standard alphabet, padded).'),
@@ -36,11 +46,18 @@ export const boxLogSchema = {
     response: base64('Base64 of the response frame (standard alphabet, padded).'),
     response_decrypted: text,
     offline: { type: 'boolean' },
-    created_at: { type: 'string', format: SQL_TIME_FORMAT, description: 'YYYY-MM-DD HH:MM:SS, UTC, years 0001 to 9999.' },
+    created_at: {
+      type: 'string',
+      format: SQL_TIME_FORMAT,
+      description: 'YYYY-MM-DD HH:MM:SS, UTC, years 0001 to 9999.',
+    },
     point_attributes: {
       type: ['object', 'null'],
       required: ['latitude', 'longitude'],
-      properties: { latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 } },
+      properties: {
+        latitude: { type: 'number', minimum: -90, maximum: 90 },
+        longitude: { type: 'number', minimum: -180, maximum: 180 },
+      },
     },
   },
 } as const;
@@ -63,7 +80,15 @@ export function boxLogsBodySchema(maxBatch: number) {
 
 /** A body that passed boxLogsBodySchema, as fastify hands it over. */
 export interface BoxLogsBody {
-  box_logs: { box_log: Omit<BoxLogInput, 'command' | 'command_decrypted' | 'response' | 'response_decrypted' | 'point_attributes'> & Partial<Pick<BoxLogInput, 'command' | 'command_decrypted' | 'response' | 'response_decrypted' | 'point_attributes'>> }[];
+  box_logs: {
+    box_log: Omit<
+      BoxLogInput,
+      'command' | 'command_decrypted' | 'response' | 'response_decrypted' | 'point_attributes'
+    > &
+      Partial<
+        Pick<BoxLogInput, 'command' | 'command_decrypted' | 'response' | 'response_decrypted' | 'point_attributes'>
+      >;
+  }[];
 }
 
 /** The last time parsed: the logs of a batch mostly share a few seconds. */
@@ -93,6 +118,8 @@ export function boxLogEntries(body: BoxLogsBody): BoxLogInput[] {
     offline: log.offline,
     created_at: log.created_at,
     // Only the two coordinates are stored, whatever else the object holds.
-    point_attributes: log.point_attributes ? { latitude: log.point_attributes.latitude, longitude: log.point_attributes.longitude } : null,
+    point_attributes: log.point_attributes
+      ? { latitude: log.point_attributes.latitude, longitude: log.point_attributes.longitude }
+      : null,
   }));
 }

@@ -48,7 +48,10 @@ function trustedFields(response: Buffer, box: BoxOfLog): ParsedResponse | null {
  * Never throws. */
 export function verifiedResponses(logs: readonly LogToVerify[]): (ParsedResponse | null)[] {
   const results: (ParsedResponse | null)[] = logs.map(() => null);
-  const byBox = new Map<number, { box: BoxOfLog; items: { index: number; response: Buffer; command: Buffer | null }[] }>();
+  const byBox = new Map<
+    number,
+    { box: BoxOfLog; items: { index: number; response: Buffer; command: Buffer | null }[] }
+  >();
   logs.forEach(({ response, command, box }, index) => {
     if (response === null) return;
     let group = byBox.get(box.module_id);

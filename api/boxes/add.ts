@@ -16,15 +16,21 @@ export interface NewBoxInput {
 }
 
 /** The stored box as the operator gets it once: its MQTT password in clear instead of its hash. */
-export type AddedBox = Pick<BoxRow, 'module_id' | 'parking_id' | 'direction' | 'mac_address' | 'box_key' | 'mqtt_username'> & { mqtt_password: string };
+export type AddedBox = Pick<
+  BoxRow,
+  'module_id' | 'parking_id' | 'direction' | 'mac_address' | 'box_key' | 'mqtt_username'
+> & { mqtt_password: string };
 
 export function addBox(db: Db, input: NewBoxInput, nowMs: number): AddedBox {
   const boxes = new BoxRepository(db);
-  if (!new ParkingRepository(db).findById(input.parkingId)) throw notFound(`no secured parking with id ${input.parkingId}`);
+  if (!new ParkingRepository(db).findById(input.parkingId))
+    throw notFound(`no secured parking with id ${input.parkingId}`);
   if (boxes.findByModuleId(input.moduleId)) throw conflict(`module id ${input.moduleId} is already registered`);
   if (boxes.findByMac(input.macAddress)) throw conflict(`MAC address ${input.macAddress} is already registered`);
   if (boxes.countOf(input.parkingId) >= MAX_BOXES_PER_PARKING) {
-    throw conflict(`secured parking ${input.parkingId} already has ${MAX_BOXES_PER_PARKING} boxes, the protocol's limit`);
+    throw conflict(
+      `secured parking ${input.parkingId} already has ${MAX_BOXES_PER_PARKING} boxes, the protocol's limit`,
+    );
   }
   const boxKey = randomKeyHex();
   const mqttPassword = randomSecret(24);

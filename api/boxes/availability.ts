@@ -21,7 +21,9 @@ export class BoxAvailabilityStore {
       `INSERT INTO box_availability (module_id, availability, reason, since, gateway_id, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (module_id) DO UPDATE SET availability = excluded.availability, reason = excluded.reason, since = excluded.since, gateway_id = excluded.gateway_id, updated_at = excluded.updated_at`,
     );
-    this.#find = db.prepare<[number], AvailabilityRow>('SELECT module_id, availability, reason, since, gateway_id FROM box_availability WHERE module_id = ?');
+    this.#find = db.prepare<[number], AvailabilityRow>(
+      'SELECT module_id, availability, reason, since, gateway_id FROM box_availability WHERE module_id = ?',
+    );
   }
 
   store(moduleId: number, derived: DerivedAvailability, nowMs: number): void {

@@ -8,7 +8,13 @@ import type { Db } from '../db/open.js';
 import { conflict, notFound } from '../domain-error.js';
 import { hashMqttPassword } from '../mqtt/password-hash.js';
 import { freshParkingKeys } from '../parkings/create.js';
-import { BoxRepository, DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS, MAX_BOXES_PER_PARKING, mqttUsernameFor } from '../repositories/boxes.js';
+import {
+  BoxRepository,
+  DEFAULT_MIN_BATTERY_MV,
+  DEFAULT_SKEW_SECONDS,
+  MAX_BOXES_PER_PARKING,
+  mqttUsernameFor,
+} from '../repositories/boxes.js';
 import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
 
@@ -42,7 +48,9 @@ export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): Pr
   if (first === undefined) throw notFound(`no secured parking with id ${parkingId}`);
   const room = MAX_BOXES_PER_PARKING - boxes.countOf(parkingId);
   if (count > room && !request.createParkings) {
-    throw conflict(`secured parking ${parkingId} has room for ${room} more boxes (at most ${MAX_BOXES_PER_PARKING}): ${CREATE_PARKINGS_HINT}`);
+    throw conflict(
+      `secured parking ${parkingId} has room for ${room} more boxes (at most ${MAX_BOXES_PER_PARKING}): ${CREATE_PARKINGS_HINT}`,
+    );
   }
   const nextModuleId = (boxes.highestModuleId() ?? MODULE_ID_BEFORE_FIRST) + 1;
   if (nextModuleId + count - 1 > U32_MAX) throw conflict('no room left for module ids (u32)');
@@ -90,7 +98,15 @@ export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): Pr
       // the skew and battery threshold are the table's defaults the insert left.
       files.push(
         provisioningFile(
-          { module_id: moduleId, parking_id: parking.id, direction, mac_address: macAddress, box_key: boxKey, skew_seconds: DEFAULT_SKEW_SECONDS, min_battery_mv: DEFAULT_MIN_BATTERY_MV },
+          {
+            module_id: moduleId,
+            parking_id: parking.id,
+            direction,
+            mac_address: macAddress,
+            box_key: boxKey,
+            skew_seconds: DEFAULT_SKEW_SECONDS,
+            min_battery_mv: DEFAULT_MIN_BATTERY_MV,
+          },
           parking,
           { url: request.mqttUrl, username: mqttUsernameFor(moduleId), password },
         ),
@@ -103,6 +119,13 @@ export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): Pr
 /** A locally administered unicast MAC made of the module id, so two fleet
  * boxes never share one. */
 function fleetMac(moduleId: number): string {
-  const bytes = [0x02, 0x46, (moduleId >>> 24) & 0xff, (moduleId >>> 16) & 0xff, (moduleId >>> 8) & 0xff, moduleId & 0xff];
+  const bytes = [
+    0x02,
+    0x46,
+    (moduleId >>> 24) & 0xff,
+    (moduleId >>> 16) & 0xff,
+    (moduleId >>> 8) & 0xff,
+    moduleId & 0xff,
+  ];
   return bytes.map((byte) => byte.toString(16).padStart(2, '0').toUpperCase()).join(':');
 }

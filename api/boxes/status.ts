@@ -49,7 +49,8 @@ export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
     if (!box) throw notFound(`no box with module id ${filter.moduleId}`);
     rows = [box];
   } else if (filter.parkingId !== undefined) {
-    if (!new ParkingRepository(db).findById(filter.parkingId)) throw notFound(`no secured parking with id ${filter.parkingId}`);
+    if (!new ParkingRepository(db).findById(filter.parkingId))
+      throw notFound(`no secured parking with id ${filter.parkingId}`);
     rows = boxes.listOfParking(filter.parkingId);
   } else {
     rows = boxes.listAll();
@@ -61,7 +62,10 @@ export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
       module_id: box.module_id,
       parking_id: box.parking_id,
       direction: box.direction,
-      last_seen_at: learned?.last_seen_at === undefined || learned.last_seen_at === null ? null : new Date(learned.last_seen_at).toISOString(),
+      last_seen_at:
+        learned?.last_seen_at === undefined || learned.last_seen_at === null
+          ? null
+          : new Date(learned.last_seen_at).toISOString(),
       battery_mv: learned?.battery_mv ?? null,
       box_time_drift_seconds: learned?.box_time_drift_seconds ?? null,
       last_box_seq: learned?.last_box_seq ?? null,
@@ -70,7 +74,10 @@ export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
       pending_control_commands: pendingControlOf(db, box.module_id),
       availability: availability?.availability ?? 'unknown',
       availability_reason: availability?.reason ?? null,
-      availability_since: availability?.since === undefined || availability.since === null ? null : new Date(availability.since).toISOString(),
+      availability_since:
+        availability?.since === undefined || availability.since === null
+          ? null
+          : new Date(availability.since).toISOString(),
       gateway_id: availability?.gateway_id ?? null,
     };
   });

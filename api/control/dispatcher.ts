@@ -64,7 +64,9 @@ export class ControlDispatcher {
     this.#commands = new ControlCommandRepository(options.db);
     this.#sequences = new ControlSequences(options.db);
     this.#boxes = new BoxRepository(options.db);
-    this.#headOf = options.db.prepare<[number], ControlCommandRow>("SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id LIMIT 1");
+    this.#headOf = options.db.prepare<[number], ControlCommandRow>(
+      "SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id LIMIT 1",
+    );
     this.#logger = (options.logger ?? silentLogger).child({ component: 'api:control' });
   }
 
@@ -102,7 +104,8 @@ export class ControlDispatcher {
     if (this.#timer !== undefined) this.options.clock.clearTimeout(this.#timer);
     this.#timer = this.options.clock.setTimeout(() => this.tick(), this.options.pollMs);
     try {
-      for (const operation of scheduleDueDrops(this.options.db, this.options.clock.now())) this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
+      for (const operation of scheduleDueDrops(this.options.db, this.options.clock.now()))
+        this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
       for (const head of this.#commands.pendingHeads()) this.#consider(head, false);
     } catch (error) {
       // A busy database (another process writing) or a closing one: the next poll tries again.
@@ -141,7 +144,10 @@ export class ControlDispatcher {
     try {
       sent = this.#claim(head, clock.now());
     } catch (error) {
-      this.#logger.warn({ module_id: head.module_id, command: head.id, err: messageOf(error) }, 'control command not sent');
+      this.#logger.warn(
+        { module_id: head.module_id, command: head.id, err: messageOf(error) },
+        'control command not sent',
+      );
       return;
     }
     if (sent === undefined) return;
@@ -153,17 +159,24 @@ export class ControlDispatcher {
       // Verified: ingestion settled it with the box log, unless the box did
       // not echo the command (a version 1 box answers the new kinds
       // MALFORMED with kind and key_id 0, docs/protocol.md step 2).
-      if ('answered' in outcome && outcome.answered.response !== null) this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
+      if ('answered' in outcome && outcome.answered.response !== null)
+        this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
       return;
     }
     this.counters.unanswered++;
     const delay = backoffDelay(this.options.retry, head.attempts);
-    this.#logger.info({ module_id: head.module_id, command: head.id, control_seq: sent.seq, problem, retry_ms: delay }, 'control command unanswered; tried again later');
+    this.#logger.info(
+      { module_id: head.module_id, command: head.id, control_seq: sent.seq, problem, retry_ms: delay },
+      'control command unanswered; tried again later',
+    );
     try {
       this.#commands.retryLater(head.id, sent.seq, problem, clock.now() + delay);
     } catch (error) {
       // Its in_flight_until passes: the next poll takes it again.
-      this.#logger.warn({ module_id: head.module_id, command: head.id, err: messageOf(error) }, 'control command retry not stored');
+      this.#logger.warn(
+        { module_id: head.module_id, command: head.id, err: messageOf(error) },
+        'control command retry not stored',
+      );
     }
   }
 
@@ -171,7 +184,10 @@ export class ControlDispatcher {
     try {
       settleUnechoed(this.options.db, head.id, seq, response, this.options.clock.now());
     } catch (error) {
-      this.#logger.warn({ module_id: head.module_id, command: head.id, err: messageOf(error) }, 'control command not settled');
+      this.#logger.warn(
+        { module_id: head.module_id, command: head.id, err: messageOf(error) },
+        'control command not settled',
+      );
     }
   }
 
@@ -182,10 +198,21 @@ export class ControlDispatcher {
       const box = this.#boxes.findByModuleId(head.module_id);
       if (box === undefined) return undefined;
       const current = this.#commands.findById(head.id);
-      if (current?.state !== 'pending' || (current.in_flight_until !== null && current.in_flight_until > now)) return undefined;
+      if (current?.state !== 'pending' || (current.in_flight_until !== null && current.in_flight_until > now))
+        return undefined;
       const seq = this.#sequences.next(head.module_id);
       if (seq === undefined) {
-        this.#commands.settle(head.id, { state: 'failed', status: null, error: 'the box has used up its control sequences (u32)', nextAttemptAt: now, replays: current.replays }, now);
+        this.#commands.settle(
+          head.id,
+          {
+            state: 'failed',
+            status: null,
+            error: 'the box has used up its control sequences (u32)',
+            nextAttemptAt: now,
+            replays: current.replays,
+          },
+          now,
+        );
         return undefined;
       }
       if (!this.#commands.claim(head.id, seq, now, now + this.options.answerTimeoutMs)) return undefined;
@@ -207,11 +234,26 @@ function unanswered(outcome: CommandOutcome): string | undefined {
 export function sealControl(row: ControlCommandRow, boxKey: Buffer, seq: number): Buffer {
   const body = JSON.parse(row.body) as ControlBody;
   if (row.kind === 'REVOKE' && 'entries' in body) {
-    return sealCommand({ kind: FrameKind.REVOKE, key: boxKey, keyId: seq, scope: row.module_id, body: { entries: body.entries.map((entry) => ({ keyId: entry.key_id, until: entry.until })) } });
+    return sealCommand({
+      kind: FrameKind.REVOKE,
+      key: boxKey,
+      keyId: seq,
+      scope: row.module_id,
+      body: { entries: body.entries.map((entry) => ({ keyId: entry.key_id, until: entry.until })) },
+    });
   }
   if (row.kind === 'SET_ISSUER' && 'issuer_key' in body) {
     const previous = body.issuer_key_previous;
-    return sealCommand({ kind: FrameKind.SET_ISSUER, key: boxKey, keyId: seq, scope: row.module_id, body: { issuerKey: Buffer.from(body.issuer_key, 'hex'), issuerKeyPrevious: previous === null ? null : Buffer.from(previous, 'hex') } });
+    return sealCommand({
+      kind: FrameKind.SET_ISSUER,
+      key: boxKey,
+      keyId: seq,
+      scope: row.module_id,
+      body: {
+        issuerKey: Buffer.from(body.issuer_key, 'hex'),
+        issuerKeyPrevious: previous === null ? null : Buffer.from(previous, 'hex'),
+      },
+    });
   }
   throw new Error(`control command ${row.id}: body does not fit kind ${row.kind}`);
 }

@@ -27,7 +27,9 @@ export class IssuerKeyTransitions {
          issuer_public_key = issuer_next_public_key, issuer_next_private_key = NULL, issuer_next_public_key = NULL
        WHERE id = ? AND issuer_next_public_key = ? AND access_mode = 'signed'`,
     );
-    this.dropPrevious = db.prepare<[number, string]>('UPDATE secured_parkings SET issuer_previous_public_key = NULL WHERE id = ? AND issuer_public_key = ?');
+    this.dropPrevious = db.prepare<[number, string]>(
+      'UPDATE secured_parkings SET issuer_previous_public_key = NULL WHERE id = ? AND issuer_public_key = ?',
+    );
   }
 
   /** Stores a pair being installed; false when one already is. */

@@ -62,7 +62,6 @@ export interface OperationReport {
   deliveries: DeliveryReport[];
 }
 
-
 export function operationReport(db: Db, operation: string): OperationReport {
   const deliveries = new ControlCommandRepository(db).listOfOperation(operation).map(deliveryOf);
   const count = (state: ControlState): number => deliveries.filter((delivery) => delivery.state === state).length;
@@ -70,12 +69,25 @@ export function operationReport(db: Db, operation: string): OperationReport {
 }
 
 function deliveryOf(row: ControlCommandRow): DeliveryReport {
-  return { module_id: row.module_id, kind: row.kind, state: row.state, attempts: row.attempts, last_status: row.last_status, last_error: row.last_error };
+  return {
+    module_id: row.module_id,
+    kind: row.kind,
+    state: row.state,
+    attempts: row.attempts,
+    last_status: row.last_status,
+    last_error: row.last_error,
+  };
 }
 
 /** Waits (polling the database, which another process settles) until no
  * delivery of the operation is pending, or `waitMs` has passed. */
-export async function awaitOperation(db: Db, operation: string, waitMs: number, clock: Clock, pollMs = 100): Promise<OperationReport> {
+export async function awaitOperation(
+  db: Db,
+  operation: string,
+  waitMs: number,
+  clock: Clock,
+  pollMs = 100,
+): Promise<OperationReport> {
   const deadline = clock.now() + waitMs;
   let report = operationReport(db, operation);
   while (report.pending > 0 && clock.now() < deadline) {
@@ -112,7 +124,19 @@ export function revokeSmartKey(db: Db, keyId: number, nowMs: number, requestedBy
       const box = boxes.findByModuleId(moduleId);
       if (box?.parking_id !== key.parking_id) continue;
       if (key.end_time + box.skew_seconds * 1000 < nowMs) continue; // the box refuses it as EXPIRED already
-      commands.insert({ moduleId, kind: 'REVOKE', body: { entries: [{ key_id: keyId, until }] }, operation, purpose: 'revoke', parkingId: key.parking_id, smartKeyId: keyId, requestedBy }, nowMs);
+      commands.insert(
+        {
+          moduleId,
+          kind: 'REVOKE',
+          body: { entries: [{ key_id: keyId, until }] },
+          operation,
+          purpose: 'revoke',
+          parkingId: key.parking_id,
+          smartKeyId: keyId,
+          requestedBy,
+        },
+        nowMs,
+      );
     }
     return true;
   });
@@ -136,16 +160,41 @@ function parkingOrRefuse(db: Db, parkingId: number): ParkingRow {
 
 function accessResult(db: Db, parkingId: number, operation: string): AccessResult {
   const parking = parkingOrRefuse(db, parkingId);
-  return { parking_id: parkingId, access_mode: parking.access_mode, issuer_public_key: parking.issuer_public_key, ...operationReport(db, operation) };
+  return {
+    parking_id: parkingId,
+    access_mode: parking.access_mode,
+    issuer_public_key: parking.issuer_public_key,
+    ...operationReport(db, operation),
+  };
 }
 
 /** Queues SET_ISSUER(issuerKey, previous) to every box of the parking; on a
  * parking without boxes, the step is taken at once (no box to wait for). */
-function queueSetIssuer(db: Db, parking: ParkingRow, purpose: 'set_access' | 'rotate_install' | 'rotate_drop', operation: string, issuerKey: string, previous: string | null, nowMs: number, requestedBy: string): void {
+function queueSetIssuer(
+  db: Db,
+  parking: ParkingRow,
+  purpose: 'set_access' | 'rotate_install' | 'rotate_drop',
+  operation: string,
+  issuerKey: string,
+  previous: string | null,
+  nowMs: number,
+  requestedBy: string,
+): void {
   const commands = new ControlCommandRepository(db);
   const boxes = new BoxRepository(db).listOfParking(parking.id);
   for (const box of boxes) {
-    commands.insert({ moduleId: box.module_id, kind: 'SET_ISSUER', body: { issuer_key: issuerKey, issuer_key_previous: previous }, operation, purpose, parkingId: parking.id, requestedBy }, nowMs);
+    commands.insert(
+      {
+        moduleId: box.module_id,
+        kind: 'SET_ISSUER',
+        body: { issuer_key: issuerKey, issuer_key_previous: previous },
+        operation,
+        purpose,
+        parkingId: parking.id,
+        requestedBy,
+      },
+      nowMs,
+    );
   }
   if (boxes.length === 0) applyIssuerStep(db, purpose, parking.id, issuerKey);
 }
@@ -156,7 +205,13 @@ function queueSetIssuer(db: Db, parking: ParkingRow, purpose: 'set_access' | 'ro
  * marks the last one done), or at once with `force`. While one is under way,
  * `force` switches it now; without, it is refused.
  */
-export function setAccessSigned(db: Db, parkingId: number, options: { force: boolean }, nowMs: number, requestedBy: string): AccessResult {
+export function setAccessSigned(
+  db: Db,
+  parkingId: number,
+  options: { force: boolean },
+  nowMs: number,
+  requestedBy: string,
+): AccessResult {
   const commands = new ControlCommandRepository(db);
   const transitions = new IssuerKeyTransitions(db);
   const operation = commands.transaction(() => {
@@ -164,7 +219,10 @@ export function setAccessSigned(db: Db, parkingId: number, options: { force: boo
     if (parking.access_mode === 'signed') throw new ControlRefusal(`parking ${parkingId} is already signed`);
     const next = parking.issuer_next_public_key;
     if (next !== null) {
-      if (!options.force) throw new ControlRefusal(`parking ${parkingId} is already moving to signed (its boxes are getting the key); --force switches now`);
+      if (!options.force)
+        throw new ControlRefusal(
+          `parking ${parkingId} is already moving to signed (its boxes are getting the key); --force switches now`,
+        );
       transitions.switchToSigned(parkingId, next);
       return `set_access:${parkingId}:${fingerprint(next)}`;
     }
@@ -183,7 +241,9 @@ export function setAccessSigned(db: Db, parkingId: number, options: { force: boo
 export function refuseSetAccessSealed(db: Db, parkingId: number): never {
   const parking = parkingOrRefuse(db, parkingId);
   if (parking.access_mode === 'sealed') throw new ControlRefusal(`parking ${parkingId} is already sealed`);
-  throw new ControlRefusal(`parking ${parkingId} is signed: going back to sealed would put K_park on its boxes again, which parkbench does not do`);
+  throw new ControlRefusal(
+    `parking ${parkingId} is signed: going back to sealed would put K_park on its boxes again, which parkbench does not do`,
+  );
 }
 
 /**
@@ -197,12 +257,18 @@ export function rotateIssuer(db: Db, parkingId: number, nowMs: number, requested
   const operation = commands.transaction(() => {
     const parking = parkingOrRefuse(db, parkingId);
     if (parking.access_mode === 'sealed' || parking.issuer_public_key === null) {
-      if (parking.issuer_next_public_key !== null) throw new ControlRefusal(`parking ${parkingId} is still moving to signed; rotate once it is signed`);
-      throw new ControlRefusal(`parking ${parkingId} is sealed: it has no issuer key to rotate (set-access --access signed first)`);
+      if (parking.issuer_next_public_key !== null)
+        throw new ControlRefusal(`parking ${parkingId} is still moving to signed; rotate once it is signed`);
+      throw new ControlRefusal(
+        `parking ${parkingId} is sealed: it has no issuer key to rotate (set-access --access signed first)`,
+      );
     }
-    if (parking.issuer_next_public_key !== null) throw new ControlRefusal(`a rotation of parking ${parkingId} is under way: its new key is not on every box yet`);
+    if (parking.issuer_next_public_key !== null)
+      throw new ControlRefusal(`a rotation of parking ${parkingId} is under way: its new key is not on every box yet`);
     if (parking.issuer_previous_public_key !== null) {
-      throw new ControlRefusal(`the last rotation of parking ${parkingId} is not finished: its boxes keep the previous key until every key it signed has expired`);
+      throw new ControlRefusal(
+        `the last rotation of parking ${parkingId} is not finished: its boxes keep the previous key until every key it signed has expired`,
+      );
     }
     const pair = generateIssuerKeyPair();
     const publicHex = pair.publicKey.toString('hex');
@@ -223,12 +289,18 @@ export function rotateIssuer(db: Db, parkingId: number, nowMs: number, requested
  */
 export function scheduleDueDrops(db: Db, nowMs: number): string[] {
   const parkings = db
-    .prepare<[], ParkingRow>('SELECT * FROM secured_parkings WHERE issuer_previous_public_key IS NOT NULL AND issuer_next_public_key IS NULL AND issuer_public_key IS NOT NULL')
+    .prepare<[], ParkingRow>(
+      'SELECT * FROM secured_parkings WHERE issuer_previous_public_key IS NOT NULL AND issuer_next_public_key IS NULL AND issuer_public_key IS NOT NULL',
+    )
     .all();
   if (parkings.length === 0) return [];
   const commands = new ControlCommandRepository(db);
-  const skewOf = db.prepare<[number], { skew: number | null }>('SELECT max(skew_seconds) AS skew FROM boxes WHERE parking_id = ?');
-  const stillValid = db.prepare<[number, string, number], { one: number }>('SELECT 1 AS one FROM smart_keys WHERE parking_id = ? AND lower(signed_by) = lower(?) AND end_time >= ? LIMIT 1');
+  const skewOf = db.prepare<[number], { skew: number | null }>(
+    'SELECT max(skew_seconds) AS skew FROM boxes WHERE parking_id = ?',
+  );
+  const stillValid = db.prepare<[number, string, number], { one: number }>(
+    'SELECT 1 AS one FROM smart_keys WHERE parking_id = ? AND lower(signed_by) = lower(?) AND end_time >= ? LIMIT 1',
+  );
   const queued: string[] = [];
   for (const parking of parkings) {
     const current = parking.issuer_public_key ?? '';
@@ -239,7 +311,16 @@ export function scheduleDueDrops(db: Db, nowMs: number): string[] {
     if (stillValid.get(parking.id, previous, nowMs - skewMs) !== undefined) continue;
     commands.transaction(() => {
       if (commands.hasOperation(operation)) return;
-      queueSetIssuer(db, parking, 'rotate_drop', operation, current, null, nowMs, 'rotation: no key signed by the previous issuer key is valid any more');
+      queueSetIssuer(
+        db,
+        parking,
+        'rotate_drop',
+        operation,
+        current,
+        null,
+        nowMs,
+        'rotation: no key signed by the previous issuer key is valid any more',
+      );
       queued.push(operation);
     });
   }
@@ -258,7 +339,11 @@ export interface PendingControl {
 
 /** The pending control commands of a box, oldest first (`admin box status`). */
 export function pendingControlOf(db: Db, moduleId: number): PendingControl[] {
-  const rows = db.prepare<[number], ControlCommandRow>("SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id").all(moduleId);
+  const rows = db
+    .prepare<[number], ControlCommandRow>(
+      "SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id",
+    )
+    .all(moduleId);
   return rows.map((row) => ({
     id: row.id,
     kind: row.kind,

@@ -61,12 +61,16 @@ export class ControlCommandRepository {
   private readonly operationExists;
 
   constructor(private readonly db: Db) {
-    this.insertRow = db.prepare<[number, ControlKind, string, string, ControlPurpose, number, number | null, string, number, number]>(
+    this.insertRow = db.prepare<
+      [number, ControlKind, string, string, ControlPurpose, number, number | null, string, number, number]
+    >(
       `INSERT INTO control_commands (module_id, kind, body, operation, purpose, parking_id, smart_key_id, requested_by, next_attempt_at, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (operation, module_id) DO NOTHING`,
     );
     this.byId = db.prepare<[number], ControlCommandRow>('SELECT * FROM control_commands WHERE id = ?');
-    this.ofOperation = db.prepare<[string], ControlCommandRow>('SELECT * FROM control_commands WHERE operation = ? ORDER BY module_id');
+    this.ofOperation = db.prepare<[string], ControlCommandRow>(
+      'SELECT * FROM control_commands WHERE operation = ? ORDER BY module_id',
+    );
     // The first pending command of every box: only it may be sent (in order).
     this.heads = db.prepare<[], ControlCommandRow>(
       `SELECT c.* FROM control_commands c
@@ -80,7 +84,15 @@ export class ControlCommandRepository {
       `UPDATE control_commands SET control_seq = ?, attempts = attempts + 1, in_flight_until = ?, last_attempt_at = ?
        WHERE id = ? AND state = 'pending' AND (in_flight_until IS NULL OR in_flight_until <= ?)`,
     );
-    this.settleRow = db.prepare<{ id: number; state: ControlState; status: string | null; error: string | null; next: number; replays: number; finished: number | null }>(
+    this.settleRow = db.prepare<{
+      id: number;
+      state: ControlState;
+      status: string | null;
+      error: string | null;
+      next: number;
+      replays: number;
+      finished: number | null;
+    }>(
       `UPDATE control_commands SET state = @state, last_status = @status, last_error = @error, next_attempt_at = @next,
          replays = @replays, in_flight_until = NULL, finished_at = @finished
        WHERE id = @id`,
@@ -89,8 +101,12 @@ export class ControlCommandRepository {
       `UPDATE control_commands SET last_error = ?, next_attempt_at = ?, in_flight_until = NULL
        WHERE id = ? AND state = 'pending' AND control_seq = ? AND in_flight_until IS NOT NULL`,
     );
-    this.unfinishedOfOperation = db.prepare<[string], { count: number }>("SELECT count(*) AS count FROM control_commands WHERE operation = ? AND state != 'done'");
-    this.operationExists = db.prepare<[string], { one: number }>('SELECT 1 AS one FROM control_commands WHERE operation = ? LIMIT 1');
+    this.unfinishedOfOperation = db.prepare<[string], { count: number }>(
+      "SELECT count(*) AS count FROM control_commands WHERE operation = ? AND state != 'done'",
+    );
+    this.operationExists = db.prepare<[string], { one: number }>(
+      'SELECT 1 AS one FROM control_commands WHERE operation = ? LIMIT 1',
+    );
   }
 
   /** Queues a command; nothing when the operation already has one for this box. */
@@ -137,7 +153,17 @@ export class ControlCommandRepository {
     return this.claimRow.run(controlSeq, untilMs, nowMs, id, nowMs).changes === 1;
   }
 
-  settle(id: number, outcome: { state: ControlState; status: string | null; error: string | null; nextAttemptAt: number; replays: number }, nowMs: number): void {
+  settle(
+    id: number,
+    outcome: {
+      state: ControlState;
+      status: string | null;
+      error: string | null;
+      nextAttemptAt: number;
+      replays: number;
+    },
+    nowMs: number,
+  ): void {
     this.settleRow.run({
       id,
       state: outcome.state,

@@ -18,7 +18,9 @@ export class ControlSequences {
     this.allocate = db.prepare<[number, number], { seq: number }>(
       'UPDATE boxes SET next_control_seq = next_control_seq + 1 WHERE module_id = ? AND next_control_seq <= ? RETURNING next_control_seq - 1 AS seq',
     );
-    this.skip = db.prepare<[number, number]>('UPDATE boxes SET next_control_seq = max(next_control_seq, ?) WHERE module_id = ?');
+    this.skip = db.prepare<[number, number]>(
+      'UPDATE boxes SET next_control_seq = max(next_control_seq, ?) WHERE module_id = ?',
+    );
   }
 
   /** The next sequence of the box, taken for good; undefined when the box is

@@ -47,12 +47,29 @@ function outcomeOf(command: ControlCommandRow, code: number, status: string, now
       // The box accepted a higher sequence from another tool: skip ahead and
       // send again at once, a bounded number of times.
       const replays = command.replays + 1;
-      if (replays > MAX_REPLAYS) return { ...base, replays, state: 'failed', error: `REPLAY ${replays} times: the box keeps refusing the sequence` };
-      return { ...base, replays, state: 'pending', error: 'REPLAY: sequence skipped ahead', nextAttemptAt: nowMs, skipTo: sequenceAfterReplay(command.control_seq ?? 0, replays, nowMs) };
+      if (replays > MAX_REPLAYS)
+        return {
+          ...base,
+          replays,
+          state: 'failed',
+          error: `REPLAY ${replays} times: the box keeps refusing the sequence`,
+        };
+      return {
+        ...base,
+        replays,
+        state: 'pending',
+        error: 'REPLAY: sequence skipped ahead',
+        nextAttemptAt: nowMs,
+        skipTo: sequenceAfterReplay(command.control_seq ?? 0, replays, nowMs),
+      };
     }
     case Status.REVOCATION_FULL:
       // Not retried blindly: the list frees up only as entries expire.
-      return { ...base, state: 'failed', error: "REVOCATION_FULL: the box's revocation list is full; nothing changed on the box" };
+      return {
+        ...base,
+        state: 'failed',
+        error: "REVOCATION_FULL: the box's revocation list is full; nothing changed on the box",
+      };
     default:
       return { ...base, state: 'failed', error: `${status}: the box refused the command` };
   }
@@ -73,6 +90,10 @@ export function settleUnechoed(db: Db, commandId: number, seq: number, response:
     const code = parseResponse(response).status;
     const status = statusName(code) ?? `0x${code.toString(16).padStart(2, '0')}`;
     const error = `${status}: the box did not recognise the command (version 1 firmware does not know ${command.kind})`;
-    commands.settle(command.id, { state: 'failed', status, error, nextAttemptAt: command.next_attempt_at, replays: command.replays }, nowMs);
+    commands.settle(
+      command.id,
+      { state: 'failed', status, error, nextAttemptAt: command.next_attempt_at, replays: command.replays },
+      nowMs,
+    );
   });
 }

@@ -48,7 +48,8 @@ interface Settle {
 }
 
 /** A unit is work of its own (an HTTP batch) or an input of a shared work (an MQTT message). */
-type Unit = Settle & ({ readonly work: () => unknown } | { readonly shared: SharedWork<unknown, unknown>; readonly input: unknown });
+type Unit = Settle &
+  ({ readonly work: () => unknown } | { readonly shared: SharedWork<unknown, unknown>; readonly input: unknown });
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 

@@ -459,29 +459,51 @@ export const MIGRATIONS: readonly Migration[] = [
  * does not know: its schema may not be what this code reads and writes).
  * Returns the versions applied (none for an empty database).
  */
-export function checkSchema(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS, where: string = db.name): number[] {
-  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all() as { name: string }[]).map((row) => row.name);
+export function checkSchema(
+  db: Database.Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+  where: string = db.name,
+): number[] {
+  const tables = (
+    db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+      )
+      .all() as { name: string }[]
+  ).map((row) => row.name);
   if (!tables.includes('migrations')) {
     if (tables.length === 0) return [];
     const shown = tables.length > 5 ? `${tables.slice(0, 5).join(', ')}, ...` : tables.join(', ');
-    throw new DatabaseRefusedError(`${where} is not a parkbench database (tables ${shown} and no migrations table): parkbench will not add its tables to it; give another --database or DATABASE_PATH`);
+    throw new DatabaseRefusedError(
+      `${where} is not a parkbench database (tables ${shown} and no migrations table): parkbench will not add its tables to it; give another --database or DATABASE_PATH`,
+    );
   }
-  const applied = (db.prepare('SELECT version FROM migrations ORDER BY version').all() as { version: number }[]).map((row) => row.version);
+  const applied = (db.prepare('SELECT version FROM migrations ORDER BY version').all() as { version: number }[]).map(
+    (row) => row.version,
+  );
   const known = new Set(migrations.map((migration) => migration.version));
   const unknown = applied.filter((version) => !known.has(version));
   if (unknown.length > 0) {
-    throw new DatabaseRefusedError(`${where} is at migration ${Math.max(...applied)}, which this parkbench does not know (it knows migrations up to ${latestVersion(migrations)}): use the parkbench that wrote it, or a newer one`);
+    throw new DatabaseRefusedError(
+      `${where} is at migration ${Math.max(...applied)}, which this parkbench does not know (it knows migrations up to ${latestVersion(migrations)}): use the parkbench that wrote it, or a newer one`,
+    );
   }
   return applied;
 }
 
 /** For a database opened read-only: refused as by checkSchema, and also when
  * it lacks a migration (it cannot be migrated without writing). */
-export function checkSchemaCurrent(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS, where: string = db.name): void {
+export function checkSchemaCurrent(
+  db: Database.Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+  where: string = db.name,
+): void {
   const applied = new Set(checkSchema(db, migrations, where));
   if (applied.size === 0) throw new DatabaseRefusedError(`${where} holds no parkbench database (it is empty)`);
   if (migrations.every((migration) => applied.has(migration.version))) return;
-  throw new DatabaseRefusedError(`${where} is at migration ${Math.max(...applied)}; this parkbench needs migration ${latestVersion(migrations)}: a command that writes (or parkbench api) migrates it, a read-only one does not`);
+  throw new DatabaseRefusedError(
+    `${where} is at migration ${Math.max(...applied)}; this parkbench needs migration ${latestVersion(migrations)}: a command that writes (or parkbench api) migrates it, a read-only one does not`,
+  );
 }
 
 function latestVersion(migrations: readonly Migration[]): number {
@@ -527,7 +549,10 @@ function runRebuild(db: Database.Database, migration: Migration, record: () => v
     db.transaction(() => {
       db.exec(migration.sql);
       const broken = db.pragma('foreign_key_check') as unknown[];
-      if (broken.length > 0) throw new Error(`migration ${migration.version} (${migration.name}) would leave ${broken.length} broken foreign key(s); nothing was changed`);
+      if (broken.length > 0)
+        throw new Error(
+          `migration ${migration.version} (${migration.name}) would leave ${broken.length} broken foreign key(s); nothing was changed`,
+        );
       record();
     })();
   } finally {

@@ -25,7 +25,10 @@ export interface OpenOptions {
   readonly?: boolean;
 }
 
-export function openDatabase(path: string, { busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS, readonly = false }: OpenOptions = {}): Db {
+export function openDatabase(
+  path: string,
+  { busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS, readonly = false }: OpenOptions = {},
+): Db {
   if (readonly) return openReadOnly(path, busyTimeoutMs);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
@@ -49,7 +52,10 @@ export function openDatabase(path: string, { busyTimeoutMs = DEFAULT_BUSY_TIMEOU
 }
 
 function openReadOnly(path: string, busyTimeoutMs: number): Db {
-  if (!existsSync(path)) throw new DatabaseRefusedError(`no database at ${path} (a command that only reads creates none: check --database or DATABASE_PATH)`);
+  if (!existsSync(path))
+    throw new DatabaseRefusedError(
+      `no database at ${path} (a command that only reads creates none: check --database or DATABASE_PATH)`,
+    );
   let db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);

@@ -14,7 +14,10 @@ export const databasePlugin = fp(
   (app: FastifyInstance, options: { path: string; busyTimeoutMs?: number }, done: (error?: Error) => void) => {
     let db: Db;
     try {
-      db = openDatabase(options.path, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+      db = openDatabase(
+        options.path,
+        options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs },
+      );
     } catch (error) {
       done(error as Error);
       return;

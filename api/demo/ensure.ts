@@ -70,7 +70,12 @@ export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Pr
   if (new UserRepository(db).findByEmail(DEMO_DRIVER_EMAIL)) {
     throw refused(`${DEMO_DRIVER_EMAIL} exists but is not recorded as demo data; use another database`);
   }
-  const driver = await createDriver(db, { email: DEMO_DRIVER_EMAIL, password, firstName: 'Demo', lastName: 'Driver', phone: '+10000000000' }, scryptLog2N, nowMs);
+  const driver = await createDriver(
+    db,
+    { email: DEMO_DRIVER_EMAIL, password, firstName: 'Demo', lastName: 'Driver', phone: '+10000000000' },
+    scryptLog2N,
+    nowMs,
+  );
   // Signed, as new parkings are (issue 13). A demo database made by an older
   // parkbench keeps its sealed demo parking (migration 8): `start` provisions
   // its boxes with its parking key and `app` sends its sealed ACCESS.
@@ -89,9 +94,19 @@ export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Pr
     nowMs,
   );
   const [entrance, exit] = freeModuleIds(db, 2) as [number, number];
-  addBox(db, { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' }, nowMs);
+  addBox(
+    db,
+    { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' },
+    nowMs,
+  );
   addBox(db, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' }, nowMs);
-  demo.record({ client_app_row_id: client.id, client_secret: client.client_secret, user_id: driver.id, driver_password: password, parking_id: parking.id });
+  demo.record({
+    client_app_row_id: client.id,
+    client_secret: client.client_secret,
+    user_id: driver.id,
+    driver_password: password,
+    parking_id: parking.id,
+  });
   const row = demo.find();
   if (!row) throw failed('the demo data could not be recorded');
   return read(db, row);

@@ -47,7 +47,9 @@ export function nonPublicKind(address: string): string | undefined {
 export class PrivateAddressError extends Error {
   override readonly name = 'PrivateAddressError';
   constructor(host: string, address: string, kind: string) {
-    super(`refused: ${host === address ? address : `${host} resolves to ${address}`} (${kind}); FORWARDING_ALLOW_PRIVATE is false`);
+    super(
+      `refused: ${host === address ? address : `${host} resolves to ${address}`} (${kind}); FORWARDING_ALLOW_PRIVATE is false`,
+    );
   }
 }
 
@@ -63,7 +65,11 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 
 /** A `lookup` for http.request / net.connect that refuses non-public
  * addresses: every address of the answer must be public. */
-export function publicOnlyLookup(hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void {
+export function publicOnlyLookup(
+  hostname: string,
+  options: LookupOneOptions | LookupAllOptions,
+  callback: LookupCallback,
+): void {
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) {
       callback(error, '');
@@ -79,7 +85,8 @@ export function publicOnlyLookup(hostname: string, options: LookupOneOptions | L
     if (options.all === true) callback(null, addresses);
     else {
       const [first] = addresses;
-      if (first === undefined) callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
+      if (first === undefined)
+        callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');
       else callback(null, first.address, first.family);
     }
   });
@@ -99,11 +106,16 @@ function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
 /** When a URL is set (the admin CLI warns): the first non-public address its
  * host is or resolves to, or undefined (public, or no answer now: the
  * delivery will tell). Delivery checks again whatever this said. */
-export async function nonPublicAddressOf(url: string): Promise<{ host: string; address: string; kind: string } | undefined> {
+export async function nonPublicAddressOf(
+  url: string,
+): Promise<{ host: string; address: string; kind: string } | undefined> {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   try {
-    addresses = isIP(host) === 0 ? (await withinMs(lookupAll(host, { all: true }), SET_TIME_LOOKUP_MS)).map((entry) => entry.address) : [host];
+    addresses =
+      isIP(host) === 0
+        ? (await withinMs(lookupAll(host, { all: true }), SET_TIME_LOOKUP_MS)).map((entry) => entry.address)
+        : [host];
   } catch {
     return undefined;
   }

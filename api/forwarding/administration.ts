@@ -7,7 +7,10 @@ import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js'
 import { OutboxRepository, type UrlStatus } from './outbox.js';
 
 /** The outbox's status of a URL, its times as ISO. */
-export type ForwardingStatus = Omit<UrlStatus, 'last_attempt_at' | 'disabled_at'> & { last_attempt_at: string | null; disabled_at: string | null };
+export type ForwardingStatus = Omit<UrlStatus, 'last_attempt_at' | 'disabled_at'> & {
+  last_attempt_at: string | null;
+  disabled_at: string | null;
+};
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -58,9 +61,17 @@ export interface Replay {
 export function replayBoxLogs(db: Db, parkingId: number, sinceMs: number, nowMs: number): Replay {
   const parking = findParking(db, parkingId);
   if (parking.forwarding_url === null || parking.forwarding_expose !== 1) {
-    throw refused(`parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`);
+    throw refused(
+      `parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`,
+    );
   }
   if (sinceMs > nowMs) throw refused(`--since ${new Date(sinceMs).toISOString()} is in the future`);
-  const queued = new OutboxRepository(db).replay(parkingId, parking.forwarding_url, sinceMs, parking.forwarding_unverified === 1, nowMs);
+  const queued = new OutboxRepository(db).replay(
+    parkingId,
+    parking.forwarding_url,
+    sinceMs,
+    parking.forwarding_unverified === 1,
+    nowMs,
+  );
   return { parking_id: parkingId, url: parking.forwarding_url, since: new Date(sinceMs).toISOString(), queued };
 }

@@ -36,7 +36,8 @@ export interface UrlStatus {
 }
 
 /** No delivery of a URL a 410 disabled is due (the same condition in every query). */
-const ENABLED = 'NOT EXISTS (SELECT 1 FROM forwarding_disabled_urls x WHERE x.parking_id = forwarding_deliveries.parking_id AND x.url = forwarding_deliveries.url)';
+const ENABLED =
+  'NOT EXISTS (SELECT 1 FROM forwarding_disabled_urls x WHERE x.parking_id = forwarding_deliveries.parking_id AND x.url = forwarding_deliveries.url)';
 
 export class OutboxRepository {
   private readonly insertRow;
@@ -59,15 +60,21 @@ export class OutboxRepository {
   private readonly replayRows;
 
   constructor(private readonly db: Db) {
-    this.insertRow = db.prepare<[number, number, string, number]>('INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at) VALUES (?, ?, ?, ?)');
-    this.waitingUrls = db.prepare<[], { url: string; parking_id: number }>('SELECT DISTINCT url, parking_id FROM forwarding_outbox WHERE delivery_id IS NULL');
+    this.insertRow = db.prepare<[number, number, string, number]>(
+      'INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at) VALUES (?, ?, ?, ?)',
+    );
+    this.waitingUrls = db.prepare<[], { url: string; parking_id: number }>(
+      'SELECT DISTINCT url, parking_id FROM forwarding_outbox WHERE delivery_id IS NULL',
+    );
     this.waitingOfUrl = db.prepare<[string, number, number], ForwardRow & { outbox_id: number; queued_at: number }>(
       `SELECT o.id AS outbox_id, o.created_at AS queued_at, b.id, b.fo_user_id, b.smart_key_id, b.equipment_id, b.secured_parking_id, b.type, b.command,
               b.command_decrypted, b.response, b.response_decrypted, b.offline, b.created_at, b.latitude, b.longitude, u.email, b.verified
        FROM forwarding_outbox o JOIN box_logs b ON b.id = o.box_log_id LEFT JOIN users u ON u.id = b.fo_user_id
        WHERE o.delivery_id IS NULL AND o.url = ? AND o.parking_id = ? ORDER BY o.id LIMIT ?`,
     );
-    this.claimRow = db.prepare<[string, number]>('UPDATE forwarding_outbox SET delivery_id = ? WHERE id = ? AND delivery_id IS NULL');
+    this.claimRow = db.prepare<[string, number]>(
+      'UPDATE forwarding_outbox SET delivery_id = ? WHERE id = ? AND delivery_id IS NULL',
+    );
     this.insertDelivery = db.prepare<[string, number, string, number, number, number]>(
       "INSERT INTO forwarding_deliveries (id, parking_id, url, state, next_attempt_at, oldest_record_at, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)",
     );
@@ -92,8 +99,12 @@ export class OutboxRepository {
     this.claimDelivery = db.prepare<[number, string, number]>(
       "UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending' AND next_attempt_at = ?",
     );
-    this.releaseDelivery = db.prepare<[number, string]>("UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending'");
-    this.nextDueOf = db.prepare<[], { next: number | null }>(`SELECT min(next_attempt_at) AS next FROM forwarding_deliveries WHERE state = 'pending' AND ${ENABLED}`);
+    this.releaseDelivery = db.prepare<[number, string]>(
+      "UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending'",
+    );
+    this.nextDueOf = db.prepare<[], { next: number | null }>(
+      `SELECT min(next_attempt_at) AS next FROM forwarding_deliveries WHERE state = 'pending' AND ${ENABLED}`,
+    );
     this.statusRows = db.prepare<[number | null, number | null], UrlStatus>(
       `SELECT o.parking_id, o.url,
               sum(CASE WHEN d.state IS NULL OR d.state = 'pending' THEN 1 ELSE 0 END) AS pending,
@@ -107,9 +118,15 @@ export class OutboxRepository {
        WHERE ? IS NULL OR o.parking_id = ?
        GROUP BY o.parking_id, o.url ORDER BY o.parking_id, o.url`,
     );
-    this.disableUrl = db.prepare<[number, string, number, string]>('INSERT OR IGNORE INTO forwarding_disabled_urls (parking_id, url, disabled_at, reason) VALUES (?, ?, ?, ?)');
-    this.enableUrls = db.prepare<[number], { url: string }>('DELETE FROM forwarding_disabled_urls WHERE parking_id = ? RETURNING url');
-    this.wakeParking = db.prepare<[number, number]>("UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE state = 'pending' AND parking_id = ?");
+    this.disableUrl = db.prepare<[number, string, number, string]>(
+      'INSERT OR IGNORE INTO forwarding_disabled_urls (parking_id, url, disabled_at, reason) VALUES (?, ?, ?, ?)',
+    );
+    this.enableUrls = db.prepare<[number], { url: string }>(
+      'DELETE FROM forwarding_disabled_urls WHERE parking_id = ? RETURNING url',
+    );
+    this.wakeParking = db.prepare<[number, number]>(
+      "UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE state = 'pending' AND parking_id = ?",
+    );
     // No index of box logs by parking (migration 5): a replay is a rare
     // operator command, a scan of the table is its price.
     this.replayRows = db.prepare<[string, number, number, number, number]>(
@@ -127,21 +144,26 @@ export class OutboxRepository {
    * and 256 KiB of body, whichever comes first); returns how many deliveries
    * were made. */
   groupWaiting(nowMs: number): number {
-    return this.db.transaction(() => {
-      let made = 0;
-      for (const { url, parking_id: parkingId } of this.waitingUrls.all()) {
-        for (;;) {
-          const waiting = this.waitingOfUrl.all(url, parkingId, MAX_RECORDS_PER_DELIVERY);
-          if (waiting.length === 0) break;
-          const rows = waiting.slice(0, recordsThatFit(waiting.map((row) => Buffer.byteLength(JSON.stringify(forwardRecord(row))))));
-          const id = randomUUID();
-          this.insertDelivery.run(id, parkingId, url, nowMs, Math.min(...rows.map((row) => row.queued_at)), nowMs);
-          for (const row of rows) this.claimRow.run(id, row.outbox_id);
-          made += 1;
+    return this.db
+      .transaction(() => {
+        let made = 0;
+        for (const { url, parking_id: parkingId } of this.waitingUrls.all()) {
+          for (;;) {
+            const waiting = this.waitingOfUrl.all(url, parkingId, MAX_RECORDS_PER_DELIVERY);
+            if (waiting.length === 0) break;
+            const rows = waiting.slice(
+              0,
+              recordsThatFit(waiting.map((row) => Buffer.byteLength(JSON.stringify(forwardRecord(row))))),
+            );
+            const id = randomUUID();
+            this.insertDelivery.run(id, parkingId, url, nowMs, Math.min(...rows.map((row) => row.queued_at)), nowMs);
+            for (const row of rows) this.claimRow.run(id, row.outbox_id);
+            made += 1;
+          }
         }
-      }
-      return made;
-    }).immediate();
+        return made;
+      })
+      .immediate();
   }
 
   due(nowMs: number): DeliveryRow[] {
@@ -169,19 +191,32 @@ export class OutboxRepository {
     this.deliveredUpdate.run(nowMs, nowMs, deliveryId);
   }
 
-  markFailed(deliveryId: string, error: string, nowMs: number, next: { dead: true } | { dead: false; retryAt: number }): void {
-    this.failedUpdate.run(next.dead ? 'dead' : 'pending', next.dead ? nowMs : next.retryAt, nowMs, error.slice(0, 500), deliveryId);
+  markFailed(
+    deliveryId: string,
+    error: string,
+    nowMs: number,
+    next: { dead: true } | { dead: false; retryAt: number },
+  ): void {
+    this.failedUpdate.run(
+      next.dead ? 'dead' : 'pending',
+      next.dead ? nowMs : next.retryAt,
+      nowMs,
+      error.slice(0, 500),
+      deliveryId,
+    );
   }
 
   /** Dead deliveries of a parking become pending again, due now, with a
    * fresh retry schedule; the URLs a 410 disabled are enabled, their
    * deliveries due now. Returns the deliveries revived and the URLs enabled. */
   revive(parkingId: number, nowMs: number): { revived: number; enabledUrls: string[] } {
-    return this.db.transaction(() => {
-      const enabledUrls = this.enableUrls.all(parkingId).map((row) => row.url);
-      if (enabledUrls.length > 0) this.wakeParking.run(nowMs, parkingId);
-      return { revived: this.reviveUpdate.run(nowMs, nowMs, parkingId).changes, enabledUrls };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const enabledUrls = this.enableUrls.all(parkingId).map((row) => row.url);
+        if (enabledUrls.length > 0) this.wakeParking.run(nowMs, parkingId);
+        return { revived: this.reviveUpdate.run(nowMs, nowMs, parkingId).changes, enabledUrls };
+      })
+      .immediate();
   }
 
   /** A 410 Gone: nothing more is sent to this URL of this parking until revive. */

@@ -18,7 +18,12 @@ export interface PostOptions {
 
 /** Resolves with the status and headers once they arrive (the body is
  * discarded); rejects on a refused address, a connection error or abort. */
-export function postOnce(url: string, headers: OutgoingHttpHeaders, body: string, options: PostOptions): Promise<PostAnswer> {
+export function postOnce(
+  url: string,
+  headers: OutgoingHttpHeaders,
+  body: string,
+  options: PostOptions,
+): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     if (options.publicOnly) {

@@ -23,7 +23,8 @@ export function forwardRecord(row: ForwardRow): Record<string, unknown> {
     response_decrypted: row.response_decrypted,
     offline: row.offline === 1,
     created_at: row.created_at,
-    point_attributes: row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
+    point_attributes:
+      row.latitude === null || row.longitude === null ? null : { latitude: row.latitude, longitude: row.longitude },
     email: row.email,
     verified: row.verified === 1,
   };

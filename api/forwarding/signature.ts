@@ -23,10 +23,22 @@ export function newWebhookSecret(bytes = SECRET_BYTES): string {
  * the same key, `whsec_` + base64 of those characters.
  */
 export function secretKey(secret: string): Buffer {
-  return secret.startsWith(SECRET_PREFIX) ? Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+  return secret.startsWith(SECRET_PREFIX)
+    ? Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')
+    : Buffer.from(secret, 'utf8');
 }
 
 /** The `webhook-signature` value: `v1,<base64>` per secret, space-separated. */
-export function webhookSignature(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
-  return secrets.map((secret) => `v1,${createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`).join(' ');
+export function webhookSignature(
+  secrets: readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  return secrets
+    .map(
+      (secret) =>
+        `v1,${createHmac('sha256', secretKey(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`,
+    )
+    .join(' ');
 }

@@ -49,7 +49,9 @@ export function liveSecrets(parking: ParkingRow, nowMs: number): string[] {
   if (parking.forwarding_secret === null) return [];
   const previous = parking.forwarding_previous_secret;
   const until = parking.forwarding_previous_secret_until;
-  return previous !== null && until !== null && nowMs < until ? [parking.forwarding_secret, previous] : [parking.forwarding_secret];
+  return previous !== null && until !== null && nowMs < until
+    ? [parking.forwarding_secret, previous]
+    : [parking.forwarding_secret];
 }
 
 /** What one attempt came to. */
@@ -105,7 +107,10 @@ export class ForwardingWorker {
         for (const delivery of deliveries) {
           if (this.stopped) return;
           if (gone.has(delivery.parking_id)) continue;
-          if (!outbox.claim(delivery, clock.now() + (this.options.timeoutMs ?? FORWARDING_TIMEOUT_MS) + LEASE_MARGIN_MS)) continue;
+          if (
+            !outbox.claim(delivery, clock.now() + (this.options.timeoutMs ?? FORWARDING_TIMEOUT_MS) + LEASE_MARGIN_MS)
+          )
+            continue;
           attempted += 1;
           if ((await this.send(delivery)) === 'gone') gone.add(delivery.parking_id);
         }
@@ -147,11 +152,17 @@ export class ForwardingWorker {
     const body = JSON.stringify(records);
     const parking = this.options.parkings.findById(delivery.parking_id);
     const secrets = parking ? liveSecrets(parking, clock.now()) : [];
-    const attempt: Attempt = secrets.length === 0 ? { ok: false, error: 'the parking has no forwarding secret' } : await this.post(delivery, body, secrets);
+    const attempt: Attempt =
+      secrets.length === 0
+        ? { ok: false, error: 'the parking has no forwarding secret' }
+        : await this.post(delivery, body, secrets);
     const now = clock.now();
     if (attempt.ok) {
       outbox.markDelivered(delivery.id, now);
-      this.options.log?.info({ delivery: delivery.id, url: delivery.url, records: records.length }, 'box logs forwarded');
+      this.options.log?.info(
+        { delivery: delivery.id, url: delivery.url, records: records.length },
+        'box logs forwarded',
+      );
       return 'delivered';
     }
     const { error } = attempt;
@@ -163,7 +174,10 @@ export class ForwardingWorker {
       // Standard Webhooks: 410 Gone means the receiver wants no more. The
       // delivery stays pending (nothing is lost) and is due at once when revived.
       outbox.disable(delivery.parking_id, delivery.url, now, error);
-      outbox.markFailed(delivery.id, `${error}: URL disabled until admin forwarding retry`, now, { dead: false, retryAt: now });
+      outbox.markFailed(delivery.id, `${error}: URL disabled until admin forwarding retry`, now, {
+        dead: false,
+        retryAt: now,
+      });
       this.options.log?.warn({ delivery: delivery.id, url: delivery.url }, 'forwarding URL disabled (410 Gone)');
       return 'gone';
     }
@@ -209,7 +223,8 @@ export class ForwardingWorker {
       if (answer.status === 429 || answer.status === 503) {
         const header = answer.headers['retry-after'];
         const wait = retryAfterMs(typeof header === 'string' ? header : undefined, clock.now());
-        if (wait !== undefined) return { ok: false, error: `${error} (Retry-After ${Math.round(wait / 1000)} s)`, retryAfterMs: wait };
+        if (wait !== undefined)
+          return { ok: false, error: `${error} (Retry-After ${Math.round(wait / 1000)} s)`, retryAfterMs: wait };
       }
       return { ok: false, error };
     } catch (error) {

@@ -24,12 +24,22 @@ export class MqttAccountRepository {
   private readonly clientPassword;
 
   constructor(db: Db) {
-    this.clientByUsername = db.prepare<[string], MqttClientRow>('SELECT name, role, username, password_hash FROM mqtt_clients WHERE username = ?');
-    this.boxByUsername = db.prepare<[string], { module_id: number; mqtt_password_hash: string }>('SELECT module_id, mqtt_password_hash FROM boxes WHERE mqtt_username = ?');
-    this.insertClient = db.prepare<[string, string, string, string, number]>('INSERT INTO mqtt_clients (name, role, username, password_hash, created_at) VALUES (?, ?, ?, ?, ?)');
-    this.allClients = db.prepare<[], MqttClientRow>('SELECT name, role, username, password_hash FROM mqtt_clients ORDER BY username');
+    this.clientByUsername = db.prepare<[string], MqttClientRow>(
+      'SELECT name, role, username, password_hash FROM mqtt_clients WHERE username = ?',
+    );
+    this.boxByUsername = db.prepare<[string], { module_id: number; mqtt_password_hash: string }>(
+      'SELECT module_id, mqtt_password_hash FROM boxes WHERE mqtt_username = ?',
+    );
+    this.insertClient = db.prepare<[string, string, string, string, number]>(
+      'INSERT INTO mqtt_clients (name, role, username, password_hash, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.allClients = db.prepare<[], MqttClientRow>(
+      'SELECT name, role, username, password_hash FROM mqtt_clients ORDER BY username',
+    );
     this.clientPassword = db.prepare<[string, string]>('UPDATE mqtt_clients SET password_hash = ? WHERE username = ?');
-    this.allBoxes = db.prepare<[], { module_id: number; mqtt_username: string; mqtt_password_hash: string }>('SELECT module_id, mqtt_username, mqtt_password_hash FROM boxes ORDER BY module_id');
+    this.allBoxes = db.prepare<[], { module_id: number; mqtt_username: string; mqtt_password_hash: string }>(
+      'SELECT module_id, mqtt_username, mqtt_password_hash FROM boxes ORDER BY module_id',
+    );
   }
 
   findClient(username: string): MqttClientRow | undefined {
@@ -49,17 +59,31 @@ export class MqttAccountRepository {
    * the password does not match. */
   async authenticate(username: string, password: string): Promise<MqttAccount | null> {
     const box = this.boxByUsername.get(username);
-    if (box !== undefined) return (await verifyMqttPassword(password, box.mqtt_password_hash)) ? { role: 'box', username, moduleId: box.module_id } : null;
+    if (box !== undefined)
+      return (await verifyMqttPassword(password, box.mqtt_password_hash))
+        ? { role: 'box', username, moduleId: box.module_id }
+        : null;
     const client = this.clientByUsername.get(username);
-    if (client !== undefined) return (await verifyMqttPassword(password, client.password_hash)) ? { role: client.role, username } : null;
+    if (client !== undefined)
+      return (await verifyMqttPassword(password, client.password_hash)) ? { role: client.role, username } : null;
     return null;
   }
 
   /** Every account with its stored hash, boxes first: for the mosquitto export. */
   listWithHashes(): { account: MqttAccount; passwordHash: string }[] {
     return [
-      ...this.allBoxes.all().map((box) => ({ account: { role: 'box' as const, username: box.mqtt_username, moduleId: box.module_id }, passwordHash: box.mqtt_password_hash })),
-      ...this.allClients.all().map((client) => ({ account: { role: client.role, username: client.username }, passwordHash: client.password_hash })),
+      ...this.allBoxes
+        .all()
+        .map((box) => ({
+          account: { role: 'box' as const, username: box.mqtt_username, moduleId: box.module_id },
+          passwordHash: box.mqtt_password_hash,
+        })),
+      ...this.allClients
+        .all()
+        .map((client) => ({
+          account: { role: client.role, username: client.username },
+          passwordHash: client.password_hash,
+        })),
     ];
   }
 }

@@ -18,7 +18,11 @@ export class MqttAcl {
     switch (account.role) {
       case 'box':
         // Its own response, state and availability (the last will included).
-        return box !== null && box.moduleId === account.moduleId && (box.name === 'response' || box.name === 'state' || box.name === 'availability');
+        return (
+          box !== null &&
+          box.moduleId === account.moduleId &&
+          (box.name === 'response' || box.name === 'state' || box.name === 'availability')
+        );
       case 'gateway':
         return (
           (box !== null && (box.name === 'response' || box.name === 'state' || box.name === 'availability')) ||
@@ -36,7 +40,10 @@ export class MqttAcl {
     const topic = withoutSharePrefix(filter);
     switch (account.role) {
       case 'box':
-        return topic === this.topics.box(account.moduleId, 'command') || topic === this.topics.box(account.moduleId, 'sim/set');
+        return (
+          topic === this.topics.box(account.moduleId, 'command') ||
+          topic === this.topics.box(account.moduleId, 'sim/set')
+        );
       case 'gateway':
         return topic === this.topics.allBoxes('command') || this.topics.parseBoxTopic(topic)?.name === 'command';
       case 'operator':
@@ -49,7 +56,11 @@ export class MqttAcl {
   /** The same rules as a mosquitto ACL file, for an external broker. */
   mosquittoAcl(accounts: readonly MqttAccount[]): string {
     const p = this.topics.prefix;
-    const lines = ['# parkbench MQTT access rules (docs/architecture.md "Access"), written by `parkbench admin mqtt-acl`.', '# Anything not granted here is refused.', ''];
+    const lines = [
+      '# parkbench MQTT access rules (docs/architecture.md "Access"), written by `parkbench admin mqtt-acl`.',
+      '# Anything not granted here is refused.',
+      '',
+    ];
     for (const account of accounts) {
       lines.push(`user ${account.username}`);
       switch (account.role) {

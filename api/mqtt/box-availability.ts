@@ -77,7 +77,11 @@ export class BoxAvailability {
       // does not come back with the gateway: the gateway says `online` for
       // the box again once it reaches it.
       for (const moduleId of this.#reachedBy.get(gatewayId) ?? []) {
-        this.#boxes.set(moduleId, { online: false, at, reason: `gateway ${gatewayId} went offline at ${new Date(at).toISOString()} and has not reached it since` });
+        this.#boxes.set(moduleId, {
+          online: false,
+          at,
+          reason: `gateway ${gatewayId} went offline at ${new Date(at).toISOString()} and has not reached it since`,
+        });
       }
     }
     const boxes = [...(this.#reachedBy.get(gatewayId) ?? [])];
@@ -107,7 +111,10 @@ export class BoxAvailability {
     const derived = this.#derive(moduleId);
     const before = this.#derived.get(moduleId) ?? UNKNOWN;
     this.#derived.set(moduleId, derived);
-    const changed = before.availability !== derived.availability || before.reason !== derived.reason || before.gatewayId !== derived.gatewayId;
+    const changed =
+      before.availability !== derived.availability ||
+      before.reason !== derived.reason ||
+      before.gatewayId !== derived.gatewayId;
     if (changed || news) this.onChange(moduleId, derived, news);
   }
 
@@ -116,11 +123,18 @@ export class BoxAvailability {
     const gatewayId = this.#gatewayOf.get(moduleId) ?? null;
     const gateway = gatewayId === null ? undefined : this.#gateways.get(gatewayId);
     if (gatewayId !== null && gateway?.online === false) {
-      return { availability: 'offline', reason: `gateway ${gatewayId} offline since ${new Date(gateway.at).toISOString()}`, since: gateway.at, gatewayId };
+      return {
+        availability: 'offline',
+        reason: `gateway ${gatewayId} offline since ${new Date(gateway.at).toISOString()}`,
+        since: gateway.at,
+        gatewayId,
+      };
     }
     if (own === undefined) return { ...UNKNOWN, gatewayId };
     if (!own.online) {
-      const reason = own.reason ?? `${gatewayId === null ? 'the box' : `gateway ${gatewayId}`} reported it offline at ${new Date(own.at).toISOString()}`;
+      const reason =
+        own.reason ??
+        `${gatewayId === null ? 'the box' : `gateway ${gatewayId}`} reported it offline at ${new Date(own.at).toISOString()}`;
       return { availability: 'offline', reason, since: own.at, gatewayId };
     }
     return { availability: 'online', reason: null, since: own.at, gatewayId };

@@ -70,7 +70,12 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const acl = new MqttAcl(options.topics);
   const accountOf = new WeakMap<Client, MqttAccount>();
   const scannerOf = new WeakMap<Client, PacketSizeScanner>();
-  const counters: BrokerCounters = { refusedLogins: 0, refusedPublishes: 0, refusedSubscriptions: 0, refusedPackets: 0 };
+  const counters: BrokerCounters = {
+    refusedLogins: 0,
+    refusedPublishes: 0,
+    refusedSubscriptions: 0,
+    refusedPackets: 0,
+  };
   const maxPacketBytes = options.maxPacketBytes ?? DEFAULT_MAX_PACKET_BYTES;
   const packetLimits = { connectBytes: Math.min(MAX_CONNECT_BYTES, maxPacketBytes), packetBytes: maxPacketBytes };
   const owners = new ClientIdOwners();
@@ -165,7 +170,14 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     const scanner = guardReads(socket, packetLimits, (refusal) => {
       counters.refusedPackets++;
       logger.warn(
-        { client_id: client.id, username: accountOf.get(client)?.username ?? null, address: socket.remoteAddress ?? null, declared_bytes: refusal.declaredBytes, limit_bytes: refusal.limitBytes, before_login: refusal.beforeLogin },
+        {
+          client_id: client.id,
+          username: accountOf.get(client)?.username ?? null,
+          address: socket.remoteAddress ?? null,
+          declared_bytes: refusal.declaredBytes,
+          limit_bytes: refusal.limitBytes,
+          before_login: refusal.beforeLogin,
+        },
         'MQTT packet refused: over the size limit, connection closed',
       );
     });
@@ -179,12 +191,17 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   });
   try {
     server.listen(options.port, options.host);
-    await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error as Error))]);
+    await Promise.race([
+      once(server, 'listening'),
+      once(server, 'error').then(([error]) => Promise.reject(error as Error)),
+    ]);
   } catch (error) {
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     const code = (error as NodeJS.ErrnoException).code;
     throw new BrokerPortError(
-      code === 'EADDRINUSE' ? `MQTT port ${options.port} on ${options.host} is already in use (set MQTT_PORT, or MQTT_URL for an external broker)` : `cannot listen for MQTT on ${options.host}:${options.port}: ${messageOf(error)}`,
+      code === 'EADDRINUSE'
+        ? `MQTT port ${options.port} on ${options.host} is already in use (set MQTT_PORT, or MQTT_URL for an external broker)`
+        : `cannot listen for MQTT on ${options.host}:${options.port}: ${messageOf(error)}`,
       { cause: error },
     );
   }
@@ -200,7 +217,14 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     counters,
     publish: (topic, payload, publishOptions = {}) =>
       new Promise<void>((resolve, reject) => {
-        const packet = { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: publishOptions.retain ?? false, dup: false } as PublishPacket;
+        const packet = {
+          cmd: 'publish',
+          topic,
+          payload: Buffer.from(payload),
+          qos: 1,
+          retain: publishOptions.retain ?? false,
+          dup: false,
+        } as PublishPacket;
         aedes.publish(packet, (error) => (error ? reject(error) : resolve()));
       }),
     close: async () => {

@@ -34,7 +34,8 @@ export function mqttUsernameOf(role: ClientRole, name: string): string {
 export function addMqttClient(db: Db, name: string, role: ClientRole, nowMs: number): AddedMqttClient {
   const accounts = new MqttAccountRepository(db);
   const username = mqttUsernameOf(role, name);
-  if (accounts.findClient(username) !== undefined) throw conflict(`an MQTT client ${username} already exists: choose another --name`);
+  if (accounts.findClient(username) !== undefined)
+    throw conflict(`an MQTT client ${username} already exists: choose another --name`);
   const password = randomSecret(24);
   accounts.addClient({ name, role, username, password_hash: hashMqttPassword(password) }, nowMs);
   return { name, role, mqtt_username: username, mqtt_password: password };
@@ -42,7 +43,12 @@ export function addMqttClient(db: Db, name: string, role: ClientRole, nowMs: num
 
 /** An operator account with a fresh password: made, or its password replaced
  * (the bench's own operator, issued again at each start). */
-export function ensureOperatorClient(db: Db, name: string, username: string, nowMs: number): { username: string; password: string } {
+export function ensureOperatorClient(
+  db: Db,
+  name: string,
+  username: string,
+  nowMs: number,
+): { username: string; password: string } {
   const accounts = new MqttAccountRepository(db);
   const password = randomSecret(18);
   if (accounts.findClient(username) === undefined) {
@@ -61,13 +67,19 @@ export interface MosquittoExport {
 
 /** The mosquitto password file (the stored $7$ hashes, as they are) and ACL
  * file of every account, plus the API's own from MQTT_USERNAME/MQTT_PASSWORD. */
-export function mosquittoExport(db: Db, topics: Topics, api: { username: string; password: string } | undefined): MosquittoExport {
+export function mosquittoExport(
+  db: Db,
+  topics: Topics,
+  api: { username: string; password: string } | undefined,
+): MosquittoExport {
   const entries = new MqttAccountRepository(db).listWithHashes();
   const accounts: MqttAccount[] = entries.map((entry) => entry.account);
   const passwordLines: string[] = [];
   for (const entry of entries) {
     if (!isMosquittoHash(entry.passwordHash)) {
-      throw refused(`${entry.account.username} has a password hash mosquitto cannot read (made before MQTT passwords were stored for mosquitto): run \`parkbench admin box provision\` for that box`);
+      throw refused(
+        `${entry.account.username} has a password hash mosquitto cannot read (made before MQTT passwords were stored for mosquitto): run \`parkbench admin box provision\` for that box`,
+      );
     }
     passwordLines.push(`${entry.account.username}:${entry.passwordHash}`);
   }
@@ -75,5 +87,9 @@ export function mosquittoExport(db: Db, topics: Topics, api: { username: string;
     accounts.push({ role: 'api', username: api.username });
     passwordLines.push(`${api.username}:${hashMqttPassword(api.password)}`);
   }
-  return { passwords: `${passwordLines.join('\n')}\n`, acl: new MqttAcl(topics).mosquittoAcl(accounts), accounts: accounts.length };
+  return {
+    passwords: `${passwordLines.join('\n')}\n`,
+    acl: new MqttAcl(topics).mosquittoAcl(accounts),
+    accounts: accounts.length,
+  };
 }

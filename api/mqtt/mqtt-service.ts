@@ -21,7 +21,13 @@ import { ResponseIngestion, type IngestedResponse } from './response-ingester.js
 
 export type MqttConnection =
   | { readonly mode: 'embedded'; readonly host: string; readonly port: number }
-  | { readonly mode: 'external'; readonly url: string; readonly username?: string; readonly password?: string; readonly sharedGroup?: string };
+  | {
+      readonly mode: 'external';
+      readonly url: string;
+      readonly username?: string;
+      readonly password?: string;
+      readonly sharedGroup?: string;
+    };
 
 /** What ingestion needs (declared by response-ingester.ts), the MQTT
  * accounts' database, and the packet size bound. */
@@ -38,7 +44,8 @@ export interface MqttServiceOptions {
   readonly logger?: Logger;
 }
 
-export type CommandOutcome = { readonly answered: IngestedResponse } | { readonly error: 'timeout' | 'broker_unavailable' };
+export type CommandOutcome =
+  { readonly answered: IngestedResponse } | { readonly error: 'timeout' | 'broker_unavailable' };
 
 /** A box's true availability (box-availability.ts): online or offline, from
  * its own availability message and its gateway's; with the reason. */
@@ -101,7 +108,9 @@ export class MqttService {
       // Availability unshared: every API process needs all of it, retained messages included.
       // So are the gateways' availability and state (which boxes each reaches).
       subscriptions: [
-        connection.sharedGroup === undefined || connection.sharedGroup === '' ? responses : `$share/${connection.sharedGroup}/${responses}`,
+        connection.sharedGroup === undefined || connection.sharedGroup === ''
+          ? responses
+          : `$share/${connection.sharedGroup}/${responses}`,
         topics.allBoxes('availability'),
         topics.allGateways('availability'),
         topics.allGateways('state'),
@@ -159,9 +168,14 @@ export class MqttService {
 
   #publishOffline(moduleId: number): void {
     if (this.broker === undefined) return;
-    this.broker.publish(this.options.topics.box(moduleId, 'availability'), 'offline', { retain: true }).catch((error: unknown) => {
-      (this.options.logger ?? silentLogger).warn({ module_id: moduleId, err: messageOf(error) }, 'box availability not published');
-    });
+    this.broker
+      .publish(this.options.topics.box(moduleId, 'availability'), 'offline', { retain: true })
+      .catch((error: unknown) => {
+        (this.options.logger ?? silentLogger).warn(
+          { module_id: moduleId, err: messageOf(error) },
+          'box availability not published',
+        );
+      });
   }
 
   #derived(moduleId: number, derived: DerivedAvailability): void {
@@ -169,7 +183,10 @@ export class MqttService {
       this.#availabilityStore.store(moduleId, derived, this.options.clock.now());
     } catch (error) {
       // A busy or closing database: the next change writes it again; the listeners still hear it.
-      (this.options.logger ?? silentLogger).warn({ module_id: moduleId, err: messageOf(error) }, 'box availability not stored');
+      (this.options.logger ?? silentLogger).warn(
+        { module_id: moduleId, err: messageOf(error) },
+        'box availability not stored',
+      );
     }
     if (derived.availability === 'unknown') return;
     for (const listener of this.#availabilityListeners) listener(moduleId, derived.availability === 'online', derived);
@@ -182,9 +199,17 @@ export class MqttService {
 
   /** Publishes a command to a box and waits for its response message (matched
    * by a fresh request_id) or the timeout. */
-  sendCommand(moduleId: number, command: Buffer, context: Omit<CommandContext, 'request_id'>, timeoutMs: number): Promise<CommandOutcome> {
+  sendCommand(
+    moduleId: number,
+    command: Buffer,
+    context: Omit<CommandContext, 'request_id'>,
+    timeoutMs: number,
+  ): Promise<CommandOutcome> {
     const requestId = randomUUID();
-    const message: CommandMessage = { command: command.toString('base64'), context: { ...context, request_id: requestId } };
+    const message: CommandMessage = {
+      command: command.toString('base64'),
+      context: { ...context, request_id: requestId },
+    };
     const { clock, topics } = this.options;
     return new Promise((resolve) => {
       let settled = false;

@@ -124,7 +124,11 @@ export class PacketSizeScanner {
  * reach aedes. test/mqtt/oversized-packets.test.ts proves the guard holds on
  * the real broker, so an aedes that read another way would fail it.
  */
-export function guardReads(socket: Socket, limits: PacketSizeLimits, onRefused: (refusal: PacketRefusal) => void): PacketSizeScanner {
+export function guardReads(
+  socket: Socket,
+  limits: PacketSizeLimits,
+  onRefused: (refusal: PacketRefusal) => void,
+): PacketSizeScanner {
   const scanner = new PacketSizeScanner(limits);
   const read = socket.read.bind(socket);
   socket.read = (size?: number): Buffer | null => {

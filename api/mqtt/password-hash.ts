@@ -27,7 +27,8 @@ export async function verifyMqttPassword(password: string, stored: string): Prom
   const iterations = Number(parts[2]);
   const salt = Buffer.from(parts[3] ?? '', 'base64');
   const expected = Buffer.from(parts[4] ?? '', 'base64');
-  if (!Number.isInteger(iterations) || iterations < 1 || iterations > 1_000_000 || expected.length !== HASH_BYTES) return false;
+  if (!Number.isInteger(iterations) || iterations < 1 || iterations > 1_000_000 || expected.length !== HASH_BYTES)
+    return false;
   return timingSafeEqual(pbkdf2Sync(password, salt, iterations, HASH_BYTES, 'sha512'), expected);
 }
 

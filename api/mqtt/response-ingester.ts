@@ -20,11 +20,22 @@
 // process past busy_timeout is no such message: nothing of it is written, it
 // stays unacknowledged, and it is tried again BUSY_RETRY_MS later on the
 // injected clock (the broker redelivers it if this process dies).
-import { isAccessKind, isControlKind, parseCommandHeader, renderCommand, renderResponse } from '../../firmware-protocol/index.js';
+import {
+  isAccessKind,
+  isControlKind,
+  parseCommandHeader,
+  renderCommand,
+  renderResponse,
+} from '../../firmware-protocol/index.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
-import { MessageError, parseResponseMessage, type CommandContext, type ReceivedResponseMessage } from '../../lib/mqtt-messages.js';
+import {
+  MessageError,
+  parseResponseMessage,
+  type CommandContext,
+  type ReceivedResponseMessage,
+} from '../../lib/mqtt-messages.js';
 import { BoxLogRefusal } from '../box-logs/errors.js';
 import { ingestBoxLogs, type BoxLogIngestDeps } from '../box-logs/ingest.js';
 import { BoxLogLookups } from '../box-logs/lookups.js';
@@ -34,7 +45,15 @@ import type { GroupCommit, SharedWork } from '../db/group-commit.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import { FIRST_YEAR, LAST_YEAR, parseIsoTime, sqlTime } from '../sessions/time.js';
 
-type RefusalReason = 'not_json' | 'no_command' | 'bad_received_at' | 'bad_field' | 'bad_topic' | 'unknown_box' | 'refused_by_api' | 'failed';
+type RefusalReason =
+  | 'not_json'
+  | 'no_command'
+  | 'bad_received_at'
+  | 'bad_field'
+  | 'bad_topic'
+  | 'unknown_box'
+  | 'refused_by_api'
+  | 'failed';
 
 export interface IngestionCounters {
   /** Box logs stored (verified or not). */
@@ -92,7 +111,16 @@ export class ResponseIngestion {
   readonly counters: IngestionCounters = {
     stored: 0,
     duplicates: 0,
-    refused: { not_json: 0, no_command: 0, bad_received_at: 0, bad_field: 0, bad_topic: 0, unknown_box: 0, refused_by_api: 0, failed: 0 },
+    refused: {
+      not_json: 0,
+      no_command: 0,
+      bad_received_at: 0,
+      bad_field: 0,
+      bad_topic: 0,
+      unknown_box: 0,
+      refused_by_api: 0,
+      failed: 0,
+    },
     busy: 0,
   };
   readonly #logger: Logger;
@@ -122,7 +150,8 @@ export class ResponseIngestion {
       try {
         const taken = await this.ctx.groupCommit.runShared(this.#shared, received);
         if (taken.kind === 'unparsed') this.#refuse(taken.reason, moduleId, taken.detail);
-        else if (taken.kind === 'unknown_box') this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
+        else if (taken.kind === 'unknown_box')
+          this.#refuse('unknown_box', moduleId, `no box with module id ${moduleId}`);
         else if (taken.kind === 'refused') {
           this.#refuse('refused_by_api', moduleId, taken.refusal.message);
           this.#settled(taken.response);
@@ -131,7 +160,10 @@ export class ResponseIngestion {
       } catch (error) {
         if (isDatabaseBusy(error)) {
           this.counters.busy++;
-          this.#logger.warn({ module_id: moduleId, retry_ms: BUSY_RETRY_MS, err: messageOf(error) }, 'database busy: response kept unacknowledged, tried again later');
+          this.#logger.warn(
+            { module_id: moduleId, retry_ms: BUSY_RETRY_MS, err: messageOf(error) },
+            'database busy: response kept unacknowledged, tried again later',
+          );
           await sleep(this.ctx.clock, BUSY_RETRY_MS);
           continue;
         }
@@ -155,34 +187,54 @@ export class ResponseIngestion {
   #storeAll(received: readonly Received[]): Taken[] {
     const lookups = new BoxLogLookups(this.ctx);
     const now = this.ctx.clock.now();
-    const prepared = received.map(({ moduleId, payload }): Taken | { response: IngestedResponse; entry: BoxLogInput } => {
-      let message: ReceivedResponseMessage;
-      try {
-        message = parseResponseMessage(payload);
-      } catch (error) {
-        if (!(error instanceof MessageError)) throw error;
-        return { kind: 'unparsed', reason: reasonOf(error), detail: error.message };
-      }
-      const createdAt = createdAtOf(message.received_at, now);
-      if (createdAt === undefined) {
-        return { kind: 'unparsed', reason: 'bad_received_at', detail: `received_at ${JSON.stringify(message.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}` };
-      }
-      const box = lookups.box(moduleId);
-      if (box === undefined) return { kind: 'unknown_box' };
-      const response: IngestedResponse = { moduleId, response: message.response, error: message.error, context: message.context, log: undefined };
-      return { response, entry: this.#entry(lookups, box, message, createdAt) };
-    });
+    const prepared = received.map(
+      ({ moduleId, payload }): Taken | { response: IngestedResponse; entry: BoxLogInput } => {
+        let message: ReceivedResponseMessage;
+        try {
+          message = parseResponseMessage(payload);
+        } catch (error) {
+          if (!(error instanceof MessageError)) throw error;
+          return { kind: 'unparsed', reason: reasonOf(error), detail: error.message };
+        }
+        const createdAt = createdAtOf(message.received_at, now);
+        if (createdAt === undefined) {
+          return {
+            kind: 'unparsed',
+            reason: 'bad_received_at',
+            detail: `received_at ${JSON.stringify(message.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}`,
+          };
+        }
+        const box = lookups.box(moduleId);
+        if (box === undefined) return { kind: 'unknown_box' };
+        const response: IngestedResponse = {
+          moduleId,
+          response: message.response,
+          error: message.error,
+          context: message.context,
+          log: undefined,
+        };
+        return { response, entry: this.#entry(lookups, box, message, createdAt) };
+      },
+    );
     const storing = prepared.filter((one) => 'entry' in one);
     let logs: BoxLogResult[] = [];
     try {
-      if (storing.length > 0) logs = ingestBoxLogs(this.ctx, storing.map((one) => one.entry), { source: 'mqtt', lookups });
+      if (storing.length > 0)
+        logs = ingestBoxLogs(
+          this.ctx,
+          storing.map((one) => one.entry),
+          { source: 'mqtt', lookups },
+        );
     } catch (error) {
       const [only] = storing;
-      if (received.length === 1 && only !== undefined && error instanceof BoxLogRefusal) return [{ kind: 'refused', response: only.response, refusal: error }];
+      if (received.length === 1 && only !== undefined && error instanceof BoxLogRefusal)
+        return [{ kind: 'refused', response: only.response, refusal: error }];
       throw error;
     }
     let next = 0;
-    return prepared.map((one): Taken => ('entry' in one ? { kind: 'stored', response: { ...one.response, log: logs[next++] } } : one));
+    return prepared.map((one): Taken =>
+      'entry' in one ? { kind: 'stored', response: { ...one.response, log: logs[next++] } } : one,
+    );
   }
 
   /** Counts a committed (or refused) log and tells whoever waits for it. */
@@ -202,15 +254,25 @@ export class ResponseIngestion {
     const control = header.ok && isControlKind(header.header.kind);
     const keyFromContext = context.smart_key_id === undefined ? undefined : lookups.smartKey(context.smart_key_id);
     // An access command's key_id is a smart key id, whichever kind carries it.
-    const keyFromCommand = header.ok && isAccessKind(header.header.kind) ? lookups.smartKey(header.header.keyId) : undefined;
-    const key = [keyFromContext, keyFromCommand].find((candidate) => candidate !== undefined && candidate.parking_id === box.parking_id);
-    const userFromContext = context.fo_user_id !== undefined && lookups.user(context.fo_user_id) !== undefined ? context.fo_user_id : undefined;
+    const keyFromCommand =
+      header.ok && isAccessKind(header.header.kind) ? lookups.smartKey(header.header.keyId) : undefined;
+    const key = [keyFromContext, keyFromCommand].find(
+      (candidate) => candidate !== undefined && candidate.parking_id === box.parking_id,
+    );
+    const userFromContext =
+      context.fo_user_id !== undefined && lookups.user(context.fo_user_id) !== undefined
+        ? context.fo_user_id
+        : undefined;
     const parking = lookups.parking(box.parking_id);
     const keys = hexKeys([parking?.parking_key, parking?.parking_key_next, box.box_key]);
     // An ACCESS_SIGNED renders in full only when a public key the parking
     // knows (now, before a rotation, or being installed) verifies it; else
     // `... AUTH_FAILED`. Public keys only: the private ones stay unread here.
-    const issuerKeys = hexKeys([parking?.issuer_public_key, parking?.issuer_previous_public_key, parking?.issuer_next_public_key]);
+    const issuerKeys = hexKeys([
+      parking?.issuer_public_key,
+      parking?.issuer_previous_public_key,
+      parking?.issuer_next_public_key,
+    ]);
     return {
       fo_user_id: key?.user_id ?? userFromContext ?? null,
       smart_key_id: key?.id ?? null,

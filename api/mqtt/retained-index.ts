@@ -22,12 +22,18 @@ interface AsyncPersistenceClass {
   };
 }
 
-type Persistence = object & { setup(broker: unknown): Promise<void>; createRetainedStreamCombi(patterns: string[]): Readable };
+type Persistence = object & {
+  setup(broker: unknown): Promise<void>;
+  createRetainedStreamCombi(patterns: string[]): Readable;
+};
 
 const require = createRequire(import.meta.url);
 const AsyncPersistence = require('aedes-persistence/asyncPersistence.js') as AsyncPersistenceClass;
 const { CallBackPersistence } = require('aedes-persistence/callBackPersistence.js') as {
-  CallBackPersistence: new (factory: (options: object) => InstanceType<AsyncPersistenceClass>, options?: object) => Persistence;
+  CallBackPersistence: new (
+    factory: (options: object) => InstanceType<AsyncPersistenceClass>,
+    options?: object,
+  ) => Persistence;
 };
 
 const hasWildcard = (pattern: string): boolean => pattern.includes('+') || pattern.includes('#');

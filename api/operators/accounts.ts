@@ -41,5 +41,7 @@ export function removeOperator(db: Db, name: string): { name: string; removed: t
 }
 
 export function listOperators(db: Db): OperatorListing[] {
-  return new OperatorRepository(db).list().map((row) => ({ name: row.name, created_at: new Date(row.created_at).toISOString() }));
+  return new OperatorRepository(db)
+    .list()
+    .map((row) => ({ name: row.name, created_at: new Date(row.created_at).toISOString() }));
 }

@@ -36,7 +36,11 @@ export interface OperatorAuthDeps extends BearerDeps {
 
 export function operatorAuth(ctx: OperatorAuthDeps) {
   const driverAuth = bearerAuth(ctx);
-  return function authenticateOperator(request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+  return function authenticateOperator(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: (error?: Error) => void,
+  ): void {
     const token = BEARER_CREDENTIALS.exec(request.headers.authorization ?? '')?.[1];
     if (token !== undefined && token.length <= MAX_TOKEN_LENGTH) {
       const hash = tokenHash(token);

@@ -20,6 +20,13 @@ export function boxCommandFrame(db: Db, moduleId: number, command: BoxCommand, n
   const seq = new ControlSequences(db).next(moduleId);
   if (seq === undefined) throw refused(`box ${moduleId} has used every control sequence`);
   const key = Buffer.from(box.box_key, 'hex');
-  if (command === 'battery_query') return sealCommand({ kind: FrameKind.BATTERY_QUERY, key, keyId: seq, scope: moduleId });
-  return sealCommand({ kind: FrameKind.TIME_SET, key, keyId: seq, scope: moduleId, body: { time: Math.floor(nowMs / 1000) } });
+  if (command === 'battery_query')
+    return sealCommand({ kind: FrameKind.BATTERY_QUERY, key, keyId: seq, scope: moduleId });
+  return sealCommand({
+    kind: FrameKind.TIME_SET,
+    key,
+    keyId: seq,
+    scope: moduleId,
+    body: { time: Math.floor(nowMs / 1000) },
+  });
 }

@@ -16,10 +16,18 @@ export class OperatorRepository {
   private readonly deleteRow;
 
   constructor(db: Db) {
-    this.byHash = db.prepare<[Buffer], OperatorRow>('SELECT id, name, token_hash, created_at FROM operators WHERE token_hash = ?');
-    this.byName = db.prepare<[string], OperatorRow>('SELECT id, name, token_hash, created_at FROM operators WHERE name = ?');
-    this.everyOperator = db.prepare<[], OperatorRow>('SELECT id, name, token_hash, created_at FROM operators ORDER BY name');
-    this.insertRow = db.prepare<[string, Buffer, number]>('INSERT INTO operators (name, token_hash, created_at) VALUES (?, ?, ?)');
+    this.byHash = db.prepare<[Buffer], OperatorRow>(
+      'SELECT id, name, token_hash, created_at FROM operators WHERE token_hash = ?',
+    );
+    this.byName = db.prepare<[string], OperatorRow>(
+      'SELECT id, name, token_hash, created_at FROM operators WHERE name = ?',
+    );
+    this.everyOperator = db.prepare<[], OperatorRow>(
+      'SELECT id, name, token_hash, created_at FROM operators ORDER BY name',
+    );
+    this.insertRow = db.prepare<[string, Buffer, number]>(
+      'INSERT INTO operators (name, token_hash, created_at) VALUES (?, ?, ?)',
+    );
     this.deleteRow = db.prepare<[string]>('DELETE FROM operators WHERE name = ?');
   }
 

@@ -9,7 +9,14 @@ import { notFound } from '../domain-error.js';
 import { parkingView, type ParkingView } from '../parkings/view.js';
 import { formatMinorUnits, ParkingRepository } from '../repositories/parkings.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
-import { barrierName, isProtocolError, parseResponse, Status, statusName, type StatusName } from '../../firmware-protocol/index.js';
+import {
+  barrierName,
+  isProtocolError,
+  parseResponse,
+  Status,
+  statusName,
+  type StatusName,
+} from '../../firmware-protocol/index.js';
 
 /** What the newest verified response of a box said (docs/protocol.md, Response frame). */
 export interface LastResponse {
@@ -34,7 +41,11 @@ export function operatorParkings(db: Db): OperatorParking[] {
   return ids.map(({ id }) => {
     const view = parkingView(db, id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
-    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({ ...status, mac_address: macs.get(status.module_id) ?? '', last_response: lastResponseOf(db, status.module_id) }));
+    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({
+      ...status,
+      mac_address: macs.get(status.module_id) ?? '',
+      last_response: lastResponseOf(db, status.module_id),
+    }));
     return { ...view, boxes };
   });
 }
@@ -85,7 +96,8 @@ export interface SessionFilter {
 
 /** Sessions newest first, of a state and a parking if asked. */
 export function operatorSessions(db: Db, filter: SessionFilter): OperatorSession[] {
-  if (filter.parkingId !== undefined && !new ParkingRepository(db).findById(filter.parkingId)) throw notFound(`no secured parking with id ${filter.parkingId}`);
+  if (filter.parkingId !== undefined && !new ParkingRepository(db).findById(filter.parkingId))
+    throw notFound(`no secured parking with id ${filter.parkingId}`);
   const rows = db
     .prepare<[string | null, string | null, number | null, number | null, number], SessionRow & { email: string }>(
       `SELECT s.id, s.user_id, u.email, s.parking_id, s.state, s.start_time, s.end_time, s.entrance_remaining_tries, s.exit_remaining_tries,
@@ -201,7 +213,14 @@ export function operatorBoxLogs(db: Db, filter: Omit<BoxLogFilter, 'cursor'> & {
          AND (@verified IS NULL OR b.verified = @verified)
        ORDER BY b.id DESC LIMIT @limit`,
     )
-    .all({ before: filter.beforeId ?? null, module: filter.moduleId ?? null, session: filter.sessionId ?? null, status, verified, limit: filter.limit + 1 });
+    .all({
+      before: filter.beforeId ?? null,
+      module: filter.moduleId ?? null,
+      session: filter.sessionId ?? null,
+      status,
+      verified,
+      limit: filter.limit + 1,
+    });
   const more = rows.length > filter.limit;
   const page = more ? rows.slice(0, filter.limit) : rows;
   const last = page.at(-1);

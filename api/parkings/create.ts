@@ -33,7 +33,11 @@ export interface CreatedParkingKeys {
 export function freshParkingKeys(accessMode: AccessMode): NewParkingKeys {
   if (accessMode === 'sealed') return { accessMode, parkingKey: randomKeyHex() };
   const pair = generateIssuerKeyPair();
-  return { accessMode, issuerPrivateKey: pair.privateKey.toString('hex'), issuerPublicKey: pair.publicKey.toString('hex') };
+  return {
+    accessMode,
+    issuerPrivateKey: pair.privateKey.toString('hex'),
+    issuerPublicKey: pair.publicKey.toString('hex'),
+  };
 }
 
 /** Inserts a parking with fresh keys of `accessMode`; call inside the caller's transaction if it has one. */

@@ -44,7 +44,10 @@ function settingOf(parking: ParkingRow, shownSecret: string | null, nowMs: numbe
     expose: parking.forwarding_expose === 1,
     forward_unverified: parking.forwarding_unverified === 1,
     forwarding_secret: shownSecret,
-    previous_secret_until: parking.forwarding_previous_secret !== null && until !== null && until > nowMs ? new Date(until).toISOString() : null,
+    previous_secret_until:
+      parking.forwarding_previous_secret !== null && until !== null && until > nowMs
+        ? new Date(until).toISOString()
+        : null,
   };
 }
 
@@ -54,7 +57,9 @@ export function setForwarding(db: Db, parkingId: number, change: ForwardingChang
   // The secret is kept across changes of URL, so a receiver keeps verifying.
   const made = parking.forwarding_secret === null ? newWebhookSecret() : null;
   const forwardUnverified = change.forwardUnverified ?? parking.forwarding_unverified === 1;
-  parkings.setForwarding(parkingId, change.url, change.expose, made ?? parking.forwarding_secret ?? '', { forwardUnverified });
+  parkings.setForwarding(parkingId, change.url, change.expose, made ?? parking.forwarding_secret ?? '', {
+    forwardUnverified,
+  });
   return settingOf(findParking(parkings, parkingId), made, nowMs);
 }
 
@@ -63,14 +68,22 @@ export function setForwarding(db: Db, parkingId: number, change: ForwardingChang
  * too for `overlapHours` (0: not at all), so a receiver can switch without
  * refusing a delivery. A parking that never had a secret just gets one.
  */
-export function rotateForwardingSecret(db: Db, parkingId: number, overlapHours: number, nowMs: number): ForwardingSetting {
+export function rotateForwardingSecret(
+  db: Db,
+  parkingId: number,
+  overlapHours: number,
+  nowMs: number,
+): ForwardingSetting {
   if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_OVERLAP_HOURS) {
     throw refused(`the overlap must be 0 to ${MAX_OVERLAP_HOURS} hours, got ${overlapHours}`);
   }
   const parkings = new ParkingRepository(db);
   const parking = findParking(parkings, parkingId);
   const secret = newWebhookSecret();
-  const previous = parking.forwarding_secret !== null && overlapHours > 0 ? { secret: parking.forwarding_secret, until: nowMs + overlapHours * 3_600_000 } : null;
+  const previous =
+    parking.forwarding_secret !== null && overlapHours > 0
+      ? { secret: parking.forwarding_secret, until: nowMs + overlapHours * 3_600_000 }
+      : null;
   parkings.setForwardingSecret(parkingId, secret, previous);
   return settingOf(findParking(parkings, parkingId), secret, nowMs);
 }

@@ -44,6 +44,8 @@ export function parkingView(db: Db, id: number): ParkingView {
     issuer_public_key: parking.issuer_public_key,
     issuer_previous_public_key: parking.issuer_previous_public_key,
     issuer_next_public_key: parking.issuer_next_public_key,
-    boxes: new BoxRepository(db).listOfParking(id).map((box) => ({ module_id: box.module_id, direction: box.direction, mac_address: box.mac_address })),
+    boxes: new BoxRepository(db)
+      .listOfParking(id)
+      .map((box) => ({ module_id: box.module_id, direction: box.direction, mac_address: box.mac_address })),
   };
 }

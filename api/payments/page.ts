@@ -39,10 +39,14 @@ export function renderPage(model: PageModel): string {
   if (model.amount !== undefined && model.currency !== undefined) {
     parts.push(`<div class="amount">${escapeHtml(model.amount)} ${escapeHtml(model.currency)}</div>`);
   }
-  if (model.state !== undefined) parts.push(`<span class="state ${model.state}" id="payment-state">${model.state}</span>`);
+  if (model.state !== undefined)
+    parts.push(`<span class="state ${model.state}" id="payment-state">${model.state}</span>`);
   parts.push(`<p id="message">${escapeHtml(model.message)}</p>`);
   if (model.form) {
-    const returnField = model.returnUrl === undefined ? '' : `<input type="hidden" name="return_url" value="${escapeHtml(model.returnUrl)}">`;
+    const returnField =
+      model.returnUrl === undefined
+        ? ''
+        : `<input type="hidden" name="return_url" value="${escapeHtml(model.returnUrl)}">`;
     parts.push(`<form method="post">
 <label for="card_number">Card number</label>
 <input id="card_number" name="card_number" inputmode="numeric" autocomplete="off" placeholder="4242 4242 4242 4242" maxlength="23">
@@ -53,7 +57,8 @@ ${returnField}
 </form>
 <p class="hint">Sandbox: 4242 4242 4242 4242 succeeds, 4000 0000 0000 0002 is declined; any future expiry date.</p>`);
   }
-  if (model.returnUrl !== undefined) parts.push(`<p><a id="return" href="${escapeHtml(model.returnUrl)}">Back to the app</a></p>`);
+  if (model.returnUrl !== undefined)
+    parts.push(`<p><a id="return" href="${escapeHtml(model.returnUrl)}">Back to the app</a></p>`);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(model.title)}</title><style>${STYLE}</style></head>

@@ -79,7 +79,8 @@ export class SandboxProvider implements PaymentProvider {
     if (!payment) return this.unknown(returnUrl);
     if (payment.state === 'paid') return this.show(payment, 200, 'This payment is already paid.', returnUrl);
     const action = field(form, 'action');
-    if (action === 'decline') return this.settle(payment, 'declined', 'You declined the payment. You can pay now or later.', returnUrl);
+    if (action === 'decline')
+      return this.settle(payment, 'declined', 'You declined the payment. You can pay now or later.', returnUrl);
     if (action !== 'pay') return this.show(payment, 400, 'Choose Pay or Decline.', returnUrl);
 
     const card = field(form, 'card_number').replace(/[\s-]/g, '');
@@ -89,18 +90,26 @@ export class SandboxProvider implements PaymentProvider {
     if (!expiry.ok) return refuse('Enter the expiry date as MM/YY.');
     if (expiry.expired) return refuse('This card has expired. Nothing was charged.');
     if (card === TEST_CARD_SUCCEEDS) return this.settle(payment, 'paid', 'Payment accepted. Thank you.', returnUrl);
-    if (card === TEST_CARD_DECLINED) return this.settle(payment, 'declined', 'The card was declined. Nothing was charged.', returnUrl);
+    if (card === TEST_CARD_DECLINED)
+      return this.settle(payment, 'declined', 'The card was declined. Nothing was charged.', returnUrl);
     return refuse('This sandbox takes test cards only: 4242 4242 4242 4242 or 4000 0000 0000 0002.');
   }
 
-  private settle(payment: PaymentRow, state: 'paid' | 'declined', message: string, returnUrl: string | undefined): PageResult {
-    const updated = this.options.db.transaction(() => {
-      this.options.payments.setState(payment.id, state, this.options.clock.now());
-      const row = this.options.payments.findById(payment.id);
-      if (!row) throw new Error(`payment ${payment.id} vanished`);
-      for (const listener of this.#outcomeListeners) listener(row);
-      return row;
-    }).immediate();
+  private settle(
+    payment: PaymentRow,
+    state: 'paid' | 'declined',
+    message: string,
+    returnUrl: string | undefined,
+  ): PageResult {
+    const updated = this.options.db
+      .transaction(() => {
+        this.options.payments.setState(payment.id, state, this.options.clock.now());
+        const row = this.options.payments.findById(payment.id);
+        if (!row) throw new Error(`payment ${payment.id} vanished`);
+        for (const listener of this.#outcomeListeners) listener(row);
+        return row;
+      })
+      .immediate();
     // A concurrent Pay may have won: show what is stored.
     return this.show(updated, 200, updated.state === state ? message : this.stateMessage(updated), returnUrl);
   }
@@ -116,7 +125,13 @@ export class SandboxProvider implements PaymentProvider {
     }
   }
 
-  private show(payment: PaymentRow, status: number, message: string, returnUrl: string | undefined, expiry?: string): PageResult {
+  private show(
+    payment: PaymentRow,
+    status: number,
+    message: string,
+    returnUrl: string | undefined,
+    expiry?: string,
+  ): PageResult {
     const model: PageModel = {
       title: payment.state === 'paid' ? 'Paid' : 'Parking payment',
       message,
@@ -132,6 +147,14 @@ export class SandboxProvider implements PaymentProvider {
   }
 
   private unknown(returnUrl: string | undefined): PageResult {
-    return { status: 404, html: renderPage({ title: 'Unknown payment', message: 'There is no payment at this address. Check the link in the app.', form: false, returnUrl }) };
+    return {
+      status: 404,
+      html: renderPage({
+        title: 'Unknown payment',
+        message: 'There is no payment at this address. Check the link in the app.',
+        form: false,
+        returnUrl,
+      }),
+    };
   }
 }

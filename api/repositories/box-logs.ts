@@ -32,8 +32,24 @@ export interface ForwardRow {
 }
 
 type InsertTuple = [
-  string, number | null, number | null, number, number, string, string | null, string | null, string | null, string | null,
-  number, string, number | null, number | null, number, number | null, number | null, number,
+  string,
+  number | null,
+  number | null,
+  number,
+  number,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  string,
+  number | null,
+  number | null,
+  number,
+  number | null,
+  number | null,
+  number,
 ];
 
 export class BoxLogRepository {
@@ -50,7 +66,9 @@ export class BoxLogRepository {
     // uniqueness a box log can meet; ON CONFLICT DO NOTHING (unlike OR IGNORE)
     // still raises on any other constraint, so nothing is dropped silently.
     this.insertVerifiedRow = db.prepare<InsertTuple>(`INSERT INTO box_logs ${columns} ON CONFLICT DO NOTHING`);
-    this.verifiedBySeq = db.prepare<[number, number], { id: number }>('SELECT id FROM box_logs WHERE equipment_id = ? AND box_seq = ? AND verified = 1');
+    this.verifiedBySeq = db.prepare<[number, number], { id: number }>(
+      'SELECT id FROM box_logs WHERE equipment_id = ? AND box_seq = ? AND verified = 1',
+    );
     this.byId = db.prepare<[number], Record<string, unknown>>('SELECT * FROM box_logs WHERE id = ?');
   }
 
@@ -59,9 +77,24 @@ export class BoxLogRepository {
   insert(log: StoredBoxLog): { id: number; duplicate: boolean } {
     const e = log.entry;
     const tuple: InsertTuple = [
-      log.source, e.fo_user_id, e.smart_key_id, e.equipment_id, e.secured_parking_id, e.type, e.command, e.command_decrypted, e.response, e.response_decrypted,
-      e.offline ? 1 : 0, e.created_at, e.point_attributes?.latitude ?? null, e.point_attributes?.longitude ?? null,
-      log.verified ? 1 : 0, log.boxSeq, log.status, log.receivedAt,
+      log.source,
+      e.fo_user_id,
+      e.smart_key_id,
+      e.equipment_id,
+      e.secured_parking_id,
+      e.type,
+      e.command,
+      e.command_decrypted,
+      e.response,
+      e.response_decrypted,
+      e.offline ? 1 : 0,
+      e.created_at,
+      e.point_attributes?.latitude ?? null,
+      e.point_attributes?.longitude ?? null,
+      log.verified ? 1 : 0,
+      log.boxSeq,
+      log.status,
+      log.receivedAt,
     ];
     if (!log.verified) return { id: Number(this.insertRow.run(...tuple).lastInsertRowid), duplicate: false };
     const result = this.insertVerifiedRow.run(...tuple);

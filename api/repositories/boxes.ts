@@ -54,7 +54,9 @@ export class BoxRepository {
     this.byMac = db.prepare<[string], BoxRow>('SELECT * FROM boxes WHERE mac_address = ?');
     this.ofParking = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE parking_id = ? ORDER BY module_id');
     this.everyBox = db.prepare<[], BoxRow>('SELECT * FROM boxes ORDER BY module_id');
-    this.countOfParking = db.prepare<[number], { count: number }>('SELECT count(*) AS count FROM boxes WHERE parking_id = ?');
+    this.countOfParking = db.prepare<[number], { count: number }>(
+      'SELECT count(*) AS count FROM boxes WHERE parking_id = ?',
+    );
     this.highestModule = db.prepare<[], { highest: number | null }>('SELECT max(module_id) AS highest FROM boxes');
     this.insertRow = db.prepare<[number, number, string, string, string, string, string, number]>(
       `INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at)

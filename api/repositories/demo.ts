@@ -15,7 +15,9 @@ export class DemoRepository {
   private readonly insertRow;
 
   constructor(db: Db) {
-    this.select = db.prepare<[], DemoRow>('SELECT client_app_row_id, client_secret, user_id, driver_password, parking_id FROM demo WHERE id = 1');
+    this.select = db.prepare<[], DemoRow>(
+      'SELECT client_app_row_id, client_secret, user_id, driver_password, parking_id FROM demo WHERE id = 1',
+    );
     this.insertRow = db.prepare<[number, string, number, string, number]>(
       'INSERT INTO demo (id, client_app_row_id, client_secret, user_id, driver_password, parking_id) VALUES (1, ?, ?, ?, ?, ?)',
     );

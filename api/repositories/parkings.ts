@@ -64,7 +64,22 @@ export class ParkingRepository {
 
   constructor(db: Db) {
     this.byId = db.prepare<[number], ParkingRow>('SELECT * FROM secured_parkings WHERE id = ?');
-    this.insertRow = db.prepare<[string, string | null, string, number, number, number, number, AccessMode, string | null, string | null, string | null, number]>(
+    this.insertRow = db.prepare<
+      [
+        string,
+        string | null,
+        string,
+        number,
+        number,
+        number,
+        number,
+        AccessMode,
+        string | null,
+        string | null,
+        string | null,
+        number,
+      ]
+    >(
       `INSERT INTO secured_parkings (name, description, currency, price_per_hour_minor, max_duration_minutes, tries, is_online,
          access_mode, parking_key, issuer_private_key, issuer_public_key, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -101,7 +116,13 @@ export class ParkingRepository {
   }
 
   /** Unverified box logs stay home unless `forwardUnverified` says otherwise. */
-  setForwarding(id: number, url: string, expose: boolean, secret: string, options: { forwardUnverified?: boolean } = {}): void {
+  setForwarding(
+    id: number,
+    url: string,
+    expose: boolean,
+    secret: string,
+    options: { forwardUnverified?: boolean } = {},
+  ): void {
     this.forwardingUpdate.run(url, expose ? 1 : 0, secret, options.forwardUnverified === true ? 1 : 0, id);
   }
 

@@ -35,13 +35,17 @@ export class PaymentRepository {
     const columns = 'id, session_id, provider, token, purpose, amount_minor, currency, state';
     this.byToken = db.prepare<[string], PaymentRow>(`SELECT ${columns} FROM payments WHERE token = ?`);
     this.byId = db.prepare<[number], PaymentRow>(`SELECT ${columns} FROM payments WHERE id = ?`);
-    this.ofSession = db.prepare<[number], PaymentRow>(`SELECT ${columns} FROM payments WHERE session_id = ? ORDER BY id`);
+    this.ofSession = db.prepare<[number], PaymentRow>(
+      `SELECT ${columns} FROM payments WHERE session_id = ? ORDER BY id`,
+    );
     this.insertRow = db.prepare<[number, string, string, PaymentPurpose, number, string, number, number]>(
       `INSERT INTO payments (session_id, provider, token, purpose, amount_minor, currency, state, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
     );
     // A paid payment never changes again.
-    this.stateUpdate = db.prepare<[PaymentState, number, number]>("UPDATE payments SET state = ?, updated_at = ? WHERE id = ? AND state <> 'paid'");
+    this.stateUpdate = db.prepare<[PaymentState, number, number]>(
+      "UPDATE payments SET state = ?, updated_at = ? WHERE id = ? AND state <> 'paid'",
+    );
   }
 
   findByToken(token: string): PaymentRow | undefined {
@@ -58,7 +62,16 @@ export class PaymentRepository {
 
   insert(payment: NewPayment, nowMs: number): number {
     return Number(
-      this.insertRow.run(payment.sessionId, payment.provider, payment.token, payment.purpose, payment.amountMinor, payment.currency, nowMs, nowMs).lastInsertRowid,
+      this.insertRow.run(
+        payment.sessionId,
+        payment.provider,
+        payment.token,
+        payment.purpose,
+        payment.amountMinor,
+        payment.currency,
+        nowMs,
+        nowMs,
+      ).lastInsertRowid,
     );
   }
 

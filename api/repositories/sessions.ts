@@ -40,9 +40,12 @@ export class SessionRepository {
   private readonly triesUpdate;
 
   constructor(db: Db) {
-    const columns = 'id, user_id, parking_id, state, start_time, end_time, entrance_remaining_tries, exit_remaining_tries, amount_minor, currency, ended_at';
+    const columns =
+      'id, user_id, parking_id, state, start_time, end_time, entrance_remaining_tries, exit_remaining_tries, amount_minor, currency, ended_at';
     this.byId = db.prepare<[number], SessionRow>(`SELECT ${columns} FROM parking_sessions WHERE id = ?`);
-    this.openOfUser = db.prepare<[number], SessionRow>(`SELECT ${columns} FROM parking_sessions WHERE user_id = ? AND state <> 'finished'`);
+    this.openOfUser = db.prepare<[number], SessionRow>(
+      `SELECT ${columns} FROM parking_sessions WHERE user_id = ? AND state <> 'finished'`,
+    );
     this.insertRow = db.prepare<[number, number, number, number, number, number, number, string, number]>(
       `INSERT INTO parking_sessions (user_id, parking_id, state, start_time, end_time, entrance_remaining_tries, exit_remaining_tries, amount_minor, currency, created_at)
        VALUES (?, ?, 'entering', ?, ?, ?, ?, ?, ?, ?)`,

@@ -41,16 +41,23 @@ export class SmartKeyRepository {
   private readonly revokeUpdate;
 
   constructor(db: Db) {
-    const columns = 'id, user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, revoked_at';
+    const columns =
+      'id, user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, revoked_at';
     this.byId = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE id = ?`);
     this.ofUser = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE user_id = ? ORDER BY id`);
-    this.latestOfSession = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE session_id = ? ORDER BY id DESC LIMIT 1`);
+    this.latestOfSession = db.prepare<[number], SmartKeyRow>(
+      `SELECT ${columns} FROM smart_keys WHERE session_id = ? ORDER BY id DESC LIMIT 1`,
+    );
     this.insertRow = db.prepare<[number, number, number, string, KeyPurpose, string, number, number, number]>(
       `INSERT INTO smart_keys (user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, created_at)
        VALUES (?, ?, ?, 'session_access', ?, ?, x'', ?, ?, ?, ?)`,
     );
-    this.commandUpdate = db.prepare<[Buffer, string | null, number]>('UPDATE smart_keys SET access_command = ?, signed_by = ? WHERE id = ?');
-    this.revokeUpdate = db.prepare<[number, number]>('UPDATE smart_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+    this.commandUpdate = db.prepare<[Buffer, string | null, number]>(
+      'UPDATE smart_keys SET access_command = ?, signed_by = ? WHERE id = ?',
+    );
+    this.revokeUpdate = db.prepare<[number, number]>(
+      'UPDATE smart_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    );
   }
 
   findById(id: number): SmartKeyRow | undefined {

@@ -50,11 +50,15 @@ export class TokenRepository {
     );
     this.setOwnFamily = db.prepare<[number]>('UPDATE tokens SET family_id = id WHERE id = ?');
     this.familyIds = db.prepare<[number], number>('SELECT id FROM tokens WHERE family_id = ?').pluck(true);
-    this.revokeFamilyRows = db.prepare<[number, number]>('UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL');
+    this.revokeFamilyRows = db.prepare<[number, number]>(
+      'UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL',
+    );
     const columns = 'id, user_id, client_app_id, access_expires_at, refresh_expires_at, revoked_at, family_id';
     this.byRefresh = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE refresh_token_hash = ?`);
     this.byAccess = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE access_token_hash = ?`);
-    this.revokeRow = db.prepare<[number, number]>('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+    this.revokeRow = db.prepare<[number, number]>(
+      'UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    );
     // The one query of every authenticated request: an index lookup by hash.
     // Rows come back as arrays (raw): building keyed objects costs better-sqlite3
     // more than the lookup itself.
@@ -77,8 +81,16 @@ export class TokenRepository {
 
   private insertInFamily(pair: NewTokenPair, nowMs: number, familyId: number | null): number {
     return Number(
-      this.insertRow.run(pair.userId, pair.clientAppRowId, pair.accessHash, pair.refreshHash, pair.accessExpiresAt, pair.refreshExpiresAt, nowMs, familyId)
-        .lastInsertRowid,
+      this.insertRow.run(
+        pair.userId,
+        pair.clientAppRowId,
+        pair.accessHash,
+        pair.refreshHash,
+        pair.accessExpiresAt,
+        pair.refreshExpiresAt,
+        nowMs,
+        familyId,
+      ).lastInsertRowid,
     );
   }
 

@@ -57,7 +57,14 @@ export class UserRepository {
    * so two concurrent registrations cannot both win. */
   insert(user: NewUser, nowMs: number): number | undefined {
     try {
-      const result = this.insertRow.run(normalizeEmail(user.email), user.passwordHash, user.firstName, user.lastName, user.phone, nowMs);
+      const result = this.insertRow.run(
+        normalizeEmail(user.email),
+        user.passwordHash,
+        user.firstName,
+        user.lastName,
+        user.phone,
+        nowMs,
+      );
       return Number(result.lastInsertRowid);
     } catch (error) {
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return undefined;

@@ -6,7 +6,9 @@ import { ApiError } from '../errors.js';
 
 export function boxLogApiError(error: BoxLogRefusal): ApiError {
   const details = error.details.map(({ path, message }) => ({ path, message }));
-  return error.kind === 'not_found' ? new ApiError('resource_not_found', 'An id in the box logs does not exist; details name it.', details) : new ApiError('validation_failed', undefined, details);
+  return error.kind === 'not_found'
+    ? new ApiError('resource_not_found', 'An id in the box logs does not exist; details name it.', details)
+    : new ApiError('validation_failed', undefined, details);
 }
 
 /** Waits for an ingestion, its refusal turned into an ApiError. */

@@ -67,7 +67,9 @@ export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
       const entries = boxLogEntries(request.body);
       const userId = request.user.id;
       // Shares a transaction with the other batches of this turn (group-commit.ts); answered once committed.
-      const results = await withBoxLogErrors(ctx.groupCommit.run(() => ingestBoxLogs(ctx, entries, { source: 'http', userId })));
+      const results = await withBoxLogErrors(
+        ctx.groupCommit.run(() => ingestBoxLogs(ctx, entries, { source: 'http', userId })),
+      );
       return reply.status(201).send({ box_logs: results });
     },
   );

@@ -4,7 +4,15 @@
 // encapsulated scope with the form parser and their own error handler.
 import formbody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { authenticateClient, BASIC_CHALLENGE, passwordGrant, refreshGrant, revokeToken, type ClientCredentials, type OAuthDeps } from '../auth/oauth.js';
+import {
+  authenticateClient,
+  BASIC_CHALLENGE,
+  passwordGrant,
+  refreshGrant,
+  revokeToken,
+  type ClientCredentials,
+  type OAuthDeps,
+} from '../auth/oauth.js';
 import type { ApiConfig } from '../config.js';
 import { OAuthError } from '../errors.js';
 import { oauthErrorHandler } from '../error-handler.js';
@@ -30,18 +38,19 @@ interface RevokeBody {
 const param = (description: string) => ({ type: 'string', maxLength: 4096, description }) as const;
 
 const clientParams = {
-  client_app_id: param('The client application id (the spec\'s name).'),
-  client_id: param('The same, under RFC 6749\'s name.'),
+  client_app_id: param("The client application id (the spec's name)."),
+  client_id: param("The same, under RFC 6749's name."),
   client_secret: param('The client secret. Or authenticate with HTTP Basic instead.'),
 };
 
 const tokenBodySchema = {
   type: 'object',
-  description: 'JSON or application/x-www-form-urlencoded. Unknown fields are ignored; a repeated one is invalid_request.',
+  description:
+    'JSON or application/x-www-form-urlencoded. Unknown fields are ignored; a repeated one is invalid_request.',
   properties: {
     grant_type: { type: 'string', maxLength: 64, description: 'password or refresh_token' },
-    username: param('password grant: the driver\'s email.'),
-    password: param('password grant: the driver\'s password.'),
+    username: param("password grant: the driver's email."),
+    password: param("password grant: the driver's password."),
     refresh_token: param('refresh_token grant: the refresh token.'),
     ...clientParams,
   },
@@ -52,7 +61,11 @@ const tokenResponseSchema = {
   required: ['access_token', 'refresh_token', 'token_type', 'expires_in', 'created_at'],
   properties: {
     access_token: { type: 'string', description: '256 random bits, base64url.' },
-    refresh_token: { type: 'string', description: '256 random bits, base64url; single use (rotated): used again, it revokes every token of its login (RFC 9700 4.14.2).' },
+    refresh_token: {
+      type: 'string',
+      description:
+        '256 random bits, base64url; single use (rotated): used again, it revokes every token of its login (RFC 9700 4.14.2).',
+    },
     token_type: { type: 'string', enum: ['bearer'] },
     expires_in: { type: 'integer', description: 'Access token lifetime in seconds (TOKEN_TTL_SECONDS, 7200).' },
     created_at: { type: 'integer', description: 'Unix seconds.' },
@@ -64,11 +77,18 @@ const oauthErrors = {
   401: { $ref: 'OAuthErrorBody#', description: 'invalid_client (with WWW-Authenticate: Basic when Basic was used).' },
   413: { $ref: 'OAuthErrorBody#', description: 'Body larger than BODY_LIMIT_BYTES.' },
   415: { $ref: 'OAuthErrorBody#', description: 'Neither JSON nor form-encoded.' },
-  503: { $ref: 'OAuthErrorBody#', description: 'temporarily_unavailable: the database is busy (another process holds its write lock), with Retry-After.' },
+  503: {
+    $ref: 'OAuthErrorBody#',
+    description:
+      'temporarily_unavailable: the database is busy (another process holds its write lock), with Retry-After.',
+  },
 };
 
 /** Client credentials from HTTP Basic or the body; one method only (RFC 6749 2.3). */
-export function clientCredentials(request: FastifyRequest, body: { client_app_id?: string; client_id?: string; client_secret?: string }): ClientCredentials | undefined {
+export function clientCredentials(
+  request: FastifyRequest,
+  body: { client_app_id?: string; client_id?: string; client_secret?: string },
+): ClientCredentials | undefined {
   const header = request.headers.authorization;
   const inBody = body.client_app_id ?? body.client_id;
   if (body.client_app_id !== undefined && body.client_id !== undefined && body.client_app_id !== body.client_id) {
@@ -86,13 +106,18 @@ export function clientCredentials(request: FastifyRequest, body: { client_app_id
 
 /** RFC 6749 2.3.1: base64 of form-encoded id ":" form-encoded secret. */
 function parseBasic(encoded: string): ClientCredentials {
-  const fail = () => new OAuthError('invalid_client', 'Malformed HTTP Basic credentials.', { 'WWW-Authenticate': BASIC_CHALLENGE });
+  const fail = () =>
+    new OAuthError('invalid_client', 'Malformed HTTP Basic credentials.', { 'WWW-Authenticate': BASIC_CHALLENGE });
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 0) throw fail();
   try {
     const formDecode = (part: string) => decodeURIComponent(part.replaceAll('+', ' '));
-    return { clientAppId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)), viaBasic: true };
+    return {
+      clientAppId: formDecode(decoded.slice(0, colon)),
+      clientSecret: formDecode(decoded.slice(colon + 1)),
+      viaBasic: true,
+    };
   } catch {
     throw fail();
   }
@@ -124,7 +149,11 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
         body: tokenBodySchema,
         security: [{}, { basic: [] }],
-        response: { 200: tokenResponseSchema, ...oauthErrors, 429: { $ref: 'OAuthErrorBody#', description: 'too_many_failed_logins, with Retry-After.' } },
+        response: {
+          200: tokenResponseSchema,
+          ...oauthErrors,
+          429: { $ref: 'OAuthErrorBody#', description: 'too_many_failed_logins, with Retry-After.' },
+        },
       },
     },
     async (request) => {
@@ -153,7 +182,8 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
       schema: {
         tags: ['oauth'],
         summary: 'Revoke an access or refresh token (RFC 7009)',
-        description: 'Revokes the access + refresh pair holding the token. Answers 200 with an empty body whether or not the token existed (or belonged to another client).',
+        description:
+          'Revokes the access + refresh pair holding the token. Answers 200 with an empty body whether or not the token existed (or belonged to another client).',
         consumes: ['application/json', 'application/x-www-form-urlencoded'],
         body: {
           type: 'object',

@@ -22,7 +22,9 @@ export const createSessionBodySchema = {
     parking_session: {
       type: 'object',
       required: ['secured_parking_id'],
-      properties: { secured_parking_id: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } },
+      properties: {
+        secured_parking_id: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
+      },
     },
   },
 } as const;
@@ -64,8 +66,13 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     },
     async (request, reply) => {
       const userId = requireUser(request);
-      const session = withSessionErrors(() => createSession(ctx, userId, request.body.parking_session.secured_parking_id));
-      return reply.status(201).header('Location', '/api/car_driver/parking_sessions/current').send(sessionResponseBody(ctx, session));
+      const session = withSessionErrors(() =>
+        createSession(ctx, userId, request.body.parking_session.secured_parking_id),
+      );
+      return reply
+        .status(201)
+        .header('Location', '/api/car_driver/parking_sessions/current')
+        .send(sessionResponseBody(ctx, session));
     },
   );
 
@@ -74,7 +81,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     {
       schema: {
         tags: ['parking sessions'],
-        summary: 'The driver\'s open session (entering, active or exiting), as the creation response',
+        summary: "The driver's open session (entering, active or exiting), as the creation response",
         security: [{ bearer: [] }],
         response: { 200: { $ref: 'SessionResponse#' }, ...errorResponses(401, 404) },
       },
@@ -82,7 +89,10 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     },
     (request) => {
       const session = ctx.sessions.findOpenOfUser(requireUser(request));
-      if (!session) throw new ApiError('resource_not_found', 'The driver has no open parking session.', [{ path: 'parking_session', message: 'none open' }]);
+      if (!session)
+        throw new ApiError('resource_not_found', 'The driver has no open parking session.', [
+          { path: 'parking_session', message: 'none open' },
+        ]);
       return sessionResponseBody(ctx, session);
     },
   );
@@ -92,9 +102,13 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     {
       schema: {
         tags: ['parking sessions'],
-        summary: 'End the session now: final amount for the minutes used; past the window, the extra due and an exit key',
+        summary:
+          'End the session now: final amount for the minutes used; past the window, the extra due and an exit key',
         security: [{ bearer: [] }],
-        params: { type: 'object', properties: { id: { type: 'string', description: 'The session id; anything else is 404.' } } },
+        params: {
+          type: 'object',
+          properties: { id: { type: 'string', description: 'The session id; anything else is 404.' } },
+        },
         response: { 200: finalizeResponseSchema, ...errorResponses(401, 404, 422, 503) },
       },
       onRequest: authenticate,
@@ -102,7 +116,10 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     (request) => {
       const userId = requireUser(request);
       const raw = request.params.id;
-      if (!/^[0-9]{1,15}$/.test(raw)) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no parking session ${raw.slice(0, 40)} of this driver` }]);
+      if (!/^[0-9]{1,15}$/.test(raw))
+        throw new ApiError('resource_not_found', undefined, [
+          { path: 'id', message: `no parking session ${raw.slice(0, 40)} of this driver` },
+        ]);
       const { session, extraMinor } = withSessionErrors(() => finalizeSession(ctx, userId, Number(raw)));
       return { ...sessionResponseBody(ctx, session), extra_amount: formatMinorUnits(extraMinor) };
     },

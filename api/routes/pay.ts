@@ -13,7 +13,8 @@ import { ApiError } from '../errors.js';
 /** No scripts, no external anything; the token in the URL never leaks by Referer. */
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
@@ -26,7 +27,8 @@ function send(reply: FastifyReply, page: PageResult): FastifyReply {
 /** The page answered for a request that cannot be served (status 4xx or 500),
  * also written by the server-level error paths (api/http-server.ts). */
 export function errorPage(status: number): string {
-  const message = status >= 500 ? 'Something went wrong. Try again.' : 'The request could not be read. Go back and try again.';
+  const message =
+    status >= 500 ? 'Something went wrong. Try again.' : 'The request could not be read. Go back and try again.';
   return renderPage({ title: 'Payment', message, form: false });
 }
 
@@ -57,7 +59,14 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
     if (isDatabaseBusy(error)) {
       request.log.warn({ err: error }, 'database busy: answered 503');
       void reply.header('Retry-After', String(BUSY_RETRY_AFTER_SECONDS));
-      void send(reply, { status: 503, html: renderPage({ title: 'Payment', message: 'The service is busy and nothing was recorded. Try again in a moment.', form: false }) });
+      void send(reply, {
+        status: 503,
+        html: renderPage({
+          title: 'Payment',
+          message: 'The service is busy and nothing was recorded. Try again in a moment.',
+          form: false,
+        }),
+      });
       return;
     }
     // ApiErrors come from the server-wide hooks (a missing Host, a Content-Encoding).
@@ -69,7 +78,14 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
 
   app.get<{ Params: { token: string }; Querystring: Record<string, unknown> }>(
     '/pay/:token',
-    { schema: { tags: ['payment'], summary: 'The sandbox payment page (HTML)', params: tokenParams, produces: ['text/html'] } },
+    {
+      schema: {
+        tags: ['payment'],
+        summary: 'The sandbox payment page (HTML)',
+        params: tokenParams,
+        produces: ['text/html'],
+      },
+    },
     (request, reply) => send(reply, ctx.paymentProvider.page(request.params.token, request.query.return_url)),
   );
 

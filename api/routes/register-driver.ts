@@ -44,7 +44,12 @@ const bodySchema = {
       type: 'object',
       required: ['email', 'password', 'password_confirmation', 'first_name', 'last_name', 'phone'],
       properties: {
-        email: { type: 'string', maxLength: EMAIL_MAX_LENGTH, pattern: EMAIL_PATTERN, description: 'Unique, case-insensitive; stored lowercased.' },
+        email: {
+          type: 'string',
+          maxLength: EMAIL_MAX_LENGTH,
+          pattern: EMAIL_PATTERN,
+          description: 'Unique, case-insensitive; stored lowercased.',
+        },
         password: { type: 'string', minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH },
         password_confirmation: { type: 'string', maxLength: PASSWORD_MAX_LENGTH, description: 'Must equal password.' },
         first_name: text(NAME_MAX_LENGTH),
@@ -89,7 +94,10 @@ export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRo
         tags: ['car driver'],
         summary: 'Register a car driver (spec 4.2)',
         body: bodySchema,
-        response: { 201: { $ref: 'User#', description: 'The driver was created.' }, ...errorResponses(400, 401, 413, 415, 422, 503) },
+        response: {
+          201: { $ref: 'User#', description: 'The driver was created.' },
+          ...errorResponses(400, 401, 413, 415, 422, 503),
+        },
       },
       // Before schema validation: the client must be known before fields are judged.
       preValidation: checkClient,
@@ -100,14 +108,24 @@ export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRo
       if (fields.password !== fields.password_confirmation) {
         details.push({ path: 'api_car_driver_fo_user.password_confirmation', message: 'must match password' });
       }
-      if (ctx.users.findByEmail(fields.email)) details.push({ path: 'api_car_driver_fo_user.email', message: 'is already taken' });
+      if (ctx.users.findByEmail(fields.email))
+        details.push({ path: 'api_car_driver_fo_user.email', message: 'is already taken' });
       if (details.length > 0) throw new ApiError('validation_failed', undefined, details);
 
       const passwordHash = await hashSecret(fields.password, ctx.config.scryptLog2N);
-      const user = { email: fields.email, passwordHash, firstName: fields.first_name.trim(), lastName: fields.last_name.trim(), phone: fields.phone.trim() };
+      const user = {
+        email: fields.email,
+        passwordHash,
+        firstName: fields.first_name.trim(),
+        lastName: fields.last_name.trim(),
+        phone: fields.phone.trim(),
+      };
       const id = ctx.users.insert(user, ctx.clock.now());
       // A concurrent registration may have taken the email while we hashed.
-      if (id === undefined) throw new ApiError('validation_failed', undefined, [{ path: 'api_car_driver_fo_user.email', message: 'is already taken' }]);
+      if (id === undefined)
+        throw new ApiError('validation_failed', undefined, [
+          { path: 'api_car_driver_fo_user.email', message: 'is already taken' },
+        ]);
       const row = ctx.users.findById(id);
       if (!row) throw new Error(`user ${id} vanished after insert`);
       return reply.status(201).header('Location', '/api/car_driver/me').send(publicUser(row));

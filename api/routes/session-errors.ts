@@ -10,11 +10,17 @@ const PATHS = { parking: 'parking_session.secured_parking_id', session: 'id' } a
 
 export function sessionApiError(error: SessionError): ApiError {
   const code: ApiErrorCode =
-    error.kind === 'not_found' ? 'resource_not_found'
-    : error.subject === 'parking' ? 'session_refused'
-    : 'session_finished';
+    error.kind === 'not_found'
+      ? 'resource_not_found'
+      : error.subject === 'parking'
+        ? 'session_refused'
+        : 'session_finished';
   const path = PATHS[error.subject];
-  return new ApiError(code, undefined, error.reasons.map((message) => ({ path, message })));
+  return new ApiError(
+    code,
+    undefined,
+    error.reasons.map((message) => ({ path, message })),
+  );
 }
 
 /** Runs a call of the session service, its refusals turned into ApiErrors. */

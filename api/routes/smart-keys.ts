@@ -20,7 +20,7 @@ export function smartKeyRoutes(app: FastifyInstance, ctx: SmartKeyRouteDeps): vo
     {
       schema: {
         tags: ['smart keys'],
-        summary: 'The driver\'s smart keys (spec 2.6, 4.5)',
+        summary: "The driver's smart keys (spec 2.6, 4.5)",
         security: [{ bearer: [] }],
         response: { 200: { type: 'array', items: { $ref: 'SmartKey#' } }, ...errorResponses(401) },
       },

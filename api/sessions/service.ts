@@ -56,30 +56,43 @@ export function createSession(ctx: SessionServiceDeps, userId: number, parkingId
   const [first, ...rest] = reasons;
   if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
-  return ctx.db.transaction(() => {
-    const now = ctx.clock.now();
-    // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
-    const startTime = Math.floor(now / 1000) * 1000;
-    const endTime = startTime + parking.max_duration_minutes * 60_000;
-    const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
-    const id = ctx.sessions.insert({ userId, parkingId: parking.id, startTime, endTime, tries: parking.tries, amountMinor, currency: parking.currency }, now);
-    // The unique index caught a concurrent creation (another process, say).
-    if (id === undefined) throw new SessionError('refused', 'parking', [openSessionReason(ctx, userId)]);
-    mintSmartKey(ctx, {
-      userId,
-      parking,
-      sessionId: id,
-      purpose: 'session',
-      description: `Parking session ${id}: entry and exit`,
-      boxes,
-      startTime,
-      endTime,
-      maxEntries: parking.tries,
-      maxExits: parking.tries,
-    });
-    ctx.paymentProvider.createPayment({ sessionId: id, purpose: 'session', amountMinor, currency: parking.currency });
-    return mustFind(ctx, id);
-  }).immediate(); // the write lock at BEGIN: another process waits instead of failing mid-way
+  return ctx.db
+    .transaction(() => {
+      const now = ctx.clock.now();
+      // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
+      const startTime = Math.floor(now / 1000) * 1000;
+      const endTime = startTime + parking.max_duration_minutes * 60_000;
+      const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
+      const id = ctx.sessions.insert(
+        {
+          userId,
+          parkingId: parking.id,
+          startTime,
+          endTime,
+          tries: parking.tries,
+          amountMinor,
+          currency: parking.currency,
+        },
+        now,
+      );
+      // The unique index caught a concurrent creation (another process, say).
+      if (id === undefined) throw new SessionError('refused', 'parking', [openSessionReason(ctx, userId)]);
+      mintSmartKey(ctx, {
+        userId,
+        parking,
+        sessionId: id,
+        purpose: 'session',
+        description: `Parking session ${id}: entry and exit`,
+        boxes,
+        startTime,
+        endTime,
+        maxEntries: parking.tries,
+        maxExits: parking.tries,
+      });
+      ctx.paymentProvider.createPayment({ sessionId: id, purpose: 'session', amountMinor, currency: parking.currency });
+      return mustFind(ctx, id);
+    })
+    .immediate(); // the write lock at BEGIN: another process waits instead of failing mid-way
 }
 
 function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, id: number): SessionRow {
@@ -111,7 +124,13 @@ export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: 
   const payments = ctx.payments.listOfSession(session.id);
   const covered = payments.reduce((sum, payment) => sum + payment.amount_minor, 0);
   const extraMinor = Math.max(0, finalMinor - covered);
-  if (extraMinor > 0) ctx.paymentProvider.createPayment({ sessionId: session.id, purpose: 'overstay', amountMinor: extraMinor, currency: session.currency });
+  if (extraMinor > 0)
+    ctx.paymentProvider.createPayment({
+      sessionId: session.id,
+      purpose: 'overstay',
+      amountMinor: extraMinor,
+      currency: session.currency,
+    });
 
   let exitTries = session.exit_remaining_tries;
   if (exitKey && endMs > session.end_time) {
@@ -140,18 +159,26 @@ export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: 
 /** Ends the driver's session now (PUT .../finalize): not_found for an
  * unknown or another driver's session, refused once it ended. */
 export function finalizeSession(ctx: SessionServiceDeps, userId: number, sessionId: number): EndResult {
-  return ctx.db.transaction(() => {
-    const session = ctx.sessions.findById(sessionId);
-    if (!session || session.user_id !== userId) throw new SessionError('not_found', 'session', [`no parking session ${sessionId} of this driver`]);
-    if (session.state === 'finished') throw new SessionError('refused', 'session', ['the parking session is already finished']);
-    if (session.ended_at !== null) throw new SessionError('refused', 'session', ['the parking session was already finalized (or the driver exited); it finishes once paid']);
-    return endSession(ctx, session, ctx.clock.now(), true);
-  }).immediate();
+  return ctx.db
+    .transaction(() => {
+      const session = ctx.sessions.findById(sessionId);
+      if (!session || session.user_id !== userId)
+        throw new SessionError('not_found', 'session', [`no parking session ${sessionId} of this driver`]);
+      if (session.state === 'finished')
+        throw new SessionError('refused', 'session', ['the parking session is already finished']);
+      if (session.ended_at !== null)
+        throw new SessionError('refused', 'session', [
+          'the parking session was already finalized (or the driver exited); it finishes once paid',
+        ]);
+      return endSession(ctx, session, ctx.clock.now(), true);
+    })
+    .immediate();
 }
 
 /** A payment's new state (inside its transaction): an ended session whose
  * payments are all paid is finished. */
 export function onPaymentOutcome(ctx: PaymentOutcomeDeps, payment: PaymentRow): void {
   const session = ctx.sessions.findById(payment.session_id);
-  if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id))) ctx.sessions.setState(session.id, 'finished');
+  if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id)))
+    ctx.sessions.setState(session.id, 'finished');
 }

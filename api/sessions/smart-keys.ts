@@ -62,15 +62,31 @@ export function mintSmartKey(ctx: MintDeps, request: KeyRequest): number {
 
 /** The access command of a parking's mode, and the issuer public key (hex)
  * that signed it, null when sealed. */
-function accessCommand(parking: ParkingRow, keyId: number, body: AccessBody): { command: Buffer; signedBy: string | null } {
+function accessCommand(
+  parking: ParkingRow,
+  keyId: number,
+  body: AccessBody,
+): { command: Buffer; signedBy: string | null } {
   if (parking.access_mode === 'signed') {
     // Smart keys are signed with the current pair; a pair being installed
     // (issuer_next_*) signs nothing until every box holds it.
-    if (parking.issuer_private_key === null || parking.issuer_public_key === null) throw new Error(`signed parking ${parking.id} has no issuer key pair`);
-    const command = signAccessCommand({ privateKey: Buffer.from(parking.issuer_private_key, 'hex'), keyId, scope: parking.id, body });
+    if (parking.issuer_private_key === null || parking.issuer_public_key === null)
+      throw new Error(`signed parking ${parking.id} has no issuer key pair`);
+    const command = signAccessCommand({
+      privateKey: Buffer.from(parking.issuer_private_key, 'hex'),
+      keyId,
+      scope: parking.id,
+      body,
+    });
     return { command, signedBy: parking.issuer_public_key };
   }
   if (parking.parking_key === null) throw new Error(`sealed parking ${parking.id} has no parking key to seal with`);
-  const command = sealCommand({ kind: FrameKind.ACCESS, keyId, scope: parking.id, key: Buffer.from(parking.parking_key, 'hex'), body });
+  const command = sealCommand({
+    kind: FrameKind.ACCESS,
+    keyId,
+    scope: parking.id,
+    key: Buffer.from(parking.parking_key, 'hex'),
+    body,
+  });
   return { command, signedBy: null };
 }

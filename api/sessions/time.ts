@@ -27,7 +27,14 @@ const SQL_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:Z|([+-])(\d{2}):(\d{2}))$/;
 
 /** ms of a UTC calendar time, or undefined when no such time or outside the years accepted. */
-function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number): number | undefined {
+function utcMs(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+): number | undefined {
   if (year < FIRST_YEAR || year > LAST_YEAR || hour > 23 || minute > 59 || second > 59) return undefined;
   const date = new Date(0);
   // setUTCFullYear, not Date.UTC: Date.UTC reads years 0..99 as 1900..1999.
@@ -47,7 +54,14 @@ function inYears(ms: number): boolean {
 export function parseSqlTime(text: string): number | undefined {
   const match = SQL_TIME.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   return utcMs(year, month, day, hour, minute, second);
 }
 
@@ -57,7 +71,14 @@ export function parseSqlTime(text: string): number | undefined {
 export function parseIsoTime(text: string): number | undefined {
   const match = ISO_TIME.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const local = utcMs(year, month, day, hour, minute, second);
   if (local === undefined) return undefined;
   const [sign, offsetHours, offsetMinutes] = [match[7], Number(match[8] ?? 0), Number(match[9] ?? 0)];

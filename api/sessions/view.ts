@@ -3,7 +3,12 @@
 import type { PaymentProvider } from '../payments/provider.js';
 import type { BoxRepository } from '../repositories/boxes.js';
 import { formatMinorUnits, type ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
-import { sessionPaymentState, type PaymentRepository, type PaymentRow, type PaymentState } from '../repositories/payments.js';
+import {
+  sessionPaymentState,
+  type PaymentRepository,
+  type PaymentRow,
+  type PaymentState,
+} from '../repositories/payments.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
 import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
 import { isoTime } from './time.js';

@@ -19,7 +19,10 @@ export async function createDriver(db: Db, driver: NewDriver, scryptLog2N: numbe
   const taken = conflict(`a user with email ${driver.email.toLowerCase()} already exists`);
   if (users.findByEmail(driver.email)) throw taken;
   const passwordHash = await hashSecret(driver.password, scryptLog2N);
-  const id = users.insert({ email: driver.email, passwordHash, firstName: driver.firstName, lastName: driver.lastName, phone: driver.phone }, nowMs);
+  const id = users.insert(
+    { email: driver.email, passwordHash, firstName: driver.firstName, lastName: driver.lastName, phone: driver.phone },
+    nowMs,
+  );
   const row = id === undefined ? undefined : users.findById(id);
   if (!row) throw taken;
   return publicUser(row);

@@ -23,7 +23,18 @@ export function boxLogBatch(fixture: BoxLogFixture, size: number): string {
   const logs = [];
   for (let i = 0; i < size; i += 1) {
     const response = sealResponse(
-      { status: Status.OK, kind: 1, moduleId: fixture.moduleId, keyId: fixture.keyId, boxSeq: (boxSeq += 1), boxTime: now, batteryMv: 3700, barrier: Barrier.OPENING, direction: Direction.ENTRANCE, remaining: 200 },
+      {
+        status: Status.OK,
+        kind: 1,
+        moduleId: fixture.moduleId,
+        keyId: fixture.keyId,
+        boxSeq: (boxSeq += 1),
+        boxTime: now,
+        batteryMv: 3700,
+        barrier: Barrier.OPENING,
+        direction: Direction.ENTRANCE,
+        remaining: 200,
+      },
       key,
       command,
     );

@@ -32,14 +32,27 @@ if (mode === 'bare') {
   for (let index = 0; index < count; index += 200) {
     const batch = Array.from({ length: Math.min(200, count - index) }, async (_, offset) => {
       const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, clientId: `bare-${index + offset}` });
-      await client.subscribeAsync([topics.box(index + offset, 'command'), topics.box(index + offset, 'sim/set')], { qos: 1 });
+      await client.subscribeAsync([topics.box(index + offset, 'command'), topics.box(index + offset, 'sim/set')], {
+        qos: 1,
+      });
       clients.push(client);
     });
     await Promise.all(batch);
   }
   const connectMs = performance.now() - started;
   const rssMb = residentMb();
-  report({ connectMs, rssMb, perClientKb: ((rssMb - before) * 1024) / count, answered: 0, publishMs: 0, lastAnswerMs: 0, p50: 0, p90: 0, p99: 0, max: 0 });
+  report({
+    connectMs,
+    rssMb,
+    perClientKb: ((rssMb - before) * 1024) / count,
+    answered: 0,
+    publishMs: 0,
+    lastAnswerMs: 0,
+    p50: 0,
+    p90: 0,
+    p99: 0,
+    max: 0,
+  });
   await Promise.all(clients.map((client) => client.endAsync(true)));
 } else if (mode === 'sim') {
   const stateDir = await mkdtemp(join(tmpdir(), 'pb-fleet-bench-'));
@@ -61,7 +74,14 @@ if (mode === 'bare') {
   }));
   const before = residentMb();
   const started = performance.now();
-  const simulation = await Simulation.start({ members, clock: systemClock, mqtt: { topics }, stateDir, carPassDelayMs: 3_000, connectConcurrency: 200 });
+  const simulation = await Simulation.start({
+    members,
+    clock: systemClock,
+    mqtt: { topics },
+    stateDir,
+    carPassDelayMs: 3_000,
+    connectConcurrency: 200,
+  });
   const connectMs = performance.now() - started;
   const rssConnected = residentMb();
 
@@ -88,14 +108,24 @@ if (mode === 'bare') {
       key: parkingKey,
       keyId: 1,
       scope: 7,
-      body: { notBefore: now - 60, notAfter: now + 3_600, maxEntries: 5, maxExits: 5, moduleIds: [member.provisioning.moduleId] },
+      body: {
+        notBefore: now - 60,
+        notAfter: now + 3_600,
+        maxEntries: 5,
+        maxExits: 5,
+        moduleIds: [member.provisioning.moduleId],
+      },
     }).toString('base64'),
   );
   const firstPublish = performance.now();
   await Promise.all(
     members.map((member, index) => {
       sentAt.set(member.provisioning.moduleId, performance.now());
-      return operator.publishAsync(topics.box(member.provisioning.moduleId, 'command'), JSON.stringify({ command: commands[index] }), { qos: 1 });
+      return operator.publishAsync(
+        topics.box(member.provisioning.moduleId, 'command'),
+        JSON.stringify({ command: commands[index] }),
+        { qos: 1 },
+      );
     }),
   );
   const publishMs = performance.now() - firstPublish;

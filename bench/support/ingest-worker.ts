@@ -50,7 +50,11 @@ if (mode === 'bare') {
   });
   await subscriber.subscribeAsync(topic, { qos: 1 });
   const started = performance.now();
-  await publishAll(publisher, topic, Array.from({ length: count }, () => payload));
+  await publishAll(
+    publisher,
+    topic,
+    Array.from({ length: count }, () => payload),
+  );
   await all;
   const seconds = (performance.now() - started) / 1000;
   report({ messages: count, seconds, rate: count / seconds });
@@ -59,7 +63,9 @@ if (mode === 'bare') {
   const perBox = Number(argument('--per-box') ?? 250);
   const members = await loadFleetFile(argument('--fleet') ?? '');
   const madeStarted = performance.now();
-  const streams = await Promise.all(members.map(async (member) => ({ member, responses: await makeVerifiedResponses(member.provisioning, perBox) })));
+  const streams = await Promise.all(
+    members.map(async (member) => ({ member, responses: await makeVerifiedResponses(member.provisioning, perBox) })),
+  );
   const madeMs = performance.now() - madeStarted;
   const clients: MqttClient[] = [];
   for (let index = 0; index < members.length; index += 50) {
@@ -71,7 +77,15 @@ if (mode === 'bare') {
     clients.push(...(await Promise.all(batch)));
   }
   const started = performance.now();
-  await Promise.all(streams.map((stream, index) => publishAll(clients[index] as MqttClient, topics.box(stream.member.provisioning.moduleId, 'response'), stream.responses.map((response) => response.payload))));
+  await Promise.all(
+    streams.map((stream, index) =>
+      publishAll(
+        clients[index] as MqttClient,
+        topics.box(stream.member.provisioning.moduleId, 'response'),
+        stream.responses.map((response) => response.payload),
+      ),
+    ),
+  );
   const seconds = (performance.now() - started) / 1000;
   const messages = members.length * perBox;
   report({ boxes: members.length, messages, seconds, rate: messages / seconds, madeMs });

@@ -31,7 +31,10 @@ export function startTsx(script: URL, args: readonly string[] = [], env: NodeJS.
           resolve(seen);
           return;
         }
-        const timer = setTimeout(() => reject(new Error(`no line matching ${String(pattern)} within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no line matching ${String(pattern)} within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         listeners.push((line) => {
           if (pattern.test(line)) {
             clearTimeout(timer);
@@ -40,7 +43,9 @@ export function startTsx(script: URL, args: readonly string[] = [], env: NodeJS.
         });
         child.once('exit', (code) => {
           clearTimeout(timer);
-          reject(new Error(`${fileURLToPath(script)} exited with ${String(code)} before a line matching ${String(pattern)}`));
+          reject(
+            new Error(`${fileURLToPath(script)} exited with ${String(code)} before a line matching ${String(pattern)}`),
+          );
         });
       }),
     stop: () =>

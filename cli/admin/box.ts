@@ -26,7 +26,9 @@ interface ProvisionFlags extends CommonFlags {
 
 export function registerBoxCommands(admin: Command): void {
   const group = admin.command('box').description('boxes (access-point modules)');
-  withCommonFlags(group.command('add').description('register a box of a parking, with a fresh box key and MQTT password'))
+  withCommonFlags(
+    group.command('add').description('register a box of a parking, with a fresh box key and MQTT password'),
+  )
     .requiredOption('--parking <id>', 'the secured parking id')
     .requiredOption('--module-id <n>', 'the module id, a u32, unique')
     .requiredOption('--mac <address>', 'AA:BB:CC:DD:EE:FF, unique')
@@ -39,11 +41,19 @@ export function registerBoxCommands(admin: Command): void {
         direction: parseDirection(flags.direction),
       };
       return withDatabase(flags, (ctx) => {
-        printResult(flags, addBox(ctx.db, input, ctx.now), 'The MQTT password is shown only now; `box provision` issues a new one.');
+        printResult(
+          flags,
+          addBox(ctx.db, input, ctx.now),
+          'The MQTT password is shown only now; `box provision` issues a new one.',
+        );
       });
     });
 
-  withCommonFlags(group.command('status').description('what each box last told the service in a verified response: when, battery, clock drift, sequences'))
+  withCommonFlags(
+    group
+      .command('status')
+      .description('what each box last told the service in a verified response: when, battery, clock drift, sequences'),
+  )
     .option('--module-id <n>', 'one box')
     .option('--parking <id>', 'the boxes of one parking')
     .action((flags: StatusFlags) => {
@@ -59,17 +69,29 @@ export function registerBoxCommands(admin: Command): void {
         }
         if (statuses.length === 0) process.stdout.write('no boxes\n');
         for (const status of statuses) {
-          const seen = status.last_seen_at === null ? 'never seen (no verified response yet)' : `last seen ${status.last_seen_at}, battery ${status.battery_mv ?? '?'} mV, clock ${signed(status.box_time_drift_seconds)} s, box_seq ${status.last_box_seq ?? '?'}`;
-          const availability = status.availability_reason === null ? status.availability : `${status.availability} (${status.availability_reason})`;
-          process.stdout.write(`box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`);
+          const seen =
+            status.last_seen_at === null
+              ? 'never seen (no verified response yet)'
+              : `last seen ${status.last_seen_at}, battery ${status.battery_mv ?? '?'} mV, clock ${signed(status.box_time_drift_seconds)} s, box_seq ${status.last_box_seq ?? '?'}`;
+          const availability =
+            status.availability_reason === null
+              ? status.availability
+              : `${status.availability} (${status.availability_reason})`;
+          process.stdout.write(
+            `box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`,
+          );
           for (const pending of status.pending_control_commands) {
-            process.stdout.write(`  pending ${pending.kind} (${pending.purpose}) since ${pending.created_at}, ${pending.attempts} sends${pending.last_error === null ? '' : `, last: ${pending.last_error}`}\n`);
+            process.stdout.write(
+              `  pending ${pending.kind} (${pending.purpose}) since ${pending.created_at}, ${pending.attempts} sends${pending.last_error === null ? '' : `, last: ${pending.last_error}`}\n`,
+            );
           }
         }
       });
     });
 
-  withCommonFlags(group.command('provision').description("print (or write) a box's provisioning file; issues a fresh MQTT password"))
+  withCommonFlags(
+    group.command('provision').description("print (or write) a box's provisioning file; issues a fresh MQTT password"),
+  )
     .requiredOption('--module-id <n>', 'the module id')
     .option('--out <file>', 'write the file (mode 0600) instead of printing it')
     .action((flags: ProvisionFlags) => {
@@ -83,7 +105,10 @@ export function registerBoxCommands(admin: Command): void {
         }
         writeProvisioning(ctx.db, flags.out, pending);
         if (flags.json) printResult(flags, { module_id: moduleId, out: flags.out });
-        else process.stdout.write(`provisioning file of box ${moduleId} written to ${flags.out} (mode 0600); the previous MQTT password no longer works\n`);
+        else
+          process.stdout.write(
+            `provisioning file of box ${moduleId} written to ${flags.out} (mode 0600); the previous MQTT password no longer works\n`,
+          );
       });
     });
 }

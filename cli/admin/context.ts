@@ -44,7 +44,9 @@ async function run<T>(flags: CommonFlags, readonly: boolean, work: (ctx: AdminCo
     db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs, readonly });
   } catch (error) {
     if (error instanceof DatabaseRefusedError) throw new CliError(error.message, ExitCode.usage);
-    throw new CliError(`cannot open the database ${config.databasePath}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new CliError(
+      `cannot open the database ${config.databasePath}: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   try {
     return await work({ config, db, now: Date.now() });

@@ -27,12 +27,16 @@ export interface WaitFlags {
 }
 
 export function withWaitFlag(command: Command): Command {
-  return command.option('--wait <seconds>', `how long to wait for the boxes' answers, 0..3600 (default ${DEFAULT_WAIT_SECONDS})`);
+  return command.option(
+    '--wait <seconds>',
+    `how long to wait for the boxes' answers, 0..3600 (default ${DEFAULT_WAIT_SECONDS})`,
+  );
 }
 
 export function waitSeconds(flags: WaitFlags): number {
   if (flags.wait === undefined) return DEFAULT_WAIT_SECONDS;
-  if (!/^\d{1,4}$/.test(flags.wait) || Number(flags.wait) > 3600) throw new UsageError(`--wait must be an integer from 0 to 3600, got "${flags.wait}"`);
+  if (!/^\d{1,4}$/.test(flags.wait) || Number(flags.wait) > 3600)
+    throw new UsageError(`--wait must be an integer from 0 to 3600, got "${flags.wait}"`);
   return Number(flags.wait);
 }
 
@@ -43,7 +47,8 @@ export function waitForAnswers(db: Db, operation: string, seconds: number): Prom
 
 /** Sets the exit code from the deliveries: 0 all done, 4 some failed, 3 some pending. */
 export function exitWith(report: OperationReport): void {
-  process.exitCode = report.failed > 0 ? ControlExit.failed : report.pending > 0 ? ControlExit.pending : ControlExit.done;
+  process.exitCode =
+    report.failed > 0 ? ControlExit.failed : report.pending > 0 ? ControlExit.pending : ControlExit.done;
 }
 
 /** One line per box: `box 9101: done (OK)`. */
@@ -51,7 +56,12 @@ export function deliveryLines(report: OperationReport): string {
   if (report.deliveries.length === 0) return 'no box needs a control command';
   return report.deliveries
     .map((delivery) => {
-      const detail = delivery.state === 'done' ? `(${delivery.last_status ?? 'OK'})` : delivery.last_error === null ? `(${delivery.attempts} sends so far)` : `(${delivery.last_error}; ${delivery.attempts} sends)`;
+      const detail =
+        delivery.state === 'done'
+          ? `(${delivery.last_status ?? 'OK'})`
+          : delivery.last_error === null
+            ? `(${delivery.attempts} sends so far)`
+            : `(${delivery.last_error}; ${delivery.attempts} sends)`;
       return `box ${delivery.module_id}: ${delivery.kind} ${delivery.state} ${detail}`;
     })
     .join('\n');

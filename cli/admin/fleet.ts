@@ -19,24 +19,50 @@ interface FleetFlags extends CommonFlags {
 
 export function registerFleetCommands(admin: Command): void {
   const fleet = admin.command('fleet').description('many boxes at once, for `parkbench sim --fleet`');
-  withCommonFlags(fleet.command('provision').description('add N boxes to a parking (half entrance, half exit) and write their provisioning files as one JSON array'))
+  withCommonFlags(
+    fleet
+      .command('provision')
+      .description(
+        'add N boxes to a parking (half entrance, half exit) and write their provisioning files as one JSON array',
+      ),
+  )
     .requiredOption('--parking <id>', 'the secured parking id')
     .requiredOption('--count <n>', `how many boxes (1 to ${MAX_FLEET})`)
     .requiredOption('--out <file>', 'the fleet file to write (mode 0600)')
-    .option('--create-parkings', `spread boxes beyond the parking's room (${MAX_BOXES_PER_PARKING} boxes) over new parkings like it`)
+    .option(
+      '--create-parkings',
+      `spread boxes beyond the parking's room (${MAX_BOXES_PER_PARKING} boxes) over new parkings like it`,
+    )
     .action((flags: FleetFlags) => {
       const parkingId = parseId('--parking', flags.parking);
       const count = Number(flags.count);
-      if (!/^\d+$/.test(flags.count) || count < 1 || count > MAX_FLEET) throw new UsageError(`--count must be an integer from 1 to ${MAX_FLEET}, got "${flags.count}"`);
+      if (!/^\d+$/.test(flags.count) || count < 1 || count > MAX_FLEET)
+        throw new UsageError(`--count must be an integer from 1 to ${MAX_FLEET}, got "${flags.count}"`);
       return withDatabase(flags, (ctx) => {
-        const { files, parkingIds } = provisionFleet(ctx.db, { parkingId, count, createParkings: flags.createParkings === true, mqttUrl: mqttUrlOf(ctx.config) }, ctx.now);
+        const { files, parkingIds } = provisionFleet(
+          ctx.db,
+          { parkingId, count, createParkings: flags.createParkings === true, mqttUrl: mqttUrlOf(ctx.config) },
+          ctx.now,
+        );
         try {
           writeFileSync(flags.out, `${JSON.stringify(files, null, 2)}\n`, { mode: 0o600 });
           chmodSync(flags.out, 0o600);
         } catch (error) {
-          throw new CliError(`cannot write ${flags.out}: ${messageOf(error)} (the boxes were added; \`parkbench admin box provision\` gives each file again)`);
+          throw new CliError(
+            `cannot write ${flags.out}: ${messageOf(error)} (the boxes were added; \`parkbench admin box provision\` gives each file again)`,
+          );
         }
-        printResult(flags, { count, parking_ids: parkingIds, first_module_id: files[0]?.module_id ?? null, last_module_id: files.at(-1)?.module_id ?? null, out: flags.out }, `Run them: parkbench sim --fleet ${flags.out}`);
+        printResult(
+          flags,
+          {
+            count,
+            parking_ids: parkingIds,
+            first_module_id: files[0]?.module_id ?? null,
+            last_module_id: files.at(-1)?.module_id ?? null,
+            out: flags.out,
+          },
+          `Run them: parkbench sim --fleet ${flags.out}`,
+        );
       });
     });
 }

@@ -3,7 +3,12 @@
 // `parkbench admin forwarding replay --parking ID --since ISO_TIME`: flags
 // and output; the outbox's administration is api/forwarding/administration.ts.
 import type { Command } from 'commander';
-import { forwardingStatus, replayBoxLogs, reviveDeadDeliveries, type ForwardingStatus } from '../../api/forwarding/administration.js';
+import {
+  forwardingStatus,
+  replayBoxLogs,
+  reviveDeadDeliveries,
+  type ForwardingStatus,
+} from '../../api/forwarding/administration.js';
 import { withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseId, parseIsoTimeFlag } from './validate.js';
 
@@ -16,7 +21,9 @@ function printTable(rows: ForwardingStatus[]): void {
     [
       `parking ${row.parking_id}`,
       row.url,
-      ...(row.disabled_at === null ? [] : [`DISABLED since ${row.disabled_at} (410 Gone; admin forwarding retry revives it)`]),
+      ...(row.disabled_at === null
+        ? []
+        : [`DISABLED since ${row.disabled_at} (410 Gone; admin forwarding retry revives it)`]),
       `pending ${row.pending}`,
       `delivered ${row.delivered}`,
       `dead ${row.dead}`,
@@ -31,8 +38,14 @@ interface StatusFlags extends CommonFlags {
 }
 
 export function registerForwardingCommands(admin: Command): void {
-  const group = admin.command('forwarding').description('box logs forwarded to third parties (spec 6, Standard Webhooks)');
-  withCommonFlags(group.command('status').description('per URL: box logs pending, delivered and dead, the last error, and whether a 410 Gone disabled it'))
+  const group = admin
+    .command('forwarding')
+    .description('box logs forwarded to third parties (spec 6, Standard Webhooks)');
+  withCommonFlags(
+    group
+      .command('status')
+      .description('per URL: box logs pending, delivered and dead, the last error, and whether a 410 Gone disabled it'),
+  )
     .option('--parking <id>', 'only this secured parking')
     .action((flags: StatusFlags) => {
       const parkingId = flags.parking === undefined ? undefined : parseId('--parking', flags.parking);
@@ -43,7 +56,13 @@ export function registerForwardingCommands(admin: Command): void {
       });
     });
 
-  withCommonFlags(group.command('retry').description("revive a parking's dead deliveries (pending again, due now, a fresh retry schedule) and its URLs a 410 Gone disabled"))
+  withCommonFlags(
+    group
+      .command('retry')
+      .description(
+        "revive a parking's dead deliveries (pending again, due now, a fresh retry schedule) and its URLs a 410 Gone disabled",
+      ),
+  )
     .requiredOption('--parking <id>', 'the secured parking id')
     .action((flags: CommonFlags & { parking: string }) => {
       const parkingId = parseId('--parking', flags.parking);
@@ -53,21 +72,35 @@ export function registerForwardingCommands(admin: Command): void {
         if (flags.json) process.stdout.write(`${JSON.stringify(revival)}\n`);
         else {
           const enabled = revival.enabled_urls.map((url) => `; ${url} enabled again`).join('');
-          process.stdout.write(`${revived} dead deliver${revived === 1 ? 'y' : 'ies'} of parking ${parkingId} pending again${enabled}; a running API sends them within a second\n`);
+          process.stdout.write(
+            `${revived} dead deliver${revived === 1 ? 'y' : 'ies'} of parking ${parkingId} pending again${enabled}; a running API sends them within a second\n`,
+          );
         }
       });
     });
 
-  withCommonFlags(group.command('replay').description("queue again, as new deliveries, a parking's box logs stored since a time (a receiver that lost data gets it back)"))
+  withCommonFlags(
+    group
+      .command('replay')
+      .description(
+        "queue again, as new deliveries, a parking's box logs stored since a time (a receiver that lost data gets it back)",
+      ),
+  )
     .requiredOption('--parking <id>', 'the secured parking id')
-    .requiredOption('--since <iso-time>', 'box logs the service received at or after this time, e.g. 2026-01-31T08:00:00Z')
+    .requiredOption(
+      '--since <iso-time>',
+      'box logs the service received at or after this time, e.g. 2026-01-31T08:00:00Z',
+    )
     .action((flags: CommonFlags & { parking: string; since: string }) => {
       const parkingId = parseId('--parking', flags.parking);
       const since = parseIsoTimeFlag('--since', flags.since);
       return withDatabase(flags, (ctx) => {
         const replay = replayBoxLogs(ctx.db, parkingId, since, ctx.now);
         if (flags.json) process.stdout.write(`${JSON.stringify(replay)}\n`);
-        else process.stdout.write(`${replay.queued} box log${replay.queued === 1 ? '' : 's'} of parking ${parkingId} since ${replay.since} queued again for ${replay.url}, as new deliveries\n`);
+        else
+          process.stdout.write(
+            `${replay.queued} box log${replay.queued === 1 ? '' : 's'} of parking ${parkingId} since ${replay.since} queued again for ${replay.url}, as new deliveries\n`,
+          );
       });
     });
 }

@@ -28,10 +28,15 @@ export function registerMqttCommands(admin: Command): void {
     .requiredOption('--role <role>', 'gateway (bridges boxes) or operator (test tools, the app stand-in, a person)')
     .action((flags: AddFlags) => {
       const name = parseName('--name', flags.name, 60);
-      if (flags.role !== 'gateway' && flags.role !== 'operator') throw new UsageError(`--role must be gateway or operator, got "${flags.role}"`);
+      if (flags.role !== 'gateway' && flags.role !== 'operator')
+        throw new UsageError(`--role must be gateway or operator, got "${flags.role}"`);
       const role = flags.role;
       return withDatabase(flags, (ctx) => {
-        printResult(flags, addMqttClient(ctx.db, name, role, ctx.now), 'The MQTT password is shown only now (it is stored hashed).');
+        printResult(
+          flags,
+          addMqttClient(ctx.db, name, role, ctx.now),
+          'The MQTT password is shown only now (it is stored hashed).',
+        );
       });
     });
 
@@ -49,9 +54,14 @@ export function registerMqttCommands(admin: Command): void {
       }
       const username = process.env.MQTT_USERNAME;
       const password = process.env.MQTT_PASSWORD;
-      if ((username === undefined) !== (password === undefined)) throw new UsageError('set both MQTT_USERNAME and MQTT_PASSWORD (the API account) or neither');
+      if ((username === undefined) !== (password === undefined))
+        throw new UsageError('set both MQTT_USERNAME and MQTT_PASSWORD (the API account) or neither');
       return withReadOnlyDatabase(flags, (ctx) => {
-        const exported = mosquittoExport(ctx.db, topics, username === undefined || password === undefined ? undefined : { username, password });
+        const exported = mosquittoExport(
+          ctx.db,
+          topics,
+          username === undefined || password === undefined ? undefined : { username, password },
+        );
         const passwordFile = join(flags.out, 'passwords');
         const aclFile = join(flags.out, 'acl');
         try {
@@ -62,7 +72,11 @@ export function registerMqttCommands(admin: Command): void {
         } catch (error) {
           throw new CliError(`cannot write into ${flags.out}: ${messageOf(error)}`);
         }
-        printResult(flags, { format: 'mosquitto', password_file: passwordFile, acl_file: aclFile, accounts: exported.accounts }, `In mosquitto.conf:\n  allow_anonymous false\n  password_file ${passwordFile}\n  acl_file ${aclFile}`);
+        printResult(
+          flags,
+          { format: 'mosquitto', password_file: passwordFile, acl_file: aclFile, accounts: exported.accounts },
+          `In mosquitto.conf:\n  allow_anonymous false\n  password_file ${passwordFile}\n  acl_file ${aclFile}`,
+        );
       });
     });
 }

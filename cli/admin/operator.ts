@@ -10,13 +10,19 @@ interface NameFlags extends CommonFlags {
 }
 
 export function registerOperatorCommands(admin: Command): void {
-  const group = admin.command('operator').description('operators of the operator HTTP API (/api/operator/..., Authorization: Bearer <token>)');
+  const group = admin
+    .command('operator')
+    .description('operators of the operator HTTP API (/api/operator/..., Authorization: Bearer <token>)');
   withCommonFlags(group.command('add').description('add an operator; prints its bearer token once'))
     .requiredOption('--name <name>', "the operator's unique name")
     .action(async (flags: NameFlags) => {
       const name = parseName('--name', flags.name);
       const added = await withDatabase(flags, (ctx) => addOperator(ctx.db, name, ctx.now));
-      printResult(flags, added, 'The token is shown only now: it is stored hashed. Send it as Authorization: Bearer <token> to /api/operator/...');
+      printResult(
+        flags,
+        added,
+        'The token is shown only now: it is stored hashed. Send it as Authorization: Bearer <token> to /api/operator/...',
+      );
     });
   withCommonFlags(group.command('remove').description('remove an operator: its token is refused at once'))
     .requiredOption('--name <name>', "the operator's name")
@@ -26,9 +32,16 @@ export function registerOperatorCommands(admin: Command): void {
       if (flags.json) printResult(flags, removed);
       else process.stdout.write(`operator "${name}" removed: its token is refused from now on\n`);
     });
-  withCommonFlags(group.command('list').description('list the operators (never their tokens)')).action(async (flags: CommonFlags) => {
-    const operators = await withReadOnlyDatabase(flags, (ctx) => listOperators(ctx.db));
-    if (flags.json) printResult(flags, operators);
-    else process.stdout.write(operators.length === 0 ? 'no operator\n' : `${operators.map((o) => `${o.name}\tadded ${o.created_at}`).join('\n')}\n`);
-  });
+  withCommonFlags(group.command('list').description('list the operators (never their tokens)')).action(
+    async (flags: CommonFlags) => {
+      const operators = await withReadOnlyDatabase(flags, (ctx) => listOperators(ctx.db));
+      if (flags.json) printResult(flags, operators);
+      else
+        process.stdout.write(
+          operators.length === 0
+            ? 'no operator\n'
+            : `${operators.map((o) => `${o.name}\tadded ${o.created_at}`).join('\n')}\n`,
+        );
+    },
+  );
 }

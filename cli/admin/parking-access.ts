@@ -1,11 +1,24 @@
 // `parkbench admin parking set-access|rotate-issuer`: a parking's access
 // mode and issuer key, moved on its boxes by SET_ISSUER (api/control/).
 import type { Command } from 'commander';
-import { accessStateOf, refuseSetAccessSealed, rotateIssuer, setAccessSigned, type AccessResult } from '../../api/control/operations.js';
+import {
+  accessStateOf,
+  refuseSetAccessSealed,
+  rotateIssuer,
+  setAccessSigned,
+  type AccessResult,
+} from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
 import { UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
-import { deliveryLines, exitWith, waitForAnswers, waitSeconds, withWaitFlag, type WaitFlags } from './control-report.js';
+import {
+  deliveryLines,
+  exitWith,
+  waitForAnswers,
+  waitSeconds,
+  withWaitFlag,
+  type WaitFlags,
+} from './control-report.js';
 import { parseId } from './validate.js';
 
 interface SetAccessFlags extends CommonFlags, WaitFlags {
@@ -20,26 +33,53 @@ interface RotateFlags extends CommonFlags, WaitFlags {
 
 /** Adds the subcommands to `admin parking` (registered by cli/admin/parking.ts). */
 export function registerParkingAccessCommands(admin: Command): void {
-  const group = admin.commands.find((command) => command.name() === 'parking') ?? admin.command('parking').description('secured parkings');
+  const group =
+    admin.commands.find((command) => command.name() === 'parking') ??
+    admin.command('parking').description('secured parkings');
 
-  withWaitFlag(withCommonFlags(group.command('set-access').description("move a sealed parking to signed: a new issuer key on every box, then smart keys are signed with it")))
+  withWaitFlag(
+    withCommonFlags(
+      group
+        .command('set-access')
+        .description(
+          'move a sealed parking to signed: a new issuer key on every box, then smart keys are signed with it',
+        ),
+    ),
+  )
     .requiredOption('--id <n>', 'the secured parking id')
     .requiredOption('--access <mode>', 'signed (a signed parking does not go back to sealed)')
     .option('--force', 'sign smart keys with the new key at once, before every box has it')
     .action((flags: SetAccessFlags) => {
       const parkingId = parseId('--id', flags.id);
-      if (flags.access !== 'signed' && flags.access !== 'sealed') throw new UsageError(`--access must be signed or sealed, got "${flags.access}"`);
+      if (flags.access !== 'signed' && flags.access !== 'sealed')
+        throw new UsageError(`--access must be signed or sealed, got "${flags.access}"`);
       const access = flags.access;
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
         // A refusal is a domain error: cli/main.ts prints its one line (exit 1).
         const started =
-          access === 'sealed' ? refuseSetAccessSealed(ctx.db, parkingId) : setAccessSigned(ctx.db, parkingId, { force: flags.force === true }, ctx.now, `admin parking set-access --id ${parkingId} --access signed${flags.force === true ? ' --force' : ''}`);
+          access === 'sealed'
+            ? refuseSetAccessSealed(ctx.db, parkingId)
+            : setAccessSigned(
+                ctx.db,
+                parkingId,
+                { force: flags.force === true },
+                ctx.now,
+                `admin parking set-access --id ${parkingId} --access signed${flags.force === true ? ' --force' : ''}`,
+              );
         await report(ctx.db, flags, started, seconds);
       });
     });
 
-  withWaitFlag(withCommonFlags(group.command('rotate-issuer').description("rotate a signed parking's issuer key (SET_ISSUER(new, current) to every box, then sign with the new key)")))
+  withWaitFlag(
+    withCommonFlags(
+      group
+        .command('rotate-issuer')
+        .description(
+          "rotate a signed parking's issuer key (SET_ISSUER(new, current) to every box, then sign with the new key)",
+        ),
+    ),
+  )
     .requiredOption('--id <n>', 'the secured parking id')
     .action((flags: RotateFlags) => {
       const parkingId = parseId('--id', flags.id);
@@ -68,8 +108,12 @@ async function report(db: Db, flags: CommonFlags, started: AccessResult, seconds
   };
   if (flags.json) printResult(flags, result);
   else {
-    const line = result.switching ? 'waiting for every box before signing with the new key' : `signing with ${result.issuer_public_key?.slice(0, 16) ?? 'no key'}…`;
-    process.stdout.write(`parking ${result.parking_id}: ${result.access_mode}, ${line}\n${deliveryLines(deliveries)}\n`);
+    const line = result.switching
+      ? 'waiting for every box before signing with the new key'
+      : `signing with ${result.issuer_public_key?.slice(0, 16) ?? 'no key'}…`;
+    process.stdout.write(
+      `parking ${result.parking_id}: ${result.access_mode}, ${line}\n${deliveryLines(deliveries)}\n`,
+    );
   }
   exitWith(deliveries);
 }

@@ -2,12 +2,35 @@
 import type { Command } from 'commander';
 import { ACCESS_MODES, createParking, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
 import { nonPublicAddressOf } from '../../api/forwarding/address-guard.js';
-import { DEFAULT_OVERLAP_HOURS, MAX_OVERLAP_HOURS, rotateForwardingSecret, setForwarding, type ForwardingSetting } from '../../api/parkings/forwarding.js';
+import {
+  DEFAULT_OVERLAP_HOURS,
+  MAX_OVERLAP_HOURS,
+  rotateForwardingSecret,
+  setForwarding,
+  type ForwardingSetting,
+} from '../../api/parkings/forwarding.js';
 import { parkingView } from '../../api/parkings/view.js';
 import { formatMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
 import { UsageError } from '../errors.js';
-import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type AdminContext, type CommonFlags } from './context.js';
-import { parseAccessMode, parseBoolean, parseCurrency, parseHttpUrl, parseId, parseMaxDuration, parseName, parsePrice, parseTries } from './validate.js';
+import {
+  printResult,
+  withCommonFlags,
+  withDatabase,
+  withReadOnlyDatabase,
+  type AdminContext,
+  type CommonFlags,
+} from './context.js';
+import {
+  parseAccessMode,
+  parseBoolean,
+  parseCurrency,
+  parseHttpUrl,
+  parseId,
+  parseMaxDuration,
+  parseName,
+  parsePrice,
+  parseTries,
+} from './validate.js';
 
 export type NewParkingInput = ParkingInput;
 
@@ -28,7 +51,11 @@ export interface CreatedParking {
 }
 
 /** Creates the parking and returns the row the command prints. */
-function createParkingRow(ctx: AdminContext, input: NewParkingInput, accessMode: AccessMode = DEFAULT_ACCESS_MODE): CreatedParking {
+function createParkingRow(
+  ctx: AdminContext,
+  input: NewParkingInput,
+  accessMode: AccessMode = DEFAULT_ACCESS_MODE,
+): CreatedParking {
   const created = createParking(ctx.db, input, accessMode, ctx.now);
   return {
     id: created.id,
@@ -75,15 +102,24 @@ interface ForwardingFlags extends CommonFlags {
 
 /** What `admin parking forwarding` says under its fields. */
 function forwardingNote(setting: ForwardingSetting): string {
-  const signed = 'Deliveries follow Standard Webhooks 1.0 (webhook-id, webhook-timestamp, webhook-signature): verify them with a Standard Webhooks library.';
-  if (setting.forwarding_secret === null) return `${signed} The secret is unchanged and not shown again (--rotate-secret issues a new one).`;
-  const overlap = setting.previous_secret_until === null ? '' : ` The previous secret signs too until ${setting.previous_secret_until}.`;
+  const signed =
+    'Deliveries follow Standard Webhooks 1.0 (webhook-id, webhook-timestamp, webhook-signature): verify them with a Standard Webhooks library.';
+  if (setting.forwarding_secret === null)
+    return `${signed} The secret is unchanged and not shown again (--rotate-secret issues a new one).`;
+  const overlap =
+    setting.previous_secret_until === null
+      ? ''
+      : ` The previous secret signs too until ${setting.previous_secret_until}.`;
   return `${signed} The secret is shown this once: give it to the receiver now.${overlap}`;
 }
 
 export function registerParkingCommands(admin: Command): void {
   const group = admin.command('parking').description('secured parkings');
-  withCommonFlags(group.command('create').description('create a secured parking with fresh keys: an issuer key pair (signed) or a parking key (sealed)'))
+  withCommonFlags(
+    group
+      .command('create')
+      .description('create a secured parking with fresh keys: an issuer key pair (signed) or a parking key (sealed)'),
+  )
     .requiredOption('--name <name>', 'shown to drivers')
     .requiredOption('--currency <code>', 'ISO 4217, e.g. EUR')
     .requiredOption('--price-per-hour <decimal>', 'e.g. 2.50 (at most 2 decimals)')
@@ -91,7 +127,11 @@ export function registerParkingCommands(admin: Command): void {
     .option('--tries <n>', 'tries per direction with a session key, 1..255', '10')
     .option('--online', 'the parking opens only through the server')
     .option('--description <text>', 'free text')
-    .option('--access <mode>', `${ACCESS_MODES.join(' or ')}: smart keys signed by the parking's issuer key (protocol version 2) or sealed under its parking key (version 1 firmware)`, DEFAULT_ACCESS_MODE)
+    .option(
+      '--access <mode>',
+      `${ACCESS_MODES.join(' or ')}: smart keys signed by the parking's issuer key (protocol version 2) or sealed under its parking key (version 1 firmware)`,
+      DEFAULT_ACCESS_MODE,
+    )
     .action((flags: CreateFlags) => {
       const accessMode = parseAccessMode(flags.access);
       const input: NewParkingInput = {
@@ -103,43 +143,74 @@ export function registerParkingCommands(admin: Command): void {
         tries: parseTries(flags.tries),
         isOnline: flags.online === true,
       };
-      return withDatabase(flags, (ctx) => printResult(flags, createParkingRow(ctx, input, accessMode), CREATED_NOTE[accessMode]));
+      return withDatabase(flags, (ctx) =>
+        printResult(flags, createParkingRow(ctx, input, accessMode), CREATED_NOTE[accessMode]),
+      );
     });
 
-  withCommonFlags(group.command('show').description("a parking's settings, access mode, issuer public keys and boxes (no secret key)"))
+  withCommonFlags(
+    group
+      .command('show')
+      .description("a parking's settings, access mode, issuer public keys and boxes (no secret key)"),
+  )
     .requiredOption('--id <id>', 'the secured parking id')
     .action((flags: ShowFlags) => {
       const id = parseId('--id', flags.id);
       return withReadOnlyDatabase(flags, (ctx) => printResult(flags, parkingView(ctx.db, id)));
     });
 
-  withCommonFlags(group.command('forwarding').description("set where a parking's box logs are forwarded (spec section 6), or rotate its signing secret"))
+  withCommonFlags(
+    group
+      .command('forwarding')
+      .description("set where a parking's box logs are forwarded (spec section 6), or rotate its signing secret"),
+  )
     .requiredOption('--parking <id>', 'the secured parking id')
     .option('--url <url>', 'the third party POST URL (http or https); with --expose')
     .option('--expose <bool>', 'true to forward box logs, false to stop; with --url')
-    .option('--forward-unverified <bool>', 'true to forward box logs whose response was not verified too (default false; kept when not given)')
-    .option('--rotate-secret', 'issue a new signing secret (shown once); the current one keeps signing during the overlap')
-    .option('--overlap-hours <hours>', `with --rotate-secret: hours both secrets sign every delivery, 0 to ${MAX_OVERLAP_HOURS}`, String(DEFAULT_OVERLAP_HOURS))
+    .option(
+      '--forward-unverified <bool>',
+      'true to forward box logs whose response was not verified too (default false; kept when not given)',
+    )
+    .option(
+      '--rotate-secret',
+      'issue a new signing secret (shown once); the current one keeps signing during the overlap',
+    )
+    .option(
+      '--overlap-hours <hours>',
+      `with --rotate-secret: hours both secrets sign every delivery, 0 to ${MAX_OVERLAP_HOURS}`,
+      String(DEFAULT_OVERLAP_HOURS),
+    )
     .action((flags: ForwardingFlags) => {
       const parkingId = parseId('--parking', flags.parking);
-      if ((flags.url === undefined) !== (flags.expose === undefined)) throw new UsageError('--url and --expose go together');
-      if (flags.url === undefined && flags.rotateSecret !== true) throw new UsageError('give --url and --expose, or --rotate-secret, or both');
-      if (flags.forwardUnverified !== undefined && flags.url === undefined) throw new UsageError('--forward-unverified goes with --url and --expose');
+      if ((flags.url === undefined) !== (flags.expose === undefined))
+        throw new UsageError('--url and --expose go together');
+      if (flags.url === undefined && flags.rotateSecret !== true)
+        throw new UsageError('give --url and --expose, or --rotate-secret, or both');
+      if (flags.forwardUnverified !== undefined && flags.url === undefined)
+        throw new UsageError('--forward-unverified goes with --url and --expose');
       const change =
         flags.url === undefined || flags.expose === undefined
           ? undefined
           : {
               url: parseHttpUrl('--url', flags.url),
               expose: parseBoolean('--expose', flags.expose),
-              ...(flags.forwardUnverified === undefined ? {} : { forwardUnverified: parseBoolean('--forward-unverified', flags.forwardUnverified) }),
+              ...(flags.forwardUnverified === undefined
+                ? {}
+                : { forwardUnverified: parseBoolean('--forward-unverified', flags.forwardUnverified) }),
             };
-      const overlapHours = flags.overlapHours === undefined || flags.rotateSecret !== true ? DEFAULT_OVERLAP_HOURS : parseOverlapHours(flags.overlapHours);
+      const overlapHours =
+        flags.overlapHours === undefined || flags.rotateSecret !== true
+          ? DEFAULT_OVERLAP_HOURS
+          : parseOverlapHours(flags.overlapHours);
       return withDatabase(flags, async (ctx) => {
         if (change !== undefined && !ctx.config.forwardingAllowPrivate) await warnIfPrivate(change.url);
         let setting = change === undefined ? undefined : setForwarding(ctx.db, parkingId, change, ctx.now);
         if (flags.rotateSecret === true) {
           // A first setting that made a secret has nothing to overlap with.
-          setting = setting !== undefined && setting.forwarding_secret !== null ? setting : rotateForwardingSecret(ctx.db, parkingId, overlapHours, ctx.now);
+          setting =
+            setting !== undefined && setting.forwarding_secret !== null
+              ? setting
+              : rotateForwardingSecret(ctx.db, parkingId, overlapHours, ctx.now);
         }
         if (setting) printResult(flags, setting, forwardingNote(setting));
       });
@@ -151,11 +222,14 @@ async function warnIfPrivate(url: string): Promise<void> {
   const found = await nonPublicAddressOf(url);
   if (found === undefined) return;
   const where = found.host === found.address ? found.address : `${found.host} resolves to ${found.address}`;
-  process.stderr.write(`note: ${where} (${found.kind}): an API with FORWARDING_ALLOW_PRIVATE=false (parkbench api's default) refuses to deliver there; parkbench start allows it\n`);
+  process.stderr.write(
+    `note: ${where} (${found.kind}): an API with FORWARDING_ALLOW_PRIVATE=false (parkbench api's default) refuses to deliver there; parkbench start allows it\n`,
+  );
 }
 
 function parseOverlapHours(raw: string): number {
   const hours = Number(raw);
-  if (!/^\d+$/.test(raw) || hours > MAX_OVERLAP_HOURS) throw new UsageError(`--overlap-hours must be an integer from 0 to ${MAX_OVERLAP_HOURS}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || hours > MAX_OVERLAP_HOURS)
+    throw new UsageError(`--overlap-hours must be an integer from 0 to ${MAX_OVERLAP_HOURS}, got "${raw}"`);
   return hours;
 }

@@ -3,7 +3,14 @@
 import type { Command } from 'commander';
 import { revokeSmartKey } from '../../api/control/operations.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
-import { deliveryLines, exitWith, waitForAnswers, waitSeconds, withWaitFlag, type WaitFlags } from './control-report.js';
+import {
+  deliveryLines,
+  exitWith,
+  waitForAnswers,
+  waitSeconds,
+  withWaitFlag,
+  type WaitFlags,
+} from './control-report.js';
 import { parseId } from './validate.js';
 
 interface RevokeFlags extends CommonFlags, WaitFlags {
@@ -12,7 +19,13 @@ interface RevokeFlags extends CommonFlags, WaitFlags {
 
 export function registerSmartKeyCommands(admin: Command): void {
   const group = admin.command('smart-key').description("drivers' smart keys");
-  withWaitFlag(withCommonFlags(group.command('revoke').description('revoke a smart key: refused by the service at once, and a REVOKE to every box it opens')))
+  withWaitFlag(
+    withCommonFlags(
+      group
+        .command('revoke')
+        .description('revoke a smart key: refused by the service at once, and a REVOKE to every box it opens'),
+    ),
+  )
     .requiredOption('--id <n>', 'the smart key id')
     .action((flags: RevokeFlags) => {
       const keyId = parseId('--id', flags.id);
@@ -20,10 +33,20 @@ export function registerSmartKeyCommands(admin: Command): void {
       return withDatabase(flags, async (ctx) => {
         const revoked = revokeSmartKey(ctx.db, keyId, ctx.now, `admin smart-key revoke --id ${keyId}`);
         const report = await waitForAnswers(ctx.db, revoked.operation, seconds);
-        const result = { smart_key_id: keyId, revoked_at: new Date(revoked.revoked_at).toISOString(), newly_revoked: revoked.newly_revoked, done: report.done, pending: report.pending, failed: report.failed, deliveries: report.deliveries };
+        const result = {
+          smart_key_id: keyId,
+          revoked_at: new Date(revoked.revoked_at).toISOString(),
+          newly_revoked: revoked.newly_revoked,
+          done: report.done,
+          pending: report.pending,
+          failed: report.failed,
+          deliveries: report.deliveries,
+        };
         if (flags.json) printResult(flags, result);
         else {
-          const head = revoked.newly_revoked ? `smart key ${keyId} revoked` : `smart key ${keyId} was already revoked at ${result.revoked_at}`;
+          const head = revoked.newly_revoked
+            ? `smart key ${keyId} revoked`
+            : `smart key ${keyId} was already revoked at ${result.revoked_at}`;
           process.stdout.write(`${head}\n${deliveryLines(report)}\n`);
         }
         exitWith(report);

@@ -2,7 +2,13 @@
 // and output; the driver is made by api/users/create-driver.ts.
 import type { Command } from 'commander';
 import { createDriver } from '../../api/users/create-driver.js';
-import { EMAIL_MAX_LENGTH, EMAIL_PATTERN, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, PHONE_MAX_LENGTH } from '../../api/schemas.js';
+import {
+  EMAIL_MAX_LENGTH,
+  EMAIL_PATTERN,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  PHONE_MAX_LENGTH,
+} from '../../api/schemas.js';
 import { UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
@@ -17,7 +23,8 @@ export interface NewDriverFlags {
 
 export function checkDriver(flags: NewDriverFlags): NewDriverFlags {
   const email = flags.email.trim();
-  if (email.length > EMAIL_MAX_LENGTH || !new RegExp(EMAIL_PATTERN).test(email)) throw new UsageError(`--email must be an email address, got "${flags.email}"`);
+  if (email.length > EMAIL_MAX_LENGTH || !new RegExp(EMAIL_PATTERN).test(email))
+    throw new UsageError(`--email must be an email address, got "${flags.email}"`);
   if (flags.password.length < PASSWORD_MIN_LENGTH || flags.password.length > PASSWORD_MAX_LENGTH) {
     throw new UsageError(`--password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
   }

@@ -8,10 +8,10 @@ import { isPrintableText } from '../../api/schemas.js';
 import { parseIsoTime } from '../../api/sessions/time.js';
 import { UsageError } from '../errors.js';
 
-
 function integerIn(flag: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || value < min || value > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
   return value;
 }
 
@@ -24,7 +24,8 @@ export const parseMaxDuration = (raw: string): number => integerIn('--max-durati
 /** Names and phone numbers: the API's "printable text" rule (api/schemas.ts). */
 export function parseName(flag: string, raw: string, max = 100): string {
   const value = raw.trim();
-  if (value === '' || value.length > max || !isPrintableText(value)) throw new UsageError(`${flag} must be 1 to ${max} characters of printable text`);
+  if (value === '' || value.length > max || !isPrintableText(value))
+    throw new UsageError(`${flag} must be 1 to ${max} characters of printable text`);
   return value;
 }
 
@@ -32,13 +33,15 @@ export function parseName(flag: string, raw: string, max = 100): string {
 export function parseCurrency(raw: string): string {
   const value = raw.trim().toUpperCase();
   const known = Intl.supportedValuesOf('currency');
-  if (!/^[A-Z]{3}$/.test(value) || !known.includes(value)) throw new UsageError(`--currency must be an ISO 4217 code such as EUR, got "${raw}"`);
+  if (!/^[A-Z]{3}$/.test(value) || !known.includes(value))
+    throw new UsageError(`--currency must be an ISO 4217 code such as EUR, got "${raw}"`);
   return value;
 }
 
 export function parsePrice(raw: string): number {
   const minor = parseMinorUnits(raw);
-  if (minor === undefined) throw new UsageError(`--price-per-hour must be a decimal with at most 2 decimals, such as 2.50, got "${raw}"`);
+  if (minor === undefined)
+    throw new UsageError(`--price-per-hour must be a decimal with at most 2 decimals, such as 2.50, got "${raw}"`);
   return minor;
 }
 
@@ -71,7 +74,8 @@ export function parseHttpUrl(flag: string, raw: string): string {
   } catch {
     throw new UsageError(`${flag} must be an absolute http(s) URL, got "${raw}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${flag} must be an http(s) URL, got "${raw}"`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`${flag} must be an http(s) URL, got "${raw}"`);
   return url.toString();
 }
 
@@ -79,6 +83,7 @@ export function parseHttpUrl(flag: string, raw: string): string {
  * as midnight UTC: the API's own reading (api/sessions/time.ts). */
 export function parseIsoTimeFlag(flag: string, raw: string): number {
   const ms = parseIsoTime(/^\d{4}-\d{2}-\d{2}$/.test(raw) ? `${raw}T00:00:00Z` : raw);
-  if (ms === undefined) throw new UsageError(`${flag} must be an ISO 8601 time with its offset, e.g. 2026-01-31T08:00:00Z, got "${raw}"`);
+  if (ms === undefined)
+    throw new UsageError(`${flag} must be an ISO 8601 time with its offset, e.g. 2026-01-31T08:00:00Z, got "${raw}"`);
   return ms;
 }

@@ -16,9 +16,19 @@ export class BoxChannel {
     private readonly topics: Topics,
   ) {}
 
-  static async connect(url: string, username: string | undefined, password: string | undefined, topics: Topics): Promise<BoxChannel> {
+  static async connect(
+    url: string,
+    username: string | undefined,
+    password: string | undefined,
+    topics: Topics,
+  ): Promise<BoxChannel> {
     try {
-      const client = await mqtt.connectAsync(url, { reconnectPeriod: 0, connectTimeout: 10_000, ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) });
+      const client = await mqtt.connectAsync(url, {
+        reconnectPeriod: 0,
+        connectTimeout: 10_000,
+        ...(username === undefined ? {} : { username }),
+        ...(password === undefined ? {} : { password }),
+      });
       disableNagle(client);
       await client.subscribeAsync(topics.allBoxes('response'), { qos: 1 });
       return new BoxChannel(client, topics);
@@ -28,12 +38,21 @@ export class BoxChannel {
   }
 
   /** Sends a command to a box and waits for its response message. */
-  send(moduleId: number, command: string, context: { fo_user_id: number; smart_key_id: number }, timeoutMs: number): Promise<ResponseMessage> {
+  send(
+    moduleId: number,
+    command: string,
+    context: { fo_user_id: number; smart_key_id: number },
+    timeoutMs: number,
+  ): Promise<ResponseMessage> {
     const requestId = randomUUID();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.client.off('message', onMessage);
-        reject(new StepFailure(`box ${moduleId} did not answer within ${timeoutMs} ms (is it running, and reachable on this broker?)`));
+        reject(
+          new StepFailure(
+            `box ${moduleId} did not answer within ${timeoutMs} ms (is it running, and reachable on this broker?)`,
+          ),
+        );
       }, timeoutMs);
       const onMessage = (topic: string, payload: Buffer): void => {
         if (this.topics.parseBoxTopic(topic)?.moduleId !== moduleId) return;
@@ -47,16 +66,22 @@ export class BoxChannel {
         if (message.context?.request_id !== requestId) return;
         clearTimeout(timer);
         this.client.off('message', onMessage);
-        if (message.response === null || !isBase64(message.response)) reject(new StepFailure(`box ${moduleId} gave no response (${message.error ?? 'none'})`));
+        if (message.response === null || !isBase64(message.response))
+          reject(new StepFailure(`box ${moduleId} gave no response (${message.error ?? 'none'})`));
         else resolve(message);
       };
       this.client.on('message', onMessage);
-      this.client.publish(this.topics.box(moduleId, 'command'), JSON.stringify({ command, context: { ...context, request_id: requestId } }), { qos: 1 }, (error) => {
-        if (!error) return;
-        clearTimeout(timer);
-        this.client.off('message', onMessage);
-        reject(new StepFailure(`cannot publish to box ${moduleId}: ${error.message}`));
-      });
+      this.client.publish(
+        this.topics.box(moduleId, 'command'),
+        JSON.stringify({ command, context: { ...context, request_id: requestId } }),
+        { qos: 1 },
+        (error) => {
+          if (!error) return;
+          clearTimeout(timer);
+          this.client.off('message', onMessage);
+          reject(new StepFailure(`cannot publish to box ${moduleId}: ${error.message}`));
+        },
+      );
     });
   }
 

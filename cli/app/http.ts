@@ -15,7 +15,11 @@ export interface JsonResponse<T> {
 export class ApiClient {
   constructor(readonly baseUrl: string) {}
 
-  async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, options: { token?: string; json?: unknown; form?: Record<string, string> } = {}): Promise<JsonResponse<T>> {
+  async request<T>(
+    method: 'GET' | 'POST' | 'PUT',
+    path: string,
+    options: { token?: string; json?: unknown; form?: Record<string, string> } = {},
+  ): Promise<JsonResponse<T>> {
     const headers: Record<string, string> = {};
     let body: string | undefined;
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
@@ -29,7 +33,12 @@ export class ApiClient {
     const url = path.startsWith('http') ? path : `${this.baseUrl}${path}`;
     let response: Response;
     try {
-      response = await fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal: AbortSignal.timeout(15_000) });
+      response = await fetch(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        signal: AbortSignal.timeout(15_000),
+      });
     } catch (error) {
       throw new StepFailure(`${method} ${url} did not answer: ${messageOf(error)}`);
     }
@@ -46,9 +55,17 @@ export class ApiClient {
   }
 
   /** Like request, but anything but `expected` is a failure naming the answer. */
-  async expect<T>(expected: number, method: 'GET' | 'POST' | 'PUT', path: string, options: { token?: string; json?: unknown; form?: Record<string, string> } = {}): Promise<T> {
+  async expect<T>(
+    expected: number,
+    method: 'GET' | 'POST' | 'PUT',
+    path: string,
+    options: { token?: string; json?: unknown; form?: Record<string, string> } = {},
+  ): Promise<T> {
     const response = await this.request<T>(method, path, options);
-    if (response.status !== expected) throw new StepFailure(`${method} ${path}: expected ${expected}, got ${response.status} ${summarize(response.text)}`);
+    if (response.status !== expected)
+      throw new StepFailure(
+        `${method} ${path}: expected ${expected}, got ${response.status} ${summarize(response.text)}`,
+      );
     return response.body;
   }
 }

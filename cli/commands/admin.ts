@@ -14,7 +14,9 @@ import { registerSmartKeyCommands } from '../admin/smart-key.js';
 import { registerUserCommands } from '../admin/user.js';
 
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description("operator tools on the API's database (--database or DATABASE_PATH)");
+  const admin = program
+    .command('admin')
+    .description("operator tools on the API's database (--database or DATABASE_PATH)");
   registerClientAppCommands(admin);
   registerParkingCommands(admin);
   registerParkingAccessCommands(admin);

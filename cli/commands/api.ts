@@ -6,7 +6,14 @@ import type { Command } from 'commander';
 import type { FastifyServerOptions } from 'fastify';
 import { startService } from '../../api/server.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
-import { CONFIG_VARIABLES, ConfigError, flagName, loadConfig, type ApiConfig, type ConfigVariable } from '../../api/config.js';
+import {
+  CONFIG_VARIABLES,
+  ConfigError,
+  flagName,
+  loadConfig,
+  type ApiConfig,
+  type ConfigVariable,
+} from '../../api/config.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { onShutdownSignal } from '../signals.js';
@@ -57,7 +64,9 @@ function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     // Readable on a terminal, JSON otherwise (files, log shippers, tests).
-    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
+    ...(process.stdout.isTTY
+      ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } }
+      : {}),
     redact: ['req.headers.authorization'],
   };
 }
@@ -73,7 +82,8 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
   } catch (error) {
     await app?.close();
     // A database it must not use is the operator's to fix, like a bad setting.
-    if (error instanceof DatabaseRefusedError) throw new CliError(`cannot start the API: ${error.message}`, ExitCode.usage);
+    if (error instanceof DatabaseRefusedError)
+      throw new CliError(`cannot start the API: ${error.message}`, ExitCode.usage);
     throw new CliError(`cannot start the API: ${error instanceof Error ? error.message : String(error)}`);
   }
   const running = app;

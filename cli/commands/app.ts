@@ -38,7 +38,9 @@ interface AppFlags {
 export function registerAppCommand(program: Command): void {
   program
     .command('app')
-    .description("The mobile app's stand-in: log in, start a session, open the entrance box, pay, open the exit box, upload the box logs")
+    .description(
+      "The mobile app's stand-in: log in, start a session, open the entrance box, pay, open the exit box, upload the box logs",
+    )
     .option('--server <url>', 'the API', 'http://127.0.0.1:3000')
     .option('--client-app-id <id>', 'the client application (parkbench admin client-app create, or the demo one)')
     .option('--client-secret <secret>', "the client application's secret")
@@ -56,13 +58,19 @@ export function registerAppCommand(program: Command): void {
     .option('--entrance-box <module_id>', "the entrance box (default: the smart key's first access point)")
     .option('--exit-box <module_id>', "the exit box (default: the smart key's last access point)")
     .option('--no-pay', 'leave the session unpaid (the exit then leaves it exiting, not finished)')
-    .option('--offline', 'keep the box logs instead of uploading them, as a phone without network; upload them later with --upload')
+    .option(
+      '--offline',
+      'keep the box logs instead of uploading them, as a phone without network; upload them later with --upload',
+    )
     .option('--offline-file <file>', 'where --offline keeps the box logs', 'data/app-offline-box-logs.json')
     .option('--upload <file>', 'only upload box logs kept by --offline (marked offline: true), then stop')
     .option('--answer-ms <ms>', 'how long a box may take to answer', '5000')
     .action(async (flags: AppFlags) => {
       const api = new ApiClient(serverUrl(flags.server));
-      const client = { client_app_id: required(flags.clientAppId, '--client-app-id'), client_secret: required(flags.clientSecret, '--client-secret') };
+      const client = {
+        client_app_id: required(flags.clientAppId, '--client-app-id'),
+        client_secret: required(flags.clientSecret, '--client-secret'),
+      };
       const driver = { email: required(flags.email, '--email'), password: required(flags.password, '--password') };
       const say = (line: string): void => void process.stdout.write(`${line}\n`);
       if (flags.upload !== undefined) {
@@ -76,7 +84,9 @@ export function registerAppCommand(program: Command): void {
         pay: flags.pay,
         offline: flags.offline === true,
         answerMs: integer('--answer-ms', flags.answerMs),
-        ...(flags.register === true ? { register: { first_name: flags.firstName, last_name: flags.lastName, phone: flags.phone } } : {}),
+        ...(flags.register === true
+          ? { register: { first_name: flags.firstName, last_name: flags.lastName, phone: flags.phone } }
+          : {}),
         ...(flags.entranceBox === undefined ? {} : { entranceBox: integer('--entrance-box', flags.entranceBox) }),
         ...(flags.exitBox === undefined ? {} : { exitBox: integer('--exit-box', flags.exitBox) }),
       };
@@ -86,15 +96,20 @@ export function registerAppCommand(program: Command): void {
       } catch (error) {
         throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
       }
-      if (!/^(mqtts?|wss?|tcp):\/\/\S+$/.test(flags.mqtt)) throw new UsageError(`--mqtt must be an mqtt:// URL, got "${flags.mqtt}"`);
-      const boxes = await BoxChannel.connect(flags.mqtt, flags.mqttUsername, flags.mqttPassword, topics).catch((error: unknown) => {
-        throw new CliError(`connect to the boxes: ${messageOf(error)}`);
-      });
+      if (!/^(mqtts?|wss?|tcp):\/\/\S+$/.test(flags.mqtt))
+        throw new UsageError(`--mqtt must be an mqtt:// URL, got "${flags.mqtt}"`);
+      const boxes = await BoxChannel.connect(flags.mqtt, flags.mqttUsername, flags.mqttPassword, topics).catch(
+        (error: unknown) => {
+          throw new CliError(`connect to the boxes: ${messageOf(error)}`);
+        },
+      );
       try {
         const result = await runApp(api, boxes, options, say);
         if (result.kept.length > 0) {
           await writeFile(flags.offlineFile, `${JSON.stringify(result.kept, null, 2)}\n`);
-          say(`✔ offline: ${result.kept.length} box logs kept in ${flags.offlineFile}; upload them with: parkbench app --upload ${flags.offlineFile} (plus the same --server, client and driver flags)`);
+          say(
+            `✔ offline: ${result.kept.length} box logs kept in ${flags.offlineFile}; upload them with: parkbench app --upload ${flags.offlineFile} (plus the same --server, client and driver flags)`,
+          );
         }
         say(`all ${result.steps} steps did what they should`);
       } catch (error) {
@@ -107,7 +122,13 @@ export function registerAppCommand(program: Command): void {
 }
 
 /** `--upload FILE`: the box logs a phone kept while offline, sent now with offline: true. */
-async function uploadKept(api: ApiClient, client: { client_app_id: string; client_secret: string }, driver: { email: string; password: string }, file: string, say: (line: string) => void): Promise<void> {
+async function uploadKept(
+  api: ApiClient,
+  client: { client_app_id: string; client_secret: string },
+  driver: { email: string; password: string },
+  file: string,
+  say: (line: string) => void,
+): Promise<void> {
   let logs: BoxLogInput[];
   try {
     logs = JSON.parse(await readFile(file, 'utf8')) as BoxLogInput[];
@@ -116,11 +137,22 @@ async function uploadKept(api: ApiClient, client: { client_app_id: string; clien
   }
   if (!Array.isArray(logs) || logs.length === 0) throw new UsageError(`--upload ${file}: no box logs in it`);
   try {
-    const token = (await api.expect<{ access_token: string }>(200, 'POST', '/api/oauth/token', { json: { grant_type: 'password', username: driver.email, password: driver.password, ...client } })).access_token;
+    const token = (
+      await api.expect<{ access_token: string }>(200, 'POST', '/api/oauth/token', {
+        json: { grant_type: 'password', username: driver.email, password: driver.password, ...client },
+      })
+    ).access_token;
     say('✔ log in');
-    const body = await api.expect<{ box_logs: { id: number; verified: boolean; duplicate: boolean }[] }>(201, 'POST', '/api/box_logs', { token, json: { box_logs: logs.map((log) => ({ box_log: { ...log, offline: true } })) } });
+    const body = await api.expect<{ box_logs: { id: number; verified: boolean; duplicate: boolean }[] }>(
+      201,
+      'POST',
+      '/api/box_logs',
+      { token, json: { box_logs: logs.map((log) => ({ box_log: { ...log, offline: true } })) } },
+    );
     const verified = body.box_logs.filter((log) => log.verified).length;
-    say(`✔ upload ${logs.length} box logs kept offline: ${verified} verified, ${body.box_logs.filter((log) => log.duplicate).length} already delivered by the boxes (stored once)`);
+    say(
+      `✔ upload ${logs.length} box logs kept offline: ${verified} verified, ${body.box_logs.filter((log) => log.duplicate).length} already delivered by the boxes (stored once)`,
+    );
     if (verified !== logs.length) throw new StepFailure(`${logs.length - verified} box logs did not verify`);
   } catch (error) {
     if (error instanceof StepFailure) throw new CliError(`step failed: ${error.message}`);

@@ -31,24 +31,51 @@ export function registerConformanceCommand(program: Command): void {
   program
     .command('conformance')
     .description('Run the box conformance suite against one box (a real one on a bench, or a simulated one)')
-    .option('--box <file>', "the box's provisioning file (a sealed or a signed parking's box): its keys, so the suite seals its own commands")
+    .option(
+      '--box <file>',
+      "the box's provisioning file (a sealed or a signed parking's box): its keys, so the suite seals its own commands",
+    )
     .option('--serial <path[:baud]>', 'the box is on this serial port (default 115200 baud)')
-    .option('--ble <mac>', 'the box is reached over BLE at this MAC address (noble; NOBLE_WEBSOCKET=1 for `parkbench sim --ble`)')
+    .option(
+      '--ble <mac>',
+      'the box is reached over BLE at this MAC address (noble; NOBLE_WEBSOCKET=1 for `parkbench sim --ble`)',
+    )
     .option('--mqtt <url>', 'the box is reached through this broker (a simulated box, or a real one behind a gateway)')
     .option('--module-id <n>', "with --mqtt: the box's module_id (default: the provisioning file's)")
     .option('--username <name>', 'with --mqtt: MQTT username (an operator account)')
     .option('--password <password>', 'with --mqtt: MQTT password')
-    .option('--topic-prefix <prefix>', 'with --mqtt: first MQTT topic level', process.env.MQTT_TOPIC_PREFIX ?? 'parkbench')
+    .option(
+      '--topic-prefix <prefix>',
+      'with --mqtt: first MQTT topic level',
+      process.env.MQTT_TOPIC_PREFIX ?? 'parkbench',
+    )
     .option('--answer-ms <ms>', 'longest time the box may take to answer a command', '2000')
     .option('--cycle-ms <ms>', 'longest time for the barrier to show OPENING then CLOSED after a valid ACCESS', '30000')
     .option('--control-seq <n>', 'first control sequence, going up by one (default: the current Unix time in seconds)')
-    .option('--protocol <1|2>', 'the protocol version of the box: 1 runs the version 1 cases alone (a box on version 1 firmware)', '2')
-    .option('--restore-issuer-key <hex>', "the box's issuer_key (128 hex digits), put back when the suite ends (default: the provisioning file's)")
-    .option('--restore-issuer-key-previous <hex|none>', "with --restore-issuer-key: the box's issuer_key_previous (default: none)")
-    .option('--skip-wearing', 'skip the cases marked wearing (they move a real barrier, spend tries many times or fill the revocation list)')
+    .option(
+      '--protocol <1|2>',
+      'the protocol version of the box: 1 runs the version 1 cases alone (a box on version 1 firmware)',
+      '2',
+    )
+    .option(
+      '--restore-issuer-key <hex>',
+      "the box's issuer_key (128 hex digits), put back when the suite ends (default: the provisioning file's)",
+    )
+    .option(
+      '--restore-issuer-key-previous <hex|none>',
+      "with --restore-issuer-key: the box's issuer_key_previous (default: none)",
+    )
+    .option(
+      '--skip-wearing',
+      'skip the cases marked wearing (they move a real barrier, spend tries many times or fill the revocation list)',
+    )
     .option('--json', 'print the results and a summary as JSON instead of the table')
     .option('--junit <file>', 'also write the results as JUnit XML to this file')
-    .option('--log-level <level>', 'logs of the links, on stderr: fatal, error, warn, info, debug, trace or silent', 'warn')
+    .option(
+      '--log-level <level>',
+      'logs of the links, on stderr: fatal, error, warn, info, debug, trace or silent',
+      'warn',
+    )
     .action(async (flags: ConformanceFlags) => {
       await runConformance(flags);
     });
@@ -66,7 +93,9 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stoppedBy !== undefined) process.exit(exitCodeFor(signal));
     stoppedBy = signal;
-    process.stderr.write(`parkbench: interrupted (${signal}); putting the box's issuer keys back (Ctrl-C again to quit at once)\n`);
+    process.stderr.write(
+      `parkbench: interrupted (${signal}); putting the box's issuer keys back (Ctrl-C again to quit at once)\n`,
+    );
     interrupt.abort();
   };
   process.on('SIGINT', onSignal);
@@ -81,7 +110,12 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       // earlier run never meet this one's (docs/protocol.md, step 9); from
       // 2^31 up, where the service's own key ids (counted from 1) never are,
       // so the suite's revocations lock out no real key.
-      settings: { answerMs: options.answerMs, cycleMs: options.cycleMs, controlSeq: options.controlSeq, keyIdBase: randomInt(SUITE_KEY_IDS.min, SUITE_KEY_IDS.max) },
+      settings: {
+        answerMs: options.answerMs,
+        cycleMs: options.cycleMs,
+        controlSeq: options.controlSeq,
+        keyIdBase: randomInt(SUITE_KEY_IDS.min, SUITE_KEY_IDS.max),
+      },
       skipWearing: options.skipWearing,
       protocol: options.protocol,
       signal: interrupt.signal,
@@ -111,7 +145,12 @@ function exitCodeFor(signal: NodeJS.Signals): number {
  * with room for the ~1,100 a run may take. */
 const SUITE_KEY_IDS = { min: 0x8000_0000, max: 0xffff_0000 } as const;
 
-async function openTarget(choice: TargetChoice, provisioning: Provisioning, cycleMs: number, logger: Logger): Promise<BoxTarget> {
+async function openTarget(
+  choice: TargetChoice,
+  provisioning: Provisioning,
+  cycleMs: number,
+  logger: Logger,
+): Promise<BoxTarget> {
   let target: BoxTarget;
   switch (choice.kind) {
     case 'serial':
@@ -121,7 +160,15 @@ async function openTarget(choice: TargetChoice, provisioning: Provisioning, cycl
       keepStdoutForResults();
       const noble = await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))));
       // Status reports come only while connected: stay connected through a barrier cycle.
-      target = new BleBoxTarget({ noble, mac: choice.mac, moduleId: provisioning.moduleId, boxKey: provisioning.boxKey, clock: systemClock, logger, idleMs: cycleMs + 60_000 });
+      target = new BleBoxTarget({
+        noble,
+        mac: choice.mac,
+        moduleId: provisioning.moduleId,
+        boxKey: provisioning.boxKey,
+        clock: systemClock,
+        logger,
+        idleMs: cycleMs + 60_000,
+      });
       break;
     }
     case 'mqtt':

@@ -32,7 +32,10 @@ export function registerGatewayCommand(program: Command): void {
     .command('gateway')
     .description('Bridge boxes on serial ports and BLE to MQTT')
     .option('--mqtt <url>', 'broker URL (or MQTT_URL)')
-    .option('--username <name>', 'MQTT username of this gateway, also its gateway_id (parkbench admin mqtt-client add --role gateway)')
+    .option(
+      '--username <name>',
+      'MQTT username of this gateway, also its gateway_id (parkbench admin mqtt-client add --role gateway)',
+    )
     .option('--password <password>', 'MQTT password of this gateway')
     .option('--serial <path[:baud]>', 'a box on this serial port (repeatable; default 115200 baud)', collect, [])
     .option('--ble', 'reach boxes advertising PB-<module_id> over BLE (noble)')
@@ -40,7 +43,10 @@ export function registerGatewayCommand(program: Command): void {
     .option('--ble-idle-ms <ms>', 'disconnect from a BLE box after this long without a command', '30000')
     .option('--answer-ms <ms>', 'how long a box may take to answer before a timeout record is published', '5000')
     .option('--topic-prefix <prefix>', 'first MQTT topic level', process.env.MQTT_TOPIC_PREFIX ?? 'parkbench')
-    .option('--queue-file <file>', "where responses wait for the broker's PUBACK, across restarts (default ./data/gateway-<username>-queue.json)")
+    .option(
+      '--queue-file <file>',
+      "where responses wait for the broker's PUBACK, across restarts (default ./data/gateway-<username>-queue.json)",
+    )
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
     .action(async (flags: GatewayFlags) => {
       await runGateway(flags);
@@ -53,15 +59,25 @@ function collect(value: string, previous: string[]): string[] {
 
 async function runGateway(flags: GatewayFlags): Promise<void> {
   const url = flags.mqtt ?? process.env.MQTT_URL;
-  if (url === undefined || !/^(mqtts?|wss?|tcp):\/\/\S+$/.test(url)) throw new UsageError('--mqtt must be an mqtt:// URL of the broker');
-  if (flags.username === undefined || flags.username === '' || flags.password === undefined) throw new UsageError('--username and --password are required (parkbench admin mqtt-client add --role gateway)');
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(flags.username)) throw new UsageError('--username must be 1 to 64 letters, digits, dots, dashes or underscores (it names the gateway in topics)');
+  if (url === undefined || !/^(mqtts?|wss?|tcp):\/\/\S+$/.test(url))
+    throw new UsageError('--mqtt must be an mqtt:// URL of the broker');
+  if (flags.username === undefined || flags.username === '' || flags.password === undefined)
+    throw new UsageError('--username and --password are required (parkbench admin mqtt-client add --role gateway)');
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(flags.username))
+    throw new UsageError(
+      '--username must be 1 to 64 letters, digits, dots, dashes or underscores (it names the gateway in topics)',
+    );
   const serial = flags.serial.map(serialTarget);
-  if (serial.length === 0 && flags.ble !== true) throw new UsageError('give at least one link: --serial PATH[:BAUD] or --ble');
+  if (serial.length === 0 && flags.ble !== true)
+    throw new UsageError('give at least one link: --serial PATH[:BAUD] or --ble');
   const paths = new Set(serial.map((target) => target.path));
   if (paths.size !== serial.length) throw new UsageError('each --serial port may be given once');
-  const allow = (flags.bleAllow ?? '').split(',').map((mac) => mac.trim().toUpperCase()).filter((mac) => mac !== '');
-  for (const mac of allow) if (!isMacAddress(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
+  const allow = (flags.bleAllow ?? '')
+    .split(',')
+    .map((mac) => mac.trim().toUpperCase())
+    .filter((mac) => mac !== '');
+  for (const mac of allow)
+    if (!isMacAddress(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
   const answerTimeoutMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const idleMs = integer('--ble-idle-ms', flags.bleIdleMs, 100, 3_600_000);
   const logger = createCliLogger(parseLogLevel(flags.logLevel), 'parkbench-gateway');
@@ -71,10 +87,15 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
   } catch (error) {
     throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
-  const queue = await DiskPublishQueue.open(flags.queueFile ?? join('data', `gateway-${flags.username}-queue.json`)).catch((error: unknown) => {
+  const queue = await DiskPublishQueue.open(
+    flags.queueFile ?? join('data', `gateway-${flags.username}-queue.json`),
+  ).catch((error: unknown) => {
     throw new CliError(messageOf(error));
   });
-  const noble = flags.ble === true ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error)))) : undefined;
+  const noble =
+    flags.ble === true
+      ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))))
+      : undefined;
   const gateway = new Gateway({
     mqtt: { url, username: flags.username, password: flags.password },
     topics,
@@ -93,7 +114,9 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
   }
   // Listening before saying ready: whoever reads the ready line may signal at once.
   const stopping = onShutdownSignal();
-  process.stdout.write(`parkbench gateway ready ${JSON.stringify({ gateway_id: gateway.id, serial: serial.map((target) => target.path), ble: noble !== undefined })}\n`);
+  process.stdout.write(
+    `parkbench gateway ready ${JSON.stringify({ gateway_id: gateway.id, serial: serial.map((target) => target.path), ble: noble !== undefined })}\n`,
+  );
   await stopping;
   await gateway.stop();
   await queue.flushed();
@@ -110,6 +133,7 @@ function serialTarget(raw: string): SerialTarget {
 
 function integer(flag: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || value < min || value > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
   return value;
 }

@@ -25,15 +25,29 @@ interface DecodeFlags {
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 export function registerProtocolCommands(program: Command): void {
-  const protocol = program.command('protocol').description('Box protocol tools: decode frames, seal or sign access commands, issuer keys, test vectors (docs/protocol.md)');
+  const protocol = program
+    .command('protocol')
+    .description(
+      'Box protocol tools: decode frames, seal or sign access commands, issuer keys, test vectors (docs/protocol.md)',
+    );
 
   protocol
     .command('decode')
-    .description('Print a command, response or serial link frame as JSON. Exit 1 if the bytes are no frame (or do not verify under --key or --issuer-public-key).')
-    .argument('<bytes>', 'the frame: hex when it is an even number of hex digits (0x, spaces and colons allowed), else base64 (standard alphabet, padded)')
-    .addOption(new Option('--as <shape>', 'force the shape instead of detecting it').choices(['command', 'response', 'link']))
+    .description(
+      'Print a command, response or serial link frame as JSON. Exit 1 if the bytes are no frame (or do not verify under --key or --issuer-public-key).',
+    )
+    .argument(
+      '<bytes>',
+      'the frame: hex when it is an even number of hex digits (0x, spaces and colons allowed), else base64 (standard alphabet, padded)',
+    )
+    .addOption(
+      new Option('--as <shape>', 'force the shape instead of detecting it').choices(['command', 'response', 'link']),
+    )
     .option('--key <hex>', 'a key (32 hex digits): opens a command (K_park or K_box) or verifies a response (K_box)')
-    .option('--command <bytes>', 'the command a response answers (hex or base64), for its AAD; without it a response verifies as a status report')
+    .option(
+      '--command <bytes>',
+      'the command a response answers (hex or base64), for its AAD; without it a response verifies as a status report',
+    )
     .option(
       '--issuer-public-key <hex>',
       'an issuer public key (128 hex digits, X || Y) that checks the signature of an ACCESS_SIGNED; repeat it or separate keys by commas (issuer_key,issuer_key_previous): valid if any verifies',
@@ -42,7 +56,10 @@ export function registerProtocolCommands(program: Command): void {
     .action((text: string, flags: DecodeFlags) => {
       const key = flags.key === undefined ? undefined : parseKeyFlag('--key', flags.key);
       const command = flags.command === undefined ? undefined : parseFrameText(flags.command, '--command');
-      const issuerKeys = flags.issuerPublicKey === undefined ? undefined : parseIssuerPublicKeysFlag('--issuer-public-key', flags.issuerPublicKey);
+      const issuerKeys =
+        flags.issuerPublicKey === undefined
+          ? undefined
+          : parseIssuerPublicKeysFlag('--issuer-public-key', flags.issuerPublicKey);
       const outcome = decodeFrame(parseFrameText(text), { as: flags.as, key, command, issuerKeys });
       process.stdout.write(`${JSON.stringify(outcome.json, null, 2)}\n`);
       if (outcome.failure !== undefined) throw new CliError(outcome.failure);
@@ -54,7 +71,10 @@ export function registerProtocolCommands(program: Command): void {
       'Make an access command and print it as base64 (a random nonce unless --nonce): a sealed ACCESS under --parking-key, or an ACCESS_SIGNED signed with --issuer-key (exactly one of the two)',
     )
     .option('--parking-key <hex>', 'K_park, 32 hex digits: seals an ACCESS (protocol version 1)')
-    .option('--issuer-key <file>', 'the issuer private key (PEM, PKCS#8 or SEC1 "EC PRIVATE KEY", or a file of 64 hex digits): signs an ACCESS_SIGNED (version 2)')
+    .option(
+      '--issuer-key <file>',
+      'the issuer private key (PEM, PKCS#8 or SEC1 "EC PRIVATE KEY", or a file of 64 hex digits): signs an ACCESS_SIGNED (version 2)',
+    )
     .requiredOption('--key-id <n>', 'smart key id, u32')
     .requiredOption('--parking <n>', 'secured parking id (the scope), u32')
     .requiredOption('--modules <ids>', '1 to 32 module ids, comma separated, e.g. 101,102')
@@ -62,14 +82,19 @@ export function registerProtocolCommands(program: Command): void {
     .requiredOption('--to <iso>', 'not_after, ISO 8601 with a zone, not before --from')
     .requiredOption('--entries <n>', 'max_entries, 0..255')
     .requiredOption('--exits <n>', 'max_exits, 0..255')
-    .option('--nonce <hex>', 'a fixed 12-byte nonce (24 hex digits), for reproducible frames; never reuse one in service')
+    .option(
+      '--nonce <hex>',
+      'a fixed 12-byte nonce (24 hex digits), for reproducible frames; never reuse one in service',
+    )
     .action((flags: SealAccessFlags) => {
       process.stdout.write(`${sealAccessBase64(flags)}\n`);
     });
 
   protocol
     .command('issuer-key')
-    .description('Make an issuer key pair (P-256) for trying ACCESS_SIGNED: write the private key (PEM, mode 0600, never over a file) and print the public key (128 hex digits)')
+    .description(
+      'Make an issuer key pair (P-256) for trying ACCESS_SIGNED: write the private key (PEM, mode 0600, never over a file) and print the public key (128 hex digits)',
+    )
     .option('--out <file>', 'where the private key goes', 'issuer-key.pem')
     .action((flags: { out: string }) => {
       const publicKey = writeIssuerKey(flags.out);

@@ -52,23 +52,43 @@ export function registerSimCommand(program: Command): void {
     .description('Run simulated boxes that behave like the firmware, on MQTT, a serial port or BLE')
     .option('--box <file>', 'provisioning file of one box (parkbench admin box provision)')
     .option('--fleet <file>', 'JSON array of provisioning files (parkbench admin fleet provision)')
-    .option('--mqtt <url>', 'broker URL (default: the one in the provisioning file); MQTT is used when given or when no link is named')
+    .option(
+      '--mqtt <url>',
+      'broker URL (default: the one in the provisioning file); MQTT is used when given or when no link is named',
+    )
     .option('--mqtt-username <name>', "overrides the provisioning file's MQTT username")
     .option('--mqtt-password <password>', "overrides the provisioning file's MQTT password")
     .option('--topic-prefix <prefix>', 'first MQTT topic level', process.env.MQTT_TOPIC_PREFIX ?? 'parkbench')
-    .option('--serial <path[:baud]>', 'speak the serial link framing on this port (one box; alone, it means serial only)')
-    .option('--ble', "advertise on a virtual BLE radio served on noble's WebSocket port 2846 (NOBLE_WEBSOCKET=1 centrals)")
+    .option(
+      '--serial <path[:baud]>',
+      'speak the serial link framing on this port (one box; alone, it means serial only)',
+    )
+    .option(
+      '--ble',
+      "advertise on a virtual BLE radio served on noble's WebSocket port 2846 (NOBLE_WEBSOCKET=1 centrals)",
+    )
     .option('--ble-mtu <bytes>', 'ATT MTU of the virtual BLE links', '23')
     .option('--direction <entrance|exit>', "overrides the provisioning file's direction")
     .option('--skew-seconds <n>', "overrides the provisioning file's clock tolerance")
     .option('--min-battery-mv <n>', "overrides the provisioning file's minimum battery")
-    .option('--state-dir <dir>', 'where tries, box_seq, the last control sequence, issuer keys and revocations survive restarts', './data/sim')
+    .option(
+      '--state-dir <dir>',
+      'where tries, box_seq, the last control sequence, issuer keys and revocations survive restarts',
+      './data/sim',
+    )
     .option('--memory-state', 'keep box state in memory only (it is lost on exit)')
     .option('--speed <n>', 'run the boxes this many times faster than real time', '1')
     .option('--opening-ms <ms>', 'time the arm takes to rise', String(defaultBarrierTimings.openingMs))
-    .option('--open-hold-ms <ms>', 'longest time the barrier waits open for the car', String(defaultBarrierTimings.openHoldMs))
+    .option(
+      '--open-hold-ms <ms>',
+      'longest time the barrier waits open for the car',
+      String(defaultBarrierTimings.openHoldMs),
+    )
     .option('--closing-ms <ms>', 'time the arm takes to come down', String(defaultBarrierTimings.closingMs))
-    .option('--car-pass-ms <ms>', 'a car drives through this long after the barrier is open (default: 3000 with --fleet, never with --box)')
+    .option(
+      '--car-pass-ms <ms>',
+      'a car drives through this long after the barrier is open (default: 3000 with --fleet, never with --box)',
+    )
     .option('--drop <share>', 'fault: share of commands ignored, 0..1')
     .option('--corrupt <share>', 'fault: share of responses sent with a flipped bit, 0..1')
     .option('--delay-ms <ms>', 'fault: extra delay before every answer')
@@ -76,7 +96,12 @@ export function registerSimCommand(program: Command): void {
     .option('--battery-mv <mv>', 'battery level at start')
     .option('--clock-offset-s <seconds>', 'box clock this far from true time at start')
     .option('--drift-ppm <ppm>', 'box clock drift')
-    .option('--bug <name>', `a deliberate firmware bug, for testing test suites (${Object.keys(firmwareBugs).join(', ')})`, collect, [])
+    .option(
+      '--bug <name>',
+      `a deliberate firmware bug, for testing test suites (${Object.keys(firmwareBugs).join(', ')})`,
+      collect,
+      [],
+    )
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
     .action(async (flags: SimFlags) => {
       await runSim(flags);
@@ -88,7 +113,8 @@ function collect(value: string, previous: string[]): string[] {
 }
 
 async function runSim(flags: SimFlags): Promise<void> {
-  if ((flags.box === undefined) === (flags.fleet === undefined)) throw new UsageError('give exactly one of --box FILE or --fleet FILE');
+  if ((flags.box === undefined) === (flags.fleet === undefined))
+    throw new UsageError('give exactly one of --box FILE or --fleet FILE');
   const logLevel = parseLogLevel(flags.logLevel);
   const fleet = flags.fleet !== undefined;
   const members = await loadMembers(flags);
@@ -96,7 +122,12 @@ async function runSim(flags: SimFlags): Promise<void> {
   const clock = scaledClock(speed, systemClock);
   const serial = flags.serial === undefined ? undefined : serialTarget(flags.serial);
   const useMqtt = flags.mqtt !== undefined || (serial === undefined && flags.ble !== true);
-  const carPassMs = flags.carPassMs === undefined ? (fleet ? 3_000 : undefined) : number('--car-pass-ms', flags.carPassMs, 0, 3_600_000);
+  const carPassMs =
+    flags.carPassMs === undefined
+      ? fleet
+        ? 3_000
+        : undefined
+      : number('--car-pass-ms', flags.carPassMs, 0, 3_600_000);
   const logger = createCliLogger(logLevel, 'parkbench-sim');
   let topics: Topics;
   try {
@@ -130,7 +161,8 @@ async function runSim(flags: SimFlags): Promise<void> {
         }
       : {}),
     onProgress: (connected, total) => {
-      if (total > 1 && (connected === total || connected % 100 === 0)) process.stderr.write(`connecting boxes: ${connected}/${total}\n`);
+      if (total > 1 && (connected === total || connected % 100 === 0))
+        process.stderr.write(`connecting boxes: ${connected}/${total}\n`);
     },
   };
   let simulation: Simulation;
@@ -140,10 +172,16 @@ async function runSim(flags: SimFlags): Promise<void> {
     if (error instanceof SimulationError) throw new CliError(error.message);
     throw new CliError(`cannot start the simulation: ${messageOf(error)}`);
   }
-  const links = [useMqtt ? 'mqtt' : undefined, serial === undefined ? undefined : 'serial', flags.ble === true ? 'ble' : undefined].filter((link) => link !== undefined);
+  const links = [
+    useMqtt ? 'mqtt' : undefined,
+    serial === undefined ? undefined : 'serial',
+    flags.ble === true ? 'ble' : undefined,
+  ].filter((link) => link !== undefined);
   // Listening before saying ready: whoever reads the ready line may signal at once.
   const stopping = onShutdownSignal();
-  process.stdout.write(`parkbench sim ready ${JSON.stringify({ boxes: members.map((member) => member.provisioning.moduleId), links, speed })}\n`);
+  process.stdout.write(
+    `parkbench sim ready ${JSON.stringify({ boxes: members.map((member) => member.provisioning.moduleId), links, speed })}\n`,
+  );
   await stopping;
   await simulation.stop();
   process.stdout.write(`parkbench sim stopped ${JSON.stringify(simulation.summary())}\n`);
@@ -151,7 +189,10 @@ async function runSim(flags: SimFlags): Promise<void> {
 
 async function loadMembers(flags: SimFlags): Promise<FleetMember[]> {
   try {
-    const members = flags.fleet !== undefined ? await loadFleetFile(flags.fleet) : [{ provisioning: await loadProvisioningFile(flags.box ?? ''), settings: {} }];
+    const members =
+      flags.fleet !== undefined
+        ? await loadFleetFile(flags.fleet)
+        : [{ provisioning: await loadProvisioningFile(flags.box ?? ''), settings: {} }];
     return members.map((member) => ({ ...member, provisioning: withOverrides(member.provisioning, flags) }));
   } catch (error) {
     if (error instanceof ProvisioningError) throw new UsageError(`${flags.fleet ?? flags.box ?? ''}: ${error.message}`);
@@ -162,14 +203,17 @@ async function loadMembers(flags: SimFlags): Promise<FleetMember[]> {
 function withOverrides(provisioning: Provisioning, flags: SimFlags): Provisioning {
   let direction = provisioning.direction;
   if (flags.direction !== undefined) {
-    if (flags.direction !== 'entrance' && flags.direction !== 'exit') throw new UsageError(`--direction must be entrance or exit, got "${flags.direction}"`);
+    if (flags.direction !== 'entrance' && flags.direction !== 'exit')
+      throw new UsageError(`--direction must be entrance or exit, got "${flags.direction}"`);
     direction = flags.direction;
   }
   return {
     ...provisioning,
     direction,
     ...(flags.skewSeconds === undefined ? {} : { skewSeconds: number('--skew-seconds', flags.skewSeconds, 0, 86_400) }),
-    ...(flags.minBatteryMv === undefined ? {} : { minBatteryMv: number('--min-battery-mv', flags.minBatteryMv, 0, 0xffff) }),
+    ...(flags.minBatteryMv === undefined
+      ? {}
+      : { minBatteryMv: number('--min-battery-mv', flags.minBatteryMv, 0, 0xffff) }),
   };
 }
 
@@ -199,7 +243,8 @@ function settingsFromFlags(flags: SimFlags): SimSetCommand {
 
 function bugs(names: readonly string[]): FirmwareBug[] {
   return names.map((name) => {
-    if (!isFirmwareBug(name)) throw new UsageError(`--bug must be one of ${Object.keys(firmwareBugs).join(', ')}, got "${name}"`);
+    if (!isFirmwareBug(name))
+      throw new UsageError(`--bug must be one of ${Object.keys(firmwareBugs).join(', ')}, got "${name}"`);
     return name;
   });
 }
@@ -219,6 +264,7 @@ function mqttUrl(raw: string): string {
 
 function number(flag: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) throw new UsageError(`${flag} must be a number from ${min} to ${max}, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max)
+    throw new UsageError(`${flag} must be a number from ${min} to ${max}, got "${raw}"`);
   return value;
 }

@@ -27,14 +27,19 @@ export function registerStartCommand(program: Command): void {
     .option('--host <address>', 'address the API and the broker listen on (or HOST)')
     .option('--port <port>', 'HTTP port (or PORT; default 3000)')
     .option('--mqtt-port <port>', 'MQTT port (or MQTT_PORT; default 1883)')
-    .option('--data-dir <dir>', 'where the SQLite file and the boxes\' state live', 'data')
+    .option('--data-dir <dir>', "where the SQLite file and the boxes' state live", 'data')
     .option('--fresh', 'start over with an empty database and new boxes')
     .option('--speed <n>', 'run the simulated boxes this many times faster', '1')
-    .option('--log-level <level>', 'logs on stderr: fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'warn')
+    .option(
+      '--log-level <level>',
+      'logs on stderr: fatal, error, warn, info, debug, trace or silent',
+      process.env.LOG_LEVEL ?? 'warn',
+    )
     .action(async (flags: StartFlags) => {
       const logLevel = parseLogLevel(flags.logLevel);
       const speed = Number(flags.speed);
-      if (!Number.isFinite(speed) || speed <= 0 || speed > 10_000) throw new UsageError(`--speed must be a number above 0 and at most 10000, got "${flags.speed}"`);
+      if (!Number.isFinite(speed) || speed <= 0 || speed > 10_000)
+        throw new UsageError(`--speed must be a number above 0 and at most 10000, got "${flags.speed}"`);
       const config = await withConcretePort({
         host: flags.host,
         port: flags.port,
@@ -68,7 +73,14 @@ export function registerStartCommand(program: Command): void {
 /** The API's logs go to stderr, so stdout ends with the ready line. */
 function apiLogger(level: string): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
-  if (process.stderr.isTTY) return { level, transport: { target: 'pino-pretty', options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } };
+  if (process.stderr.isTTY)
+    return {
+      level,
+      transport: {
+        target: 'pino-pretty',
+        options: { destination: 2, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' },
+      },
+    };
   return { level, stream: process.stderr };
 }
 

@@ -37,7 +37,13 @@ export interface ConformanceFlags {
 export type TargetChoice =
   | { readonly kind: 'serial'; readonly target: SerialTarget }
   | { readonly kind: 'ble'; readonly mac: string }
-  | { readonly kind: 'mqtt'; readonly url: string; readonly topics: Topics; readonly username?: string; readonly password?: string };
+  | {
+      readonly kind: 'mqtt';
+      readonly url: string;
+      readonly topics: Topics;
+      readonly username?: string;
+      readonly password?: string;
+    };
 
 export interface ConformanceOptions {
   readonly choice: TargetChoice;
@@ -62,7 +68,10 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
   const choice = targetChoice(flags);
   const answerMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const cycleMs = integer('--cycle-ms', flags.cycleMs, 1, 3_600_000);
-  const controlSeq = flags.controlSeq === undefined ? Math.floor(nowMs / 1000) : integer('--control-seq', flags.controlSeq, 1, MAX_FIRST_CONTROL_SEQ);
+  const controlSeq =
+    flags.controlSeq === undefined
+      ? Math.floor(nowMs / 1000)
+      : integer('--control-seq', flags.controlSeq, 1, MAX_FIRST_CONTROL_SEQ);
   const logLevel = parseLogLevel(flags.logLevel);
   if (flags.box === undefined) throw new UsageError("--box FILE is required: the box's provisioning file");
   const provisioning = await loadBox(flags.box);
@@ -73,14 +82,30 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
   const issuerKeys = restoreIssuerKeys(flags, provisioning);
   const protocol = protocolVersion(flags.protocol);
   // Version 1 has ACCESS under K_park alone.
-  if (protocol === 1 && provisioning.parkingKey === null) throw new UsageError(`--protocol 1 needs a box holding K_park: ${flags.box} has parking_key null`);
-  return { choice, provisioning, issuerKeys, protocol, answerMs, cycleMs, controlSeq, skipWearing: flags.skipWearing === true, json: flags.json === true, junit: flags.junit, logLevel };
+  if (protocol === 1 && provisioning.parkingKey === null)
+    throw new UsageError(`--protocol 1 needs a box holding K_park: ${flags.box} has parking_key null`);
+  return {
+    choice,
+    provisioning,
+    issuerKeys,
+    protocol,
+    answerMs,
+    cycleMs,
+    controlSeq,
+    skipWearing: flags.skipWearing === true,
+    json: flags.json === true,
+    junit: flags.junit,
+    logLevel,
+  };
 }
 
 function targetChoice(flags: ConformanceFlags): TargetChoice {
   const given = [flags.serial, flags.ble, flags.mqtt].filter((value) => value !== undefined).length;
   if (given !== 1) throw new UsageError('give exactly one target: --serial PATH[:BAUD], --ble MAC or --mqtt URL');
-  if (flags.mqtt === undefined && (flags.moduleId !== undefined || flags.username !== undefined || flags.password !== undefined)) {
+  if (
+    flags.mqtt === undefined &&
+    (flags.moduleId !== undefined || flags.username !== undefined || flags.password !== undefined)
+  ) {
     throw new UsageError('--module-id, --username and --password go with --mqtt');
   }
   if (flags.serial !== undefined) {
@@ -92,7 +117,8 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
   }
   if (flags.ble !== undefined) {
     const mac = flags.ble.trim().toUpperCase();
-    if (!isMacAddress(mac)) throw new UsageError(`--ble wants a MAC address like AA:BB:CC:DD:EE:FF, got "${flags.ble}"`);
+    if (!isMacAddress(mac))
+      throw new UsageError(`--ble wants a MAC address like AA:BB:CC:DD:EE:FF, got "${flags.ble}"`);
     return { kind: 'ble', mac };
   }
   const url = flags.mqtt ?? '';
@@ -103,7 +129,13 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
   } catch (error) {
     throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
-  return { kind: 'mqtt', url, topics, ...(flags.username === undefined ? {} : { username: flags.username }), ...(flags.password === undefined ? {} : { password: flags.password }) };
+  return {
+    kind: 'mqtt',
+    url,
+    topics,
+    ...(flags.username === undefined ? {} : { username: flags.username }),
+    ...(flags.password === undefined ? {} : { password: flags.password }),
+  };
 }
 
 async function loadBox(path: string): Promise<Provisioning> {
@@ -121,19 +153,24 @@ async function loadBox(path: string): Promise<Provisioning> {
  * re-keyed since); without them, the file's. */
 function restoreIssuerKeys(flags: ConformanceFlags, provisioning: Provisioning): IssuerKeys {
   if (flags.restoreIssuerKey === undefined) {
-    if (flags.restoreIssuerKeyPrevious !== undefined) throw new UsageError('--restore-issuer-key-previous goes with --restore-issuer-key');
+    if (flags.restoreIssuerKeyPrevious !== undefined)
+      throw new UsageError('--restore-issuer-key-previous goes with --restore-issuer-key');
     return { issuerKey: provisioning.issuerKey ?? null, issuerKeyPrevious: provisioning.issuerKeyPrevious ?? null };
   }
   const previous = flags.restoreIssuerKeyPrevious;
   return {
     issuerKey: issuerPublicKey('--restore-issuer-key', flags.restoreIssuerKey),
-    issuerKeyPrevious: previous === undefined || previous.trim().toLowerCase() === 'none' ? null : issuerPublicKey('--restore-issuer-key-previous', previous),
+    issuerKeyPrevious:
+      previous === undefined || previous.trim().toLowerCase() === 'none'
+        ? null
+        : issuerPublicKey('--restore-issuer-key-previous', previous),
   };
 }
 
 function issuerPublicKey(flag: string, raw: string): Buffer {
   const hex = raw.trim();
-  if (!/^[0-9a-f]{128}$/i.test(hex)) throw new UsageError(`${flag} must be 128 hex digits (a P-256 public key X || Y), got "${raw}"`);
+  if (!/^[0-9a-f]{128}$/i.test(hex))
+    throw new UsageError(`${flag} must be 128 hex digits (a P-256 public key X || Y), got "${raw}"`);
   const key = Buffer.from(hex, 'hex');
   if (!isIssuerPublicKey(key)) throw new UsageError(`${flag} is not a point on P-256`);
   return key;
@@ -147,6 +184,7 @@ function protocolVersion(raw: string): ProtocolVersion {
 
 function integer(flag: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
-  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
   return value;
 }

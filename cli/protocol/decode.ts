@@ -115,16 +115,19 @@ function bodyJson(command: OpenedCommand): Record<string, unknown> {
     case FrameKind.SET_ISSUER:
       return {
         issuer_key: Buffer.from(command.body.issuerKey).toString('hex'),
-        issuer_key_previous: command.body.issuerKeyPrevious === null ? null : Buffer.from(command.body.issuerKeyPrevious).toString('hex'),
+        issuer_key_previous:
+          command.body.issuerKeyPrevious === null ? null : Buffer.from(command.body.issuerKeyPrevious).toString('hex'),
       };
   }
 }
 
 function decodeCommand(bytes: Buffer, options: DecodeOptions): DecodeOutcome {
   const parsed = parseCommandHeader(bytes);
-  if (!parsed.ok) throw new CliError(`not a command frame: ${statusName(parsed.status) ?? 'MALFORMED'} (${bytes.length} bytes)`);
+  if (!parsed.ok)
+    throw new CliError(`not a command frame: ${statusName(parsed.status) ?? 'MALFORMED'} (${bytes.length} bytes)`);
   const json: Record<string, unknown> = { frame: 'command', ...headerJson(parsed.header) };
-  if (parsed.header.kind === FrameKind.ACCESS_SIGNED) return decodeSigned(bytes, parsed.header, json, options.issuerKeys);
+  if (parsed.header.kind === FrameKind.ACCESS_SIGNED)
+    return decodeSigned(bytes, parsed.header, json, options.issuerKeys);
   const key = options.key;
   if (key === undefined) return { json: { ...json, body: 'sealed', text: renderCommand(bytes) } };
   const opened = openCommand(bytes, key);
@@ -138,20 +141,39 @@ function decodeCommand(bytes: Buffer, options: DecodeOptions): DecodeOutcome {
 /** docs/protocol.md, Command frame, ACCESS_SIGNED: the body is in the clear and
  * always shown; the signature (r || s) is checked only against the issuer
  * public keys given (--key does not apply: nothing is sealed). */
-function decodeSigned(bytes: Buffer, header: CommandHeader, json: Record<string, unknown>, issuerKeys: readonly Buffer[] | undefined): DecodeOutcome {
+function decodeSigned(
+  bytes: Buffer,
+  header: CommandHeader,
+  json: Record<string, unknown>,
+  issuerKeys: readonly Buffer[] | undefined,
+): DecodeOutcome {
   const signature = bytes.subarray(bytes.length - SIGNATURE_LENGTH);
   const body = decodeAccessBody(signedBody(bytes, header));
   const shown = {
     ...json,
     body: body === null ? 'MALFORMED' : accessBodyJson(body),
-    signature: { r: signature.subarray(0, SIGNATURE_LENGTH / 2).toString('hex'), s: signature.subarray(SIGNATURE_LENGTH / 2).toString('hex') },
+    signature: {
+      r: signature.subarray(0, SIGNATURE_LENGTH / 2).toString('hex'),
+      s: signature.subarray(SIGNATURE_LENGTH / 2).toString('hex'),
+    },
   };
   // docs/protocol.md, step 5: a body that is no ACCESS body is MALFORMED, signed or not.
-  const malformed = body === null ? { failure: `ACCESS_SIGNED body: MALFORMED (${header.bodyLength} bytes, not an ACCESS body of 1..32 modules)` } : {};
-  if (issuerKeys === undefined) return { json: { ...shown, signature_check: 'not checked (no --issuer-public-key)', text: renderCommand(bytes) }, ...malformed };
+  const malformed =
+    body === null
+      ? { failure: `ACCESS_SIGNED body: MALFORMED (${header.bodyLength} bytes, not an ACCESS body of 1..32 modules)` }
+      : {};
+  if (issuerKeys === undefined)
+    return {
+      json: { ...shown, signature_check: 'not checked (no --issuer-public-key)', text: renderCommand(bytes) },
+      ...malformed,
+    };
   const index = verifySignature(bytes, issuerKeys);
   const verifiedBy = index < 0 ? undefined : issuerKeys[index];
-  const checked = { ...shown, signature_check: verifiedBy === undefined ? 'INVALID' : `valid under issuer ${issuerKeyFingerprint(verifiedBy)}`, text: renderCommand(bytes, undefined, issuerKeys) };
+  const checked = {
+    ...shown,
+    signature_check: verifiedBy === undefined ? 'INVALID' : `valid under issuer ${issuerKeyFingerprint(verifiedBy)}`,
+    text: renderCommand(bytes, undefined, issuerKeys),
+  };
   if (verifiedBy === undefined) {
     const tried = issuerKeys.map((key) => issuerKeyFingerprint(key)).join(', ');
     return { json: checked, failure: `signature: INVALID under --issuer-public-key ${tried}` };
@@ -215,12 +237,18 @@ function decodeLink(bytes: Buffer, options: DecodeOptions): DecodeOutcome {
     if (isProtocolError(error)) throw new CliError(`not a link frame: ${error.code}`);
     throw error;
   }
-  const json: Record<string, unknown> = { frame: 'link', type: frame.type, type_name: linkTypeName(frame.type), payload: frame.payload.toString('hex') };
+  const json: Record<string, unknown> = {
+    frame: 'link',
+    type: frame.type,
+    type_name: linkTypeName(frame.type),
+    payload: frame.payload.toString('hex'),
+  };
   let inner: DecodeOutcome | null;
   try {
     inner = innerJson(frame, options);
   } catch (error) {
-    if (error instanceof CliError) return { json: { ...json, inner: { error: error.message } }, failure: `link frame payload: ${error.message}` };
+    if (error instanceof CliError)
+      return { json: { ...json, inner: { error: error.message } }, failure: `link frame payload: ${error.message}` };
     throw error;
   }
   if (inner === null) return { json };

@@ -29,14 +29,16 @@ export function parseKeyFlag(flag: string, value: string): Buffer {
 
 export function parseHexFlag(flag: string, value: string, bytes: number): Buffer {
   const compact = value.trim();
-  if (!new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(compact)) throw new UsageError(`${flag} must be ${bytes * 2} hex digits (${bytes} bytes)`);
+  if (!new RegExp(`^[0-9a-fA-F]{${bytes * 2}}$`).test(compact))
+    throw new UsageError(`${flag} must be ${bytes * 2} hex digits (${bytes} bytes)`);
   return Buffer.from(compact, 'hex');
 }
 
 export function parseIntegerFlag(flag: string, value: string, max: number, min = 0): number {
   const compact = value.trim();
   const parsed = /^\d+$/.test(compact) ? Number(compact) : Number.NaN;
-  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) throw new UsageError(`${flag} must be an integer ${min}..${max}, got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max)
+    throw new UsageError(`${flag} must be an integer ${min}..${max}, got ${JSON.stringify(value)}`);
   return parsed;
 }
 
@@ -52,12 +54,15 @@ export function parseModulesFlag(flag: string, value: string): number[] {
 export function parseTimeFlag(flag: string, value: string): number {
   const trimmed = value.trim();
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})$/.test(trimmed)) {
-    throw new UsageError(`${flag} must be an ISO 8601 date-time with a zone, e.g. 2026-01-01T00:00:00Z, got ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `${flag} must be an ISO 8601 date-time with a zone, e.g. 2026-01-01T00:00:00Z, got ${JSON.stringify(value)}`,
+    );
   }
   const millis = Date.parse(trimmed);
   if (Number.isNaN(millis)) throw new UsageError(`${flag} is not a valid date-time: ${JSON.stringify(value)}`);
   const seconds = Math.floor(millis / 1000);
-  if (seconds < 0 || seconds > U32_MAX) throw new UsageError(`${flag} must lie between 1970 and 2106 (a u32 of Unix seconds)`);
+  if (seconds < 0 || seconds > U32_MAX)
+    throw new UsageError(`${flag} must lie between 1970 and 2106 (a u32 of Unix seconds)`);
   return seconds;
 }
 
@@ -75,13 +80,17 @@ export function parseIssuerKeyFile(flag: string, path: string): KeyObject {
     // A regular file of key size: not a device or FIFO that would never end.
     const stat = statSync(path);
     if (!stat.isFile()) throw Object.assign(new Error('not a file'), { code: 'not a regular file' });
-    if (stat.size > MAX_KEY_FILE_BYTES) throw Object.assign(new Error('too big'), { code: `${stat.size} bytes, more than a key` });
+    if (stat.size > MAX_KEY_FILE_BYTES)
+      throw Object.assign(new Error('too big'), { code: `${stat.size} bytes, more than a key` });
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new UsageError(`${flag} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
   const compact = text.trim();
-  if (compact.includes('ENCRYPTED')) throw new UsageError(`${flag} ${path} is an encrypted key: give it unencrypted (e.g. openssl pkey -in ${path} -out plain.pem)`);
+  if (compact.includes('ENCRYPTED'))
+    throw new UsageError(
+      `${flag} ${path} is an encrypted key: give it unencrypted (e.g. openssl pkey -in ${path} -out plain.pem)`,
+    );
   let key: KeyObject;
   try {
     if (SCALAR_HEX.test(compact)) return issuerPrivateKeyObject(Buffer.from(compact, 'hex'));
@@ -89,26 +98,34 @@ export function parseIssuerKeyFile(flag: string, path: string): KeyObject {
     if (!compact.startsWith('-----BEGIN ')) throw new Error('not PEM');
     key = createPrivateKey({ key: compact, format: 'pem' });
   } catch {
-    throw new UsageError(`${flag} ${path} holds no P-256 private key (PEM, PKCS#8 or SEC1 "EC PRIVATE KEY", or 64 hex digits of a scalar 1..n-1)`);
+    throw new UsageError(
+      `${flag} ${path} holds no P-256 private key (PEM, PKCS#8 or SEC1 "EC PRIVATE KEY", or 64 hex digits of a scalar 1..n-1)`,
+    );
   }
   try {
     return issuerPrivateKeyObject(key);
   } catch {
     const curve = key.asymmetricKeyDetails?.namedCurve;
-    throw new UsageError(`${flag} ${path} is a ${key.asymmetricKeyType ?? 'unknown'}${curve === undefined ? '' : ` ${curve}`} key, not a P-256 (prime256v1) private key`);
+    throw new UsageError(
+      `${flag} ${path} is a ${key.asymmetricKeyType ?? 'unknown'}${curve === undefined ? '' : ` ${curve}`} key, not a P-256 (prime256v1) private key`,
+    );
   }
 }
 
 /** `--issuer-public-key HEX`, repeatable, each value one key or several
  * separated by commas: 128 hex digits each (X || Y), a point on P-256. */
 export function parseIssuerPublicKeysFlag(flag: string, values: readonly string[]): Buffer[] {
-  return values.flatMap((value) => value.split(',')).map((part) => {
-    const compact = part.trim();
-    if (!/^[0-9a-fA-F]{128}$/.test(compact)) {
-      throw new UsageError(`${flag} must be 128 hex digits (64 bytes, X || Y without the 04 prefix), got ${compact.length} characters${/^[0-9a-fA-F]*$/.test(compact) ? '' : ' that are not all hex'}`);
-    }
-    const key = Buffer.from(compact, 'hex');
-    if (!isIssuerPublicKey(key)) throw new UsageError(`${flag} ${compact.slice(0, 16)}… is not a point on P-256`);
-    return key;
-  });
+  return values
+    .flatMap((value) => value.split(','))
+    .map((part) => {
+      const compact = part.trim();
+      if (!/^[0-9a-fA-F]{128}$/.test(compact)) {
+        throw new UsageError(
+          `${flag} must be 128 hex digits (64 bytes, X || Y without the 04 prefix), got ${compact.length} characters${/^[0-9a-fA-F]*$/.test(compact) ? '' : ' that are not all hex'}`,
+        );
+      }
+      const key = Buffer.from(compact, 'hex');
+      if (!isIssuerPublicKey(key)) throw new UsageError(`${flag} ${compact.slice(0, 16)}… is not a point on P-256`);
+      return key;
+    });
 }

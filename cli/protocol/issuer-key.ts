@@ -15,7 +15,11 @@ export function writeIssuerKey(out: string): string {
     writeFileSync(out, pem, { mode: 0o600, flag: 'wx' });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(code === 'EEXIST' ? `${out} exists: not overwritten (remove it or choose another --out)` : `${out} cannot be written (${code ?? 'error'})`);
+    throw new CliError(
+      code === 'EEXIST'
+        ? `${out} exists: not overwritten (remove it or choose another --out)`
+        : `${out} cannot be written (${code ?? 'error'})`,
+    );
   }
   return pair.publicKey.toString('hex');
 }

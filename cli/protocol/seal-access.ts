@@ -2,9 +2,23 @@
 // access command (docs/protocol.md, Command frame) and returns its base64: a
 // sealed ACCESS under --parking-key (version 1), or an ACCESS_SIGNED signed
 // with --issuer-key (version 2). Exactly one of the two keys is given.
-import { type AccessBody, FrameKind, U32_MAX, U8_MAX, sealCommand, signAccessCommand } from '../../firmware-protocol/index.js';
+import {
+  type AccessBody,
+  FrameKind,
+  U32_MAX,
+  U8_MAX,
+  sealCommand,
+  signAccessCommand,
+} from '../../firmware-protocol/index.js';
 import { UsageError } from '../errors.js';
-import { parseHexFlag, parseIntegerFlag, parseIssuerKeyFile, parseKeyFlag, parseModulesFlag, parseTimeFlag } from './input.js';
+import {
+  parseHexFlag,
+  parseIntegerFlag,
+  parseIssuerKeyFile,
+  parseKeyFlag,
+  parseModulesFlag,
+  parseTimeFlag,
+} from './input.js';
 
 export interface SealAccessFlags {
   parkingKey?: string | undefined;
@@ -22,7 +36,9 @@ export interface SealAccessFlags {
 
 export function sealAccessBase64(flags: SealAccessFlags): string {
   if ((flags.parkingKey === undefined) === (flags.issuerKey === undefined)) {
-    throw new UsageError('exactly one of --parking-key (a sealed ACCESS) and --issuer-key (an ACCESS_SIGNED) is required');
+    throw new UsageError(
+      'exactly one of --parking-key (a sealed ACCESS) and --issuer-key (an ACCESS_SIGNED) is required',
+    );
   }
   const parkingKey = flags.parkingKey === undefined ? undefined : parseKeyFlag('--parking-key', flags.parkingKey);
   const keyId = parseIntegerFlag('--key-id', flags.keyId, U32_MAX);
@@ -38,7 +54,20 @@ export function sealAccessBase64(flags: SealAccessFlags): string {
   // Read last: every cheap flag error is reported before the file is touched.
   const frame =
     parkingKey === undefined
-      ? signAccessCommand({ privateKey: parseIssuerKeyFile('--issuer-key', flags.issuerKey ?? ''), keyId, scope: parking, ...(nonce === undefined ? {} : { nonce }), body })
-      : sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId, scope: parking, ...(nonce === undefined ? {} : { nonce }), body });
+      ? signAccessCommand({
+          privateKey: parseIssuerKeyFile('--issuer-key', flags.issuerKey ?? ''),
+          keyId,
+          scope: parking,
+          ...(nonce === undefined ? {} : { nonce }),
+          body,
+        })
+      : sealCommand({
+          key: parkingKey,
+          kind: FrameKind.ACCESS,
+          keyId,
+          scope: parking,
+          ...(nonce === undefined ? {} : { nonce }),
+          body,
+        });
   return frame.toString('base64');
 }

@@ -61,7 +61,12 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     await app?.close();
   };
   try {
-    app = await startService({ config, logger: options.apiLogger, version: options.version, mqtt: { mode: 'embedded', host: config.host, port: config.mqttPort } });
+    app = await startService({
+      config,
+      logger: options.apiLogger,
+      version: options.version,
+      mqtt: { mode: 'embedded', host: config.host, port: config.mqttPort },
+    });
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
@@ -93,7 +98,13 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const apiUrl = `http://${host}:${port}`;
-    const tokenBody = JSON.stringify({ grant_type: 'password', username: demo.driver.email, password: demo.driver.password, client_app_id: demo.client_app_id, client_secret: demo.client_secret });
+    const tokenBody = JSON.stringify({
+      grant_type: 'password',
+      username: demo.driver.email,
+      password: demo.driver.password,
+      client_app_id: demo.client_app_id,
+      client_secret: demo.client_secret,
+    });
     return {
       info: {
         api_url: apiUrl,
@@ -112,7 +123,10 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
   } catch (error) {
     await stop().catch(() => undefined);
     if (error instanceof CliError || error instanceof DomainError) throw error;
-    throw new CliError(`cannot start the bench: ${messageOf(error)}`, error instanceof DatabaseRefusedError ? ExitCode.usage : ExitCode.failure);
+    throw new CliError(
+      `cannot start the bench: ${messageOf(error)}`,
+      error instanceof DatabaseRefusedError ? ExitCode.usage : ExitCode.failure,
+    );
   }
 }
 

@@ -29,7 +29,11 @@ export function validKey(run: CaseRun, now: number, tries = KEY_TRIES): AccessSp
 
 /** A valid access command opens, and the barrier shows OPENING then CLOSED
  * within --cycle-ms: sealed (version 1) or signed (version 2). */
-export function cyclingCase(name: string, step: string, command: (run: CaseRun, key: AccessSpec, box: BoxUnderTest) => Buffer): ConformanceCase {
+export function cyclingCase(
+  name: string,
+  step: string,
+  command: (run: CaseRun, key: AccessSpec, box: BoxUnderTest) => Buffer,
+): ConformanceCase {
   return {
     name,
     step,
@@ -40,7 +44,10 @@ export function cyclingCase(name: string, step: string, command: (run: CaseRun, 
       const now = await boxTime(run);
       if (now === undefined) return;
       // Start from a closed barrier, or OPENING could not be seen.
-      if (barrier.latest !== Barrier.CLOSED && (await barrier.waitFor(Barrier.CLOSED, barrier.mark, settings.cycleMs)) === null) {
+      if (
+        barrier.latest !== Barrier.CLOSED &&
+        (await barrier.waitFor(Barrier.CLOSED, barrier.mark, settings.cycleMs)) === null
+      ) {
         run.fail(`the barrier is not CLOSED before the command, even after ${settings.cycleMs} ms`);
         return;
       }
@@ -54,17 +61,24 @@ export function cyclingCase(name: string, step: string, command: (run: CaseRun, 
         return;
       }
       const closed = await barrier.waitFor(Barrier.CLOSED, opening + 1, cycleDeadline - clock.now());
-      if (closed === null) run.fail(`CLOSED not shown after OPENING within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
+      if (closed === null)
+        run.fail(`CLOSED not shown after OPENING within --cycle-ms ${settings.cycleMs} ms (seen: ${seen(run, mark)})`);
       else run.note(`cycled in ${clock.now() - sent} ms`);
     },
   };
 }
 
-const validAccessCycles = cyclingCase('valid ACCESS opens; barrier OPENING then CLOSED', 'checks, steps 7-11', (_run, key, box) => accessCommand(box, key));
+const validAccessCycles = cyclingCase(
+  'valid ACCESS opens; barrier OPENING then CLOSED',
+  'checks, steps 7-11',
+  (_run, key, box) => accessCommand(box, key),
+);
 
 function seen(run: CaseRun, mark: number): string {
   const names = ['CLOSED', 'OPENING', 'OPEN', 'CLOSING', 'FAULT'];
-  const states = run.context.barrier.since(mark).map((observation) => names[observation.barrier] ?? String(observation.barrier));
+  const states = run.context.barrier
+    .since(mark)
+    .map((observation) => names[observation.barrier] ?? String(observation.barrier));
   return states.length === 0 ? 'nothing' : states.join(' > ');
 }
 
@@ -85,8 +99,18 @@ function edgeCase(edge: Edge, inside: boolean): ConformanceCase {
       const margin = inside ? -EDGE_MARGIN_SECONDS : EDGE_MARGIN_SECONDS;
       const key: AccessSpec =
         edge === 'not_before'
-          ? { keyId: run.context.keyId(), notBefore: now + skew + margin, notAfter: now + skew + HOUR, tries: KEY_TRIES }
-          : { keyId: run.context.keyId(), notBefore: Math.max(0, now - skew - HOUR), notAfter: Math.max(0, now - skew - margin), tries: KEY_TRIES };
+          ? {
+              keyId: run.context.keyId(),
+              notBefore: now + skew + margin,
+              notAfter: now + skew + HOUR,
+              tries: KEY_TRIES,
+            }
+          : {
+              keyId: run.context.keyId(),
+              notBefore: Math.max(0, now - skew - HOUR),
+              notAfter: Math.max(0, now - skew - margin),
+              tries: KEY_TRIES,
+            };
       // A refusal at step 7 counts no try: remaining stays at the key's tries.
       await run.send(accessCommand(run.box, key), { status, remaining: inside ? KEY_TRIES - 1 : KEY_TRIES });
     },
@@ -113,7 +137,10 @@ const moduleNotListed: ConformanceCase = {
     const now = await boxTime(run);
     if (now === undefined) return;
     const other = run.box.moduleId === 0xffffffff ? 0 : run.box.moduleId + 1;
-    await run.send(accessCommand(run.box, { ...validKey(run, now), moduleIds: [other] }), { status: Status.WRONG_MODULE, remaining: KEY_TRIES });
+    await run.send(accessCommand(run.box, { ...validKey(run, now), moduleIds: [other] }), {
+      status: Status.WRONG_MODULE,
+      remaining: KEY_TRIES,
+    });
   },
 };
 

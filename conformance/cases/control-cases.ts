@@ -17,7 +17,8 @@ const timeSetFollows: ConformanceCase = {
     // The true time, as the service sets it.
     const time = Math.floor(context.clock.now() / 1000);
     const set = await run.send(timeSet(run.box, context.controlSeq(), time), { status: Status.OK });
-    if (set.fields !== null && set.fields.boxTime !== time) run.fail(`TIME_SET answered box_time ${set.fields.boxTime}, not the time set ${time}`);
+    if (set.fields !== null && set.fields.boxTime !== time)
+      run.fail(`TIME_SET answered box_time ${set.fields.boxTime}, not the time set ${time}`);
     const since = context.clock.now();
     const after = await run.send(batteryQuery(run.box, context.controlSeq()), { status: Status.OK });
     if (after.fields === null) return;

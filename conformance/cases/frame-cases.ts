@@ -4,7 +4,14 @@
 // those refused before step 4 are sealed under any key when the box holds no
 // K_park (the key cannot matter there).
 import { randomBytes } from 'node:crypto';
-import { ACCESS_FIXED_BODY_LENGTH, AccessBodyOffset, FrameKind, MIN_SIGNED_COMMAND_LENGTH, sealRawCommand, Status } from '../../firmware-protocol/index.js';
+import {
+  ACCESS_FIXED_BODY_LENGTH,
+  AccessBodyOffset,
+  FrameKind,
+  MIN_SIGNED_COMMAND_LENGTH,
+  sealRawCommand,
+  Status,
+} from '../../firmware-protocol/index.js';
 import { accessCommand, signedAccessCommand } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';
 import type { ConformanceCase } from './conformance-case.js';
@@ -48,7 +55,14 @@ function rawAccess(run: CaseRun, overrides: { kind?: number; version?: number; p
   });
 }
 
-function frameCase(name: string, step: string, status: Status, frame: (run: CaseRun) => Buffer, needsParkingKey = false, version2 = false): ConformanceCase {
+function frameCase(
+  name: string,
+  step: string,
+  status: Status,
+  frame: (run: CaseRun) => Buffer,
+  needsParkingKey = false,
+  version2 = false,
+): ConformanceCase {
   return {
     name,
     step,
@@ -64,28 +78,64 @@ function frameCase(name: string, step: string, status: Status, frame: (run: Case
 }
 
 export const frameCases: readonly ConformanceCase[] = [
-  frameCase('tampered tag', 'checks, step 4', Status.AUTH_FAILED, (run) => {
-    const frame = wellSealedAccess(run);
-    return flipBit(frame, frame.length - 1);
-  }, true),
-  frameCase('tampered body (ciphertext)', 'checks, step 4', Status.AUTH_FAILED, (run) => flipBit(wellSealedAccess(run), 22), true),
-  frameCase('frame cut short, 37 bytes (30 or more)', 'checks, steps 2 and 4', Status.AUTH_FAILED, (run) => wellSealedAccess(run).subarray(0, 37), true),
+  frameCase(
+    'tampered tag',
+    'checks, step 4',
+    Status.AUTH_FAILED,
+    (run) => {
+      const frame = wellSealedAccess(run);
+      return flipBit(frame, frame.length - 1);
+    },
+    true,
+  ),
+  frameCase(
+    'tampered body (ciphertext)',
+    'checks, step 4',
+    Status.AUTH_FAILED,
+    (run) => flipBit(wellSealedAccess(run), 22),
+    true,
+  ),
+  frameCase(
+    'frame cut short, 37 bytes (30 or more)',
+    'checks, steps 2 and 4',
+    Status.AUTH_FAILED,
+    (run) => wellSealedAccess(run).subarray(0, 37),
+    true,
+  ),
   frameCase('empty frame', 'checks, step 1', Status.MALFORMED, () => Buffer.alloc(0)),
-  frameCase('frame under 30 bytes (29)', 'checks, step 2', Status.MALFORMED, (run) => wellSealedAccess(run).subarray(0, 29)),
+  frameCase('frame under 30 bytes (29)', 'checks, step 2', Status.MALFORMED, (run) =>
+    wellSealedAccess(run).subarray(0, 29),
+  ),
   // Version 1 sent kind 0x04 here; version 2 names it ACCESS_SIGNED, so the
   // unknown kind is now 0x07 (both versions answer it MALFORMED).
   frameCase('unknown kind 0x07', 'checks, step 2', Status.MALFORMED, (run) => rawAccess(run, { kind: 0x07 })),
-  frameCase(`ACCESS_SIGNED under ${MIN_SIGNED_COMMAND_LENGTH} bytes (${MIN_SIGNED_COMMAND_LENGTH - 1})`, 'checks, step 2', Status.MALFORMED, (run) => {
-    const now = run.context.boxTimeNow() ?? Math.floor(run.context.clock.now() / 1000);
-    return signedAccessCommand(run.box, run.context.issuers.current.privateKey, validKey(run, now)).subarray(0, MIN_SIGNED_COMMAND_LENGTH - 1);
-  }, false, true),
-  frameCase('ACCESS with module_count 0', 'checks, step 5', Status.MALFORMED, (run) => {
-    const body = Buffer.alloc(ACCESS_FIXED_BODY_LENGTH);
-    body.writeUInt32BE(1, AccessBodyOffset.notBefore);
-    body.writeUInt32BE(0xffffffff, AccessBodyOffset.notAfter);
-    body[AccessBodyOffset.maxEntries] = 3;
-    body[AccessBodyOffset.maxExits] = 3;
-    return rawAccess(run, { plaintext: body });
-  }, true),
+  frameCase(
+    `ACCESS_SIGNED under ${MIN_SIGNED_COMMAND_LENGTH} bytes (${MIN_SIGNED_COMMAND_LENGTH - 1})`,
+    'checks, step 2',
+    Status.MALFORMED,
+    (run) => {
+      const now = run.context.boxTimeNow() ?? Math.floor(run.context.clock.now() / 1000);
+      return signedAccessCommand(run.box, run.context.issuers.current.privateKey, validKey(run, now)).subarray(
+        0,
+        MIN_SIGNED_COMMAND_LENGTH - 1,
+      );
+    },
+    false,
+    true,
+  ),
+  frameCase(
+    'ACCESS with module_count 0',
+    'checks, step 5',
+    Status.MALFORMED,
+    (run) => {
+      const body = Buffer.alloc(ACCESS_FIXED_BODY_LENGTH);
+      body.writeUInt32BE(1, AccessBodyOffset.notBefore);
+      body.writeUInt32BE(0xffffffff, AccessBodyOffset.notAfter);
+      body[AccessBodyOffset.maxEntries] = 3;
+      body[AccessBodyOffset.maxExits] = 3;
+      return rawAccess(run, { plaintext: body });
+    },
+    true,
+  ),
   frameCase('version 2', 'checks, step 1', Status.UNSUPPORTED_VERSION, (run) => rawAccess(run, { version: 2 })),
 ];

@@ -23,10 +23,20 @@ export type ProtocolVersion = 1 | 2;
 /** The cases for `box`: the sealed ACCESS cases where it holds K_park, else
  * the one case that a sealed ACCESS is refused; every other case everywhere.
  * Version 1: the cases of version 1 alone (a box holding K_park). */
-export function casesFor(box: Pick<BoxUnderTest, 'parkingKey'>, protocol: ProtocolVersion = 2): readonly ConformanceCase[] {
+export function casesFor(
+  box: Pick<BoxUnderTest, 'parkingKey'>,
+  protocol: ProtocolVersion = 2,
+): readonly ConformanceCase[] {
   const withParkingKey = box.parkingKey !== null;
-  if (protocol === 1) return [...accessCases, ...frameCases.filter((conformanceCase) => conformanceCase.version2 !== true), ...controlCases, ...linkCases];
-  const sealed = (cases: readonly ConformanceCase[]): ConformanceCase[] => cases.filter((conformanceCase) => withParkingKey || conformanceCase.needsParkingKey !== true);
+  if (protocol === 1)
+    return [
+      ...accessCases,
+      ...frameCases.filter((conformanceCase) => conformanceCase.version2 !== true),
+      ...controlCases,
+      ...linkCases,
+    ];
+  const sealed = (cases: readonly ConformanceCase[]): ConformanceCase[] =>
+    cases.filter((conformanceCase) => withParkingKey || conformanceCase.needsParkingKey !== true);
   const revocation = revocationCases(withParkingKey);
   return [
     ...(withParkingKey ? accessCases : [sealedWithoutParkingKey]),

@@ -21,7 +21,10 @@ const garbageThenValid: ConformanceCase = {
     }
     await run.context.target.sendGarbage();
     const key = validKey(run, now);
-    const command = run.box.parkingKey === null ? signedAccessCommand(run.box, run.context.issuers.current.privateKey, key) : accessCommand(run.box, key);
+    const command =
+      run.box.parkingKey === null
+        ? signedAccessCommand(run.box, run.context.issuers.current.privateKey, key)
+        : accessCommand(run.box, key);
     await run.send(command, { status: Status.OK, remaining: KEY_TRIES - 1 });
   },
 };

@@ -34,7 +34,12 @@ export const powerCycleCase: ConformanceCase = {
     if (now === undefined) return;
     const tried = validKey(run, now, 2);
     const revoked = validKey(run, now);
-    const entries = [{ keyId: revoked.keyId, until: Math.max(0, now - run.box.skewSeconds + REVOCATION_LIVE_SECONDS + RESTART_ALLOWANCE_SECONDS) }];
+    const entries = [
+      {
+        keyId: revoked.keyId,
+        until: Math.max(0, now - run.box.skewSeconds + REVOCATION_LIVE_SECONDS + RESTART_ALLOWANCE_SECONDS),
+      },
+    ];
     const revoke = revokeCommand(run.box, context.controlSeq(), entries);
     const answer = await run.send(revoke, { status: Status.OK });
     if (answer.fields?.status === Status.OK) context.revoked(entries);

@@ -5,7 +5,14 @@
 // REVOCATION_FULL. Every entry the suite adds names a key id of its own (a
 // fresh one) and lives at most REVOCATION_LIVE_SECONDS, so no real key is
 // locked out and the list empties itself soon after a run.
-import { FrameKind, MAX_REVOKE_ENTRIES, REVOCATION_LIST_CAPACITY, sealRawCommand, Status, type RevokeEntry } from '../../firmware-protocol/index.js';
+import {
+  FrameKind,
+  MAX_REVOKE_ENTRIES,
+  REVOCATION_LIST_CAPACITY,
+  sealRawCommand,
+  Status,
+  type RevokeEntry,
+} from '../../firmware-protocol/index.js';
 import { accessCommand, revokeCommand, signedAccessCommand, type AccessSpec } from '../box-under-test.js';
 import { describeStatus, statusByte } from '../expectations.js';
 import type { CaseRun, SuiteContext } from '../suite-context.js';
@@ -29,7 +36,11 @@ function liveUntil(context: SuiteContext, now: number): number {
 }
 
 /** Sends a REVOKE expecting `status`; the entries count as the box's once it answers OK. */
-async function sendRevoke(run: CaseRun, entries: readonly RevokeEntry[], status: Status = Status.OK): Promise<Status | undefined> {
+async function sendRevoke(
+  run: CaseRun,
+  entries: readonly RevokeEntry[],
+  status: Status = Status.OK,
+): Promise<Status | undefined> {
   const answer = await run.send(revokeCommand(run.box, run.context.controlSeq(), entries), { status });
   if (answer.fields?.status === Status.OK) run.context.revoked(entries);
   return answer.fields?.status;
@@ -61,14 +72,16 @@ function revokedCase(withParkingKey: boolean): ConformanceCase {
 }
 
 const expiredRevocation: ConformanceCase = {
-  name: "a revocation whose until + skew is before box_time refuses nothing",
+  name: 'a revocation whose until + skew is before box_time refuses nothing',
   step: 'checks, steps 6 and 8a',
   expected: '0x00, 0x00',
   async run(run) {
     const now = await boxTime(run);
     if (now === undefined) return;
     const key = validKey(run, now);
-    await sendRevoke(run, [{ keyId: key.keyId, until: Math.max(0, now - run.box.skewSeconds - REVOCATION_LIVE_SECONDS) }]);
+    await sendRevoke(run, [
+      { keyId: key.keyId, until: Math.max(0, now - run.box.skewSeconds - REVOCATION_LIVE_SECONDS) },
+    ]);
     await run.send(signed(run, key), { status: Status.OK, remaining: KEY_TRIES - 1 });
   },
 };
@@ -82,7 +95,13 @@ function rawRevoke(run: CaseRun, count: number, entries: number): Buffer {
     body.writeUInt32BE(run.context.keyId(), 1 + 8 * index);
     body.writeUInt32BE(until, 5 + 8 * index);
   }
-  return sealRawCommand({ key: run.box.boxKey, kind: FrameKind.REVOKE, keyId: run.context.controlSeq(), scope: run.box.moduleId, plaintext: body });
+  return sealRawCommand({
+    key: run.box.boxKey,
+    kind: FrameKind.REVOKE,
+    keyId: run.context.controlSeq(),
+    scope: run.box.moduleId,
+    plaintext: body,
+  });
 }
 
 const malformedRevoke: ConformanceCase = {
@@ -99,7 +118,7 @@ const malformedRevoke: ConformanceCase = {
 /** `0x00 ×4, 0x32`: the statuses of the REVOKEs that filled the list. */
 function runLengths(statuses: readonly number[]): string {
   const parts: string[] = [];
-  for (let index = 0; index < statuses.length; ) {
+  for (let index = 0; index < statuses.length;) {
     let end = index;
     while (statuses[end + 1] === statuses[index]) end++;
     const status = statusByte(statuses[index] ?? 0);
@@ -136,13 +155,23 @@ const revocationFull: ConformanceCase = {
       const now = context.boxTimeNow() ?? started;
       const live = context.liveRevocations(now);
       if (live >= REVOCATION_CAPACITY_BOUND) break;
-      const size = live < REVOCATION_LIST_CAPACITY ? Math.min(MAX_REVOKE_ENTRIES, REVOCATION_LIST_CAPACITY - live) : beyondMinimum ? step : 1;
+      const size =
+        live < REVOCATION_LIST_CAPACITY
+          ? Math.min(MAX_REVOKE_ENTRIES, REVOCATION_LIST_CAPACITY - live)
+          : beyondMinimum
+            ? step
+            : 1;
       const entries = Array.from({ length: size }, () => ({ keyId: context.keyId(), until: liveUntil(context, now) }));
       const mayBeFull = live + size > REVOCATION_LIST_CAPACITY;
-      const { checked, problems } = await context.exchange(run.caseName, revokeCommand(run.box, context.controlSeq(), entries), { status: mayBeFull ? Status.REVOCATION_FULL : Status.OK });
+      const { checked, problems } = await context.exchange(
+        run.caseName,
+        revokeCommand(run.box, context.controlSeq(), entries),
+        { status: mayBeFull ? Status.REVOCATION_FULL : Status.OK },
+      );
       const status = checked.fields?.status;
       // Past 64 live entries, OK (the box holds more) is as good as REVOCATION_FULL.
-      const tolerated = mayBeFull && status === Status.OK ? problems.filter((problem) => !problem.startsWith('status ')) : problems;
+      const tolerated =
+        mayBeFull && status === Status.OK ? problems.filter((problem) => !problem.startsWith('status ')) : problems;
       run.problems.push(...tolerated);
       if (status === undefined) return;
       statuses.push(status);
@@ -154,24 +183,40 @@ const revocationFull: ConformanceCase = {
         if (size === 1) refused = { capacity: live, keyId: entries[0]?.keyId ?? 0 };
         else step = size >> 1;
       } else {
-        if (status === Status.REVOCATION_FULL) run.fail(`REVOCATION_FULL with ${live} live entries of the suite's and ${size} new: a list holds at least ${REVOCATION_LIST_CAPACITY} (entries the suite did not add may fill it)`);
+        if (status === Status.REVOCATION_FULL)
+          run.fail(
+            `REVOCATION_FULL with ${live} live entries of the suite's and ${size} new: a list holds at least ${REVOCATION_LIST_CAPACITY} (entries the suite did not add may fill it)`,
+          );
         run.note(runLengths(statuses));
         return;
       }
     }
     run.note(runLengths(statuses));
     if (refused === undefined) {
-      run.note(`no REVOCATION_FULL with up to ${peak} live entries: the box holds more than ${REVOCATION_LIST_CAPACITY} (the suite stops at ${REVOCATION_CAPACITY_BOUND})`);
+      run.note(
+        `no REVOCATION_FULL with up to ${peak} live entries: the box holds more than ${REVOCATION_LIST_CAPACITY} (the suite stops at ${REVOCATION_CAPACITY_BOUND})`,
+      );
       return;
     }
-    run.note(refused.capacity === REVOCATION_LIST_CAPACITY ? `full at live entry ${refused.capacity + 1}` : `full at live entry ${refused.capacity + 1}: the box holds ${refused.capacity}, more than ${REVOCATION_LIST_CAPACITY}`);
+    run.note(
+      refused.capacity === REVOCATION_LIST_CAPACITY
+        ? `full at live entry ${refused.capacity + 1}`
+        : `full at live entry ${refused.capacity + 1}: the box holds ${refused.capacity}, more than ${REVOCATION_LIST_CAPACITY}`,
+    );
     // The refused REVOKE changed nothing: its key is not revoked.
     const now = context.boxTimeNow() ?? started;
-    const answer = await run.send(signed(run, { ...validKey(run, now), keyId: refused.keyId }), { status: Status.OK, remaining: KEY_TRIES - 1 });
-    if (answer.fields !== null && answer.fields.status !== Status.OK) run.fail(`the key of the refused REVOKE answered ${describeStatus(answer.fields.status)}: the list changed`);
+    const answer = await run.send(signed(run, { ...validKey(run, now), keyId: refused.keyId }), {
+      status: Status.OK,
+      remaining: KEY_TRIES - 1,
+    });
+    if (answer.fields !== null && answer.fields.status !== Status.OK)
+      run.fail(`the key of the refused REVOKE answered ${describeStatus(answer.fields.status)}: the list changed`);
   },
 };
 
-export function revocationCases(withParkingKey: boolean): { readonly early: readonly ConformanceCase[]; readonly full: ConformanceCase } {
+export function revocationCases(withParkingKey: boolean): {
+  readonly early: readonly ConformanceCase[];
+  readonly full: ConformanceCase;
+} {
   return { early: [revokedCase(withParkingKey), expiredRevocation, malformedRevoke], full: revocationFull };
 }

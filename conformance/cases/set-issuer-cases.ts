@@ -14,7 +14,13 @@ const NONE = Buffer.alloc(ISSUER_PUBLIC_KEY_LENGTH);
 /** A SET_ISSUER body of any two 64-byte values, sealed under K_box. */
 function rawSetIssuer(run: CaseRun, issuerKey: Buffer, issuerKeyPrevious: Buffer): Buffer {
   run.context.issuerKeysTouched = true;
-  return sealRawCommand({ key: run.box.boxKey, kind: FrameKind.SET_ISSUER, keyId: run.context.controlSeq(), scope: run.box.moduleId, plaintext: Buffer.concat([issuerKey, issuerKeyPrevious]) });
+  return sealRawCommand({
+    key: run.box.boxKey,
+    kind: FrameKind.SET_ISSUER,
+    keyId: run.context.controlSeq(),
+    scope: run.box.moduleId,
+    plaintext: Buffer.concat([issuerKey, issuerKeyPrevious]),
+  });
 }
 
 const offCurve: ConformanceCase = {
@@ -44,7 +50,10 @@ const replayed: ConformanceCase = {
   async run(run) {
     run.context.issuerKeysTouched = true;
     // The keys the box holds already at this point of the run: accepting it changes nothing.
-    const frame = setIssuerCommand(run.box, run.context.controlSeq(), { issuerKey: run.context.issuers.current.publicKey, issuerKeyPrevious: null });
+    const frame = setIssuerCommand(run.box, run.context.controlSeq(), {
+      issuerKey: run.context.issuers.current.publicKey,
+      issuerKeyPrevious: null,
+    });
     await run.send(frame, { status: Status.OK });
     await run.send(frame, { status: Status.REPLAY });
   },

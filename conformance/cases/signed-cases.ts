@@ -13,13 +13,20 @@ import { boxTime, cyclingCase, KEY_TRIES, validKey } from './access-cases.js';
 import type { ConformanceCase } from './conformance-case.js';
 
 /** Sends a SET_ISSUER; from here on the box's own keys must be put back. */
-export async function sendSetIssuer(run: CaseRun, keys: { issuerKey: Buffer; issuerKeyPrevious: Buffer | null }, status: Status = Status.OK): Promise<void> {
+export async function sendSetIssuer(
+  run: CaseRun,
+  keys: { issuerKey: Buffer; issuerKeyPrevious: Buffer | null },
+  status: Status = Status.OK,
+): Promise<void> {
   run.context.issuerKeysTouched = true;
   await run.send(setIssuerCommand(run.box, run.context.controlSeq(), keys), { status });
 }
 
 /** An ACCESS_SIGNED by the suite's current issuer, valid now, for a fresh key. */
-async function signedNow(run: CaseRun, privateKey = run.context.issuers.current.privateKey): Promise<Buffer | undefined> {
+async function signedNow(
+  run: CaseRun,
+  privateKey = run.context.issuers.current.privateKey,
+): Promise<Buffer | undefined> {
   const now = await boxTime(run);
   if (now === undefined) return undefined;
   return signedAccessCommand(run.box, privateKey, validKey(run, now));
@@ -41,8 +48,10 @@ const installIssuers: ConformanceCase = {
   },
 };
 
-const signedOpens = cyclingCase('valid ACCESS_SIGNED opens; barrier OPENING then CLOSED', 'checks, steps 4, 7-11', (run, key, box) =>
-  signedAccessCommand(box, run.context.issuers.current.privateKey, key),
+const signedOpens = cyclingCase(
+  'valid ACCESS_SIGNED opens; barrier OPENING then CLOSED',
+  'checks, steps 4, 7-11',
+  (run, key, box) => signedAccessCommand(box, run.context.issuers.current.privateKey, key),
 );
 
 /** An ACCESS_SIGNED with something changed after signing: refused at step 4. */
@@ -60,16 +69,20 @@ function tampered(name: string, expected: string, change: (frame: Buffer) => Buf
   };
 }
 
-const flippedBody = tampered('ACCESS_SIGNED with a flipped byte of its body (last module id)', '0x20', (frame) => [flipByte(frame, frame.length - 65)]);
+const flippedBody = tampered('ACCESS_SIGNED with a flipped byte of its body (last module id)', '0x20', (frame) => [
+  flipByte(frame, frame.length - 65),
+]);
 // key_id and the nonce: the header bytes that reach step 4 (version, kind and scope stop earlier).
-const flippedHeader = tampered('ACCESS_SIGNED with a flipped byte of its header (key_id, then nonce)', '0x20, 0x20', (frame) => [
-  flipByte(frame, CommandOffset.keyId + 3),
-  flipByte(frame, CommandOffset.nonce),
-]);
-const flippedSignature = tampered('ACCESS_SIGNED with a flipped byte of its signature (r, then s)', '0x20, 0x20', (frame) => [
-  flipByte(frame, frame.length - 64),
-  flipByte(frame, frame.length - 1),
-]);
+const flippedHeader = tampered(
+  'ACCESS_SIGNED with a flipped byte of its header (key_id, then nonce)',
+  '0x20, 0x20',
+  (frame) => [flipByte(frame, CommandOffset.keyId + 3), flipByte(frame, CommandOffset.nonce)],
+);
+const flippedSignature = tampered(
+  'ACCESS_SIGNED with a flipped byte of its signature (r, then s)',
+  '0x20, 0x20',
+  (frame) => [flipByte(frame, frame.length - 64), flipByte(frame, frame.length - 1)],
+);
 
 const unknownIssuer: ConformanceCase = {
   name: 'ACCESS_SIGNED by an issuer the box does not hold',
@@ -120,4 +133,13 @@ export const sealedWithoutParkingKey: ConformanceCase = {
 };
 
 /** In order: the issuers are installed first; the rotation goes last, as it drops the previous issuer. */
-export const signedCases: readonly ConformanceCase[] = [installIssuers, signedOpens, flippedBody, flippedHeader, flippedSignature, unknownIssuer, previousIssuerOpens, previousIssuerDropped];
+export const signedCases: readonly ConformanceCase[] = [
+  installIssuers,
+  signedOpens,
+  flippedBody,
+  flippedHeader,
+  flippedSignature,
+  unknownIssuer,
+  previousIssuerOpens,
+  previousIssuerDropped,
+];

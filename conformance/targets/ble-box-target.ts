@@ -76,7 +76,9 @@ export class BleBoxTarget implements BoxTarget {
     const started = this.options.clock.now();
     const outcome = await this.#central.send(this.options.moduleId, command, timeoutMs);
     const elapsedMs = this.options.clock.now() - started;
-    return 'response' in outcome ? { command, response: outcome.response, elapsedMs } : { command, response: null, error: outcome.error, elapsedMs };
+    return 'response' in outcome
+      ? { command, response: outcome.response, elapsedMs }
+      : { command, response: null, error: outcome.error, elapsedMs };
   }
 
   async sendGarbage(): Promise<void> {

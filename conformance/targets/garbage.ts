@@ -12,7 +12,15 @@ const DELIMITER = Buffer.of(0x00);
 export function serialGarbage(): Buffer[] {
   const noise = Buffer.concat([Buffer.from('\x13\x37 line noise \xff\xfe', 'latin1'), DELIMITER]);
   const oversize = Buffer.concat([Buffer.alloc(MAX_LINK_FRAME_LENGTH + 20, 0x41), DELIMITER]);
-  return [DELIMITER, noise, badCrcFrame(), oversize, rawLinkFrame(0x55, Buffer.from('no such type')), misdirectedFrame(), Buffer.of(0x05, 0x01, 0x00)];
+  return [
+    DELIMITER,
+    noise,
+    badCrcFrame(),
+    oversize,
+    rawLinkFrame(0x55, Buffer.from('no such type')),
+    misdirectedFrame(),
+    Buffer.of(0x05, 0x01, 0x00),
+  ];
 }
 
 /** A command link frame whose CRC does not match. */

@@ -84,7 +84,8 @@ export class MqttBoxTarget implements BoxTarget {
     const elapsedMs = clock.now() - started;
     if (response === null) return { command, response: null, error: 'timeout', elapsedMs };
     // A gateway publishes `"response": null` with an error when the box was silent.
-    if (typeof response.response !== 'string') return { command, response: null, error: response.error === 'link_down' ? 'link_down' : 'timeout', elapsedMs };
+    if (typeof response.response !== 'string')
+      return { command, response: null, error: response.error === 'link_down' ? 'link_down' : 'timeout', elapsedMs };
     return { command, response: Buffer.from(response.response, 'base64'), elapsedMs };
   }
 
@@ -120,7 +121,8 @@ export class MqttBoxTarget implements BoxTarget {
       return;
     }
     const context = document.context;
-    const requestId = typeof context === 'object' && context !== null ? (context as Record<string, unknown>).request_id : undefined;
+    const requestId =
+      typeof context === 'object' && context !== null ? (context as Record<string, unknown>).request_id : undefined;
     const pending = typeof requestId === 'string' ? this.#pending.get(requestId) : undefined;
     if (pending === undefined) {
       this.strayResponses++;

@@ -25,7 +25,11 @@ export class SerialBoxTarget implements BoxTarget {
   readonly #barrier = new BarrierFeed();
 
   constructor(private readonly options: SerialBoxTargetOptions) {
-    this.#link = new SerialBoxLink({ target: options.target, clock: options.clock, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    this.#link = new SerialBoxLink({
+      target: options.target,
+      clock: options.clock,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    });
     this.#link.on('report', (_report, frame) => {
       const observation = reportedBarrier(frame, options.boxKey, options.clock.now());
       if (observation === null) this.badReports++;
@@ -43,7 +47,9 @@ export class SerialBoxTarget implements BoxTarget {
     const started = this.options.clock.now();
     const outcome = await this.#link.send(command, timeoutMs);
     const elapsedMs = this.options.clock.now() - started;
-    return 'response' in outcome ? { command, response: outcome.response, elapsedMs } : { command, response: null, error: outcome.error, elapsedMs };
+    return 'response' in outcome
+      ? { command, response: outcome.response, elapsedMs }
+      : { command, response: null, error: outcome.error, elapsedMs };
   }
 
   async sendGarbage(): Promise<void> {

@@ -41,7 +41,10 @@ export interface VirtualPeripheral {
 const RSSI = -48;
 
 /** The air between peripherals and centrals. */
-export class VirtualRadio extends EventEmitter<{ added: [peripheral: VirtualPeripheral]; removed: [peripheral: VirtualPeripheral] }> {
+export class VirtualRadio extends EventEmitter<{
+  added: [peripheral: VirtualPeripheral];
+  removed: [peripheral: VirtualPeripheral];
+}> {
   readonly #peripherals = new Map<string, VirtualPeripheral>();
 
   /** The id noble gives a peripheral: its address, lowercase, without colons. */
@@ -172,7 +175,11 @@ export class VirtualNobleBindings extends EventEmitter {
     const link = this.#links.get(peripheralId);
     const service = link === undefined ? [] : [nobleUuid(link.peripheral.serviceUuid)];
     const wanted = uuids.map(nobleUuid);
-    this.#later('servicesDiscover', peripheralId, wanted.length === 0 ? service : service.filter((uuid) => wanted.includes(uuid)));
+    this.#later(
+      'servicesDiscover',
+      peripheralId,
+      wanted.length === 0 ? service : service.filter((uuid) => wanted.includes(uuid)),
+    );
   }
 
   discoverIncludedServices(peripheralId: string, serviceUuid: string): void {
@@ -196,7 +203,13 @@ export class VirtualNobleBindings extends EventEmitter {
     this.#later('read', peripheralId, serviceUuid, characteristicUuid, Buffer.alloc(0), false);
   }
 
-  write(peripheralId: string, serviceUuid: string, characteristicUuid: string, data: Buffer, withoutResponse = false): void {
+  write(
+    peripheralId: string,
+    serviceUuid: string,
+    characteristicUuid: string,
+    data: Buffer,
+    withoutResponse = false,
+  ): void {
     const link = this.#links.get(peripheralId);
     if (link === undefined) return; // not connected: a real stack would fail the write; noble waits for a disconnect
     link.peripheral.written(link.connection, nobleUuid(characteristicUuid), Buffer.from(data));
@@ -224,8 +237,23 @@ export class VirtualNobleBindings extends EventEmitter {
   #advertise(peripheral: VirtualPeripheral, serviceFilter: string[]): void {
     const service = nobleUuid(peripheral.serviceUuid);
     if (serviceFilter.length > 0 && !serviceFilter.includes(service)) return;
-    const advertisement = { localName: peripheral.localName, serviceUuids: [service], txPowerLevel: undefined, manufacturerData: undefined, serviceData: [] };
-    this.#later('discover', VirtualRadio.peripheralId(peripheral), peripheral.address.toLowerCase(), 'public', true, advertisement, RSSI, true);
+    const advertisement = {
+      localName: peripheral.localName,
+      serviceUuids: [service],
+      txPowerLevel: undefined,
+      manufacturerData: undefined,
+      serviceData: [],
+    };
+    this.#later(
+      'discover',
+      VirtualRadio.peripheralId(peripheral),
+      peripheral.address.toLowerCase(),
+      'public',
+      true,
+      advertisement,
+      RSSI,
+      true,
+    );
   }
 
   #drop(peripheralId: string, reason: string): void {

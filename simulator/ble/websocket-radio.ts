@@ -37,12 +37,23 @@ const actions: Record<string, (bindings: VirtualNobleBindings, command: Record<s
   updateRssi: (b, c) => b.updateRssi(text(c.peripheralUuid)),
   discoverServices: (b, c) => b.discoverServices(text(c.peripheralUuid), stringArray(c.uuids)),
   discoverIncludedServices: (b, c) => b.discoverIncludedServices(text(c.peripheralUuid), text(c.serviceUuid)),
-  discoverCharacteristics: (b, c) => b.discoverCharacteristics(text(c.peripheralUuid), text(c.serviceUuid), stringArray(c.characteristicUuids)),
+  discoverCharacteristics: (b, c) =>
+    b.discoverCharacteristics(text(c.peripheralUuid), text(c.serviceUuid), stringArray(c.characteristicUuids)),
   read: (b, c) => b.read(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid)),
-  write: (b, c) => b.write(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid), Buffer.from(text(c.data), 'hex'), c.withoutResponse === true),
-  broadcast: (b, c) => b.broadcast(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid), c.broadcast === true),
-  notify: (b, c) => b.notify(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid), c.notify === true),
-  discoverDescriptors: (b, c) => b.discoverDescriptors(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid)),
+  write: (b, c) =>
+    b.write(
+      text(c.peripheralUuid),
+      text(c.serviceUuid),
+      text(c.characteristicUuid),
+      Buffer.from(text(c.data), 'hex'),
+      c.withoutResponse === true,
+    ),
+  broadcast: (b, c) =>
+    b.broadcast(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid), c.broadcast === true),
+  notify: (b, c) =>
+    b.notify(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid), c.notify === true),
+  discoverDescriptors: (b, c) =>
+    b.discoverDescriptors(text(c.peripheralUuid), text(c.serviceUuid), text(c.characteristicUuid)),
 };
 
 export interface WebSocketRadioServer {
@@ -61,17 +72,22 @@ export async function serveNobleWebSocket(
   const logger = (options.logger ?? silentLogger).child({ component: 'sim:ble-radio' });
   // noble's client dials "localhost", which may resolve to ::1 or 127.0.0.1.
   const server = new WebSocketServer({ port: options.port ?? NOBLE_WEBSOCKET_PORT, host: options.host ?? 'localhost' });
-  await Promise.race([once(server, 'listening'), once(server, 'error').then(([error]) => Promise.reject(error as Error))]);
+  await Promise.race([
+    once(server, 'listening'),
+    once(server, 'error').then(([error]) => Promise.reject(error as Error)),
+  ]);
   let centrals = 0;
   let badCommands = 0;
   server.on('connection', (socket: WebSocket) => {
     centrals++;
     const bindings = radio.createBindings();
-    const forward = (event: string, fields: readonly string[]) => (...args: unknown[]) => {
-      const message: Record<string, unknown> = { type: event };
-      fields.forEach((field, index) => (message[field] = wireValue(args[index])));
-      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
-    };
+    const forward =
+      (event: string, fields: readonly string[]) =>
+      (...args: unknown[]) => {
+        const message: Record<string, unknown> = { type: event };
+        fields.forEach((field, index) => (message[field] = wireValue(args[index])));
+        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+      };
     for (const [event, fields] of Object.entries(eventFields)) bindings.on(event, forward(event, fields));
     socket.on('message', (data: Buffer) => {
       try {
@@ -126,6 +142,7 @@ function text(value: unknown): string {
 
 function stringArray(value: unknown): string[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) throw new Error('a list of UUIDs is malformed');
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string'))
+    throw new Error('a list of UUIDs is malformed');
   return value;
 }

@@ -5,7 +5,12 @@
 // characteristic.
 import { BleReassembler, BleUuid, bleLocalName, chunkFrame } from '../../firmware-protocol/index.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
-import { nobleUuid, type CentralConnection, type GattCharacteristic, type VirtualPeripheral } from '../ble/virtual-radio.js';
+import {
+  nobleUuid,
+  type CentralConnection,
+  type GattCharacteristic,
+  type VirtualPeripheral,
+} from '../ble/virtual-radio.js';
 import type { BarrierState } from '../barrier.js';
 import type { SimulatedBox } from '../simulated-box.js';
 import { messageOf } from '../../lib/message-of.js';

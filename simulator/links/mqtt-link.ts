@@ -133,15 +133,22 @@ export class BoxMqttLink {
     try {
       const command = parseSimSet(parseJsonObject(payload, 'sim/set'));
       this.box.apply(command);
-      if (command.offlineSeconds !== undefined && command.offlineSeconds > 0) this.goOffline(command.offlineSeconds * 1000);
+      if (command.offlineSeconds !== undefined && command.offlineSeconds > 0)
+        this.goOffline(command.offlineSeconds * 1000);
     } catch (error) {
       this.counters.badSettings++;
-      this.#logger.warn({ reason: error instanceof SimSetError || error instanceof MessageError ? error.message : String(error) }, 'sim/set refused');
+      this.#logger.warn(
+        { reason: error instanceof SimSetError || error instanceof MessageError ? error.message : String(error) },
+        'sim/set refused',
+      );
     }
   }
 
   #publishState(): void {
     // Retained: only the latest matters, so a state is never queued.
-    this.#client.publish(this.#topics.box(this.box.moduleId, 'state'), JSON.stringify(this.box.snapshot()), { retain: true, queue: false });
+    this.#client.publish(this.#topics.box(this.box.moduleId, 'state'), JSON.stringify(this.box.snapshot()), {
+      retain: true,
+      queue: false,
+    });
   }
 }

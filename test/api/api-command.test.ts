@@ -47,7 +47,13 @@ test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) 
   const inFlight = fetch(`${address}/api/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'password', username: 'a@b.co', password: 'whatever', client_app_id: 'x', client_secret: 'y' }),
+    body: JSON.stringify({
+      grant_type: 'password',
+      username: 'a@b.co',
+      password: 'whatever',
+      client_app_id: 'x',
+      client_secret: 'y',
+    }),
   });
   // SIGTERM only once the server logged the request's arrival.
   await new Promise<void>((resolve) => {

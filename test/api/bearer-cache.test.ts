@@ -30,7 +30,11 @@ test('a cached token revoked in this process gives 401 on the next request', asy
   t.is((await me(app, bearer)).statusCode, 200);
   t.is((await me(app, bearer)).statusCode, 200);
   t.is(counter.reads, 1, 'the second request was served from the cache');
-  await app.app.inject({ method: 'POST', url: '/api/oauth/revoke', payload: { token: tokens.refresh_token, ...app.client } });
+  await app.app.inject({
+    method: 'POST',
+    url: '/api/oauth/revoke',
+    payload: { token: tokens.refresh_token, ...app.client },
+  });
   const revoked = await me(app, bearer);
   t.is(revoked.statusCode, 401);
   t.regex(revoked.headers['www-authenticate'] as string, /revoked/);
@@ -40,7 +44,11 @@ test('refresh rotation ends the cached access token at once', async (t) => {
   const app = await testApp(t);
   const tokens = await loggedIn(app);
   t.is((await me(app, `Bearer ${tokens.access_token}`)).statusCode, 200);
-  const refreshed = await app.app.inject({ method: 'POST', url: '/api/oauth/token', payload: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...app.client } });
+  const refreshed = await app.app.inject({
+    method: 'POST',
+    url: '/api/oauth/token',
+    payload: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...app.client },
+  });
   t.is(refreshed.statusCode, 200);
   t.is((await me(app, `Bearer ${tokens.access_token}`)).statusCode, 401);
   t.is((await me(app, `Bearer ${refreshed.json<{ access_token: string }>().access_token}`)).statusCode, 200);

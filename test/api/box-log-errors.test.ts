@@ -29,13 +29,20 @@ test('an id that names nothing is a not_found BoxLogRefusal, one that does not f
     created_at: '2026-06-01 08:00:00',
     point_attributes: null,
   };
-  const missing = t.throws(() => ingestBoxLogs(app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }), { instanceOf: BoxLogRefusal });
+  const missing = t.throws(() => ingestBoxLogs(app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }), {
+    instanceOf: BoxLogRefusal,
+  });
   t.true(missing instanceof DomainError);
   t.false(missing instanceof ApiError);
   t.is(missing.kind, 'not_found');
   t.deepEqual(missing.details, [{ path: 'box_logs[0].box_log.equipment_id', message: 'no box with module id 4242' }]);
-  const unfit = t.throws(() => ingestBoxLogs(app.ctx, [entry, { ...entry, equipment_id: other.entrance.moduleId }], { source: 'mqtt' }), { instanceOf: BoxLogRefusal });
+  const unfit = t.throws(
+    () => ingestBoxLogs(app.ctx, [entry, { ...entry, equipment_id: other.entrance.moduleId }], { source: 'mqtt' }),
+    { instanceOf: BoxLogRefusal },
+  );
   t.is(unfit.kind, 'refused');
-  t.deepEqual(unfit.details, [{ path: 'box_logs[1].box_log.equipment_id', message: 'is not a box of secured_parking_id' }]);
+  t.deepEqual(unfit.details, [
+    { path: 'box_logs[1].box_log.equipment_id', message: 'is not a box of secured_parking_id' },
+  ]);
   t.is(app.ctx.db.prepare('SELECT count(*) FROM box_logs').pluck().get(), 0, 'nothing written');
 });

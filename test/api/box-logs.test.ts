@@ -19,11 +19,17 @@ interface Fixture {
   command: Buffer;
 }
 
-async function fixture(t: Parameters<typeof testApp>[0], overrides: Parameters<typeof testApp>[1] = {}, accessMode: AccessMode = 'sealed'): Promise<Fixture> {
+async function fixture(
+  t: Parameters<typeof testApp>[0],
+  overrides: Parameters<typeof testApp>[1] = {},
+  accessMode: AccessMode = 'sealed',
+): Promise<Fixture> {
   const app = await testApp(t, { tokenTtlSeconds: 86_400, ...overrides });
   const tokens = await loggedIn(app);
   const parking = seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 10, accessMode });
-  const body = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<{
+  const body = (
+    await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
+  ).json<{
     parking_session: { id: number };
     smart_key: { id: number; access_command: string };
   }>();
@@ -38,8 +44,21 @@ async function fixture(t: Parameters<typeof testApp>[0], overrides: Parameters<t
   };
 }
 
-function accessLog(f: Fixture, response: Buffer | null, box = f.parking.entrance, extra: Partial<Parameters<typeof boxLog>[0]> = {}) {
-  return boxLog({ foUserId: f.userId, smartKeyId: f.keyId, box, parkingId: f.parking.id, command: f.command, response, ...extra });
+function accessLog(
+  f: Fixture,
+  response: Buffer | null,
+  box = f.parking.entrance,
+  extra: Partial<Parameters<typeof boxLog>[0]> = {},
+) {
+  return boxLog({
+    foUserId: f.userId,
+    smartKeyId: f.keyId,
+    box,
+    parkingId: f.parking.id,
+    command: f.command,
+    response,
+    ...extra,
+  });
 }
 
 const session = (f: Fixture) => f.app.ctx.sessions.findById(f.sessionId);
@@ -47,13 +66,31 @@ const session = (f: Fixture) => f.app.ctx.sessions.findById(f.sessionId);
 test('201 with {box_logs: [{id, verified, duplicate}]} in request order; every 2.1 field stored as sent', async (t) => {
   const f = await fixture(t);
   const verified = accessLog(f, boxAnswer(f.parking.entrance, f.command));
-  const unverified = accessLog(f, Buffer.alloc(32, 1), f.parking.exit, { offline: true, createdAt: '2025-12-31 23:59:59' });
-  const noResponse = boxLog({ foUserId: f.userId, smartKeyId: null, box: f.parking.entrance, parkingId: f.parking.id, command: null, response: null, type: 'control' });
-  delete (noResponse.box_log).point_attributes; // optional
+  const unverified = accessLog(f, Buffer.alloc(32, 1), f.parking.exit, {
+    offline: true,
+    createdAt: '2025-12-31 23:59:59',
+  });
+  const noResponse = boxLog({
+    foUserId: f.userId,
+    smartKeyId: null,
+    box: f.parking.entrance,
+    parkingId: f.parking.id,
+    command: null,
+    response: null,
+    type: 'control',
+  });
+  delete noResponse.box_log.point_attributes; // optional
   const response = await postBoxLogs(f.app, f.token, { box_logs: [verified, unverified, noResponse] });
   t.is(response.statusCode, 201);
   const body = response.json<BoxLogsBody>();
-  t.deepEqual(body.box_logs.map(({ verified: v, duplicate }) => [v, duplicate]), [[true, false], [false, false], [false, false]]);
+  t.deepEqual(
+    body.box_logs.map(({ verified: v, duplicate }) => [v, duplicate]),
+    [
+      [true, false],
+      [false, false],
+      [false, false],
+    ],
+  );
   const [first, second, third] = body.box_logs;
   if (first === undefined || second === undefined || third === undefined) return t.fail('three box logs');
   t.true(first.id < second.id && second.id < third.id);
@@ -76,7 +113,13 @@ test('201 with {box_logs: [{id, verified, duplicate}]} in request order; every 2
     longitude: 2.3522,
     verified: 0,
   });
-  t.like(f.app.ctx.boxLogs.findById(third.id), { smart_key_id: null, command: null, response: null, latitude: null, type: 'control' });
+  t.like(f.app.ctx.boxLogs.findById(third.id), {
+    smart_key_id: null,
+    command: null,
+    response: null,
+    latitude: null,
+    type: 'control',
+  });
 });
 
 test('401 without a valid token, whatever the body', async (t) => {
@@ -99,11 +142,27 @@ test('422 naming the element and field of each bad value', async (t) => {
     [{ box_logs: [1] }, 'box_logs[0]'],
     [{ box_logs: [{}] }, 'box_logs[0].box_log'],
     [{ box_logs: [{ box_log: { ...good(), type: 'sideways' } }] }, 'box_logs[0].box_log.type'],
-    [{ box_logs: [{ box_log: good() }, { box_log: good() }, { box_log: good() }, { box_log: { ...good(), type: 'IN' } }] }, 'box_logs[3].box_log.type'],
+    [
+      {
+        box_logs: [
+          { box_log: good() },
+          { box_log: good() },
+          { box_log: good() },
+          { box_log: { ...good(), type: 'IN' } },
+        ],
+      },
+      'box_logs[3].box_log.type',
+    ],
     [{ box_logs: [{ box_log: { ...good(), created_at: '2026-01-01T00:00:00Z' } }] }, 'box_logs[0].box_log.created_at'],
     [{ box_logs: [{ box_log: { ...good(), created_at: '2026-02-30 00:00:00' } }] }, 'box_logs[0].box_log.created_at'],
-    [{ box_logs: [{ box_log: { ...good(), point_attributes: { latitude: 91, longitude: 0 } } }] }, 'box_logs[0].box_log.point_attributes.latitude'],
-    [{ box_logs: [{ box_log: { ...good(), point_attributes: { latitude: 0, longitude: '2' } } }] }, 'box_logs[0].box_log.point_attributes.longitude'],
+    [
+      { box_logs: [{ box_log: { ...good(), point_attributes: { latitude: 91, longitude: 0 } } }] },
+      'box_logs[0].box_log.point_attributes.latitude',
+    ],
+    [
+      { box_logs: [{ box_log: { ...good(), point_attributes: { latitude: 0, longitude: '2' } } }] },
+      'box_logs[0].box_log.point_attributes.longitude',
+    ],
     [{ box_logs: [{ box_log: { ...good(), point_attributes: [] } }] }, 'box_logs[0].box_log.point_attributes'],
     [{ box_logs: [{ box_log: { ...good(), command: 'not base64!' } }] }, 'box_logs[0].box_log.command'],
     [{ box_logs: [{ box_log: { ...good(), response: 'AAA' } }] }, 'box_logs[0].box_log.response'],
@@ -114,7 +173,15 @@ test('422 naming the element and field of each bad value', async (t) => {
     [{ box_logs: [{ box_log: { ...good(), fo_user_id: null } }] }, 'box_logs[0].box_log.fo_user_id'],
     [{ box_logs: [{ box_log: { ...good(), smart_key_id: 1.5 } }] }, 'box_logs[0].box_log.smart_key_id'],
   ];
-  for (const field of ['fo_user_id', 'smart_key_id', 'equipment_id', 'secured_parking_id', 'type', 'offline', 'created_at']) {
+  for (const field of [
+    'fo_user_id',
+    'smart_key_id',
+    'equipment_id',
+    'secured_parking_id',
+    'type',
+    'offline',
+    'created_at',
+  ]) {
     const { [field]: _missing, ...log } = good();
     cases.push([{ box_logs: [{ box_log: log }] }, `box_logs[0].box_log.${field}`]);
   }
@@ -123,7 +190,10 @@ test('422 naming the element and field of each bad value', async (t) => {
     t.is(response.statusCode, 422, path);
     const error = errorBody(t, response);
     t.is(error.error, 'validation_failed');
-    t.true(error.details.some((detail) => detail.path === path), `${path}: ${JSON.stringify(error.details)}`);
+    t.true(
+      error.details.some((detail) => detail.path === path),
+      `${path}: ${JSON.stringify(error.details)}`,
+    );
   }
   t.is(countRows(f.app, 'box_logs'), 0);
 });
@@ -141,12 +211,15 @@ test('404 naming which id of which element does not exist', async (t) => {
     t.is(response.statusCode, 404, path);
     const error = errorBody(t, response);
     t.is(error.error, 'resource_not_found');
-    t.true(error.details.some((detail) => detail.path === path), JSON.stringify(error.details));
+    t.true(
+      error.details.some((detail) => detail.path === path),
+      JSON.stringify(error.details),
+    );
   }
   t.is(countRows(f.app, 'box_logs'), 0, 'nothing of those batches was stored');
 });
 
-test('422 for a fo_user_id other than the token\'s user, and ids that do not fit together', async (t) => {
+test("422 for a fo_user_id other than the token's user, and ids that do not fit together", async (t) => {
   const f = await fixture(t);
   await anotherDriver(f.app); // user 2 exists
   const other = seedParking(f.app);
@@ -203,7 +276,7 @@ test('concurrent batches share one commit, yet each is all or nothing: a 404 bat
   t.is(session(f)?.state, 'active', 'the verified OK of the first batch moved the session');
 });
 
-test('verified only with a good tag under the box of equipment_id, bound to the log\'s command', async (t) => {
+test("verified only with a good tag under the box of equipment_id, bound to the log's command", async (t) => {
   const f = await fixture(t);
   const genuine = boxAnswer(f.parking.entrance, f.command);
   const flipped = Buffer.from(genuine);
@@ -219,7 +292,10 @@ test('verified only with a good tag under the box of equipment_id, bound to the 
     accessLog(f, null),
   ];
   const body = (await postBoxLogs(f.app, f.token, { box_logs: logs })).json<BoxLogsBody>();
-  t.deepEqual(body.box_logs.map((log) => log.verified), [true, false, false, false, false, false]);
+  t.deepEqual(
+    body.box_logs.map((log) => log.verified),
+    [true, false, false, false, false, false],
+  );
 });
 
 for (const accessMode of ACCESS_MODES) {
@@ -230,7 +306,9 @@ for (const accessMode of ACCESS_MODES) {
     await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, forged)] });
     t.is(session(f)?.state, 'entering');
     t.is(session(f)?.entrance_remaining_tries, 10);
-    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command, { remaining: 9 }))] });
+    await postBoxLogs(f.app, f.token, {
+      box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command, { remaining: 9 }))],
+    });
     t.is(session(f)?.state, 'active');
     t.is(session(f)?.entrance_remaining_tries, 9);
   });
@@ -240,13 +318,33 @@ test('a forged pair sent first does not suppress the genuine log that follows; d
   const f = await fixture(t);
   const genuine = boxAnswer(f.parking.entrance, f.command, { boxSeq: 77 });
   const forged = boxAnswer({ ...f.parking.entrance, boxKey: Buffer.alloc(16, 9) }, f.command, { boxSeq: 77 });
-  const first = (await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, forged), accessLog(f, forged)] })).json<BoxLogsBody>();
-  t.deepEqual(first.box_logs.map((log) => [log.verified, log.duplicate]), [[false, false], [false, false]], 'unverified logs never collide');
-  const second = (await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, genuine), accessLog(f, genuine)] })).json<BoxLogsBody>();
-  t.deepEqual(second.box_logs.map((log) => [log.verified, log.duplicate]), [[true, false], [true, true]], 'a duplicate within the batch');
+  const first = (
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, forged), accessLog(f, forged)] })
+  ).json<BoxLogsBody>();
+  t.deepEqual(
+    first.box_logs.map((log) => [log.verified, log.duplicate]),
+    [
+      [false, false],
+      [false, false],
+    ],
+    'unverified logs never collide',
+  );
+  const second = (
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, genuine), accessLog(f, genuine)] })
+  ).json<BoxLogsBody>();
+  t.deepEqual(
+    second.box_logs.map((log) => [log.verified, log.duplicate]),
+    [
+      [true, false],
+      [true, true],
+    ],
+    'a duplicate within the batch',
+  );
   t.is(second.box_logs[1]?.id, second.box_logs[0]?.id);
   const before = countRows(f.app, 'box_logs');
-  const third = (await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, genuine, f.parking.entrance, { offline: true })] })).json<BoxLogsBody>();
+  const third = (
+    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, genuine, f.parking.entrance, { offline: true })] })
+  ).json<BoxLogsBody>();
   t.deepEqual(third.box_logs, [{ id: second.box_logs[0]?.id, verified: true, duplicate: true }]);
   t.is(countRows(f.app, 'box_logs'), before, 'sending it again stores nothing');
   t.is(session(f)?.state, 'active');
@@ -258,7 +356,11 @@ for (const accessMode of ACCESS_MODES) {
     await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command))] });
     f.app.clock.advance(30 * 60_000);
     const exitAt = '2026-01-01 00:25:00';
-    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.exit, f.command, { remaining: 9 }), f.parking.exit, { createdAt: exitAt })] });
+    await postBoxLogs(f.app, f.token, {
+      box_logs: [
+        accessLog(f, boxAnswer(f.parking.exit, f.command, { remaining: 9 }), f.parking.exit, { createdAt: exitAt }),
+      ],
+    });
     const ended = session(f);
     t.is(ended?.state, 'exiting');
     t.is(ended?.end_time, Date.UTC(2026, 0, 1, 0, 25), 'when the barrier opened (created_at)');
@@ -280,28 +382,52 @@ for (const accessMode of ACCESS_MODES) {
   test(`exit after paying: straight to finished; an overstay at the exit adds a payment and waits for it (${accessMode})`, async (t) => {
     const f = await fixture(t, {}, accessMode);
     const payment = f.app.ctx.payments.listOfSession(f.sessionId)[0];
-    await f.app.app.inject({ method: 'POST', url: `/pay/${payment?.token ?? ''}`, payload: 'action=pay&card_number=4242424242424242&expiry=12%2F30', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    await f.app.app.inject({
+      method: 'POST',
+      url: `/pay/${payment?.token ?? ''}`,
+      payload: 'action=pay&card_number=4242424242424242&expiry=12%2F30',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     f.app.clock.advance(20 * 60_000);
-    await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(f.parking.exit, f.command), f.parking.exit, { createdAt: '2026-01-01 00:20:00' })] });
+    await postBoxLogs(f.app, f.token, {
+      box_logs: [
+        accessLog(f, boxAnswer(f.parking.exit, f.command), f.parking.exit, { createdAt: '2026-01-01 00:20:00' }),
+      ],
+    });
     t.is(session(f)?.state, 'finished');
 
     const g = await fixture(t, {}, accessMode);
     g.app.clock.advance(90 * 60_000);
-    await postBoxLogs(g.app, g.token, { box_logs: [accessLog(g, boxAnswer(g.parking.exit, g.command), g.parking.exit, { createdAt: '2026-01-01 01:30:00' })] });
+    await postBoxLogs(g.app, g.token, {
+      box_logs: [
+        accessLog(g, boxAnswer(g.parking.exit, g.command), g.parking.exit, { createdAt: '2026-01-01 01:30:00' }),
+      ],
+    });
     t.is(session(g)?.state, 'exiting');
-    t.deepEqual(g.app.ctx.payments.listOfSession(g.sessionId).map((p) => [p.purpose, p.amount_minor]), [['session', 600], ['overstay', 300]]);
+    t.deepEqual(
+      g.app.ctx.payments.listOfSession(g.sessionId).map((p) => [p.purpose, p.amount_minor]),
+      [
+        ['session', 600],
+        ['overstay', 300],
+      ],
+    );
   });
 }
 
 for (const accessMode of ACCESS_MODES) {
   test(`tries countdown: each verified try lowers the direction's remaining tries, never raises it (${accessMode})`, async (t) => {
     const f = await fixture(t, {}, accessMode);
-    const answer = (remaining: number, status: number = Status.OK, box = f.parking.entrance) => accessLog(f, boxAnswer(box, f.command, { remaining, status: status as 0 }), box);
-    await postBoxLogs(f.app, f.token, { box_logs: [answer(9), answer(8, Status.LOW_BATTERY), answer(7, Status.BARRIER_FAULT)] });
+    const answer = (remaining: number, status: number = Status.OK, box = f.parking.entrance) =>
+      accessLog(f, boxAnswer(box, f.command, { remaining, status: status as 0 }), box);
+    await postBoxLogs(f.app, f.token, {
+      box_logs: [answer(9), answer(8, Status.LOW_BATTERY), answer(7, Status.BARRIER_FAULT)],
+    });
     t.is(session(f)?.entrance_remaining_tries, 7);
     await postBoxLogs(f.app, f.token, { box_logs: [answer(9)] });
     t.is(session(f)?.entrance_remaining_tries, 7, 'an old try uploaded late does not raise it');
-    await postBoxLogs(f.app, f.token, { box_logs: [answer(0, Status.NO_TRIES_LEFT), answer(0xff, Status.AUTH_FAILED)] });
+    await postBoxLogs(f.app, f.token, {
+      box_logs: [answer(0, Status.NO_TRIES_LEFT), answer(0xff, Status.AUTH_FAILED)],
+    });
     t.is(session(f)?.entrance_remaining_tries, 0);
     t.is(session(f)?.exit_remaining_tries, 10, 'the other direction is untouched');
     await postBoxLogs(f.app, f.token, { box_logs: [answer(4, Status.OK, f.parking.exit)] });
@@ -314,22 +440,61 @@ test('the service learns box_time drift, battery, last seen and the control sequ
   const box = f.parking.entrance;
   const boxTime = Math.floor(Date.UTC(2026, 0, 1, 0, 10, 0) / 1000) + 42;
   await postBoxLogs(f.app, f.token, {
-    box_logs: [accessLog(f, boxAnswer(box, f.command, { boxSeq: 500, boxTime, batteryMv: 3550 }), box, { createdAt: '2026-01-01 00:10:00' })],
+    box_logs: [
+      accessLog(f, boxAnswer(box, f.command, { boxSeq: 500, boxTime, batteryMv: 3550 }), box, {
+        createdAt: '2026-01-01 00:10:00',
+      }),
+    ],
   });
-  t.like(f.app.ctx.boxes.learned(box.moduleId), { last_seen_at: Date.UTC(2026, 0, 1, 0, 10), last_box_seq: 500, last_box_time: boxTime, box_time_drift_seconds: 42, battery_mv: 3550 });
+  t.like(f.app.ctx.boxes.learned(box.moduleId), {
+    last_seen_at: Date.UTC(2026, 0, 1, 0, 10),
+    last_box_seq: 500,
+    last_box_time: boxTime,
+    box_time_drift_seconds: 42,
+    battery_mv: 3550,
+  });
   // An older response uploaded later does not overwrite what is newer.
-  await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, boxAnswer(box, f.command, { boxSeq: 400, batteryMv: 3900 }), box, { createdAt: '2026-01-01 00:05:00' })] });
+  await postBoxLogs(f.app, f.token, {
+    box_logs: [
+      accessLog(f, boxAnswer(box, f.command, { boxSeq: 400, batteryMv: 3900 }), box, {
+        createdAt: '2026-01-01 00:05:00',
+      }),
+    ],
+  });
   t.is(f.app.ctx.boxes.learned(box.moduleId)?.battery_mv, 3550);
   // A control command echoed by the box moves next_control_seq past it.
   const control = controlCommand(box, 41);
-  const log = (response: Buffer) => boxLog({ foUserId: f.userId, smartKeyId: null, box, parkingId: f.parking.id, command: control, response, type: 'control' });
-  await postBoxLogs(f.app, f.token, { box_logs: [log(boxAnswer(box, control, { direction: 0, remaining: 0xff, batteryMv: 3600 }))] });
+  const log = (response: Buffer) =>
+    boxLog({
+      foUserId: f.userId,
+      smartKeyId: null,
+      box,
+      parkingId: f.parking.id,
+      command: control,
+      response,
+      type: 'control',
+    });
+  await postBoxLogs(f.app, f.token, {
+    box_logs: [log(boxAnswer(box, control, { direction: 0, remaining: 0xff, batteryMv: 3600 }))],
+  });
   t.like(f.app.ctx.boxes.learned(box.moduleId), { last_control_seq: 41, next_control_seq: 42 });
-  await postBoxLogs(f.app, f.token, { box_logs: [log(boxAnswer(box, controlCommand(box, 99), { direction: 0, remaining: 0xff, status: Status.REPLAY }))] });
-  t.like(f.app.ctx.boxes.learned(box.moduleId), { last_control_seq: 41 }, 'a refused sequence is not the last accepted');
-  const forged = boxAnswer({ ...box, boxKey: Buffer.alloc(16) }, controlCommand(box, 5000), { direction: 0, remaining: 0xff });
+  await postBoxLogs(f.app, f.token, {
+    box_logs: [log(boxAnswer(box, controlCommand(box, 99), { direction: 0, remaining: 0xff, status: Status.REPLAY }))],
+  });
+  t.like(
+    f.app.ctx.boxes.learned(box.moduleId),
+    { last_control_seq: 41 },
+    'a refused sequence is not the last accepted',
+  );
+  const forged = boxAnswer({ ...box, boxKey: Buffer.alloc(16) }, controlCommand(box, 5000), {
+    direction: 0,
+    remaining: 0xff,
+  });
   await postBoxLogs(f.app, f.token, { box_logs: [log(forged)] });
-  t.true((f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq ?? 0) < 5000, 'an unverified response teaches nothing');
+  t.true(
+    (f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq ?? 0) < 5000,
+    'an unverified response teaches nothing',
+  );
 });
 
 test('the same path without HTTP, as MQTT ingestion calls it: null driver and key, same verification and dedupe', async (t) => {
@@ -337,12 +502,27 @@ test('the same path without HTTP, as MQTT ingestion calls it: null driver and ke
   const box = f.parking.entrance;
   const control = controlCommand(box, 7);
   const entry = {
-    ...(boxLog({ foUserId: null, smartKeyId: null, box, parkingId: f.parking.id, command: control, response: boxAnswer(box, control, { direction: 0, remaining: 0xff }), type: 'control' }).box_log as never as BoxLogInput),
+    ...(boxLog({
+      foUserId: null,
+      smartKeyId: null,
+      box,
+      parkingId: f.parking.id,
+      command: control,
+      response: boxAnswer(box, control, { direction: 0, remaining: 0xff }),
+      type: 'control',
+    }).box_log as never as BoxLogInput),
   };
   const [first] = ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' });
   t.like(first, { verified: true, duplicate: false });
-  t.like(f.app.ctx.boxLogs.findById(first?.id ?? 0), { source: 'mqtt', fo_user_id: null, smart_key_id: null, verified: 1 });
-  t.deepEqual(ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' }), [{ id: first?.id ?? 0, verified: true, duplicate: true }]);
+  t.like(f.app.ctx.boxLogs.findById(first?.id ?? 0), {
+    source: 'mqtt',
+    fo_user_id: null,
+    smart_key_id: null,
+    verified: 1,
+  });
+  t.deepEqual(ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' }), [
+    { id: first?.id ?? 0, verified: true, duplicate: true },
+  ]);
   t.is(f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq, 8);
   // A session key's response arriving over MQTT moves the session as over HTTP.
   const access = { ...(accessLog(f, boxAnswer(box, f.command)).box_log as never as BoxLogInput), fo_user_id: null };

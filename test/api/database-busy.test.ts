@@ -21,7 +21,15 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
   t.is(registration.headers['retry-after'], '1');
   t.is(errorBody(t, registration).error, 'database_busy');
 
-  const log = boxLog({ foUserId: 1, smartKeyId: null, box: parking.entrance, parkingId: parking.id, command: null, response: null, type: 'control' });
+  const log = boxLog({
+    foUserId: 1,
+    smartKeyId: null,
+    box: parking.entrance,
+    parkingId: parking.id,
+    command: null,
+    response: null,
+    type: 'control',
+  });
   const logs = await postBoxLogs(app, tokens.access_token, { box_logs: [log] });
   t.is(logs.statusCode, 503);
   t.is(errorBody(t, logs).error, 'database_busy');
@@ -32,7 +40,16 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
   t.is(login.json<{ error: string }>().error, 'temporarily_unavailable');
 
   // Reads are not blocked by a writer in WAL mode.
-  t.is((await app.app.inject({ method: 'GET', url: '/api/car_driver/me', headers: { authorization: `Bearer ${tokens.access_token}` } })).statusCode, 200);
+  t.is(
+    (
+      await app.app.inject({
+        method: 'GET',
+        url: '/api/car_driver/me',
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      })
+    ).statusCode,
+    200,
+  );
 
   release();
   t.is(countRows(app, 'box_logs'), 0, 'nothing was written while busy');
@@ -45,7 +62,9 @@ test('the payment form under a busy database: a 503 page with Retry-After, the p
   const app = await testApp(t, { databaseBusyTimeoutMs: 50 });
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
-  const created = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } });
+  const created = await createSession(app, tokens.access_token, {
+    parking_session: { secured_parking_id: parking.id },
+  });
   const path = new URL(created.json<{ pay_url: string }>().pay_url).pathname;
   const pay = () =>
     app.app.inject({

@@ -26,16 +26,25 @@ test('the documented receiver accepts our deliveries (204) and refuses another s
   t.true(code.includes('.listen(4000)'));
   const port = await freePort();
   const s = await forwardingSetup(t, `http://127.0.0.1:${port}/hook`);
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code.replace('.listen(4000)', `.listen(${port})`)], {
-    cwd: root, // resolves standardwebhooks from the repository's node_modules
-    env: { ...process.env, FORWARDING_SECRET: s.secret },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--input-type=module', '-e', code.replace('.listen(4000)', `.listen(${port})`)],
+    {
+      cwd: root, // resolves standardwebhooks from the repository's node_modules
+      env: { ...process.env, FORWARDING_SECRET: s.secret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   t.teardown(() => child.kill());
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '' }).catch(() => undefined))?.status === 401, 'the receiver listens', 10_000);
+  await waitFor(
+    async () =>
+      (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '' }).catch(() => undefined))?.status === 401,
+    'the receiver listens',
+    10_000,
+  );
 
   await send(s, logs(s, 2));
   await s.app.ctx.forwarding.runOnce();

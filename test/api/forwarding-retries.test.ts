@@ -7,10 +7,25 @@ import test from 'ava';
 import { RETRY_JITTER, RETRY_SCHEDULE_MS, retryAfterMs, retryDelay } from '../../api/forwarding/retry-schedule.js';
 import { countRows } from '../helpers/box-logs.js';
 import { clockAtNow, forwardingSetup, logs, send, type Forwarding } from '../helpers/forwarding.js';
-import { fail, gone, hang, ok, redirect, startReceiver, tooMany, unavailableUntil, type Answer, type Receiver } from '../helpers/receiver.js';
+import {
+  fail,
+  gone,
+  hang,
+  ok,
+  redirect,
+  startReceiver,
+  tooMany,
+  unavailableUntil,
+  type Answer,
+  type Receiver,
+} from '../helpers/receiver.js';
 import { verifies } from '../helpers/webhook-receiver.js';
 
-async function setupWith(t: Parameters<typeof startReceiver>[0], answers: Answer[], config = {}): Promise<{ s: Forwarding; receiver: Receiver }> {
+async function setupWith(
+  t: Parameters<typeof startReceiver>[0],
+  answers: Answer[],
+  config = {},
+): Promise<{ s: Forwarding; receiver: Receiver }> {
   // The receiver's clock is the test's (its library checks webhook-timestamp against it).
   const clock = clockAtNow();
   const receiver = await startReceiver(t, answers, clock);
@@ -29,12 +44,25 @@ async function runUntil(s: Forwarding, done: () => boolean, stepMs: number, limi
 const status = (s: Forwarding) => s.app.ctx.outbox.status()[0];
 
 test('retryDelay: the specification schedule, lengthened by at most 20% of jitter, then dead after the tenth attempt', (t) => {
-  t.deepEqual(RETRY_SCHEDULE_MS, [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000]);
+  t.deepEqual(
+    RETRY_SCHEDULE_MS,
+    [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000],
+  );
   RETRY_SCHEDULE_MS.forEach((base, index) => {
-    t.is(retryDelay(index + 1, () => 0), base);
-    t.is(retryDelay(index + 1, () => 0.999_999), Math.round(base * (1 + RETRY_JITTER * 0.999_999)));
+    t.is(
+      retryDelay(index + 1, () => 0),
+      base,
+    );
+    t.is(
+      retryDelay(index + 1, () => 0.999_999),
+      Math.round(base * (1 + RETRY_JITTER * 0.999_999)),
+    );
   });
-  t.is(retryDelay(10, () => 0.5), undefined, 'after the tenth failed attempt: dead');
+  t.is(
+    retryDelay(10, () => 0.5),
+    undefined,
+    'after the tenth failed attempt: dead',
+  );
   t.is(retryAfterMs('120', 0), 120_000);
   t.is(retryAfterMs(new Date(60_000).toUTCString(), 0), 60_000, 'an HTTP-date');
   t.is(retryAfterMs('999999', 0), 86_400_000, 'at most a day');
@@ -49,15 +77,28 @@ test('a receiver that always fails: ten attempts on the schedule (each signed an
   await runUntil(s, () => status(s)?.dead === 2, 60_000, 100 * 3_600_000);
   t.like(status(s), { pending: 0, delivered: 0, dead: 2, last_error: 'HTTP 500' });
   t.is(receiver.received.length, 10, 'immediately, then after 9 waits');
-  const gaps = receiver.received.slice(1).map((request, index) => request.receivedAt - (receiver.received[index]?.receivedAt ?? 0));
+  const gaps = receiver.received
+    .slice(1)
+    .map((request, index) => request.receivedAt - (receiver.received[index]?.receivedAt ?? 0));
   gaps.forEach((gap, index) => {
     const base = RETRY_SCHEDULE_MS[index] ?? 0;
     // The clock steps 1 s then 60 s at a time: an attempt is seen at most one step late.
     t.true(gap >= base && gap <= base * (1 + RETRY_JITTER) + 60_000, `wait ${index + 1}: ${gap} ms for ${base} ms`);
   });
-  t.is(new Set(receiver.received.map((request) => request.headers['webhook-id'])).size, 1, 'the same webhook-id on every retry');
-  t.is(new Set(receiver.received.map((request) => request.headers['webhook-timestamp'])).size, 10, 'each attempt signed at its own time');
-  t.true(receiver.received.every((request) => verifies(s.secret, request)), 'every attempt verifies at its arrival');
+  t.is(
+    new Set(receiver.received.map((request) => request.headers['webhook-id'])).size,
+    1,
+    'the same webhook-id on every retry',
+  );
+  t.is(
+    new Set(receiver.received.map((request) => request.headers['webhook-timestamp'])).size,
+    10,
+    'each attempt signed at its own time',
+  );
+  t.true(
+    receiver.received.every((request) => verifies(s.secret, request)),
+    'every attempt verifies at its arrival',
+  );
 
   s.app.clock.advance(48 * 3_600_000);
   await s.app.ctx.forwarding.runOnce();
@@ -173,6 +214,10 @@ test('301 is a failure and is not followed; the next attempt recovers', async (t
   s.app.clock.advance(6_000);
   await s.app.ctx.forwarding.runOnce();
   t.is(receiver.received.length, 2);
-  t.true(receiver.received.every((request) => request.headers.host?.startsWith('127.0.0.1') === true && verifies(s.secret, request)));
+  t.true(
+    receiver.received.every(
+      (request) => request.headers.host?.startsWith('127.0.0.1') === true && verifies(s.secret, request),
+    ),
+  );
   t.like(status(s), { pending: 0, delivered: 1 });
 });

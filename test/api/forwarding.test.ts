@@ -13,7 +13,15 @@ import { newWebhookSecret } from '../../api/forwarding/signature.js';
 import { rotateForwardingSecret, setForwarding } from '../../api/parkings/forwarding.js';
 import { DRIVER, tempDir, testApp } from '../helpers/api-app.js';
 import { countRows } from '../helpers/box-logs.js';
-import { forwardingSetup, logs, records, send, stepUntil, withReceiver, type Forwarding } from '../helpers/forwarding.js';
+import {
+  forwardingSetup,
+  logs,
+  records,
+  send,
+  stepUntil,
+  withReceiver,
+  type Forwarding,
+} from '../helpers/forwarding.js';
 import { ACCESS_MODES } from '../helpers/parking.js';
 import { fail, hang, ok, startReceiver, type Received } from '../helpers/receiver.js';
 import { verifies, verifyAt } from '../helpers/webhook-receiver.js';
@@ -35,17 +43,46 @@ for (const accessMode of ACCESS_MODES) {
     t.regex(String(request.headers['webhook-id']), UUID);
     t.is(request.headers['webhook-timestamp'], String(s.app.clock.now() / 1000), 'unix seconds of the injected clock');
     t.regex(String(request.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]{43}=$/, 'one secret, one signature');
-    t.deepEqual(Object.keys(request.headers).filter((name) => name.startsWith('x-parkbench')), [], 'no header of our own is left');
+    t.deepEqual(
+      Object.keys(request.headers).filter((name) => name.startsWith('x-parkbench')),
+      [],
+      'no header of our own is left',
+    );
     const body = verifyAt(s.secret, request) as Record<string, unknown>[];
     t.false(verifies(newWebhookSecret(), request), 'another secret does not verify');
-    t.false(verifies(s.secret, { ...request, body: request.body.replace('"verified":true', '"verified":false') }), 'nor a changed body');
+    t.false(
+      verifies(s.secret, { ...request, body: request.body.replace('"verified":true', '"verified":false') }),
+      'nor a changed body',
+    );
     t.true(Array.isArray(body), 'no wrapper');
-    t.deepEqual(body, sent.map(({ box_log }, index) => ({ ...box_log, email: DRIVER.email, verified: index === 0 })));
+    t.deepEqual(
+      body,
+      sent.map(({ box_log }, index) => ({ ...box_log, email: DRIVER.email, verified: index === 0 })),
+    );
     t.deepEqual(Object.keys(body[0] ?? {}), [
-      'fo_user_id', 'smart_key_id', 'equipment_id', 'secured_parking_id', 'type', 'command', 'command_decrypted',
-      'response', 'response_decrypted', 'offline', 'created_at', 'point_attributes', 'email', 'verified',
+      'fo_user_id',
+      'smart_key_id',
+      'equipment_id',
+      'secured_parking_id',
+      'type',
+      'command',
+      'command_decrypted',
+      'response',
+      'response_decrypted',
+      'offline',
+      'created_at',
+      'point_attributes',
+      'email',
+      'verified',
     ]);
-    t.like(s.app.ctx.outbox.status()[0], { url: receiver.url, pending: 0, delivered: 2, dead: 0, last_error: null, disabled_at: null });
+    t.like(s.app.ctx.outbox.status()[0], {
+      url: receiver.url,
+      pending: 0,
+      delivered: 2,
+      dead: 0,
+      last_error: null,
+      disabled_at: null,
+    });
   });
 }
 
@@ -56,7 +93,9 @@ test('a delivery replayed later, with its old timestamp, is refused by the stand
   const [request] = receiver.received;
   if (!request) return t.fail('nothing received');
   t.notThrows(() => verifyAt(s.secret, request, request.receivedAt + 299_000), 'within its 5 minutes');
-  t.throws(() => verifyAt(s.secret, request, request.receivedAt + 6 * 60_000), { message: 'Message timestamp too old' });
+  t.throws(() => verifyAt(s.secret, request, request.receivedAt + 6 * 60_000), {
+    message: 'Message timestamp too old',
+  });
 });
 
 test('by default only verified logs are forwarded: an invented one is stored but never queued', async (t) => {
@@ -68,7 +107,10 @@ test('by default only verified logs are forwarded: an invented one is stored but
   t.is(countRows(s.app, 'box_logs'), 2, 'both stored');
   t.is(countRows(s.app, 'forwarding_outbox'), 1, 'only the verified one queued');
   t.is(await s.app.ctx.forwarding.runOnce(), 1);
-  t.deepEqual(records(receiver).map((record) => record.verified), [true]);
+  t.deepEqual(
+    records(receiver).map((record) => record.verified),
+    [true],
+  );
   t.false(receiver.received.some((request) => request.body.includes('forged')));
 });
 
@@ -82,7 +124,12 @@ test('nothing is queued when the parking does not expose its logs', async (t) =>
 
 test('the secret is shown once: a later setting keeps it and does not show it', async (t) => {
   const { s, receiver } = await withReceiver(t);
-  const again = setForwarding(s.app.ctx.db, s.parking.id, { url: `${receiver.url}/other`, expose: true }, s.app.clock.now());
+  const again = setForwarding(
+    s.app.ctx.db,
+    s.parking.id,
+    { url: `${receiver.url}/other`, expose: true },
+    s.app.clock.now(),
+  );
   t.is(again.forwarding_secret, null);
   t.is(s.app.ctx.parkings.findById(s.parking.id)?.forwarding_secret, s.secret, 'kept across a change of URL');
 });
@@ -154,7 +201,10 @@ test('at most 256 KiB a request: large records go fewer to a delivery', async (t
   await send(s, logs(s, 90, true, { command_decrypted: big }));
   await s.app.ctx.forwarding.runOnce();
   const sizes = receiver.received.map((request) => Buffer.byteLength(request.body));
-  t.true(sizes.every((size) => size <= MAX_DELIVERY_BYTES), `bodies of ${sizes.join(', ')} bytes`);
+  t.true(
+    sizes.every((size) => size <= MAX_DELIVERY_BYTES),
+    `bodies of ${sizes.join(', ')} bytes`,
+  );
   t.is(sizes.length, 2, 'about 4.5 KB a record: 90 records are two deliveries, not one');
   t.true((sizes[0] ?? 0) > MAX_DELIVERY_BYTES - 5_000, 'the first is filled up to the limit');
   t.is(records(receiver).length, 90, 'every record, once');
@@ -194,9 +244,21 @@ test('a restart with deliveries pending (one cut short in flight) loses nothing'
 
   receiver.answers = [ok];
   const before = receiver.received.length;
-  const second = await testApp(t, { tokenTtlSeconds: 86_400, forwardingAllowPrivate: true }, { dir, startForwarding: true, clock: first.app.clock });
+  const second = await testApp(
+    t,
+    { tokenTtlSeconds: 86_400, forwardingAllowPrivate: true },
+    { dir, startForwarding: true, clock: first.app.clock },
+  );
   t.true(await stepUntil(second, () => second.ctx.outbox.status()[0]?.delivered === 5));
   t.like(second.ctx.outbox.status()[0], { pending: 0, delivered: 5, dead: 0 });
   const delivered: Received[] = receiver.received.slice(before);
-  t.is(new Set(delivered.flatMap((request) => (JSON.parse(request.body) as { created_at: string }[]).map((record) => record.created_at))).size, 5, 'every log, at least once');
+  t.is(
+    new Set(
+      delivered.flatMap((request) =>
+        (JSON.parse(request.body) as { created_at: string }[]).map((record) => record.created_at),
+      ),
+    ).size,
+    5,
+    'every log, at least once',
+  );
 });

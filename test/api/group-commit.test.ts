@@ -12,7 +12,9 @@ import { messageOf } from '../../lib/message-of.js';
 function database(t: Parameters<typeof tempDir>[0]): { db: Db; path: string } {
   const path = join(tempDir(t, 'parkbench-group-'), 'group.sqlite');
   const db = openDatabase(path);
-  db.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE items (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id), name TEXT NOT NULL)');
+  db.exec(
+    'CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE items (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id), name TEXT NOT NULL)',
+  );
   db.prepare('INSERT INTO parents (id) VALUES (1)').run();
   t.teardown(() => db.close());
   return { db, path };
@@ -26,7 +28,11 @@ function insertItems(db: Db, names: string[]): number[] {
 test('units of one turn share one transaction and each gets its own result', async (t) => {
   const { db } = database(t);
   const group = new GroupCommit(db);
-  const results = await Promise.all([group.run(() => insertItems(db, ['a', 'b'])), group.run(() => insertItems(db, ['c'])), group.run(() => 'no writes')]);
+  const results = await Promise.all([
+    group.run(() => insertItems(db, ['a', 'b'])),
+    group.run(() => insertItems(db, ['c'])),
+    group.run(() => 'no writes'),
+  ]);
   t.deepEqual(results, [[1, 2], [3], 'no writes']);
   t.deepEqual(group.counters, { groups: 1, units: 3 });
   t.is((db.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n, 3);
@@ -47,7 +53,10 @@ test('a unit that throws is rolled back alone and rejects with its error; its ne
   t.is(failing.status, 'rejected');
   t.is(failing.status === 'rejected' ? messageOf(failing.reason) : '', 'refused');
   t.is(last.status, 'fulfilled');
-  t.deepEqual((db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name), ['kept 1', 'kept 2']);
+  t.deepEqual(
+    (db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name),
+    ['kept 1', 'kept 2'],
+  );
   t.is(group.counters.groups, 1);
 });
 
@@ -73,7 +82,10 @@ test('a failed COMMIT writes nothing of the group and rejects every unit', async
       db.prepare("INSERT INTO items (parent_id, name) VALUES (99, 'orphan')").run();
     }),
   ]);
-  t.deepEqual(outcomes.map((outcome) => outcome.status), ['rejected', 'rejected']);
+  t.deepEqual(
+    outcomes.map((outcome) => outcome.status),
+    ['rejected', 'rejected'],
+  );
   t.regex(outcomes[0].status === 'rejected' ? messageOf(outcomes[0].reason) : '', /FOREIGN KEY/);
   t.is((db.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n, 0);
   t.false(db.inTransaction);
@@ -94,7 +106,12 @@ test('the inputs of a shared work in one group are answered by one call, beside 
   const group = new GroupCommit(db);
   const calls: string[][] = [];
   const shared = { runAll: (names: readonly string[]) => (calls.push([...names]), insertItems(db, [...names])) };
-  const results = await Promise.all([group.runShared(shared, 'm1'), group.run(() => insertItems(db, ['http'])), group.runShared(shared, 'm2'), group.runShared(shared, 'm3')]);
+  const results = await Promise.all([
+    group.runShared(shared, 'm1'),
+    group.run(() => insertItems(db, ['http'])),
+    group.runShared(shared, 'm2'),
+    group.runShared(shared, 'm3'),
+  ]);
   t.deepEqual(calls, [['m1', 'm2', 'm3']], 'one call for the three inputs');
   t.deepEqual(results, [1, [4], 2, 3], 'each input gets its own answer; the shared work ran where its first input was');
   t.deepEqual(group.counters, { groups: 1, units: 4 });
@@ -117,9 +134,16 @@ test('a shared run that fails is rolled back and each input runs again alone: on
     },
   };
   const outcomes = await Promise.allSettled(['a', 'b', 'poison', 'c'].map((name) => group.runShared(shared, name)));
-  t.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+  t.deepEqual(
+    outcomes.map((outcome) => outcome.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+  );
   t.like(outcomes[2], { status: 'rejected', reason: { message: 'poisoned' } });
-  t.deepEqual((db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name), ['a', 'b', 'c'], 'each good input written once, nothing of the poison');
+  t.deepEqual(
+    (db.prepare('SELECT name FROM items ORDER BY id').all() as { name: string }[]).map((row) => row.name),
+    ['a', 'b', 'c'],
+    'each good input written once, nothing of the poison',
+  );
   t.is(calls, 1 + 4, 'once together, then once per input');
   t.is(group.ranAlone, 4);
   t.is(group.counters.groups, 1, 'all in the one transaction');

@@ -16,7 +16,20 @@ const leaf = fc.oneof(
   fc.nat(200_000).map((n) => 'x'.repeat(n)),
 );
 
-const fields = ['api_car_driver_fo_user', 'client_app_id', 'client_secret', 'grant_type', 'username', 'password', 'refresh_token', 'client_id', 'token', 'token_type_hint', 'email', 'first_name'];
+const fields = [
+  'api_car_driver_fo_user',
+  'client_app_id',
+  'client_secret',
+  'grant_type',
+  'username',
+  'password',
+  'refresh_token',
+  'client_id',
+  'token',
+  'token_type_hint',
+  'email',
+  'first_name',
+];
 
 const value = fc.letrec((tie) => ({
   any: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('array'), tie('object')),
@@ -41,17 +54,27 @@ const ROUTES = [
   { url: '/api/car_driver/me', oauth: false, method: 'GET' as const },
 ];
 
-test('no generated body gives a 500, and every error has the route\'s error body', async (t) => {
+test("no generated body gives a 500, and every error has the route's error body", async (t) => {
   const app = await testApp(t, { loginMaxFailuresPerAddress: 1_000_000, loginMaxFailuresPerUsername: 1_000_000 });
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom(...ROUTES), body, fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain'), async (route, payload, type) => {
-      const response = await app.app.inject({ method: route.method ?? 'POST', url: route.url, payload, headers: { 'content-type': type } });
-      if (response.statusCode >= 500) return false;
-      if (response.statusCode < 400) return true;
-      const parsed = response.json<Record<string, unknown>>();
-      if (route.oauth) return typeof parsed.error === 'string' && typeof parsed.error_description === 'string';
-      return typeof parsed.error === 'string' && typeof parsed.message === 'string' && Array.isArray(parsed.details);
-    }),
+    fc.asyncProperty(
+      fc.constantFrom(...ROUTES),
+      body,
+      fc.constantFrom('application/json', 'application/x-www-form-urlencoded', 'text/plain'),
+      async (route, payload, type) => {
+        const response = await app.app.inject({
+          method: route.method ?? 'POST',
+          url: route.url,
+          payload,
+          headers: { 'content-type': type },
+        });
+        if (response.statusCode >= 500) return false;
+        if (response.statusCode < 400) return true;
+        const parsed = response.json<Record<string, unknown>>();
+        if (route.oauth) return typeof parsed.error === 'string' && typeof parsed.error_description === 'string';
+        return typeof parsed.error === 'string' && typeof parsed.message === 'string' && Array.isArray(parsed.details);
+      },
+    ),
     { numRuns: 400 },
   );
   t.pass();
@@ -65,7 +88,11 @@ test('generated user fields with a valid client: 201 or 422, never 500', async (
   );
   await fc.assert(
     fc.asyncProperty(user, async (fields) => {
-      const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...app.client } });
+      const response = await app.app.inject({
+        method: 'POST',
+        url: '/api/car_driver',
+        payload: { api_car_driver_fo_user: fields, ...app.client },
+      });
       // 400: a "__proto__" key anywhere is refused as prototype poisoning.
       return [201, 400, 422, 413].includes(response.statusCode);
     }),
@@ -81,7 +108,9 @@ test('generated session bodies with a valid token: 201, 400, 404, 413 or 422, ne
   const sessionBody = fc.oneof(
     value,
     fc.record({ parking_session: value }),
-    fc.record({ parking_session: fc.record({ secured_parking_id: fc.oneof(value, fc.constant(parking.id), fc.integer()) }) }),
+    fc.record({
+      parking_session: fc.record({ secured_parking_id: fc.oneof(value, fc.constant(parking.id), fc.integer()) }),
+    }),
   );
   await fc.assert(
     fc.asyncProperty(sessionBody, async (payload) => {
@@ -95,7 +124,10 @@ test('generated session bodies with a valid token: 201, 400, 404, 413 or 422, ne
       // A created session is finished at once so the next run may create one too.
       if (response.statusCode === 201) app.app.db.prepare("UPDATE parking_sessions SET state = 'finished'").run();
       const parsed = response.json<Record<string, unknown>>();
-      return [201, 400, 404, 413, 422].includes(response.statusCode) && (response.statusCode === 201 || typeof parsed.error === 'string');
+      return (
+        [201, 400, 404, 413, 422].includes(response.statusCode) &&
+        (response.statusCode === 201 || typeof parsed.error === 'string')
+      );
     }),
     { numRuns: 300 },
   );
@@ -105,38 +137,88 @@ test('generated session bodies with a valid token: 201, 400, 404, 413 or 422, ne
 test('generated forms to the payment page: never a 500, always HTML', async (t) => {
   const app = await testApp(t);
   await fc.assert(
-    fc.asyncProperty(fc.dictionary(fc.constantFrom('action', 'card_number', 'expiry', 'return_url', 'x'), fc.string({ unit: 'binary', maxLength: 50 })), fc.string({ maxLength: 40 }), async (form, token) => {
-      const response = await app.app.inject({
-        method: 'POST',
-        url: `/pay/${encodeURIComponent(token)}`,
-        payload: new URLSearchParams(form).toString(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      });
-      return response.statusCode < 500 && /text\/html/.test(String(response.headers['content-type']));
-    }),
+    fc.asyncProperty(
+      fc.dictionary(
+        fc.constantFrom('action', 'card_number', 'expiry', 'return_url', 'x'),
+        fc.string({ unit: 'binary', maxLength: 50 }),
+      ),
+      fc.string({ maxLength: 40 }),
+      async (form, token) => {
+        const response = await app.app.inject({
+          method: 'POST',
+          url: `/pay/${encodeURIComponent(token)}`,
+          payload: new URLSearchParams(form).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        });
+        return response.statusCode < 500 && /text\/html/.test(String(response.headers['content-type']));
+      },
+    ),
     { numRuns: 200 },
   );
   t.pass();
 });
 
 /** One character off the "printable text" rule of names and phone. */
-const offPrintable = fc.oneof(
-  fc.integer({ min: 0x00, max: 0x1f }),
-  fc.integer({ min: 0x7f, max: 0x9f }),
-  fc.integer({ min: 0xd800, max: 0xdfff }),
-  fc.constantFrom(0xad, 0x200b, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2028, 0x2029, 0x2060, 0x2066, 0x2067, 0x2068, 0x2069, 0xfeff),
-).map((code) => String.fromCharCode(code));
+const offPrintable = fc
+  .oneof(
+    fc.integer({ min: 0x00, max: 0x1f }),
+    fc.integer({ min: 0x7f, max: 0x9f }),
+    fc.integer({ min: 0xd800, max: 0xdfff }),
+    fc.constantFrom(
+      0xad,
+      0x200b,
+      0x200e,
+      0x200f,
+      0x202a,
+      0x202b,
+      0x202c,
+      0x202d,
+      0x202e,
+      0x2028,
+      0x2029,
+      0x2060,
+      0x2066,
+      0x2067,
+      0x2068,
+      0x2069,
+      0xfeff,
+    ),
+  )
+  .map((code) => String.fromCharCode(code));
 
 test('generated names and phones holding a character off "printable text": 422 naming that field', async (t) => {
   const app = await testApp(t);
   let n = 0;
   await fc.assert(
-    fc.asyncProperty(fc.string({ unit: 'grapheme-ascii', maxLength: 10 }), offPrintable, fc.string({ unit: 'grapheme', maxLength: 5 }), fc.constantFrom('first_name', 'last_name', 'phone'), async (before, bad, after, field) => {
-      n += 1;
-      const fields = { email: `hostile${n}@example.com`, password: 'long enough', password_confirmation: 'long enough', first_name: 'Ada', last_name: 'Lovelace', phone: '+1 555', [field]: `${before}${bad}${after}` };
-      const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...app.client } });
-      return response.statusCode === 422 && response.json<{ details: { path: string }[] }>().details.some((detail) => detail.path === `api_car_driver_fo_user.${field}`);
-    }),
+    fc.asyncProperty(
+      fc.string({ unit: 'grapheme-ascii', maxLength: 10 }),
+      offPrintable,
+      fc.string({ unit: 'grapheme', maxLength: 5 }),
+      fc.constantFrom('first_name', 'last_name', 'phone'),
+      async (before, bad, after, field) => {
+        n += 1;
+        const fields = {
+          email: `hostile${n}@example.com`,
+          password: 'long enough',
+          password_confirmation: 'long enough',
+          first_name: 'Ada',
+          last_name: 'Lovelace',
+          phone: '+1 555',
+          [field]: `${before}${bad}${after}`,
+        };
+        const response = await app.app.inject({
+          method: 'POST',
+          url: '/api/car_driver',
+          payload: { api_car_driver_fo_user: fields, ...app.client },
+        });
+        return (
+          response.statusCode === 422 &&
+          response
+            .json<{ details: { path: string }[] }>()
+            .details.some((detail) => detail.path === `api_car_driver_fo_user.${field}`)
+        );
+      },
+    ),
     { numRuns: 200 },
   );
   t.pass();
@@ -150,20 +232,39 @@ test('generated names of any UTF-16 code units: a 201 stores exactly the trimmed
   let n = 0;
   const fatal = new TextDecoder('utf-8', { fatal: true });
   await fc.assert(
-    fc.asyncProperty(fc.oneof(fc.string({ unit: codeUnit, minLength: 1, maxLength: 20 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 })), async (name) => {
-      n += 1;
-      const email = `any${n}@example.com`;
-      const fields = { email, password: 'long enough', password_confirmation: 'long enough', first_name: name, last_name: 'Lovelace', phone: '+1 555' };
-      const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...app.client } });
-      if (response.statusCode === 422) return true;
-      if (response.statusCode !== 201) return false;
-      const row = app.app.db.prepare('SELECT hex(first_name) AS hex FROM users WHERE email = ?').get(email) as { hex: string };
-      try {
-        return fatal.decode(Buffer.from(row.hex, 'hex')) === name.trim();
-      } catch {
-        return false;
-      }
-    }),
+    fc.asyncProperty(
+      fc.oneof(
+        fc.string({ unit: codeUnit, minLength: 1, maxLength: 20 }),
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+      ),
+      async (name) => {
+        n += 1;
+        const email = `any${n}@example.com`;
+        const fields = {
+          email,
+          password: 'long enough',
+          password_confirmation: 'long enough',
+          first_name: name,
+          last_name: 'Lovelace',
+          phone: '+1 555',
+        };
+        const response = await app.app.inject({
+          method: 'POST',
+          url: '/api/car_driver',
+          payload: { api_car_driver_fo_user: fields, ...app.client },
+        });
+        if (response.statusCode === 422) return true;
+        if (response.statusCode !== 201) return false;
+        const row = app.app.db.prepare('SELECT hex(first_name) AS hex FROM users WHERE email = ?').get(email) as {
+          hex: string;
+        };
+        try {
+          return fatal.decode(Buffer.from(row.hex, 'hex')) === name.trim();
+        } catch {
+          return false;
+        }
+      },
+    ),
     { numRuns: 300 },
   );
   t.pass();

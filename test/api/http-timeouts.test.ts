@@ -5,7 +5,8 @@ import type { Socket } from 'node:net';
 import { testApp } from '../helpers/api-app.js';
 import { openSocket, parseResponse } from '../helpers/raw-http.js';
 
-const HALF_A_BODY = 'POST /api/car_driver HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"api_car_driver_fo_user":';
+const HALF_A_BODY =
+  'POST /api/car_driver HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"api_car_driver_fo_user":';
 
 /** Resolves when the server closes the socket: ms since `since`, and what it wrote. */
 function closed(socket: Socket, since: number): Promise<{ afterMs: number; written: string }> {
@@ -18,7 +19,11 @@ function closed(socket: Socket, since: number): Promise<{ afterMs: number; writt
 }
 
 test('a body that stops halfway: the silent connection is closed after HTTP_CONNECTION_TIMEOUT_MS', async (t) => {
-  const app = await testApp(t, { httpConnectionTimeoutMs: 300, httpRequestTimeoutMs: 5_000, httpHeadersTimeoutMs: 2_000 });
+  const app = await testApp(t, {
+    httpConnectionTimeoutMs: 300,
+    httpRequestTimeoutMs: 5_000,
+    httpHeadersTimeoutMs: 2_000,
+  });
   const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
   const socket = await openSocket(address);
   t.teardown(() => socket.destroy());
@@ -30,7 +35,11 @@ test('a body that stops halfway: the silent connection is closed after HTTP_CONN
 });
 
 test('a body that trickles in: 408 request_timeout after HTTP_REQUEST_TIMEOUT_MS, while /health keeps answering', async (t) => {
-  const app = await testApp(t, { httpConnectionTimeoutMs: 5_000, httpRequestTimeoutMs: 600, httpHeadersTimeoutMs: 400 });
+  const app = await testApp(t, {
+    httpConnectionTimeoutMs: 5_000,
+    httpRequestTimeoutMs: 600,
+    httpHeadersTimeoutMs: 400,
+  });
   const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
   const sockets = await Promise.all(Array.from({ length: 50 }, () => openSocket(address)));
   t.teardown(() => sockets.forEach((socket) => socket.destroy()));

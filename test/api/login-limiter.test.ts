@@ -40,5 +40,9 @@ test('the address limit counts attempts in flight across usernames', (t) => {
   attempts[2]?.failed();
   clock.advance(1000);
   started(limiter, 'user9@example.com', '198.51.100.1').failed();
-  t.deepEqual(limiter.begin('user0@example.com', '198.51.100.1'), { retryAfterSeconds: 899 }, 'a success does not clear its address');
+  t.deepEqual(
+    limiter.begin('user0@example.com', '198.51.100.1'),
+    { retryAfterSeconds: 899 },
+    'a success does not clear its address',
+  );
 });

@@ -3,7 +3,11 @@ import { configWith } from '../../api/config.js';
 import { DRIVER, passwordGrant, register, testApp } from '../helpers/api-app.js';
 
 test('failed logins per username: 429 with Retry-After, until the window slides', async (t) => {
-  const app = await testApp(t, { loginMaxFailuresPerUsername: 3, loginMaxFailuresPerAddress: 100, loginFailureWindowSeconds: 60 });
+  const app = await testApp(t, {
+    loginMaxFailuresPerUsername: 3,
+    loginMaxFailuresPerAddress: 100,
+    loginFailureWindowSeconds: 60,
+  });
   await register(app);
   for (let i = 0; i < 3; i += 1) {
     t.is((await passwordGrant(app, DRIVER.email, 'wrong', `10.0.0.${i}`)).statusCode, 400);
@@ -20,17 +24,30 @@ test('failed logins per username: 429 with Retry-After, until the window slides'
 });
 
 test('failed logins per address, across usernames', async (t) => {
-  const app = await testApp(t, { loginMaxFailuresPerUsername: 100, loginMaxFailuresPerAddress: 4, loginFailureWindowSeconds: 900 });
+  const app = await testApp(t, {
+    loginMaxFailuresPerUsername: 100,
+    loginMaxFailuresPerAddress: 4,
+    loginFailureWindowSeconds: 900,
+  });
   await register(app);
-  for (let i = 0; i < 4; i += 1) t.is((await passwordGrant(app, `user${i}@example.com`, 'x', '192.0.2.1')).statusCode, 400);
+  for (let i = 0; i < 4; i += 1)
+    t.is((await passwordGrant(app, `user${i}@example.com`, 'x', '192.0.2.1')).statusCode, 400);
   const limited = await passwordGrant(app, DRIVER.email, DRIVER.password, '192.0.2.1');
   t.is(limited.statusCode, 429);
   t.is(limited.headers['retry-after'], '900');
-  t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '192.0.2.2')).statusCode, 200, 'other addresses are not affected');
+  t.is(
+    (await passwordGrant(app, DRIVER.email, DRIVER.password, '192.0.2.2')).statusCode,
+    200,
+    'other addresses are not affected',
+  );
 });
 
 test('a success clears the username count but not the address count', async (t) => {
-  const app = await testApp(t, { loginMaxFailuresPerUsername: 2, loginMaxFailuresPerAddress: 3, loginFailureWindowSeconds: 900 });
+  const app = await testApp(t, {
+    loginMaxFailuresPerUsername: 2,
+    loginMaxFailuresPerAddress: 3,
+    loginFailureWindowSeconds: 900,
+  });
   await register(app);
   t.is((await passwordGrant(app, DRIVER.email, 'x', '192.0.2.1')).statusCode, 400);
   t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '192.0.2.1')).statusCode, 200);
@@ -47,34 +64,63 @@ test('only failures count: many successes are never limited', async (t) => {
 
 /** Statuses of a burst of concurrent password grants, and how many of them
  * hashed a password: a 429 answers before any hashing, a 400 or 200 after it. */
-async function burst(app: Parameters<typeof passwordGrant>[0], grants: { username: string; password: string }[], address: string) {
-  const statuses = (await Promise.all(grants.map(({ username, password }) => passwordGrant(app, username, password, address)))).map((r) => r.statusCode);
+async function burst(
+  app: Parameters<typeof passwordGrant>[0],
+  grants: { username: string; password: string }[],
+  address: string,
+) {
+  const statuses = (
+    await Promise.all(grants.map(({ username, password }) => passwordGrant(app, username, password, address)))
+  ).map((r) => r.statusCode);
   const count = (status: number) => statuses.filter((s) => s === status).length;
   return { hashed: count(400) + count(200), limited: count(429), succeeded: count(200), total: statuses.length };
 }
 
 test('a concurrent burst for one account hashes at most the username limit, in-flight guesses counting', async (t) => {
-  const app = await testApp(t, { loginMaxFailuresPerUsername: 5, loginMaxFailuresPerAddress: 1000, loginFailureWindowSeconds: 900 });
+  const app = await testApp(t, {
+    loginMaxFailuresPerUsername: 5,
+    loginMaxFailuresPerAddress: 1000,
+    loginFailureWindowSeconds: 900,
+  });
   await register(app);
   // secret-0 ... secret-299 with the right password among them, all at once.
-  const grants = Array.from({ length: 300 }, (_, i) => ({ username: DRIVER.email, password: i === 150 ? DRIVER.password : `secret-${i}` }));
+  const grants = Array.from({ length: 300 }, (_, i) => ({
+    username: DRIVER.email,
+    password: i === 150 ? DRIVER.password : `secret-${i}`,
+  }));
   const result = await burst(app, grants, '198.51.100.7');
   t.log(`guesses hashed in a burst of ${result.total}: ${result.hashed} (${result.limited} answered 429)`);
   t.true(result.hashed <= 5, `${result.hashed} guesses hashed`);
   t.is(result.hashed + result.limited, 300);
   // The window is full of failures: even the right password waits now.
-  t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '198.51.100.8')).statusCode, result.succeeded === 1 ? 200 : 429);
+  t.is(
+    (await passwordGrant(app, DRIVER.email, DRIVER.password, '198.51.100.8')).statusCode,
+    result.succeeded === 1 ? 200 : 429,
+  );
 });
 
 test('a concurrent burst from one address across usernames hashes at most the address limit', async (t) => {
-  const app = await testApp(t, { loginMaxFailuresPerUsername: 1000, loginMaxFailuresPerAddress: 20, loginFailureWindowSeconds: 900 });
+  const app = await testApp(t, {
+    loginMaxFailuresPerUsername: 1000,
+    loginMaxFailuresPerAddress: 20,
+    loginFailureWindowSeconds: 900,
+  });
   await register(app);
-  const grants = Array.from({ length: 300 }, (_, i) => ({ username: i === 150 ? DRIVER.email : `user${i}@example.com`, password: i === 150 ? DRIVER.password : `secret-${i}` }));
+  const grants = Array.from({ length: 300 }, (_, i) => ({
+    username: i === 150 ? DRIVER.email : `user${i}@example.com`,
+    password: i === 150 ? DRIVER.password : `secret-${i}`,
+  }));
   const result = await burst(app, grants, '192.0.2.50');
-  t.log(`guesses hashed in a burst of ${result.total} across usernames: ${result.hashed} (${result.limited} answered 429)`);
+  t.log(
+    `guesses hashed in a burst of ${result.total} across usernames: ${result.hashed} (${result.limited} answered 429)`,
+  );
   t.true(result.hashed <= 20, `${result.hashed} guesses hashed`);
   t.is(result.hashed + result.limited, 300);
-  t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '192.0.2.51')).statusCode, 200, 'other addresses are not affected');
+  t.is(
+    (await passwordGrant(app, DRIVER.email, DRIVER.password, '192.0.2.51')).statusCode,
+    200,
+    'other addresses are not affected',
+  );
 });
 
 test('concurrent successes of one account are never counted as failures once they end', async (t) => {
@@ -82,9 +128,14 @@ test('concurrent successes of one account are never counted as failures once the
   await register(app);
   // In flight they hold slots (a burst of 10 right passwords may see 429s), but
   // each success gives its slot back: afterwards the account logs in as usual.
-  const first = await burst(app, Array.from({ length: 10 }, () => ({ username: DRIVER.email, password: DRIVER.password })), '203.0.113.1');
+  const first = await burst(
+    app,
+    Array.from({ length: 10 }, () => ({ username: DRIVER.email, password: DRIVER.password })),
+    '203.0.113.1',
+  );
   t.true(first.succeeded >= 1 && first.succeeded <= 3);
-  for (let i = 0; i < 5; i += 1) t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '203.0.113.1')).statusCode, 200);
+  for (let i = 0; i < 5; i += 1)
+    t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '203.0.113.1')).statusCode, 200);
 });
 
 test('over real sockets with the default limits and scrypt cost: a burst of 300 guesses for one account hashes at most 5', async (t) => {
@@ -95,8 +146,17 @@ test('over real sockets with the default limits and scrypt cost: a burst of 300 
   const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
   const statuses = await Promise.all(
     Array.from({ length: 300 }, async (_, i) => {
-      const body = { grant_type: 'password', username: DRIVER.email, password: i === 150 ? DRIVER.password : `secret-${i}`, ...app.client };
-      const response = await fetch(`${address}/api/oauth/token`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      const body = {
+        grant_type: 'password',
+        username: DRIVER.email,
+        password: i === 150 ? DRIVER.password : `secret-${i}`,
+        ...app.client,
+      };
+      const response = await fetch(`${address}/api/oauth/token`, {
+        method: 'POST',
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json' },
+      });
       await response.arrayBuffer();
       return response.status;
     }),

@@ -25,13 +25,37 @@ test('passwords, client secrets and tokens never appear in the logs', async (t) 
   new ClientAppRepository(app.db).insert('log', client.client_app_id, await hashSecret(client.client_secret, 10), 0);
 
   await app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: DRIVER, ...client } });
-  const token = (await app.inject({ method: 'POST', url: '/api/oauth/token', payload: { grant_type: 'password', username: DRIVER.email, password: DRIVER.password, ...client } })).json<{ access_token: string; refresh_token: string }>();
-  await app.inject({ method: 'GET', url: '/api/car_driver/me', headers: { authorization: `Bearer ${token.access_token}` } });
-  await app.inject({ method: 'POST', url: '/api/oauth/token', payload: { grant_type: 'refresh_token', refresh_token: token.refresh_token, ...client } });
-  await app.inject({ method: 'POST', url: '/api/oauth/token', payload: { grant_type: 'password', username: DRIVER.email, password: 'wrong-password-guess', ...client } });
+  const token = (
+    await app.inject({
+      method: 'POST',
+      url: '/api/oauth/token',
+      payload: { grant_type: 'password', username: DRIVER.email, password: DRIVER.password, ...client },
+    })
+  ).json<{ access_token: string; refresh_token: string }>();
+  await app.inject({
+    method: 'GET',
+    url: '/api/car_driver/me',
+    headers: { authorization: `Bearer ${token.access_token}` },
+  });
+  await app.inject({
+    method: 'POST',
+    url: '/api/oauth/token',
+    payload: { grant_type: 'refresh_token', refresh_token: token.refresh_token, ...client },
+  });
+  await app.inject({
+    method: 'POST',
+    url: '/api/oauth/token',
+    payload: { grant_type: 'password', username: DRIVER.email, password: 'wrong-password-guess', ...client },
+  });
 
   t.true(logs.includes('request completed'), 'the logger did capture requests');
-  for (const secret of [DRIVER.password, 'wrong-password-guess', client.client_secret, token.access_token, token.refresh_token]) {
+  for (const secret of [
+    DRIVER.password,
+    'wrong-password-guess',
+    client.client_secret,
+    token.access_token,
+    token.refresh_token,
+  ]) {
     t.false(logs.includes(secret), `a secret leaked into the logs: ${secret.slice(0, 6)}…`);
   }
 });

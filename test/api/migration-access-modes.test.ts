@@ -28,17 +28,32 @@ test('a parking of a version 1 database becomes sealed and keeps its key, its bo
   migrate(db);
 
   const parking = db.prepare('SELECT * FROM secured_parkings WHERE id = 7').get() as Record<string, unknown>;
-  t.like(parking, { access_mode: 'sealed', parking_key: '000102030405060708090a0b0c0d0e0f', issuer_public_key: null, forwarding_unverified: 1 });
+  t.like(parking, {
+    access_mode: 'sealed',
+    parking_key: '000102030405060708090a0b0c0d0e0f',
+    issuer_public_key: null,
+    forwarding_unverified: 1,
+  });
   t.deepEqual(db.pragma('foreign_key_check'), []);
   t.is(db.pragma('foreign_keys', { simple: true }), 1, 'foreign keys are back on');
   // The box still refers to the rebuilt table: a box of a parking that does not exist is refused.
-  t.throws(() => db.prepare("INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at) VALUES (9102, 8, 'exit', '00:07:80:AA:BB:02', 'k', 'box-9102', 'x', 1)").run(), { any: true, code: 'SQLITE_CONSTRAINT_FOREIGNKEY' });
+  t.throws(
+    () =>
+      db
+        .prepare(
+          "INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at) VALUES (9102, 8, 'exit', '00:07:80:AA:BB:02', 'k', 'box-9102', 'x', 1)",
+        )
+        .run(),
+    { any: true, code: 'SQLITE_CONSTRAINT_FOREIGNKEY' },
+  );
 });
 
 test('the table refuses a sealed parking without a parking key and a signed one without its issuer pair', (t) => {
   const db = openDatabase(join(tempDir(t), 'new.sqlite'));
   migrate(db);
-  const insert = db.prepare("INSERT INTO secured_parkings (name, currency, price_per_hour_minor, max_duration_minutes, tries, access_mode, parking_key, issuer_private_key, issuer_public_key, created_at) VALUES ('Lot', 'EUR', 250, 120, 10, ?, ?, ?, ?, 1)");
+  const insert = db.prepare(
+    "INSERT INTO secured_parkings (name, currency, price_per_hour_minor, max_duration_minutes, tries, access_mode, parking_key, issuer_private_key, issuer_public_key, created_at) VALUES ('Lot', 'EUR', 250, 120, 10, ?, ?, ?, ?, 1)",
+  );
   t.throws(() => insert.run('sealed', null, null, null), { any: true, code: 'SQLITE_CONSTRAINT_CHECK' });
   t.throws(() => insert.run('signed', null, null, null), { any: true, code: 'SQLITE_CONSTRAINT_CHECK' });
   t.throws(() => insert.run('signed', null, 'aa', null), { any: true, code: 'SQLITE_CONSTRAINT_CHECK' });

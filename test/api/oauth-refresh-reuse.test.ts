@@ -9,10 +9,18 @@ import { MIGRATIONS, migrate } from '../../api/db/migrations.js';
 import { loggedIn, me, passwordGrant, tempDir, testApp, type TestApp, type Tokens } from '../helpers/api-app.js';
 
 function refresh(app: TestApp, refreshToken: string) {
-  return app.app.inject({ method: 'POST', url: '/api/oauth/token', payload: { grant_type: 'refresh_token', refresh_token: refreshToken, ...app.client } });
+  return app.app.inject({
+    method: 'POST',
+    url: '/api/oauth/token',
+    payload: { grant_type: 'refresh_token', refresh_token: refreshToken, ...app.client },
+  });
 }
 
-async function refreshed(t: { is: (a: unknown, b: unknown) => void }, app: TestApp, refreshToken: string): Promise<Tokens> {
+async function refreshed(
+  t: { is: (a: unknown, b: unknown) => void },
+  app: TestApp,
+  refreshToken: string,
+): Promise<Tokens> {
   const response = await refresh(app, refreshToken);
   t.is(response.statusCode, 200);
   return response.json<Tokens>();
@@ -49,11 +57,14 @@ test('a token of a family revoked by reuse stays revoked when refreshed concurre
   const r1 = await refreshed(t, app, r0.refresh_token);
   t.is((await refresh(app, r0.refresh_token)).statusCode, 400);
   const responses = await Promise.all([refresh(app, r1.refresh_token), refresh(app, r1.refresh_token)]);
-  t.deepEqual(responses.map((response) => response.statusCode), [400, 400]);
+  t.deepEqual(
+    responses.map((response) => response.statusCode),
+    [400, 400],
+  );
   t.is((await me(app, `Bearer ${r1.access_token}`)).statusCode, 401);
 });
 
-test('two concurrent uses of one refresh token: one wins, and the loser, a reuse, revokes the winner\'s tokens', async (t) => {
+test("two concurrent uses of one refresh token: one wins, and the loser, a reuse, revokes the winner's tokens", async (t) => {
   const app = await testApp(t);
   const r0 = await loggedIn(app);
   const responses = await Promise.all([refresh(app, r0.refresh_token), refresh(app, r0.refresh_token)]);
@@ -69,7 +80,11 @@ test('revoking a pair (RFC 7009) and then presenting its refresh token leaves ot
   const app = await testApp(t);
   const first = await loggedIn(app);
   const other = (await passwordGrant(app)).json<Tokens>();
-  await app.app.inject({ method: 'POST', url: '/api/oauth/revoke', payload: { token: first.refresh_token, ...app.client } });
+  await app.app.inject({
+    method: 'POST',
+    url: '/api/oauth/revoke',
+    payload: { token: first.refresh_token, ...app.client },
+  });
   t.is((await refresh(app, first.refresh_token)).statusCode, 400);
   t.is((await me(app, `Bearer ${other.access_token}`)).statusCode, 200);
 });
@@ -79,10 +94,23 @@ test('pairs issued before token families each become a family of their own', asy
   const path = join(dir, 'db', 'test.sqlite');
   mkdirSync(dirname(path), { recursive: true });
   const old = new Database(path);
-  migrate(old, MIGRATIONS.filter((migration) => migration.name !== 'token families'));
-  old.prepare("INSERT INTO client_apps (id, name, client_app_id, client_secret_hash, created_at) VALUES (1, 'test', 'test-client', ?, 0)").run(hashIssuedSecret('test-secret-0123456789'));
-  old.prepare("INSERT INTO users (id, email, password_hash, first_name, last_name, phone, created_at) VALUES (1, 'old@example.com', 'x', 'O', 'D', '1', 0)").run();
-  const insert = old.prepare('INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at) VALUES (1, 1, ?, ?, ?, ?, 0)');
+  migrate(
+    old,
+    MIGRATIONS.filter((migration) => migration.name !== 'token families'),
+  );
+  old
+    .prepare(
+      "INSERT INTO client_apps (id, name, client_app_id, client_secret_hash, created_at) VALUES (1, 'test', 'test-client', ?, 0)",
+    )
+    .run(hashIssuedSecret('test-secret-0123456789'));
+  old
+    .prepare(
+      "INSERT INTO users (id, email, password_hash, first_name, last_name, phone, created_at) VALUES (1, 'old@example.com', 'x', 'O', 'D', '1', 0)",
+    )
+    .run();
+  const insert = old.prepare(
+    'INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at) VALUES (1, 1, ?, ?, ?, ?, 0)',
+  );
   const far = Date.UTC(2030, 0, 1);
   for (const name of ['a', 'b']) insert.run(tokenHash(`access-${name}`), tokenHash(`refresh-${name}`), far, far);
   old.close();
@@ -90,6 +118,10 @@ test('pairs issued before token families each become a family of their own', asy
   const app = await testApp(t, {}, { dir });
   const a1 = await refreshed(t, app, 'refresh-a');
   t.is((await refresh(app, 'refresh-a')).statusCode, 400);
-  t.is((await me(app, `Bearer ${a1.access_token}`)).statusCode, 401, 'the upgraded pair and its descendant are one family');
+  t.is(
+    (await me(app, `Bearer ${a1.access_token}`)).statusCode,
+    401,
+    'the upgraded pair and its descendant are one family',
+  );
   t.is((await me(app, 'Bearer access-b')).statusCode, 200, 'the other upgraded pair is another');
 });

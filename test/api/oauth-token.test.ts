@@ -6,7 +6,8 @@ function token(app: TestApp, payload: Record<string, unknown> | string, headers:
   return app.app.inject({ method: 'POST', url: '/api/oauth/token', payload, headers });
 }
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 test('password grant: 200 with the spec 2.4 fields plus created_at, not cacheable', async (t) => {
   const app = await testApp(t);
@@ -25,19 +26,33 @@ test('password grant: 200 with the spec 2.4 fields plus created_at, not cacheabl
   // Only hashes are stored.
   const row = app.app.db.prepare('SELECT access_token_hash FROM tokens').get() as { access_token_hash: Buffer };
   t.is(row.access_token_hash.length, 32);
-  t.deepEqual(row.access_token_hash, createHash('sha256').update(body.access_token as string).digest());
+  t.deepEqual(
+    row.access_token_hash,
+    createHash('sha256')
+      .update(body.access_token as string)
+      .digest(),
+  );
 });
 
 test('form-encoded with client_id (RFC 6749 names), and HTTP Basic', async (t) => {
   const app = await testApp(t);
   await register(app);
-  const form = new URLSearchParams({ grant_type: 'password', username: DRIVER.email, password: DRIVER.password, client_id: app.client.client_app_id, client_secret: app.client.client_secret });
+  const form = new URLSearchParams({
+    grant_type: 'password',
+    username: DRIVER.email,
+    password: DRIVER.password,
+    client_id: app.client.client_app_id,
+    client_secret: app.client.client_secret,
+  });
   const viaForm = await token(app, form.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
   t.is(viaForm.statusCode, 200);
   const viaBasic = await token(
     app,
     new URLSearchParams({ grant_type: 'password', username: DRIVER.email, password: DRIVER.password }).toString(),
-    { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(app.client.client_app_id, app.client.client_secret) },
+    {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: basic(app.client.client_app_id, app.client.client_secret),
+    },
   );
   t.is(viaBasic.statusCode, 200);
 });
@@ -51,19 +66,39 @@ test('expires_in follows TOKEN_TTL_SECONDS', async (t) => {
 test('invalid_client: 401, with WWW-Authenticate only when Basic was used', async (t) => {
   const app = await testApp(t);
   await register(app);
-  const inBody = await token(app, { grant_type: 'password', username: DRIVER.email, password: DRIVER.password, client_app_id: app.client.client_app_id, client_secret: 'wrong' });
+  const inBody = await token(app, {
+    grant_type: 'password',
+    username: DRIVER.email,
+    password: DRIVER.password,
+    client_app_id: app.client.client_app_id,
+    client_secret: 'wrong',
+  });
   t.is(inBody.statusCode, 401);
   t.deepEqual(inBody.json(), { error: 'invalid_client', error_description: 'Client authentication failed.' });
   t.is(inBody.headers['www-authenticate'], undefined);
   const missing = await token(app, { grant_type: 'password', username: DRIVER.email, password: DRIVER.password });
   t.is(missing.statusCode, 401);
   t.is(missing.json<{ error: string }>().error, 'invalid_client');
-  const unknown = await token(app, { grant_type: 'password', username: DRIVER.email, password: DRIVER.password, client_app_id: 'nope', client_secret: 'x' });
+  const unknown = await token(app, {
+    grant_type: 'password',
+    username: DRIVER.email,
+    password: DRIVER.password,
+    client_app_id: 'nope',
+    client_secret: 'x',
+  });
   t.is(unknown.statusCode, 401);
-  const viaBasic = await token(app, { grant_type: 'password', username: DRIVER.email, password: DRIVER.password }, { authorization: basic(app.client.client_app_id, 'wrong') });
+  const viaBasic = await token(
+    app,
+    { grant_type: 'password', username: DRIVER.email, password: DRIVER.password },
+    { authorization: basic(app.client.client_app_id, 'wrong') },
+  );
   t.is(viaBasic.statusCode, 401);
   t.regex(viaBasic.headers['www-authenticate'] as string, /^Basic realm="parkbench"/);
-  const garbled = await token(app, { grant_type: 'password', username: DRIVER.email, password: DRIVER.password }, { authorization: 'Basic !!!' });
+  const garbled = await token(
+    app,
+    { grant_type: 'password', username: DRIVER.email, password: DRIVER.password },
+    { authorization: 'Basic !!!' },
+  );
   t.is(garbled.statusCode, 401);
   t.truthy(garbled.headers['www-authenticate']);
 });
@@ -85,13 +120,19 @@ test('invalid_request: missing parameters, wrong types, two client methods, diff
     t.is(response.json<{ error: string }>().error, 'invalid_request');
     t.is(typeof response.json<{ error_description: string }>().error_description, 'string');
   }
-  const both = await token(app, { grant_type: 'password', username: 'a', password: 'b', ...app.client }, { authorization: basic(app.client.client_app_id, app.client.client_secret) });
+  const both = await token(
+    app,
+    { grant_type: 'password', username: 'a', password: 'b', ...app.client },
+    { authorization: basic(app.client.client_app_id, app.client.client_secret) },
+  );
   t.is(both.statusCode, 400);
   t.is(both.json<{ error: string }>().error, 'invalid_request');
   const noBody = await app.app.inject({ method: 'POST', url: '/api/oauth/token' });
   t.is(noBody.statusCode, 400);
   t.is(noBody.json<{ error: string }>().error, 'invalid_request');
-  const repeated = await token(app, 'grant_type=password&grant_type=password&username=a&password=b', { 'content-type': 'application/x-www-form-urlencoded' });
+  const repeated = await token(app, 'grant_type=password&grant_type=password&username=a&password=b', {
+    'content-type': 'application/x-www-form-urlencoded',
+  });
   t.is(repeated.statusCode, 400);
   const malformed = await token(app, '{"grant_type":', { 'content-type': 'application/json' });
   t.is(malformed.statusCode, 400);
@@ -110,7 +151,10 @@ test('unsupported_grant_type: 400', async (t) => {
 test('invalid_grant: wrong password or unknown user', async (t) => {
   const app = await testApp(t);
   await register(app);
-  for (const [username, password] of [[DRIVER.email, 'wrong password'], ['nobody@example.com', DRIVER.password]] as const) {
+  for (const [username, password] of [
+    [DRIVER.email, 'wrong password'],
+    ['nobody@example.com', DRIVER.password],
+  ] as const) {
     const response = await passwordGrant(app, username, password);
     t.is(response.statusCode, 400);
     t.is(response.json<{ error: string }>().error, 'invalid_grant');
@@ -136,7 +180,11 @@ test('413 for a body over the limit', async (t) => {
 test('refresh_token grant rotates: the old refresh and access tokens stop working', async (t) => {
   const app = await testApp(t);
   const first = await loggedIn(app);
-  const refreshed = await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, ...app.client });
+  const refreshed = await token(app, {
+    grant_type: 'refresh_token',
+    refresh_token: first.refresh_token,
+    ...app.client,
+  });
   t.is(refreshed.statusCode, 200);
   const second = refreshed.json<{ access_token: string; refresh_token: string; token_type: string }>();
   t.is(second.token_type, 'bearer');
@@ -148,16 +196,36 @@ test('refresh_token grant rotates: the old refresh and access tokens stop workin
   t.is(reused.json<{ error: string }>().error, 'invalid_grant');
 });
 
-test('refresh_token grant: unknown, expired, or another client\'s token is invalid_grant; wrong client secret is invalid_client', async (t) => {
+test("refresh_token grant: unknown, expired, or another client's token is invalid_grant; wrong client secret is invalid_client", async (t) => {
   const app = await testApp(t, { refreshTokenTtlSeconds: 60 });
   const first = await loggedIn(app);
-  t.is((await token(app, { grant_type: 'refresh_token', refresh_token: 'unknown', ...app.client })).json<{ error: string }>().error, 'invalid_grant');
-  t.is((await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_app_id: app.client.client_app_id, client_secret: 'no' })).statusCode, 401);
+  t.is(
+    (await token(app, { grant_type: 'refresh_token', refresh_token: 'unknown', ...app.client })).json<{
+      error: string;
+    }>().error,
+    'invalid_grant',
+  );
+  t.is(
+    (
+      await token(app, {
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token,
+        client_app_id: app.client.client_app_id,
+        client_secret: 'no',
+      })
+    ).statusCode,
+    401,
+  );
 
   const { hashSecret } = await import('../../api/auth/secrets.js');
   const { ClientAppRepository } = await import('../../api/repositories/client-apps.js');
   new ClientAppRepository(app.app.db).insert('other', 'other-client', await hashSecret('other-secret', 10), 0);
-  const other = await token(app, { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_app_id: 'other-client', client_secret: 'other-secret' });
+  const other = await token(app, {
+    grant_type: 'refresh_token',
+    refresh_token: first.refresh_token,
+    client_app_id: 'other-client',
+    client_secret: 'other-secret',
+  });
   t.is(other.statusCode, 400);
   t.is(other.json<{ error: string }>().error, 'invalid_grant');
 

@@ -8,7 +8,12 @@ import type { SimulatedBox } from '../../simulator/simulated-box.js';
 import { addParking, controlApp, startBox } from '../control/bench.js';
 
 function send(app: TestApp, token: string, moduleId: number | string, payload: unknown) {
-  return app.app.inject({ method: 'POST', url: `/api/operator/boxes/${moduleId}/commands`, headers: { authorization: `Bearer ${token}` }, payload: payload as string });
+  return app.app.inject({
+    method: 'POST',
+    url: `/api/operator/boxes/${moduleId}/commands`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: payload as string,
+  });
 }
 
 /** Until the box's link has subscribed (the link tells no one), a command is
@@ -36,10 +41,21 @@ test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers c
   for (const command of ['battery_query', 'time_set'] as const) {
     const response = await send(app, token, moduleId, { command });
     t.is(response.statusCode, 200, `${command}: ${response.body}`);
-    const body = response.json<{ verified: boolean; status: string; battery_mv: number; barrier: string; box_log_id: number }>();
+    const body = response.json<{
+      verified: boolean;
+      status: string;
+      battery_mv: number;
+      barrier: string;
+      box_log_id: number;
+    }>();
     t.like(body, { module_id: moduleId, command, verified: true, status: 'OK', barrier: 'closed' });
     t.is(typeof body.battery_mv, 'number');
-    t.like(app.ctx.boxLogs.findById(body.box_log_id), { equipment_id: moduleId, verified: 1, source: 'mqtt', type: 'control' });
+    t.like(app.ctx.boxLogs.findById(body.box_log_id), {
+      equipment_id: moduleId,
+      verified: 1,
+      source: 'mqtt',
+      type: 'control',
+    });
   }
   t.is(box.counters.commandsAnswered, answered + 2);
   // Each took a control sequence of its own, which the box accepted.
@@ -53,8 +69,17 @@ test('an unknown box 404, a bad command or module id 422 naming it, no MQTT 503,
   const parking = addParking(app);
   const unknown = await send(app, token, 4242, { command: 'battery_query' });
   t.is(unknown.statusCode, 404);
-  t.like(errorBody(t, unknown), { error: 'resource_not_found', details: [{ path: 'module_id', message: 'no box with module id 4242' }] });
-  for (const [moduleId, payload, field] of [[parking.moduleIds[0] ?? 0, { command: 'ACCESS' }, 'command'], [parking.moduleIds[0] ?? 0, {}, 'command'], [parking.moduleIds[0] ?? 0, { command: 1 }, 'command'], ['x', { command: 'battery_query' }, 'module_id'], ['-1', { command: 'time_set' }, 'module_id']] as const) {
+  t.like(errorBody(t, unknown), {
+    error: 'resource_not_found',
+    details: [{ path: 'module_id', message: 'no box with module id 4242' }],
+  });
+  for (const [moduleId, payload, field] of [
+    [parking.moduleIds[0] ?? 0, { command: 'ACCESS' }, 'command'],
+    [parking.moduleIds[0] ?? 0, {}, 'command'],
+    [parking.moduleIds[0] ?? 0, { command: 1 }, 'command'],
+    ['x', { command: 'battery_query' }, 'module_id'],
+    ['-1', { command: 'time_set' }, 'module_id'],
+  ] as const) {
     const response = await send(app, token, moduleId, payload);
     t.is(response.statusCode, 422, JSON.stringify(payload));
     t.is(errorBody(t, response).details[0]?.path, field);

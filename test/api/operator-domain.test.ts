@@ -29,7 +29,20 @@ function database(t: ExecutionContext): Db {
 }
 
 function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): number {
-  return createParking(db, { name: 'Lot', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 60, tries: 10, isOnline: false }, accessMode, NOW).id;
+  return createParking(
+    db,
+    {
+      name: 'Lot',
+      description: null,
+      currency: 'EUR',
+      pricePerHourMinor: 250,
+      maxDurationMinutes: 60,
+      tries: 10,
+      isOnline: false,
+    },
+    accessMode,
+    NOW,
+  ).id;
 }
 
 function refusal(t: ExecutionContext, work: () => unknown, kind: DomainError['kind'], message: string): void {
@@ -44,9 +57,24 @@ test('addBox: the box with its credentials; a missing parking, a taken module id
   const added = addBox(db, { parkingId, moduleId: 9101, macAddress: '02:50:42:00:23:8D', direction: 'entrance' }, NOW);
   t.like(added, { module_id: 9101, parking_id: parkingId, mqtt_username: 'box-9101' });
   t.regex(added.box_key, /^[0-9a-f]{32}$/);
-  refusal(t, () => addBox(db, { parkingId: 99, moduleId: 1, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW), 'not_found', 'no secured parking with id 99');
-  refusal(t, () => addBox(db, { parkingId, moduleId: 9101, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW), 'conflict', 'module id 9101 is already registered');
-  refusal(t, () => addBox(db, { parkingId, moduleId: 9102, macAddress: '02:50:42:00:23:8D', direction: 'exit' }, NOW), 'conflict', 'MAC address 02:50:42:00:23:8D is already registered');
+  refusal(
+    t,
+    () => addBox(db, { parkingId: 99, moduleId: 1, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW),
+    'not_found',
+    'no secured parking with id 99',
+  );
+  refusal(
+    t,
+    () => addBox(db, { parkingId, moduleId: 9101, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW),
+    'conflict',
+    'module id 9101 is already registered',
+  );
+  refusal(
+    t,
+    () => addBox(db, { parkingId, moduleId: 9102, macAddress: '02:50:42:00:23:8D', direction: 'exit' }, NOW),
+    'conflict',
+    'MAC address 02:50:42:00:23:8D is already registered',
+  );
   refusal(t, () => boxStatuses(db, { moduleId: 7 }), 'not_found', 'no box with module id 7');
   refusal(t, () => provisionBox(db, 7, URL), 'not_found', 'no box with module id 7');
 });
@@ -72,7 +100,12 @@ test('provisionFleet: each file carries the skew and battery threshold stored fo
     'conflict',
     `secured parking ${parkingId} has room for 0 more boxes (at most 32): use --create-parkings to spread the fleet over new parkings like it`,
   );
-  refusal(t, () => provisionFleet(db, { parkingId: 99, count: 1, createParkings: false, mqttUrl: URL }, NOW), 'not_found', 'no secured parking with id 99');
+  refusal(
+    t,
+    () => provisionFleet(db, { parkingId: 99, count: 1, createParkings: false, mqttUrl: URL }, NOW),
+    'not_found',
+    'no secured parking with id 99',
+  );
 });
 
 test('forwarding, MQTT clients and control operations refuse with domain errors too', (t) => {
@@ -81,15 +114,39 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
   const set = setForwarding(db, parkingId, { url: 'https://example.test/logs', expose: true }, NOW);
   t.like(set, { parking_id: parkingId, expose: true, forward_unverified: false });
   t.regex(set.forwarding_secret ?? '', /^whsec_/, 'shown when made');
-  t.is(setForwarding(db, parkingId, { url: 'https://example.test/other', expose: false }, NOW).forwarding_secret, null, 'kept, and not shown again');
-  refusal(t, () => setForwarding(db, 99, { url: 'https://example.test/', expose: true }, NOW), 'not_found', 'no secured parking with id 99');
-  refusal(t, () => rotateForwardingSecret(db, parkingId, 721, NOW), 'refused', 'the overlap must be 0 to 720 hours, got 721');
-  refusal(t, () => replayBoxLogs(db, parkingId, NOW - 1000, NOW), 'refused', `parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`);
+  t.is(
+    setForwarding(db, parkingId, { url: 'https://example.test/other', expose: false }, NOW).forwarding_secret,
+    null,
+    'kept, and not shown again',
+  );
+  refusal(
+    t,
+    () => setForwarding(db, 99, { url: 'https://example.test/', expose: true }, NOW),
+    'not_found',
+    'no secured parking with id 99',
+  );
+  refusal(
+    t,
+    () => rotateForwardingSecret(db, parkingId, 721, NOW),
+    'refused',
+    'the overlap must be 0 to 720 hours, got 721',
+  );
+  refusal(
+    t,
+    () => replayBoxLogs(db, parkingId, NOW - 1000, NOW),
+    'refused',
+    `parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`,
+  );
   t.deepEqual(forwardingStatus(db, parkingId), []);
   refusal(t, () => forwardingStatus(db, 99), 'not_found', 'no secured parking with id 99');
   refusal(t, () => reviveDeadDeliveries(db, 99, NOW), 'not_found', 'no secured parking with id 99');
   t.is(addMqttClient(db, 'Bench 1', 'gateway', NOW).mqtt_username, 'gw-bench-1');
-  refusal(t, () => addMqttClient(db, 'bench 1', 'gateway', NOW), 'conflict', 'an MQTT client gw-bench-1 already exists: choose another --name');
+  refusal(
+    t,
+    () => addMqttClient(db, 'bench 1', 'gateway', NOW),
+    'conflict',
+    'an MQTT client gw-bench-1 already exists: choose another --name',
+  );
   const error = t.throws(() => rotateIssuer(db, 99, NOW, 'test'));
   t.true(error instanceof ControlRefusal && error instanceof DomainError);
 });

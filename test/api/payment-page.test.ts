@@ -10,12 +10,19 @@ import { authGet, createSession, finalize, seedParking } from '../helpers/parkin
 async function sessionWithPayment(app: TestApp) {
   const tokens = await loggedIn(app);
   const parking = seedParking(app, { name: 'Gare <Nord> & "Sud"' });
-  const body = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<{ pay_url: string; parking_session: { id: number } }>();
+  const body = (
+    await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
+  ).json<{ pay_url: string; parking_session: { id: number } }>();
   return { tokens, path: new URL(body.pay_url).pathname, sessionId: body.parking_session.id };
 }
 
 function submit(app: TestApp, path: string, fields: Record<string, string>) {
-  return app.app.inject({ method: 'POST', url: path, payload: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  return app.app.inject({
+    method: 'POST',
+    url: path,
+    payload: new URLSearchParams(fields).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
 }
 
 const stateOf = (html: string) => /id="payment-state">(\w+)</.exec(html)?.[1];
@@ -44,7 +51,9 @@ test('pay with 4242…: paid, shown on the page and in the session responses; a 
   t.is(paid.statusCode, 200);
   t.is(stateOf(paid.body), 'paid');
   t.regex(paid.body, /accepted/);
-  const current = (await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).json<{ parking_session: { payment_state: string } }>();
+  const current = (await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).json<{
+    parking_session: { payment_state: string };
+  }>();
   t.is(current.parking_session.payment_state, 'paid');
   const again = await app.app.inject({ method: 'GET', url: path });
   t.is(again.statusCode, 200);
@@ -59,26 +68,41 @@ test('decline, and the declining test card: declined, shown, can be retried', as
   const { tokens, path } = await sessionWithPayment(app);
   const declined = await submit(app, path, { action: 'decline' });
   t.is(stateOf(declined.body), 'declined');
-  const state = async () => (await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).json<{ parking_session: { payment_state: string } }>().parking_session.payment_state;
+  const state = async () =>
+    (await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).json<{
+      parking_session: { payment_state: string };
+    }>().parking_session.payment_state;
   t.is(await state(), 'declined');
   const card = await submit(app, path, { action: 'pay', card_number: '4000000000000002', expiry: '01/2031' });
   t.is(stateOf(card.body), 'declined');
   t.regex(card.body, /declined/);
   t.regex(card.body, /<form/, 'may try again');
-  t.is(stateOf((await submit(app, path, { action: 'pay', card_number: '4242424242424242', expiry: '01/31' })).body), 'paid');
+  t.is(
+    stateOf((await submit(app, path, { action: 'pay', card_number: '4242424242424242', expiry: '01/31' })).body),
+    'paid',
+  );
   t.is(await state(), 'paid');
 });
 
 test('an expired card, a bad expiry or an unknown card is refused and changes nothing', async (t) => {
   const app = await testApp(t); // the clock reads 2026-01-01
   const { path } = await sessionWithPayment(app);
-  for (const [expiry, card, message] of [['12/25', '4242424242424242', /expired/], ['13/30', '4242424242424242', /MM\/YY/], ['', '4242424242424242', /MM\/YY/], ['12/30', '5555555555554444', /test cards/]] as const) {
+  for (const [expiry, card, message] of [
+    ['12/25', '4242424242424242', /expired/],
+    ['13/30', '4242424242424242', /MM\/YY/],
+    ['', '4242424242424242', /MM\/YY/],
+    ['12/30', '5555555555554444', /test cards/],
+  ] as const) {
     const response = await submit(app, path, { action: 'pay', card_number: card, expiry });
     t.is(response.statusCode, 422, `${expiry} ${card}`);
     t.regex(response.body, message);
     t.is(stateOf(response.body), 'pending');
   }
-  t.is(stateOf((await submit(app, path, { action: 'pay', card_number: '4242424242424242', expiry: '01/26' })).body), 'paid', 'valid through the end of its month');
+  t.is(
+    stateOf((await submit(app, path, { action: 'pay', card_number: '4242424242424242', expiry: '01/26' })).body),
+    'paid',
+    'valid through the end of its month',
+  );
 });
 
 test('an unknown payment: a page that says so, no 500; malformed posts get a page too', async (t) => {
@@ -90,7 +114,12 @@ test('an unknown payment: a page that says so, no 500; malformed posts get a pag
   t.is((await submit(app, '/pay/not-a-token', { action: 'pay' })).statusCode, 404);
   const { path } = await sessionWithPayment(app);
   t.is((await submit(app, path, { action: 'steal' })).statusCode, 400);
-  const json = await app.app.inject({ method: 'POST', url: path, payload: '{"action":', headers: { 'content-type': 'application/json' } });
+  const json = await app.app.inject({
+    method: 'POST',
+    url: path,
+    payload: '{"action":',
+    headers: { 'content-type': 'application/json' },
+  });
   t.true(json.statusCode >= 400 && json.statusCode < 500);
   t.regex(json.headers['content-type'] as string, /text\/html/);
 });
@@ -133,10 +162,14 @@ test('return_url: http(s) and app schemes only, escaped; hostile values never ec
 
 test('safeReturnUrl never lets a non-allowed scheme through (generated)', (t) => {
   fc.assert(
-    fc.property(fc.string({ maxLength: 60 }), fc.constantFrom('', 'javascript:', 'data:', ' https://', 'https://', 'parkbench-app:'), (rest, prefix) => {
-      const result = safeReturnUrl(prefix + rest, ['parkbench-app']);
-      return result === undefined || /^(https?:\/\/[^\s]|parkbench-app:)/.test(result);
-    }),
+    fc.property(
+      fc.string({ maxLength: 60 }),
+      fc.constantFrom('', 'javascript:', 'data:', ' https://', 'https://', 'parkbench-app:'),
+      (rest, prefix) => {
+        const result = safeReturnUrl(prefix + rest, ['parkbench-app']);
+        return result === undefined || /^(https?:\/\/[^\s]|parkbench-app:)/.test(result);
+      },
+    ),
     { numRuns: 2000 },
   );
   t.pass();
@@ -146,12 +179,19 @@ test('finalize then pay every payment: the session is finished', async (t) => {
   const app = await testApp(t, { tokenTtlSeconds: 86_400 });
   const { tokens, path, sessionId } = await sessionWithPayment(app);
   app.clock.advance(150 * 60_000); // past the 120-minute window
-  const body = (await finalize(app, tokens.access_token, sessionId)).json<{ pay_url: string; parking_session: { state: string; payment_state: string } }>();
+  const body = (await finalize(app, tokens.access_token, sessionId)).json<{
+    pay_url: string;
+    parking_session: { state: string; payment_state: string };
+  }>();
   t.is(body.parking_session.state, 'exiting');
   t.is(body.parking_session.payment_state, 'pending');
   await submit(app, path, { action: 'pay', card_number: '4242424242424242', expiry: '12/30' });
   t.is(app.ctx.sessions.findById(sessionId)?.state, 'exiting', 'the overstay is still due');
-  await submit(app, new URL(body.pay_url).pathname, { action: 'pay', card_number: '4242424242424242', expiry: '12/30' });
+  await submit(app, new URL(body.pay_url).pathname, {
+    action: 'pay',
+    card_number: '4242424242424242',
+    expiry: '12/30',
+  });
   t.is(app.ctx.sessions.findById(sessionId)?.state, 'finished');
   t.is((await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).statusCode, 404);
   t.is((await finalize(app, tokens.access_token, sessionId)).statusCode, 422);

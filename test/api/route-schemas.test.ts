@@ -28,12 +28,15 @@ type Json = Record<string, unknown>;
 
 /** The request body schema of a route in the served OpenAPI document. */
 async function documentedBody(app: Awaited<ReturnType<typeof testApp>>, path: string): Promise<Json> {
-  const document = (await app.app.inject({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Json> }>();
+  const document = (await app.app.inject({ method: 'GET', url: '/openapi.json' })).json<{
+    paths: Record<string, Json>;
+  }>();
   const post = document.paths[path]?.post as { requestBody: { content: Record<string, { schema: Json }> } };
   return post.requestBody.content['application/json']?.schema as Json;
 }
 
-const at = (schema: unknown, ...keys: string[]): Json => keys.reduce<Json>((value, key) => value[key] as Json, schema as Json);
+const at = (schema: unknown, ...keys: string[]): Json =>
+  keys.reduce<Json>((value, key) => value[key] as Json, schema as Json);
 
 test('box logs: a field added to the schema is documented and enforced (422 naming it), and the documented batch limit is the enforced one', async (t) => {
   const app = await testApp(t, { tokenTtlSeconds: 86_400, boxLogsMaxBatch: 2 });
@@ -46,14 +49,28 @@ test('box logs: a field added to the schema is documented and enforced (422 nami
   t.is(at(body, 'properties', 'box_logs').maxItems, 2);
 
   const log = (lane?: unknown) => {
-    const element = boxLog({ foUserId: 1, smartKeyId: null, box: parking.entrance, parkingId: parking.id, command: null, response: null });
+    const element = boxLog({
+      foUserId: 1,
+      smartKeyId: null,
+      box: parking.entrance,
+      parkingId: parking.id,
+      command: null,
+      response: null,
+    });
     return lane === undefined ? element : { box_log: { ...element.box_log, lane } };
   };
-  const cases: [unknown, string[]][] = [[undefined, ['is required']], ['C', ['must be one of A, B']], [1, ['must be of type string', 'must be one of A, B']]];
+  const cases: [unknown, string[]][] = [
+    [undefined, ['is required']],
+    ['C', ['must be one of A, B']],
+    [1, ['must be of type string', 'must be one of A, B']],
+  ];
   for (const [lane, messages] of cases) {
     const response = await postBoxLogs(app, tokens.access_token, { box_logs: [log(lane)] });
     t.is(response.statusCode, 422, String(lane));
-    t.deepEqual(errorBody(t, response).details, messages.map((message) => ({ path: 'box_logs[0].box_log.lane', message })));
+    t.deepEqual(
+      errorBody(t, response).details,
+      messages.map((message) => ({ path: 'box_logs[0].box_log.lane', message })),
+    );
   }
   const tooMany = await postBoxLogs(app, tokens.access_token, { box_logs: [log('A'), log('A'), log('A')] });
   t.is(tooMany.statusCode, 422);
@@ -72,16 +89,22 @@ test('parking sessions: a field added to the schema is documented and enforced: 
   t.deepEqual(at(documented, 'properties', 'plate'), { type: 'string' });
 
   for (const plate of [undefined, null]) {
-    const response = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id, plate } });
+    const response = await createSession(app, tokens.access_token, {
+      parking_session: { secured_parking_id: parking.id, plate },
+    });
     t.is(response.statusCode, 400, String(plate));
     const error = errorBody(t, response);
     t.is(error.error, 'missing_parameter');
     t.deepEqual(error.details, [{ path: 'parking_session.plate', message: 'is required' }]);
   }
-  const wrongType = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id, plate: 7 } });
+  const wrongType = await createSession(app, tokens.access_token, {
+    parking_session: { secured_parking_id: parking.id, plate: 7 },
+  });
   t.is(wrongType.statusCode, 422);
   t.is(errorBody(t, wrongType).error, 'validation_failed');
   t.deepEqual(errorBody(t, wrongType).details, [{ path: 'parking_session.plate', message: 'must be of type string' }]);
-  const created = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id, plate: 'AB-123-CD' } });
+  const created = await createSession(app, tokens.access_token, {
+    parking_session: { secured_parking_id: parking.id, plate: 'AB-123-CD' },
+  });
   t.is(created.statusCode, 201, created.body);
 });

@@ -1,6 +1,13 @@
 import test from 'ava';
 import fc from 'fast-check';
-import { hashIssuedSecret, hashSecret, newToken, randomKeyHex, verifyClientSecret, verifySecret } from '../../api/auth/secrets.js';
+import {
+  hashIssuedSecret,
+  hashSecret,
+  newToken,
+  randomKeyHex,
+  verifyClientSecret,
+  verifySecret,
+} from '../../api/auth/secrets.js';
 import { formatMinorUnits, parseMinorUnits } from '../../api/repositories/parkings.js';
 
 test('scrypt hashes carry their parameters and verify only the right secret', async (t) => {
@@ -12,7 +19,8 @@ test('scrypt hashes carry their parameters and verify only the right secret', as
   t.not(await hashSecret('pässword', 10), hash, 'salted');
   // A hash made with other parameters still verifies: they are read from it.
   t.true(await verifySecret('x', await hashSecret('x', 11)));
-  for (const broken of ['', 'scrypt$10$8$1$salt', 'bcrypt$10$8$1$a$b', 'scrypt$x$8$1$AAAA$AAAA']) t.false(await verifySecret('x', broken));
+  for (const broken of ['', 'scrypt$10$8$1$salt', 'bcrypt$10$8$1$a$b', 'scrypt$x$8$1$AAAA$AAAA'])
+    t.false(await verifySecret('x', broken));
 });
 
 test('tokens are 256 random bits, URL-safe; keys 16 bytes hex', (t) => {
@@ -40,6 +48,9 @@ test('client secrets: SHA-256 hashes naming their algorithm; older scrypt client
   t.false(await verifySecret(`${secret}y`, hash));
   t.false(await verifySecret(secret, 'sha256$short'));
   t.true(await verifyClientSecret(secret, hash));
-  t.true(await verifyClientSecret(secret, await hashSecret(secret, 10)), 'a client made before the change still logs in');
+  t.true(
+    await verifyClientSecret(secret, await hashSecret(secret, 10)),
+    'a client made before the change still logs in',
+  );
   t.false(await verifyClientSecret(secret, undefined), 'unknown client');
 });

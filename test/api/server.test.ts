@@ -26,7 +26,8 @@ test('GET /openapi.json is OpenAPI 3 with every route; /docs is browsable', asyn
   t.is(response.statusCode, 200);
   const document = response.json<{ openapi: string; paths: Record<string, unknown> }>();
   t.regex(document.openapi, /^3\./);
-  for (const path of ['/health', '/api/car_driver', '/api/car_driver/me', '/api/oauth/token', '/api/oauth/revoke']) t.truthy(document.paths[path], path);
+  for (const path of ['/health', '/api/car_driver', '/api/car_driver/me', '/api/oauth/token', '/api/oauth/revoke'])
+    t.truthy(document.paths[path], path);
   const docs = await app.app.inject({ method: 'GET', url: '/docs' });
   t.is(docs.statusCode, 200);
   t.regex(docs.body, /swagger/i);
@@ -54,7 +55,12 @@ test('unknown routes: 404 with the error body', async (t) => {
 test('malformed JSON: 400; empty JSON body: 400; prototype poisoning: 400', async (t) => {
   const app = await testApp(t);
   for (const payload of ['{"a":', '', '{"__proto__": {"x": 1}}', '{"constructor": {"prototype": {"x": 1}}}']) {
-    const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload, headers: { 'content-type': 'application/json' } });
+    const response = await app.app.inject({
+      method: 'POST',
+      url: '/api/car_driver',
+      payload,
+      headers: { 'content-type': 'application/json' },
+    });
     t.is(response.statusCode, 400, payload);
     t.is(errorBody(t, response).error, 'malformed_json');
   }
@@ -70,7 +76,12 @@ test('a body over BODY_LIMIT_BYTES: 413', async (t) => {
 test('a body that is not JSON on a JSON route: 415', async (t) => {
   const app = await testApp(t);
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-    const response = await app.app.inject({ method: 'POST', url: '/api/car_driver', payload: 'a=b', headers: { 'content-type': type } });
+    const response = await app.app.inject({
+      method: 'POST',
+      url: '/api/car_driver',
+      payload: 'a=b',
+      headers: { 'content-type': type },
+    });
     t.is(response.statusCode, 415, type);
     t.is(errorBody(t, response).error, 'unsupported_media_type');
   }

@@ -24,39 +24,70 @@ test('the service raises DomainErrors: not_found for an unknown parking or sessi
     if (!(error instanceof DomainError)) throw new Error(`not a DomainError: ${String(error)}`);
     return error;
   };
-  t.like(domain(() => createSessionOf(app.ctx, userId, 999)), { kind: 'not_found', message: 'no secured parking with id 999' });
-  t.like(domain(() => createSessionOf(app.ctx, userId, seedParking(app, { boxes: [] }).id)), { kind: 'refused', message: 'the secured parking has no boxes yet' });
-  t.like(domain(() => finalizeSession(app.ctx, userId, 999)), { kind: 'not_found', message: 'no parking session 999 of this driver' });
+  t.like(
+    domain(() => createSessionOf(app.ctx, userId, 999)),
+    { kind: 'not_found', message: 'no secured parking with id 999' },
+  );
+  t.like(
+    domain(() => createSessionOf(app.ctx, userId, seedParking(app, { boxes: [] }).id)),
+    { kind: 'refused', message: 'the secured parking has no boxes yet' },
+  );
+  t.like(
+    domain(() => finalizeSession(app.ctx, userId, 999)),
+    { kind: 'not_found', message: 'no parking session 999 of this driver' },
+  );
   const session = createSessionOf(app.ctx, userId, seedParking(app).id);
   finalizeSession(app.ctx, userId, session.id);
-  t.like(domain(() => finalizeSession(app.ctx, userId, session.id)), { kind: 'refused' });
+  t.like(
+    domain(() => finalizeSession(app.ctx, userId, session.id)),
+    { kind: 'refused' },
+  );
 });
 
 test('HTTP: each refusal keeps its status and its whole body', async (t) => {
   const app = await testApp(t);
   const tokens = await loggedIn(app);
   const post = async (parkingId: number) => {
-    const response = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parkingId } });
+    const response = await createSession(app, tokens.access_token, {
+      parking_session: { secured_parking_id: parkingId },
+    });
     return { status: response.statusCode, body: errorBody(t, response) };
   };
   const path = 'parking_session.secured_parking_id';
   t.deepEqual(await post(999), {
     status: 404,
-    body: { error: 'resource_not_found', message: 'No such resource; details name the id.', details: [{ path, message: 'no secured parking with id 999' }] },
+    body: {
+      error: 'resource_not_found',
+      message: 'No such resource; details name the id.',
+      details: [{ path, message: 'no secured parking with id 999' }],
+    },
   });
   const closed = seedParking(app, { boxes: [] });
   app.app.db.prepare('UPDATE secured_parkings SET is_active = 0 WHERE id = ?').run(closed.id);
   const refusedMessage = 'The parking session cannot be created; see details.';
   t.deepEqual(await post(closed.id), {
     status: 422,
-    body: { error: 'session_refused', message: refusedMessage, details: [{ path, message: 'the secured parking is not active' }, { path, message: 'the secured parking has no boxes yet' }] },
+    body: {
+      error: 'session_refused',
+      message: refusedMessage,
+      details: [
+        { path, message: 'the secured parking is not active' },
+        { path, message: 'the secured parking has no boxes yet' },
+      ],
+    },
   });
   const parking = seedParking(app);
-  const created = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } });
+  const created = await createSession(app, tokens.access_token, {
+    parking_session: { secured_parking_id: parking.id },
+  });
   const sessionId = created.json<{ parking_session: { id: number } }>().parking_session.id;
   t.deepEqual(await post(parking.id), {
     status: 422,
-    body: { error: 'session_refused', message: refusedMessage, details: [{ path, message: `the driver already has an open parking session (id ${sessionId}, entering)` }] },
+    body: {
+      error: 'session_refused',
+      message: refusedMessage,
+      details: [{ path, message: `the driver already has an open parking session (id ${sessionId}, entering)` }],
+    },
   });
 
   const put = async (id: number, accessToken = tokens.access_token) => {
@@ -65,21 +96,40 @@ test('HTTP: each refusal keeps its status and its whole body', async (t) => {
   };
   t.deepEqual(await put(9999), {
     status: 404,
-    body: { error: 'resource_not_found', message: 'No such resource; details name the id.', details: [{ path: 'id', message: 'no parking session 9999 of this driver' }] },
+    body: {
+      error: 'resource_not_found',
+      message: 'No such resource; details name the id.',
+      details: [{ path: 'id', message: 'no parking session 9999 of this driver' }],
+    },
   });
   t.is((await finalize(app, tokens.access_token, sessionId)).statusCode, 200);
   const finishedMessage = 'The parking session is already finished or finalized.';
   t.deepEqual(await put(sessionId), {
     status: 422,
-    body: { error: 'session_finished', message: finishedMessage, details: [{ path: 'id', message: 'the parking session was already finalized (or the driver exited); it finishes once paid' }] },
+    body: {
+      error: 'session_finished',
+      message: finishedMessage,
+      details: [
+        {
+          path: 'id',
+          message: 'the parking session was already finalized (or the driver exited); it finishes once paid',
+        },
+      ],
+    },
   });
   // A free parking's session is paid at once, so finalize finishes it.
   const other = await anotherDriver(app);
   const free = seedParking(app, { pricePerHourMinor: 0 });
-  const freeSession = (await createSession(app, other.accessToken, { parking_session: { secured_parking_id: free.id } })).json<{ parking_session: { id: number } }>().parking_session.id;
+  const freeSession = (
+    await createSession(app, other.accessToken, { parking_session: { secured_parking_id: free.id } })
+  ).json<{ parking_session: { id: number } }>().parking_session.id;
   t.is((await finalize(app, other.accessToken, freeSession)).statusCode, 200);
   t.deepEqual(await put(freeSession, other.accessToken), {
     status: 422,
-    body: { error: 'session_finished', message: finishedMessage, details: [{ path: 'id', message: 'the parking session is already finished' }] },
+    body: {
+      error: 'session_finished',
+      message: finishedMessage,
+      details: [{ path: 'id', message: 'the parking session is already finished' }],
+    },
   });
 });

@@ -34,7 +34,9 @@ function oneLineError(t: ExecutionContext, result: CliResult, code: number, patt
 function tablesOf(path: string): string[] {
   const db = new Database(path, { readonly: true });
   try {
-    return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((row) => row.name);
+    return (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+    ).map((row) => row.name);
   } finally {
     db.close();
   }
@@ -59,7 +61,12 @@ test("another program's SQLite file gets no parkbench tables: one line, exit 2, 
   const shop = new Database(foreign);
   shop.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('Ada')");
   shop.close();
-  oneLineError(t, await admin(foreign, 'client-app', 'create', '--name', 'x'), 2, /shop\.sqlite.*not a parkbench database.*customers/);
+  oneLineError(
+    t,
+    await admin(foreign, 'client-app', 'create', '--name', 'x'),
+    2,
+    /shop\.sqlite.*not a parkbench database.*customers/,
+  );
   oneLineError(t, await admin(foreign, 'forwarding', 'status'), 2, /not a parkbench database/);
   const api = startCli(t, ['api'], { ...env, DATABASE_PATH: foreign, PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'fatal' });
   t.is(await api.exited, 2);
@@ -84,14 +91,33 @@ test('a database from a newer parkbench stops every command and the API, naming 
   db.prepare('INSERT INTO migrations (version, name) VALUES (?, ?)').run(LATEST + 7, 'from the future');
   db.close();
   const versions = new RegExp(`migration ${LATEST + 7}\\b.*\\b${LATEST}\\b`);
-  for (const command of [...readOnlyCommands(dir), ['client-app', 'create', '--name', 'y'], ['parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60']]) {
+  for (const command of [
+    ...readOnlyCommands(dir),
+    ['client-app', 'create', '--name', 'y'],
+    [
+      'parking',
+      'create',
+      '--name',
+      'Lot',
+      '--currency',
+      'EUR',
+      '--price-per-hour',
+      '1',
+      '--max-duration-minutes',
+      '60',
+    ],
+  ]) {
     oneLineError(t, await admin(path, ...command), 2, versions);
   }
   const api = startCli(t, ['api'], { ...env, DATABASE_PATH: path, PORT: '0', MQTT_PORT: '0', LOG_LEVEL: 'fatal' });
   t.is(await api.exited, 2);
   t.is(api.stderr.length, 1);
   t.regex(api.stderr[0] ?? '', versions);
-  const start = startCli(t, ['start', '--data-dir', dir, '--port', '0', '--mqtt-port', '0', '--log-level', 'fatal'], env);
+  const start = startCli(
+    t,
+    ['start', '--data-dir', dir, '--port', '0', '--mqtt-port', '0', '--log-level', 'fatal'],
+    env,
+  );
   t.is(await start.exited, 2);
   t.is(start.stderr.length, 1);
   t.regex(start.stderr[0] ?? '', versions);
@@ -106,7 +132,12 @@ test('a read-only command on a database that is behind does not migrate it: one 
   const db = new Database(path);
   migrate(db, MIGRATIONS.slice(0, -1));
   db.close();
-  oneLineError(t, await admin(path, 'forwarding', 'status'), 2, new RegExp(`migration ${LATEST - 1}\\b.*needs migration ${LATEST}\\b`));
+  oneLineError(
+    t,
+    await admin(path, 'forwarding', 'status'),
+    2,
+    new RegExp(`migration ${LATEST - 1}\\b.*needs migration ${LATEST}\\b`),
+  );
   const check = new Database(path, { readonly: true });
   t.is((check.prepare('SELECT max(version) AS v FROM migrations').get() as { v: number }).v, LATEST - 1);
   check.close();
@@ -121,7 +152,9 @@ test('a read-only command on a database that is behind does not migrate it: one 
  */
 function runUnprivileged(args: string[]): Promise<CliResult> {
   const asRoot = process.getuid?.() === 0;
-  const [command, commandArgs] = asRoot ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', process.execPath, binPath, ...args]] : [process.execPath, [binPath, ...args]];
+  const [command, commandArgs] = asRoot
+    ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', process.execPath, binPath, ...args]]
+    : [process.execPath, [binPath, ...args]];
   return new Promise((resolve) => {
     execFile(command, commandArgs, { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
@@ -133,8 +166,42 @@ test('read-only commands work on a database file and folder this user may only r
   const dir = tempDir(t, 'parkbench-db-');
   const folder = join(dir, 'ro');
   const path = join(folder, 'parkbench.sqlite');
-  t.is((await admin(path, 'parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60')).code, 0);
-  t.is((await admin(path, 'box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance')).code, 0);
+  t.is(
+    (
+      await admin(
+        path,
+        'parking',
+        'create',
+        '--name',
+        'Lot',
+        '--currency',
+        'EUR',
+        '--price-per-hour',
+        '1',
+        '--max-duration-minutes',
+        '60',
+      )
+    ).code,
+    0,
+  );
+  t.is(
+    (
+      await admin(
+        path,
+        'box',
+        'add',
+        '--parking',
+        '1',
+        '--module-id',
+        '9101',
+        '--mac',
+        '00:07:80:AA:BB:01',
+        '--direction',
+        'entrance',
+      )
+    ).code,
+    0,
+  );
   t.deepEqual(readdirSync(folder), ['parkbench.sqlite'], 'closed cleanly: no -wal, no -shm');
   chmodSync(path, 0o444);
   chmodSync(folder, 0o555);
@@ -158,13 +225,47 @@ test('read-only commands read a WAL database in place while a writer holds it (c
   const dir = tempDir(t, 'parkbench-db-');
   const folder = join(dir, 'live');
   const path = join(folder, 'parkbench.sqlite');
-  t.is((await admin(path, 'parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60')).code, 0);
+  t.is(
+    (
+      await admin(
+        path,
+        'parking',
+        'create',
+        '--name',
+        'Lot',
+        '--currency',
+        'EUR',
+        '--price-per-hour',
+        '1',
+        '--max-duration-minutes',
+        '60',
+      )
+    ).code,
+    0,
+  );
   // A writer keeps the database open (as a running API does), so the box below stays in the -wal file.
   const writer = new Database(path);
   t.teardown(() => writer.close());
   writer.pragma('wal_autocheckpoint = 0');
   writer.prepare('SELECT count(*) FROM boxes').get(); // now attached to the WAL: the last to leave cleans it up
-  t.is((await admin(path, 'box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance')).code, 0);
+  t.is(
+    (
+      await admin(
+        path,
+        'box',
+        'add',
+        '--parking',
+        '1',
+        '--module-id',
+        '9101',
+        '--mac',
+        '00:07:80:AA:BB:01',
+        '--direction',
+        'entrance',
+      )
+    ).code,
+    0,
+  );
   t.true(readdirSync(folder).includes('parkbench.sqlite-wal'));
   chmodSync(folder, 0o555);
   chmodSync(dir, 0o755);

@@ -10,7 +10,10 @@ import { runCli, type CliResult } from '../helpers/run-cli.js';
 
 function admin(t: ExecutionContext, databasePath = join(tempDir(t, 'parkbench-operator-'), 'data', 'admin.sqlite')) {
   const env = { DATABASE_PATH: databasePath, SCRYPT_LOG2_N: '10', MQTT_URL: '' };
-  return { databasePath, run: (...args: string[]): Promise<CliResult> => runCli(['admin', 'operator', ...args], { env }) };
+  return {
+    databasePath,
+    run: (...args: string[]): Promise<CliResult> => runCli(['admin', 'operator', ...args], { env }),
+  };
 }
 
 test('add --json prints {name, token} once: a URL-safe 256-bit token, stored only as its SHA-256', async (t) => {
@@ -24,7 +27,14 @@ test('add --json prints {name, token} once: a URL-safe 256-bit token, stored onl
   const db = openDatabase(cli.databasePath, { readonly: true });
   t.teardown(() => db.close());
   const rows = db.prepare('SELECT name, token_hash FROM operators').all() as { name: string; token_hash: Buffer }[];
-  t.deepEqual(rows, [{ name: 'Grace', token_hash: createHash('sha256').update(body.token ?? '').digest() }]);
+  t.deepEqual(rows, [
+    {
+      name: 'Grace',
+      token_hash: createHash('sha256')
+        .update(body.token ?? '')
+        .digest(),
+    },
+  ]);
   const text = await cli.run('add', '--name', 'Alan');
   t.is(text.code, 0, text.stderr);
   t.regex(text.stdout, /^name: Alan\ntoken: [A-Za-z0-9_-]{43}\n\nThe token is shown only now/);
@@ -44,7 +54,10 @@ test('a duplicate name is a one-line error, exit 1; a bad name exit 2; list show
   }
   const list = await cli.run('list', '--json');
   t.is(list.code, 0, list.stderr);
-  t.deepEqual((JSON.parse(list.stdout) as { name: string }[]).map((operator) => operator.name), ['Grace']);
+  t.deepEqual(
+    (JSON.parse(list.stdout) as { name: string }[]).map((operator) => operator.name),
+    ['Grace'],
+  );
   t.false(list.stdout.includes(token));
   t.regex((await cli.run('list')).stdout, /^Grace\tadded \d{4}-/);
   const unknown = await cli.run('remove', '--name', 'Nobody');
@@ -57,7 +70,8 @@ test('the token printed opens /api/operator/... of a running API; remove (anothe
   const app = await testApp(t, {}, { dir });
   const cli = admin(t, app.config.databasePath);
   const { token } = JSON.parse((await cli.run('add', '--name', 'bench', '--json')).stdout) as { token: string };
-  const parkings = () => app.app.inject({ method: 'GET', url: '/api/operator/parkings', headers: { authorization: `Bearer ${token}` } });
+  const parkings = () =>
+    app.app.inject({ method: 'GET', url: '/api/operator/parkings', headers: { authorization: `Bearer ${token}` } });
   t.is((await parkings()).statusCode, 200);
   const removed = await cli.run('remove', '--name', 'bench');
   t.is(removed.code, 0, removed.stderr);

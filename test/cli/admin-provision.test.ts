@@ -13,20 +13,59 @@ test('box provision --out into a missing folder: one line, exit 1, and the old M
   const dir = tempDir(t, 'parkbench-provision-');
   const env = { DATABASE_PATH: join(dir, 'admin.sqlite'), SCRYPT_LOG2_N: '10', MQTT_URL: '' };
   const run = (...args: string[]) => runCli(['admin', ...args], { env });
-  t.is((await run('parking', 'create', '--name', 'Lot', '--currency', 'EUR', '--price-per-hour', '1', '--max-duration-minutes', '60')).code, 0);
-  const added = await run('box', 'add', '--parking', '1', '--module-id', '9101', '--mac', '00:07:80:AA:BB:01', '--direction', 'entrance', '--json');
+  t.is(
+    (
+      await run(
+        'parking',
+        'create',
+        '--name',
+        'Lot',
+        '--currency',
+        'EUR',
+        '--price-per-hour',
+        '1',
+        '--max-duration-minutes',
+        '60',
+      )
+    ).code,
+    0,
+  );
+  const added = await run(
+    'box',
+    'add',
+    '--parking',
+    '1',
+    '--module-id',
+    '9101',
+    '--mac',
+    '00:07:80:AA:BB:01',
+    '--direction',
+    'entrance',
+    '--json',
+  );
   const { mqtt_password: password } = JSON.parse(added.stdout) as { mqtt_password: string };
   const storedHash = (): string => {
     const db = new Database(env.DATABASE_PATH, { readonly: true });
     try {
-      return (db.prepare('SELECT mqtt_password_hash FROM boxes WHERE module_id = 9101').get() as { mqtt_password_hash: string }).mqtt_password_hash;
+      return (
+        db.prepare('SELECT mqtt_password_hash FROM boxes WHERE module_id = 9101').get() as {
+          mqtt_password_hash: string;
+        }
+      ).mqtt_password_hash;
     } finally {
       db.close();
     }
   };
   const before = storedHash();
 
-  const failed = await run('box', 'provision', '--module-id', '9101', '--out', join(dir, 'no', 'such', 'dir', 'x.json'));
+  const failed = await run(
+    'box',
+    'provision',
+    '--module-id',
+    '9101',
+    '--out',
+    join(dir, 'no', 'such', 'dir', 'x.json'),
+  );
   t.is(failed.code, 1);
   t.is(failed.stdout, '');
   t.regex(failed.stderr, /^[^\n]*no[/]such[/]dir[/]x\.json[^\n]*\n$/);
@@ -39,7 +78,10 @@ test('box provision --out into a missing folder: one line, exit 1, and the old M
   const refused = await run('box', 'provision', '--module-id', '9101', '--out', blocked);
   t.is(refused.code, 1);
   t.is(storedHash(), before);
-  t.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.tmp')), []);
+  t.deepEqual(
+    readdirSync(dir).filter((name) => name.endsWith('.tmp')),
+    [],
+  );
 
   // And a provision that works still issues a new password.
   const out = join(dir, 'box-9101.json');

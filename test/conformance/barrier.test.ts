@@ -30,7 +30,10 @@ test('the watch finds a state seen after a mark, and gives up on the fake clock'
   await clock.advanceAsync(500);
   t.is(await never, null);
   t.is(clock.pendingTimers, 0);
-  t.deepEqual(watch.since(1).map((observation) => observation.barrier), [Barrier.OPENING, Barrier.CLOSED]);
+  t.deepEqual(
+    watch.since(1).map((observation) => observation.barrier),
+    [Barrier.OPENING, Barrier.CLOSED],
+  );
 });
 
 test('a barrier that stays open longer than --cycle-ms fails the cycle case', async (t) => {
@@ -46,7 +49,14 @@ test('a barrier that stays open longer than --cycle-ms fails the cycle case', as
   t.teardown(() => simulation.stop());
   const bindings = radio.createBindings();
   t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({ noble: await loadNoble(bindings), mac: box.provisioning.macAddress, moduleId: 4501, boxKey: box.provisioning.boxKey, clock: systemClock, idleMs: 60_000 });
+  const target = new BleBoxTarget({
+    noble: await loadNoble(bindings),
+    mac: box.provisioning.macAddress,
+    moduleId: 4501,
+    boxKey: box.provisioning.boxKey,
+    clock: systemClock,
+    idleMs: 60_000,
+  });
   await target.open();
   t.teardown(() => target.close());
   const report = await runSuite({

@@ -28,7 +28,13 @@ function assertAllPassed(t: ExecutionContext, report: SuiteReport, box: BoxFile)
 test('a simulated box on the virtual radio passes every case over BLE', async (t) => {
   const box = await boxFile(t, 4301, { direction: 'exit' });
   const radio = new VirtualRadio();
-  const simulation = await Simulation.start({ members: [{ provisioning: box.provisioning, settings: {} }], clock: systemClock, stateDir: null, barrierTimings: FAST_BARRIER, ble: { radio } });
+  const simulation = await Simulation.start({
+    members: [{ provisioning: box.provisioning, settings: {} }],
+    clock: systemClock,
+    stateDir: null,
+    barrierTimings: FAST_BARRIER,
+    ble: { radio },
+  });
   t.teardown(() => simulation.stop());
   const bindings = radio.createBindings();
   t.teardown(() => bindings.close());
@@ -57,18 +63,37 @@ test('a simulated box on the virtual radio passes every case over BLE', async (t
   t.true((simulation.boxes[0]?.ble?.counters.badChunks ?? 0) > 0);
 });
 
-test('a signed parking\'s box on the virtual radio passes every case over BLE, in chunks of a small MTU', async (t) => {
+test("a signed parking's box on the virtual radio passes every case over BLE, in chunks of a small MTU", async (t) => {
   const box = await boxFile(t, 4303, keysOf('signed'));
   const radio = new VirtualRadio();
   // MTU 64: a SET_ISSUER (158 bytes) takes three chunks, an ACCESS_SIGNED (101) two.
-  const simulation = await Simulation.start({ members: [{ provisioning: box.provisioning, settings: {} }], clock: systemClock, stateDir: null, barrierTimings: FAST_BARRIER, ble: { radio, mtu: 64 } });
+  const simulation = await Simulation.start({
+    members: [{ provisioning: box.provisioning, settings: {} }],
+    clock: systemClock,
+    stateDir: null,
+    barrierTimings: FAST_BARRIER,
+    ble: { radio, mtu: 64 },
+  });
   t.teardown(() => simulation.stop());
   const bindings = radio.createBindings();
   t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({ noble: await loadNoble(bindings), mac: box.provisioning.macAddress, moduleId: 4303, boxKey: box.provisioning.boxKey, clock: systemClock, idleMs: 60_000, discoverTimeoutMs: 5_000 });
+  const target = new BleBoxTarget({
+    noble: await loadNoble(bindings),
+    mac: box.provisioning.macAddress,
+    moduleId: 4303,
+    boxKey: box.provisioning.boxKey,
+    clock: systemClock,
+    idleMs: 60_000,
+    discoverTimeoutMs: 5_000,
+  });
   await target.open();
   t.teardown(() => target.close());
-  const report = await runSuite({ box: boxUnderTest(box.provisioning), target, clock: systemClock, settings: { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000 } });
+  const report = await runSuite({
+    box: boxUnderTest(box.provisioning),
+    target,
+    clock: systemClock,
+    settings: { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000 },
+  });
   assertAllPassed(t, report, box);
   t.deepEqual(simulation.boxes[0]?.box.state.issuerKey, box.provisioning.issuerKey);
   t.deepEqual(simulation.boxes[0]?.box.state.issuerKeyPrevious, box.provisioning.issuerKeyPrevious);
@@ -77,10 +102,25 @@ test('a signed parking\'s box on the virtual radio passes every case over BLE, i
 test('a MAC address outside the allow-list finds no box: open fails with one line', async (t) => {
   const box = await boxFile(t, 4302);
   const radio = new VirtualRadio();
-  const simulation = await Simulation.start({ members: [{ provisioning: box.provisioning, settings: {} }], clock: systemClock, stateDir: null, ble: { radio } });
+  const simulation = await Simulation.start({
+    members: [{ provisioning: box.provisioning, settings: {} }],
+    clock: systemClock,
+    stateDir: null,
+    ble: { radio },
+  });
   t.teardown(() => simulation.stop());
   const bindings = radio.createBindings();
   t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({ noble: await loadNoble(bindings), mac: '00:00:00:00:00:01', moduleId: 4302, boxKey: box.provisioning.boxKey, clock: systemClock, idleMs: 60_000, discoverTimeoutMs: 300 });
-  await t.throwsAsync(() => target.open(), { message: 'no box advertising PB-4302 at 00:00:00:00:00:01 within 300 ms' });
+  const target = new BleBoxTarget({
+    noble: await loadNoble(bindings),
+    mac: '00:00:00:00:00:01',
+    moduleId: 4302,
+    boxKey: box.provisioning.boxKey,
+    clock: systemClock,
+    idleMs: 60_000,
+    discoverTimeoutMs: 300,
+  });
+  await t.throwsAsync(() => target.open(), {
+    message: 'no box advertising PB-4302 at 00:00:00:00:00:01 within 300 ms',
+  });
 });

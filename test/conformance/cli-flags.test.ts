@@ -11,7 +11,13 @@ import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { runCli } from '../helpers/run-cli.js';
 import { boxFile, keysOf } from './fixtures.js';
 
-const defaults = { topicPrefix: 'parkbench', answerMs: '2000', cycleMs: '30000', logLevel: 'warn', protocol: '2' } as const;
+const defaults = {
+  topicPrefix: 'parkbench',
+  answerMs: '2000',
+  cycleMs: '30000',
+  logLevel: 'warn',
+  protocol: '2',
+} as const;
 
 test('each flag is validated: exactly one target, numbers in range, the provisioning file', async (t) => {
   const box = await boxFile(t, 4401);
@@ -27,32 +33,62 @@ test('each flag is validated: exactly one target, numbers in range, the provisio
     [{ box: box.path, mqtt: 'http://x' }, /--mqtt must be an mqtt:\/\/ URL/],
     [{ box: box.path, mqtt: 'mqtt://x', topicPrefix: 'a/#' }, /--topic-prefix/],
     [{ box: box.path, serial: '/dev/null', moduleId: '1' }, /go with --mqtt/],
-    [{ box: box.path, mqtt: 'mqtt://127.0.0.1:1', moduleId: '4402' }, /--module-id 4402 is not the module_id of .* \(4401\)/],
+    [
+      { box: box.path, mqtt: 'mqtt://127.0.0.1:1', moduleId: '4402' },
+      /--module-id 4402 is not the module_id of .* \(4401\)/,
+    ],
     [{ box: box.path, mqtt: 'mqtt://127.0.0.1:1', moduleId: 'x' }, /--module-id must be an integer/],
     [{ box: box.path, serial: '/dev/null', answerMs: 'soon' }, /--answer-ms must be an integer/],
     [{ box: box.path, serial: '/dev/null', cycleMs: '0' }, /--cycle-ms must be an integer/],
     [{ box: box.path, serial: '/dev/null', controlSeq: '-3' }, /--control-seq must be an integer/],
-    [{ box: box.path, serial: '/dev/null', controlSeq: '4294967295' }, /--control-seq must be an integer from 1 to 4294901760/],
+    [
+      { box: box.path, serial: '/dev/null', controlSeq: '4294967295' },
+      /--control-seq must be an integer from 1 to 4294901760/,
+    ],
     [{ box: box.path, serial: '/dev/null', logLevel: 'loud' }, /--log-level/],
     [{ serial: '/dev/null' }, /--box FILE is required/],
     [{ box: join(box.directory, 'none.json'), serial: '/dev/null' }, /none\.json: no such file/],
     [{ box: broken, serial: '/dev/null' }, /box_key: must be 32 hex digits/],
     [{ box: box.path, serial: '/dev/null', protocol: '3' }, /--protocol must be 1 or 2, got "3"/],
-    [{ box: signed.path, serial: '/dev/null', protocol: '1' }, /--protocol 1 needs a box holding K_park: .* has parking_key null/],
-    [{ box: box.path, serial: '/dev/null', restoreIssuerKeyPrevious: 'none' }, /--restore-issuer-key-previous goes with --restore-issuer-key/],
+    [
+      { box: signed.path, serial: '/dev/null', protocol: '1' },
+      /--protocol 1 needs a box holding K_park: .* has parking_key null/,
+    ],
+    [
+      { box: box.path, serial: '/dev/null', restoreIssuerKeyPrevious: 'none' },
+      /--restore-issuer-key-previous goes with --restore-issuer-key/,
+    ],
     [{ box: box.path, serial: '/dev/null', restoreIssuerKey: 'abc' }, /--restore-issuer-key must be 128 hex digits/],
-    [{ box: box.path, serial: '/dev/null', restoreIssuerKey: offCurve }, /--restore-issuer-key is not a point on P-256/],
-    [{ box: box.path, serial: '/dev/null', restoreIssuerKey: generateIssuerKeyPair().publicKey.toString('hex'), restoreIssuerKeyPrevious: offCurve }, /--restore-issuer-key-previous is not a point/],
+    [
+      { box: box.path, serial: '/dev/null', restoreIssuerKey: offCurve },
+      /--restore-issuer-key is not a point on P-256/,
+    ],
+    [
+      {
+        box: box.path,
+        serial: '/dev/null',
+        restoreIssuerKey: generateIssuerKeyPair().publicKey.toString('hex'),
+        restoreIssuerKeyPrevious: offCurve,
+      },
+      /--restore-issuer-key-previous is not a point/,
+    ],
   ];
   for (const [flags, message] of cases) {
-    const error = await t.throwsAsync(() => parseConformanceFlags({ ...defaults, ...flags }, 0), { instanceOf: UsageError }, JSON.stringify(flags));
+    const error = await t.throwsAsync(
+      () => parseConformanceFlags({ ...defaults, ...flags }, 0),
+      { instanceOf: UsageError },
+      JSON.stringify(flags),
+    );
     t.regex(error.message, message, JSON.stringify(flags));
   }
 });
 
 test('good flags: the defaults, and --control-seq from the clock', async (t) => {
   const box = await boxFile(t, 4404);
-  const options = await parseConformanceFlags({ ...defaults, box: box.path, mqtt: 'mqtt://127.0.0.1:1883', moduleId: '4404', skipWearing: true }, 1_767_225_600_999);
+  const options = await parseConformanceFlags(
+    { ...defaults, box: box.path, mqtt: 'mqtt://127.0.0.1:1883', moduleId: '4404', skipWearing: true },
+    1_767_225_600_999,
+  );
   t.is(options.controlSeq, 1_767_225_600);
   t.is(options.answerMs, 2_000);
   t.is(options.cycleMs, 30_000);
@@ -62,20 +98,38 @@ test('good flags: the defaults, and --control-seq from the clock', async (t) => 
   t.deepEqual(ble.choice, { kind: 'ble', mac: '00:07:80:CF:11:94' });
   t.is(ble.controlSeq, 5);
   t.is(ble.protocol, 2);
-  t.is((await parseConformanceFlags({ ...defaults, box: box.path, serial: '/dev/null', protocol: '1' }, 0)).protocol, 1);
+  t.is(
+    (await parseConformanceFlags({ ...defaults, box: box.path, serial: '/dev/null', protocol: '1' }, 0)).protocol,
+    1,
+  );
 });
 
 test("a box of a signed parking, or holding both, is taken; the keys put back are the file's unless named", async (t) => {
   const signed = await boxFile(t, 4405, keysOf('signed'));
   const options = await parseConformanceFlags({ ...defaults, box: signed.path, serial: '/dev/null' }, 0);
   t.is(options.provisioning.parkingKey, null);
-  t.deepEqual(options.issuerKeys, { issuerKey: signed.provisioning.issuerKey, issuerKeyPrevious: signed.provisioning.issuerKeyPrevious });
+  t.deepEqual(options.issuerKeys, {
+    issuerKey: signed.provisioning.issuerKey,
+    issuerKeyPrevious: signed.provisioning.issuerKeyPrevious,
+  });
   const both = await boxFile(t, 4406, keysOf('both'));
   const rekeyed = generateIssuerKeyPair().publicKey;
-  const named = await parseConformanceFlags({ ...defaults, box: both.path, serial: '/dev/null', restoreIssuerKey: rekeyed.toString('hex') }, 0);
+  const named = await parseConformanceFlags(
+    { ...defaults, box: both.path, serial: '/dev/null', restoreIssuerKey: rekeyed.toString('hex') },
+    0,
+  );
   t.deepEqual(named.issuerKeys, { issuerKey: rekeyed, issuerKeyPrevious: null });
   const previous = generateIssuerKeyPair().publicKey;
-  const withPrevious = await parseConformanceFlags({ ...defaults, box: both.path, serial: '/dev/null', restoreIssuerKey: rekeyed.toString('hex'), restoreIssuerKeyPrevious: previous.toString('hex') }, 0);
+  const withPrevious = await parseConformanceFlags(
+    {
+      ...defaults,
+      box: both.path,
+      serial: '/dev/null',
+      restoreIssuerKey: rekeyed.toString('hex'),
+      restoreIssuerKeyPrevious: previous.toString('hex'),
+    },
+    0,
+  );
   t.deepEqual(withPrevious.issuerKeys, { issuerKey: rekeyed, issuerKeyPrevious: previous });
 });
 

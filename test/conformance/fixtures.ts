@@ -24,21 +24,29 @@ export type BoxKind = 'sealed' | 'signed' | 'both';
 /** Provisioning fields of a box of that kind: the issuer keys are the
  * parking's (two of them: the suite must put both back). */
 export function keysOf(kind: BoxKind): Record<string, unknown> {
-  const issuer = { issuer_key: generateIssuerKeyPair().publicKey.toString('hex'), issuer_key_previous: generateIssuerKeyPair().publicKey.toString('hex') };
+  const issuer = {
+    issuer_key: generateIssuerKeyPair().publicKey.toString('hex'),
+    issuer_key_previous: generateIssuerKeyPair().publicKey.toString('hex'),
+  };
   if (kind === 'sealed') return { issuer_key: null, issuer_key_previous: null };
   if (kind === 'signed') return { parking_key: null, ...issuer };
   return issuer;
 }
 
 /** A box's provisioning file in a temporary folder removed after the test. */
-export async function boxFile(t: ExecutionContext, moduleId: number, overrides: Record<string, unknown> = {}): Promise<BoxFile> {
+export async function boxFile(
+  t: ExecutionContext,
+  moduleId: number,
+  overrides: Record<string, unknown> = {},
+): Promise<BoxFile> {
   const directory = await mkdtemp(join(tmpdir(), 'pb-conformance-'));
   t.teardown(() => rm(directory, { recursive: true, force: true }));
   const document: Record<string, unknown> = {
     module_id: moduleId,
     parking_id: 7,
     direction: 'entrance',
-    mac_address: `00:07:80:CF:${(moduleId >> 8).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase(),
+    mac_address:
+      `00:07:80:CF:${(moduleId >> 8).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase(),
     parking_key: randomBytes(16).toString('hex'),
     parking_key_next: null,
     box_key: randomBytes(16).toString('hex'),
@@ -66,9 +74,26 @@ export function reportRows(provisioning: Pick<Provisioning, 'parkingKey'>): numb
 }
 
 export interface JsonReport {
-  results: { name: string; step: string; expected: string; got: string; result: 'pass' | 'fail' | 'skip'; reason?: string; ms: number; wearing: boolean }[];
+  results: {
+    name: string;
+    step: string;
+    expected: string;
+    got: string;
+    result: 'pass' | 'fail' | 'skip';
+    reason?: string;
+    ms: number;
+    wearing: boolean;
+  }[];
   interrupted?: boolean;
-  summary: { target: string; module_id: number; total: number; passed: number; failed: number; skipped: number; ms: number };
+  summary: {
+    target: string;
+    module_id: number;
+    total: number;
+    passed: number;
+    failed: number;
+    skipped: number;
+    ms: number;
+  };
 }
 
 /** Throws unless `xml` is well-formed enough for a JUnit reader: a
@@ -93,6 +118,7 @@ export function assertWellFormedXml(xml: string): void {
       stack.push(name ?? '');
     }
   }
-  if (consumed !== rest.length) throw new Error(`not XML at offset ${consumed}: ${rest.slice(consumed, consumed + 40)}`);
+  if (consumed !== rest.length)
+    throw new Error(`not XML at offset ${consumed}: ${rest.slice(consumed, consumed + 40)}`);
   if (stack.length > 0) throw new Error(`unclosed: ${stack.join(', ')}`);
 }

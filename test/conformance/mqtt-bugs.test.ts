@@ -47,7 +47,11 @@ test("SIGINT in the middle of a run: the box's issuer keys are put back, what ra
   const simulation = await simOnBroker(t, box, broker.url, { settings: { faults: { delayMs: 100 } } });
   const state = () => simulation.boxes[0]?.box.state;
   const run = startCli(t, ['conformance', '--box', box.path, '--mqtt', broker.url, '--cycle-ms', '5000', '--json']);
-  await waitFor(() => !Buffer.from(state()?.issuerKey ?? []).equals(box.provisioning.issuerKey ?? Buffer.alloc(0)), "the suite's issuers on the box", 90_000);
+  await waitFor(
+    () => !Buffer.from(state()?.issuerKey ?? []).equals(box.provisioning.issuerKey ?? Buffer.alloc(0)),
+    "the suite's issuers on the box",
+    90_000,
+  );
   t.is(await run.stop('SIGINT'), 130, run.stderr.join('\n'));
   t.deepEqual(state()?.issuerKey, box.provisioning.issuerKey);
   t.deepEqual(state()?.issuerKeyPrevious, box.provisioning.issuerKeyPrevious);

@@ -9,7 +9,10 @@ import { brokerForTest } from '../helpers/broker.js';
 import { boxFile, keysOf, reportRows, type BoxKind, type JsonReport } from './fixtures.js';
 import { conformance, failedNames, simOnBroker } from './mqtt-sim.js';
 
-const SKIPPED_POWER_CYCLE = { name: 'issuer keys, revocations, tries and the control sequence survive a power cycle', reason: 'the target cannot restart the box' };
+const SKIPPED_POWER_CYCLE = {
+  name: 'issuer keys, revocations, tries and the control sequence survive a power cycle',
+  reason: 'the target cannot restart the box',
+};
 
 for (const kind of ['sealed', 'signed', 'both'] as const satisfies readonly BoxKind[]) {
   test(`a box holding ${kind === 'both' ? 'K_park and issuer keys' : kind === 'sealed' ? 'K_park alone' : 'issuer keys alone'} passes every version 2 case; its issuer keys are as before`, async (t) => {
@@ -22,9 +25,15 @@ for (const kind of ['sealed', 'signed', 'both'] as const satisfies readonly BoxK
     t.is(report.summary.total, reportRows(box.provisioning));
     t.deepEqual(failedNames(report), []);
     // Over the command line nothing can power-cycle the box: said, and skipped.
-    t.deepEqual(report.results.filter((entry) => entry.result === 'skip').map(({ name, reason }) => ({ name, reason })), [SKIPPED_POWER_CYCLE]);
+    t.deepEqual(
+      report.results.filter((entry) => entry.result === 'skip').map(({ name, reason }) => ({ name, reason })),
+      [SKIPPED_POWER_CYCLE],
+    );
     const byName = new Map(report.results.map((entry) => [entry.name, entry]));
-    t.regex(byName.get('REVOKE at the 65th live entry is REVOCATION_FULL (or the box says it holds more)')?.got ?? '', /^0x00 ×4, 0x32, full at live entry 65, 0x00$/);
+    t.regex(
+      byName.get('REVOKE at the 65th live entry is REVOCATION_FULL (or the box says it holds more)')?.got ?? '',
+      /^0x00 ×4, 0x32, full at live entry 65, 0x00$/,
+    );
     t.is(byName.has('a sealed ACCESS on a box without K_park'), kind === 'signed');
     t.is(byName.has('valid ACCESS opens; barrier OPENING then CLOSED'), kind !== 'signed');
     t.is(byName.get("SET_ISSUER puts the box's issuer keys back")?.result, 'pass');
@@ -43,7 +52,10 @@ test('a box that had no issuer key is left with one nobody can sign for (SET_ISS
   const result = await conformance(box, broker.url, ['--skip-wearing']);
   t.is(result.code, 0, result.stdout + result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
-  t.regex(report.results.find((entry) => entry.name === "SET_ISSUER puts the box's issuer keys back")?.got ?? '', /^0x00, had none: now a key nobody can sign for$/);
+  t.regex(
+    report.results.find((entry) => entry.name === "SET_ISSUER puts the box's issuer keys back")?.got ?? '',
+    /^0x00, had none: now a key nobody can sign for$/,
+  );
   const state = simulation.boxes[0]?.box.state;
   t.is(state?.issuerKey?.length, 64);
   t.is(state?.issuerKeyPrevious, null);
@@ -54,7 +66,13 @@ test('--restore-issuer-key puts back the keys named, for a box re-keyed since it
   const box = await boxFile(t, 4216, keysOf('signed'));
   const simulation = await simOnBroker(t, box, broker.url);
   const rekeyed = generateIssuerKeyPair().publicKey;
-  const result = await conformance(box, broker.url, ['--skip-wearing', '--restore-issuer-key', rekeyed.toString('hex'), '--restore-issuer-key-previous', 'none']);
+  const result = await conformance(box, broker.url, [
+    '--skip-wearing',
+    '--restore-issuer-key',
+    rekeyed.toString('hex'),
+    '--restore-issuer-key-previous',
+    'none',
+  ]);
   t.is(result.code, 0, result.stdout + result.stderr);
   t.deepEqual(simulation.boxes[0]?.box.state.issuerKey, rekeyed);
   t.is(simulation.boxes[0]?.box.state.issuerKeyPrevious, null);

@@ -8,7 +8,12 @@ import { Simulation, type SimulationOptions } from '../../simulator/simulation.j
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import { FAST_BARRIER, type BoxFile, type JsonReport } from './fixtures.js';
 
-export async function simOnBroker(t: ExecutionContext, box: BoxFile, url: string, extra: Partial<SimulationOptions> = {}): Promise<Simulation> {
+export async function simOnBroker(
+  t: ExecutionContext,
+  box: BoxFile,
+  url: string,
+  extra: Partial<SimulationOptions> = {},
+): Promise<Simulation> {
   const simulation = await Simulation.start({
     members: [{ provisioning: box.provisioning, settings: {} }],
     clock: systemClock,
@@ -22,7 +27,21 @@ export async function simOnBroker(t: ExecutionContext, box: BoxFile, url: string
 }
 
 export function conformance(box: BoxFile, url: string, extra: readonly string[] = []): Promise<CliResult> {
-  return runCli(['conformance', '--box', box.path, '--mqtt', url, '--username', 'operator', '--password', 'pw', '--cycle-ms', '5000', '--json', ...extra]);
+  return runCli([
+    'conformance',
+    '--box',
+    box.path,
+    '--mqtt',
+    url,
+    '--username',
+    'operator',
+    '--password',
+    'pw',
+    '--cycle-ms',
+    '5000',
+    '--json',
+    ...extra,
+  ]);
 }
 
 export function failedNames(report: JsonReport): string[] {

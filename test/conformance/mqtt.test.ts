@@ -14,7 +14,22 @@ test('a simulated box on a real broker passes every case over MQTT; exit 0', asy
   const broker = await brokerForTest(t);
   const box = await boxFile(t, 4201);
   const simulation = await simOnBroker(t, box, broker.url);
-  const result = await runCli(['conformance', '--box', box.path, '--mqtt', broker.url, '--module-id', '4201', '--username', 'operator', '--password', 'pw', '--cycle-ms', '5000', '--json']);
+  const result = await runCli([
+    'conformance',
+    '--box',
+    box.path,
+    '--mqtt',
+    broker.url,
+    '--module-id',
+    '4201',
+    '--username',
+    'operator',
+    '--password',
+    'pw',
+    '--cycle-ms',
+    '5000',
+    '--json',
+  ]);
   t.is(result.code, 0, result.stdout + result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.is(report.summary.target, 'mqtt');
@@ -48,10 +63,25 @@ test('a box slower than --answer-ms fails the timing check, and only the checks 
   // --answer-ms plus a second, so a loaded machine cannot turn the one
   // expected failure into a different set.
   await simOnBroker(t, box, broker.url, { settings: { faults: { delayMs: 400 } } });
-  const result = await runCli(['conformance', '--box', box.path, '--mqtt', broker.url, '--answer-ms', '100', '--cycle-ms', '5000', '--json', '--skip-wearing']);
+  const result = await runCli([
+    'conformance',
+    '--box',
+    box.path,
+    '--mqtt',
+    broker.url,
+    '--answer-ms',
+    '100',
+    '--cycle-ms',
+    '5000',
+    '--json',
+    '--skip-wearing',
+  ]);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   const failed = report.results.filter((entry) => entry.result === 'fail');
-  t.deepEqual(failed.map((entry) => entry.name), ['every command answered within 100 ms']);
+  t.deepEqual(
+    failed.map((entry) => entry.name),
+    ['every command answered within 100 ms'],
+  );
   t.regex(failed[0]?.reason ?? '', /valid ACCESS opens; barrier OPENING then CLOSED: \d{3} ms/);
 });

@@ -68,15 +68,31 @@ class RestartableTarget implements BoxTarget {
   }
 }
 
-async function restartable(t: ExecutionContext, box: BoxFile, url: string, keepsState: boolean): Promise<RestartableTarget> {
+async function restartable(
+  t: ExecutionContext,
+  box: BoxFile,
+  url: string,
+  keepsState: boolean,
+): Promise<RestartableTarget> {
   let stateDir: string | null = null;
   if (keepsState) {
     const folder = await mkdtemp(join(tmpdir(), 'pb-power-cycle-'));
     t.teardown(() => rm(folder, { recursive: true, force: true }));
     stateDir = folder;
   }
-  const options: SimulationOptions = { members: [{ provisioning: box.provisioning, settings: {} }], clock: systemClock, stateDir, barrierTimings: FAST_BARRIER, mqtt: { url, topics: new Topics() } };
-  const mqtt = new MqttBoxTarget({ url, moduleId: box.provisioning.moduleId, topics: new Topics(), clock: systemClock });
+  const options: SimulationOptions = {
+    members: [{ provisioning: box.provisioning, settings: {} }],
+    clock: systemClock,
+    stateDir,
+    barrierTimings: FAST_BARRIER,
+    mqtt: { url, topics: new Topics() },
+  };
+  const mqtt = new MqttBoxTarget({
+    url,
+    moduleId: box.provisioning.moduleId,
+    topics: new Topics(),
+    clock: systemClock,
+  });
   const target = new RestartableTarget(mqtt, await Simulation.start(options), options);
   await target.open();
   t.teardown(() => target.close());
@@ -87,8 +103,16 @@ test('a box that keeps its state (its state file) passes the power cycle, and ev
   const broker = await brokerForTest(t);
   const box = await boxFile(t, 4501, keysOf('both'));
   const target = await restartable(t, box, broker.url, true);
-  const report = await runSuite({ box: boxUnderTest(box.provisioning), target, clock: systemClock, settings: { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000 } });
-  t.deepEqual(report.results.filter((entry) => entry.result !== 'pass'), []);
+  const report = await runSuite({
+    box: boxUnderTest(box.provisioning),
+    target,
+    clock: systemClock,
+    settings: { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000 },
+  });
+  t.deepEqual(
+    report.results.filter((entry) => entry.result !== 'pass'),
+    [],
+  );
   t.is(report.summary.total, reportRows(box.provisioning));
   t.is(target.restarts, 1);
   t.is(report.results.find((entry) => entry.name === POWER_CYCLE)?.got, '0x00, 0x00, restart, 0x00, 0x16, 0x00, 0x15');
@@ -96,18 +120,26 @@ test('a box that keeps its state (its state file) passes the power cycle, and ev
   t.deepEqual(target.box?.state.issuerKey, box.provisioning.issuerKey);
 });
 
-test('a box that forgets its state on a restart fails the power cycle, box_seq, and what needs the suite\'s issuer after it', async (t) => {
+test("a box that forgets its state on a restart fails the power cycle, box_seq, and what needs the suite's issuer after it", async (t) => {
   const broker = await brokerForTest(t);
   const box = await boxFile(t, 4502, keysOf('signed'));
   const target = await restartable(t, box, broker.url, false);
-  const report = await runSuite({ box: boxUnderTest(box.provisioning), target, clock: systemClock, settings: { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000 } });
+  const report = await runSuite({
+    box: boxUnderTest(box.provisioning),
+    target,
+    clock: systemClock,
+    settings: { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000 },
+  });
   const failed = report.results.filter((entry) => entry.result === 'fail');
-  t.deepEqual(failed.map((entry) => entry.name), [
-    POWER_CYCLE,
-    'REVOKE at the 65th live entry is REVOCATION_FULL (or the box says it holds more)',
-    'garbage on the link, then a valid ACCESS',
-    'box_seq strictly increasing',
-  ]);
+  t.deepEqual(
+    failed.map((entry) => entry.name),
+    [
+      POWER_CYCLE,
+      'REVOKE at the 65th live entry is REVOCATION_FULL (or the box says it holds more)',
+      'garbage on the link, then a valid ACCESS',
+      'box_seq strictly increasing',
+    ],
+  );
   // Back to the file's issuer keys (every signed command of the suite refused), and the control sequence forgotten.
   t.is(failed[0]?.got, '0x00, 0x00, restart, 0x20, 0x20, 0x20, 0x00');
 });

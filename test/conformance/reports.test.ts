@@ -8,11 +8,46 @@ import { assertWellFormedXml } from './fixtures.js';
 
 const report: SuiteReport = {
   results: [
-    { name: 'valid <ACCESS> & co', step: 'checks, step 7', expected: '0x00', got: '0x00', result: 'pass', ms: 12, wearing: false },
-    { name: 'a key with 2 tries', step: 'checks, step 9', expected: '0x00, 0x00, 0x12', got: '-', result: 'skip', reason: 'wears a real box (--skip-wearing)', ms: 0, wearing: true },
-    { name: 'not_after just outside', step: 'checks, step 7', expected: '0x11', got: '0x00', result: 'fail', reason: 'status 0x00 OK, expected 0x11 EXPIRED "quoted" \u0001', ms: 3, wearing: false },
+    {
+      name: 'valid <ACCESS> & co',
+      step: 'checks, step 7',
+      expected: '0x00',
+      got: '0x00',
+      result: 'pass',
+      ms: 12,
+      wearing: false,
+    },
+    {
+      name: 'a key with 2 tries',
+      step: 'checks, step 9',
+      expected: '0x00, 0x00, 0x12',
+      got: '-',
+      result: 'skip',
+      reason: 'wears a real box (--skip-wearing)',
+      ms: 0,
+      wearing: true,
+    },
+    {
+      name: 'not_after just outside',
+      step: 'checks, step 7',
+      expected: '0x11',
+      got: '0x00',
+      result: 'fail',
+      reason: 'status 0x00 OK, expected 0x11 EXPIRED "quoted" \u0001',
+      ms: 3,
+      wearing: false,
+    },
   ],
-  summary: { target: 'serial', module_id: 9101, total: 3, passed: 1, failed: 1, skipped: 1, ms: 1234, control_seq: { first: 10, next: 14 } },
+  summary: {
+    target: 'serial',
+    module_id: 9101,
+    total: 3,
+    passed: 1,
+    failed: 1,
+    skipped: 1,
+    ms: 1234,
+    control_seq: { first: 10, next: 14 },
+  },
   interrupted: false,
 };
 
@@ -33,15 +68,24 @@ test('the JSON is the results, the summary and whether the run was interrupted',
 
 test('an interrupted run says so above the summary line', (t) => {
   t.notRegex(renderTable(report), /interrupted/);
-  t.regex(renderTable({ ...report, interrupted: true }), /\ninterrupted \(SIGINT\): the cases after the last one shown did not run\n\n1 passed/);
+  t.regex(
+    renderTable({ ...report, interrupted: true }),
+    /\ninterrupted \(SIGINT\): the cases after the last one shown did not run\n\n1 passed/,
+  );
 });
 
 test('the JUnit XML is well formed, escaped, with a testcase per case', (t) => {
   const xml = renderJunit(report);
   t.notThrows(() => assertWellFormedXml(xml));
-  t.regex(xml, /<testsuite name="parkbench conformance \(serial, module 9101\)" tests="3" failures="1" errors="0" skipped="1" time="1.234">/);
+  t.regex(
+    xml,
+    /<testsuite name="parkbench conformance \(serial, module 9101\)" tests="3" failures="1" errors="0" skipped="1" time="1.234">/,
+  );
   t.regex(xml, /<testcase classname="conformance.serial" name="valid &lt;ACCESS&gt; &amp; co" time="0.012"\/>/);
   t.regex(xml, /<skipped message="wears a real box \(--skip-wearing\)"\/>/);
-  t.regex(xml, /<failure message="status 0x00 OK, expected 0x11 EXPIRED &quot;quoted&quot; ">step: checks, step 7; expected: 0x11; got: 0x00<\/failure>/);
+  t.regex(
+    xml,
+    /<failure message="status 0x00 OK, expected 0x11 EXPIRED &quot;quoted&quot; ">step: checks, step 7; expected: 0x11; got: 0x00<\/failure>/,
+  );
   t.throws(() => assertWellFormedXml('<a><b></a>'));
 });

@@ -2,19 +2,42 @@
 // the fault it is there for (so a passing run means something).
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { Barrier, Direction, FrameKind, REMAINING_NOT_APPLICABLE, sealCommand, sealResponse, Status, parseResponse, type ResponseFields } from '../../firmware-protocol/index.js';
+import {
+  Barrier,
+  Direction,
+  FrameKind,
+  REMAINING_NOT_APPLICABLE,
+  sealCommand,
+  sealResponse,
+  Status,
+  parseResponse,
+  type ResponseFields,
+} from '../../firmware-protocol/index.js';
 import { expectedFields } from '../../conformance/expectations.js';
 import { runChecks } from '../../conformance/run-checks.js';
 import type { RecordedExchange } from '../../conformance/suite-context.js';
 import type { BoxUnderTest } from '../../conformance/box-under-test.js';
 
-const box: BoxUnderTest = { moduleId: 501, parkingId: 7, direction: Direction.ENTRANCE, parkingKey: randomBytes(16), boxKey: randomBytes(16), skewSeconds: 120, issuerKeys: { issuerKey: null, issuerKeyPrevious: null } };
+const box: BoxUnderTest = {
+  moduleId: 501,
+  parkingId: 7,
+  direction: Direction.ENTRANCE,
+  parkingKey: randomBytes(16),
+  boxKey: randomBytes(16),
+  skewSeconds: 120,
+  issuerKeys: { issuerKey: null, issuerKeyPrevious: null },
+};
 
 function query(seq: number): Buffer {
   return sealCommand({ kind: FrameKind.BATTERY_QUERY, key: box.boxKey, keyId: seq, scope: box.moduleId });
 }
 
-function answer(command: Buffer, boxSeq: number, overrides: Partial<ResponseFields> = {}, sealedFor: Buffer = command): Buffer {
+function answer(
+  command: Buffer,
+  boxSeq: number,
+  overrides: Partial<ResponseFields> = {},
+  sealedFor: Buffer = command,
+): Buffer {
   const fields: ResponseFields = {
     status: Status.OK,
     kind: FrameKind.BATTERY_QUERY,
@@ -42,9 +65,17 @@ function recorded(caseName: string, command: Buffer, response: Buffer | null, el
 
 test('a clean run passes every check', (t) => {
   const [a, b] = [query(1), query(2)];
-  const checks = runChecks({ exchanges: [recorded('one', a, answer(a, 10)), recorded('two', b, answer(b, 12))], boxKey: box.boxKey, answerMs: 100, badReports: 0 });
+  const checks = runChecks({
+    exchanges: [recorded('one', a, answer(a, 10)), recorded('two', b, answer(b, 12))],
+    boxKey: box.boxKey,
+    answerMs: 100,
+    badReports: 0,
+  });
   t.is(checks.length, 4);
-  t.deepEqual(checks.filter((check) => check.result !== 'pass'), []);
+  t.deepEqual(
+    checks.filter((check) => check.result !== 'pass'),
+    [],
+  );
 });
 
 test('each check catches its fault', (t) => {
@@ -60,9 +91,15 @@ test('each check catches its fault', (t) => {
   const checks = runChecks({ exchanges, boxKey: box.boxKey, answerMs: 100, badReports: 1 });
   const byName = new Map(checks.map((check) => [check.name, check]));
   t.is(byName.get('box_seq strictly increasing')?.reason, 'box_seq 9 (seq goes back) after 10 (first)');
-  t.is(byName.get('every response tag valid and bound to its command')?.reason, 'tag for another command: the tag does not verify for its command; 1 status report(s) with a tag that does not verify');
+  t.is(
+    byName.get('every response tag valid and bound to its command')?.reason,
+    'tag for another command: the tag does not verify for its command; 1 status report(s) with a tag that does not verify',
+  );
   t.is(byName.get('every response tag valid and bound to its command')?.got, '4/5 verify');
   t.is(byName.get('every command answered within 100 ms')?.reason, 'slow: 250 ms; silent: no answer (timeout)');
-  t.is(byName.get('kind, key_id, module_id, direction, remaining echoed')?.reason, 'wrong module: module_id 502, expected 501');
+  t.is(
+    byName.get('kind, key_id, module_id, direction, remaining echoed')?.reason,
+    'wrong module: module_id 502, expected 501',
+  );
   t.true(checks.every((check) => check.result === 'fail'));
 });

@@ -14,10 +14,26 @@ import { testNeeding } from '../helpers/requires.js';
 // Skipped, with one line naming the package, where socat is not installed (a failure under CI).
 const test = testNeeding('socat', avaTest);
 
-async function simOnPty(t: ExecutionContext, moduleId: number, extra: readonly string[] = [], overrides: Record<string, unknown> = {}) {
+async function simOnPty(
+  t: ExecutionContext,
+  moduleId: number,
+  extra: readonly string[] = [],
+  overrides: Record<string, unknown> = {},
+) {
   const box = await boxFile(t, moduleId, overrides);
   const pair = await ptyPairForTest(t);
-  const sim = startCli(t, ['sim', '--box', box.path, '--serial', pair.a, '--memory-state', ...FAST_BARRIER_FLAGS, '--log-level', 'warn', ...extra]);
+  const sim = startCli(t, [
+    'sim',
+    '--box',
+    box.path,
+    '--serial',
+    pair.a,
+    '--memory-state',
+    ...FAST_BARRIER_FLAGS,
+    '--log-level',
+    'warn',
+    ...extra,
+  ]);
   await sim.waitForLine(/^parkbench sim ready /);
   return { box, pair, sim };
 }
@@ -32,7 +48,10 @@ test('a simulated box on a pty passes every case; the table says so; exit 0', as
     t.regex(result.stdout, new RegExp(`^${conformanceCase.name.replace(/[()+.]/g, '\\$&')}.*\\b${verdict}\\b`, 'm'));
   }
   const rows = reportRows(box.provisioning);
-  t.regex(result.stdout, new RegExp(`^${rows - 1} passed, 0 failed, 1 skipped of ${rows} \\(serial, module 4101, `, 'm'));
+  t.regex(
+    result.stdout,
+    new RegExp(`^${rows - 1} passed, 0 failed, 1 skipped of ${rows} \\(serial, module 4101, `, 'm'),
+  );
   t.notRegex(result.stdout, /FAIL/);
 });
 
@@ -44,13 +63,29 @@ test('a box of a signed parking on a pty passes every case (ACCESS_SIGNED, REVOK
   t.is(report.summary.total, reportRows(box.provisioning));
   t.is(report.summary.failed, 0, JSON.stringify(report.results.filter((entry) => entry.result === 'fail')));
   t.is(report.summary.skipped, 1);
-  t.true(report.results.some((entry) => entry.name === 'valid ACCESS_SIGNED opens; barrier OPENING then CLOSED' && entry.result === 'pass'));
+  t.true(
+    report.results.some(
+      (entry) => entry.name === 'valid ACCESS_SIGNED opens; barrier OPENING then CLOSED' && entry.result === 'pass',
+    ),
+  );
 });
 
 test('--json parses, --junit writes well-formed XML with the same counts', async (t) => {
   const { box, pair } = await simOnPty(t, 4102);
   const junit = join(box.directory, 'report.xml');
-  const result = await runCli(['conformance', '--box', box.path, '--serial', `${pair.b}:115200`, '--cycle-ms', '5000', '--json', '--junit', junit, '--skip-wearing']);
+  const result = await runCli([
+    'conformance',
+    '--box',
+    box.path,
+    '--serial',
+    `${pair.b}:115200`,
+    '--cycle-ms',
+    '5000',
+    '--json',
+    '--junit',
+    junit,
+    '--skip-wearing',
+  ]);
   t.is(result.code, 0, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.is(report.summary.total, reportRows(box.provisioning));
@@ -58,12 +93,18 @@ test('--json parses, --junit writes well-formed XML with the same counts', async
   t.is(report.summary.failed, 0);
   t.is(report.summary.passed, report.summary.total - 3);
   const skipped = report.results.filter((entry) => entry.result === 'skip');
-  t.deepEqual(skipped.map((entry) => entry.name), [
-    'a key with 2 tries, used 3 times',
-    'issuer keys, revocations, tries and the control sequence survive a power cycle',
-    'REVOKE at the 65th live entry is REVOCATION_FULL (or the box says it holds more)',
-  ]);
-  t.deepEqual(skipped.map((entry) => entry.wearing), [true, false, true]);
+  t.deepEqual(
+    skipped.map((entry) => entry.name),
+    [
+      'a key with 2 tries, used 3 times',
+      'issuer keys, revocations, tries and the control sequence survive a power cycle',
+      'REVOKE at the 65th live entry is REVOCATION_FULL (or the box says it holds more)',
+    ],
+  );
+  t.deepEqual(
+    skipped.map((entry) => entry.wearing),
+    [true, false, true],
+  );
   const xml = await readFile(junit, 'utf8');
   t.notThrows(() => assertWellFormedXml(xml));
   t.is(xml.match(/<testcase /g)?.length, report.summary.total);
@@ -75,11 +116,25 @@ test('--json parses, --junit writes well-formed XML with the same counts', async
 test('a box with the accept-expired bug fails the suite: exit 1, and the EXPIRED case is the one that failed', async (t) => {
   const { box, pair } = await simOnPty(t, 4103, ['--bug', 'accept-expired']);
   const junit = join(box.directory, 'report.xml');
-  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json', '--junit', junit]);
+  const result = await runCli([
+    'conformance',
+    '--box',
+    box.path,
+    '--serial',
+    pair.b,
+    '--cycle-ms',
+    '5000',
+    '--json',
+    '--junit',
+    junit,
+  ]);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   const failed = report.results.filter((entry) => entry.result === 'fail');
-  t.deepEqual(failed.map((entry) => entry.name), ['not_after just outside the skew']);
+  t.deepEqual(
+    failed.map((entry) => entry.name),
+    ['not_after just outside the skew'],
+  );
   t.is(failed[0]?.expected, '0x11');
   t.is(failed[0]?.got, '0x00');
   t.regex(failed[0]?.reason ?? '', /status 0x00 OK, expected 0x11 EXPIRED/);
@@ -87,5 +142,8 @@ test('a box with the accept-expired bug fails the suite: exit 1, and the EXPIRED
   const xml = await readFile(junit, 'utf8');
   t.notThrows(() => assertWellFormedXml(xml));
   t.is(xml.match(/<failure /g)?.length, 1);
-  t.regex(xml, /<testcase [^>]*name="not_after just outside the skew"[^>]*>\s*<failure message="status 0x00 OK, expected 0x11 EXPIRED/);
+  t.regex(
+    xml,
+    /<testcase [^>]*name="not_after just outside the skew"[^>]*>\s*<failure message="status 0x00 OK, expected 0x11 EXPIRED/,
+  );
 });

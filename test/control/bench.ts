@@ -14,13 +14,20 @@ import { testApp, type TestApp } from '../helpers/api-app.js';
 
 export const POLL_MS = 1_000;
 
-export function controlApp(t: ExecutionContext, options: { dir?: string; config?: Partial<ApiConfig>; clock?: FakeClock } = {}): Promise<TestApp> {
-  return testApp(t, { controlPollMs: POLL_MS, boxAnswerTimeoutMs: 2_000, ...options.config }, {
-    mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 },
-    startControl: true,
-    ...(options.dir === undefined ? {} : { dir: options.dir }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
-  });
+export function controlApp(
+  t: ExecutionContext,
+  options: { dir?: string; config?: Partial<ApiConfig>; clock?: FakeClock } = {},
+): Promise<TestApp> {
+  return testApp(
+    t,
+    { controlPollMs: POLL_MS, boxAnswerTimeoutMs: 2_000, ...options.config },
+    {
+      mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 },
+      startControl: true,
+      ...(options.dir === undefined ? {} : { dir: options.dir }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    },
+  );
 }
 
 let nextModuleId = 20_000;
@@ -31,7 +38,10 @@ export interface BenchParking {
 }
 
 /** A parking (sealed, or signed with a fresh issuer pair) and its boxes, entrance first. */
-export function addParking(app: TestApp, options: { signed?: boolean; boxes?: BoxDirection[]; isOnline?: boolean } = {}): BenchParking {
+export function addParking(
+  app: TestApp,
+  options: { signed?: boolean; boxes?: BoxDirection[]; isOnline?: boolean } = {},
+): BenchParking {
   const issuer = generateIssuerKeyPair();
   const id = app.ctx.parkings.insert(
     {
@@ -42,15 +52,33 @@ export function addParking(app: TestApp, options: { signed?: boolean; boxes?: Bo
       maxDurationMinutes: 120,
       tries: 10,
       isOnline: options.isOnline ?? false,
-      keys: options.signed === true ? { accessMode: 'signed', issuerPrivateKey: issuer.privateKey.toString('hex'), issuerPublicKey: issuer.publicKey.toString('hex') } : { accessMode: 'sealed', parkingKey: randomKeyHex() },
+      keys:
+        options.signed === true
+          ? {
+              accessMode: 'signed',
+              issuerPrivateKey: issuer.privateKey.toString('hex'),
+              issuerPublicKey: issuer.publicKey.toString('hex'),
+            }
+          : { accessMode: 'sealed', parkingKey: randomKeyHex() },
     },
     app.clock.now(),
   );
   const moduleIds: number[] = [];
   for (const direction of options.boxes ?? ['entrance', 'exit']) {
     const moduleId = (nextModuleId += 1);
-    const mac = `02:50:43:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-    app.ctx.boxes.insert({ moduleId, parkingId: id, direction, macAddress: mac, boxKey: randomKeyHex(), mqttPasswordHash: hashMqttPassword(`pw-${moduleId}`) }, app.clock.now());
+    const mac =
+      `02:50:43:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
+    app.ctx.boxes.insert(
+      {
+        moduleId,
+        parkingId: id,
+        direction,
+        macAddress: mac,
+        boxKey: randomKeyHex(),
+        mqttPasswordHash: hashMqttPassword(`pw-${moduleId}`),
+      },
+      app.clock.now(),
+    );
     moduleIds.push(moduleId);
   }
   return { id, moduleIds };
@@ -88,9 +116,21 @@ export interface RunningBox {
 }
 
 /** A simulated box on the API's broker, on the API's clock, provisioned from the database. */
-export async function startBox(t: ExecutionContext, app: TestApp, moduleId: number, box?: SimulatedBox): Promise<RunningBox> {
-  const simulated = box ?? (await SimulatedBox.start({ clock: app.clock, provisioning: provisioningOf(app, moduleId) }));
-  const link = new BoxMqttLink(simulated, { url: app.app.mqtt?.url ?? '', username: `box-${moduleId}`, password: `pw-${moduleId}`, clock: app.clock, backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 } });
+export async function startBox(
+  t: ExecutionContext,
+  app: TestApp,
+  moduleId: number,
+  box?: SimulatedBox,
+): Promise<RunningBox> {
+  const simulated =
+    box ?? (await SimulatedBox.start({ clock: app.clock, provisioning: provisioningOf(app, moduleId) }));
+  const link = new BoxMqttLink(simulated, {
+    url: app.app.mqtt?.url ?? '',
+    username: `box-${moduleId}`,
+    password: `pw-${moduleId}`,
+    clock: app.clock,
+    backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 },
+  });
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
@@ -107,7 +147,12 @@ export async function startBox(t: ExecutionContext, app: TestApp, moduleId: numb
 
 /** Steps the fake clock (the dispatcher's poll, backoff and answer timeouts)
  * until `condition` holds, letting real I/O run between steps. */
-export async function pumpUntil(clock: FakeClock, condition: () => boolean, what: string, options: { stepMs?: number; maxSteps?: number } = {}): Promise<void> {
+export async function pumpUntil(
+  clock: FakeClock,
+  condition: () => boolean,
+  what: string,
+  options: { stepMs?: number; maxSteps?: number } = {},
+): Promise<void> {
   const stepMs = options.stepMs ?? POLL_MS;
   for (let step = 0; step < (options.maxSteps ?? 200); step++) {
     if (condition()) return;
@@ -121,6 +166,8 @@ export async function pumpUntil(clock: FakeClock, condition: () => boolean, what
 
 /** The state of every control command of an operation, by module id. */
 export function statesOf(app: TestApp, operation: string): Record<number, string> {
-  const rows = app.ctx.db.prepare('SELECT module_id, state FROM control_commands WHERE operation = ? ORDER BY module_id').all(operation) as { module_id: number; state: string }[];
+  const rows = app.ctx.db
+    .prepare('SELECT module_id, state FROM control_commands WHERE operation = ? ORDER BY module_id')
+    .all(operation) as { module_id: number; state: string }[];
   return Object.fromEntries(rows.map((row) => [row.module_id, row.state]));
 }

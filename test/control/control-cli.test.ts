@@ -48,11 +48,26 @@ test('two operators revoke at once from two CLI processes: the API delivers both
   const [moduleId = 0] = parking.moduleIds;
   await startBox(t, app, moduleId);
   const [one, two] = [await keyOf(app, parking.id), await keyOf(app, parking.id)];
-  const [first, second] = await whileApiRuns(app, [admin(app, 'smart-key', 'revoke', '--id', String(one), '--json', '--wait', '30'), admin(app, 'smart-key', 'revoke', '--id', String(two), '--json', '--wait', '30')]);
-  for (const [result, id] of [[first, one], [second, two]] as const) {
+  const [first, second] = await whileApiRuns(app, [
+    admin(app, 'smart-key', 'revoke', '--id', String(one), '--json', '--wait', '30'),
+    admin(app, 'smart-key', 'revoke', '--id', String(two), '--json', '--wait', '30'),
+  ]);
+  for (const [result, id] of [
+    [first, one],
+    [second, two],
+  ] as const) {
     t.is(result?.code, 0, result?.stderr);
     const body = JSON.parse(result?.stdout ?? '{}') as Record<string, unknown>;
-    t.like(body, { smart_key_id: id, newly_revoked: true, done: 1, pending: 0, failed: 0, deliveries: [{ module_id: moduleId, kind: 'REVOKE', state: 'done', attempts: 1, last_status: 'OK', last_error: null }] });
+    t.like(body, {
+      smart_key_id: id,
+      newly_revoked: true,
+      done: 1,
+      pending: 0,
+      failed: 0,
+      deliveries: [
+        { module_id: moduleId, kind: 'REVOKE', state: 'done', attempts: 1, last_status: 'OK', last_error: null },
+      ],
+    });
   }
   const sequences = app.ctx.db.prepare('SELECT control_seq FROM control_commands ORDER BY control_seq').pluck().all();
   t.deepEqual(sequences, [1, 2]);
@@ -69,7 +84,9 @@ test('--wait 0 with the box offline: pending, exit 3; box status lists it; text 
   const status = await admin(app, 'box', 'status', '--module-id', String(moduleId), '--json');
   t.is(status.code, 0, status.stderr);
   const [box] = JSON.parse(status.stdout) as { pending_control_commands: unknown[] }[];
-  t.like(box?.pending_control_commands, [{ kind: 'REVOKE', purpose: 'revoke', attempts: 0, last_status: null, last_error: null }]);
+  t.like(box?.pending_control_commands, [
+    { kind: 'REVOKE', purpose: 'revoke', attempts: 0, last_status: null, last_error: null },
+  ]);
   const text = await admin(app, 'box', 'status', '--module-id', String(moduleId));
   t.regex(text.stdout, /\n {2}pending REVOKE \(revoke\) since \S+, 0 sends\n$/);
   const again = await admin(app, 'smart-key', 'revoke', '--id', String(key), '--json', '--wait', '0');
@@ -81,18 +98,51 @@ test('set-access through the CLI: the API moves the boxes, then the parking is s
   const app = await benchNow(t);
   const parking = addParking(app);
   for (const moduleId of parking.moduleIds) await startBox(t, app, moduleId);
-  const [moved] = await whileApiRuns(app, [admin(app, 'parking', 'set-access', '--id', String(parking.id), '--access', 'signed', '--json', '--wait', '30')]);
+  const [moved] = await whileApiRuns(app, [
+    admin(app, 'parking', 'set-access', '--id', String(parking.id), '--access', 'signed', '--json', '--wait', '30'),
+  ]);
   t.is(moved?.code, 0, moved?.stderr);
-  t.like(JSON.parse(moved?.stdout ?? '{}') as object, { parking_id: parking.id, access_mode: 'signed', switching: false, done: 2, pending: 0, failed: 0 });
+  t.like(JSON.parse(moved?.stdout ?? '{}') as object, {
+    parking_id: parking.id,
+    access_mode: 'signed',
+    switching: false,
+    done: 2,
+    pending: 0,
+    failed: 0,
+  });
   t.is(app.ctx.parkings.findById(parking.id)?.access_mode, 'signed');
 
   const refusals: [string[], number, RegExp][] = [
-    [['parking', 'set-access', '--id', String(parking.id), '--access', 'signed'], 1, /^parkbench: parking \d+ is already signed\n$/],
-    [['parking', 'set-access', '--id', String(parking.id), '--access', 'sealed'], 1, /^parkbench: parking \d+ is signed: going back to sealed .*\n$/],
-    [['parking', 'set-access', '--id', String(parking.id), '--access', 'open'], 2, /^parkbench: --access must be signed or sealed, got "open"\n$/],
-    [['parking', 'set-access', '--id', '424242', '--access', 'signed'], 1, /^parkbench: no secured parking with id 424242\n$/],
-    [['parking', 'rotate-issuer', '--id', String(addParking(app).id)], 1, /^parkbench: parking \d+ is sealed: it has no issuer key to rotate .*\n$/],
-    [['parking', 'rotate-issuer', '--id', String(parking.id), '--wait', 'soon'], 2, /^parkbench: --wait must be an integer from 0 to 3600, got "soon"\n$/],
+    [
+      ['parking', 'set-access', '--id', String(parking.id), '--access', 'signed'],
+      1,
+      /^parkbench: parking \d+ is already signed\n$/,
+    ],
+    [
+      ['parking', 'set-access', '--id', String(parking.id), '--access', 'sealed'],
+      1,
+      /^parkbench: parking \d+ is signed: going back to sealed .*\n$/,
+    ],
+    [
+      ['parking', 'set-access', '--id', String(parking.id), '--access', 'open'],
+      2,
+      /^parkbench: --access must be signed or sealed, got "open"\n$/,
+    ],
+    [
+      ['parking', 'set-access', '--id', '424242', '--access', 'signed'],
+      1,
+      /^parkbench: no secured parking with id 424242\n$/,
+    ],
+    [
+      ['parking', 'rotate-issuer', '--id', String(addParking(app).id)],
+      1,
+      /^parkbench: parking \d+ is sealed: it has no issuer key to rotate .*\n$/,
+    ],
+    [
+      ['parking', 'rotate-issuer', '--id', String(parking.id), '--wait', 'soon'],
+      2,
+      /^parkbench: --wait must be an integer from 0 to 3600, got "soon"\n$/,
+    ],
     [['smart-key', 'revoke', '--id', '777'], 1, /^parkbench: no smart key with id 777\n$/],
   ];
   for (const [args, code, stderr] of refusals) {
@@ -102,7 +152,7 @@ test('set-access through the CLI: the API moves the boxes, then the parking is s
   }
 });
 
-test('another tool used higher sequences and filled the box\'s revocation list: REPLAY skips ahead, then REVOCATION_FULL fails, exit 4', async (t) => {
+test("another tool used higher sequences and filled the box's revocation list: REPLAY skips ahead, then REVOCATION_FULL fails, exit 4", async (t) => {
   const app = await benchNow(t);
   const parking = addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
@@ -116,7 +166,20 @@ test('another tool used higher sequences and filled the box\'s revocation list: 
   const key = await keyOf(app, parking.id);
   const [result] = await whileApiRuns(app, [admin(app, 'smart-key', 'revoke', '--id', String(key), '--wait', '30')]);
   t.is(result?.code, 4, result?.stderr);
-  t.regex(result?.stdout ?? '', new RegExp(`box ${moduleId}: REVOKE failed \\(REVOCATION_FULL: the box's revocation list is full; nothing changed on the box; 2 sends\\)`));
-  t.like(app.ctx.db.prepare('SELECT state, replays, attempts, last_status FROM control_commands').get(), { state: 'failed', replays: 1, attempts: 2, last_status: 'REVOCATION_FULL' });
-  t.true((app.ctx.db.prepare('SELECT control_seq FROM control_commands').pluck().get() as number) > 1_003, 'the sequence skipped past the other tool\'s');
+  t.regex(
+    result?.stdout ?? '',
+    new RegExp(
+      `box ${moduleId}: REVOKE failed \\(REVOCATION_FULL: the box's revocation list is full; nothing changed on the box; 2 sends\\)`,
+    ),
+  );
+  t.like(app.ctx.db.prepare('SELECT state, replays, attempts, last_status FROM control_commands').get(), {
+    state: 'failed',
+    replays: 1,
+    attempts: 2,
+    last_status: 'REVOCATION_FULL',
+  });
+  t.true(
+    (app.ctx.db.prepare('SELECT control_seq FROM control_commands').pluck().get() as number) > 1_003,
+    "the sequence skipped past the other tool's",
+  );
 });

@@ -6,7 +6,12 @@
 // signed is valid, on the fake clock. A box added meanwhile gets its keys
 // from its provisioning file and needs no SET_ISSUER.
 import test from 'ava';
-import { refuseSetAccessSealed, rotateIssuer, scheduleDueDrops, setAccessSigned } from '../../api/control/operations.js';
+import {
+  refuseSetAccessSealed,
+  rotateIssuer,
+  scheduleDueDrops,
+  setAccessSigned,
+} from '../../api/control/operations.js';
 import { parseResponse, signAccessCommand, statusName } from '../../firmware-protocol/index.js';
 import type { SimulatedBox } from '../../simulator/simulated-box.js';
 import { loggedIn, me, testApp, type TestApp } from '../helpers/api-app.js';
@@ -16,7 +21,12 @@ import { addParking, controlApp, provisioningOf, pumpUntil, startBox, statesOf }
 /** An ACCESS_SIGNED of key 77, valid around now, for these boxes, signed by `privateKeyHex`. */
 function signedFrame(app: TestApp, parkingId: number, moduleIds: number[], privateKeyHex: string, keyId = 77): Buffer {
   const now = Math.floor(app.clock.now() / 1000);
-  return signAccessCommand({ privateKey: Buffer.from(privateKeyHex, 'hex'), keyId, scope: parkingId, body: { notBefore: now - 60, notAfter: now + 3_600, maxEntries: 50, maxExits: 50, moduleIds } });
+  return signAccessCommand({
+    privateKey: Buffer.from(privateKeyHex, 'hex'),
+    keyId,
+    scope: parkingId,
+    body: { notBefore: now - 60, notAfter: now + 3_600, maxEntries: 50, maxExits: 50, moduleIds },
+  });
 }
 
 async function statusOf(box: SimulatedBox, command: Buffer): Promise<string | undefined> {
@@ -47,7 +57,13 @@ test('set-access signed: the parking switches only once every box answered OK; t
   const exit = await startBox(t, app, exitId);
   await pumpUntil(app.clock, () => parkingOf(app, parking.id).access_mode === 'signed', 'the switch');
   const signed = parkingOf(app, parking.id);
-  t.like(signed, { issuer_public_key: next, issuer_next_public_key: null, issuer_next_private_key: null, issuer_previous_public_key: null, parking_key: parkingKey });
+  t.like(signed, {
+    issuer_public_key: next,
+    issuer_next_public_key: null,
+    issuer_next_private_key: null,
+    issuer_previous_public_key: null,
+    parking_key: parkingKey,
+  });
   t.deepEqual(statesOf(app, started.operation), { [entranceId]: 'done', [exitId]: 'done' });
   const frame = signedFrame(app, parking.id, parking.moduleIds, signed.issuer_private_key ?? '');
   t.is(await statusOf(entrance.box, frame), 'OK');
@@ -59,17 +75,25 @@ test('set-access --force switches at once; refusals: to the mode it has, twice u
   const parking = seedParking(app);
   const forced = setAccessSigned(app.ctx.db, parking.id, { force: true }, app.clock.now(), 'test');
   t.like(forced, { access_mode: 'signed', pending: 2 });
-  t.throws(() => setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test'), { message: `parking ${parking.id} is already signed` });
+  t.throws(() => setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test'), {
+    message: `parking ${parking.id} is already signed`,
+  });
 
   const other = seedParking(app);
   setAccessSigned(app.ctx.db, other.id, { force: false }, app.clock.now(), 'test');
-  t.throws(() => setAccessSigned(app.ctx.db, other.id, { force: false }, app.clock.now(), 'test'), { message: /already moving to signed/ });
+  t.throws(() => setAccessSigned(app.ctx.db, other.id, { force: false }, app.clock.now(), 'test'), {
+    message: /already moving to signed/,
+  });
   t.throws(() => rotateIssuer(app.ctx.db, other.id, app.clock.now(), 'test'), { message: /still moving to signed/ });
   t.throws(() => refuseSetAccessSealed(app.ctx.db, other.id), { message: /is sealed|already sealed/ });
   t.throws(() => refuseSetAccessSealed(app.ctx.db, parking.id), { message: /going back to sealed/ });
   const late = setAccessSigned(app.ctx.db, other.id, { force: true }, app.clock.now(), 'test');
   t.is(late.access_mode, 'signed', '--force switches one under way');
-  t.is(app.ctx.db.prepare('SELECT count(*) FROM control_commands WHERE parking_id = ?').pluck().get(other.id), 2, 'nothing queued twice');
+  t.is(
+    app.ctx.db.prepare('SELECT count(*) FROM control_commands WHERE parking_id = ?').pluck().get(other.id),
+    2,
+    'nothing queued twice',
+  );
 });
 
 test('rotate-issuer: (new, current) to every box, sign with the new key, then (new, none) once no key signed by the old one is valid', async (t) => {
@@ -84,16 +108,36 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
   const userId = (await me(app, `Bearer ${token}`)).json<{ id: number }>().id;
   const endTime = app.clock.now() + 10 * 60_000;
   app.ctx.db
-    .prepare("INSERT INTO smart_keys (user_id, parking_id, type, purpose, access_command, module_ids, start_time, end_time, created_at, signed_by) VALUES (?, ?, 'session_access', 'session', x'', ?, ?, ?, ?, ?)")
-    .run(userId, parking.id, JSON.stringify(parking.moduleIds), app.clock.now(), endTime, app.clock.now(), old.issuer_public_key);
+    .prepare(
+      "INSERT INTO smart_keys (user_id, parking_id, type, purpose, access_command, module_ids, start_time, end_time, created_at, signed_by) VALUES (?, ?, 'session_access', 'session', x'', ?, ?, ?, ?, ?)",
+    )
+    .run(
+      userId,
+      parking.id,
+      JSON.stringify(parking.moduleIds),
+      app.clock.now(),
+      endTime,
+      app.clock.now(),
+      old.issuer_public_key,
+    );
 
-  t.throws(() => rotateIssuer(app.ctx.db, 99_999, app.clock.now(), 'test'), { message: 'no secured parking with id 99999' });
+  t.throws(() => rotateIssuer(app.ctx.db, 99_999, app.clock.now(), 'test'), {
+    message: 'no secured parking with id 99999',
+  });
   const started = rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test');
-  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), { message: /rotation of parking \d+ is under way/ });
+  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), {
+    message: /rotation of parking \d+ is under way/,
+  });
   const next = parkingOf(app, parking.id).issuer_next_public_key ?? '';
   // A box added during the rotation: its provisioning file holds (new, current); it gets no SET_ISSUER.
   const added = addParkingBox(app, parking.id);
-  t.deepEqual([provisioningOf(app, added).issuerKey?.toString('hex'), provisioningOf(app, added).issuerKeyPrevious?.toString('hex')], [next, old.issuer_public_key]);
+  t.deepEqual(
+    [
+      provisioningOf(app, added).issuerKey?.toString('hex'),
+      provisioningOf(app, added).issuerKeyPrevious?.toString('hex'),
+    ],
+    [next, old.issuer_public_key],
+  );
   const late = await startBox(t, app, added);
 
   await pumpUntil(app.clock, () => parkingOf(app, parking.id).issuer_public_key === next, 'signing with the new key');
@@ -102,18 +146,33 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
   t.like(rotated, { issuer_previous_public_key: old.issuer_public_key, issuer_next_public_key: null });
   const newPrivate = rotated.issuer_private_key ?? '';
   for (const box of [entrance.box, late.box]) {
-    t.is(await statusOf(box, signedFrame(app, parking.id, [box.moduleId], oldPrivate, 80)), 'OK', 'the old key still opens: its keys are valid');
+    t.is(
+      await statusOf(box, signedFrame(app, parking.id, [box.moduleId], oldPrivate, 80)),
+      'OK',
+      'the old key still opens: its keys are valid',
+    );
     t.is(await statusOf(box, signedFrame(app, parking.id, [box.moduleId], newPrivate, 81)), 'OK');
   }
-  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), { message: /last rotation of parking \d+ is not finished/ });
+  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), {
+    message: /last rotation of parking \d+ is not finished/,
+  });
 
   // Polls before the old key's last smart key expires (+ skew) queue nothing.
   for (let step = 0; step < 5; step++) app.clock.advance(1_000);
   t.is(app.ctx.db.prepare("SELECT count(*) FROM control_commands WHERE purpose = 'rotate_drop'").pluck().get(), 0);
   app.clock.advanceTo(endTime + 120_000 + 1);
-  await pumpUntil(app.clock, () => parkingOf(app, parking.id).issuer_previous_public_key === null, 'the previous key dropped');
-  const drops = app.ctx.db.prepare("SELECT module_id, state, body FROM control_commands WHERE purpose = 'rotate_drop' ORDER BY module_id").all() as { module_id: number; state: string; body: string }[];
-  t.deepEqual(drops.map((drop) => [drop.module_id, drop.state, JSON.parse(drop.body) as unknown]), [entranceId, added].map((moduleId) => [moduleId, 'done', { issuer_key: next, issuer_key_previous: null }]));
+  await pumpUntil(
+    app.clock,
+    () => parkingOf(app, parking.id).issuer_previous_public_key === null,
+    'the previous key dropped',
+  );
+  const drops = app.ctx.db
+    .prepare("SELECT module_id, state, body FROM control_commands WHERE purpose = 'rotate_drop' ORDER BY module_id")
+    .all() as { module_id: number; state: string; body: string }[];
+  t.deepEqual(
+    drops.map((drop) => [drop.module_id, drop.state, JSON.parse(drop.body) as unknown]),
+    [entranceId, added].map((moduleId) => [moduleId, 'done', { issuer_key: next, issuer_key_previous: null }]),
+  );
   for (const box of [entrance.box, late.box]) {
     t.is(await statusOf(box, signedFrame(app, parking.id, [box.moduleId], oldPrivate, 82)), 'AUTH_FAILED');
     t.is(await statusOf(box, signedFrame(app, parking.id, [box.moduleId], newPrivate, 83)), 'OK');
@@ -132,13 +191,18 @@ function addParkingBox(app: TestApp, parkingId: number): number {
 test('rotate-issuer on a sealed parking is refused in one line', async (t) => {
   const app = await testApp(t);
   const parking = seedParking(app);
-  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), { message: `parking ${parking.id} is sealed: it has no issuer key to rotate (set-access --access signed first)` });
+  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), {
+    message: `parking ${parking.id} is sealed: it has no issuer key to rotate (set-access --access signed first)`,
+  });
 });
 
 test('a parking without boxes: set-access and a rotation take effect at once, and its previous key is dropped on the next poll', async (t) => {
   const app = await testApp(t);
   const parking = seedParking(app, { boxes: [] });
-  t.like(setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test'), { access_mode: 'signed', deliveries: [] });
+  t.like(setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test'), {
+    access_mode: 'signed',
+    deliveries: [],
+  });
   const first = parkingOf(app, parking.id).issuer_public_key;
   rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test');
   const rotated = parkingOf(app, parking.id);

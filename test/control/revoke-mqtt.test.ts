@@ -17,14 +17,21 @@ import { loggedIn, tempDir } from '../helpers/api-app.js';
 import { addParking, controlApp, pumpUntil, startBox, statesOf } from './bench.js';
 import type { TestApp } from '../helpers/api-app.js';
 
-async function sessionKey(app: TestApp, parkingId: number, token?: string): Promise<{ id: number; command: Buffer; token: string }> {
+async function sessionKey(
+  app: TestApp,
+  parkingId: number,
+  token?: string,
+): Promise<{ id: number; command: Buffer; token: string }> {
   const accessToken = token ?? (await anotherDriver(app)).accessToken;
   const created = await createSession(app, accessToken, { parking_session: { secured_parking_id: parkingId } });
   const key = created.json<{ smart_key: { id: number; access_command: string } }>().smart_key;
   return { id: key.id, command: Buffer.from(key.access_command, 'base64'), token: accessToken };
 }
 
-async function statusOf(box: { handleCommand(command: Uint8Array): Promise<Buffer | null> }, command: Buffer): Promise<string | undefined> {
+async function statusOf(
+  box: { handleCommand(command: Uint8Array): Promise<Buffer | null> },
+  command: Buffer,
+): Promise<string | undefined> {
   const response = await box.handleCommand(command);
   return response === null ? undefined : statusName(parseResponse(response).status);
 }
@@ -40,7 +47,9 @@ test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answe
 
   const result = revokeSmartKey(app.ctx.db, revoked.id, app.clock.now(), 'test');
   await pumpUntil(app.clock, () => operationReport(app.ctx.db, result.operation).done === 2, 'both REVOKEs done');
-  const rows = app.ctx.db.prepare('SELECT module_id, last_status, control_seq, attempts FROM control_commands ORDER BY module_id').all();
+  const rows = app.ctx.db
+    .prepare('SELECT module_id, last_status, control_seq, attempts FROM control_commands ORDER BY module_id')
+    .all();
   t.deepEqual(rows, [
     { module_id: entranceId, last_status: 'OK', control_seq: 1, attempts: 1 },
     { module_id: exitId, last_status: 'OK', control_seq: 1, attempts: 1 },
@@ -70,14 +79,22 @@ test('an offline box keeps its REVOKE pending through an API restart and gets it
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   t.deepEqual(statesOf(first, result.operation), { [moduleId]: 'pending' });
-  t.is(first.ctx.db.prepare('SELECT attempts FROM control_commands').pluck().get(), 0, 'nothing sent to a box known offline');
+  t.is(
+    first.ctx.db.prepare('SELECT attempts FROM control_commands').pluck().get(),
+    0,
+    'nothing sent to a box known offline',
+  );
   await first.app.close();
 
   const second = await controlApp(t, { dir });
   const box = running.box;
   t.deepEqual(statesOf(second, result.operation), { [moduleId]: 'pending' }, 'the restart lost nothing');
   await startBox(t, second, moduleId, box);
-  await pumpUntil(second.clock, () => statesOf(second, result.operation)[moduleId] === 'done', 'the REVOKE delivered once the box is online');
+  await pumpUntil(
+    second.clock,
+    () => statesOf(second, result.operation)[moduleId] === 'done',
+    'the REVOKE delivered once the box is online',
+  );
   t.true(box.state.revocations.has(key.id));
 });
 
@@ -92,11 +109,27 @@ test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, f
   if (key === undefined || key.session_id === null) throw new Error('no key');
   const ids = [first.id];
   for (let index = 0; index < 64; index++) {
-    ids.push(app.ctx.smartKeys.insert({ userId: key.user_id, parkingId: parking.id, sessionId: key.session_id, description: 'more', purpose: 'session', moduleIds: [moduleId], startTime: key.start_time, endTime: key.end_time }, app.clock.now()));
+    ids.push(
+      app.ctx.smartKeys.insert(
+        {
+          userId: key.user_id,
+          parkingId: parking.id,
+          sessionId: key.session_id,
+          description: 'more',
+          purpose: 'session',
+          moduleIds: [moduleId],
+          startTime: key.start_time,
+          endTime: key.end_time,
+        },
+        app.clock.now(),
+      ),
+    );
   }
   const operations = ids.map((id) => revokeSmartKey(app.ctx.db, id, app.clock.now(), 'test').operation);
   const last = operations.at(-1) ?? '';
-  await pumpUntil(app.clock, () => operationReport(app.ctx.db, last).pending === 0, 'every REVOKE answered', { maxSteps: 400 });
+  await pumpUntil(app.clock, () => operationReport(app.ctx.db, last).pending === 0, 'every REVOKE answered', {
+    maxSteps: 400,
+  });
   t.is(operations.slice(0, 64).filter((operation) => operationReport(app.ctx.db, operation).done === 1).length, 64);
   const report = operationReport(app.ctx.db, last);
   t.like(report, { done: 0, pending: 0, failed: 1 });
@@ -116,21 +149,45 @@ test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at
   const boxKey = Buffer.from(app.ctx.boxes.findByModuleId(moduleId)?.box_key ?? '', 'hex');
   // A box on MQTT that knows only version 1: kind and key_id 0 in its answer (docs/protocol.md, step 2).
   const topics = new Topics();
-  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', { username: `box-${moduleId}`, password: `pw-${moduleId}`, reconnectPeriod: 0 });
+  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {
+    username: `box-${moduleId}`,
+    password: `pw-${moduleId}`,
+    reconnectPeriod: 0,
+  });
   t.teardown(() => client.endAsync(true));
   let commands = 0;
   client.on('message', (_topic, payload) => {
     commands++;
     const { message, frame } = parseCommandMessage(payload);
-    const response = boxAnswer({ moduleId, direction: 'entrance', macAddress: '', boxKey }, frame, { status: Status.MALFORMED, kind: 0, keyId: 0, remaining: 0xff });
-    client.publish(topics.box(moduleId, 'response'), JSON.stringify({ command: message.command, response: response.toString('base64'), received_at: new Date().toISOString(), via: 'mqtt', context: message.context ?? {} }), { qos: 1 }, () => undefined);
+    const response = boxAnswer({ moduleId, direction: 'entrance', macAddress: '', boxKey }, frame, {
+      status: Status.MALFORMED,
+      kind: 0,
+      keyId: 0,
+      remaining: 0xff,
+    });
+    client.publish(
+      topics.box(moduleId, 'response'),
+      JSON.stringify({
+        command: message.command,
+        response: response.toString('base64'),
+        received_at: new Date().toISOString(),
+        via: 'mqtt',
+        context: message.context ?? {},
+      }),
+      { qos: 1 },
+      () => undefined,
+    );
   });
   await client.subscribeAsync(topics.box(moduleId, 'command'), { qos: 1 });
   await client.publishAsync(topics.box(moduleId, 'availability'), 'online', { retain: true });
   const key = await sessionKey(app, parking.id);
   const result = revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
   await pumpUntil(app.clock, () => operationReport(app.ctx.db, result.operation).pending === 0, 'the REVOKE settled');
-  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], { state: 'failed', last_status: 'MALFORMED', attempts: 1 });
+  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], {
+    state: 'failed',
+    last_status: 'MALFORMED',
+    attempts: 1,
+  });
   for (let step = 0; step < 10; step++) app.clock.advance(1_000);
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.is(commands, 1, 'sent once');
@@ -141,7 +198,11 @@ test('a box online but silent: the REVOKE stays pending, sent again with a growi
   const parking = addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const topics = new Topics();
-  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', { username: `box-${moduleId}`, password: `pw-${moduleId}`, reconnectPeriod: 0 });
+  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {
+    username: `box-${moduleId}`,
+    password: `pw-${moduleId}`,
+    reconnectPeriod: 0,
+  });
   t.teardown(() => client.endAsync(true));
   const sentAt: number[] = [];
   client.on('message', () => sentAt.push(app.clock.now()));
@@ -154,7 +215,10 @@ test('a box online but silent: the REVOKE stays pending, sent again with a growi
     app.clock.advance(500);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], { state: 'pending', last_error: 'no answer in time' });
+  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], {
+    state: 'pending',
+    last_error: 'no answer in time',
+  });
   // 60 s: sends at about 0, 3, 6, 10, 17, 29, 55 s (2 s answer timeout, then 1, 2, 4, 8, 16, 32 s ± 20 %).
   t.true(sentAt.length >= 5 && sentAt.length <= 8, `${sentAt.length} sends in 60 s`);
   const gaps = sentAt.slice(1).map((at, index) => at - (sentAt[index] ?? 0));

@@ -24,11 +24,24 @@ test('a revoked key: open answers 403 smart_key_revoked, GET shows revoked_at, a
 
   const result = revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
   t.true(result.newly_revoked);
-  t.deepEqual(result.deliveries.map((delivery) => [delivery.module_id, delivery.kind, delivery.state]), parking.boxes.map((box) => [box.moduleId, 'REVOKE', 'pending']));
+  t.deepEqual(
+    result.deliveries.map((delivery) => [delivery.module_id, delivery.kind, delivery.state]),
+    parking.boxes.map((box) => [box.moduleId, 'REVOKE', 'pending']),
+  );
   const bodies = app.ctx.db.prepare('SELECT body FROM control_commands ORDER BY id').pluck().all() as string[];
-  t.deepEqual(bodies.map((body) => JSON.parse(body) as unknown), parking.boxes.map(() => ({ entries: [{ key_id: key.id, until: Math.floor((app.ctx.smartKeys.findById(key.id)?.end_time ?? 0) / 1000) }] })));
+  t.deepEqual(
+    bodies.map((body) => JSON.parse(body) as unknown),
+    parking.boxes.map(() => ({
+      entries: [{ key_id: key.id, until: Math.floor((app.ctx.smartKeys.findById(key.id)?.end_time ?? 0) / 1000) }],
+    })),
+  );
 
-  const open = await app.app.inject({ method: 'POST', url: `/api/car_driver/smart_keys/${key.id}/open`, headers: { authorization: `Bearer ${token}` }, payload: { module_id: parking.entrance.moduleId } });
+  const open = await app.app.inject({
+    method: 'POST',
+    url: `/api/car_driver/smart_keys/${key.id}/open`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: { module_id: parking.entrance.moduleId },
+  });
   t.is(open.statusCode, 403, open.body);
   t.is(errorBody(t, open).error, 'smart_key_revoked');
 
@@ -46,7 +59,18 @@ test('a verified OK of a revoked key at the entrance is stored but the session s
   revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
   const command = Buffer.from(key.access_command, 'base64');
   const userId = (await me(app, `Bearer ${token}`)).json<{ id: number }>().id;
-  const posted = await postBoxLogs(app, token, { box_logs: [boxLog({ foUserId: userId, smartKeyId: key.id, box: parking.entrance, parkingId: parking.id, command, response: boxAnswer(parking.entrance, command) })] });
+  const posted = await postBoxLogs(app, token, {
+    box_logs: [
+      boxLog({
+        foUserId: userId,
+        smartKeyId: key.id,
+        box: parking.entrance,
+        parkingId: parking.id,
+        command,
+        response: boxAnswer(parking.entrance, command),
+      }),
+    ],
+  });
   t.is(posted.statusCode, 201, posted.body);
   t.like(posted.json<{ box_logs: { verified: boolean }[] }>().box_logs[0], { verified: true });
   t.is(app.ctx.sessions.findById(sessionId)?.state, 'entering');

@@ -11,7 +11,17 @@ import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
-import { addMqttClient, benchApp, boxLogs, httpDriver, openSession, provisioningFile, responsesOf, topics, watchingOperator } from '../helpers/mqtt-bench.js';
+import {
+  addMqttClient,
+  benchApp,
+  boxLogs,
+  httpDriver,
+  openSession,
+  provisioningFile,
+  responsesOf,
+  topics,
+  watchingOperator,
+} from '../helpers/mqtt-bench.js';
 import { waitFor } from '../helpers/wait.js';
 
 test('an access command reaches a BLE box through the gateway; its answer, via ble, makes the session active', async (t) => {
@@ -20,7 +30,10 @@ test('an access command reaches a BLE box through the gateway; its answer, via b
   const box = app.parking.entrance;
 
   const radio = new VirtualRadio();
-  const simulated = await SimulatedBox.start({ clock: app.clock, provisioning: parseProvisioning(provisioningFile(app, box.moduleId).file) });
+  const simulated = await SimulatedBox.start({
+    clock: app.clock,
+    provisioning: parseProvisioning(provisioningFile(app, box.moduleId).file),
+  });
   const peripheral = new BoxBlePeripheral(simulated);
   radio.add(peripheral);
   const bindings = radio.createBindings();
@@ -38,13 +51,25 @@ test('an access command reaches a BLE box through the gateway; its answer, via b
     peripheral.detach();
     await simulated.stop();
   });
-  const { client: operator, seen } = await watchingOperator(t, url, addMqttClient(app, 'operator', 'op-ble-e2e', 'operator-password'));
+  const { client: operator, seen } = await watchingOperator(
+    t,
+    url,
+    addMqttClient(app, 'operator', 'op-ble-e2e', 'operator-password'),
+  );
   await gateway.start();
-  await waitFor(() => seen.some((message) => message.topic === topics.box(box.moduleId, 'availability') && message.payload === 'online'), 'the box discovered over BLE and online');
+  await waitFor(
+    () =>
+      seen.some(
+        (message) => message.topic === topics.box(box.moduleId, 'availability') && message.payload === 'online',
+      ),
+    'the box discovered over BLE and online',
+  );
 
   const driver = await httpDriver(app);
   const session = await openSession(driver, app.parking.id);
-  await operator.publishAsync(topics.box(box.moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), { qos: 1 });
+  await operator.publishAsync(topics.box(box.moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), {
+    qos: 1,
+  });
   await waitFor(() => responsesOf(seen, box.moduleId).length === 1, 'the response message', 10_000);
   t.is(responsesOf(seen, box.moduleId)[0]?.via, 'ble');
   t.is(simulated.barrier.state, 'opening');

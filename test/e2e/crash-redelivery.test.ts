@@ -28,10 +28,23 @@ test('SIGKILL of the API mid-stream, then a restart: every response stored once,
   const box = new BoxRepository(fixture.db).findByModuleId(MODULE_ID);
   const parking = new ParkingRepository(fixture.db).findById(fixture.parkingId);
   if (box === undefined || parking === undefined) throw new Error('fixture without its box');
-  const provisioning = parseProvisioning({ module_id: MODULE_ID, parking_id: parking.id, direction: box.direction, mac_address: box.mac_address, parking_key: parking.parking_key, box_key: box.box_key });
+  const provisioning = parseProvisioning({
+    module_id: MODULE_ID,
+    parking_id: parking.id,
+    direction: box.direction,
+    mac_address: box.mac_address,
+    parking_key: parking.parking_key,
+    box_key: box.box_key,
+  });
   const responses = await makeVerifiedResponses(provisioning, COUNT);
 
-  const env = { DATABASE_PATH: fixture.databasePath, HOST: '127.0.0.1', PORT: String(await freePort()), MQTT_PORT: String(await freePort()), LOG_LEVEL: 'info' };
+  const env = {
+    DATABASE_PATH: fixture.databasePath,
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    MQTT_PORT: String(await freePort()),
+    LOG_LEVEL: 'info',
+  };
   const startApi = async (): Promise<CliProcess> => {
     const api = startCli(t, ['api'], env);
     await api.waitForLine(/MQTT broker listening/);
@@ -81,14 +94,26 @@ test('SIGKILL of the API mid-stream, then a restart: every response stored once,
   t.true(acknowledged < COUNT, 'the stream was still going when the API died');
   api = await startApi();
   let deadline: NodeJS.Timeout | undefined;
-  await Promise.race([stream, new Promise((_, reject) => (deadline = setTimeout(() => reject(new Error(`only ${acknowledged}/${COUNT} acknowledged after the restart`)), 20_000)))]);
+  await Promise.race([
+    stream,
+    new Promise(
+      (_, reject) =>
+        (deadline = setTimeout(
+          () => reject(new Error(`only ${acknowledged}/${COUNT} acknowledged after the restart`)),
+          20_000,
+        )),
+    ),
+  ]);
   clearTimeout(deadline);
 
   t.is(acknowledgedAtKill, KILL_AFTER);
   t.is(acknowledged, COUNT);
   t.log(`${sent} publishes sent for ${COUNT} responses`);
   t.true(sent > COUNT, 'publishes in flight at the kill were sent again');
-  const stored = fixture.db.prepare('SELECT box_seq FROM box_logs WHERE equipment_id = ? AND verified = 1').pluck().all(MODULE_ID) as number[];
+  const stored = fixture.db
+    .prepare('SELECT box_seq FROM box_logs WHERE equipment_id = ? AND verified = 1')
+    .pluck()
+    .all(MODULE_ID) as number[];
   t.is(stored.length, COUNT, 'one verified box log per response');
   t.deepEqual(
     [...stored].sort((a, b) => a - b),

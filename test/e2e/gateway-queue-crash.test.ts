@@ -33,7 +33,11 @@ const RESPONSES = 10;
 
 /** Request ids of the response messages in these publishes. */
 function requestIds(packets: readonly PublishPacket[]): Set<string> {
-  return new Set(packets.map((packet) => (JSON.parse(packet.payload.toString()) as { context: { request_id: string } }).context.request_id));
+  return new Set(
+    packets.map(
+      (packet) => (JSON.parse(packet.payload.toString()) as { context: { request_id: string } }).context.request_id,
+    ),
+  );
 }
 
 function queuedInFile(path: string): number {
@@ -50,7 +54,18 @@ test('responses queued while the broker was down survive a SIGKILL between their
   const boxFile = join(dir, 'box.json');
   writeFileSync(
     boxFile,
-    JSON.stringify({ module_id: MODULE_ID, parking_id: 7, direction: 'entrance', mac_address: '00:07:80:AA:BB:01', parking_key: parkingKey.toString('hex'), parking_key_next: null, box_key: randomBytes(16).toString('hex'), skew_seconds: 120, min_battery_mv: 3_300, mqtt: null }),
+    JSON.stringify({
+      module_id: MODULE_ID,
+      parking_id: 7,
+      direction: 'entrance',
+      mac_address: '00:07:80:AA:BB:01',
+      parking_key: parkingKey.toString('hex'),
+      parking_key_next: null,
+      box_key: randomBytes(16).toString('hex'),
+      skew_seconds: 120,
+      min_battery_mv: 3_300,
+      mqtt: null,
+    }),
   );
   const queueFile = join(dir, 'queue.json');
   const responseTopic = topics.box(MODULE_ID, 'response');
@@ -66,11 +81,33 @@ test('responses queued while the broker was down survive a SIGKILL between their
   const pair = await ptyPairForTest(t);
   const sim = startCli(t, ['sim', '--box', boxFile, '--serial', pair.a, '--memory-state', '--log-level', 'warn']);
   await sim.waitForLine(/^parkbench sim ready /);
-  const gatewayArgs = ['gateway', '--mqtt', first.url, '--username', 'gw-crash', '--password', 'x', '--serial', pair.b, '--answer-ms', '30000', '--queue-file', queueFile, '--log-level', 'warn'];
+  const gatewayArgs = [
+    'gateway',
+    '--mqtt',
+    first.url,
+    '--username',
+    'gw-crash',
+    '--password',
+    'x',
+    '--serial',
+    pair.b,
+    '--answer-ms',
+    '30000',
+    '--queue-file',
+    queueFile,
+    '--log-level',
+    'warn',
+  ];
   const gateway = startCli(t, gatewayArgs);
   await gateway.waitForLine(/^parkbench gateway ready /);
   const operator = await mqtt.connectAsync(first.url, { reconnectPeriod: 0 });
-  const online = new Promise<void>((resolve) => operator.on('message', (topic, payload) => topic === topics.box(MODULE_ID, 'availability') && payload.toString() === 'online' && resolve()));
+  const online = new Promise<void>((resolve) =>
+    operator.on(
+      'message',
+      (topic, payload) =>
+        topic === topics.box(MODULE_ID, 'availability') && payload.toString() === 'online' && resolve(),
+    ),
+  );
   await operator.subscribeAsync(topics.box(MODULE_ID, 'availability'), { qos: 1 });
   await online; // the gateway reached the box and subscribed to its commands
 
@@ -83,8 +120,18 @@ test('responses queued while the broker was down survive a SIGKILL between their
   });
   const now = Math.floor(Date.now() / 1000);
   for (let index = 0; index < RESPONSES; index++) {
-    const command = sealCommand({ kind: FrameKind.ACCESS, key: parkingKey, keyId: 100 + index, scope: 7, body: { notBefore: now - 60, notAfter: now + 3_600, maxEntries: 9, maxExits: 9, moduleIds: [MODULE_ID] } });
-    await operator.publishAsync(topics.box(MODULE_ID, 'command'), JSON.stringify({ command: command.toString('base64'), context: { request_id: `r-${index}` } }), { qos: 1 });
+    const command = sealCommand({
+      kind: FrameKind.ACCESS,
+      key: parkingKey,
+      keyId: 100 + index,
+      scope: 7,
+      body: { notBefore: now - 60, notAfter: now + 3_600, maxEntries: 9, maxExits: 9, moduleIds: [MODULE_ID] },
+    });
+    await operator.publishAsync(
+      topics.box(MODULE_ID, 'command'),
+      JSON.stringify({ command: command.toString('base64'), context: { request_id: `r-${index}` } }),
+      { qos: 1 },
+    );
   }
   await waitFor(() => commandsTaken === RESPONSES, 'the gateway to take every command', 10_000);
   await operator.endAsync(true);
@@ -96,9 +143,19 @@ test('responses queued while the broker was down survive a SIGKILL between their
 
   // 4. The broker comes back but holds every response publish: no PUBACK.
   const held: PublishPacket[] = [];
-  const holding = await startBroker({ authorizePublish: (_client, packet, callback) => (packet.topic === responseTopic ? held.push(packet) : callback(null)) }, port);
+  const holding = await startBroker(
+    {
+      authorizePublish: (_client, packet, callback) =>
+        packet.topic === responseTopic ? held.push(packet) : callback(null),
+    },
+    port,
+  );
   brokers.push(holding);
-  await waitFor(() => requestIds(held).size === RESPONSES, 'the gateway to publish its whole queue to the broker that came back', 20_000);
+  await waitFor(
+    () => requestIds(held).size === RESPONSES,
+    'the gateway to publish its whole queue to the broker that came back',
+    20_000,
+  );
   // A slow broker's PUBACK delay, on the real clock (the gateway's, in
   // another process, cannot be stepped): the gateway does all it does
   // before a PUBACK comes. aedes handles nothing more of this client while
@@ -119,8 +176,14 @@ test('responses queued while the broker was down survive a SIGKILL between their
   });
   const restarted = startCli(t, gatewayArgs);
   await restarted.waitForLine(/^parkbench gateway ready /);
-  await waitFor(() => requestIds(delivered).size === RESPONSES, `${RESPONSES} responses delivered after the restart`, 5_000).catch(() => undefined);
-  t.log(`in flight at the SIGKILL: ${inFlight}; delivered after the restart: ${requestIds(delivered).size} of ${RESPONSES} (${delivered.length} publishes)`);
+  await waitFor(
+    () => requestIds(delivered).size === RESPONSES,
+    `${RESPONSES} responses delivered after the restart`,
+    5_000,
+  ).catch(() => undefined);
+  t.log(
+    `in flight at the SIGKILL: ${inFlight}; delivered after the restart: ${requestIds(delivered).size} of ${RESPONSES} (${delivered.length} publishes)`,
+  );
   t.is(requestIds(delivered).size, RESPONSES, 'every response delivered after the restart');
   await waitFor(() => queuedInFile(queueFile) === 0, 'the queue file emptied once the broker took them all', 5_000);
 });

@@ -7,7 +7,17 @@
 import avaTest from 'ava';
 import { Gateway } from '../../gateway/gateway.js';
 import { startCli } from '../helpers/cli-process.js';
-import { addMqttClient, benchApp, boxLogs, httpDriver, openSession, provisioningFile, responsesOf, topics, watchingOperator } from '../helpers/mqtt-bench.js';
+import {
+  addMqttClient,
+  benchApp,
+  boxLogs,
+  httpDriver,
+  openSession,
+  provisioningFile,
+  responsesOf,
+  topics,
+  watchingOperator,
+} from '../helpers/mqtt-bench.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { waitFor } from '../helpers/wait.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -27,27 +37,64 @@ test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty
   await sim.waitForLine(/^parkbench sim ready /);
 
   // The gateway on the other end, logged in with an account of its own.
-  const gateway = new Gateway({ mqtt: { url, ...addMqttClient(app, 'gateway', 'gw-e2e', 'gateway-password') }, topics, clock: app.clock, serial: [{ path: pair.b, baudRate: 115_200 }], answerTimeoutMs: 5_000 });
+  const gateway = new Gateway({
+    mqtt: { url, ...addMqttClient(app, 'gateway', 'gw-e2e', 'gateway-password') },
+    topics,
+    clock: app.clock,
+    serial: [{ path: pair.b, baudRate: 115_200 }],
+    answerTimeoutMs: 5_000,
+  });
   t.teardown(() => gateway.stop());
   await gateway.start();
-  await waitFor(() => gateway.boxes.some((entry) => entry.moduleId === box.moduleId && entry.via === 'serial'), 'the box named by its status report', 10_000);
+  await waitFor(
+    () => gateway.boxes.some((entry) => entry.moduleId === box.moduleId && entry.via === 'serial'),
+    'the box named by its status report',
+    10_000,
+  );
 
   const driver = await httpDriver(app);
   const session = await openSession(driver, app.parking.id);
   t.is(session.state, 'entering');
-  const { client: operator, seen } = await watchingOperator(t, url, addMqttClient(app, 'operator', 'op-e2e', 'operator-password'));
+  const { client: operator, seen } = await watchingOperator(
+    t,
+    url,
+    addMqttClient(app, 'operator', 'op-e2e', 'operator-password'),
+  );
   // The gateway subscribes to the box's command topic when it names the box, then says the box is online.
-  await waitFor(() => seen.some((message) => message.topic === topics.box(box.moduleId, 'availability') && message.payload === 'online'), 'the box online');
-  await operator.publishAsync(topics.box(box.moduleId, 'command'), JSON.stringify({ command: session.accessCommand, context: { request_id: 'e2e-1' } }), { qos: 1 });
+  await waitFor(
+    () =>
+      seen.some(
+        (message) => message.topic === topics.box(box.moduleId, 'availability') && message.payload === 'online',
+      ),
+    'the box online',
+  );
+  await operator.publishAsync(
+    topics.box(box.moduleId, 'command'),
+    JSON.stringify({ command: session.accessCommand, context: { request_id: 'e2e-1' } }),
+    { qos: 1 },
+  );
 
   await waitFor(() => responsesOf(seen, box.moduleId).length === 1, 'the response message', 10_000);
   t.like(responsesOf(seen, box.moduleId)[0], { via: 'serial', context: { request_id: 'e2e-1' } });
-  await waitFor(() => seen.some((message) => message.topic === topics.box(box.moduleId, 'state') && /"barrier":"(opening|open)"/.test(message.payload)), 'the barrier opening on the state topic');
+  await waitFor(
+    () =>
+      seen.some(
+        (message) =>
+          message.topic === topics.box(box.moduleId, 'state') && /"barrier":"(opening|open)"/.test(message.payload),
+      ),
+    'the barrier opening on the state topic',
+  );
 
   // The broker passes a response on only once its box log is committed: it is there already.
   const logs = boxLogs(app);
   t.is(logs.length, 1);
-  t.like(logs[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, equipment_id: box.moduleId, type: 'in' });
+  t.like(logs[0], {
+    source: 'mqtt',
+    verified: 1,
+    smart_key_id: session.smartKeyId,
+    equipment_id: box.moduleId,
+    type: 'in',
+  });
   t.is((await driver.current()).state, 'active');
   t.is(gateway.counters.responses, 1);
 });

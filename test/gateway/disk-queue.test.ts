@@ -8,7 +8,12 @@ import { DiskPublishQueue } from '../../gateway/disk-queue.js';
 import type { QueuedPublish } from '../../lib/resilient-mqtt.js';
 import { tempDir } from '../helpers/api-app.js';
 
-const response = (n: number): QueuedPublish => ({ topic: 'parkbench/boxes/9101/response', payload: `{"n":${n}}`, qos: 1, retain: false });
+const response = (n: number): QueuedPublish => ({
+  topic: 'parkbench/boxes/9101/response',
+  payload: `{"n":${n}}`,
+  qos: 1,
+  retain: false,
+});
 const payloads = (queue: DiskPublishQueue): string[] => queue.entries().map((entry) => entry.item.payload);
 
 test('entries stay on disk while they are published, until removed', async (t) => {

@@ -4,7 +4,14 @@ import test from 'ava';
 import mqtt from 'mqtt';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { FrameKind, MAX_COMMAND_LENGTH, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
+import {
+  FrameKind,
+  MAX_COMMAND_LENGTH,
+  parseResponse,
+  sealCommand,
+  Status,
+  verifyResponse,
+} from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxBlePeripheral, DEFAULT_BLE_MTU } from '../../simulator/links/ble-link.js';
 import type { CentralConnection } from '../../simulator/ble/virtual-radio.js';
@@ -49,17 +56,34 @@ test('commands on MQTT reach a BLE box through the gateway; via is ble', async (
   operator.on('message', (topic, payload) => received.push({ topic, payload: payload.toString() }));
   await operator.subscribeAsync(`${topics.prefix}/boxes/#`, { qos: 1 });
   await gateway.start();
-  await waitFor(() => gateway.boxes.some((entry) => entry.moduleId === 9901 && entry.via === 'ble'), 'the box discovered over BLE');
+  await waitFor(
+    () => gateway.boxes.some((entry) => entry.moduleId === 9901 && entry.via === 'ble'),
+    'the box discovered over BLE',
+  );
   const command = sealCommand({
     kind: FrameKind.ACCESS,
     key: box_.parkingKey,
     keyId: 5,
     scope: 7,
-    body: { notBefore: START / 1000 - 60, notAfter: START / 1000 + 60, maxEntries: 2, maxExits: 2, moduleIds: [9901, 9902] },
+    body: {
+      notBefore: START / 1000 - 60,
+      notAfter: START / 1000 + 60,
+      maxEntries: 2,
+      maxExits: 2,
+      moduleIds: [9901, 9902],
+    },
   });
-  await operator.publishAsync(topics.box(9901, 'command'), JSON.stringify({ command: command.toString('base64'), context: { smart_key_id: 5 } }), { qos: 1 });
+  await operator.publishAsync(
+    topics.box(9901, 'command'),
+    JSON.stringify({ command: command.toString('base64'), context: { smart_key_id: 5 } }),
+    { qos: 1 },
+  );
   await waitFor(() => received.some((m) => m.topic === topics.box(9901, 'response')), 'the response');
-  const message = JSON.parse(received.find((m) => m.topic === topics.box(9901, 'response'))?.payload ?? '{}') as { response: string; via: string; context: unknown };
+  const message = JSON.parse(received.find((m) => m.topic === topics.box(9901, 'response'))?.payload ?? '{}') as {
+    response: string;
+    via: string;
+    context: unknown;
+  };
   t.is(message.via, 'ble');
   t.deepEqual(message.context, { smart_key_id: 5 });
   const response = Buffer.from(message.response, 'base64');
@@ -101,7 +125,14 @@ test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 
   t.is(DEFAULT_BLE_MTU, 23, 'the smallest ATT MTU of BLE');
   radio.add(peripheral);
   const bindings = radio.createBindings();
-  const gateway = new Gateway({ mqtt: { url: broker.url, username: 'gw-ble-2', password: 'x' }, topics, clock, serial: [], ble: { noble: await loadNoble(bindings), allow: [] }, answerTimeoutMs: 5_000 });
+  const gateway = new Gateway({
+    mqtt: { url: broker.url, username: 'gw-ble-2', password: 'x' },
+    topics,
+    clock,
+    serial: [],
+    ble: { noble: await loadNoble(bindings), allow: [] },
+    answerTimeoutMs: 5_000,
+  });
   t.teardown(async () => {
     await gateway.stop();
     bindings.close();
@@ -114,10 +145,17 @@ test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 
   operator.on('message', (topic, payload) => received.push({ topic, payload: payload.toString() }));
   await operator.subscribeAsync(topics.box(9903, 'response'), { qos: 1 });
   await gateway.start();
-  await waitFor(() => gateway.boxes.some((entry) => entry.moduleId === 9903 && entry.via === 'ble'), 'the box discovered over BLE');
+  await waitFor(
+    () => gateway.boxes.some((entry) => entry.moduleId === 9903 && entry.via === 'ble'),
+    'the box discovered over BLE',
+  );
   const command = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9903) });
   t.is(command.length, MAX_COMMAND_LENGTH);
-  await operator.publishAsync(topics.box(9903, 'command'), JSON.stringify({ command: command.toString('base64'), context: { smart_key_id: 42 } }), { qos: 1 });
+  await operator.publishAsync(
+    topics.box(9903, 'command'),
+    JSON.stringify({ command: command.toString('base64'), context: { smart_key_id: 42 } }),
+    { qos: 1 },
+  );
   await waitFor(() => received.length === 1, 'the response');
   const message = JSON.parse(received[0]?.payload ?? '{}') as { response: string; via: string };
   t.is(message.via, 'ble');

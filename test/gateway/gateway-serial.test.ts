@@ -24,7 +24,10 @@ import {
 } from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
-import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
+import type {
+  Provisioning as AnyProvisioning,
+  SealedProvisioning as Provisioning,
+} from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { Gateway } from '../../gateway/gateway.js';
@@ -50,7 +53,13 @@ function access(box: Provisioning, keyId = 42): Buffer {
     key: box.parkingKey,
     keyId,
     scope: box.parkingId,
-    body: { notBefore: START / 1000 - 60, notAfter: START / 1000 + 3_600, maxEntries: 9, maxExits: 9, moduleIds: [box.moduleId] },
+    body: {
+      notBefore: START / 1000 - 60,
+      notAfter: START / 1000 + 3_600,
+      maxEntries: 9,
+      maxExits: 9,
+      moduleIds: [box.moduleId],
+    },
   });
 }
 
@@ -80,14 +89,22 @@ async function boxOnCable(t: ExecutionContext, clock: FakeClock, path: string, b
 }
 
 async function gatewayOn(t: ExecutionContext, clock: FakeClock, url: string, serialPath: string): Promise<Gateway> {
-  const gateway = new Gateway({ mqtt: { url, username: 'gw-test', password: 'x' }, topics, clock, serial: [{ path: serialPath, baudRate: 115_200 }], answerTimeoutMs: 2_000 });
+  const gateway = new Gateway({
+    mqtt: { url, username: 'gw-test', password: 'x' },
+    topics,
+    clock,
+    serial: [{ path: serialPath, baudRate: 115_200 }],
+    answerTimeoutMs: 2_000,
+  });
   t.teardown(() => gateway.stop());
   await gateway.start();
   return gateway;
 }
 
 const responses = (received: Received[], moduleId: number) =>
-  received.filter((message) => message.topic === topics.box(moduleId, 'response')).map((message) => JSON.parse(message.payload) as Record<string, unknown>);
+  received
+    .filter((message) => message.topic === topics.box(moduleId, 'response'))
+    .map((message) => JSON.parse(message.payload) as Record<string, unknown>);
 
 test('a command published on MQTT reaches the box over serial; its response comes back with via and context', async (t) => {
   const broker = await brokerForTest(t);
@@ -98,10 +115,20 @@ test('a command published on MQTT reaches the box over serial; its response come
   const { client, received } = await operator(t, broker.url);
   const gateway = await gatewayOn(t, clock, broker.url, pair.b);
   await waitFor(() => gateway.boxes.some((box) => box.moduleId === 9801), 'the box identified by its status report');
-  await waitFor(() => received.some((m) => m.topic === topics.box(9801, 'availability') && m.payload === 'online'), 'the box online');
-  await waitFor(() => received.some((m) => m.topic === topics.gateway('gw-test', 'availability') && m.payload === 'online'), 'the gateway online');
+  await waitFor(
+    () => received.some((m) => m.topic === topics.box(9801, 'availability') && m.payload === 'online'),
+    'the box online',
+  );
+  await waitFor(
+    () => received.some((m) => m.topic === topics.gateway('gw-test', 'availability') && m.payload === 'online'),
+    'the gateway online',
+  );
   const command = access(box_);
-  await client.publishAsync(topics.box(9801, 'command'), JSON.stringify({ command: command.toString('base64'), context: { request_id: 'r-9', fo_user_id: 3 } }), { qos: 1 });
+  await client.publishAsync(
+    topics.box(9801, 'command'),
+    JSON.stringify({ command: command.toString('base64'), context: { request_id: 'r-9', fo_user_id: 3 } }),
+    { qos: 1 },
+  );
   await waitFor(() => responses(received, 9801).length === 1, 'the response');
   const message = responses(received, 9801)[0] ?? {};
   t.is(message.via, 'serial');
@@ -110,7 +137,10 @@ test('a command published on MQTT reaches the box over serial; its response come
   const response = Buffer.from(String(message.response), 'base64');
   t.true(verifyResponse(response, box_.boxKey, command));
   t.is(parseResponse(response).status, Status.OK);
-  await waitFor(() => received.some((m) => m.topic === topics.box(9801, 'state') && m.payload.includes('"barrier":"opening"')), 'the box state');
+  await waitFor(
+    () => received.some((m) => m.topic === topics.box(9801, 'state') && m.payload.includes('"barrier":"opening"')),
+    'the box state',
+  );
   clock.advance(1_000);
   await waitFor(() => received.some((m) => m.topic === topics.gateway('gw-test', 'state')), 'the gateway state');
 });
@@ -125,7 +155,9 @@ test('a box that does not answer gives a published timeout record', async (t) =>
   const { client, received } = await operator(t, broker.url);
   const gateway = await gatewayOn(t, clock, broker.url, pair.b);
   await waitFor(() => gateway.boxes.length === 1, 'the box identified');
-  await client.publishAsync(topics.box(9802, 'command'), JSON.stringify({ command: access(box_).toString('base64') }), { qos: 1 });
+  await client.publishAsync(topics.box(9802, 'command'), JSON.stringify({ command: access(box_).toString('base64') }), {
+    qos: 1,
+  });
   await waitFor(() => box.counters.commandsDropped === 1, 'the command dropped by the box');
   await clock.advanceAsync(2_000);
   await waitFor(() => responses(received, 9802).length === 1, 'the timeout record');
@@ -166,18 +198,38 @@ test('the cable pulled and plugged back: the gateway reopens the port, asks for 
   await waitFor(() => gateway.boxes.length === 1, 'the box identified');
   await first.close();
   // Each side notices the hang-up on its next write.
-  await client.publishAsync(topics.box(9804, 'command'), JSON.stringify({ command: access(box_, 1).toString('base64') }), { qos: 1 });
+  await client.publishAsync(
+    topics.box(9804, 'command'),
+    JSON.stringify({ command: access(box_, 1).toString('base64') }),
+    { qos: 1 },
+  );
   await waitFor(() => responses(received, 9804).length === 1, 'the first command answered as link_down or timeout');
   t.is(responses(received, 9804)[0]?.response, null);
   await boxSide.box.handleCommand(access(box_, 2));
-  await waitFor(() => received.some((m) => m.topic === topics.box(9804, 'availability') && m.payload === 'offline'), 'the box offline');
+  await waitFor(
+    () => received.some((m) => m.topic === topics.box(9804, 'availability') && m.payload === 'offline'),
+    'the box offline',
+  );
   const second = await startPtyPair(directory);
   t.teardown(() => second.close());
   const before = received.filter((m) => m.topic === topics.box(9804, 'availability') && m.payload === 'online').length;
   await clock.advanceAsync(120_000, 1_000);
-  await waitFor(() => received.filter((m) => m.topic === topics.box(9804, 'availability') && m.payload === 'online').length > before, 'the box online again', 10_000);
-  await client.publishAsync(topics.box(9804, 'command'), JSON.stringify({ command: access(box_, 3).toString('base64') }), { qos: 1 });
-  await waitFor(() => responses(received, 9804).some((message) => typeof message.response === 'string'), 'a response after the replug', 10_000);
+  await waitFor(
+    () =>
+      received.filter((m) => m.topic === topics.box(9804, 'availability') && m.payload === 'online').length > before,
+    'the box online again',
+    10_000,
+  );
+  await client.publishAsync(
+    topics.box(9804, 'command'),
+    JSON.stringify({ command: access(box_, 3).toString('base64') }),
+    { qos: 1 },
+  );
+  await waitFor(
+    () => responses(received, 9804).some((message) => typeof message.response === 'string'),
+    'a response after the replug',
+    10_000,
+  );
   const answer = responses(received, 9804).find((message) => typeof message.response === 'string');
   t.is(parseResponse(Buffer.from(String(answer?.response), 'base64')).status, Status.OK);
 });
@@ -193,7 +245,9 @@ test('responses produced while the broker is away are published when it is back'
   const gateway = await gatewayOn(t, clock, firstBroker.url, pair.b);
   await waitFor(() => gateway.boxes.length === 1, 'the box identified');
   const sender = await mqtt.connectAsync(firstBroker.url);
-  await sender.publishAsync(topics.box(9805, 'command'), JSON.stringify({ command: access(box_).toString('base64') }), { qos: 1 });
+  await sender.publishAsync(topics.box(9805, 'command'), JSON.stringify({ command: access(box_).toString('base64') }), {
+    qos: 1,
+  });
   await sender.endAsync(true);
   await waitFor(() => box.counters.commandsReceived === 1, 'the command at the box');
   await firstBroker.close();
@@ -218,7 +272,10 @@ function handMadeLinkFrame(type: number, payload: Buffer): Buffer {
 }
 
 /** The gateway's serial links as its state message shows them. */
-const serialLinks = (gateway: Gateway) => (gateway.snapshot() as { links: { type: string; bad_frames: number }[] }).links.filter((link) => link.type === 'serial');
+const serialLinks = (gateway: Gateway) =>
+  (gateway.snapshot() as { links: { type: string; bad_frames: number }[] }).links.filter(
+    (link) => link.type === 'serial',
+  );
 
 test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 32 modules (a 230-byte link frame), goes from MQTT through the gateway and a real pty to a signed box; its OK comes back', async (t) => {
   const broker = await brokerForTest(t);
@@ -233,7 +290,11 @@ test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 
   const command = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9806) });
   t.is(command.length, MAX_COMMAND_LENGTH);
   t.is(encodeLinkFrame(LinkType.COMMAND, command).length, MAX_LINK_FRAME_LENGTH);
-  await client.publishAsync(topics.box(9806, 'command'), JSON.stringify({ command: command.toString('base64'), context: { smart_key_id: 42 } }), { qos: 1 });
+  await client.publishAsync(
+    topics.box(9806, 'command'),
+    JSON.stringify({ command: command.toString('base64'), context: { smart_key_id: 42 } }),
+    { qos: 1 },
+  );
   await waitFor(() => responses(received, 9806).length === 1, 'the response');
   const message = responses(received, 9806)[0] ?? {};
   t.like(message, { via: 'serial', command: command.toString('base64'), context: { smart_key_id: 42 } });
@@ -244,7 +305,7 @@ test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 
   t.is(gateway.badFrames, 0);
 });
 
-test('docs/protocol.md, Sizes: from the box, a 230-byte link frame passes the gateway\'s decoder and a 231-byte one is dropped and counted as bad framing', async (t) => {
+test("docs/protocol.md, Sizes: from the box, a 230-byte link frame passes the gateway's decoder and a 231-byte one is dropped and counted as bad framing", async (t) => {
   const broker = await brokerForTest(t);
   const pair = await ptyPairForTest(t);
   const clock = new FakeClock(START);
@@ -277,9 +338,13 @@ test('a command message longer than any command (226 bytes) is counted and dropp
   await waitFor(() => gateway.boxes.some((entry) => entry.moduleId === 9808), 'the box identified');
   const largest = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9808) });
   const tooLong = Buffer.concat([largest, Buffer.from([0])]);
-  await client.publishAsync(topics.box(9808, 'command'), JSON.stringify({ command: tooLong.toString('base64') }), { qos: 1 });
+  await client.publishAsync(topics.box(9808, 'command'), JSON.stringify({ command: tooLong.toString('base64') }), {
+    qos: 1,
+  });
   await waitFor(() => gateway.counters.badMessages === 1, 'the message counted');
-  await client.publishAsync(topics.box(9808, 'command'), JSON.stringify({ command: largest.toString('base64') }), { qos: 1 });
+  await client.publishAsync(topics.box(9808, 'command'), JSON.stringify({ command: largest.toString('base64') }), {
+    qos: 1,
+  });
   await waitFor(() => responses(received, 9808).length === 1, 'the response to the next command');
   t.is(parseResponse(Buffer.from(String(responses(received, 9808)[0]?.response), 'base64')).status, Status.OK);
   t.is(box.counters.commandsReceived, 1, 'the box saw only the command that fits');

@@ -1,18 +1,44 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { Barrier, Direction, FrameKind, sealCommand, sealResponse, Status, type ResponseFields } from '../../firmware-protocol/index.js';
+import {
+  Barrier,
+  Direction,
+  FrameKind,
+  sealCommand,
+  sealResponse,
+  Status,
+  type ResponseFields,
+} from '../../firmware-protocol/index.js';
 import { expectedEcho, isStatusReport, ResponseWaiter } from '../../lib/response-waiter.js';
 
 const boxKey = randomBytes(16);
 const parkingKey = randomBytes(16);
 
 function command(keyId: number): Buffer {
-  return sealCommand({ kind: FrameKind.ACCESS, key: parkingKey, keyId, scope: 7, body: { notBefore: 0, notAfter: 10, maxEntries: 1, maxExits: 1, moduleIds: [5] } });
+  return sealCommand({
+    kind: FrameKind.ACCESS,
+    key: parkingKey,
+    keyId,
+    scope: 7,
+    body: { notBefore: 0, notAfter: 10, maxEntries: 1, maxExits: 1, moduleIds: [5] },
+  });
 }
 
 function response(fields: Partial<ResponseFields>, answered: Buffer | null): Buffer {
-  const all: ResponseFields = { status: Status.OK, kind: FrameKind.ACCESS, moduleId: 5, keyId: 1, boxSeq: 1, boxTime: 1, batteryMv: 3_700, barrier: Barrier.OPENING, direction: Direction.ENTRANCE, remaining: 0, ...fields };
+  const all: ResponseFields = {
+    status: Status.OK,
+    kind: FrameKind.ACCESS,
+    moduleId: 5,
+    keyId: 1,
+    boxSeq: 1,
+    boxTime: 1,
+    batteryMv: 3_700,
+    barrier: Barrier.OPENING,
+    direction: Direction.ENTRANCE,
+    remaining: 0,
+    ...fields,
+  };
   return sealResponse(all, boxKey, answered);
 }
 
@@ -45,10 +71,40 @@ test('a command the box cannot parse is answered with kind 0 and key_id 0', (t) 
   t.deepEqual(expectedEcho(command(42)), { kind: FrameKind.ACCESS, keyId: 42 });
   const waiter = new ResponseWaiter(new FakeClock());
   void waiter.expect(Buffer.from([2]), 1_000);
-  t.true(waiter.offer(response({ status: Status.UNSUPPORTED_VERSION, kind: 0, keyId: 0, remaining: 0xff }, Buffer.from([2]))));
+  t.true(
+    waiter.offer(
+      response({ status: Status.UNSUPPORTED_VERSION, kind: 0, keyId: 0, remaining: 0xff }, Buffer.from([2])),
+    ),
+  );
 });
 
 test('status reports are told apart from responses', (t) => {
-  t.true(isStatusReport({ status: Status.OK, kind: 0, moduleId: 5, keyId: 0, boxSeq: 1, boxTime: 1, batteryMv: 1, barrier: Barrier.CLOSED, direction: Direction.ENTRANCE, remaining: 0xff }));
-  t.false(isStatusReport({ status: Status.MALFORMED, kind: 0, moduleId: 5, keyId: 0, boxSeq: 1, boxTime: 1, batteryMv: 1, barrier: Barrier.CLOSED, direction: Direction.ENTRANCE, remaining: 0xff }));
+  t.true(
+    isStatusReport({
+      status: Status.OK,
+      kind: 0,
+      moduleId: 5,
+      keyId: 0,
+      boxSeq: 1,
+      boxTime: 1,
+      batteryMv: 1,
+      barrier: Barrier.CLOSED,
+      direction: Direction.ENTRANCE,
+      remaining: 0xff,
+    }),
+  );
+  t.false(
+    isStatusReport({
+      status: Status.MALFORMED,
+      kind: 0,
+      moduleId: 5,
+      keyId: 0,
+      boxSeq: 1,
+      boxTime: 1,
+      batteryMv: 1,
+      barrier: Barrier.CLOSED,
+      direction: Direction.ENTRANCE,
+      remaining: 0xff,
+    }),
+  );
 });

@@ -56,12 +56,34 @@ async function bench(t: ExecutionContext): Promise<Bench> {
     moduleId,
     parkingId: parking.id,
     gateway: () =>
-      startCli(t, ['gateway', '--mqtt', url, '--username', account.mqtt_username, '--password', account.mqtt_password, '--serial', pair.b, '--answer-ms', '2000', '--queue-file', queueFile, '--log-level', 'warn']),
+      startCli(t, [
+        'gateway',
+        '--mqtt',
+        url,
+        '--username',
+        account.mqtt_username,
+        '--password',
+        account.mqtt_password,
+        '--serial',
+        pair.b,
+        '--answer-ms',
+        '2000',
+        '--queue-file',
+        queueFile,
+        '--log-level',
+        'warn',
+      ]),
     status: () => boxStatuses(app.ctx.db, { moduleId })[0] as BoxStatus,
     retainedBoxAvailability: async () => {
-      const client = await mqtt.connectAsync(url, { username: operator.mqtt_username, password: operator.mqtt_password, reconnectPeriod: 0 });
+      const client = await mqtt.connectAsync(url, {
+        username: operator.mqtt_username,
+        password: operator.mqtt_password,
+        reconnectPeriod: 0,
+      });
       try {
-        const message = new Promise<string>((resolve) => client.on('message', (_topic, payload) => resolve(payload.toString())));
+        const message = new Promise<string>((resolve) =>
+          client.on('message', (_topic, payload) => resolve(payload.toString())),
+        );
         await client.subscribeAsync(topics.box(moduleId, 'availability'), { qos: 1 });
         return await message;
       } finally {
@@ -76,8 +98,16 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
   t.like(status(), { availability: 'unknown', availability_reason: null, gateway_id: null }, 'nothing heard yet');
 
   const first = gateway();
-  await waitFor(() => status().availability === 'online' && status().gateway_id === 'gw-bench-1', 'the box online through gw-bench-1', 20_000);
-  t.like(status(), { availability: 'online', availability_reason: null, availability_since: new Date(app.clock.now()).toISOString() });
+  await waitFor(
+    () => status().availability === 'online' && status().gateway_id === 'gw-bench-1',
+    'the box online through gw-bench-1',
+    20_000,
+  );
+  t.like(status(), {
+    availability: 'online',
+    availability_reason: null,
+    availability_since: new Date(app.clock.now()).toISOString(),
+  });
 
   app.clock.advance(60_000);
   const killedAt = new Date(app.clock.now()).toISOString();
@@ -85,13 +115,35 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
   await waitFor(() => status().availability === 'offline', 'the box offline after its gateway died', 10_000);
   // The gateway's last will covers only its own topic; the embedded broker
   // then says offline for its boxes too, as the gateway's clean stop does.
-  await waitFor(async () => (await retainedBoxAvailability()) === 'offline', "the box's retained availability offline, not the stale online", 5_000);
-  t.like(status(), { availability: 'offline', availability_reason: `gateway gw-bench-1 offline since ${killedAt}`, availability_since: killedAt, gateway_id: 'gw-bench-1' });
+  await waitFor(
+    async () => (await retainedBoxAvailability()) === 'offline',
+    "the box's retained availability offline, not the stale online",
+    5_000,
+  );
+  t.like(status(), {
+    availability: 'offline',
+    availability_reason: `gateway gw-bench-1 offline since ${killedAt}`,
+    availability_since: killedAt,
+    gateway_id: 'gw-bench-1',
+  });
   t.like(app.app.mqtt?.availabilityOf(moduleId), { availability: 'offline', gatewayId: 'gw-bench-1' });
   // `admin box status` in another process reads what the API derived.
-  const cli = await runCli(['admin', 'box', 'status', '--module-id', String(moduleId), '--database', join(app.dir, 'db', 'test.sqlite')]);
+  const cli = await runCli([
+    'admin',
+    'box',
+    'status',
+    '--module-id',
+    String(moduleId),
+    '--database',
+    join(app.dir, 'db', 'test.sqlite'),
+  ]);
   t.is(cli.code, 0, cli.stderr);
-  t.true(cli.stdout.startsWith(`box ${moduleId} (entrance, parking ${parkingId}): offline (gateway gw-bench-1 offline since ${killedAt});`), cli.stdout);
+  t.true(
+    cli.stdout.startsWith(
+      `box ${moduleId} (entrance, parking ${parkingId}): offline (gateway gw-bench-1 offline since ${killedAt});`,
+    ),
+    cli.stdout,
+  );
 
   app.clock.advance(60_000);
   gateway();
@@ -111,10 +163,19 @@ test('the control dispatcher sends nothing to a box whose gateway is dead, and d
     app.clock.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  t.is(app.ctx.db.prepare('SELECT attempts FROM control_commands').pluck().get(), 0, 'nothing sent while the gateway is dead (its box still says online, retained)');
+  t.is(
+    app.ctx.db.prepare('SELECT attempts FROM control_commands').pluck().get(),
+    0,
+    'nothing sent while the gateway is dead (its box still says online, retained)',
+  );
   t.is(app.app.control?.counters.sent, 0);
 
   gateway();
-  await pumpUntil(app.clock, () => operationReport(app.ctx.db, result.operation).done === 1, 'the SET_ISSUER delivered through the restarted gateway', { maxSteps: 400 });
+  await pumpUntil(
+    app.clock,
+    () => operationReport(app.ctx.db, result.operation).done === 1,
+    'the SET_ISSUER delivered through the restarted gateway',
+    { maxSteps: 400 },
+  );
   t.is(status().availability, 'online');
 });

@@ -33,19 +33,36 @@ export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string 
 export async function testApp(
   t: ExecutionContext,
   overrides: Partial<ApiConfig> = {},
-  options: { startForwarding?: boolean; startControl?: boolean; dir?: string; mqtt?: MqttConnection; clock?: FakeClock } = {},
+  options: {
+    startForwarding?: boolean;
+    startControl?: boolean;
+    dir?: string;
+    mqtt?: MqttConnection;
+    clock?: FakeClock;
+  } = {},
 ): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
-  const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N, ...overrides });
+  const config = configWith({
+    databasePath: join(dir, 'db', 'test.sqlite'),
+    scryptLog2N: TEST_SCRYPT_LOG2_N,
+    ...overrides,
+  });
   const clock = options.clock ?? new FakeClock();
   // The forwarding worker is driven by each test (runOnce), unless asked.
   // So is the control-command dispatcher (test/control/ starts it).
-  const app = await startService({ config, clock, startForwarding: options.startForwarding ?? false, startControl: options.startControl ?? false, ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }) });
+  const app = await startService({
+    config,
+    clock,
+    startForwarding: options.startForwarding ?? false,
+    startControl: options.startControl ?? false,
+    ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }),
+  });
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
   const clients = new ClientAppRepository(app.db);
-  if (!clients.findByClientAppId(client.client_app_id)) clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
+  if (!clients.findByClientAppId(client.client_app_id))
+    clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
   return { app, ctx: app.ctx, clock, config, client, dir };
 }
 
@@ -59,10 +76,19 @@ export const DRIVER = {
 };
 
 export function register(test: TestApp, fields: Record<string, unknown> = DRIVER): Promise<LightMyRequestResponse> {
-  return test.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...test.client } });
+  return test.app.inject({
+    method: 'POST',
+    url: '/api/car_driver',
+    payload: { api_car_driver_fo_user: fields, ...test.client },
+  });
 }
 
-export function passwordGrant(test: TestApp, username = DRIVER.email, password = DRIVER.password, remoteAddress?: string): Promise<LightMyRequestResponse> {
+export function passwordGrant(
+  test: TestApp,
+  username = DRIVER.email,
+  password = DRIVER.password,
+  remoteAddress?: string,
+): Promise<LightMyRequestResponse> {
   return test.app.inject({
     method: 'POST',
     url: '/api/oauth/token',
@@ -86,11 +112,18 @@ export async function loggedIn(test: TestApp): Promise<Tokens> {
 }
 
 export function me(test: TestApp, authorization?: string): Promise<LightMyRequestResponse> {
-  return test.app.inject({ method: 'GET', url: '/api/car_driver/me', headers: authorization === undefined ? {} : { authorization } });
+  return test.app.inject({
+    method: 'GET',
+    url: '/api/car_driver/me',
+    headers: authorization === undefined ? {} : { authorization },
+  });
 }
 
 /** Asserts the one error body shape and returns it. */
-export function errorBody(t: ExecutionContext, response: LightMyRequestResponse): { error: string; message: string; details: { path: string; message: string }[] } {
+export function errorBody(
+  t: ExecutionContext,
+  response: LightMyRequestResponse,
+): { error: string; message: string; details: { path: string; message: string }[] } {
   const body = response.json<{ error: string; message: string; details: { path: string; message: string }[] }>();
   t.is(typeof body.error, 'string');
   t.is(typeof body.message, 'string');

@@ -1,7 +1,15 @@
 // Box logs for tests: a box's answer sealed as a real box would seal it, and
 // the spec 2.1 element around it.
 import type { LightMyRequestResponse } from 'fastify';
-import { Barrier, Direction, FrameKind, Status, sealCommand, sealResponse, type ResponseFields } from '../../firmware-protocol/index.js';
+import {
+  Barrier,
+  Direction,
+  FrameKind,
+  Status,
+  sealCommand,
+  sealResponse,
+  type ResponseFields,
+} from '../../firmware-protocol/index.js';
 import type { TestApp } from './api-app.js';
 import type { SeededBox } from './parking.js';
 
@@ -67,11 +75,18 @@ export function boxLog(fields: LogFields): { box_log: Record<string, unknown> } 
   };
 }
 
-export function postBoxLogs(test: TestApp, accessToken: string | undefined, body: unknown): Promise<LightMyRequestResponse> {
+export function postBoxLogs(
+  test: TestApp,
+  accessToken: string | undefined,
+  body: unknown,
+): Promise<LightMyRequestResponse> {
   return test.app.inject({
     method: 'POST',
     url: '/api/box_logs',
-    headers: { 'content-type': 'application/json', ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }),
+    },
     payload: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }

@@ -4,7 +4,9 @@ import { randomBytes } from 'node:crypto';
 import type { Provisioning, SealedProvisioning } from '../../lib/provisioning-file.js';
 
 /** A sealed parking's box (it holds K_park) unless the overrides say otherwise. */
-export function testProvisioning<Overrides extends Partial<Provisioning>>(overrides: Overrides = {} as Overrides): SealedProvisioning & Overrides {
+export function testProvisioning<Overrides extends Partial<Provisioning>>(
+  overrides: Overrides = {} as Overrides,
+): SealedProvisioning & Overrides {
   return {
     moduleId: 9101,
     parkingId: 7,

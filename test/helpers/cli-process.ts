@@ -18,7 +18,10 @@ export interface CliProcess {
 }
 
 export function startCli(t: ExecutionContext, args: readonly string[], env: NodeJS.ProcessEnv = {}): CliProcess {
-  const child = spawn(process.execPath, [binPath, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [binPath, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stdout: string[] = [];
   const stderr: string[] = [];
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
@@ -32,7 +35,9 @@ export function startCli(t: ExecutionContext, args: readonly string[], env: Node
     }
   });
   createInterface({ input: child.stderr }).on('line', (line) => stderr.push(line));
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
   // If the test worker itself goes (an ava timeout), its children go with it.
   const killOnExit = (): void => {
     child.kill('SIGKILL');
@@ -54,7 +59,15 @@ export function startCli(t: ExecutionContext, args: readonly string[], env: Node
       const seen = stdout.find((line) => pattern.test(line));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no line matching ${String(pattern)} within ${timeoutMs} ms; stderr:\n${stderr.slice(-20).join('\n')}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no line matching ${String(pattern)} within ${timeoutMs} ms; stderr:\n${stderr.slice(-20).join('\n')}`,
+              ),
+            ),
+          timeoutMs,
+        );
         const waiter = {
           pattern,
           resolve: (line: string) => {
@@ -66,7 +79,11 @@ export function startCli(t: ExecutionContext, args: readonly string[], env: Node
         void exited.then((code) => {
           if (waiters.includes(waiter)) {
             clearTimeout(timer);
-            reject(new Error(`exited (${code}) before a line matching ${String(pattern)}; stderr:\n${stderr.slice(-20).join('\n')}`));
+            reject(
+              new Error(
+                `exited (${code}) before a line matching ${String(pattern)}; stderr:\n${stderr.slice(-20).join('\n')}`,
+              ),
+            );
           }
         });
       });

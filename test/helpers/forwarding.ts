@@ -36,23 +36,58 @@ export function clockAtNow(): FakeClock {
 }
 
 /** The app on a clock at the real time; private addresses allowed (the receivers are on 127.0.0.1) unless `config` says otherwise. */
-export async function forwardingSetup(t: ExecutionContext, url: string, options: ForwardingSetupOptions = {}): Promise<Forwarding> {
+export async function forwardingSetup(
+  t: ExecutionContext,
+  url: string,
+  options: ForwardingSetupOptions = {},
+): Promise<Forwarding> {
   const clock = options.clock ?? clockAtNow();
-  const app = await testApp(t, { tokenTtlSeconds: 86_400 * 30, forwardingAllowPrivate: true, ...options.config }, { dir: options.dir, startForwarding: options.startForwarding ?? false, clock });
+  const app = await testApp(
+    t,
+    { tokenTtlSeconds: 86_400 * 30, forwardingAllowPrivate: true, ...options.config },
+    { dir: options.dir, startForwarding: options.startForwarding ?? false, clock },
+  );
   const tokens = await loggedIn(app);
   const parking = seedParking(app, { accessMode: options.accessMode ?? 'sealed' });
-  const setting = setForwarding(app.ctx.db, parking.id, { url, expose: true, forwardUnverified: options.forwardUnverified ?? false }, clock.now());
-  const body = (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).json<{ smart_key: { id: number; access_command: string } }>();
-  return { app, token: tokens.access_token, parking, keyId: body.smart_key.id, command: Buffer.from(body.smart_key.access_command, 'base64'), secret: setting.forwarding_secret ?? '' };
+  const setting = setForwarding(
+    app.ctx.db,
+    parking.id,
+    { url, expose: true, forwardUnverified: options.forwardUnverified ?? false },
+    clock.now(),
+  );
+  const body = (
+    await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
+  ).json<{ smart_key: { id: number; access_command: string } }>();
+  return {
+    app,
+    token: tokens.access_token,
+    parking,
+    keyId: body.smart_key.id,
+    command: Buffer.from(body.smart_key.access_command, 'base64'),
+    secret: setting.forwarding_secret ?? '',
+  };
 }
 
 let second = 0;
 /** `count` logs, each with its own created_at so the receiver can tell them apart. */
-export function logs(s: Forwarding, count: number, verified = true, extra: { command_decrypted?: string } = {}): { box_log: Record<string, unknown> }[] {
+export function logs(
+  s: Forwarding,
+  count: number,
+  verified = true,
+  extra: { command_decrypted?: string } = {},
+): { box_log: Record<string, unknown> }[] {
   return Array.from({ length: count }, () => {
     second += 1;
     const createdAt = new Date(Date.UTC(2026, 0, 1) + second * 1000).toISOString().slice(0, 19).replace('T', ' ');
-    const log = boxLog({ foUserId: 1, smartKeyId: s.keyId, box: s.parking.entrance, parkingId: s.parking.id, command: s.command, response: verified ? boxAnswer(s.parking.entrance, s.command) : null, createdAt });
+    const log = boxLog({
+      foUserId: 1,
+      smartKeyId: s.keyId,
+      box: s.parking.entrance,
+      parkingId: s.parking.id,
+      command: s.command,
+      response: verified ? boxAnswer(s.parking.entrance, s.command) : null,
+      createdAt,
+    });
     Object.assign(log.box_log, extra);
     return log;
   });
@@ -64,7 +99,8 @@ export async function send(s: Forwarding, entries: { box_log: Record<string, unk
 }
 
 /** Every record the receiver got, in order. */
-export const records = (receiver: Receiver): Record<string, unknown>[] => receiver.received.flatMap((request) => JSON.parse(request.body) as Record<string, unknown>[]);
+export const records = (receiver: Receiver): Record<string, unknown>[] =>
+  receiver.received.flatMap((request) => JSON.parse(request.body) as Record<string, unknown>[]);
 
 /** Steps the fake clock a second at a time, letting real I/O (the local
  * receiver) happen in between, until `done` holds. */
@@ -78,7 +114,11 @@ export async function stepUntil(app: TestApp, done: () => boolean, maxSteps = 10
 }
 
 /** A receiver on the test's clock (its library checks webhook-timestamp against it) and a parking forwarding to it. */
-export async function withReceiver(t: ExecutionContext, answers: Answer[] = [ok], options: ForwardingSetupOptions = {}): Promise<{ s: Forwarding; receiver: Receiver }> {
+export async function withReceiver(
+  t: ExecutionContext,
+  answers: Answer[] = [ok],
+  options: ForwardingSetupOptions = {},
+): Promise<{ s: Forwarding; receiver: Receiver }> {
   const clock = options.clock ?? clockAtNow();
   const receiver = await startReceiver(t, answers, clock);
   return { s: await forwardingSetup(t, receiver.url, { ...options, clock }), receiver };

@@ -97,7 +97,7 @@ function cycleWithin(graph: ImportGraph, component: ReadonlySet<string>): string
       if (!component.has(target)) continue;
       if (target === start) {
         const path = [file];
-        for (let at = file; at !== start; ) {
+        for (let at = file; at !== start;) {
           at = previous.get(at) ?? start;
           path.unshift(at);
         }

@@ -18,14 +18,27 @@ export interface Mosquitto {
 }
 
 /** Starts mosquitto with the exported files in `aclDir`; resolves once it takes a login (`probe`). */
-export async function startMosquitto(t: ExecutionContext, aclDir: string, probe: { username: string; password: string }): Promise<Mosquitto> {
+export async function startMosquitto(
+  t: ExecutionContext,
+  aclDir: string,
+  probe: { username: string; password: string },
+): Promise<Mosquitto> {
   const port = await freePort();
   const config = join(aclDir, 'mosquitto.conf');
   // Started as root, mosquitto would drop to the user "mosquitto", who cannot
   // read a 0600 file in a private temp folder: run it as whoever runs the test.
   writeFileSync(
     config,
-    [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'allow_anonymous false', `password_file ${join(aclDir, 'passwords')}`, `acl_file ${join(aclDir, 'acl')}`, 'persistence false', 'log_dest stderr', ''].join('\n'),
+    [
+      `user ${userInfo().username}`,
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous false',
+      `password_file ${join(aclDir, 'passwords')}`,
+      `acl_file ${join(aclDir, 'acl')}`,
+      'persistence false',
+      'log_dest stderr',
+      '',
+    ].join('\n'),
   );
   const child = spawn('mosquitto', ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -47,7 +60,8 @@ export async function startMosquitto(t: ExecutionContext, aclDir: string, probe:
       return { url, log: () => log };
     } catch (error) {
       // Still starting (connection refused); a refused login is final.
-      if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null) throw new Error(`mosquitto did not take a login: ${messageOf(error)}\n${log}`, { cause: error });
+      if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`mosquitto did not take a login: ${messageOf(error)}\n${log}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }

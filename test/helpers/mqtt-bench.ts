@@ -23,21 +23,37 @@ export interface BenchApp extends TestApp {
 }
 
 /** An app with MQTT and one parking (an entrance and an exit box); its clock set to now. */
-export async function benchApp(t: ExecutionContext, mqttConnection: MqttConnection = { mode: 'embedded', host: '127.0.0.1', port: 0 }, dir?: string): Promise<BenchApp> {
+export async function benchApp(
+  t: ExecutionContext,
+  mqttConnection: MqttConnection = { mode: 'embedded', host: '127.0.0.1', port: 0 },
+  dir?: string,
+): Promise<BenchApp> {
   const app = await testApp(t, {}, { mqtt: mqttConnection, ...(dir === undefined ? {} : { dir }) });
   app.clock.advanceTo(Date.now());
   return { ...app, parking: seedParking(app) };
 }
 
 /** A gateway or operator account, stored hashed as `admin mqtt-client add` stores it. */
-export function addMqttClient(app: TestApp, role: ClientRole, username: string, password: string): { username: string; password: string } {
-  new MqttAccountRepository(app.ctx.db).addClient({ name: username, role, username, password_hash: hashMqttPassword(password) }, app.clock.now());
+export function addMqttClient(
+  app: TestApp,
+  role: ClientRole,
+  username: string,
+  password: string,
+): { username: string; password: string } {
+  new MqttAccountRepository(app.ctx.db).addClient(
+    { name: username, role, username, password_hash: hashMqttPassword(password) },
+    app.clock.now(),
+  );
   return { username, password };
 }
 
 /** Writes the box's provisioning file as `admin box provision --out` does
  * (a fresh MQTT password, its hash stored); returns the path and the file. */
-export function provisioningFile(app: TestApp, moduleId: number, mqttUrl?: string): { path: string; file: ReturnType<typeof provisionBox> } {
+export function provisioningFile(
+  app: TestApp,
+  moduleId: number,
+  mqttUrl?: string,
+): { path: string; file: ReturnType<typeof provisionBox> } {
   const file = provisionBox(app.ctx.db, moduleId, mqttUrlOf(app.config));
   const written = mqttUrl === undefined ? file : { ...file, mqtt: { ...file.mqtt, url: mqttUrl } };
   const path = join(app.dir, `box-${moduleId}.json`);
@@ -56,31 +72,57 @@ export interface HttpDriver {
 export async function httpDriver(app: TestApp): Promise<HttpDriver> {
   const base = await app.app.listen({ host: '127.0.0.1', port: 0 });
   const post = async (path: string, body: unknown, token?: string): Promise<Response> =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) }, body: JSON.stringify(body) });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
+      body: JSON.stringify(body),
+    });
   const registered = await post('/api/car_driver', { api_car_driver_fo_user: DRIVER, ...app.client });
   if (registered.status !== 201) throw new Error(`registration: ${registered.status} ${await registered.text()}`);
-  const login = await post('/api/oauth/token', { grant_type: 'password', username: DRIVER.email, password: DRIVER.password, ...app.client });
+  const login = await post('/api/oauth/token', {
+    grant_type: 'password',
+    username: DRIVER.email,
+    password: DRIVER.password,
+    ...app.client,
+  });
   const { access_token: token } = (await login.json()) as { access_token: string };
   return {
     base,
     token,
     current: async () => {
-      const response = await fetch(`${base}/api/car_driver/parking_sessions/current`, { headers: { authorization: `Bearer ${token}` } });
+      const response = await fetch(`${base}/api/car_driver/parking_sessions/current`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       return ((await response.json()) as { parking_session: { id: number; state: string } }).parking_session;
     },
   };
 }
 
 /** POST /api/car_driver/parking_sessions over the socket: the session and its key's access command. */
-export async function openSession(driver: HttpDriver, parkingId: number): Promise<{ sessionId: number; smartKeyId: number; accessCommand: string; state: string }> {
+export async function openSession(
+  driver: HttpDriver,
+  parkingId: number,
+): Promise<{ sessionId: number; smartKeyId: number; accessCommand: string; state: string }> {
   const response = await fetch(`${driver.base}/api/car_driver/parking_sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${driver.token}` },
     body: JSON.stringify({ parking_session: { secured_parking_id: parkingId } }),
   });
-  if (response.status !== 201 && response.status !== 200) throw new Error(`session: ${response.status} ${await response.text()}`);
-  const body = (await response.json()) as { parking_session: { id: number; state: string }; smart_key: { id: number; access_command: string } };
-  return { sessionId: body.parking_session.id, smartKeyId: body.smart_key.id, accessCommand: body.smart_key.access_command, state: body.parking_session.state };
+  if (response.status !== 201 && response.status !== 200)
+    throw new Error(`session: ${response.status} ${await response.text()}`);
+  const body = (await response.json()) as {
+    parking_session: { id: number; state: string };
+    smart_key: { id: number; access_command: string };
+  };
+  return {
+    sessionId: body.parking_session.id,
+    smartKeyId: body.smart_key.id,
+    accessCommand: body.smart_key.access_command,
+    state: body.parking_session.state,
+  };
 }
 
 export interface Watched {
@@ -89,7 +131,11 @@ export interface Watched {
 }
 
 /** An operator client subscribed to every box topic, recording what it sees. */
-export async function watchingOperator(t: ExecutionContext, url: string, account: { username: string; password: string }): Promise<{ client: mqtt.MqttClient; seen: Watched[] }> {
+export async function watchingOperator(
+  t: ExecutionContext,
+  url: string,
+  account: { username: string; password: string },
+): Promise<{ client: mqtt.MqttClient; seen: Watched[] }> {
   const client = await mqtt.connectAsync(url, { ...account, reconnectPeriod: 0, connectTimeout: 5_000 });
   t.teardown(() => client.endAsync(true));
   const seen: Watched[] = [];
@@ -100,7 +146,9 @@ export async function watchingOperator(t: ExecutionContext, url: string, account
 
 /** The response messages seen on a box's response topic. */
 export function responsesOf(seen: readonly Watched[], moduleId: number): Record<string, unknown>[] {
-  return seen.filter((message) => message.topic === topics.box(moduleId, 'response')).map((message) => JSON.parse(message.payload) as Record<string, unknown>);
+  return seen
+    .filter((message) => message.topic === topics.box(moduleId, 'response'))
+    .map((message) => JSON.parse(message.payload) as Record<string, unknown>);
 }
 
 /** The barrier of a box as its state topic shows it last. */
@@ -122,5 +170,9 @@ export interface StoredLog {
 }
 
 export function boxLogs(app: TestApp): StoredLog[] {
-  return app.ctx.db.prepare('SELECT id, source, verified, smart_key_id, fo_user_id, equipment_id, box_seq, type FROM box_logs ORDER BY id').all() as StoredLog[];
+  return app.ctx.db
+    .prepare(
+      'SELECT id, source, verified, smart_key_id, fo_user_id, equipment_id, box_seq, type FROM box_logs ORDER BY id',
+    )
+    .all() as StoredLog[];
 }

@@ -4,7 +4,13 @@ import type { LightMyRequestResponse } from 'fastify';
 import { randomKeyHex } from '../../api/auth/secrets.js';
 import { freshParkingKeys } from '../../api/parkings/create.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
-import { FrameKind, openCommand, openSignedCommand, type OpenResult, type BoxDirection } from '../../firmware-protocol/index.js';
+import {
+  FrameKind,
+  openCommand,
+  openSignedCommand,
+  type OpenResult,
+  type BoxDirection,
+} from '../../firmware-protocol/index.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import type { TestApp } from './api-app.js';
 import { testProvisioning } from './box-provisioning.js';
@@ -69,8 +75,11 @@ export function seedParking(test: TestApp, options: ParkingOptions = {}): Seeded
   let moduleId = options.firstModuleId ?? (nextModuleId += 100);
   for (const direction of options.boxes ?? ['entrance', 'exit']) {
     const boxKeyHex = randomKeyHex();
-    const macAddress = `02:50:42:00:${(moduleId >> 8 & 0xff).toString(16).padStart(2, '0').toUpperCase()}:${(moduleId & 0xff).toString(16).padStart(2, '0').toUpperCase()}`;
-    test.ctx.boxes.insert({ moduleId, parkingId: id, direction, macAddress, boxKey: boxKeyHex, mqttPasswordHash: 'x' }, test.clock.now());
+    const macAddress = `02:50:42:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0').toUpperCase()}:${(moduleId & 0xff).toString(16).padStart(2, '0').toUpperCase()}`;
+    test.ctx.boxes.insert(
+      { moduleId, parkingId: id, direction, macAddress, boxKey: boxKeyHex, mqttPasswordHash: 'x' },
+      test.clock.now(),
+    );
     boxes.push({ moduleId, direction, macAddress, boxKey: Buffer.from(boxKeyHex, 'hex') });
     moduleId += 1;
   }
@@ -82,7 +91,10 @@ export function seedParking(test: TestApp, options: ParkingOptions = {}): Seeded
     id,
     accessMode: keys.accessMode,
     parkingKey: keys.accessMode === 'sealed' ? Buffer.from(keys.parkingKey, 'hex') : null,
-    issuer: keys.accessMode === 'signed' ? { privateKey: Buffer.from(keys.issuerPrivateKey, 'hex'), publicKey: Buffer.from(keys.issuerPublicKey, 'hex') } : null,
+    issuer:
+      keys.accessMode === 'signed'
+        ? { privateKey: Buffer.from(keys.issuerPrivateKey, 'hex'), publicKey: Buffer.from(keys.issuerPublicKey, 'hex') }
+        : null,
     accessKind: keys.accessMode === 'signed' ? FrameKind.ACCESS_SIGNED : FrameKind.ACCESS,
     boxes,
     entrance,
@@ -101,13 +113,26 @@ export function openAccessCommand(parking: SeededParking, command: Buffer): Open
 /** What `admin box provision` gives a box of the parking (no MQTT account):
  * K_park for a sealed parking, the issuer public key for a signed one. */
 export function provisioningOf(parking: SeededParking, box: SeededBox): Provisioning {
-  const fields = { moduleId: box.moduleId, parkingId: parking.id, direction: box.direction, macAddress: box.macAddress, boxKey: box.boxKey, skewSeconds: 120, minBatteryMv: 3_300, mqtt: null };
+  const fields = {
+    moduleId: box.moduleId,
+    parkingId: parking.id,
+    direction: box.direction,
+    macAddress: box.macAddress,
+    boxKey: box.boxKey,
+    skewSeconds: 120,
+    minBatteryMv: 3_300,
+    mqtt: null,
+  };
   if (parking.issuer !== null) return signedProvisioning(parking.issuer, fields);
   if (parking.parkingKey === null) throw new Error('a sealed parking without K_park');
   return testProvisioning({ ...fields, parkingKey: parking.parkingKey });
 }
 
-export function createSession(test: TestApp, accessToken: string | undefined, payload: unknown): Promise<LightMyRequestResponse> {
+export function createSession(
+  test: TestApp,
+  accessToken: string | undefined,
+  payload: unknown,
+): Promise<LightMyRequestResponse> {
   return test.app.inject({
     method: 'POST',
     url: '/api/car_driver/parking_sessions',
@@ -121,7 +146,11 @@ export function authGet(test: TestApp, accessToken: string, url: string): Promis
 }
 
 export function finalize(test: TestApp, accessToken: string, id: number | string): Promise<LightMyRequestResponse> {
-  return test.app.inject({ method: 'PUT', url: `/api/car_driver/parking_sessions/${id}/finalize`, headers: { authorization: `Bearer ${accessToken}` } });
+  return test.app.inject({
+    method: 'PUT',
+    url: `/api/car_driver/parking_sessions/${id}/finalize`,
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
 }
 
 let driverCount = 0;
@@ -130,9 +159,24 @@ let driverCount = 0;
 export async function anotherDriver(test: TestApp): Promise<{ accessToken: string; email: string }> {
   driverCount += 1;
   const email = `driver${driverCount}-${Math.random().toString(36).slice(2, 8)}@example.com`;
-  const fields = { email, password: 'correct horse', password_confirmation: 'correct horse', first_name: 'D', last_name: 'R', phone: '1' };
-  const registered = await test.app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: fields, ...test.client } });
+  const fields = {
+    email,
+    password: 'correct horse',
+    password_confirmation: 'correct horse',
+    first_name: 'D',
+    last_name: 'R',
+    phone: '1',
+  };
+  const registered = await test.app.inject({
+    method: 'POST',
+    url: '/api/car_driver',
+    payload: { api_car_driver_fo_user: fields, ...test.client },
+  });
   if (registered.statusCode !== 201) throw new Error(registered.body);
-  const token = await test.app.inject({ method: 'POST', url: '/api/oauth/token', payload: { grant_type: 'password', username: email, password: 'correct horse', ...test.client } });
+  const token = await test.app.inject({
+    method: 'POST',
+    url: '/api/oauth/token',
+    payload: { grant_type: 'password', username: email, password: 'correct horse', ...test.client },
+  });
   return { accessToken: token.json<{ access_token: string }>().access_token, email };
 }

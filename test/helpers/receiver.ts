@@ -23,9 +23,15 @@ export const redirect: Answer = (response) => response.writeHead(301, { location
 /** Standard Webhooks: the receiver wants no more deliveries. */
 export const gone: Answer = (response) => response.writeHead(410).end('gone');
 /** 429 asking for `seconds` of quiet. */
-export const tooMany = (seconds: number): Answer => (response) => response.writeHead(429, { 'retry-after': String(seconds) }).end();
+export const tooMany =
+  (seconds: number): Answer =>
+  (response) =>
+    response.writeHead(429, { 'retry-after': String(seconds) }).end();
 /** 503 with a Retry-After HTTP-date. */
-export const unavailableUntil = (at: Date): Answer => (response) => response.writeHead(503, { 'retry-after': at.toUTCString() }).end();
+export const unavailableUntil =
+  (at: Date): Answer =>
+  (response) =>
+    response.writeHead(503, { 'retry-after': at.toUTCString() }).end();
 
 export interface Receiver {
   url: string;
@@ -54,7 +60,11 @@ export async function startReceiver(t: ExecutionContext, answers: Answer[] = [ok
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const index = received.length;
-      received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt: clock?.now() ?? Date.now() });
+      received.push({
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: clock?.now() ?? Date.now(),
+      });
       const answer = receiver.answers[Math.min(index, receiver.answers.length - 1)] ?? ok;
       answer(response, index);
       for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();

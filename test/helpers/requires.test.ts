@@ -27,9 +27,14 @@ function declareTwo(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: str
     "testNeeding('socat', fake)('second', () => {});",
   ].join('\n');
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { env }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import=tsx', '--input-type=module', '-e', script],
+      { env },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -48,7 +53,10 @@ test('without the tool and without CI: the tests are skipped, titled with the pa
   const empty = await folder(t);
   const { code, stdout, stderr } = await declareTwo({ ...process.env, PATH: empty, CI: '' });
   t.is(code, 0);
-  t.is(stdout, 'skip first [skipped: needs socat, apt-get install socat]\nskip second [skipped: needs socat, apt-get install socat]\n');
+  t.is(
+    stdout,
+    'skip first [skipped: needs socat, apt-get install socat]\nskip second [skipped: needs socat, apt-get install socat]\n',
+  );
   t.is(stderr, `skipping the tests that need socat: ${missingToolLine('socat')}\n`);
   t.regex(missingToolLine('socat'), /apt-get install socat/);
 });

@@ -59,5 +59,6 @@ export function testNeeding(tool: Tool, test: TestFn): DeclareTest {
     said.add(tool);
     process.stderr.write(`skipping the tests that need ${tool}: ${line}\n`);
   }
-  return (title, implementation) => test.skip(`${title} [skipped: needs ${tool}, apt-get install ${TOOLS[tool].package}]`, implementation);
+  return (title, implementation) =>
+    test.skip(`${title} [skipped: needs ${tool}, apt-get install ${TOOLS[tool].package}]`, implementation);
 }

@@ -2,7 +2,13 @@
 // issuer public key in its provisioning, and the commands the service sends
 // it, made with the real protocol library: ACCESS_SIGNED under the issuer's
 // private key, REVOKE and SET_ISSUER sealed under K_box.
-import { FrameKind, generateIssuerKeyPair, sealCommand, signAccessCommand, type RevokeEntry } from '../../firmware-protocol/index.js';
+import {
+  FrameKind,
+  generateIssuerKeyPair,
+  sealCommand,
+  signAccessCommand,
+  type RevokeEntry,
+} from '../../firmware-protocol/index.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import { testProvisioning } from './box-provisioning.js';
 
@@ -17,7 +23,13 @@ export function newIssuer(): IssuerKeyPair {
 
 /** A box of a signed parking: parking_key null, issuer_key set. */
 export function signedProvisioning(issuer: IssuerKeyPair, overrides: Partial<Provisioning> = {}): Provisioning {
-  return { ...testProvisioning(), parkingKey: null, issuerKey: issuer.publicKey, issuerKeyPrevious: null, ...overrides };
+  return {
+    ...testProvisioning(),
+    parkingKey: null,
+    issuerKey: issuer.publicKey,
+    issuerKeyPrevious: null,
+    ...overrides,
+  };
 }
 
 /** The largest modules list (32 entries, docs/protocol.md, Sizes), this box first. */
@@ -45,9 +57,26 @@ export function signedAccess(
 }
 
 export function revoke(box: Provisioning, controlSeq: number, entries: readonly RevokeEntry[]): Buffer {
-  return sealCommand({ key: box.boxKey, kind: FrameKind.REVOKE, keyId: controlSeq, scope: box.moduleId, body: { entries } });
+  return sealCommand({
+    key: box.boxKey,
+    kind: FrameKind.REVOKE,
+    keyId: controlSeq,
+    scope: box.moduleId,
+    body: { entries },
+  });
 }
 
-export function setIssuer(box: Provisioning, controlSeq: number, issuerKey: Uint8Array, issuerKeyPrevious: Uint8Array | null): Buffer {
-  return sealCommand({ key: box.boxKey, kind: FrameKind.SET_ISSUER, keyId: controlSeq, scope: box.moduleId, body: { issuerKey, issuerKeyPrevious } });
+export function setIssuer(
+  box: Provisioning,
+  controlSeq: number,
+  issuerKey: Uint8Array,
+  issuerKeyPrevious: Uint8Array | null,
+): Buffer {
+  return sealCommand({
+    key: box.boxKey,
+    kind: FrameKind.SET_ISSUER,
+    keyId: controlSeq,
+    scope: box.moduleId,
+    body: { issuerKey, issuerKeyPrevious },
+  });
 }

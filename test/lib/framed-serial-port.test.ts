@@ -52,7 +52,10 @@ class PullablePort {
     if (this.#pulled !== undefined) return Promise.reject(this.#pulled);
     return new Promise((resolve, reject) => {
       this.#readers.add(reject);
-      this.inner.read(buffer, offset, length).then(resolve, reject).finally(() => this.#readers.delete(reject));
+      this.inner
+        .read(buffer, offset, length)
+        .then(resolve, reject)
+        .finally(() => this.#readers.delete(reject));
     });
   }
 
@@ -108,14 +111,18 @@ class Cable {
     list: () => mockBinding.list(),
     open: async (options: OpenOptions): Promise<PullablePort> => {
       this.openAttempts++;
-      if (!this.#plugged) throw Object.assign(new Error(`Error: No such file or directory, cannot open ${options.path}`), { code: 'ENOENT' });
+      if (!this.#plugged)
+        throw Object.assign(new Error(`Error: No such file or directory, cannot open ${options.path}`), {
+          code: 'ENOENT',
+        });
       this.#open = new PullablePort(await mockBinding.open(options));
       return this.#open;
     },
   };
 
   /** serialport's own stream over this cable's binding. */
-  readonly createPort: SerialPortFactory = ({ path, baudRate }) => new SerialPortStream({ binding: this.binding, path, baudRate, autoOpen: false });
+  readonly createPort: SerialPortFactory = ({ path, baudRate }) =>
+    new SerialPortStream({ binding: this.binding, path, baudRate, autoOpen: false });
 
   /** The box sends bytes down the cable. */
   send(bytes: Uint8Array): void {
@@ -158,7 +165,13 @@ interface Bench {
 
 function bench(t: ExecutionContext, cable = new Cable(), flushOnOpen = false): Bench {
   const clock = new FakeClock();
-  const port = new FramedSerialPort({ target: { path: cable.path, baudRate: 115_200 }, clock, backoff, createPort: cable.createPort, flushOnOpen });
+  const port = new FramedSerialPort({
+    target: { path: cable.path, baudRate: 115_200 },
+    clock,
+    backoff,
+    createPort: cable.createPort,
+    flushOnOpen,
+  });
   t.teardown(() => port.stop());
   const frames: LinkFrame[] = [];
   port.on('frame', (frame) => frames.push(frame));
@@ -169,7 +182,8 @@ function bench(t: ExecutionContext, cable = new Cable(), flushOnOpen = false): B
   return { cable, clock, port, frames, nextFrame };
 }
 
-const response = (marker: number): Buffer => encodeLinkFrame(LinkType.RESPONSE, Buffer.from([0x11, 0x22, 0x33, marker]));
+const response = (marker: number): Buffer =>
+  encodeLinkFrame(LinkType.RESPONSE, Buffer.from([0x11, 0x22, 0x33, marker]));
 const hexOf = (frame: LinkFrame): string => `${frame.type.toString(16)}:${frame.payload.toString('hex')}`;
 
 test('opens through the factory, passes on the frames it reads and writes link frames', async (t) => {
@@ -323,7 +337,12 @@ test('stop: no reopen after the port is stopped, and a pending reopen is cancell
 /** Steps the clock to each reopen of `delays` in turn, checking that no
  * attempt comes a millisecond early and that each one comes on time (and
  * fails: the cable is out) and schedules the next. */
-async function retriesAt(t: ExecutionContext, cable: Cable, clock: FakeClock, delays: readonly number[]): Promise<void> {
+async function retriesAt(
+  t: ExecutionContext,
+  cable: Cable,
+  clock: FakeClock,
+  delays: readonly number[],
+): Promise<void> {
   for (const delay of delays) {
     await waitFor(() => clock.pendingTimers === 1, 'the next reopen scheduled');
     const before = cable.openAttempts;

@@ -15,11 +15,20 @@ test('a publish whose PUBACK never came is sent again on reconnection, and leave
   });
   // A broker that takes the publish but never acknowledges it.
   const held: string[] = [];
-  const holding = await startBroker({ authorizePublish: (_client, packet, callback) => (packet.topic === 't/response' ? held.push(packet.payload.toString()) : callback(null)) });
+  const holding = await startBroker({
+    authorizePublish: (_client, packet, callback) =>
+      packet.topic === 't/response' ? held.push(packet.payload.toString()) : callback(null),
+  });
   brokers.push(holding);
   const clock = new FakeClock();
   const queue = new MemoryPublishQueue();
-  const client = new ResilientMqttClient({ url: holding.url, clientId: 'resilient-queue', clock, queue, backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 } });
+  const client = new ResilientMqttClient({
+    url: holding.url,
+    clientId: 'resilient-queue',
+    clock,
+    queue,
+    backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 },
+  });
   t.teardown(() => client.stop());
   await client.start();
 

@@ -39,7 +39,11 @@ test('npm run coverage is c8 over the same ava as npm test', async (t) => {
   const lock = JSON.parse(await read('package-lock.json')) as {
     packages: Record<string, { version?: string; dev?: boolean; devDependencies?: Record<string, string> }>;
   };
-  t.is(lock.packages['']?.devDependencies?.['c8'], manifest.devDependencies['c8'], 'package-lock.json is in step (npm ci)');
+  t.is(
+    lock.packages['']?.devDependencies?.['c8'],
+    manifest.devDependencies['c8'],
+    'package-lock.json is in step (npm ci)',
+  );
   t.truthy(lock.packages['node_modules/c8']?.version);
 });
 

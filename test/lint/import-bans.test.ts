@@ -27,7 +27,11 @@ const allowed = test.macro({
 test(banned, 'firmware-protocol/x.ts', "import { systemClock } from '../lib/clock.js';", 'firmware-protocol/README.md');
 test(banned, 'firmware-protocol/x.ts', "import { readFile } from 'node:fs/promises';", 'firmware-protocol/README.md');
 test(banned, 'firmware-protocol/x.ts', "import mqtt from 'mqtt';", 'firmware-protocol/README.md');
-test(allowed, 'firmware-protocol/x.ts', "import { createCipheriv } from 'node:crypto';\nimport { seal } from './ccm.js';");
+test(
+  allowed,
+  'firmware-protocol/x.ts',
+  "import { createCipheriv } from 'node:crypto';\nimport { seal } from './ccm.js';",
+);
 
 // lib/ imports firmware-protocol/ only, and Node, mqtt, serialport,
 // @abandonware/noble (the BLE link the gateway and the conformance suite share).
@@ -35,8 +39,16 @@ for (const part of ['api', 'simulator', 'gateway', 'conformance', 'cli', 'test',
   test(banned, 'lib/x.ts', `import { x } from '../${part}/x.js';`, 'lib/README.md');
 }
 test(banned, 'lib/x.ts', "import fastify from 'fastify';", 'lib/README.md');
-test(allowed, 'lib/x.ts', "import { decode } from '../firmware-protocol/index.js';\nimport mqtt from 'mqtt';\nimport { SerialPort } from 'serialport';\nimport { EventEmitter } from 'node:events';");
-test(allowed, 'lib/noble.ts', "import type * as NobleModule from '@abandonware/noble';\nexport type { Peripheral } from '@abandonware/noble';");
+test(
+  allowed,
+  'lib/x.ts',
+  "import { decode } from '../firmware-protocol/index.js';\nimport mqtt from 'mqtt';\nimport { SerialPort } from 'serialport';\nimport { EventEmitter } from 'node:events';",
+);
+test(
+  allowed,
+  'lib/noble.ts',
+  "import type * as NobleModule from '@abandonware/noble';\nexport type { Peripheral } from '@abandonware/noble';",
+);
 
 // simulator/ and gateway/ never import each other or api/; at any depth, in
 // any form of import.
@@ -45,10 +57,18 @@ test(banned, 'simulator/links/x.ts', "import type { Gateway } from '../../gatewa
 test(banned, 'simulator/x.ts', "export { buildApp } from '../api/app.js';", 'simulator/README.md');
 test(banned, 'simulator/links/x.ts', "export * from '../../api/app.js';", 'simulator/README.md');
 test(banned, 'simulator/x.ts', "import express from 'fastify';", 'simulator/README.md');
-test(allowed, 'simulator/links/x.ts', "import { WebSocket } from 'ws';\nimport { systemClock } from '../../lib/clock.js';\nimport { SimulatedBox } from '../simulated-box.js';");
+test(
+  allowed,
+  'simulator/links/x.ts',
+  "import { WebSocket } from 'ws';\nimport { systemClock } from '../../lib/clock.js';\nimport { SimulatedBox } from '../simulated-box.js';",
+);
 test(banned, 'gateway/x.ts', "import { SimulatedBox } from '../simulator/simulated-box.js';", 'gateway/README.md');
 test(banned, 'gateway/serial/x.ts', "import { buildApp } from '../../api/app.js';", 'gateway/README.md');
-test(allowed, 'gateway/x.ts', "import { BleCentral } from '../lib/ble-central.js';\nimport type { Noble } from '../lib/noble.js';\nimport { SerialBoxLink } from '../lib/serial-box-link.js';\nimport { chunk } from '../firmware-protocol/index.js';");
+test(
+  allowed,
+  'gateway/x.ts',
+  "import { BleCentral } from '../lib/ble-central.js';\nimport type { Noble } from '../lib/noble.js';\nimport { SerialBoxLink } from '../lib/serial-box-link.js';\nimport { chunk } from '../firmware-protocol/index.js';",
+);
 // noble comes through lib/noble.ts, loaded lazily: never at a gateway file's import.
 test(banned, 'gateway/x.ts', "import noble from '@abandonware/noble';", 'gateway/README.md');
 
@@ -61,14 +81,48 @@ test(allowed, 'api/x.ts', "import fastify from 'fastify';\nimport { systemClock 
 // conformance/ imports firmware-protocol/ and lib/, no file excepted: its
 // serial and BLE targets drive the box links of lib/, as the gateway does.
 test(banned, 'conformance/x.ts', "import { Gateway } from '../gateway/gateway.js';", 'conformance/README.md');
-test(banned, 'conformance/targets/x.ts', "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';", 'conformance/README.md');
+test(
+  banned,
+  'conformance/targets/x.ts',
+  "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';",
+  'conformance/README.md',
+);
 test(banned, 'conformance/x.ts', "import { buildApp } from '../api/app.js';", 'conformance/README.md');
-test(banned, 'conformance/targets/serial-box-target.ts', "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';", 'conformance/README.md');
-test(banned, 'conformance/targets/ble-box-target.ts', "import { BleCentral } from '../../gateway/ble/ble-central.js';", 'conformance/README.md');
-test(banned, 'conformance/targets/ble-box-target.ts', "import type { Noble } from '../../gateway/ble/noble.js';", 'conformance/README.md');
-test(allowed, 'conformance/targets/x.ts', "import { SerialBoxLink } from '../../lib/serial-box-link.js';\nimport { BleCentral } from '../../lib/ble-central.js';\nimport type { Noble } from '../../lib/noble.js';");
-test(banned, 'conformance/targets/serial-box-target.ts', "import { Gateway } from '../../gateway/gateway.js';", 'conformance/README.md');
-test(banned, 'conformance/box-under-test.ts', "import { SimulatedBox } from '../simulator/simulated-box.js';", 'conformance/README.md');
+test(
+  banned,
+  'conformance/targets/serial-box-target.ts',
+  "import { SerialBoxLink } from '../../gateway/serial/serial-box-link.js';",
+  'conformance/README.md',
+);
+test(
+  banned,
+  'conformance/targets/ble-box-target.ts',
+  "import { BleCentral } from '../../gateway/ble/ble-central.js';",
+  'conformance/README.md',
+);
+test(
+  banned,
+  'conformance/targets/ble-box-target.ts',
+  "import type { Noble } from '../../gateway/ble/noble.js';",
+  'conformance/README.md',
+);
+test(
+  allowed,
+  'conformance/targets/x.ts',
+  "import { SerialBoxLink } from '../../lib/serial-box-link.js';\nimport { BleCentral } from '../../lib/ble-central.js';\nimport type { Noble } from '../../lib/noble.js';",
+);
+test(
+  banned,
+  'conformance/targets/serial-box-target.ts',
+  "import { Gateway } from '../../gateway/gateway.js';",
+  'conformance/README.md',
+);
+test(
+  banned,
+  'conformance/box-under-test.ts',
+  "import { SimulatedBox } from '../simulator/simulated-box.js';",
+  'conformance/README.md',
+);
 
 // bench/ does not import test/ or cli/, no file excepted: what it shares with
 // the tests lives in lib/ (free ports, the pty pair) and simulator/ (responses
@@ -78,13 +132,30 @@ test(banned, 'bench/support/x.ts', "import { startPtyPair } from '../../test/hel
 test(banned, 'bench/x.ts', "import { provisionFleet } from '../cli/admin/fleet.js';", 'bench/README.md');
 test(banned, 'bench/ingest.ts', "import { freePort } from '../test/helpers/free-port.js';", 'bench/README.md');
 test(banned, 'bench/serial.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'bench/README.md');
-test(banned, 'bench/support/ingest-worker.ts', "import { verifiedResponses } from '../../test/helpers/verified-responses.js';", 'bench/README.md');
-test(allowed, 'bench/support/x.ts', "import { freePort } from '../../lib/free-port.js';\nimport { startPtyPair } from '../../lib/pty-pair.js';\nimport { makeVerifiedResponses } from '../../simulator/verified-responses.js';");
+test(
+  banned,
+  'bench/support/ingest-worker.ts',
+  "import { verifiedResponses } from '../../test/helpers/verified-responses.js';",
+  'bench/README.md',
+);
+test(
+  allowed,
+  'bench/support/x.ts',
+  "import { freePort } from '../../lib/free-port.js';\nimport { startPtyPair } from '../../lib/pty-pair.js';\nimport { makeVerifiedResponses } from '../../simulator/verified-responses.js';",
+);
 test(banned, 'bench/ingest.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'bench/README.md');
-test(allowed, 'bench/x.ts', "import { buildApp } from '../api/app.js';\nimport { Gateway } from '../gateway/gateway.js';\nimport { Simulation } from '../simulator/simulation.js';");
+test(
+  allowed,
+  'bench/x.ts',
+  "import { buildApp } from '../api/app.js';\nimport { Gateway } from '../gateway/gateway.js';\nimport { Simulation } from '../simulator/simulation.js';",
+);
 test(banned, 'test/api/x.test.ts', "import { x } from '../../bench/api.js';", 'test/README.md');
 test(banned, 'cli/x.ts', "import { x } from '../bench/api.js';", 'cli/README.md');
 
 // cli/ imports every part but never test/.
 test(banned, 'cli/admin/x.ts', "import { testApp } from '../../test/helpers/api-app.js';", 'cli/README.md');
-test(allowed, 'cli/admin/x.ts', "import { buildApp } from '../../api/app.js';\nimport { runSuite } from '../../conformance/run-suite.js';");
+test(
+  allowed,
+  'cli/admin/x.ts',
+  "import { buildApp } from '../../api/app.js';\nimport { runSuite } from '../../conformance/run-suite.js';",
+);

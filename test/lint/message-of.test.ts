@@ -11,7 +11,10 @@ const syntaxMessages = snippetLinter('no-restricted-syntax');
 const casts: [filePath: string, code: string][] = [
   ['lib/x.ts', 'try { f(); } catch (error) { console.log((error as Error).message); }'],
   ['cli/commands/x.ts', 'export const f = (error: unknown) => `failed: ${(error as Error)?.message}`;'],
-  ['test/api/x.test.ts', "const outcome = { reason: new Error('x') as unknown };\nconsole.log((outcome.reason as Error).message);"],
+  [
+    'test/api/x.test.ts',
+    "const outcome = { reason: new Error('x') as unknown };\nconsole.log((outcome.reason as Error).message);",
+  ],
   ['api/x.ts', "const err = { message: 'x' };\nexport const m = (err as unknown as Error).message;"],
 ];
 for (const [filePath, code] of casts) {

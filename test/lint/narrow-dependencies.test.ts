@@ -16,7 +16,11 @@ const mayHoldTheContext = new Set(['api/app.ts', 'test/helpers/api-app.ts', 'ben
 function holdersOfTheContext(files: ReadonlyMap<string, string>): string[] {
   const graph = importGraph(files);
   return [...files]
-    .filter(([file, text]) => graph.get(file)?.includes('api/context.ts') === true && /import[^;]*\bAppContext\b[^;]*from\s+'[^']*context\.js'/.test(text))
+    .filter(
+      ([file, text]) =>
+        graph.get(file)?.includes('api/context.ts') === true &&
+        /import[^;]*\bAppContext\b[^;]*from\s+'[^']*context\.js'/.test(text),
+    )
     .map(([file]) => file)
     .sort();
 }
@@ -24,13 +28,19 @@ function holdersOfTheContext(files: ReadonlyMap<string, string>): string[] {
 test('only the composition root and seeding helpers import AppContext', async (t) => {
   const files = await sourceFiles(root);
   t.true(files.has('api/context.ts'), 'the walk found our sources');
-  t.deepEqual(holdersOfTheContext(files).filter((file) => !mayHoldTheContext.has(file)), []);
+  t.deepEqual(
+    holdersOfTheContext(files).filter((file) => !mayHoldTheContext.has(file)),
+    [],
+  );
 });
 
 test('the check names a service that takes the whole context again', (t) => {
   const files = new Map([
     ['api/context.ts', 'export interface AppContext { db: unknown }'],
-    ['api/sessions/service.ts', "import type { AppContext } from '../context.js';\nexport function f(ctx: AppContext) { return ctx; }"],
+    [
+      'api/sessions/service.ts',
+      "import type { AppContext } from '../context.js';\nexport function f(ctx: AppContext) { return ctx; }",
+    ],
     ['api/sessions/view.ts', "import { createContext } from '../context.js';"],
   ]);
   t.deepEqual(holdersOfTheContext(files), ['api/sessions/service.ts']);

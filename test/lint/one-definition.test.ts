@@ -22,7 +22,8 @@ async function sources(): Promise<Map<string, string>> {
   return files;
 }
 
-const EXPORTED_DECLARATION = /^export (?:declare )?(?:abstract )?(?:async )?(?:type|interface|class|enum|const|let|function\*?) ([A-Za-z_$][\w$]*)/gm;
+const EXPORTED_DECLARATION =
+  /^export (?:declare )?(?:abstract )?(?:async )?(?:type|interface|class|enum|const|let|function\*?) ([A-Za-z_$][\w$]*)/gm;
 
 /** Names exported from more than one file, with those files. */
 function doubles(files: Map<string, string>): Map<string, string[]> {
@@ -33,12 +34,17 @@ function doubles(files: Map<string, string>): Map<string, string[]> {
       declaredIn.set(name, (declaredIn.get(name) ?? new Set()).add(file));
     }
   }
-  return new Map([...declaredIn].filter(([, where]) => where.size > 1).map(([name, where]) => [name, [...where].sort()]));
+  return new Map(
+    [...declaredIn].filter(([, where]) => where.size > 1).map(([name, where]) => [name, [...where].sort()]),
+  );
 }
 
 test('an exported name is declared in one file only', async (t) => {
   const found = doubles(await sources());
-  t.deepEqual([...found].map(([name, where]) => `${name}: ${where.join(', ')}`), []);
+  t.deepEqual(
+    [...found].map(([name, where]) => `${name}: ${where.join(', ')}`),
+    [],
+  );
 });
 
 // What must be written once, and where: protocol bounds in firmware-protocol/
@@ -50,14 +56,25 @@ const writtenOnce: { what: string; written: RegExp; home: string }[] = [
   { what: 'U8_MAX', written: /\bU8_MAX = /, home: 'firmware-protocol/constants.ts' },
   { what: 'DEFAULT_SKEW_SECONDS', written: /\bDEFAULT_SKEW_SECONDS = /, home: 'firmware-protocol/constants.ts' },
   { what: "the box's direction", written: /'entrance' \| 'exit'/, home: 'firmware-protocol/box.ts' },
-  { what: 'MqttAccount (who a broker client is)', written: /^export (?:type|interface) \w*MqttAccount\b/m, home: 'api/mqtt/acl.ts' },
+  {
+    what: 'MqttAccount (who a broker client is)',
+    written: /^export (?:type|interface) \w*MqttAccount\b/m,
+    home: 'api/mqtt/acl.ts',
+  },
   { what: 'the base64 pattern', written: /\[A-Za-z0-9\+\/\]\{4\}/, home: 'lib/wire-patterns.ts' },
-  { what: 'the MAC address pattern', written: /\[0-9A-F\]\{2\}\(:\[0-9A-F\]\{2\}\)\{5\}/i, home: 'lib/wire-patterns.ts' },
+  {
+    what: 'the MAC address pattern',
+    written: /\[0-9A-F\]\{2\}\(:\[0-9A-F\]\{2\}\)\{5\}/i,
+    home: 'lib/wire-patterns.ts',
+  },
 ];
 
 for (const { what, written, home } of writtenOnce) {
   test(`${what} is written once, in ${home}`, async (t) => {
     const files = await sources();
-    t.deepEqual([...files].filter(([, text]) => written.test(text)).map(([file]) => file), [home]);
+    t.deepEqual(
+      [...files].filter(([, text]) => written.test(text)).map(([file]) => file),
+      [home],
+    );
   });
 }

@@ -17,7 +17,9 @@ const topics = new Topics();
 test('mqtt-client add prints the account once; a taken name exits 1, a bad role 2', async (t) => {
   const fixture = brokerFixture(t);
   const env = { DATABASE_PATH: fixture.databasePath };
-  const added = await runCli(['admin', 'mqtt-client', 'add', '--name', 'Bench 1', '--role', 'gateway', '--json'], { env });
+  const added = await runCli(['admin', 'mqtt-client', 'add', '--name', 'Bench 1', '--role', 'gateway', '--json'], {
+    env,
+  });
   t.is(added.code, 0, added.stderr);
   const account = JSON.parse(added.stdout) as Record<string, unknown>;
   t.deepEqual(Object.keys(account).slice(0, 4), ['name', 'role', 'mqtt_username', 'mqtt_password']);
@@ -35,21 +37,56 @@ test('fleet provision adds boxes half entrance, half exit, in one file; past 32 
   const fixture = brokerFixture(t, []);
   const env = { DATABASE_PATH: fixture.databasePath, MQTT_URL: 'mqtt://127.0.0.1:1883' };
   const out = join(fixture.directory, 'fleet.json');
-  const small = await runCli(['admin', 'fleet', 'provision', '--parking', String(fixture.parkingId), '--count', '4', '--out', out, '--json'], { env });
+  const small = await runCli(
+    ['admin', 'fleet', 'provision', '--parking', String(fixture.parkingId), '--count', '4', '--out', out, '--json'],
+    { env },
+  );
   t.is(small.code, 0, small.stderr);
-  const fleet = JSON.parse(await readFile(out, 'utf8')) as { module_id: number; direction: string; parking_id: number; mqtt: { username: string } }[];
+  const fleet = JSON.parse(await readFile(out, 'utf8')) as {
+    module_id: number;
+    direction: string;
+    parking_id: number;
+    mqtt: { username: string };
+  }[];
   t.is(fleet.length, 4);
-  t.deepEqual(fleet.map((box) => box.direction), ['entrance', 'exit', 'entrance', 'exit']);
-  t.deepEqual(fleet.map((box) => box.mqtt.username), fleet.map((box) => `box-${box.module_id}`));
-  const tooMany = await runCli(['admin', 'fleet', 'provision', '--parking', String(fixture.parkingId), '--count', '40', '--out', out], { env });
+  t.deepEqual(
+    fleet.map((box) => box.direction),
+    ['entrance', 'exit', 'entrance', 'exit'],
+  );
+  t.deepEqual(
+    fleet.map((box) => box.mqtt.username),
+    fleet.map((box) => `box-${box.module_id}`),
+  );
+  const tooMany = await runCli(
+    ['admin', 'fleet', 'provision', '--parking', String(fixture.parkingId), '--count', '40', '--out', out],
+    { env },
+  );
   t.is(tooMany.code, 1);
   t.regex(tooMany.stderr, /room for 28 more boxes/);
-  const spread = await runCli(['admin', 'fleet', 'provision', '--parking', String(fixture.parkingId), '--count', '40', '--out', out, '--create-parkings', '--json'], { env });
+  const spread = await runCli(
+    [
+      'admin',
+      'fleet',
+      'provision',
+      '--parking',
+      String(fixture.parkingId),
+      '--count',
+      '40',
+      '--out',
+      out,
+      '--create-parkings',
+      '--json',
+    ],
+    { env },
+  );
   t.is(spread.code, 0, spread.stderr);
   const result = JSON.parse(spread.stdout) as { parking_ids: number[]; count: number };
   t.is(result.count, 40);
   t.is(result.parking_ids.length, 2);
-  const bad = await runCli(['admin', 'fleet', 'provision', '--parking', String(fixture.parkingId), '--count', '0', '--out', out], { env });
+  const bad = await runCli(
+    ['admin', 'fleet', 'provision', '--parking', String(fixture.parkingId), '--count', '0', '--out', out],
+    { env },
+  );
   t.is(bad.code, 2);
 });
 
@@ -62,7 +99,12 @@ mosquittoTest('mqtt-acl --format mosquitto: a real mosquitto enforces the same a
   t.like(JSON.parse(exported.stdout), { format: 'mosquitto', accounts: 5 });
   const mosquitto = await startMosquitto(t, out, fixture.operator);
   const connect = async (username: string, password: string) => {
-    const client = await mqtt.connectAsync(mosquitto.url, { username, password, reconnectPeriod: 0, connectTimeout: 2_000 });
+    const client = await mqtt.connectAsync(mosquitto.url, {
+      username,
+      password,
+      reconnectPeriod: 0,
+      connectTimeout: 2_000,
+    });
     t.teardown(() => client.endAsync(true));
     return client;
   };

@@ -12,7 +12,13 @@ import { waitFor } from '../helpers/wait.js';
 const topics = new Topics();
 
 async function broker(t: ExecutionContext, fixture: BrokerFixture, ingest?: ResponseIngester): Promise<EmbeddedBroker> {
-  const started = await startEmbeddedBroker({ host: '127.0.0.1', port: 0, topics, accounts: new MqttAccountRepository(fixture.db), ...(ingest === undefined ? {} : { ingest }) });
+  const started = await startEmbeddedBroker({
+    host: '127.0.0.1',
+    port: 0,
+    topics,
+    accounts: new MqttAccountRepository(fixture.db),
+    ...(ingest === undefined ? {} : { ingest }),
+  });
   t.teardown(() => started.close());
   return started;
 }
@@ -60,7 +66,14 @@ test('a box subscribes only to its own command and sim/set topics', async (t) =>
   const started = await broker(t, fixture);
   const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
   const granted: number[] = [];
-  for (const filter of [topics.box(9101, 'command'), topics.box(9101, 'sim/set'), topics.box(9102, 'command'), topics.allBoxes('response'), '#']) granted.push(await grant(box, filter));
+  for (const filter of [
+    topics.box(9101, 'command'),
+    topics.box(9101, 'sim/set'),
+    topics.box(9102, 'command'),
+    topics.allBoxes('response'),
+    '#',
+  ])
+    granted.push(await grant(box, filter));
   t.deepEqual(granted, [1, 1, 128, 128, 128]);
   t.is(started.counters.refusedSubscriptions, 3);
 });
@@ -98,9 +111,17 @@ test('a gateway reads every command and speaks for every box and itself; an oper
   await operator.publishAsync(topics.box(9102, 'command'), '{"command":""}', { qos: 1 });
   await operator.publishAsync(topics.box(9102, 'sim/set'), '{}', { qos: 1 });
   await gateway.publishAsync(topics.box(9102, 'response'), '{}', { qos: 1 });
-  await gateway.publishAsync(topics.gateway(fixture.gateway.username, 'availability'), 'online', { qos: 1, retain: true });
+  await gateway.publishAsync(topics.gateway(fixture.gateway.username, 'availability'), 'online', {
+    qos: 1,
+    retain: true,
+  });
   await waitFor(() => commands.includes(topics.box(9102, 'command')), 'the command at the gateway');
-  await waitFor(() => everything.includes(topics.gateway(fixture.gateway.username, 'availability')) && everything.includes(topics.box(9102, 'response')), 'the operator reading all');
+  await waitFor(
+    () =>
+      everything.includes(topics.gateway(fixture.gateway.username, 'availability')) &&
+      everything.includes(topics.box(9102, 'response')),
+    'the operator reading all',
+  );
   t.is(started.counters.refusedPublishes, 0);
 });
 
@@ -121,7 +142,9 @@ test('a response is ingested before its publisher gets the PUBACK', async (t) =>
   box.on('message', (_topic, payload) => commands.push(payload.toString()));
   await box.subscribeAsync(topics.box(9101, 'command'), { qos: 1 });
   let acknowledged = false;
-  const publishing = box.publishAsync(topics.box(9101, 'response'), '{"x":1}', { qos: 1 }).then(() => (acknowledged = true));
+  const publishing = box
+    .publishAsync(topics.box(9101, 'response'), '{"x":1}', { qos: 1 })
+    .then(() => (acknowledged = true));
   await ingesting;
   // The negative proved by a marker on the same connection: the broker sends
   // the box a command once ingestion has begun; a PUBACK written before
@@ -131,13 +154,22 @@ test('a response is ingested before its publisher gets the PUBACK', async (t) =>
   t.false(acknowledged, 'no PUBACK while ingestion is running');
   release();
   await publishing;
-  t.deepEqual(ingested, [{ moduleId: 9101, payload: '{"x":1}', publisher: { role: 'box', username: 'box-9101', moduleId: 9101 } }]);
+  t.deepEqual(ingested, [
+    { moduleId: 9101, payload: '{"x":1}', publisher: { role: 'box', username: 'box-9101', moduleId: 9101 } },
+  ]);
 });
 
 test('a busy MQTT port is one clear error naming it', async (t) => {
   const fixture = brokerFixture(t);
   const first = await broker(t, fixture);
-  const error = await t.throwsAsync(startEmbeddedBroker({ host: '127.0.0.1', port: first.port, topics, accounts: new MqttAccountRepository(fixture.db) }));
+  const error = await t.throwsAsync(
+    startEmbeddedBroker({
+      host: '127.0.0.1',
+      port: first.port,
+      topics,
+      accounts: new MqttAccountRepository(fixture.db),
+    }),
+  );
   t.regex(error.message, new RegExp(`MQTT port ${first.port} on 127.0.0.1 is already in use`));
 });
 
@@ -167,10 +199,16 @@ test('a logged-in client publishing an oversized retained message is disconnecte
   const fixture = brokerFixture(t);
   const started = await broker(t, fixture);
   const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
-  await box.publishAsync(topics.box(9101, 'state'), JSON.stringify({ pad: 'x'.repeat(60_000) }), { qos: 1, retain: true });
+  await box.publishAsync(topics.box(9101, 'state'), JSON.stringify({ pad: 'x'.repeat(60_000) }), {
+    qos: 1,
+    retain: true,
+  });
   const closed = new Promise<void>((resolve) => box.once('close', () => resolve()));
   box.publish(topics.box(9101, 'availability'), Buffer.alloc(100 * 1024 * 1024, 0x41), { qos: 1, retain: true });
-  await Promise.race([closed, new Promise((_resolve, reject) => setTimeout(() => reject(new Error('still connected after 5 s')), 5_000))]);
+  await Promise.race([
+    closed,
+    new Promise((_resolve, reject) => setTimeout(() => reject(new Error('still connected after 5 s')), 5_000)),
+  ]);
   t.is(started.counters.refusedPackets, 1);
 
   const operator = await login(t, started.url, fixture.operator.username, fixture.operator.password);
@@ -181,7 +219,11 @@ test('a logged-in client publishing an oversized retained message is disconnecte
   // What the broker retains under those filters, listed to the end (the
   // positive event), is what the operator must get: nothing more is coming.
   const stored = await retainedUnder(started, [topics.allBoxes('state'), topics.allBoxes('availability')]);
-  t.deepEqual(stored, [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`], 'nothing of the oversized message retained');
+  t.deepEqual(
+    stored,
+    [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`],
+    'nothing of the oversized message retained',
+  );
   await waitFor(() => retained.length >= stored.length, 'every retained message delivered');
   t.deepEqual(retained, [`${topics.box(9101, 'state')}:${JSON.stringify({ pad: 'x'.repeat(60_000) }).length}`]);
 });
@@ -190,15 +232,24 @@ test('a logged-in client publishing an oversized retained message is disconnecte
  * (read from its persistence to the stream's end). */
 async function retainedUnder(started: EmbeddedBroker, filters: string[]): Promise<string[]> {
   // aedes's types leave its persistence out; it is the one broker.ts gave it.
-  const { persistence } = started.aedes as unknown as { persistence: { createRetainedStreamCombi(patterns: string[]): AsyncIterable<{ topic: string; payload: Buffer }> } };
+  const { persistence } = started.aedes as unknown as {
+    persistence: { createRetainedStreamCombi(patterns: string[]): AsyncIterable<{ topic: string; payload: Buffer }> };
+  };
   const found: string[] = [];
-  for await (const packet of persistence.createRetainedStreamCombi(filters)) found.push(`${packet.topic}:${packet.payload.length}`);
+  for await (const packet of persistence.createRetainedStreamCombi(filters))
+    found.push(`${packet.topic}:${packet.payload.length}`);
   return found;
 }
 
 // Issue 12, item 3: a client id (and its stored session) belongs to the
 // account that holds it.
-async function connectAs(url: string, username: string, password: string, clientId: string, clean: boolean): Promise<{ client?: MqttClient; code?: number; sessionPresent?: boolean }> {
+async function connectAs(
+  url: string,
+  username: string,
+  password: string,
+  clientId: string,
+  clean: boolean,
+): Promise<{ client?: MqttClient; code?: number; sessionPresent?: boolean }> {
   try {
     const client = mqtt.connect(url, { username, password, clientId, clean, reconnectPeriod: 0 });
     const connack = await new Promise<{ sessionPresent: boolean }>((resolve, reject) => {
@@ -211,10 +262,16 @@ async function connectAs(url: string, username: string, password: string, client
   }
 }
 
-test("another account cannot take over a stored persistent session, and its owner still gets it", async (t) => {
+test('another account cannot take over a stored persistent session, and its owner still gets it', async (t) => {
   const fixture = brokerFixture(t);
   const started = await broker(t, fixture);
-  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'monitor-2', false);
+  const operator = await connectAs(
+    started.url,
+    fixture.operator.username,
+    fixture.operator.password,
+    'monitor-2',
+    false,
+  );
   await operator.client?.subscribeAsync(topics.allBoxes('command'), { qos: 1 });
   await operator.client?.endAsync();
   await started.publish(topics.box(9102, 'command'), '{"command":"AAAA"}');
@@ -223,7 +280,11 @@ test("another account cannot take over a stored persistent session, and its owne
   const stolen: string[] = [];
   thief.client?.on('message', (topic) => stolen.push(topic));
   await thief.client?.endAsync(true);
-  t.deepEqual({ code: thief.code, sessionPresent: thief.sessionPresent, stolen }, { code: 2, sessionPresent: undefined, stolen: [] }, 'refused: identifier rejected');
+  t.deepEqual(
+    { code: thief.code, sessionPresent: thief.sessionPresent, stolen },
+    { code: 2, sessionPresent: undefined, stolen: [] },
+    'refused: identifier rejected',
+  );
   t.is(started.counters.refusedLogins, 1);
 
   const back = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'monitor-2', false);
@@ -236,10 +297,16 @@ test("another account cannot take over a stored persistent session, and its owne
   t.deepEqual(queued, [topics.box(9102, 'command')]);
 });
 
-test("a live client is not kicked by another account reusing its client id; the same account still takes over", async (t) => {
+test('a live client is not kicked by another account reusing its client id; the same account still takes over', async (t) => {
   const fixture = brokerFixture(t);
   const started = await broker(t, fixture);
-  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'shared-id', true);
+  const operator = await connectAs(
+    started.url,
+    fixture.operator.username,
+    fixture.operator.password,
+    'shared-id',
+    true,
+  );
   t.teardown(() => operator.client?.endAsync(true));
   const client = operator.client;
   if (client === undefined) return t.fail('the operator did not connect');
@@ -250,7 +317,9 @@ test("a live client is not kicked by another account reusing its client id; the 
   t.is(other.code, 2);
   // The positive event on the same connection, after the refusal: a PUBACK.
   // A kicked connection never gets one; its close ends the wait instead.
-  const kickedFirst = new Promise<never>((_resolve, reject) => client.once('close', () => reject(new Error('the operator was disconnected'))));
+  const kickedFirst = new Promise<never>((_resolve, reject) =>
+    client.once('close', () => reject(new Error('the operator was disconnected'))),
+  );
   await Promise.race([client.publishAsync(topics.box(9102, 'command'), '{"command":"AAAA"}', { qos: 1 }), kickedFirst]);
   t.true(client.connected, 'the operator stays connected');
   t.is(closes, 0);
@@ -266,7 +335,13 @@ test("a live client is not kicked by another account reusing its client id; the 
 test('a clean client id is free for another account once its holder has left', async (t) => {
   const fixture = brokerFixture(t);
   const started = await broker(t, fixture);
-  const operator = await connectAs(started.url, fixture.operator.username, fixture.operator.password, 'passing-id', true);
+  const operator = await connectAs(
+    started.url,
+    fixture.operator.username,
+    fixture.operator.password,
+    'passing-id',
+    true,
+  );
   await operator.client?.endAsync();
   await waitFor(() => started.aedes.connectedClients === 0, 'the operator gone');
   const box = await connectAs(started.url, 'box-9101', fixture.boxes.get(9101) ?? '', 'passing-id', true);
@@ -280,7 +355,13 @@ function connectPacket(clientId: string, username: string, password: string): Bu
     const bytes = Buffer.from(text, 'utf8');
     return Buffer.concat([Buffer.from([bytes.length >> 8, bytes.length & 0xff]), bytes]);
   };
-  const body = Buffer.concat([field('MQTT'), Buffer.from([4, 0xc2, 0, 60]), field(clientId), field(username), field(password)]);
+  const body = Buffer.concat([
+    field('MQTT'),
+    Buffer.from([4, 0xc2, 0, 60]),
+    field(clientId),
+    field(username),
+    field(password),
+  ]);
   return Buffer.concat([Buffer.from([0x10, body.length]), body]);
 }
 
@@ -305,7 +386,12 @@ test('a connection reset while its login is checked holds no client id', async (
       }
     }
   }
-  const slow = await startEmbeddedBroker({ host: '127.0.0.1', port: 0, topics, accounts: new SlowAccounts(fixture.db) });
+  const slow = await startEmbeddedBroker({
+    host: '127.0.0.1',
+    port: 0,
+    topics,
+    accounts: new SlowAccounts(fixture.db),
+  });
   t.teardown(() => slow.close());
   // The broker's side of the connection has emitted 'close', so broker.ts's
   // close handler (registered first) has run: aedes reports the ECONNRESET as

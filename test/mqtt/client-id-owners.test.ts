@@ -19,7 +19,7 @@ test('a persistent session keeps the id until its account comes back clean', (t)
   const owners = new ClientIdOwners();
   t.true(owners.claim('monitor-2', 'op-a', false));
   owners.left('monitor-2', 'op-a');
-  t.false(owners.claim('monitor-2', 'box-9101', false), 'the stored session is op-a\'s');
+  t.false(owners.claim('monitor-2', 'box-9101', false), "the stored session is op-a's");
   t.true(owners.claim('monitor-2', 'op-a', true));
   owners.sessionCleared('monitor-2', 'op-a');
   owners.left('monitor-2', 'op-a');

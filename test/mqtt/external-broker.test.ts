@@ -15,7 +15,15 @@ import { startCli } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { tempDir, testApp, type TestApp } from '../helpers/api-app.js';
 import { startMosquitto } from '../helpers/mosquitto.js';
-import { addMqttClient, boxLogs, httpDriver, openSession, provisioningFile, topics, watchingOperator } from '../helpers/mqtt-bench.js';
+import {
+  addMqttClient,
+  boxLogs,
+  httpDriver,
+  openSession,
+  provisioningFile,
+  topics,
+  watchingOperator,
+} from '../helpers/mqtt-bench.js';
 import { seedParking, type SeededParking } from '../helpers/parking.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
@@ -52,7 +60,9 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
   const operator = addMqttClient(seed, 'operator', 'op-external', 'operator-password');
   const gateway = addMqttClient(seed, 'gateway', 'gw-external', 'gateway-password');
   const aclDir = join(dir, 'mosquitto');
-  const exported = await runCli(['admin', 'mqtt-acl', '--format', 'mosquitto', '--out', aclDir, '--json'], { env: { DATABASE_PATH: seed.config.databasePath, MQTT_USERNAME: API.username, MQTT_PASSWORD: API.password } });
+  const exported = await runCli(['admin', 'mqtt-acl', '--format', 'mosquitto', '--out', aclDir, '--json'], {
+    env: { DATABASE_PATH: seed.config.databasePath, MQTT_USERNAME: API.username, MQTT_PASSWORD: API.password },
+  });
   if (exported.code !== 0) throw new Error(exported.stderr);
   const { url } = await startMosquitto(t, aclDir, operator);
   return {
@@ -67,7 +77,10 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
       return api;
     },
     box: async (clock) => {
-      const box = await SimulatedBox.start({ clock, provisioning: parseProvisioning({ ...file, mqtt: { ...file.mqtt, url } }) });
+      const box = await SimulatedBox.start({
+        clock,
+        provisioning: parseProvisioning({ ...file, mqtt: { ...file.mqtt, url } }),
+      });
       const link = new BoxMqttLink(box, { url, username: file.mqtt.username, password: file.mqtt.password, clock });
       t.teardown(async () => {
         await link.stop();
@@ -104,7 +117,8 @@ async function markerThroughEveryApi(bench: ExternalBench, apis: readonly TestAp
   }
 }
 
-const untilSubscribed = (bench: ExternalBench, apis: readonly TestApp[]): Promise<void> => markerThroughEveryApi(bench, apis, "every API's shared subscription live");
+const untilSubscribed = (bench: ExternalBench, apis: readonly TestApp[]): Promise<void> =>
+  markerThroughEveryApi(bench, apis, "every API's shared subscription live");
 
 test('through mosquitto: a box answers a session command; the API stores the log verified and the session is active', async (t) => {
   const bench = await externalBench(t);
@@ -113,11 +127,17 @@ test('through mosquitto: a box answers a session command; the API stores the log
   await bench.box(api.clock);
   const { client: operator, seen } = await watchingOperator(t, bench.url, bench.operator);
   const moduleId = bench.parking.entrance.moduleId;
-  await waitFor(() => seen.some((message) => message.topic === topics.box(moduleId, 'availability') && message.payload === 'online'), 'the box online on mosquitto');
+  await waitFor(
+    () =>
+      seen.some((message) => message.topic === topics.box(moduleId, 'availability') && message.payload === 'online'),
+    'the box online on mosquitto',
+  );
 
   const driver = await httpDriver(api);
   const session = await openSession(driver, bench.parking.id);
-  await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), { qos: 1 });
+  await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), {
+    qos: 1,
+  });
   await waitFor(() => boxLogs(api).length === 1, 'the box log', 10_000);
   t.like(boxLogs(api)[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, type: 'in' });
   t.is((await driver.current()).state, 'active');
@@ -132,14 +152,25 @@ test('two APIs in one shared group split the responses: each stored once, none t
   await bench.box(first.clock);
   const { client: operator, seen } = await watchingOperator(t, bench.url, bench.operator);
   const moduleId = bench.parking.entrance.moduleId;
-  await waitFor(() => seen.some((message) => message.topic === topics.box(moduleId, 'availability') && message.payload === 'online'), 'the box online on mosquitto');
+  await waitFor(
+    () =>
+      seen.some((message) => message.topic === topics.box(moduleId, 'availability') && message.payload === 'online'),
+    'the box online on mosquitto',
+  );
 
   const driver = await httpDriver(first);
   const session = await openSession(driver, bench.parking.id);
   // The same key tried again and again: every answer has a box_seq of its own, so each is one verified log.
   const tries = 12;
-  for (let index = 0; index < tries; index++) await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), { qos: 1 });
-  await waitFor(() => boxLogs(first).filter((log) => log.verified === 1).length === tries, `${tries} verified box logs`, 10_000);
+  for (let index = 0; index < tries; index++)
+    await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), {
+      qos: 1,
+    });
+  await waitFor(
+    () => boxLogs(first).filter((log) => log.verified === 1).length === tries,
+    `${tries} verified box logs`,
+    10_000,
+  );
   // Had both APIs received every message, the second copies would be ingested
   // before a marker published now: each API counts one, then nothing more is coming.
   await markerThroughEveryApi(bench, [first, second], 'a marker through each API after the responses');
@@ -160,7 +191,14 @@ test('through mosquitto: a response on a topic whose module id is not canonical 
   t.teardown(() => gateway.endAsync(true));
   const moduleId = bench.parking.entrance.moduleId;
   // A timeout record: it would be stored as an unverified log of the box.
-  const message = JSON.stringify({ command: 'AQE=', response: null, received_at: new Date().toISOString(), via: 'serial', context: {}, error: 'timeout' });
+  const message = JSON.stringify({
+    command: 'AQE=',
+    response: null,
+    received_at: new Date().toISOString(),
+    via: 'serial',
+    context: {},
+    error: 'timeout',
+  });
   await gateway.publishAsync(`${topics.prefix}/boxes/0${moduleId}/response`, message, { qos: 1 });
   await waitFor(() => (api.app.mqtt?.ingestion.counters.refused.bad_topic ?? 0) === 1, 'the topic refused');
   t.is(boxLogs(api).length, 0);
@@ -168,37 +206,73 @@ test('through mosquitto: a response on a topic whose module id is not canonical 
   await waitFor(() => boxLogs(api).length === 1, 'the same message on the canonical topic stored');
 });
 
-testWithCable('through mosquitto: a box behind a gateway killed with SIGKILL is offline with the reason, also for an API that starts afterwards (retained messages only); online once the gateway is back', async (t) => {
-  const bench = await externalBench(t);
-  const api = await bench.api();
-  await untilSubscribed(bench, [api]);
-  const pair = await ptyPairForTest(t);
-  const box = await SimulatedBox.start({ clock: api.clock, provisioning: bench.provisioning });
-  const link = new BoxSerialLink(box, { clock: api.clock, target: { path: pair.a, baudRate: 115_200 } });
-  t.teardown(async () => {
-    await link.stop();
-    await box.stop();
-  });
-  await link.start();
-  const queueFile = join(tempDir(t, 'parkbench-gw-'), 'queue.json');
-  const gateway = () => startCli(t, ['gateway', '--mqtt', bench.url, '--username', bench.gateway.username, '--password', bench.gateway.password, '--serial', pair.b, '--answer-ms', '2000', '--queue-file', queueFile, '--log-level', 'warn']);
-  const moduleId = bench.parking.entrance.moduleId;
-  const status = (of: TestApp) => boxStatuses(of.ctx.db, { moduleId })[0];
-  const derived = (of: TestApp) => of.app.mqtt?.availabilityOf(moduleId);
+testWithCable(
+  'through mosquitto: a box behind a gateway killed with SIGKILL is offline with the reason, also for an API that starts afterwards (retained messages only); online once the gateway is back',
+  async (t) => {
+    const bench = await externalBench(t);
+    const api = await bench.api();
+    await untilSubscribed(bench, [api]);
+    const pair = await ptyPairForTest(t);
+    const box = await SimulatedBox.start({ clock: api.clock, provisioning: bench.provisioning });
+    const link = new BoxSerialLink(box, { clock: api.clock, target: { path: pair.a, baudRate: 115_200 } });
+    t.teardown(async () => {
+      await link.stop();
+      await box.stop();
+    });
+    await link.start();
+    const queueFile = join(tempDir(t, 'parkbench-gw-'), 'queue.json');
+    const gateway = () =>
+      startCli(t, [
+        'gateway',
+        '--mqtt',
+        bench.url,
+        '--username',
+        bench.gateway.username,
+        '--password',
+        bench.gateway.password,
+        '--serial',
+        pair.b,
+        '--answer-ms',
+        '2000',
+        '--queue-file',
+        queueFile,
+        '--log-level',
+        'warn',
+      ]);
+    const moduleId = bench.parking.entrance.moduleId;
+    const status = (of: TestApp) => boxStatuses(of.ctx.db, { moduleId })[0];
+    const derived = (of: TestApp) => of.app.mqtt?.availabilityOf(moduleId);
 
-  const first = gateway();
-  await waitFor(() => derived(api)?.availability === 'online' && derived(api)?.gatewayId === bench.gateway.username, 'the box online through the gateway', 20_000);
-  await first.stop('SIGKILL');
-  await waitFor(() => derived(api)?.availability === 'offline', 'the box offline after its gateway died (last will through mosquitto)', 10_000);
-  t.regex(derived(api)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since \\d{4}-`));
-  t.like(status(api), { availability: 'offline', gateway_id: bench.gateway.username });
+    const first = gateway();
+    await waitFor(
+      () => derived(api)?.availability === 'online' && derived(api)?.gatewayId === bench.gateway.username,
+      'the box online through the gateway',
+      20_000,
+    );
+    await first.stop('SIGKILL');
+    await waitFor(
+      () => derived(api)?.availability === 'offline',
+      'the box offline after its gateway died (last will through mosquitto)',
+      10_000,
+    );
+    t.regex(derived(api)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since \\d{4}-`));
+    t.like(status(api), { availability: 'offline', gateway_id: bench.gateway.username });
 
-  // A second API process starts now: it hears only retained messages, in whatever order mosquitto sends them.
-  const late = await bench.api();
-  await waitFor(() => derived(late)?.availability === 'offline', 'the late API derives offline from the retained messages', 10_000);
-  t.regex(derived(late)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since `));
+    // A second API process starts now: it hears only retained messages, in whatever order mosquitto sends them.
+    const late = await bench.api();
+    await waitFor(
+      () => derived(late)?.availability === 'offline',
+      'the late API derives offline from the retained messages',
+      10_000,
+    );
+    t.regex(derived(late)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since `));
 
-  gateway();
-  await waitFor(() => derived(api)?.availability === 'online' && derived(late)?.availability === 'online', 'the box online again in both APIs', 20_000);
-  t.like(status(api), { availability: 'online', availability_reason: null });
-});
+    gateway();
+    await waitFor(
+      () => derived(api)?.availability === 'online' && derived(late)?.availability === 'online',
+      'the box online again in both APIs',
+      20_000,
+    );
+    t.like(status(api), { availability: 'online', availability_reason: null });
+  },
+);

@@ -31,7 +31,16 @@ export function brokerFixture(t: ExecutionContext, moduleIds: readonly number[] 
     rmSync(directory, { recursive: true, force: true });
   });
   const parkingId = new ParkingRepository(db).insert(
-    { name: 'Lot', description: null, currency: 'EUR', pricePerHourMinor: 250, maxDurationMinutes: 120, tries: 10, isOnline: false, keys: { accessMode: 'sealed', parkingKey: randomKeyHex() } },
+    {
+      name: 'Lot',
+      description: null,
+      currency: 'EUR',
+      pricePerHourMinor: 250,
+      maxDurationMinutes: 120,
+      tries: 10,
+      isOnline: false,
+      keys: { accessMode: 'sealed', parkingKey: randomKeyHex() },
+    },
     Date.now(),
   );
   const boxes = new Map<number, string>();
@@ -39,13 +48,34 @@ export function brokerFixture(t: ExecutionContext, moduleIds: readonly number[] 
   moduleIds.forEach((moduleId, index) => {
     const password = `box-password-${moduleId}`;
     const direction: BoxDirection = index % 2 === 0 ? 'entrance' : 'exit';
-    repository.insert({ moduleId, parkingId, direction, macAddress: `00:07:80:AA:00:${String(index).padStart(2, '0')}`, boxKey: randomKeyHex(), mqttPasswordHash: hashMqttPassword(password) }, Date.now());
+    repository.insert(
+      {
+        moduleId,
+        parkingId,
+        direction,
+        macAddress: `00:07:80:AA:00:${String(index).padStart(2, '0')}`,
+        boxKey: randomKeyHex(),
+        mqttPasswordHash: hashMqttPassword(password),
+      },
+      Date.now(),
+    );
     boxes.set(moduleId, password);
   });
   const accounts = new MqttAccountRepository(db);
   const gateway = { username: 'gw-bench', password: 'gateway-password' };
   const operator = { username: 'op-tester', password: 'operator-password' };
-  accounts.addClient({ name: 'bench', role: 'gateway', username: gateway.username, password_hash: hashMqttPassword(gateway.password) }, Date.now());
-  accounts.addClient({ name: 'tester', role: 'operator', username: operator.username, password_hash: hashMqttPassword(operator.password) }, Date.now());
+  accounts.addClient(
+    { name: 'bench', role: 'gateway', username: gateway.username, password_hash: hashMqttPassword(gateway.password) },
+    Date.now(),
+  );
+  accounts.addClient(
+    {
+      name: 'tester',
+      role: 'operator',
+      username: operator.username,
+      password_hash: hashMqttPassword(operator.password),
+    },
+    Date.now(),
+  );
   return { db, directory, databasePath, parkingId, boxes, gateway, operator };
 }

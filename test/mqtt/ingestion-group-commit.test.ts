@@ -11,7 +11,9 @@ import { holdWriteLock } from '../helpers/database-lock.js';
 import { seedParking } from '../helpers/parking.js';
 import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
 
-async function bench(t: Parameters<typeof testApp>[0]): Promise<{ app: TestApp; moduleId: number; responses: Awaited<ReturnType<typeof makeVerifiedResponses>> }> {
+async function bench(
+  t: Parameters<typeof testApp>[0],
+): Promise<{ app: TestApp; moduleId: number; responses: Awaited<ReturnType<typeof makeVerifiedResponses>> }> {
   // A busy database is waited for 20 ms here, not 5 s.
   const app = await testApp(t, { databaseBusyTimeoutMs: 20 });
   const parking = seedParking(app);
@@ -31,7 +33,8 @@ async function bench(t: Parameters<typeof testApp>[0]): Promise<{ app: TestApp; 
   return { app, moduleId: box.moduleId, responses: await makeVerifiedResponses(provisioning, 6, app.clock.now()) };
 }
 
-const verifiedSeqs = (app: TestApp): number[] => app.ctx.db.prepare('SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq').pluck().all() as number[];
+const verifiedSeqs = (app: TestApp): number[] =>
+  app.ctx.db.prepare('SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq').pluck().all() as number[];
 
 test('messages of one turn are one group, settled only once their logs are committed', async (t) => {
   const { app, moduleId, responses } = await bench(t);
@@ -40,7 +43,10 @@ test('messages of one turn are one group, settled only once their logs are commi
   const settled = responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload)));
   t.deepEqual(verifiedSeqs(app), [], 'nothing written before the turn ends');
   await Promise.all(settled);
-  t.deepEqual(verifiedSeqs(app), responses.map((response) => response.boxSeq).sort((a, b) => a - b));
+  t.deepEqual(
+    verifiedSeqs(app),
+    responses.map((response) => response.boxSeq).sort((a, b) => a - b),
+  );
   t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + responses.length });
 });
 
@@ -48,7 +54,9 @@ test('a message that fails in the batch (a real SQLite error) or cannot become a
   const { app, moduleId, responses } = await bench(t);
   const doomed = responses[2]?.boxSeq ?? -1;
   // A real constraint failure for one row in the middle of the batch.
-  app.ctx.db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${doomed} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+  app.ctx.db.exec(
+    `CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${doomed} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+  );
   const ingestion = new ResponseIngestion(app.ctx);
   const groups = app.ctx.groupCommit.counters.groups;
   await Promise.all([
@@ -58,10 +66,21 @@ test('a message that fails in the batch (a real SQLite error) or cannot become a
   ]);
   t.deepEqual(
     verifiedSeqs(app),
-    responses.map((response) => response.boxSeq).filter((seq) => seq !== doomed).sort((a, b) => a - b),
+    responses
+      .map((response) => response.boxSeq)
+      .filter((seq) => seq !== doomed)
+      .sort((a, b) => a - b),
   );
-  t.like(ingestion.counters, { stored: responses.length - 1, duplicates: 0, refused: { not_json: 1, no_command: 0, unknown_box: 1, refused_by_api: 0, failed: 1 } });
-  t.is(app.ctx.groupCommit.counters.groups, groups + 1, 'one transaction: the failed message rolled back to its savepoint alone');
+  t.like(ingestion.counters, {
+    stored: responses.length - 1,
+    duplicates: 0,
+    refused: { not_json: 1, no_command: 0, unknown_box: 1, refused_by_api: 0, failed: 1 },
+  });
+  t.is(
+    app.ctx.groupCommit.counters.groups,
+    groups + 1,
+    'one transaction: the failed message rolled back to its savepoint alone',
+  );
 });
 
 test('a redelivered message in the same batch as its first copy is stored once', async (t) => {
@@ -80,7 +99,9 @@ test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the
   const ingestion = new ResponseIngestion(app.ctx);
   const release = holdWriteLock(t, app.config.databasePath);
   let settled = 0;
-  const all = responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload)).then(() => (settled += 1)));
+  const all = responses.map((response) =>
+    ingestion.ingest(moduleId, Buffer.from(response.payload)).then(() => (settled += 1)),
+  );
   await turn();
   await turn();
   t.is(settled, 0, 'no message settled (no PUBACK) while the database is busy');
@@ -92,7 +113,10 @@ test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the
   release();
   app.clock.advance(BUSY_RETRY_MS);
   await Promise.all(all);
-  t.deepEqual(verifiedSeqs(app), responses.map((response) => response.boxSeq).sort((a, b) => a - b));
+  t.deepEqual(
+    verifiedSeqs(app),
+    responses.map((response) => response.boxSeq).sort((a, b) => a - b),
+  );
   t.like(ingestion.counters, { stored: responses.length, busy: 2 * responses.length, refused: { failed: 0 } });
 });
 
@@ -117,7 +141,10 @@ test('an MQTT message and an HTTP batch of one turn share one transaction (one b
   const ingestion = new ResponseIngestion(app.ctx);
   const before = { ...app.ctx.groupCommit.counters };
   // What POST /api/box_logs hands the group commit; here a unit that writes nothing.
-  await Promise.all([ingestion.ingest(moduleId, Buffer.from(responses[0]?.payload ?? '')), app.ctx.groupCommit.run(() => 'an HTTP batch')]);
+  await Promise.all([
+    ingestion.ingest(moduleId, Buffer.from(responses[0]?.payload ?? '')),
+    app.ctx.groupCommit.run(() => 'an HTTP batch'),
+  ]);
   t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + 2 });
   t.is(verifiedSeqs(app).length, 1);
 });
@@ -126,8 +153,17 @@ test('a response message off lib/mqtt-messages.ts (bad response, via, error or c
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
   const good = JSON.parse(responses[0]?.payload ?? '{}') as Record<string, unknown>;
-  const bad = [{ response: 'not base64!' }, { via: 'pigeon' }, { error: 'on fire' }, { context: { smart_key_id: '7' } }, { context: [] }, { context: { request_id: 'x'.repeat(201) } }];
-  await Promise.all(bad.map((change) => ingestion.ingest(moduleId, Buffer.from(JSON.stringify({ ...good, ...change })))));
+  const bad = [
+    { response: 'not base64!' },
+    { via: 'pigeon' },
+    { error: 'on fire' },
+    { context: { smart_key_id: '7' } },
+    { context: [] },
+    { context: { request_id: 'x'.repeat(201) } },
+  ];
+  await Promise.all(
+    bad.map((change) => ingestion.ingest(moduleId, Buffer.from(JSON.stringify({ ...good, ...change })))),
+  );
   t.is(verifiedSeqs(app).length, 0);
   t.like(ingestion.counters, { stored: 0, refused: { bad_field: bad.length, failed: 0 } });
   // The same message as it should be is stored.
@@ -158,14 +194,23 @@ test('a poison message among good ones in one turn: the good ones are stored onc
   const { app, moduleId, responses } = await bench(t);
   const poison = responses[3]?.boxSeq ?? -1;
   // Fails at the poison's insert, after its neighbours of the batch were written.
-  app.ctx.db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${poison} BEGIN SELECT RAISE(ABORT, 'poison'); END`);
+  app.ctx.db.exec(
+    `CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${poison} BEGIN SELECT RAISE(ABORT, 'poison'); END`,
+  );
   const ingestion = new ResponseIngestion(app.ctx);
   const groups = app.ctx.groupCommit.counters.groups;
   const taken: (number | undefined)[] = [];
   ingestion.onResponse((response) => taken.push(response.log?.id));
   await Promise.all(responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))));
   const rows = app.ctx.db.prepare('SELECT box_seq FROM box_logs ORDER BY box_seq').pluck().all() as number[];
-  t.deepEqual(rows, responses.map((response) => response.boxSeq).filter((seq) => seq !== poison).sort((a, b) => a - b), 'each good one once, no row of the poison');
+  t.deepEqual(
+    rows,
+    responses
+      .map((response) => response.boxSeq)
+      .filter((seq) => seq !== poison)
+      .sort((a, b) => a - b),
+    'each good one once, no row of the poison',
+  );
   t.like(ingestion.counters, { stored: responses.length - 1, duplicates: 0, refused: { failed: 1 } });
   t.is(taken.length, responses.length - 1, 'listeners told of each stored log');
   t.is(app.ctx.groupCommit.counters.groups, groups + 1, 'one transaction');
@@ -178,7 +223,9 @@ test('messages are counted in the order they arrived: one refused at parse waits
   const ingestion = new ResponseIngestion(app.ctx);
   const ahead = responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload)));
   let storedWhenCounted = -1;
-  const marker = ingestion.ingest(moduleId, Buffer.from('marker, not json')).then(() => (storedWhenCounted = ingestion.counters.stored));
+  const marker = ingestion
+    .ingest(moduleId, Buffer.from('marker, not json'))
+    .then(() => (storedWhenCounted = ingestion.counters.stored));
   t.is(ingestion.counters.refused.not_json, 0, 'not counted before the turn ends');
   await Promise.all([...ahead, marker]);
   t.is(ingestion.counters.refused.not_json, 1);

@@ -15,12 +15,27 @@ import { createSession, seedParking, type SeededBox } from '../helpers/parking.j
 const topics = new Topics();
 
 /** A box that answers every command with `answer(command)` as its response. */
-async function boxAnswering(t: ExecutionContext, url: string, box: SeededBox, answer: (command: Buffer) => Buffer): Promise<void> {
-  const client = await mqtt.connectAsync(url, { username: `box-${box.moduleId}`, password: `pw-${box.moduleId}`, reconnectPeriod: 0 });
+async function boxAnswering(
+  t: ExecutionContext,
+  url: string,
+  box: SeededBox,
+  answer: (command: Buffer) => Buffer,
+): Promise<void> {
+  const client = await mqtt.connectAsync(url, {
+    username: `box-${box.moduleId}`,
+    password: `pw-${box.moduleId}`,
+    reconnectPeriod: 0,
+  });
   t.teardown(() => client.endAsync(true));
   client.on('message', (_topic, payload) => {
     const { message, frame } = parseCommandMessage(payload);
-    const response = { command: message.command, response: answer(frame).toString('base64'), received_at: new Date().toISOString(), via: 'mqtt', context: message.context ?? {} };
+    const response = {
+      command: message.command,
+      response: answer(frame).toString('base64'),
+      received_at: new Date().toISOString(),
+      via: 'mqtt',
+      context: message.context ?? {},
+    };
     // The test ends once the API has answered: an unacknowledged publish then is no failure.
     client.publish(topics.box(box.moduleId, 'response'), JSON.stringify(response), { qos: 1 }, () => undefined);
   });
@@ -34,9 +49,19 @@ async function openWith(t: ExecutionContext, answer: (box: SeededBox, command: B
   app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const token = (await loggedIn(app)).access_token;
   await boxAnswering(t, app.app.mqtt?.url ?? '', box, (command) => answer(box, command));
-  const session = (await createSession(app, token, { parking_session: { secured_parking_id: parking.id } })).json<{ smart_key: { id: number } }>();
-  const response = await app.app.inject({ method: 'POST', url: `/api/car_driver/smart_keys/${session.smart_key.id}/open`, headers: { authorization: `Bearer ${token}` }, payload: { module_id: box.moduleId } });
-  const logs = app.ctx.db.prepare('SELECT verified, response FROM box_logs').all() as { verified: number; response: string | null }[];
+  const session = (await createSession(app, token, { parking_session: { secured_parking_id: parking.id } })).json<{
+    smart_key: { id: number };
+  }>();
+  const response = await app.app.inject({
+    method: 'POST',
+    url: `/api/car_driver/smart_keys/${session.smart_key.id}/open`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: { module_id: box.moduleId },
+  });
+  const logs = app.ctx.db.prepare('SELECT verified, response FROM box_logs').all() as {
+    verified: number;
+    response: string | null;
+  }[];
   return { response, logs };
 }
 

@@ -60,7 +60,14 @@ function hugeConnect(port: number): Promise<number | null> {
 
 test('eight clients declaring 256 MB CONNECTs are closed at the header and the process memory stays flat', async (t) => {
   const fixture = brokerFixture(t);
-  const env = { DATABASE_PATH: fixture.databasePath, HOST: '127.0.0.1', PORT: String(await freePort()), MQTT_PORT: String(await freePort()), MQTT_MAX_PACKET_BYTES: '131072', LOG_LEVEL: 'info' };
+  const env = {
+    DATABASE_PATH: fixture.databasePath,
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    MQTT_PORT: String(await freePort()),
+    MQTT_MAX_PACKET_BYTES: '131072',
+    LOG_LEVEL: 'info',
+  };
   const api = startCli(t, ['api'], env);
   await api.waitForLine(/MQTT broker listening/);
   const pid = api.child.pid ?? 0;
@@ -68,7 +75,9 @@ test('eight clients declaring 256 MB CONNECTs are closed at the header and the p
 
   const openFor = await Promise.all(Array.from({ length: CLIENTS }, () => hugeConnect(Number(env.MQTT_PORT))));
   const after = rssMiB(pid);
-  t.log(`RSS of parkbench api: ${before.toFixed(0)} MiB before, ${after.toFixed(0)} MiB after ${CLIENTS} clients each streaming ${STREAM_BYTES / 1024 / 1024} MiB into a 256 MB CONNECT`);
+  t.log(
+    `RSS of parkbench api: ${before.toFixed(0)} MiB before, ${after.toFixed(0)} MiB after ${CLIENTS} clients each streaming ${STREAM_BYTES / 1024 / 1024} MiB into a 256 MB CONNECT`,
+  );
 
   t.true(
     openFor.every((ms) => ms !== null && ms < 2_000),
@@ -80,7 +89,11 @@ test('eight clients declaring 256 MB CONNECTs are closed at the header and the p
   t.is(refusals(), CLIENTS);
 
   // Everyone else is unaffected; MQTT_MAX_PACKET_BYTES (128 KiB here) lets a 100 KiB message through.
-  const box = await mqtt.connectAsync(`mqtt://127.0.0.1:${env.MQTT_PORT}`, { username: 'box-9101', password: fixture.boxes.get(9101) ?? '', reconnectPeriod: 0 });
+  const box = await mqtt.connectAsync(`mqtt://127.0.0.1:${env.MQTT_PORT}`, {
+    username: 'box-9101',
+    password: fixture.boxes.get(9101) ?? '',
+    reconnectPeriod: 0,
+  });
   t.teardown(() => box.endAsync(true));
   await box.publishAsync(topics.box(9101, 'state'), JSON.stringify({ pad: 'x'.repeat(100 * 1024) }), { qos: 1 });
   t.true(box.connected);

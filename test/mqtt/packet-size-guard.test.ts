@@ -6,7 +6,10 @@ import { PacketSizeScanner, type PacketRefusal } from '../../api/mqtt/packet-siz
 const limits = { connectBytes: 64, packetBytes: 300 };
 
 /** Scans the chunks as a connection would: the bytes it passes on, and the refusal if any. */
-function feed(chunks: readonly number[][], loggedIn = false): { passed: number[]; error?: { refusal: Omit<PacketRefusal, 'offset'> } } {
+function feed(
+  chunks: readonly number[][],
+  loggedIn = false,
+): { passed: number[]; error?: { refusal: Omit<PacketRefusal, 'offset'> } } {
   const scanner = new PacketSizeScanner(limits);
   if (loggedIn) scanner.loggedIn();
   const passed: number[] = [];
@@ -36,8 +39,15 @@ const packet = (type: number, body: number): number[] => {
 
 test('packets within the limits pass unchanged, whatever the chunking', (t) => {
   const bytes = [...packet(0x10, 60), ...packet(0x30, 200), ...packet(0xc0, 0), ...packet(0x30, 296)];
-  t.deepEqual((feed([bytes], true)).passed, bytes, 'all in one chunk');
-  t.deepEqual((feed(bytes.map((byte) => [byte]), true)).passed, bytes, 'one byte a chunk: headers split');
+  t.deepEqual(feed([bytes], true).passed, bytes, 'all in one chunk');
+  t.deepEqual(
+    feed(
+      bytes.map((byte) => [byte]),
+      true,
+    ).passed,
+    bytes,
+    'one byte a chunk: headers split',
+  );
 });
 
 test('before login every packet has the CONNECT limit', (t) => {
@@ -51,7 +61,11 @@ test('a packet over the CONNECT limit is refused at its header', (t) => {
   const { passed, error } = feed([[0x10, 0xff, 0xff, 0xff, 0x7f]]);
   t.deepEqual(passed, []);
   t.deepEqual(error?.refusal, { declaredBytes: 5 + 268_435_455, limitBytes: 64, beforeLogin: true });
-  t.deepEqual((feed([packet(0x10, 63)])).error?.refusal, { declaredBytes: 64 + 1, limitBytes: 64, beforeLogin: true }, 'one byte over');
+  t.deepEqual(
+    feed([packet(0x10, 63)]).error?.refusal,
+    { declaredBytes: 64 + 1, limitBytes: 64, beforeLogin: true },
+    'one byte over',
+  );
 });
 
 test('after login a packet over the packet limit is refused; the complete packets before it pass', (t) => {

@@ -18,13 +18,23 @@ const topics = new Topics();
 
 async function openKey(app: TestApp, moduleId: number, parkingId: number) {
   const token = (await loggedIn(app)).access_token;
-  const session = (await createSession(app, token, { parking_session: { secured_parking_id: parkingId } })).json<{ smart_key: { id: number } }>();
-  return app.app.inject({ method: 'POST', url: `/api/car_driver/smart_keys/${session.smart_key.id}/open`, headers: { authorization: `Bearer ${token}` }, payload: { module_id: moduleId } });
+  const session = (await createSession(app, token, { parking_session: { secured_parking_id: parkingId } })).json<{
+    smart_key: { id: number };
+  }>();
+  return app.app.inject({
+    method: 'POST',
+    url: `/api/car_driver/smart_keys/${session.smart_key.id}/open`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: { module_id: moduleId },
+  });
 }
 
 test('buildApp starts no MQTT: no app.mqtt nor app.control, and the open route answers 503 mqtt_unavailable', async (t) => {
   const dir = tempDir(t);
-  const app = await buildApp({ config: configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N }), clock: new FakeClock() });
+  const app = await buildApp({
+    config: configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N }),
+    clock: new FakeClock(),
+  });
   t.teardown(() => app.close());
   await app.ready();
   t.is(app.mqtt, undefined);
@@ -50,7 +60,13 @@ test('startService: the open route reaches the box over the broker it started; c
     const { message } = parseCommandMessage(payload);
     commands.push(box.moduleId);
     // No response frame: the API answers 502, which only a command that went out can cause.
-    const answer = { command: message.command, response: Buffer.from('garbage').toString('base64'), received_at: new Date().toISOString(), via: 'mqtt', context: message.context ?? {} };
+    const answer = {
+      command: message.command,
+      response: Buffer.from('garbage').toString('base64'),
+      received_at: new Date().toISOString(),
+      via: 'mqtt',
+      context: message.context ?? {},
+    };
     client.publish(topics.box(box.moduleId, 'response'), JSON.stringify(answer), { qos: 1 }, () => undefined);
   });
   await client.subscribeAsync(topics.box(box.moduleId, 'command'), { qos: 1 });
@@ -60,13 +76,23 @@ test('startService: the open route reaches the box over the broker it started; c
   await client.endAsync(true);
 
   await app.app.close();
-  const error = await t.throwsAsync(mqtt.connectAsync(url, { username: `box-${box.moduleId}`, password: 'pw', reconnectPeriod: 0, connectTimeout: 2_000 }));
+  const error = await t.throwsAsync(
+    mqtt.connectAsync(url, {
+      username: `box-${box.moduleId}`,
+      password: 'pw',
+      reconnectPeriod: 0,
+      connectTimeout: 2_000,
+    }),
+  );
   t.regex(error.message, /ECONNREFUSED|closed|timeout/i);
 });
 
 test('startService without mqtt is buildApp', async (t) => {
   const dir = tempDir(t);
-  const app = await startService({ config: configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N }), clock: new FakeClock() });
+  const app = await startService({
+    config: configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N }),
+    clock: new FakeClock(),
+  });
   t.teardown(() => app.close());
   await app.ready();
   t.is(app.mqtt, undefined);

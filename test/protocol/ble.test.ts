@@ -1,11 +1,19 @@
 // BLE link (docs/protocol.md, BLE link): chunking at several MTUs and reassembly.
 import test from 'ava';
-import { BleReassembler, BleUuid, MAX_COMMAND_LENGTH, ProtocolError, bleLocalName, chunkFrame } from '../../firmware-protocol/index.js';
+import {
+  BleReassembler,
+  BleUuid,
+  MAX_COMMAND_LENGTH,
+  ProtocolError,
+  bleLocalName,
+  chunkFrame,
+} from '../../firmware-protocol/index.js';
 import { signedAccess } from './fixtures.js';
 
 /** docs/protocol.md, Sizes: the longest command, an ACCESS_SIGNED of 32 modules (225 bytes). */
 const longest = signedAccess({ body: { moduleIds: Array.from({ length: 32 }, (_, i) => i) } });
-if (longest.length !== MAX_COMMAND_LENGTH) throw new Error(`the longest command is ${longest.length} bytes, not ${MAX_COMMAND_LENGTH}`);
+if (longest.length !== MAX_COMMAND_LENGTH)
+  throw new Error(`the longest command is ${longest.length} bytes, not ${MAX_COMMAND_LENGTH}`);
 
 for (const mtu of [6, 23, 27, 64, 185, 247, 512]) {
   test(`MTU ${mtu}: chunks of at most MTU − 3 bytes, counters from 0, last bit on the last only; reassembles`, (t) => {
@@ -71,7 +79,12 @@ test('reassembler: frames longer than the limit are dropped and counted', (t) =>
   const byDefault = new BleReassembler();
   for (const c of chunkFrame(Buffer.concat([longest, Buffer.of(0)]), 23)) t.is(byDefault.push(c), null);
   t.is(byDefault.counters.oversize, 1);
-  t.deepEqual(chunkFrame(longest, 23).map((c) => byDefault.push(c)).at(-1), longest);
+  t.deepEqual(
+    chunkFrame(longest, 23)
+      .map((c) => byDefault.push(c))
+      .at(-1),
+    longest,
+  );
 });
 
 test('UUIDs and the advertised name', (t) => {

@@ -24,7 +24,8 @@ function nodeOpen(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, sealed: B
   }
 }
 
-const bytes = (min: number, max: number): fc.Arbitrary<Buffer> => fc.uint8Array({ minLength: min, maxLength: max }).map((a) => Buffer.from(a));
+const bytes = (min: number, max: number): fc.Arbitrary<Buffer> =>
+  fc.uint8Array({ minLength: min, maxLength: max }).map((a) => Buffer.from(a));
 
 test('ccmSeal equals node aes-128-ccm on random keys, nonces, AAD and plaintexts (empty ones included)', (t) => {
   fc.assert(
@@ -40,15 +41,31 @@ test('ccmSeal equals node aes-128-ccm on random keys, nonces, AAD and plaintexts
 
 test('ccmOpen opens what node sealed and refuses a changed tag, ciphertext or AAD, like node', (t) => {
   fc.assert(
-    fc.property(bytes(16, 16), bytes(12, 12), bytes(0, 64), bytes(0, 200), fc.nat(), (key, nonce, aad, plaintext, flip) => {
-      const sealed = nodeSeal(key, nonce, aad, plaintext);
-      const opened = ccmOpen(key, nonce, aad, sealed.subarray(0, sealed.length - 8), sealed.subarray(sealed.length - 8));
-      if (opened === null || !opened.equals(plaintext)) return false;
-      const bad = Buffer.from(sealed);
-      const bit = flip % (bad.length * 8);
-      bad[bit >> 3] = (bad[bit >> 3] ?? 0) ^ (1 << (bit & 7));
-      return ccmOpen(key, nonce, aad, bad.subarray(0, bad.length - 8), bad.subarray(bad.length - 8)) === null && nodeOpen(key, nonce, aad, bad) === null;
-    }),
+    fc.property(
+      bytes(16, 16),
+      bytes(12, 12),
+      bytes(0, 64),
+      bytes(0, 200),
+      fc.nat(),
+      (key, nonce, aad, plaintext, flip) => {
+        const sealed = nodeSeal(key, nonce, aad, plaintext);
+        const opened = ccmOpen(
+          key,
+          nonce,
+          aad,
+          sealed.subarray(0, sealed.length - 8),
+          sealed.subarray(sealed.length - 8),
+        );
+        if (opened === null || !opened.equals(plaintext)) return false;
+        const bad = Buffer.from(sealed);
+        const bit = flip % (bad.length * 8);
+        bad[bit >> 3] = (bad[bit >> 3] ?? 0) ^ (1 << (bit & 7));
+        return (
+          ccmOpen(key, nonce, aad, bad.subarray(0, bad.length - 8), bad.subarray(bad.length - 8)) === null &&
+          nodeOpen(key, nonce, aad, bad) === null
+        );
+      },
+    ),
     { numRuns: 500 },
   );
   t.pass();
@@ -72,12 +89,15 @@ test('interleaving keys does not disturb the cached contexts; a key buffer reuse
   t.false(ccmVerifyTagOnly(b, nonce, aad, Buffer.alloc(7)));
 });
 
-test('ccmTagsOnly gives ccmTagOnly\'s tag for each message of a batch (AAD of mixed lengths, empty ones included)', (t) => {
+test("ccmTagsOnly gives ccmTagOnly's tag for each message of a batch (AAD of mixed lengths, empty ones included)", (t) => {
   const message = fc.record({ nonce: bytes(12, 12), aad: bytes(0, 100) });
   fc.assert(
     fc.property(bytes(16, 16), fc.array(message, { maxLength: 20 }), (key, messages) => {
       const tags = ccmTagsOnly(key, messages);
-      return tags.length === messages.length && messages.every(({ nonce, aad }, i) => tags[i]?.equals(nodeSeal(key, nonce, aad, Buffer.alloc(0))));
+      return (
+        tags.length === messages.length &&
+        messages.every(({ nonce, aad }, i) => tags[i]?.equals(nodeSeal(key, nonce, aad, Buffer.alloc(0))))
+      );
     }),
     { numRuns: 300 },
   );

@@ -39,8 +39,17 @@ test('seal-access: each flag is validated (hex key of 32 digits, u32 ranges, 1..
     { entries: '256' },
     { exits: '1.5' },
   ];
-  for (const override of bad) t.throws(() => sealAccessBase64({ ...flags, ...override }), { instanceOf: UsageError }, JSON.stringify(override));
-  t.notThrows(() => sealAccessBase64({ ...flags, modules: Array.from({ length: 32 }, (_, i) => String(i)).join(','), keyId: '4294967295', entries: '255', from: flags.to }));
+  for (const override of bad)
+    t.throws(() => sealAccessBase64({ ...flags, ...override }), { instanceOf: UsageError }, JSON.stringify(override));
+  t.notThrows(() =>
+    sealAccessBase64({
+      ...flags,
+      modules: Array.from({ length: 32 }, (_, i) => String(i)).join(','),
+      keyId: '4294967295',
+      entries: '255',
+      from: flags.to,
+    }),
+  );
 });
 
 test('seal-access: a fixed --nonce gives a reproducible frame that opens', (t) => {
@@ -66,7 +75,10 @@ test('decode: shape detection (link by its trailing 00 and CRC, response by 32 b
   t.is(detectShape(Buffer.alloc(32, 1)), 'response');
   t.is(detectShape(encodeLinkFrame(LinkType.COMMAND, command)), 'link');
   t.is(detectShape(Buffer.from([1, 2, 0])), 'command', 'a trailing 00 without a valid CRC is not a link frame');
-  t.throws(() => decodeFrame(Buffer.from([1]), {}), { instanceOf: CliError, message: /not a command frame: MALFORMED/ });
+  t.throws(() => decodeFrame(Buffer.from([1]), {}), {
+    instanceOf: CliError,
+    message: /not a command frame: MALFORMED/,
+  });
   t.throws(() => decodeFrame(Buffer.from([7]), {}), { instanceOf: CliError, message: /UNSUPPORTED_VERSION/ });
   t.throws(() => decodeFrame(command, { as: 'link' }), { instanceOf: CliError, message: /not a link frame/ });
   t.like(decodeFrame(command, { key: boxKey }), { failure: 'command does not open under --key: AUTH_FAILED' });

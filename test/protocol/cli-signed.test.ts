@@ -26,7 +26,20 @@ import {
   signRawCommand,
 } from '../../firmware-protocol/index.js';
 import { runCli } from '../helpers/run-cli.js';
-import { boxKey, conditions, config, flipBit, issuerPrivate, issuerPublic, otherIssuerPublic, parkingKey, revoke, setIssuer, signedAccess, state } from './fixtures.js';
+import {
+  boxKey,
+  conditions,
+  config,
+  flipBit,
+  issuerPrivate,
+  issuerPublic,
+  otherIssuerPublic,
+  parkingKey,
+  revoke,
+  setIssuer,
+  signedAccess,
+  state,
+} from './fixtures.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'parkbench-cli-signed-'));
 const keyFile = (name: string, text: string | Buffer): string => {
@@ -38,7 +51,10 @@ const issuerObject = issuerPrivateKeyObject(issuerPrivate);
 const pkcs8File = keyFile('pkcs8.pem', issuerObject.export({ format: 'pem', type: 'pkcs8' }));
 const sec1File = keyFile('sec1.pem', issuerObject.export({ format: 'pem', type: 'sec1' }));
 const hexFile = keyFile('scalar.hex', `${issuerPrivate.toString('hex')}\n`);
-const p384File = keyFile('p384.pem', generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'pem', type: 'pkcs8' }));
+const p384File = keyFile(
+  'p384.pem',
+  generateKeyPairSync('ec', { namedCurve: 'P-384' }).privateKey.export({ format: 'pem', type: 'pkcs8' }),
+);
 const fingerprint = issuerKeyFingerprint(issuerPublic);
 
 const flags = {
@@ -65,16 +81,24 @@ const cliArgs = (overrides: Record<string, string> = {}): string[] => {
   };
   return ['protocol', 'seal-access', ...Object.entries(named).flatMap(([k, v]) => (v === '' ? [] : [k, v]))];
 };
-const oneLine = (text: string): boolean => text.length > 0 && text.endsWith('\n') && text.trim().split('\n').length === 1;
+const oneLine = (text: string): boolean =>
+  text.length > 0 && text.endsWith('\n') && text.trim().split('\n').length === 1;
 
 test('seal-access --issuer-key (PKCS#8 PEM, SEC1 PEM, 64 hex digits): an ACCESS_SIGNED that verifies under the issuer and is answered OK', (t) => {
   for (const issuerKey of [pkcs8File, sec1File, hexFile]) {
     const frame = Buffer.from(sealAccessBase64({ ...flags, issuerKey }), 'base64');
     t.is(frame[1], FrameKind.ACCESS_SIGNED);
     const opened = openSignedCommand(frame, [issuerPublic]);
-    if (!opened.ok || opened.command.kind !== FrameKind.ACCESS_SIGNED) return t.fail(`${issuerKey}: does not verify under the issuer public key`);
+    if (!opened.ok || opened.command.kind !== FrameKind.ACCESS_SIGNED)
+      return t.fail(`${issuerKey}: does not verify under the issuer public key`);
     t.like(opened.command, { keyId: 42, scope: 7 });
-    t.deepEqual(opened.command.body, { notBefore: 1_767_225_600, notAfter: 1_767_232_800, maxEntries: 3, maxExits: 2, moduleIds: [101, 102] });
+    t.deepEqual(opened.command.body, {
+      notBefore: 1_767_225_600,
+      notAfter: 1_767_232_800,
+      maxEntries: 3,
+      maxExits: 2,
+      moduleIds: [101, 102],
+    });
     t.is(decide(config, state, conditions, frame).status, Status.OK);
     t.false(openSignedCommand(frame, [otherIssuerPublic]).ok);
   }
@@ -93,19 +117,34 @@ test('seal-access --issuer-key --nonce: the nonce names the frame; 32 modules ma
 test('seal-access: exactly one of --parking-key and --issuer-key; flag errors come before the key file is read', (t) => {
   const message = 'exactly one of --parking-key (a sealed ACCESS) and --issuer-key (an ACCESS_SIGNED) is required';
   t.throws(() => sealAccessBase64({ ...flags, issuerKey: undefined }), { instanceOf: UsageError, message });
-  t.throws(() => sealAccessBase64({ ...flags, parkingKey: parkingKey.toString('hex') }), { instanceOf: UsageError, message });
-  t.throws(() => sealAccessBase64({ ...flags, issuerKey: join(folder, 'missing.pem'), entries: '300' }), { instanceOf: UsageError, message: /^--entries/ });
+  t.throws(() => sealAccessBase64({ ...flags, parkingKey: parkingKey.toString('hex') }), {
+    instanceOf: UsageError,
+    message,
+  });
+  t.throws(() => sealAccessBase64({ ...flags, issuerKey: join(folder, 'missing.pem'), entries: '300' }), {
+    instanceOf: UsageError,
+    message: /^--entries/,
+  });
 });
 
 test('an --issuer-key that is no P-256 private key (another curve or algorithm, a public key, garbage, out of range, unreadable) names the flag in one line', (t) => {
   const files = [
     p384File,
-    keyFile('rsa.pem', generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' })),
+    keyFile(
+      'rsa.pem',
+      generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'pem', type: 'pkcs8' }),
+    ),
     keyFile('ed25519.pem', generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' })),
-    keyFile('public.pem', generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' })),
+    keyFile(
+      'public.pem',
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' }),
+    ),
     keyFile('garbage.pem', 'not a key at all\n'),
     keyFile('broken.pem', '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n'),
-    keyFile('encrypted.pem', issuerObject.export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: 'x' })),
+    keyFile(
+      'encrypted.pem',
+      issuerObject.export({ format: 'pem', type: 'pkcs8', cipher: 'aes-256-cbc', passphrase: 'x' }),
+    ),
     keyFile('zero.hex', '00'.repeat(32)),
     keyFile('order.hex', 'ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551'),
     keyFile('short.hex', 'ab'.repeat(31)),
@@ -120,17 +159,38 @@ test('an --issuer-key that is no P-256 private key (another curve or algorithm, 
     t.false(error.message.includes('\n'), file);
   }
   t.regex(t.throws(() => parseIssuerKeyFile('--issuer-key', p384File)).message, /ec secp384r1 key, not a P-256/);
-  t.regex(t.throws(() => parseIssuerKeyFile('--issuer-key', join(folder, 'missing.pem'))).message, /cannot be read \(ENOENT\)/);
+  t.regex(
+    t.throws(() => parseIssuerKeyFile('--issuer-key', join(folder, 'missing.pem'))).message,
+    /cannot be read \(ENOENT\)/,
+  );
 });
 
 test('--issuer-public-key: one key, several by commas, or repeated; bad hex, a wrong length or a point off the curve names the flag', (t) => {
   const both = `${otherIssuerPublic.toString('hex')},${issuerPublic.toString('hex')}`;
   t.deepEqual(parseIssuerPublicKeysFlag('--issuer-public-key', [both]), [otherIssuerPublic, issuerPublic]);
-  t.deepEqual(parseIssuerPublicKeysFlag('--issuer-public-key', [otherIssuerPublic.toString('hex'), ` ${issuerPublic.toString('hex').toUpperCase()} `]), [otherIssuerPublic, issuerPublic]);
+  t.deepEqual(
+    parseIssuerPublicKeysFlag('--issuer-public-key', [
+      otherIssuerPublic.toString('hex'),
+      ` ${issuerPublic.toString('hex').toUpperCase()} `,
+    ]),
+    [otherIssuerPublic, issuerPublic],
+  );
   const offCurve = Buffer.from(issuerPublic);
   offCurve[63] = (offCurve[63] ?? 0) ^ 1;
-  for (const value of ['zz'.repeat(64), issuerPublic.toString('hex').slice(2), `04${issuerPublic.toString('hex')}`, offCurve.toString('hex'), '00'.repeat(64), `${issuerPublic.toString('hex')},`, '']) {
-    const error = t.throws(() => parseIssuerPublicKeysFlag('--issuer-public-key', [value]), { instanceOf: UsageError }, value);
+  for (const value of [
+    'zz'.repeat(64),
+    issuerPublic.toString('hex').slice(2),
+    `04${issuerPublic.toString('hex')}`,
+    offCurve.toString('hex'),
+    '00'.repeat(64),
+    `${issuerPublic.toString('hex')},`,
+    '',
+  ]) {
+    const error = t.throws(
+      () => parseIssuerPublicKeysFlag('--issuer-public-key', [value]),
+      { instanceOf: UsageError },
+      value,
+    );
     t.regex(error.message, /^--issuer-public-key /);
   }
 });
@@ -139,16 +199,43 @@ test('decode: an ACCESS_SIGNED shows header, clear body and signature (r, s); ch
   const frame = signedAccess({ nonce: Buffer.alloc(12, 0x5a) });
   const unchecked = decodeFrame(frame, {});
   t.is(unchecked.failure, undefined);
-  t.like(unchecked.json, { frame: 'command', version: 1, kind: 4, kind_name: 'ACCESS_SIGNED', key_id: 42, scope: 7, nonce: '5a'.repeat(12), body_length: 19 });
-  t.deepEqual(unchecked.json.body, { not_before: 1_767_225_600, not_after: 1_767_232_800, max_entries: 2, max_exits: 1, module_count: 2, module_ids: [101, 102] });
-  t.deepEqual(unchecked.json.signature, { r: frame.subarray(41, 73).toString('hex'), s: frame.subarray(73, 105).toString('hex') });
+  t.like(unchecked.json, {
+    frame: 'command',
+    version: 1,
+    kind: 4,
+    kind_name: 'ACCESS_SIGNED',
+    key_id: 42,
+    scope: 7,
+    nonce: '5a'.repeat(12),
+    body_length: 19,
+  });
+  t.deepEqual(unchecked.json.body, {
+    not_before: 1_767_225_600,
+    not_after: 1_767_232_800,
+    max_entries: 2,
+    max_exits: 1,
+    module_count: 2,
+    module_ids: [101, 102],
+  });
+  t.deepEqual(unchecked.json.signature, {
+    r: frame.subarray(41, 73).toString('hex'),
+    s: frame.subarray(73, 105).toString('hex'),
+  });
   t.is(unchecked.json.signature_check, 'not checked (no --issuer-public-key)');
-  t.like(decodeFrame(frame, { key: boxKey }).json, { signature_check: 'not checked (no --issuer-public-key)' }, '--key does not apply: nothing is sealed');
+  t.like(
+    decodeFrame(frame, { key: boxKey }).json,
+    { signature_check: 'not checked (no --issuer-public-key)' },
+    '--key does not apply: nothing is sealed',
+  );
 
   const previous = decodeFrame(frame, { issuerKeys: [otherIssuerPublic, issuerPublic] });
   t.is(previous.failure, undefined);
   t.is(previous.json.signature_check, `valid under issuer ${fingerprint}`);
-  for (const bad of [decodeFrame(frame, { issuerKeys: [otherIssuerPublic] }), decodeFrame(flipBit(frame, 8 * 30), { issuerKeys: [issuerPublic] }), decodeFrame(flipBit(frame, 8 * 80), { issuerKeys: [issuerPublic] })]) {
+  for (const bad of [
+    decodeFrame(frame, { issuerKeys: [otherIssuerPublic] }),
+    decodeFrame(flipBit(frame, 8 * 30), { issuerKeys: [issuerPublic] }),
+    decodeFrame(flipBit(frame, 8 * 80), { issuerKeys: [issuerPublic] }),
+  ]) {
     t.is(bad.json.signature_check, 'INVALID');
     t.regex(bad.failure ?? '', /^signature: INVALID under --issuer-public-key sha256:/);
   }
@@ -167,16 +254,40 @@ test('decode: a link frame carrying an ACCESS_SIGNED of 32 modules checks the in
   const frame = signedAccess({ body: { moduleIds: Array.from({ length: 32 }, (_, index) => 101 + index) } });
   const outcome = decodeFrame(encodeLinkFrame(LinkType.COMMAND, frame), { issuerKeys: [issuerPublic] });
   t.is(outcome.failure, undefined);
-  t.like(outcome.json, { frame: 'link', type_name: 'COMMAND', inner: { kind_name: 'ACCESS_SIGNED', body_length: 139, signature_check: `valid under issuer ${fingerprint}` } });
+  t.like(outcome.json, {
+    frame: 'link',
+    type_name: 'COMMAND',
+    inner: { kind_name: 'ACCESS_SIGNED', body_length: 139, signature_check: `valid under issuer ${fingerprint}` },
+  });
 });
 
 test('decode --key: REVOKE and SET_ISSUER open under the box key like the other control kinds', (t) => {
-  const revoked = decodeFrame(revoke(6, [{ keyId: 42, until: 1_767_232_800 }, { keyId: 43, until: 1_767_240_000 }]), { key: boxKey });
+  const revoked = decodeFrame(
+    revoke(6, [
+      { keyId: 42, until: 1_767_232_800 },
+      { keyId: 43, until: 1_767_240_000 },
+    ]),
+    { key: boxKey },
+  );
   t.is(revoked.failure, undefined);
-  t.like(revoked.json, { kind_name: 'REVOKE', key_id: 6, scope: 101, body: { entries: [{ key_id: 42, until: 1_767_232_800 }, { key_id: 43, until: 1_767_240_000 }] } });
+  t.like(revoked.json, {
+    kind_name: 'REVOKE',
+    key_id: 6,
+    scope: 101,
+    body: {
+      entries: [
+        { key_id: 42, until: 1_767_232_800 },
+        { key_id: 43, until: 1_767_240_000 },
+      ],
+    },
+  });
   const installed = decodeFrame(setIssuer(7, otherIssuerPublic, issuerPublic), { key: boxKey });
   t.is(installed.failure, undefined);
-  t.like(installed.json, { kind_name: 'SET_ISSUER', key_id: 7, body: { issuer_key: otherIssuerPublic.toString('hex'), issuer_key_previous: issuerPublic.toString('hex') } });
+  t.like(installed.json, {
+    kind_name: 'SET_ISSUER',
+    key_id: 7,
+    body: { issuer_key: otherIssuerPublic.toString('hex'), issuer_key_previous: issuerPublic.toString('hex') },
+  });
   t.like(decodeFrame(setIssuer(8, issuerPublic, null), { key: boxKey }).json, { body: { issuer_key_previous: null } });
   t.like(decodeFrame(revoke(6, [{ keyId: 42, until: 1 }]), {}).json, { kind_name: 'REVOKE', body: 'sealed' });
 });
@@ -200,7 +311,10 @@ test('CLI: seal-access --issuer-key prints base64 of an ACCESS_SIGNED; bad key f
     t.is(result.stdout, '');
     t.true(oneLine(result.stderr), result.stderr);
   }
-  t.is(neither.stderr, 'parkbench: exactly one of --parking-key (a sealed ACCESS) and --issuer-key (an ACCESS_SIGNED) is required\n');
+  t.is(
+    neither.stderr,
+    'parkbench: exactly one of --parking-key (a sealed ACCESS) and --issuer-key (an ACCESS_SIGNED) is required\n',
+  );
   t.regex(p384.stderr, /^parkbench: --issuer-key /);
 });
 
@@ -214,8 +328,16 @@ test('CLI: issuer-key --out writes a fresh P-256 private key (PEM, mode 0600), p
   t.is(statSync(out).mode & 0o777, 0o600);
   const pem = readFileSync(out, 'utf8');
   t.regex(pem, /^-----BEGIN PRIVATE KEY-----\n/);
-  t.true(openSignedCommand(Buffer.from(sealAccessBase64({ ...flags, issuerKey: out }), 'base64'), Buffer.from(publicHex, 'hex')).ok);
-  const [again, other] = await Promise.all([runCli(['protocol', 'issuer-key', '--out', out]), runCli(['protocol', 'issuer-key', '--out', join(folder, 'fresh-2.pem')])]);
+  t.true(
+    openSignedCommand(
+      Buffer.from(sealAccessBase64({ ...flags, issuerKey: out }), 'base64'),
+      Buffer.from(publicHex, 'hex'),
+    ).ok,
+  );
+  const [again, other] = await Promise.all([
+    runCli(['protocol', 'issuer-key', '--out', out]),
+    runCli(['protocol', 'issuer-key', '--out', join(folder, 'fresh-2.pem')]),
+  ]);
   t.is(again.code, 1);
   t.true(oneLine(again.stderr), again.stderr);
   t.is(readFileSync(out, 'utf8'), pem, 'the existing key is kept: it may be the only copy');
@@ -226,12 +348,23 @@ test('CLI: issuer-key --out writes a fresh P-256 private key (PEM, mode 0600), p
 test('CLI: decode --issuer-public-key (repeated) says valid or INVALID (exit 1); a bad key value exits 2 in one line', async (t) => {
   const hex = signedAccess().toString('hex');
   const [valid, invalid, bad] = await Promise.all([
-    runCli(['protocol', 'decode', hex, '--issuer-public-key', otherIssuerPublic.toString('hex'), '--issuer-public-key', issuerPublic.toString('hex')]),
+    runCli([
+      'protocol',
+      'decode',
+      hex,
+      '--issuer-public-key',
+      otherIssuerPublic.toString('hex'),
+      '--issuer-public-key',
+      issuerPublic.toString('hex'),
+    ]),
     runCli(['protocol', 'decode', hex, '--issuer-public-key', otherIssuerPublic.toString('hex')]),
     runCli(['protocol', 'decode', hex, '--issuer-public-key', `04${issuerPublic.toString('hex')}`]),
   ]);
   t.is(valid.code, 0, valid.stderr);
-  t.like(JSON.parse(valid.stdout), { kind_name: 'ACCESS_SIGNED', signature_check: `valid under issuer ${fingerprint}` });
+  t.like(JSON.parse(valid.stdout), {
+    kind_name: 'ACCESS_SIGNED',
+    signature_check: `valid under issuer ${fingerprint}`,
+  });
   t.is(invalid.code, 1, invalid.stderr);
   t.like(JSON.parse(invalid.stdout), { signature_check: 'INVALID' });
   t.true(oneLine(invalid.stderr), invalid.stderr);
@@ -243,7 +376,10 @@ test('CLI: decode --issuer-public-key (repeated) says valid or INVALID (exit 1);
 });
 
 test('CLI: protocol --help lists issuer-key; seal-access --help names both key flags', async (t) => {
-  const [protocol, seal] = await Promise.all([runCli(['protocol', '--help']), runCli(['protocol', 'seal-access', '--help'])]);
+  const [protocol, seal] = await Promise.all([
+    runCli(['protocol', '--help']),
+    runCli(['protocol', 'seal-access', '--help']),
+  ]);
   t.regex(protocol.stdout, /issuer-key/);
   t.regex(seal.stdout, /--parking-key/);
   t.regex(seal.stdout, /--issuer-key/);

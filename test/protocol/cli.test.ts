@@ -3,7 +3,15 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { FrameKind, LinkType, Status, decide, encodeLinkFrame, openCommand, sealCommand } from '../../firmware-protocol/index.js';
+import {
+  FrameKind,
+  LinkType,
+  Status,
+  decide,
+  encodeLinkFrame,
+  openCommand,
+  sealCommand,
+} from '../../firmware-protocol/index.js';
 import { runCli } from '../helpers/run-cli.js';
 import { access, boxKey, conditions, config, parkingKey, state } from './fixtures.js';
 
@@ -31,12 +39,22 @@ test('seal-access prints base64 that opens under the parking key with the flags 
   const opened = openCommand(frame, parkingKey);
   if (!opened.ok || opened.command.kind !== FrameKind.ACCESS) return t.fail('does not open');
   t.like(opened.command, { keyId: 42, scope: 7 });
-  t.deepEqual(opened.command.body, { notBefore: 1_767_225_600, notAfter: 1_767_232_800, maxEntries: 3, maxExits: 2, moduleIds: [101, 102] });
+  t.deepEqual(opened.command.body, {
+    notBefore: 1_767_225_600,
+    notAfter: 1_767_232_800,
+    maxEntries: 3,
+    maxExits: 2,
+    moduleIds: [101, 102],
+  });
   t.is(decide(config, state, conditions, frame).status, Status.OK);
 });
 
 test('seal-access: a bad flag is one line on stderr and exit code 2 (each rule: cli-input.test.ts)', async (t) => {
-  const results = await Promise.all([runCli(sealArgs({ '--parking-key': 'abcd' })), runCli(sealArgs({ '--from': '2026-01-02T00:00:00Z' })), runCli(sealArgs({ '--modules': '' }))]);
+  const results = await Promise.all([
+    runCli(sealArgs({ '--parking-key': 'abcd' })),
+    runCli(sealArgs({ '--from': '2026-01-02T00:00:00Z' })),
+    runCli(sealArgs({ '--modules': '' })),
+  ]);
   for (const result of results) {
     t.is(result.code, 2, result.stderr);
     t.is(result.stdout, '');
@@ -50,10 +68,24 @@ test('decode: a command, base64 or hex, shows its header; with --key its body', 
   const frame = access();
   const sealed = await runCli(['protocol', 'decode', frame.toString('base64')]);
   t.is(sealed.code, 0, sealed.stderr);
-  t.like(JSON.parse(sealed.stdout), { frame: 'command', kind: 1, kind_name: 'ACCESS', key_id: 42, scope: 7, body: 'sealed' });
+  t.like(JSON.parse(sealed.stdout), {
+    frame: 'command',
+    kind: 1,
+    kind_name: 'ACCESS',
+    key_id: 42,
+    scope: 7,
+    body: 'sealed',
+  });
   const opened = await runCli(['protocol', 'decode', frame.toString('hex'), '--key', keyHex]);
   t.is(opened.code, 0, opened.stderr);
-  t.deepEqual((JSON.parse(opened.stdout) as { body: unknown }).body, { not_before: 1_767_225_600, not_after: 1_767_232_800, max_entries: 2, max_exits: 1, module_count: 2, module_ids: [101, 102] });
+  t.deepEqual((JSON.parse(opened.stdout) as { body: unknown }).body, {
+    not_before: 1_767_225_600,
+    not_after: 1_767_232_800,
+    max_entries: 2,
+    max_exits: 1,
+    module_count: 2,
+    module_ids: [101, 102],
+  });
   const wrong = await runCli(['protocol', 'decode', frame.toString('hex'), '--key', boxKey.toString('hex')]);
   t.is(wrong.code, 1);
   t.regex(wrong.stderr, /AUTH_FAILED/);
@@ -64,8 +96,25 @@ test('decode: a response, verified with --key and --command', async (t) => {
   const { response } = decide(config, state, conditions, command);
   const plain = await runCli(['protocol', 'decode', response.toString('base64')]);
   t.is(plain.code, 0, plain.stderr);
-  t.like(JSON.parse(plain.stdout), { frame: 'response', status: 0, status_name: 'OK', module_id: 101, key_id: 42, box_seq: 11, barrier_name: 'OPENING', remaining: 1 });
-  const verified = await runCli(['protocol', 'decode', response.toString('hex'), '--key', boxKey.toString('hex'), '--command', command.toString('base64')]);
+  t.like(JSON.parse(plain.stdout), {
+    frame: 'response',
+    status: 0,
+    status_name: 'OK',
+    module_id: 101,
+    key_id: 42,
+    box_seq: 11,
+    barrier_name: 'OPENING',
+    remaining: 1,
+  });
+  const verified = await runCli([
+    'protocol',
+    'decode',
+    response.toString('hex'),
+    '--key',
+    boxKey.toString('hex'),
+    '--command',
+    command.toString('base64'),
+  ]);
   t.is(verified.code, 0, verified.stderr);
   t.like(JSON.parse(verified.stdout), { verified: true });
   const unbound = await runCli(['protocol', 'decode', response.toString('hex'), '--key', boxKey.toString('hex')]);
@@ -78,8 +127,17 @@ test('decode: link frames, detected by shape, with the inner frame decoded', asy
   const link = encodeLinkFrame(LinkType.COMMAND, access());
   const result = await runCli(['protocol', 'decode', link.toString('hex')]);
   t.is(result.code, 0, result.stderr);
-  t.like(JSON.parse(result.stdout), { frame: 'link', type: 1, type_name: 'COMMAND', inner: { frame: 'command', key_id: 42 } });
-  const request = await runCli(['protocol', 'decode', encodeLinkFrame(LinkType.STATUS_REQUEST, Buffer.alloc(0)).toString('hex')]);
+  t.like(JSON.parse(result.stdout), {
+    frame: 'link',
+    type: 1,
+    type_name: 'COMMAND',
+    inner: { frame: 'command', key_id: 42 },
+  });
+  const request = await runCli([
+    'protocol',
+    'decode',
+    encodeLinkFrame(LinkType.STATUS_REQUEST, Buffer.alloc(0)).toString('hex'),
+  ]);
   t.like(JSON.parse(request.stdout), { frame: 'link', type: 2, payload: '' });
 });
 
@@ -106,7 +164,10 @@ test('vectors --out regenerates a file identical to firmware-protocol/test-vecto
   const out = join(mkdtempSync(join(tmpdir(), 'parkbench-vectors-')), 'v.json');
   const result = await runCli(['protocol', 'vectors', '--out', out]);
   t.is(result.code, 0, result.stderr);
-  t.is(readFileSync(out, 'utf8'), readFileSync(new URL('../../firmware-protocol/test-vectors.json', import.meta.url), 'utf8'));
+  t.is(
+    readFileSync(out, 'utf8'),
+    readFileSync(new URL('../../firmware-protocol/test-vectors.json', import.meta.url), 'utf8'),
+  );
   t.is((await runCli(['protocol', 'vectors', '--out', out, '--check'])).code, 0);
 });
 

@@ -20,7 +20,18 @@ import {
   verifyResponse,
   verifyResponses,
 } from '../../firmware-protocol/index.js';
-import { T0, access, body, boxKey, flipBit, issuerPrivate, otherKey, parkingKey, parkingKeyNext, timeSet } from './fixtures.js';
+import {
+  T0,
+  access,
+  body,
+  boxKey,
+  flipBit,
+  issuerPrivate,
+  otherKey,
+  parkingKey,
+  parkingKeyNext,
+  timeSet,
+} from './fixtures.js';
 
 const fields: ResponseFields = {
   status: Status.OK,
@@ -37,7 +48,14 @@ const fields: ResponseFields = {
 
 test('command layout: version, kind, key_id, scope, nonce, ciphertext, tag at the offsets of docs/protocol.md', (t) => {
   const nonce = Buffer.from('0102030405060708090a0b0c', 'hex');
-  const frame = sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 0x01020304, scope: 0x0a0b0c0d, nonce, body });
+  const frame = sealCommand({
+    key: parkingKey,
+    kind: FrameKind.ACCESS,
+    keyId: 0x01020304,
+    scope: 0x0a0b0c0d,
+    nonce,
+    body,
+  });
   t.is(frame.length, 22 + 11 + 4 * 2 + 8);
   t.is(frame.subarray(0, 22).toString('hex'), '0101' + '01020304' + '0a0b0c0d' + '0102030405060708090a0b0c');
   // Independent check with node:crypto directly: AAD = bytes 0..21, M = 8.
@@ -56,9 +74,16 @@ test('sealCommand draws a fresh random nonce when none is given', (t) => {
 
 test('docs/protocol.md, Sizes: the longest sealed ACCESS is 169 bytes, the longest command (ACCESS_SIGNED, 32 modules) 225; BATTERY_QUERY 30; TIME_SET 34', (t) => {
   const ids = Array.from({ length: 32 }, (_, i) => i + 1);
-  t.is(sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } }).length, MAX_SEALED_COMMAND_LENGTH);
+  t.is(
+    sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } })
+      .length,
+    MAX_SEALED_COMMAND_LENGTH,
+  );
   t.is(MAX_SEALED_COMMAND_LENGTH, 169);
-  t.is(signAccessCommand({ privateKey: issuerPrivate, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } }).length, MAX_COMMAND_LENGTH);
+  t.is(
+    signAccessCommand({ privateKey: issuerPrivate, keyId: 1, scope: 7, body: { ...body, moduleIds: ids } }).length,
+    MAX_COMMAND_LENGTH,
+  );
   t.is(MAX_COMMAND_LENGTH, 225);
   t.is(sealCommand({ key: boxKey, kind: FrameKind.BATTERY_QUERY, keyId: 1, scope: 7 }).length, 30);
   t.is(timeSet(1).length, 34);
@@ -69,9 +94,18 @@ test('sealCommand refuses bad inputs with a typed error', (t) => {
     () => sealCommand({ key: parkingKey.subarray(0, 15), kind: FrameKind.ACCESS, keyId: 1, scope: 7, body }),
     () => sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: -1, scope: 7, body }),
     () => sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 2 ** 32, scope: 7, body }),
-    () => sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: [] } }),
-    () => sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: Array.from({ length: 33 }, () => 1) } }),
-    () => sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, maxEntries: 256 } }),
+    () =>
+      sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, moduleIds: [] } }),
+    () =>
+      sealCommand({
+        key: parkingKey,
+        kind: FrameKind.ACCESS,
+        keyId: 1,
+        scope: 7,
+        body: { ...body, moduleIds: Array.from({ length: 33 }, () => 1) },
+      }),
+    () =>
+      sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body: { ...body, maxEntries: 256 } }),
     () => sealCommand({ key: parkingKey, kind: FrameKind.ACCESS, keyId: 1, scope: 7, body, nonce: Buffer.alloc(11) }),
     () => sealCommand({ key: parkingKey, kind: 9 as 1, keyId: 1, scope: 7, body }),
   ];
@@ -109,7 +143,10 @@ test('response layout and parse: every field at its offset; the nonce is module_
   const command = access();
   const frame = sealResponse(fields, boxKey, command);
   t.is(frame.length, 32);
-  t.is(frame.subarray(0, 24).toString('hex'), '0100' + '01' + '00000065' + '0000002a' + '00000005' + '6955b900' + '0e74' + '01' + '01' + '02');
+  t.is(
+    frame.subarray(0, 24).toString('hex'),
+    '0100' + '01' + '00000065' + '0000002a' + '00000005' + '6955b900' + '0e74' + '01' + '01' + '02',
+  );
   const nonce = Buffer.concat([frame.subarray(3, 7), frame.subarray(11, 19)]);
   const cipher = createCipheriv('aes-128-ccm', boxKey, nonce, { authTagLength: 8 });
   cipher.setAAD(Buffer.concat([frame.subarray(0, 24), command.subarray(10, 22)]), { plaintextLength: 0 });
@@ -154,8 +191,14 @@ test('verifyResponses answers as verifyResponse does for each response of a mixe
   const expected = items.map(({ response, command: answered }) => verifyResponse(response, boxKey, answered));
   t.deepEqual(expected, [true, false, false, false, false, true, false, true]);
   t.deepEqual(verifyResponses(items, boxKey), expected);
-  t.deepEqual(verifyResponses(items, otherKey), items.map(() => false));
-  t.deepEqual(verifyResponses(items, boxKey.subarray(0, 8)), items.map(() => false));
+  t.deepEqual(
+    verifyResponses(items, otherKey),
+    items.map(() => false),
+  );
+  t.deepEqual(
+    verifyResponses(items, boxKey.subarray(0, 8)),
+    items.map(() => false),
+  );
   t.deepEqual(verifyResponses([], boxKey), []);
 });
 
@@ -214,6 +257,7 @@ test('a single flipped bit of a command or response is refused (exhaustive over 
   }
   const response = sealResponse(fields, boxKey, command);
   for (let bit = 0; bit < 256; bit++) t.false(verifyResponse(flipBit(response, bit), boxKey, command));
-  for (let bit = 80; bit < 176; bit++) t.false(verifyResponse(response, boxKey, flipBit(command, bit)), `command bit ${bit}`);
+  for (let bit = 80; bit < 176; bit++)
+    t.false(verifyResponse(response, boxKey, flipBit(command, bit)), `command bit ${bit}`);
   t.pass();
 });

@@ -15,7 +15,21 @@ import {
   statusReport,
   verifyResponse,
 } from '../../firmware-protocol/index.js';
-import { HOUR, T0, access, batteryQuery, body, boxKey, conditions, config, otherKey, parkingKey, parkingKeyNext, state, timeSet } from './fixtures.js';
+import {
+  HOUR,
+  T0,
+  access,
+  batteryQuery,
+  body,
+  boxKey,
+  conditions,
+  config,
+  otherKey,
+  parkingKey,
+  parkingKeyNext,
+  state,
+  timeSet,
+} from './fixtures.js';
 
 const name = (status: number): string => statusName(status) ?? String(status);
 
@@ -48,7 +62,10 @@ test('step 2: fewer than 30 bytes, or an unknown kind, is MALFORMED with kind an
   t.is(name(short.status), 'MALFORMED');
   t.is(short.keyId, 0);
   t.true(verifyResponse(short.response, boxKey, frame.subarray(0, 29)));
-  t.true(verifyResponse(decide(config, state, conditions, frame.subarray(0, 21)).response, boxKey, null), 'under 22 bytes: zero AAD');
+  t.true(
+    verifyResponse(decide(config, state, conditions, frame.subarray(0, 21)).response, boxKey, null),
+    'under 22 bytes: zero AAD',
+  );
   for (const kind of [0x00, 0x04, 0x07, 0xff]) {
     const bad = Buffer.from(frame);
     bad[1] = kind;
@@ -135,7 +152,12 @@ test('step 6: a control sequence not greater than the last accepted is REPLAY; a
 });
 
 test('step 6: TIME_SET sets the clock first (the response carries the new time); battery and barrier do not refuse it', (t) => {
-  const d = decide(config, state, { ...conditions, batteryMv: 2000, jammed: true }, timeSet(6, { time: T0 + 5 * HOUR }));
+  const d = decide(
+    config,
+    state,
+    { ...conditions, batteryMv: 2000, jammed: true },
+    timeSet(6, { time: T0 + 5 * HOUR }),
+  );
   t.is(name(d.status), 'OK');
   t.is(d.fields.boxTime, T0 + 5 * HOUR);
   t.deepEqual(d.effect, { type: 'setTime', time: T0 + 5 * HOUR });
@@ -144,14 +166,22 @@ test('step 6: TIME_SET sets the clock first (the response carries the new time);
 });
 
 test('step 7: outside not_before − skew .. not_after + skew is NOT_YET_VALID or EXPIRED; the bounds are inclusive', (t) => {
-  const at = (boxTime: number, extra = {}): string => name(decide(config, state, { ...conditions, boxTime, ...extra }, access()).status);
+  const at = (boxTime: number, extra = {}): string =>
+    name(decide(config, state, { ...conditions, boxTime, ...extra }, access()).status);
   t.is(at(T0 - 121), 'NOT_YET_VALID');
   t.is(at(T0 - 120), 'OK');
   t.is(at(T0 + 2 * HOUR + 120), 'OK');
   t.is(at(T0 + 2 * HOUR + 121), 'EXPIRED');
   t.is(at(T0 + 2 * HOUR + 121, { batteryMv: 0, jammed: true }), 'EXPIRED');
-  t.is(name(decide({ ...config, skewSeconds: undefined }, state, { ...conditions, boxTime: T0 - 120 }, access()).status), 'OK', 'default skew 120');
-  t.is(name(decide({ ...config, skewSeconds: 0 }, state, { ...conditions, boxTime: T0 - 1 }, access()).status), 'NOT_YET_VALID');
+  t.is(
+    name(decide({ ...config, skewSeconds: undefined }, state, { ...conditions, boxTime: T0 - 120 }, access()).status),
+    'OK',
+    'default skew 120',
+  );
+  t.is(
+    name(decide({ ...config, skewSeconds: 0 }, state, { ...conditions, boxTime: T0 - 1 }, access()).status),
+    'NOT_YET_VALID',
+  );
   const d = decide(config, state, { ...conditions, boxTime: T0 - 121 }, access());
   t.is(d.remaining, 2, 'remaining shows the unchanged count');
   t.is(d.state.tries, state.tries, 'no try counted');
@@ -162,7 +192,10 @@ test('step 8: a module list without this box is WRONG_MODULE (after the validity
   t.is(name(d.status), 'WRONG_MODULE');
   t.is(d.remaining, 2);
   t.is(d.fields.direction, Direction.ENTRANCE);
-  t.is(name(decide(config, state, { ...conditions, boxTime: T0 - 1000 }, access({ body: { moduleIds: [102] } })).status), 'NOT_YET_VALID');
+  t.is(
+    name(decide(config, state, { ...conditions, boxTime: T0 - 1000 }, access({ body: { moduleIds: [102] } })).status),
+    'NOT_YET_VALID',
+  );
 });
 
 test('step 9: tries are counted per key_id in this box direction; at the maximum NO_TRIES_LEFT with remaining 0', (t) => {
@@ -175,7 +208,11 @@ test('step 9: tries are counted per key_id in this box direction; at the maximum
   t.is(name(third.status), 'NO_TRIES_LEFT', 'before the battery check');
   t.is(third.remaining, 0);
   t.is(third.state.tries.get(42)?.count, 2);
-  t.is(name(decide(config, second.state, conditions, access({ keyId: 43 })).status), 'OK', 'another key has its own count');
+  t.is(
+    name(decide(config, second.state, conditions, access({ keyId: 43 })).status),
+    'OK',
+    'another key has its own count',
+  );
   const exitBox = { ...config, direction: 'exit' as const };
   const out = decide(exitBox, state, conditions, access());
   t.is(out.remaining, 0, 'exit box uses max_exits (1)');
@@ -190,7 +227,11 @@ test('step 10: a battery below the minimum is LOW_BATTERY, and the try counts', 
   t.is(d.remaining, 1);
   t.is(d.state.tries.get(42)?.count, 1);
   t.deepEqual(d.effect, { type: 'none' });
-  t.is(name(decide(config, state, { ...conditions, batteryMv: 3300 }, access()).status), 'OK', 'the minimum itself is enough');
+  t.is(
+    name(decide(config, state, { ...conditions, batteryMv: 3300 }, access()).status),
+    'OK',
+    'the minimum itself is enough',
+  );
 });
 
 test('step 11: a jammed barrier is BARRIER_FAULT (barrier FAULT, try counted); otherwise OK and the barrier opens', (t) => {
@@ -228,7 +269,15 @@ test('every response: box_seq goes up by one, fields match the frame, the tag bi
 
 test('statusReport: OK, kind 0, key_id 0, remaining 0xFF, the box direction, next box_seq, zero AAD', (t) => {
   const report = statusReport(config, state, conditions);
-  t.like(report.fields, { status: Status.OK, kind: 0, keyId: 0, remaining: 0xff, direction: Direction.ENTRANCE, boxSeq: 11, moduleId: 101 });
+  t.like(report.fields, {
+    status: Status.OK,
+    kind: 0,
+    keyId: 0,
+    remaining: 0xff,
+    direction: Direction.ENTRANCE,
+    boxSeq: 11,
+    moduleId: 101,
+  });
   t.is(report.state.boxSeq, 11);
   t.is(report.state.tries, state.tries);
   t.true(verifyResponse(report.response, boxKey, null));

@@ -35,17 +35,35 @@ export const config: BoxConfig = {
 /** Issuer private keys (scalars) and their public keys X || Y. */
 export const issuerPrivate = Buffer.from('0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20', 'hex');
 export const issuerPublic = issuerPublicKeyOf(issuerPrivate);
-export const otherIssuerPrivate = Buffer.from('4142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f60', 'hex');
+export const otherIssuerPrivate = Buffer.from(
+  '4142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f60',
+  'hex',
+);
 export const otherIssuerPublic = issuerPublicKeyOf(otherIssuerPrivate);
 
 /** The box holds `issuerPublic` as issuer_key, no previous key, no revocations. */
-export const state: BoxState = { boxSeq: 10, lastControlSeq: 5, tries: new Map(), issuerKey: issuerPublic, issuerKeyPrevious: null, revocations: new Map() };
+export const state: BoxState = {
+  boxSeq: 10,
+  lastControlSeq: 5,
+  tries: new Map(),
+  issuerKey: issuerPublic,
+  issuerKeyPrevious: null,
+  revocations: new Map(),
+};
 
 export const conditions: BoxConditions = { boxTime: T0 + 60, batteryMv: 3700, barrier: Barrier.CLOSED, jammed: false };
 
-export const body: AccessBody = { notBefore: T0, notAfter: T0 + 2 * HOUR, maxEntries: 2, maxExits: 1, moduleIds: [101, 102] };
+export const body: AccessBody = {
+  notBefore: T0,
+  notAfter: T0 + 2 * HOUR,
+  maxEntries: 2,
+  maxExits: 1,
+  moduleIds: [101, 102],
+};
 
-export function access(overrides: { body?: Partial<AccessBody>; keyId?: number; scope?: number; key?: Uint8Array } = {}): Buffer {
+export function access(
+  overrides: { body?: Partial<AccessBody>; keyId?: number; scope?: number; key?: Uint8Array } = {},
+): Buffer {
   return sealCommand({
     key: overrides.key ?? parkingKey,
     kind: FrameKind.ACCESS,
@@ -56,11 +74,22 @@ export function access(overrides: { body?: Partial<AccessBody>; keyId?: number; 
 }
 
 export function timeSet(seq: number, overrides: { time?: number; scope?: number; key?: Uint8Array } = {}): Buffer {
-  return sealCommand({ key: overrides.key ?? boxKey, kind: FrameKind.TIME_SET, keyId: seq, scope: overrides.scope ?? 101, body: { time: overrides.time ?? T0 + HOUR } });
+  return sealCommand({
+    key: overrides.key ?? boxKey,
+    kind: FrameKind.TIME_SET,
+    keyId: seq,
+    scope: overrides.scope ?? 101,
+    body: { time: overrides.time ?? T0 + HOUR },
+  });
 }
 
 export function batteryQuery(seq: number, overrides: { scope?: number; key?: Uint8Array } = {}): Buffer {
-  return sealCommand({ key: overrides.key ?? boxKey, kind: FrameKind.BATTERY_QUERY, keyId: seq, scope: overrides.scope ?? 101 });
+  return sealCommand({
+    key: overrides.key ?? boxKey,
+    kind: FrameKind.BATTERY_QUERY,
+    keyId: seq,
+    scope: overrides.scope ?? 101,
+  });
 }
 
 export function flipBit(bytes: Uint8Array, bit: number): Buffer {
@@ -70,7 +99,15 @@ export function flipBit(bytes: Uint8Array, bit: number): Buffer {
   return copy;
 }
 
-export function signedAccess(overrides: { body?: Partial<AccessBody>; keyId?: number; scope?: number; privateKey?: Uint8Array; nonce?: Uint8Array } = {}): Buffer {
+export function signedAccess(
+  overrides: {
+    body?: Partial<AccessBody>;
+    keyId?: number;
+    scope?: number;
+    privateKey?: Uint8Array;
+    nonce?: Uint8Array;
+  } = {},
+): Buffer {
   return signAccessCommand({
     privateKey: overrides.privateKey ?? issuerPrivate,
     keyId: overrides.keyId ?? 42,
@@ -80,10 +117,31 @@ export function signedAccess(overrides: { body?: Partial<AccessBody>; keyId?: nu
   });
 }
 
-export function revoke(seq: number, entries: readonly RevokeEntry[], overrides: { scope?: number; key?: Uint8Array } = {}): Buffer {
-  return sealCommand({ key: overrides.key ?? boxKey, kind: FrameKind.REVOKE, keyId: seq, scope: overrides.scope ?? 101, body: { entries } });
+export function revoke(
+  seq: number,
+  entries: readonly RevokeEntry[],
+  overrides: { scope?: number; key?: Uint8Array } = {},
+): Buffer {
+  return sealCommand({
+    key: overrides.key ?? boxKey,
+    kind: FrameKind.REVOKE,
+    keyId: seq,
+    scope: overrides.scope ?? 101,
+    body: { entries },
+  });
 }
 
-export function setIssuer(seq: number, issuerKey: Uint8Array, issuerKeyPrevious: Uint8Array | null, overrides: { scope?: number; key?: Uint8Array } = {}): Buffer {
-  return sealCommand({ key: overrides.key ?? boxKey, kind: FrameKind.SET_ISSUER, keyId: seq, scope: overrides.scope ?? 101, body: { issuerKey, issuerKeyPrevious } });
+export function setIssuer(
+  seq: number,
+  issuerKey: Uint8Array,
+  issuerKeyPrevious: Uint8Array | null,
+  overrides: { scope?: number; key?: Uint8Array } = {},
+): Buffer {
+  return sealCommand({
+    key: overrides.key ?? boxKey,
+    kind: FrameKind.SET_ISSUER,
+    keyId: seq,
+    scope: overrides.scope ?? 101,
+    body: { issuerKey, issuerKeyPrevious },
+  });
 }

@@ -45,7 +45,8 @@ test('COBS: known encodings (zeros, a 254-byte run, a 255-byte run)', (t) => {
   t.deepEqual(cobsDecode(enc255), run255);
   const zeroAfterRun = Buffer.concat([run254, Buffer.from([0, 9])]);
   t.deepEqual(cobsDecode(cobsEncode(zeroAfterRun)), zeroAfterRun);
-  for (const encoded of [cobsEncode(run254), cobsEncode(zeroAfterRun), cobsEncode(Buffer.alloc(300))]) t.false(encoded.includes(0));
+  for (const encoded of [cobsEncode(run254), cobsEncode(zeroAfterRun), cobsEncode(Buffer.alloc(300))])
+    t.false(encoded.includes(0));
 });
 
 test('COBS: bad encodings decode to null (code past the end, a zero inside)', (t) => {
@@ -75,7 +76,10 @@ test('link frame: the longest command (ACCESS_SIGNED, 32 modules, 225 bytes) fit
   bad[5] = (bad[5] ?? 0) ^ 0x40;
   t.throws(() => decodeLinkFrame(bad), { instanceOf: ProtocolError, message: /BAD_CRC|BAD_COBS/ });
   t.throws(() => decodeLinkFrame(Buffer.from('0201', 'hex')), { instanceOf: ProtocolError });
-  t.throws(() => encodeLinkFrame(LinkType.COMMAND, Buffer.alloc(227, 1)), { instanceOf: ProtocolError, message: /exceeds/ });
+  t.throws(() => encodeLinkFrame(LinkType.COMMAND, Buffer.alloc(227, 1)), {
+    instanceOf: ProtocolError,
+    message: /exceeds/,
+  });
   t.throws(() => encodeLinkFrame(0x03 as 0x01, Buffer.alloc(1)), { instanceOf: ProtocolError });
 });
 
@@ -94,7 +98,10 @@ test('decoder: a frame split across chunks, byte by byte', (t) => {
 test('decoder: two frames in one chunk', (t) => {
   const decoder = new LinkFrameDecoder();
   const out = decoder.push(Buffer.concat([command, request]));
-  t.deepEqual(out.map((f) => f.type), [LinkType.COMMAND, LinkType.STATUS_REQUEST]);
+  t.deepEqual(
+    out.map((f) => f.type),
+    [LinkType.COMMAND, LinkType.STATUS_REQUEST],
+  );
 });
 
 test('decoder: the CRC (and delimiter) arriving alone', (t) => {
@@ -111,7 +118,10 @@ test('decoder: junk before a frame is dropped and counted; the frame after the n
   t.is(decoder.counters.badCrc + decoder.counters.badCobs, 1);
   // Junk glued to a frame with no 0x00 between costs that frame only.
   const glued = new LinkFrameDecoder();
-  t.deepEqual(glued.push(Buffer.concat([Buffer.from('dead', 'hex'), command, request])).map((f) => f.type), [LinkType.STATUS_REQUEST]);
+  t.deepEqual(
+    glued.push(Buffer.concat([Buffer.from('dead', 'hex'), command, request])).map((f) => f.type),
+    [LinkType.STATUS_REQUEST],
+  );
   t.is(glued.counters.frames, 1);
 });
 
@@ -120,7 +130,10 @@ test('decoder: a bad CRC is dropped and counted, never passed on; the next frame
   const bad = Buffer.from(command);
   bad[10] = bad[10] === 0x01 ? 0x02 : 0x01;
   const out = decoder.push(Buffer.concat([bad, request]));
-  t.deepEqual(out.map((f) => f.type), [LinkType.STATUS_REQUEST]);
+  t.deepEqual(
+    out.map((f) => f.type),
+    [LinkType.STATUS_REQUEST],
+  );
   t.is(decoder.counters.badCrc + decoder.counters.badCobs, 1);
 });
 
@@ -129,7 +142,11 @@ test('decoder: trailing bytes wait for their delimiter; empty runs are idle line
   t.is(decoder.push(Buffer.concat([request, command.subarray(0, 7)])).length, 1);
   t.is(decoder.pending, 7);
   t.is(decoder.push(Buffer.from([0, 0, 0])).length, 0);
-  t.is(decoder.counters.badCrc + decoder.counters.badCobs, 1, 'the 7 trailing bytes, cut by a 0x00, count as one bad frame');
+  t.is(
+    decoder.counters.badCrc + decoder.counters.badCobs,
+    1,
+    'the 7 trailing bytes, cut by a 0x00, count as one bad frame',
+  );
   t.is(decoder.pending, 0);
 });
 
@@ -138,7 +155,10 @@ test('decoder: an oversize run is counted once, memory stays bounded, and it res
   for (let i = 0; i < 100; i++) decoder.push(Buffer.alloc(1000, 0x42));
   t.is(decoder.counters.oversize, 1);
   t.true(decoder.pending <= 229);
-  t.deepEqual(decoder.push(Buffer.concat([Buffer.from([0]), command])).map((f) => f.type), [LinkType.COMMAND]);
+  t.deepEqual(
+    decoder.push(Buffer.concat([Buffer.from([0]), command])).map((f) => f.type),
+    [LinkType.COMMAND],
+  );
   // 230 encoded bytes before the delimiter (231 with it) are too many; 229 are accepted for decoding.
   const d2 = new LinkFrameDecoder();
   d2.push(Buffer.concat([Buffer.alloc(230, 0x01), Buffer.from([0])]));
@@ -152,7 +172,10 @@ test('decoder: an oversize run is counted once, memory stays bounded, and it res
 test('decoder: a valid CRC over an undefined type is counted as unknownType', (t) => {
   const raw = Buffer.from([0x03, 0xaa]);
   const crc = crc16(raw);
-  const framed = Buffer.concat([cobsEncode(Buffer.concat([raw, Buffer.from([crc >> 8, crc & 0xff])])), Buffer.from([0])]);
+  const framed = Buffer.concat([
+    cobsEncode(Buffer.concat([raw, Buffer.from([crc >> 8, crc & 0xff])])),
+    Buffer.from([0]),
+  ]);
   const decoder = new LinkFrameDecoder();
   t.deepEqual(decoder.push(framed), []);
   t.is(decoder.counters.unknownType, 1);

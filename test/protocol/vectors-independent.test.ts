@@ -5,22 +5,68 @@
 // alone, with node:crypto calls written out in this file: its own header and
 // body layouts, CCM sealing, CRC-16/CCITT-FALSE, COBS, P-256 keys built from
 // DER and JWK, and ECDSA verify. Nothing of the project is imported.
-import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, sign, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createPrivateKey,
+  createPublicKey,
+  sign,
+  timingSafeEqual,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 
 // ---- the file, typed as docs/protocol.md (Test vectors) describes it ----
 
-interface AccessBody { not_before: number; not_after: number; max_entries: number; max_exits: number; module_ids: number[] }
-interface RevokeBody { entries: { key_id: number; until: number }[] }
-interface SetIssuerBody { issuer_key: string; issuer_key_previous: string | null }
+interface AccessBody {
+  not_before: number;
+  not_after: number;
+  max_entries: number;
+  max_exits: number;
+  module_ids: number[];
+}
+interface RevokeBody {
+  entries: { key_id: number; until: number }[];
+}
+interface SetIssuerBody {
+  issuer_key: string;
+  issuer_key_previous: string | null;
+}
 type CommandBody = AccessBody | RevokeBody | SetIssuerBody | { time: number } | Record<string, never>;
-interface Header { kind: number; key_id: number; scope: number; nonce: string }
-interface ResponseFields { status: number; kind: number; module_id: number; key_id: number; box_seq: number; box_time: number; battery_mv: number; barrier: number; direction: number; remaining: number }
+interface Header {
+  kind: number;
+  key_id: number;
+  scope: number;
+  nonce: string;
+}
+interface ResponseFields {
+  status: number;
+  kind: number;
+  module_id: number;
+  key_id: number;
+  box_seq: number;
+  box_time: number;
+  battery_mv: number;
+  barrier: number;
+  direction: number;
+  remaining: number;
+}
 interface Decision {
   name: string;
   step: number | string;
-  config: { module_id: number; parking_id: number; direction: 'entrance' | 'exit'; parking_key: string | null; parking_key_next: string | null; box_key: string; skew_seconds: number; min_battery_mv: number; revocation_capacity: number };
+  config: {
+    module_id: number;
+    parking_id: number;
+    direction: 'entrance' | 'exit';
+    parking_key: string | null;
+    parking_key_next: string | null;
+    box_key: string;
+    skew_seconds: number;
+    min_battery_mv: number;
+    revocation_capacity: number;
+  };
   state: { box_seq: number; last_control_seq: number; issuer_key: string | null; issuer_key_previous: string | null };
   conditions: { box_time: number; battery_mv: number; barrier: number; jammed: boolean };
   command: string;
@@ -37,17 +83,38 @@ interface Vectors {
   decisions: Decision[];
 }
 
-const vectors = JSON.parse(readFileSync(new URL('../../firmware-protocol/test-vectors.json', import.meta.url), 'utf8')) as Vectors;
+const vectors = JSON.parse(
+  readFileSync(new URL('../../firmware-protocol/test-vectors.json', import.meta.url), 'utf8'),
+) as Vectors;
 const hex = (text: string): Buffer => Buffer.from(text, 'hex');
 
 // ---- docs/protocol.md, written out again ----
 
-const Kind = { ACCESS: 0x01, BATTERY_QUERY: 0x02, TIME_SET: 0x03, ACCESS_SIGNED: 0x04, REVOKE: 0x05, SET_ISSUER: 0x06 } as const;
+const Kind = {
+  ACCESS: 0x01,
+  BATTERY_QUERY: 0x02,
+  TIME_SET: 0x03,
+  ACCESS_SIGNED: 0x04,
+  REVOKE: 0x05,
+  SET_ISSUER: 0x06,
+} as const;
 const CONTROL_KINDS: readonly number[] = [Kind.BATTERY_QUERY, Kind.TIME_SET, Kind.REVOKE, Kind.SET_ISSUER];
 /** Response frame, Status codes. */
 const STATUS: Readonly<Record<string, number>> = {
-  OK: 0x00, NOT_YET_VALID: 0x10, EXPIRED: 0x11, NO_TRIES_LEFT: 0x12, WRONG_MODULE: 0x13, WRONG_PARKING: 0x14, REPLAY: 0x15, REVOKED: 0x16,
-  AUTH_FAILED: 0x20, MALFORMED: 0x21, UNSUPPORTED_VERSION: 0x22, BARRIER_FAULT: 0x30, LOW_BATTERY: 0x31, REVOCATION_FULL: 0x32,
+  OK: 0x00,
+  NOT_YET_VALID: 0x10,
+  EXPIRED: 0x11,
+  NO_TRIES_LEFT: 0x12,
+  WRONG_MODULE: 0x13,
+  WRONG_PARKING: 0x14,
+  REPLAY: 0x15,
+  REVOKED: 0x16,
+  AUTH_FAILED: 0x20,
+  MALFORMED: 0x21,
+  UNSUPPORTED_VERSION: 0x22,
+  BARRIER_FAULT: 0x30,
+  LOW_BATTERY: 0x31,
+  REVOCATION_FULL: 0x32,
 };
 /** Serial link framing, Types. */
 const LINK = { COMMAND: 0x01, STATUS_REQUEST: 0x02, RESPONSE: 0x81, STATUS_REPORT: 0x82 } as const;
@@ -76,7 +143,14 @@ function body(kind: number, json: CommandBody): Buffer {
     case Kind.ACCESS:
     case Kind.ACCESS_SIGNED: {
       const b = json as AccessBody;
-      return Buffer.concat([u32(b.not_before), u32(b.not_after), u8(b.max_entries), u8(b.max_exits), u8(b.module_ids.length), ...b.module_ids.map(u32)]);
+      return Buffer.concat([
+        u32(b.not_before),
+        u32(b.not_after),
+        u8(b.max_entries),
+        u8(b.max_exits),
+        u8(b.module_ids.length),
+        ...b.module_ids.map(u32),
+      ]);
     }
     case Kind.BATTERY_QUERY:
       return Buffer.alloc(0);
@@ -88,7 +162,10 @@ function body(kind: number, json: CommandBody): Buffer {
     }
     case Kind.SET_ISSUER: {
       const b = json as SetIssuerBody;
-      return Buffer.concat([hex(b.issuer_key), b.issuer_key_previous === null ? Buffer.alloc(64) : hex(b.issuer_key_previous)]);
+      return Buffer.concat([
+        hex(b.issuer_key),
+        b.issuer_key_previous === null ? Buffer.alloc(64) : hex(b.issuer_key_previous),
+      ]);
     }
     default:
       throw new Error(`kind ${kind} is none of the six`);
@@ -102,7 +179,13 @@ function bodyJson(kind: number, bytes: Buffer): CommandBody {
     case Kind.ACCESS_SIGNED: {
       const count = bytes.readUInt8(10);
       if (bytes.length !== 11 + 4 * count) throw new Error('access body length');
-      return { not_before: bytes.readUInt32BE(0), not_after: bytes.readUInt32BE(4), max_entries: bytes.readUInt8(8), max_exits: bytes.readUInt8(9), module_ids: Array.from({ length: count }, (_, i) => bytes.readUInt32BE(11 + 4 * i)) };
+      return {
+        not_before: bytes.readUInt32BE(0),
+        not_after: bytes.readUInt32BE(4),
+        max_entries: bytes.readUInt8(8),
+        max_exits: bytes.readUInt8(9),
+        module_ids: Array.from({ length: count }, (_, i) => bytes.readUInt32BE(11 + 4 * i)),
+      };
     }
     case Kind.BATTERY_QUERY:
       return {};
@@ -111,11 +194,19 @@ function bodyJson(kind: number, bytes: Buffer): CommandBody {
     case Kind.REVOKE: {
       const count = bytes.readUInt8(0);
       if (bytes.length !== 1 + 8 * count) throw new Error('revoke body length');
-      return { entries: Array.from({ length: count }, (_, i) => ({ key_id: bytes.readUInt32BE(1 + 8 * i), until: bytes.readUInt32BE(5 + 8 * i) })) };
+      return {
+        entries: Array.from({ length: count }, (_, i) => ({
+          key_id: bytes.readUInt32BE(1 + 8 * i),
+          until: bytes.readUInt32BE(5 + 8 * i),
+        })),
+      };
     }
     case Kind.SET_ISSUER: {
       const previous = bytes.subarray(64, 128);
-      return { issuer_key: bytes.subarray(0, 64).toString('hex'), issuer_key_previous: previous.every((byte) => byte === 0) ? null : previous.toString('hex') };
+      return {
+        issuer_key: bytes.subarray(0, 64).toString('hex'),
+        issuer_key_previous: previous.every((byte) => byte === 0) ? null : previous.toString('hex'),
+      };
     }
     default:
       throw new Error(`kind ${kind} is none of the six`);
@@ -148,11 +239,20 @@ function ccmOpen(key: Buffer, nonce: Buffer, aad: Buffer, sealed: Buffer): Buffe
 }
 
 /** A sealed command (ACCESS and the control kinds) opened: header and body, or null. */
-function openCommand(frame: Buffer, key: Buffer): { kind: number; keyId: number; scope: number; nonce: Buffer; body: Buffer } | null {
+function openCommand(
+  frame: Buffer,
+  key: Buffer,
+): { kind: number; keyId: number; scope: number; nonce: Buffer; body: Buffer } | null {
   if (frame.length < HEADER_BYTES + TAG_BYTES) return null;
   const plaintext = ccmOpen(key, frame.subarray(10, 22), frame.subarray(0, HEADER_BYTES), frame.subarray(HEADER_BYTES));
   if (plaintext === null) return null;
-  return { kind: frame.readUInt8(1), keyId: frame.readUInt32BE(2), scope: frame.readUInt32BE(6), nonce: frame.subarray(10, 22), body: plaintext };
+  return {
+    kind: frame.readUInt8(1),
+    keyId: frame.readUInt32BE(2),
+    scope: frame.readUInt32BE(6),
+    nonce: frame.subarray(10, 22),
+    body: plaintext,
+  };
 }
 
 /** Response frame, the tag: CCM under K_box of an empty plaintext, nonce
@@ -163,16 +263,40 @@ function responseTag(boxKey: Buffer, first24: Buffer, commandNonce: Buffer): Buf
   return ccmSeal(boxKey, nonce, Buffer.concat([first24, commandNonce]), Buffer.alloc(0));
 }
 
-const commandNonceOf = (command: Buffer): Buffer => (command.length < HEADER_BYTES ? Buffer.alloc(12) : command.subarray(10, 22));
+const commandNonceOf = (command: Buffer): Buffer =>
+  command.length < HEADER_BYTES ? Buffer.alloc(12) : command.subarray(10, 22);
 
 function responseBytes(f: ResponseFields, boxKey: Buffer, commandNonce: Buffer): Buffer {
-  const first24 = Buffer.concat([u8(0x01), u8(f.status), u8(f.kind), u32(f.module_id), u32(f.key_id), u32(f.box_seq), u32(f.box_time), u16(f.battery_mv), u8(f.barrier), u8(f.direction), u8(f.remaining)]);
+  const first24 = Buffer.concat([
+    u8(0x01),
+    u8(f.status),
+    u8(f.kind),
+    u32(f.module_id),
+    u32(f.key_id),
+    u32(f.box_seq),
+    u32(f.box_time),
+    u16(f.battery_mv),
+    u8(f.barrier),
+    u8(f.direction),
+    u8(f.remaining),
+  ]);
   return Buffer.concat([first24, responseTag(boxKey, first24, commandNonce)]);
 }
 
 function responseFields(frame: Buffer): ResponseFields {
   if (frame.length !== 32 || frame.readUInt8(0) !== 0x01) throw new Error('a response is 32 bytes of version 1');
-  return { status: frame.readUInt8(1), kind: frame.readUInt8(2), module_id: frame.readUInt32BE(3), key_id: frame.readUInt32BE(7), box_seq: frame.readUInt32BE(11), box_time: frame.readUInt32BE(15), battery_mv: frame.readUInt16BE(19), barrier: frame.readUInt8(21), direction: frame.readUInt8(22), remaining: frame.readUInt8(23) };
+  return {
+    status: frame.readUInt8(1),
+    kind: frame.readUInt8(2),
+    module_id: frame.readUInt32BE(3),
+    key_id: frame.readUInt32BE(7),
+    box_seq: frame.readUInt32BE(11),
+    box_time: frame.readUInt32BE(15),
+    battery_mv: frame.readUInt16BE(19),
+    barrier: frame.readUInt8(21),
+    direction: frame.readUInt8(22),
+    remaining: frame.readUInt8(23),
+  };
 }
 
 /** Whether the response's tag is the one recomputed, compared in constant time. */
@@ -237,15 +361,29 @@ const linkFrame = (type: number, payload: Buffer): Buffer => {
 const base64url = (bytes: Buffer): string => bytes.toString('base64url');
 
 /** A P-256 public key from its 64-byte X || Y, through a JWK (throws when the point is not on the curve). */
-const publicKeyOf = (xy: Buffer): KeyObject => createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: base64url(xy.subarray(0, 32)), y: base64url(xy.subarray(32, 64)) }, format: 'jwk' });
+const publicKeyOf = (xy: Buffer): KeyObject =>
+  createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', x: base64url(xy.subarray(0, 32)), y: base64url(xy.subarray(32, 64)) },
+    format: 'jwk',
+  });
 
 /** The private key from its 32-byte scalar, as SEC 1 DER built here:
  * SEQUENCE { INTEGER 1, OCTET STRING d, [0] { OID prime256v1 } }. */
 function privateKeyOf(scalar: Buffer): KeyObject {
   if (scalar.length !== 32) throw new Error('a P-256 scalar is 32 bytes');
   const oid = Buffer.from('06082a8648ce3d030107', 'hex');
-  const content = Buffer.concat([Buffer.from('020101', 'hex'), Buffer.from([0x04, 32]), scalar, Buffer.from([0xa0, oid.length]), oid]);
-  return createPrivateKey({ key: Buffer.concat([Buffer.from([0x30, content.length]), content]), format: 'der', type: 'sec1' });
+  const content = Buffer.concat([
+    Buffer.from('020101', 'hex'),
+    Buffer.from([0x04, 32]),
+    scalar,
+    Buffer.from([0xa0, oid.length]),
+    oid,
+  ]);
+  return createPrivateKey({
+    key: Buffer.concat([Buffer.from([0x30, content.length]), content]),
+    format: 'der',
+    type: 'sec1',
+  });
 }
 
 /** X || Y of the public point of a private key (node derives it from d). */
@@ -256,13 +394,27 @@ function xyOf(privateKey: KeyObject): Buffer {
 
 /** ECDSA P-256 with SHA-256, r || s. */
 const signatureVerifies = (signed: Buffer, publicXy: Buffer): boolean =>
-  verify('sha256', signed.subarray(0, -SIGNATURE_BYTES), { key: publicKeyOf(publicXy), dsaEncoding: 'ieee-p1363' }, signed.subarray(-SIGNATURE_BYTES));
+  verify(
+    'sha256',
+    signed.subarray(0, -SIGNATURE_BYTES),
+    { key: publicKeyOf(publicXy), dsaEncoding: 'ieee-p1363' },
+    signed.subarray(-SIGNATURE_BYTES),
+  );
 
 // ---- the file's layout and minimum content ----
 
 test('the file holds every section, every kind, every status and every link type docs/protocol.md asks for', (t) => {
   t.is(vectors.version, 2);
-  t.deepEqual(Object.keys(vectors), ['version', 'crc16', 'commands', 'issuers', 'signed_commands', 'responses', 'link_frames', 'decisions']);
+  t.deepEqual(Object.keys(vectors), [
+    'version',
+    'crc16',
+    'commands',
+    'issuers',
+    'signed_commands',
+    'responses',
+    'link_frames',
+    'decisions',
+  ]);
   const kinds = new Set([...vectors.commands, ...vectors.signed_commands].map((v) => v.kind));
   for (const [name, code] of Object.entries(Kind)) t.true(kinds.has(code), `a command of kind ${name}`);
   const statuses = new Set(vectors.responses.map((v) => v.fields.status));
@@ -291,13 +443,17 @@ for (const v of vectors.commands) {
     t.is(Buffer.concat([head, ccmSeal(hex(v.key), hex(v.nonce), head, plaintext)]).toString('hex'), v.bytes);
     const opened = openCommand(hex(v.bytes), hex(v.key));
     if (opened === null) return t.fail('the tag does not verify');
-    t.deepEqual({ kind: opened.kind, key_id: opened.keyId, scope: opened.scope, nonce: opened.nonce.toString('hex') }, { kind: v.kind, key_id: v.key_id, scope: v.scope, nonce: v.nonce });
+    t.deepEqual(
+      { kind: opened.kind, key_id: opened.keyId, scope: opened.scope, nonce: opened.nonce.toString('hex') },
+      { kind: v.kind, key_id: v.key_id, scope: v.scope, nonce: v.nonce },
+    );
     t.deepEqual(bodyJson(opened.kind, opened.body), v.body);
     t.is(CONTROL_KINDS.includes(v.kind) || v.kind === Kind.ACCESS, true, 'a sealed kind');
     if (v.kind === Kind.SET_ISSUER) {
       const keys = v.body as SetIssuerBody;
       t.notThrows(() => publicKeyOf(hex(keys.issuer_key)), 'issuer_key is a point on P-256');
-      if (keys.issuer_key_previous !== null) t.notThrows(() => publicKeyOf(hex(keys.issuer_key_previous ?? '')), 'so is issuer_key_previous');
+      if (keys.issuer_key_previous !== null)
+        t.notThrows(() => publicKeyOf(hex(keys.issuer_key_previous ?? '')), 'so is issuer_key_previous');
     }
     const flipped = hex(v.bytes);
     flipped[flipped.length - 1] = (flipped[flipped.length - 1] ?? 0) ^ 0x01;
@@ -321,17 +477,28 @@ for (const v of vectors.signed_commands) {
     const signedPart = Buffer.concat([header(v), body(v.kind, v.body)]);
     t.is(v.kind, Kind.ACCESS_SIGNED);
     t.is(bytes.length, signedPart.length + SIGNATURE_BYTES);
-    t.is(bytes.subarray(0, -SIGNATURE_BYTES).toString('hex'), signedPart.toString('hex'), 'the bytes before the signature are the fields');
+    t.is(
+      bytes.subarray(0, -SIGNATURE_BYTES).toString('hex'),
+      signedPart.toString('hex'),
+      'the bytes before the signature are the fields',
+    );
     t.deepEqual(bodyJson(bytes.readUInt8(1), bytes.subarray(HEADER_BYTES, -SIGNATURE_BYTES)), v.body);
     // docs/protocol.md, Test vectors: signatures are randomized, so the stored one is verified, not recomputed.
     t.true(signatureVerifies(bytes, hex(issuer.public_key)), 'verifies under the issuer public key of the file');
-    t.true(signatureVerifies(bytes, xyOf(privateKeyOf(hex(issuer.private_key)))), 'and under the point of its private key');
-    for (const other of vectors.issuers.filter((_, index) => index !== v.issuer)) t.false(signatureVerifies(bytes, hex(other.public_key)), `not under ${other.name}`);
+    t.true(
+      signatureVerifies(bytes, xyOf(privateKeyOf(hex(issuer.private_key)))),
+      'and under the point of its private key',
+    );
+    for (const other of vectors.issuers.filter((_, index) => index !== v.issuer))
+      t.false(signatureVerifies(bytes, hex(other.public_key)), `not under ${other.name}`);
     const tampered = Buffer.from(bytes);
     tampered[HEADER_BYTES] = (tampered[HEADER_BYTES] ?? 0) ^ 0x01;
     t.false(signatureVerifies(tampered, hex(issuer.public_key)), 'a flipped body bit is refused');
     // A frame signed here from the same fields verifies and differs from the bytes only in the signature.
-    const signature = sign('sha256', signedPart, { key: privateKeyOf(hex(issuer.private_key)), dsaEncoding: 'ieee-p1363' });
+    const signature = sign('sha256', signedPart, {
+      key: privateKeyOf(hex(issuer.private_key)),
+      dsaEncoding: 'ieee-p1363',
+    });
     const mine = Buffer.concat([signedPart, signature]);
     t.true(signatureVerifies(mine, hex(issuer.public_key)));
     t.true(mine.subarray(0, -SIGNATURE_BYTES).equals(bytes.subarray(0, -SIGNATURE_BYTES)));
@@ -346,7 +513,10 @@ for (const v of vectors.responses) {
     t.deepEqual(responseFields(hex(v.bytes)), v.fields);
     const command = Buffer.concat([Buffer.alloc(10, 0x01), commandNonce, Buffer.alloc(8)]);
     t.true(responseVerifies(hex(v.bytes), hex(v.box_key), /^0+$/.test(v.command_nonce) ? Buffer.alloc(0) : command));
-    t.false(responseVerifies(hex(v.bytes), hex(v.box_key), Buffer.concat([Buffer.alloc(10), Buffer.alloc(12, 0xee)])), 'not for another command');
+    t.false(
+      responseVerifies(hex(v.bytes), hex(v.box_key), Buffer.concat([Buffer.alloc(10), Buffer.alloc(12, 0xee)])),
+      'not for another command',
+    );
   });
 }
 
@@ -380,7 +550,8 @@ for (const v of vectors.link_frames) {
       case LINK.RESPONSE:
       case LINK.STATUS_REPORT:
         t.true(responseBytesOfFile.has(v.payload), 'carries a response vector of the file');
-        if (v.type === LINK.STATUS_REPORT) t.like(responseFields(hex(v.payload)), { status: STATUS.OK, kind: 0, key_id: 0, remaining: 0xff });
+        if (v.type === LINK.STATUS_REPORT)
+          t.like(responseFields(hex(v.payload)), { status: STATUS.OK, kind: 0, key_id: 0, remaining: 0xff });
         break;
       default:
         t.fail(`type 0x${v.type.toString(16)} is none of the four`);
@@ -415,14 +586,29 @@ for (const v of vectors.decisions) {
     const control = CONTROL_KINDS.includes(kind);
     t.is(fields.direction, control ? 0 : DIRECTION[v.config.direction]);
     const timeSet = kind === Kind.TIME_SET && fields.status === STATUS.OK;
-    t.is(fields.box_time, timeSet ? (openCommand(command, boxKey)?.body.readUInt32BE(0) ?? -1) : v.conditions.box_time, 'box_time is the box clock (TIME_SET OK: the new time)');
-    if (!(kind === Kind.ACCESS || kind === Kind.ACCESS_SIGNED) || Number(v.step) <= 5) t.is(fields.remaining, 0xff, 'remaining 0xFF but for an access kind past step 5');
+    t.is(
+      fields.box_time,
+      timeSet ? (openCommand(command, boxKey)?.body.readUInt32BE(0) ?? -1) : v.conditions.box_time,
+      'box_time is the box clock (TIME_SET OK: the new time)',
+    );
+    if (!(kind === Kind.ACCESS || kind === Kind.ACCESS_SIGNED) || Number(v.step) <= 5)
+      t.is(fields.remaining, 0xff, 'remaining 0xFF but for an access kind past step 5');
     if (v.step === 1) t.true(command.length === 0 || command.readUInt8(0) !== 0x01);
-    if (v.step === 3) t.true(kind === Kind.ACCESS || kind === Kind.ACCESS_SIGNED ? command.readUInt32BE(6) !== v.config.parking_id : command.readUInt32BE(6) !== v.config.module_id, 'the scope is not this box');
+    if (v.step === 3)
+      t.true(
+        kind === Kind.ACCESS || kind === Kind.ACCESS_SIGNED
+          ? command.readUInt32BE(6) !== v.config.parking_id
+          : command.readUInt32BE(6) !== v.config.module_id,
+        'the scope is not this box',
+      );
     if (!parsed || v.step === 3) return;
     // Step 4: whether the frame authenticates under what the box holds.
     const authentic = authenticates(v, command, kind);
-    t.is(authentic, v.step !== 4, v.step === 4 ? 'AUTH_FAILED: nothing the box holds opens it' : 'past step 4: it opens under a key the box holds');
+    t.is(
+      authentic,
+      v.step !== 4,
+      v.step === 4 ? 'AUTH_FAILED: nothing the box holds opens it' : 'past step 4: it opens under a key the box holds',
+    );
   });
 }
 

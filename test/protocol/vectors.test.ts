@@ -53,15 +53,45 @@ test('test-vectors.json is exactly what the generator makes (regenerate with par
 
 test('the file has the layout docs/protocol.md fixes, and the minimum content', (t) => {
   t.is(vectors.version, 2);
-  t.deepEqual(Object.keys(vectors).slice(0, 7), ['version', 'crc16', 'commands', 'issuers', 'signed_commands', 'responses', 'link_frames']);
-  t.deepEqual(Object.keys(vectors.commands[0] ?? {}), ['name', 'key', 'kind', 'key_id', 'scope', 'nonce', 'body', 'bytes']);
+  t.deepEqual(Object.keys(vectors).slice(0, 7), [
+    'version',
+    'crc16',
+    'commands',
+    'issuers',
+    'signed_commands',
+    'responses',
+    'link_frames',
+  ]);
+  t.deepEqual(Object.keys(vectors.commands[0] ?? {}), [
+    'name',
+    'key',
+    'kind',
+    'key_id',
+    'scope',
+    'nonce',
+    'body',
+    'bytes',
+  ]);
   t.deepEqual(Object.keys(vectors.issuers[0] ?? {}), ['name', 'private_key', 'public_key']);
-  t.deepEqual(Object.keys(vectors.signed_commands[0] ?? {}), ['name', 'issuer', 'kind', 'key_id', 'scope', 'nonce', 'body', 'bytes']);
+  t.deepEqual(Object.keys(vectors.signed_commands[0] ?? {}), [
+    'name',
+    'issuer',
+    'kind',
+    'key_id',
+    'scope',
+    'nonce',
+    'body',
+    'bytes',
+  ]);
   // Version 2 minimum: REVOKE with 1 and 16 entries, SET_ISSUER with and without a previous key,
   // ACCESS_SIGNED with 1 and 32 modules by two different issuers, a link frame carrying the 32-module one.
-  const revokeCounts = vectors.commands.filter((c) => c.kind === FrameKind.REVOKE).map((c) => (c.body as RevokeBodyJson).entries.length);
+  const revokeCounts = vectors.commands
+    .filter((c) => c.kind === FrameKind.REVOKE)
+    .map((c) => (c.body as RevokeBodyJson).entries.length);
   t.true(revokeCounts.includes(1) && revokeCounts.includes(16));
-  const previous = vectors.commands.filter((c) => c.kind === FrameKind.SET_ISSUER).map((c) => (c.body as SetIssuerBodyJson).issuer_key_previous);
+  const previous = vectors.commands
+    .filter((c) => c.kind === FrameKind.SET_ISSUER)
+    .map((c) => (c.body as SetIssuerBodyJson).issuer_key_previous);
   t.true(previous.includes(null) && previous.some((p) => p !== null));
   const signed = vectors.signed_commands.map((c) => ({ modules: c.body.module_ids.length, issuer: c.issuer }));
   const one = signed.find((c) => c.modules === 1);
@@ -71,22 +101,46 @@ test('the file has the layout docs/protocol.md fixes, and the minimum content', 
   t.true(vectors.link_frames.some((l) => l.type === LinkType.COMMAND && l.payload === longest));
   t.is((longest?.length ?? 0) / 2, 225);
   t.deepEqual(Object.keys(vectors.responses[0] ?? {}), ['name', 'box_key', 'command_nonce', 'fields', 'bytes']);
-  t.deepEqual(Object.keys(vectors.responses[0]?.fields ?? {}), ['status', 'kind', 'module_id', 'key_id', 'box_seq', 'box_time', 'battery_mv', 'barrier', 'direction', 'remaining']);
+  t.deepEqual(Object.keys(vectors.responses[0]?.fields ?? {}), [
+    'status',
+    'kind',
+    'module_id',
+    'key_id',
+    'box_seq',
+    'box_time',
+    'battery_mv',
+    'barrier',
+    'direction',
+    'remaining',
+  ]);
   t.deepEqual(Object.keys(vectors.link_frames[0] ?? {}), ['name', 'type', 'payload', 'bytes']);
-  const moduleCounts = vectors.commands.filter((c) => c.kind === FrameKind.ACCESS).map((c) => (c.body as AccessBodyJson).module_ids.length);
+  const moduleCounts = vectors.commands
+    .filter((c) => c.kind === FrameKind.ACCESS)
+    .map((c) => (c.body as AccessBodyJson).module_ids.length);
   t.true(moduleCounts.includes(1) && moduleCounts.includes(32));
   t.true(vectors.commands.some((c) => c.kind === FrameKind.BATTERY_QUERY));
   t.true(vectors.commands.some((c) => c.kind === FrameKind.TIME_SET));
   const statuses = new Set(vectors.responses.map((r) => r.fields.status));
-  for (const code of Object.values(Status)) t.true(statuses.has(code), `a response with status ${String(statusName(code))}`);
-  t.true(vectors.responses.some((r) => r.fields.kind === 0 && r.fields.key_id === 0 && r.fields.remaining === 0xff && /^0+$/.test(r.command_nonce) && r.fields.status === Status.OK));
+  for (const code of Object.values(Status))
+    t.true(statuses.has(code), `a response with status ${String(statusName(code))}`);
+  t.true(
+    vectors.responses.some(
+      (r) =>
+        r.fields.kind === 0 &&
+        r.fields.key_id === 0 &&
+        r.fields.remaining === 0xff &&
+        /^0+$/.test(r.command_nonce) &&
+        r.fields.status === Status.OK,
+    ),
+  );
   const types = new Set(vectors.link_frames.map((l) => l.type));
   for (const type of Object.values(LinkType)) t.true(types.has(type), `a link frame of type ${type}`);
 });
 
 test('crc16 vectors, CCITT-FALSE check value 0x29B1', (t) => {
   t.is(vectors.crc16.find((v) => v.name === 'check value')?.crc, '29b1');
-  for (const v of vectors.crc16) t.is(crc16(Buffer.from(v.input_ascii, 'ascii')).toString(16).padStart(4, '0'), v.crc, v.name);
+  for (const v of vectors.crc16)
+    t.is(crc16(Buffer.from(v.input_ascii, 'ascii')).toString(16).padStart(4, '0'), v.crc, v.name);
 });
 
 for (const v of vectors.commands) {
@@ -96,19 +150,47 @@ for (const v of vectors.commands) {
     let sealed: Buffer;
     switch (v.kind) {
       case FrameKind.ACCESS:
-        sealed = sealCommand({ key, nonce, kind: FrameKind.ACCESS, keyId: v.key_id, scope: v.scope, body: accessBodyFromJson(v.body as AccessBodyJson) });
+        sealed = sealCommand({
+          key,
+          nonce,
+          kind: FrameKind.ACCESS,
+          keyId: v.key_id,
+          scope: v.scope,
+          body: accessBodyFromJson(v.body as AccessBodyJson),
+        });
         break;
       case FrameKind.BATTERY_QUERY:
         sealed = sealCommand({ key, nonce, kind: FrameKind.BATTERY_QUERY, keyId: v.key_id, scope: v.scope });
         break;
       case FrameKind.REVOKE:
-        sealed = sealCommand({ key, nonce, kind: FrameKind.REVOKE, keyId: v.key_id, scope: v.scope, body: revokeBodyFromJson(v.body as RevokeBodyJson) });
+        sealed = sealCommand({
+          key,
+          nonce,
+          kind: FrameKind.REVOKE,
+          keyId: v.key_id,
+          scope: v.scope,
+          body: revokeBodyFromJson(v.body as RevokeBodyJson),
+        });
         break;
       case FrameKind.SET_ISSUER:
-        sealed = sealCommand({ key, nonce, kind: FrameKind.SET_ISSUER, keyId: v.key_id, scope: v.scope, body: setIssuerBodyFromJson(v.body as SetIssuerBodyJson) });
+        sealed = sealCommand({
+          key,
+          nonce,
+          kind: FrameKind.SET_ISSUER,
+          keyId: v.key_id,
+          scope: v.scope,
+          body: setIssuerBodyFromJson(v.body as SetIssuerBodyJson),
+        });
         break;
       default:
-        sealed = sealCommand({ key, nonce, kind: FrameKind.TIME_SET, keyId: v.key_id, scope: v.scope, body: { time: (v.body as { time: number }).time } });
+        sealed = sealCommand({
+          key,
+          nonce,
+          kind: FrameKind.TIME_SET,
+          keyId: v.key_id,
+          scope: v.scope,
+          body: { time: (v.body as { time: number }).time },
+        });
     }
     t.is(sealed.toString('hex'), v.bytes);
     const opened = openCommand(hex(v.bytes), key);
@@ -116,10 +198,13 @@ for (const v of vectors.commands) {
     assertHeader(t, opened.command, v);
     const c = opened.command;
     const bodyJson =
-      c.kind === FrameKind.ACCESS || c.kind === FrameKind.ACCESS_SIGNED ? accessBodyToJson(c.body)
-      : c.kind === FrameKind.REVOKE ? revokeBodyToJson(c.body)
-      : c.kind === FrameKind.SET_ISSUER ? setIssuerBodyToJson(c.body)
-      : c.body;
+      c.kind === FrameKind.ACCESS || c.kind === FrameKind.ACCESS_SIGNED
+        ? accessBodyToJson(c.body)
+        : c.kind === FrameKind.REVOKE
+          ? revokeBodyToJson(c.body)
+          : c.kind === FrameKind.SET_ISSUER
+            ? setIssuerBodyToJson(c.body)
+            : c.body;
     t.deepEqual(bodyJson, v.body);
   });
 }
@@ -147,7 +232,13 @@ for (const v of vectors.signed_commands) {
     const other = vectors.issuers.find((_, i) => i !== v.issuer);
     t.is(verifySignature(bytes, [hex(other?.public_key ?? '')]), -1, 'the other issuer does not verify it');
     for (let run = 0; run < 2; run++) {
-      const mine = signAccessCommand({ privateKey: hex(issuer.private_key), keyId: v.key_id, scope: v.scope, nonce: hex(v.nonce), body: accessBodyFromJson(v.body) });
+      const mine = signAccessCommand({
+        privateKey: hex(issuer.private_key),
+        keyId: v.key_id,
+        scope: v.scope,
+        nonce: hex(v.nonce),
+        body: accessBodyFromJson(v.body),
+      });
       t.is(mine.length, bytes.length);
       t.true(mine.subarray(0, -64).equals(bytes.subarray(0, -64)), 'same bytes before the signature');
       t.false(mine.subarray(-64).equals(bytes.subarray(-64)), 'a randomized signature differs');
@@ -159,8 +250,15 @@ for (const v of vectors.signed_commands) {
 }
 
 test('rfc6979.ts gives RFC 6979 A.2.5 (P-256, SHA-256, message "sample") exactly', (t) => {
-  const signature = signDeterministic(hex('c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721'), Buffer.from('sample'));
-  t.is(signature.toString('hex'), 'efd48b2aacb6a8fd1140dd9cd45e81d69d2c877b56aaf991c34d0ea84eaf3716' + 'f7cb1c942d657c41d436c7a1b6e29f65f3e900dbb9aff4064dc4ab2f843acda8');
+  const signature = signDeterministic(
+    hex('c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721'),
+    Buffer.from('sample'),
+  );
+  t.is(
+    signature.toString('hex'),
+    'efd48b2aacb6a8fd1140dd9cd45e81d69d2c877b56aaf991c34d0ea84eaf3716' +
+      'f7cb1c942d657c41d436c7a1b6e29f65f3e900dbb9aff4064dc4ab2f843acda8',
+  );
 });
 
 for (const v of vectors.responses) {
@@ -202,7 +300,12 @@ for (const v of vectors.decisions) {
       minBatteryMv: v.config.min_battery_mv,
       revocationCapacity: v.config.revocation_capacity,
     };
-    const conditions = { boxTime: v.conditions.box_time, batteryMv: v.conditions.battery_mv, barrier: v.conditions.barrier as 0, jammed: v.conditions.jammed };
+    const conditions = {
+      boxTime: v.conditions.box_time,
+      batteryMv: v.conditions.battery_mv,
+      barrier: v.conditions.barrier as 0,
+      jammed: v.conditions.jammed,
+    };
     const decision = decide(config, boxStateFromJson(v.state), conditions, hex(v.command));
     const status: string | undefined = statusName(decision.status);
     t.is(status, v.expected.status_name);
@@ -213,7 +316,11 @@ for (const v of vectors.decisions) {
 }
 
 /** The header fields of an opened command are the vector's (sealed and signed alike). */
-function assertHeader(t: ExecutionContext, command: { kind: number; keyId: number; scope: number; nonce: Buffer }, v: { kind: number; key_id: number; scope: number; nonce: string }): void {
+function assertHeader(
+  t: ExecutionContext,
+  command: { kind: number; keyId: number; scope: number; nonce: Buffer },
+  v: { kind: number; key_id: number; scope: number; nonce: string },
+): void {
   t.is(command.kind, v.kind);
   t.is(command.keyId, v.key_id);
   t.is(command.scope, v.scope);

@@ -88,6 +88,10 @@ test('a jam during a movement stops it in FAULT', (t) => {
 });
 
 test('durations must be non-negative numbers', (t) => {
-  t.throws(() => new SimulatedBarrier(new FakeClock(), { openingMs: -1, openHoldMs: 1, closingMs: 1 }), { instanceOf: RangeError });
-  t.throws(() => new SimulatedBarrier(new FakeClock(), { openingMs: 1, openHoldMs: Number.NaN, closingMs: 1 }), { instanceOf: RangeError });
+  t.throws(() => new SimulatedBarrier(new FakeClock(), { openingMs: -1, openHoldMs: 1, closingMs: 1 }), {
+    instanceOf: RangeError,
+  });
+  t.throws(() => new SimulatedBarrier(new FakeClock(), { openingMs: 1, openHoldMs: Number.NaN, closingMs: 1 }), {
+    instanceOf: RangeError,
+  });
 });

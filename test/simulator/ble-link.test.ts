@@ -2,13 +2,24 @@ import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { systemClock } from '../../lib/clock.js';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { chunkFrame, FrameKind, MAX_COMMAND_LENGTH, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
+import {
+  chunkFrame,
+  FrameKind,
+  MAX_COMMAND_LENGTH,
+  parseResponse,
+  sealCommand,
+  Status,
+  verifyResponse,
+} from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { BleCentral } from '../../lib/ble-central.js';
 import { loadNoble } from '../../lib/noble.js';
-import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
+import type {
+  Provisioning as AnyProvisioning,
+  SealedProvisioning as Provisioning,
+} from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
@@ -25,7 +36,13 @@ function access(box: Provisioning, keyId: number, modules = [box.moduleId]): Buf
     key: box.parkingKey,
     keyId,
     scope: box.parkingId,
-    body: { notBefore: START / 1000 - 60, notAfter: START / 1000 + 3_600, maxEntries: 3, maxExits: 3, moduleIds: modules },
+    body: {
+      notBefore: START / 1000 - 60,
+      notAfter: START / 1000 + 3_600,
+      maxEntries: 3,
+      maxExits: 3,
+      moduleIds: modules,
+    },
   });
 }
 
@@ -117,7 +134,7 @@ test('garbage chunks are counted by the box, and a valid command still works', a
   t.true('response' in outcome && parseResponse(outcome.response).status === Status.OK);
 });
 
-test('the largest command, a 225-byte ACCESS_SIGNED of 32 modules, goes in 12 chunks at MTU 23 to a signed parking\'s box and is answered OK', async (t) => {
+test("the largest command, a 225-byte ACCESS_SIGNED of 32 modules, goes in 12 chunks at MTU 23 to a signed parking's box and is answered OK", async (t) => {
   const radio = new VirtualRadio();
   const issuer = newIssuer();
   const box_ = signedProvisioning(issuer, { moduleId: 9306, macAddress: '00:07:80:AA:BB:36' });
@@ -148,7 +165,8 @@ test('docs/protocol.md, Sizes: a BLE frame of 226 bytes, one more than any comma
   const bindings = radio.createBindings();
   t.teardown(() => bindings.close());
   bindings.connect('000780aabb37');
-  for (const chunk of chunkFrame(tooLong, 23)) bindings.write('000780aabb37', '', '6b1d00027a3e4c1b9f5e2d8a3c4b5e6f', chunk);
+  for (const chunk of chunkFrame(tooLong, 23))
+    bindings.write('000780aabb37', '', '6b1d00027a3e4c1b9f5e2d8a3c4b5e6f', chunk);
   await waitFor(() => peripheral.counters.badChunks === 1, 'the oversize frame counted');
   t.is(peripheral.counters.commands, 0);
   t.is(box.counters.commandsReceived, 0);

@@ -45,5 +45,9 @@ for (const [payload, message] of [
 
 test('active faults are listed for the published state', (t) => {
   t.deepEqual(describeFaults(noFaults), []);
-  t.deepEqual(describeFaults({ dropCommands: 0.25, corruptResponses: 0, delayMs: 100, jammed: true }), ['drop_commands=0.25', 'delay_ms=100', 'jam']);
+  t.deepEqual(describeFaults({ dropCommands: 0.25, corruptResponses: 0, delayMs: 100, jammed: true }), [
+    'drop_commands=0.25',
+    'delay_ms=100',
+    'jam',
+  ]);
 });

@@ -8,7 +8,10 @@ import { sealCommand } from '../../firmware-protocol/command.js';
 import { parseResponse, verifyResponse } from '../../firmware-protocol/response.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
-import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
+import type {
+  Provisioning as AnyProvisioning,
+  SealedProvisioning as Provisioning,
+} from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
@@ -28,24 +31,45 @@ function accessCommand(box: Provisioning, keyId = 42): Buffer {
     key: box.parkingKey,
     keyId,
     scope: box.parkingId,
-    body: { notBefore: START / 1000 - 60, notAfter: START / 1000 + 3_600, maxEntries: 5, maxExits: 5, moduleIds: [box.moduleId] },
+    body: {
+      notBefore: START / 1000 - 60,
+      notAfter: START / 1000 + 3_600,
+      maxEntries: 5,
+      maxExits: 5,
+      moduleIds: [box.moduleId],
+    },
   });
 }
 
 /** An operator: a plain MQTT client that records what it receives. */
-async function operator(t: ExecutionContext, url: string): Promise<{ client: MqttClient; received: { topic: string; payload: string; retain: boolean }[] }> {
+async function operator(
+  t: ExecutionContext,
+  url: string,
+): Promise<{ client: MqttClient; received: { topic: string; payload: string; retain: boolean }[] }> {
   const client = await mqtt.connectAsync(url, { reconnectPeriod: 100 });
   t.teardown(() => client.endAsync(true));
   const received: { topic: string; payload: string; retain: boolean }[] = [];
-  client.on('message', (topic, payload, packet) => received.push({ topic, payload: payload.toString(), retain: packet.retain }));
+  client.on('message', (topic, payload, packet) =>
+    received.push({ topic, payload: payload.toString(), retain: packet.retain }),
+  );
   await client.subscribeAsync(`${topics.prefix}/boxes/#`, { qos: 1 });
   return { client, received };
 }
 
-async function startLinkedBox<P extends AnyProvisioning = Provisioning>(t: ExecutionContext, url: string, box_: P = provisioning() as P) {
+async function startLinkedBox<P extends AnyProvisioning = Provisioning>(
+  t: ExecutionContext,
+  url: string,
+  box_: P = provisioning() as P,
+) {
   const clock = new FakeClock(START);
   const box = await SimulatedBox.start({ clock, provisioning: box_ });
-  const link = new BoxMqttLink(box, { url, username: 'box', password: 'pw', clock, backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 } });
+  const link = new BoxMqttLink(box, {
+    url,
+    username: 'box',
+    password: 'pw',
+    clock,
+    backoff: { initialMs: 100, maxMs: 100, factor: 1, jitter: 0 },
+  });
   t.teardown(async () => {
     await link.stop();
     await box.stop();
@@ -58,12 +82,22 @@ test('a box comes online, publishes its state, and answers a command with contex
   const broker = await brokerForTest(t);
   const { client, received } = await operator(t, broker.url);
   const { box_ } = await startLinkedBox(t, broker.url);
-  await waitFor(() => received.some((m) => m.topic.endsWith('/availability') && m.payload === 'online'), 'availability online');
+  await waitFor(
+    () => received.some((m) => m.topic.endsWith('/availability') && m.payload === 'online'),
+    'availability online',
+  );
   await waitFor(() => received.some((m) => m.topic === topics.box(9101, 'state')), 'the state message');
   const command = accessCommand(box_);
-  await client.publishAsync(topics.box(9101, 'command'), JSON.stringify({ command: command.toString('base64'), context: { request_id: 'r-1', smart_key_id: 42 } }), { qos: 1 });
+  await client.publishAsync(
+    topics.box(9101, 'command'),
+    JSON.stringify({ command: command.toString('base64'), context: { request_id: 'r-1', smart_key_id: 42 } }),
+    { qos: 1 },
+  );
   await waitFor(() => received.some((m) => m.topic === topics.box(9101, 'response')), 'the response');
-  const message = JSON.parse(received.find((m) => m.topic === topics.box(9101, 'response'))?.payload ?? '{}') as Record<string, unknown>;
+  const message = JSON.parse(received.find((m) => m.topic === topics.box(9101, 'response'))?.payload ?? '{}') as Record<
+    string,
+    unknown
+  >;
   t.is(message.command, command.toString('base64'));
   t.is(message.via, 'mqtt');
   t.deepEqual(message.context, { request_id: 'r-1', smart_key_id: 42 });
@@ -71,7 +105,10 @@ test('a box comes online, publishes its state, and answers a command with contex
   const response = Buffer.from(String(message.response), 'base64');
   t.true(verifyResponse(response, box_.boxKey, command));
   t.is(parseResponse(response).status, Status.OK);
-  await waitFor(() => received.some((m) => m.topic === topics.box(9101, 'state') && m.payload.includes('"barrier":"opening"')), 'the barrier opening in the state');
+  await waitFor(
+    () => received.some((m) => m.topic === topics.box(9101, 'state') && m.payload.includes('"barrier":"opening"')),
+    'the barrier opening in the state',
+  );
 });
 
 test('messages that are no command are counted and dropped; garbage bytes get MALFORMED; then a valid command works', async (t) => {
@@ -83,10 +120,14 @@ test('messages that are no command are counted and dropped; garbage bytes get MA
   await client.publishAsync(commandTopic, JSON.stringify({ context: {} }), { qos: 1 });
   await client.publishAsync(commandTopic, JSON.stringify({ command: 'not base64!' }), { qos: 1 });
   await client.publishAsync(commandTopic, JSON.stringify({ command: randomBytes(40).toString('base64') }), { qos: 1 });
-  await client.publishAsync(commandTopic, JSON.stringify({ command: accessCommand(box_).toString('base64') }), { qos: 1 });
+  await client.publishAsync(commandTopic, JSON.stringify({ command: accessCommand(box_).toString('base64') }), {
+    qos: 1,
+  });
   const responses = () => received.filter((m) => m.topic === topics.box(9101, 'response'));
   await waitFor(() => responses().length === 2, 'two responses');
-  const statuses = responses().map((m) => parseResponse(Buffer.from((JSON.parse(m.payload) as { response: string }).response, 'base64')).status);
+  const statuses = responses().map(
+    (m) => parseResponse(Buffer.from((JSON.parse(m.payload) as { response: string }).response, 'base64')).status,
+  );
   t.not(statuses[0], Status.OK);
   t.is(statuses[1], Status.OK);
   t.is(link.counters.badMessages, 3);
@@ -97,7 +138,10 @@ test('sim/set changes the box and its published state; a bad sim/set is counted'
   const { client, received } = await operator(t, broker.url);
   const { box, link } = await startLinkedBox(t, broker.url);
   await client.publishAsync(topics.box(9101, 'sim/set'), JSON.stringify({ jam: true, battery_mv: 3_100 }), { qos: 1 });
-  await waitFor(() => received.some((m) => m.topic === topics.box(9101, 'state') && m.payload.includes('"faults":["jam"]')), 'the jam in the state');
+  await waitFor(
+    () => received.some((m) => m.topic === topics.box(9101, 'state') && m.payload.includes('"faults":["jam"]')),
+    'the jam in the state',
+  );
   t.is(box.battery.millivolts, 3_100);
   await client.publishAsync(topics.box(9101, 'sim/set'), JSON.stringify({ jam: 'yes' }), { qos: 1 });
   await waitFor(() => link.counters.badSettings === 1, 'the bad sim/set counted');
@@ -110,7 +154,11 @@ test('a response answered while the broker is away is published when it is back'
   const { clock, box, link, box_ } = await startLinkedBox(t, first.url);
   const sender = await mqtt.connectAsync(first.url);
   box.apply({ faults: { delayMs: 1_000 } });
-  await sender.publishAsync(topics.box(9101, 'command'), JSON.stringify({ command: accessCommand(box_).toString('base64') }), { qos: 1 });
+  await sender.publishAsync(
+    topics.box(9101, 'command'),
+    JSON.stringify({ command: accessCommand(box_).toString('base64') }),
+    { qos: 1 },
+  );
   await sender.endAsync(true);
   await waitFor(() => box.counters.commandsReceived === 1, 'the command at the box');
   await first.close();
@@ -121,7 +169,11 @@ test('a response answered while the broker is away is published when it is back'
   t.teardown(() => second.close());
   const { received } = await operator(t, second.url);
   await clock.advanceAsync(100);
-  await waitFor(() => received.some((m) => m.topic === topics.box(9101, 'response')), 'the queued response after reconnecting', 10_000);
+  await waitFor(
+    () => received.some((m) => m.topic === topics.box(9101, 'response')),
+    'the queued response after reconnecting',
+    10_000,
+  );
   t.is(link.queued, 0);
   t.true(link.connects >= 2);
 });
@@ -132,7 +184,10 @@ test('going offline shows the last will, and the box comes back after the given 
   const { clock, link } = await startLinkedBox(t, broker.url);
   await waitFor(() => received.some((m) => m.topic.endsWith('/availability') && m.payload === 'online'), 'online');
   link.goOffline(30_000);
-  await waitFor(() => received.some((m) => m.topic.endsWith('/availability') && m.payload === 'offline'), 'the last will');
+  await waitFor(
+    () => received.some((m) => m.topic.endsWith('/availability') && m.payload === 'offline'),
+    'the last will',
+  );
   await clock.advanceAsync(29_000);
   t.false(link.connected);
   const onlineBefore = received.filter((m) => m.payload === 'online').length;
@@ -146,12 +201,20 @@ test('docs/protocol.md, Sizes: the largest command, a 225-byte ACCESS_SIGNED of 
   const { client, received } = await operator(t, broker.url);
   const issuer = newIssuer();
   const { box_ } = await startLinkedBox(t, broker.url, signedProvisioning(issuer, { moduleId: 9111 }));
-  await waitFor(() => received.some((m) => m.topic === topics.box(9111, 'availability') && m.payload === 'online'), 'availability online');
+  await waitFor(
+    () => received.some((m) => m.topic === topics.box(9111, 'availability') && m.payload === 'online'),
+    'availability online',
+  );
   const command = signedAccess(box_, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(9111) });
   t.is(command.length, MAX_COMMAND_LENGTH);
-  await client.publishAsync(topics.box(9111, 'command'), JSON.stringify({ command: command.toString('base64') }), { qos: 1 });
+  await client.publishAsync(topics.box(9111, 'command'), JSON.stringify({ command: command.toString('base64') }), {
+    qos: 1,
+  });
   await waitFor(() => received.some((m) => m.topic === topics.box(9111, 'response')), 'the response');
-  const message = JSON.parse(received.find((m) => m.topic === topics.box(9111, 'response'))?.payload ?? '{}') as Record<string, unknown>;
+  const message = JSON.parse(received.find((m) => m.topic === topics.box(9111, 'response'))?.payload ?? '{}') as Record<
+    string,
+    unknown
+  >;
   t.is(message.command, command.toString('base64'));
   const response = Buffer.from(String(message.response), 'base64');
   t.true(verifyResponse(response, box_.boxKey, command));

@@ -56,7 +56,9 @@ for (const [field, value, expected] of [
 }
 
 test('fleet files name the element of a bad field', (t) => {
-  const error = t.throws(() => parseProvisioning({ ...example, box_key: 'zz' }, '[3]'), { instanceOf: ProvisioningError });
+  const error = t.throws(() => parseProvisioning({ ...example, box_key: 'zz' }, '[3]'), {
+    instanceOf: ProvisioningError,
+  });
   t.is(error.message, '[3].box_key: must be 32 hex digits (a 16-byte key)');
 });
 
@@ -75,7 +77,7 @@ test('a missing file and a file that is not JSON are one clear line', async (t) 
 const issuer = generateIssuerKeyPair().publicKey.toString('hex');
 const previous = generateIssuerKeyPair().publicKey.toString('hex');
 
-test('a signed parking\'s box: parking_key null, issuer_key and issuer_key_previous as docs/protocol.md names them', (t) => {
+test("a signed parking's box: parking_key null, issuer_key and issuer_key_previous as docs/protocol.md names them", (t) => {
   const box = parseProvisioning({ ...example, parking_key: null, issuer_key: issuer, issuer_key_previous: previous });
   t.is(box.parkingKey, null);
   t.is(box.issuerKey?.toString('hex'), issuer);
@@ -89,8 +91,16 @@ for (const [label, fields, expected] of [
   ['64 hex digits', { issuer_key: 'ab'.repeat(32) }, /^issuer_key: must be 128 hex digits/],
   ['a number', { issuer_key: 12 }, /^issuer_key: must be 128 hex digits/],
   ['zeros', { issuer_key: '00'.repeat(64) }, /^issuer_key: is not a point on P-256$/],
-  ['off the curve', { issuer_key: issuer, issuer_key_previous: `${previous.slice(0, 127)}${previous.endsWith('0') ? '1' : '0'}` }, /^issuer_key_previous: is not a point on P-256$/],
-  ['a previous key alone', { issuer_key: null, issuer_key_previous: previous }, /^issuer_key_previous: must be null when issuer_key is null$/],
+  [
+    'off the curve',
+    { issuer_key: issuer, issuer_key_previous: `${previous.slice(0, 127)}${previous.endsWith('0') ? '1' : '0'}` },
+    /^issuer_key_previous: is not a point on P-256$/,
+  ],
+  [
+    'a previous key alone',
+    { issuer_key: null, issuer_key_previous: previous },
+    /^issuer_key_previous: must be null when issuer_key is null$/,
+  ],
 ] as const) {
   test(`a bad issuer key (${label}) is one line naming the field`, (t) => {
     const error = t.throws(() => parseProvisioning({ ...example, ...fields }), { instanceOf: ProvisioningError });

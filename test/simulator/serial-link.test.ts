@@ -6,10 +6,25 @@ import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
-import { cobsEncode, crc16, encodeLinkFrame, FrameKind, LinkType, MAX_COMMAND_LENGTH, MAX_LINK_FRAME_LENGTH, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
+import {
+  cobsEncode,
+  crc16,
+  encodeLinkFrame,
+  FrameKind,
+  LinkType,
+  MAX_COMMAND_LENGTH,
+  MAX_LINK_FRAME_LENGTH,
+  parseResponse,
+  sealCommand,
+  Status,
+  verifyResponse,
+} from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
-import type { Provisioning as AnyProvisioning, SealedProvisioning as Provisioning } from '../../lib/provisioning-file.js';
+import type {
+  Provisioning as AnyProvisioning,
+  SealedProvisioning as Provisioning,
+} from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { startPtyPair } from '../../lib/pty-pair.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
@@ -30,7 +45,13 @@ function access(keyId: number): Buffer {
     key: box_.parkingKey,
     keyId,
     scope: box_.parkingId,
-    body: { notBefore: START / 1000 - 60, notAfter: START / 1000 + 3_600, maxEntries: 2, maxExits: 2, moduleIds: [box_.moduleId] },
+    body: {
+      notBefore: START / 1000 - 60,
+      notAfter: START / 1000 + 3_600,
+      maxEntries: 2,
+      maxExits: 2,
+      moduleIds: [box_.moduleId],
+    },
   });
 }
 
@@ -46,7 +67,11 @@ async function cableEnd(t: ExecutionContext, path: string): Promise<{ port: Seri
 
 async function boxOnCable(t: ExecutionContext, path: string, provisioning: AnyProvisioning = box_) {
   const clock = new FakeClock(START);
-  const box = await SimulatedBox.start({ clock, provisioning, barrierTimings: { openingMs: 1_000, openHoldMs: 1_000, closingMs: 1_000 } });
+  const box = await SimulatedBox.start({
+    clock,
+    provisioning,
+    barrierTimings: { openingMs: 1_000, openHoldMs: 1_000, closingMs: 1_000 },
+  });
   const link = new BoxSerialLink(box, { clock, target: { path, baudRate: 115_200 } });
   t.teardown(async () => {
     await link.stop();
@@ -82,7 +107,11 @@ test('a status report at start-up, a response to a command, and reports as the b
   const barriers = ofType(frames, LinkType.STATUS_REPORT).map((frame) => parseResponse(frame.payload).barrier);
   t.deepEqual(barriers, [0, 1, 2, 3, 0]);
   const sequences = frames.map((frame) => parseResponse(frame.payload).boxSeq);
-  t.deepEqual(sequences, [...sequences].sort((a, b) => a - b), 'box_seq rises across responses and reports');
+  t.deepEqual(
+    sequences,
+    [...sequences].sort((a, b) => a - b),
+    'box_seq rises across responses and reports',
+  );
 });
 
 test('a status request is answered with a status report', async (t) => {
@@ -145,7 +174,10 @@ test('the largest frame, an ACCESS_SIGNED of 32 modules (a 230-byte link frame),
   const { link } = await boxOnCable(t, pair.a, signedBox);
   await waitFor(() => frames.length === 1, 'the start-up report');
 
-  const command = signedAccess(signedBox, issuer, { nowSeconds: START / 1000, moduleIds: thirtyTwoModules(signedBox.moduleId) });
+  const command = signedAccess(signedBox, issuer, {
+    nowSeconds: START / 1000,
+    moduleIds: thirtyTwoModules(signedBox.moduleId),
+  });
   t.is(command.length, MAX_COMMAND_LENGTH);
   const linkFrame = encodeLinkFrame(LinkType.COMMAND, command);
   t.is(linkFrame.length, MAX_LINK_FRAME_LENGTH, 'docs/protocol.md, Sizes: at most 230 bytes, delimiter included');

@@ -6,7 +6,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { FrameKind, parseResponse, sealCommand, Status, statusName, verifyResponse } from '../../firmware-protocol/index.js';
+import {
+  FrameKind,
+  parseResponse,
+  sealCommand,
+  Status,
+  statusName,
+  verifyResponse,
+} from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxStateFile } from '../../simulator/state-file.js';
 import type { FirmwareBug } from '../../simulator/firmware-bugs.js';
@@ -22,7 +29,11 @@ async function stateFileForTest(t: ExecutionContext): Promise<BoxStateFile> {
   return new BoxStateFile(join(directory, 'box.json'));
 }
 
-async function startBox(t: ExecutionContext, provisioning: Provisioning, options: { stateFile?: BoxStateFile; bugs?: FirmwareBug[] } = {}) {
+async function startBox(
+  t: ExecutionContext,
+  provisioning: Provisioning,
+  options: { stateFile?: BoxStateFile; bugs?: FirmwareBug[] } = {},
+) {
   const box = await SimulatedBox.start({ clock: new FakeClock(START), provisioning, ...options });
   t.teardown(() => box.stop());
   return box;
@@ -36,14 +47,24 @@ async function send(t: ExecutionContext, box: SimulatedBox, command: Buffer): Pr
   return statusName(parseResponse(response).status) ?? 'unknown';
 }
 
-test('a signed parking\'s box opens for ACCESS_SIGNED under its provisioned issuer key and refuses a sealed ACCESS', async (t) => {
+test("a signed parking's box opens for ACCESS_SIGNED under its provisioned issuer key and refuses a sealed ACCESS", async (t) => {
   const issuer = newIssuer();
   const provisioning = signedProvisioning(issuer);
   const box = await startBox(t, provisioning);
   t.is(await send(t, box, signedAccess(provisioning, issuer, { nowSeconds: now })), 'OK');
   t.is(box.barrier.state, 'opening');
-  t.is(await send(t, box, signedAccess(provisioning, newIssuer(), { nowSeconds: now, keyId: 43 })), 'AUTH_FAILED', 'a stranger\'s signature');
-  const sealed = sealCommand({ kind: FrameKind.ACCESS, key: provisioning.boxKey, keyId: 44, scope: provisioning.parkingId, body: { notBefore: now - 60, notAfter: now + 60, maxEntries: 1, maxExits: 1, moduleIds: [provisioning.moduleId] } });
+  t.is(
+    await send(t, box, signedAccess(provisioning, newIssuer(), { nowSeconds: now, keyId: 43 })),
+    'AUTH_FAILED',
+    "a stranger's signature",
+  );
+  const sealed = sealCommand({
+    kind: FrameKind.ACCESS,
+    key: provisioning.boxKey,
+    keyId: 44,
+    scope: provisioning.parkingId,
+    body: { notBefore: now - 60, notAfter: now + 60, maxEntries: 1, maxExits: 1, moduleIds: [provisioning.moduleId] },
+  });
   t.is(await send(t, box, sealed), 'AUTH_FAILED', 'no K_park: every ACCESS is AUTH_FAILED');
 });
 
@@ -56,18 +77,32 @@ test('REVOKE then the revoked key answers REVOKED, spending no try, and the list
   t.is(await send(t, first, revoke(provisioning, 1, [{ keyId: 42, until: now + 3_600 }])), 'OK');
   t.is(await send(t, first, signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 42, tries: 2 })), 'REVOKED');
   await first.stop();
-  const saved = JSON.parse(await readFile(stateFile.path, 'utf8')) as { version: number; issuer_key: string; revocations: unknown[] };
+  const saved = JSON.parse(await readFile(stateFile.path, 'utf8')) as {
+    version: number;
+    issuer_key: string;
+    revocations: unknown[];
+  };
   t.is(saved.version, 2);
   t.is(saved.issuer_key, issuer.publicKey.toString('hex'));
   t.deepEqual(saved.revocations, [{ key_id: 42, until: now + 3_600 }]);
 
   const second = await startBox(t, provisioning, { stateFile: new BoxStateFile(stateFile.path) });
   t.deepEqual([...second.state.revocations], [[42, now + 3_600]]);
-  const response = await second.handleCommand(signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 42, tries: 2 }));
+  const response = await second.handleCommand(
+    signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 42, tries: 2 }),
+  );
   t.is(parseResponse(response ?? Buffer.alloc(0)).status, Status.REVOKED);
   t.is(parseResponse(response ?? Buffer.alloc(0)).remaining, 1, 'the try before the revocation is all that was spent');
-  t.is(await send(t, second, signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 43 })), 'OK', 'another key still opens');
-  t.is(await send(t, second, revoke(provisioning, 1, [{ keyId: 43, until: now + 60 }])), 'REPLAY', 'the control sequence survived too');
+  t.is(
+    await send(t, second, signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 43 })),
+    'OK',
+    'another key still opens',
+  );
+  t.is(
+    await send(t, second, revoke(provisioning, 1, [{ keyId: 43, until: now + 60 }])),
+    'REPLAY',
+    'the control sequence survived too',
+  );
 });
 
 test('the 65th live revocation is REVOCATION_FULL and changes nothing', async (t) => {
@@ -75,7 +110,10 @@ test('the 65th live revocation is REVOCATION_FULL and changes nothing', async (t
   const provisioning = signedProvisioning(issuer);
   const box = await startBox(t, provisioning);
   for (let batch = 0; batch < 4; batch++) {
-    const entries = Array.from({ length: 16 }, (_, index) => ({ keyId: 1_000 + batch * 16 + index, until: now + 3_600 }));
+    const entries = Array.from({ length: 16 }, (_, index) => ({
+      keyId: 1_000 + batch * 16 + index,
+      until: now + 3_600,
+    }));
     t.is(await send(t, box, revoke(provisioning, batch + 1, entries)), 'OK');
   }
   t.is(box.state.revocations.size, 64);
@@ -84,7 +122,7 @@ test('the 65th live revocation is REVOCATION_FULL and changes nothing', async (t
   t.false(box.state.revocations.has(42));
 });
 
-test('SET_ISSUER rotation: (new, old) takes both, (new, none) drops the old, and a restart keeps the box\'s keys over the file\'s', async (t) => {
+test("SET_ISSUER rotation: (new, old) takes both, (new, none) drops the old, and a restart keeps the box's keys over the file's", async (t) => {
   const old = newIssuer();
   const next = newIssuer();
   const provisioning = signedProvisioning(old);
@@ -93,7 +131,11 @@ test('SET_ISSUER rotation: (new, old) takes both, (new, none) drops the old, and
   t.is(await send(t, box, signedAccess(provisioning, next, { nowSeconds: now, keyId: 1 })), 'AUTH_FAILED');
   t.is(await send(t, box, setIssuer(provisioning, 1, next.publicKey, old.publicKey)), 'OK');
   t.is(await send(t, box, signedAccess(provisioning, next, { nowSeconds: now, keyId: 2 })), 'OK');
-  t.is(await send(t, box, signedAccess(provisioning, old, { nowSeconds: now, keyId: 3 })), 'OK', 'the previous issuer still signs during the rotation');
+  t.is(
+    await send(t, box, signedAccess(provisioning, old, { nowSeconds: now, keyId: 3 })),
+    'OK',
+    'the previous issuer still signs during the rotation',
+  );
   t.is(await send(t, box, setIssuer(provisioning, 2, next.publicKey, null)), 'OK');
   t.is(await send(t, box, signedAccess(provisioning, old, { nowSeconds: now, keyId: 4 })), 'AUTH_FAILED');
   await box.stop();
@@ -112,15 +154,20 @@ test('the accept-revoked firmware bug opens for a revoked key and keeps the list
   const provisioning = signedProvisioning(issuer);
   const correct = await startBox(t, provisioning);
   const buggy = await startBox(t, provisioning, { bugs: ['accept-revoked'] });
-  for (const box of [correct, buggy]) t.is(await send(t, box, revoke(provisioning, 1, [{ keyId: 42, until: now + 3_600 }])), 'OK');
+  for (const box of [correct, buggy])
+    t.is(await send(t, box, revoke(provisioning, 1, [{ keyId: 42, until: now + 3_600 }])), 'OK');
   t.is(await send(t, correct, signedAccess(provisioning, issuer, { nowSeconds: now })), 'REVOKED');
   t.is(await send(t, buggy, signedAccess(provisioning, issuer, { nowSeconds: now })), 'OK');
-  t.deepEqual([...buggy.state.revocations], [[42, now + 3_600]], 'the bug skips the check, it does not forget the entry');
+  t.deepEqual(
+    [...buggy.state.revocations],
+    [[42, now + 3_600]],
+    'the bug skips the check, it does not forget the entry',
+  );
   t.is(await send(t, buggy, signedAccess(provisioning, newIssuer(), { nowSeconds: now, keyId: 43 })), 'AUTH_FAILED');
   t.is(await send(t, buggy, signedAccess(provisioning, issuer, { nowSeconds: now - 86_400, keyId: 44 })), 'EXPIRED');
 });
 
-test('the accept-any-signature firmware bug opens for a flipped signature or a stranger\'s key; nothing else changes', async (t) => {
+test("the accept-any-signature firmware bug opens for a flipped signature or a stranger's key; nothing else changes", async (t) => {
   const issuer = newIssuer();
   const provisioning = signedProvisioning(issuer);
   const correct = await startBox(t, provisioning);
@@ -132,11 +179,15 @@ test('the accept-any-signature firmware bug opens for a flipped signature or a s
     t.is(await send(t, correct, command), 'AUTH_FAILED');
     t.is(await send(t, buggy, command), 'OK');
   }
-  t.deepEqual(buggy.state.issuerKey, issuer.publicKey, 'the box\'s issuer key is unchanged');
+  t.deepEqual(buggy.state.issuerKey, issuer.publicKey, "the box's issuer key is unchanged");
   t.is(await send(t, buggy, revoke(provisioning, 1, [{ keyId: 44, until: now + 3_600 }])), 'OK');
   t.is(await send(t, buggy, signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 44 })), 'REVOKED');
   const other = { ...provisioning, boxKey: Buffer.alloc(16, 7) };
-  t.is(await send(t, buggy, revoke(other, 2, [{ keyId: 45, until: now + 3_600 }])), 'AUTH_FAILED', 'sealed kinds are not its business');
+  t.is(
+    await send(t, buggy, revoke(other, 2, [{ keyId: 45, until: now + 3_600 }])),
+    'AUTH_FAILED',
+    'sealed kinds are not its business',
+  );
 });
 
 test('the accept-expired firmware bug also opens for an expired ACCESS_SIGNED', async (t) => {

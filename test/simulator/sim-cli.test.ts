@@ -7,7 +7,15 @@ import mqtt from 'mqtt';
 import { SerialPort } from 'serialport';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
-import { encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand, Status, verifyResponse } from '../../firmware-protocol/index.js';
+import {
+  encodeLinkFrame,
+  FrameKind,
+  LinkType,
+  parseResponse,
+  sealCommand,
+  Status,
+  verifyResponse,
+} from '../../firmware-protocol/index.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { startCli } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
@@ -39,7 +47,8 @@ function boxFile(moduleId: number, url = 'mqtt://127.0.0.1:1'): BoxFile {
     module_id: moduleId,
     parking_id: 7,
     direction: 'entrance',
-    mac_address: `00:07:80:AA:${(moduleId >> 8).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase(),
+    mac_address:
+      `00:07:80:AA:${(moduleId >> 8).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase(),
     parking_key: randomBytes(16).toString('hex'),
     parking_key_next: null,
     box_key: randomBytes(16).toString('hex'),
@@ -78,7 +87,13 @@ test('a missing or malformed file, or a bad flag, is one line and exit code 2', 
   t.regex(bad.stderr, /box_key: must be 32 hex digits/);
   const good = join(directory, 'good.json');
   await writeFile(good, JSON.stringify(boxFile(1)));
-  for (const args of [['sim'], ['sim', '--box', good, '--fleet', good], ['sim', '--box', good, '--drop', '2'], ['sim', '--box', good, '--bug', 'nope'], ['sim', '--box', good, '--serial', '/dev/x:123']]) {
+  for (const args of [
+    ['sim'],
+    ['sim', '--box', good, '--fleet', good],
+    ['sim', '--box', good, '--drop', '2'],
+    ['sim', '--box', good, '--bug', 'nope'],
+    ['sim', '--box', good, '--serial', '/dev/x:123'],
+  ]) {
     const result = await runCli(args);
     t.is(result.code, 2, args.join(' '));
     t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
@@ -99,7 +114,9 @@ test('parkbench sim --box answers over MQTT and stops cleanly on SIGTERM', async
   operator.on('message', (_topic, payload) => responses.push(payload.toString()));
   await operator.subscribeAsync(topics.box(9501, 'response'), { qos: 1 });
   const command = access(box);
-  await operator.publishAsync(topics.box(9501, 'command'), JSON.stringify({ command: command.toString('base64') }), { qos: 1 });
+  await operator.publishAsync(topics.box(9501, 'command'), JSON.stringify({ command: command.toString('base64') }), {
+    qos: 1,
+  });
   await waitFor(() => responses.length === 1, 'the response', 10_000);
   const response = Buffer.from((JSON.parse(responses[0] ?? '{}') as { response: string }).response, 'base64');
   t.true(verifyResponse(response, Buffer.from(box.box_key, 'hex'), command));
@@ -113,12 +130,19 @@ test('parkbench sim --box answers over MQTT and stops cleanly on SIGTERM', async
 test('a fleet file runs every box with its own faults', async (t) => {
   const broker = await brokerForTest(t);
   const directory = await folder(t);
-  const boxes = [boxFile(9601, broker.url), { ...boxFile(9602, broker.url), sim: { jam: true } }, boxFile(9603, broker.url)];
+  const boxes = [
+    boxFile(9601, broker.url),
+    { ...boxFile(9602, broker.url), sim: { jam: true } },
+    boxFile(9603, broker.url),
+  ];
   const path = join(directory, 'fleet.json');
   await writeFile(path, JSON.stringify(boxes));
   const sim = startCli(t, ['sim', '--fleet', path, '--memory-state', '--log-level', 'warn']);
   const ready = await sim.waitForLine(/^parkbench sim ready /);
-  t.deepEqual((JSON.parse(ready.slice('parkbench sim ready '.length)) as { boxes: number[] }).boxes, [9601, 9602, 9603]);
+  t.deepEqual(
+    (JSON.parse(ready.slice('parkbench sim ready '.length)) as { boxes: number[] }).boxes,
+    [9601, 9602, 9603],
+  );
   const operator = await mqtt.connectAsync(broker.url);
   t.teardown(() => operator.endAsync(true));
   const statuses = new Map<string, number>();
@@ -127,7 +151,12 @@ test('a fleet file runs every box with its own faults', async (t) => {
     statuses.set(topic, parseResponse(Buffer.from(message.response, 'base64')).status);
   });
   await operator.subscribeAsync(topics.allBoxes('response'), { qos: 1 });
-  for (const box of boxes) await operator.publishAsync(topics.box(box.module_id, 'command'), JSON.stringify({ command: access(box).toString('base64') }), { qos: 1 });
+  for (const box of boxes)
+    await operator.publishAsync(
+      topics.box(box.module_id, 'command'),
+      JSON.stringify({ command: access(box).toString('base64') }),
+      { qos: 1 },
+    );
   await waitFor(() => statuses.size === 3, 'three responses', 10_000);
   t.is(statuses.get(topics.box(9601, 'response')), Status.OK);
   t.is(statuses.get(topics.box(9602, 'response')), Status.BARRIER_FAULT);
@@ -145,7 +174,16 @@ socatTest('parkbench sim --serial alone speaks the serial link on a pty, and no 
   t.teardown(() => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())));
   const frames: LinkFrame[] = [];
   port.pipe(new LinkFrameParser()).on('data', (frame: LinkFrame) => frames.push(frame));
-  const sim = startCli(t, ['sim', '--box', path, '--serial', `${pair.a}:115200`, '--memory-state', '--log-level', 'warn']);
+  const sim = startCli(t, [
+    'sim',
+    '--box',
+    path,
+    '--serial',
+    `${pair.a}:115200`,
+    '--memory-state',
+    '--log-level',
+    'warn',
+  ]);
   const ready = await sim.waitForLine(/^parkbench sim ready /);
   t.deepEqual((JSON.parse(ready.slice('parkbench sim ready '.length)) as { links: string[] }).links, ['serial']);
   const command = access(box);

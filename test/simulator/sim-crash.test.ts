@@ -8,7 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
-import { encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand, Status } from '../../firmware-protocol/index.js';
+import {
+  encodeLinkFrame,
+  FrameKind,
+  LinkType,
+  parseResponse,
+  sealCommand,
+  Status,
+} from '../../firmware-protocol/index.js';
 import { startCli } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { waitFor } from '../helpers/wait.js';
@@ -47,8 +54,24 @@ test('tries and box_seq survive a SIGKILL in the middle of a stream of commands'
   const now = Math.floor(Date.now() / 1000);
   // One key with 5 tries: the stream spends them across the crash.
   const command = (): Buffer =>
-    sealCommand({ kind: FrameKind.ACCESS, key: parkingKey, keyId: 77, scope: 7, body: { notBefore: now - 600, notAfter: now + 600, maxEntries: 5, maxExits: 5, moduleIds: [9601] } });
-  const args = ['sim', '--box', boxFile, '--serial', pair.a, '--state-dir', join(directory, 'state'), '--log-level', 'warn'];
+    sealCommand({
+      kind: FrameKind.ACCESS,
+      key: parkingKey,
+      keyId: 77,
+      scope: 7,
+      body: { notBefore: now - 600, notAfter: now + 600, maxEntries: 5, maxExits: 5, moduleIds: [9601] },
+    });
+  const args = [
+    'sim',
+    '--box',
+    boxFile,
+    '--serial',
+    pair.a,
+    '--state-dir',
+    join(directory, 'state'),
+    '--log-level',
+    'warn',
+  ];
 
   const first = startCli(t, args);
   await first.waitForLine(/^parkbench sim ready /);
@@ -56,15 +79,25 @@ test('tries and box_seq survive a SIGKILL in the middle of a stream of commands'
   await waitFor(() => responses.length === 3, 'three answers before the crash');
   t.is(await first.stop('SIGKILL'), 'SIGKILL');
   const before = responses.map((frame) => parseResponse(frame.payload));
-  t.deepEqual(before.map((fields) => fields.remaining), [4, 3, 2]);
+  t.deepEqual(
+    before.map((fields) => fields.remaining),
+    [4, 3, 2],
+  );
 
   const second = startCli(t, args);
   await second.waitForLine(/^parkbench sim ready /);
   for (let index = 0; index < 3; index++) port.write(encodeLinkFrame(LinkType.COMMAND, command()));
   await waitFor(() => responses.length === 6, 'three answers after the restart');
   const after = responses.slice(3).map((frame) => parseResponse(frame.payload));
-  t.deepEqual(after.map((fields) => fields.status), [Status.OK, Status.OK, Status.NO_TRIES_LEFT], 'the 2 tries left are all there were');
+  t.deepEqual(
+    after.map((fields) => fields.status),
+    [Status.OK, Status.OK, Status.NO_TRIES_LEFT],
+    'the 2 tries left are all there were',
+  );
   const sequences = [...before, ...after].map((fields) => fields.boxSeq);
-  t.true(sequences.every((sequence, index) => index === 0 || sequence > (sequences[index - 1] ?? 0)), `box_seq strictly increasing: ${sequences.join(', ')}`);
+  t.true(
+    sequences.every((sequence, index) => index === 0 || sequence > (sequences[index - 1] ?? 0)),
+    `box_seq strictly increasing: ${sequences.join(', ')}`,
+  );
   t.is(await second.stop('SIGTERM'), 0);
 });

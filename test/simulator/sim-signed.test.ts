@@ -38,7 +38,11 @@ function signedBoxFile(issuer: IssuerKeyPair, url: string): Record<string, unkno
 }
 
 /** An operator on the broker: sends a command, waits for its response, checks it, gives its status name. */
-async function operator(t: ExecutionContext, url: string, boxKey: Buffer): Promise<(command: Buffer) => Promise<string>> {
+async function operator(
+  t: ExecutionContext,
+  url: string,
+  boxKey: Buffer,
+): Promise<(command: Buffer) => Promise<string>> {
   const client: MqttClient = await mqtt.connectAsync(url);
   t.teardown(() => client.endAsync(true));
   const responses = new Map<string, Buffer>();
@@ -52,12 +56,12 @@ async function operator(t: ExecutionContext, url: string, boxKey: Buffer): Promi
     await client.publishAsync(topics.box(MODULE_ID, 'command'), JSON.stringify({ command: key }), { qos: 1 });
     await waitFor(() => responses.has(key), 'the response', 10_000);
     const response = responses.get(key) ?? Buffer.alloc(0);
-    t.true(verifyResponse(response, boxKey, command), 'the box\'s response, bound to this command');
+    t.true(verifyResponse(response, boxKey, command), "the box's response, bound to this command");
     return statusName(parseResponse(response).status) ?? 'unknown';
   };
 }
 
-test('a signed parking\'s box over MQTT: ACCESS_SIGNED OK, REVOKE then REVOKED, SET_ISSUER rotation; all of it survives a SIGKILL', async (t) => {
+test("a signed parking's box over MQTT: ACCESS_SIGNED OK, REVOKE then REVOKED, SET_ISSUER rotation; all of it survives a SIGKILL", async (t) => {
   const broker = await brokerForTest(t);
   const directory = await mkdtemp(join(tmpdir(), 'pb-sim-signed-'));
   t.teardown(() => rm(directory, { recursive: true, force: true }));
@@ -103,7 +107,18 @@ test('parkbench sim --bug accept-revoked and --bug accept-any-signature are take
   const box = parseProvisioning(file);
   const send = await operator(t, broker.url, box.boxKey);
   const nowSeconds = Math.floor(Date.now() / 1000);
-  const sim = startCli(t, ['sim', '--box', path, '--memory-state', '--bug', 'accept-revoked', '--bug', 'accept-any-signature', '--log-level', 'warn']);
+  const sim = startCli(t, [
+    'sim',
+    '--box',
+    path,
+    '--memory-state',
+    '--bug',
+    'accept-revoked',
+    '--bug',
+    'accept-any-signature',
+    '--log-level',
+    'warn',
+  ]);
   await sim.waitForLine(/^parkbench sim ready /);
   t.is(await send(revoke(box, 1, [{ keyId: 42, until: nowSeconds + 3_600 }])), 'OK');
   t.is(await send(signedAccess(box, issuer, { nowSeconds, keyId: 42 })), 'OK', 'accept-revoked');

@@ -19,14 +19,19 @@ function provisioning(overrides: Partial<Provisioning> = {}): Provisioning {
   return testProvisioning({ moduleId: 101, ...overrides });
 }
 
-async function startBox(options: Partial<SimulatedBoxOptions> & { provisioning?: Provisioning } = {}): Promise<{ box: SimulatedBox; clock: FakeClock; box_: Provisioning }> {
+async function startBox(
+  options: Partial<SimulatedBoxOptions> & { provisioning?: Provisioning } = {},
+): Promise<{ box: SimulatedBox; clock: FakeClock; box_: Provisioning }> {
   const clock = new FakeClock(START);
   const box_ = options.provisioning ?? provisioning();
   const box = await SimulatedBox.start({ clock, provisioning: box_, ...options });
   return { box, clock, box_ };
 }
 
-function access(box: Provisioning, overrides: { keyId?: number; notBefore?: number; notAfter?: number; entries?: number; modules?: number[] } = {}): Buffer {
+function access(
+  box: Provisioning,
+  overrides: { keyId?: number; notBefore?: number; notAfter?: number; entries?: number; modules?: number[] } = {},
+): Buffer {
   return sealCommand({
     kind: FrameKind.ACCESS,
     key: box.parkingKey,
@@ -70,12 +75,24 @@ test('every change of the barrier is published as a snapshot', async (t) => {
 
 test('TIME_SET sets the box clock; BATTERY_QUERY reports the battery', async (t) => {
   const { box, box_ } = await startBox({ boxClock: { offsetMs: -3_600_000 } });
-  const timeSet = sealCommand({ kind: FrameKind.TIME_SET, key: box_.boxKey, keyId: 1, scope: box_.moduleId, body: { time: startSeconds } });
+  const timeSet = sealCommand({
+    kind: FrameKind.TIME_SET,
+    key: box_.boxKey,
+    keyId: 1,
+    scope: box_.moduleId,
+    body: { time: startSeconds },
+  });
   const timeResponse = parseResponse((await box.handleCommand(timeSet)) ?? Buffer.alloc(0));
   t.is(timeResponse.status, Status.OK);
   t.is(box.boxClock.nowSeconds(), startSeconds);
   box.apply({ batteryMv: 3_456 });
-  const query = sealCommand({ kind: FrameKind.BATTERY_QUERY, key: box_.boxKey, keyId: 2, scope: box_.moduleId, body: {} });
+  const query = sealCommand({
+    kind: FrameKind.BATTERY_QUERY,
+    key: box_.boxKey,
+    keyId: 2,
+    scope: box_.moduleId,
+    body: {},
+  });
   const batteryResponse = parseResponse((await box.handleCommand(query)) ?? Buffer.alloc(0));
   t.is(batteryResponse.status, Status.OK);
   t.is(batteryResponse.batteryMv, 3_456);
@@ -127,7 +144,10 @@ test('a delayed answer arrives only once the delay has passed', async (t) => {
 test('garbage gets MALFORMED or UNSUPPORTED_VERSION, is counted, and a valid command still works', async (t) => {
   const { box, box_ } = await startBox();
   t.is(parseResponse((await box.handleCommand(Buffer.alloc(0))) ?? Buffer.alloc(0)).status, Status.MALFORMED);
-  t.is(parseResponse((await box.handleCommand(Buffer.from([2, 1, 2, 3]))) ?? Buffer.alloc(0)).status, Status.UNSUPPORTED_VERSION);
+  t.is(
+    parseResponse((await box.handleCommand(Buffer.from([2, 1, 2, 3]))) ?? Buffer.alloc(0)).status,
+    Status.UNSUPPORTED_VERSION,
+  );
   t.is(parseResponse((await box.handleCommand(randomBytes(500))) ?? Buffer.alloc(0)).status === Status.OK, false);
   t.true(box.counters.badFrames >= 2);
   t.is(parseResponse((await box.handleCommand(access(box_))) ?? Buffer.alloc(0)).status, Status.OK);
@@ -138,7 +158,9 @@ test('box_seq rises with every answer and status report', async (t) => {
   const sequences: number[] = [];
   for (let index = 0; index < 3; index++) {
     sequences.push(parseResponse(await box.statusReport()).boxSeq);
-    sequences.push(parseResponse((await box.handleCommand(access(box_, { keyId: 100 + index }))) ?? Buffer.alloc(0)).boxSeq);
+    sequences.push(
+      parseResponse((await box.handleCommand(access(box_, { keyId: 100 + index }))) ?? Buffer.alloc(0)).boxSeq,
+    );
   }
   t.deepEqual(sequences, [1, 2, 3, 4, 5, 6]);
   const report = await box.statusReport();
@@ -166,7 +188,10 @@ test('the accept-expired firmware bug opens the barrier for an expired key', asy
   const box_ = provisioning();
   const expired = { notBefore: startSeconds - 7_200, notAfter: startSeconds - 3_600 };
   const correct = await startBox({ provisioning: box_ });
-  t.is(parseResponse((await correct.box.handleCommand(access(box_, expired))) ?? Buffer.alloc(0)).status, Status.EXPIRED);
+  t.is(
+    parseResponse((await correct.box.handleCommand(access(box_, expired))) ?? Buffer.alloc(0)).status,
+    Status.EXPIRED,
+  );
   const buggy = await startBox({ provisioning: box_, bugs: ['accept-expired'] });
   t.is(parseResponse((await buggy.box.handleCommand(access(box_, expired))) ?? Buffer.alloc(0)).status, Status.OK);
 });

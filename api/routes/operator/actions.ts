@@ -18,7 +18,10 @@ export interface OperatorActionRouteDeps {
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
 }
 
-const errors = { ...errorResponses(401, 404, 422, 503), 403: { $ref: 'ErrorBody#', description: 'operator_required: a driver\'s token.' } };
+const errors = {
+  ...errorResponses(401, 404, 422, 503),
+  403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
+};
 
 const deliverySchema = {
   type: 'object',
@@ -87,7 +90,8 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
     },
     (request) => {
       const id = Number(request.params.id);
-      if (!ctx.smartKeys.findById(id)) throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key with id ${id}` }]);
+      if (!ctx.smartKeys.findById(id))
+        throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key with id ${id}` }]);
       const operator = request.operator?.name ?? 'unknown';
       const result = answering('id', () => revokeSmartKey(ctx.db, id, ctx.clock.now(), `operator ${operator} (HTTP)`));
       return { ...result, revoked_at: new Date(result.revoked_at).toISOString() };

@@ -25,29 +25,44 @@ const answerSchema = {
   properties: {
     module_id: { type: 'integer' },
     command: { type: 'string', enum: BOX_COMMANDS },
-    verified: { type: 'boolean', description: 'The response\'s tag checked under the box key.' },
+    verified: { type: 'boolean', description: "The response's tag checked under the box key." },
     status: { type: ['string', 'null'], description: 'docs/protocol.md status name; null when not verified.' },
     battery_mv: { type: ['integer', 'null'] },
-    barrier: { type: ['string', 'null'], description: 'closed, opening, open, closing or fault; null when not verified.' },
+    barrier: {
+      type: ['string', 'null'],
+      description: 'closed, opening, open, closing or fault; null when not verified.',
+    },
     response: { type: 'string', description: 'The response frame, base64.' },
     box_log_id: { type: ['integer', 'null'] },
   },
 } as const;
 
-export function operatorBoxCommandRoutes(app: FastifyInstance, ctx: OperatorBoxCommandRouteDeps, mqtt: () => MqttService | undefined): void {
+export function operatorBoxCommandRoutes(
+  app: FastifyInstance,
+  ctx: OperatorBoxCommandRouteDeps,
+  mqtt: () => MqttService | undefined,
+): void {
   app.post<{ Params: { module_id: string }; Body: { command: BoxCommand } }>(
     '/boxes/:module_id/commands',
     {
       schema: {
         tags: ['operator'],
-        summary: 'Send a box a BATTERY_QUERY or a TIME_SET (the service\'s time) through MQTT and return its answer',
+        summary: "Send a box a BATTERY_QUERY or a TIME_SET (the service's time) through MQTT and return its answer",
         security: [{ operator: [] }],
-        params: { type: 'object', required: ['module_id'], properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } } },
-        body: { type: 'object', required: ['command'], properties: { command: { type: 'string', enum: BOX_COMMANDS } } },
+        params: {
+          type: 'object',
+          required: ['module_id'],
+          properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } },
+        },
+        body: {
+          type: 'object',
+          required: ['command'],
+          properties: { command: { type: 'string', enum: BOX_COMMANDS } },
+        },
         response: {
           200: answerSchema,
           ...errorResponses(400, 401, 404, 415, 422),
-          403: { $ref: 'ErrorBody#', description: 'operator_required: a driver\'s token.' },
+          403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
           503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected.' },
           504: { $ref: 'ErrorBody#', description: 'box_timeout: the box did not answer in BOX_ANSWER_TIMEOUT_MS.' },
         },
@@ -62,7 +77,8 @@ export function operatorBoxCommandRoutes(app: FastifyInstance, ctx: OperatorBoxC
       const outcome = await service.sendCommand(moduleId, frame, {}, ctx.config.boxAnswerTimeoutMs);
       if ('error' in outcome) throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');
       const { answered } = outcome;
-      if (answered.response === null) throw new ApiError('box_timeout', `The box did not answer (${answered.error ?? 'no response'}).`);
+      if (answered.response === null)
+        throw new ApiError('box_timeout', `The box did not answer (${answered.error ?? 'no response'}).`);
       const verified = answered.log?.verified === true;
       let fields: ReturnType<typeof parseResponse> | undefined;
       try {

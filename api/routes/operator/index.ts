@@ -14,10 +14,17 @@ import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
 export const OPERATOR_PREFIX = '/api/operator';
 
-export type OperatorRouteDeps = OperatorAuthDeps & OperatorReadRouteDeps & OperatorActionRouteDeps & OperatorBoxCommandRouteDeps;
+export type OperatorRouteDeps = OperatorAuthDeps &
+  OperatorReadRouteDeps &
+  OperatorActionRouteDeps &
+  OperatorBoxCommandRouteDeps;
 
 /** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
-export function operatorRoutes(scope: FastifyInstance, ctx: OperatorRouteDeps, mqtt: () => MqttService | undefined): void {
+export function operatorRoutes(
+  scope: FastifyInstance,
+  ctx: OperatorRouteDeps,
+  mqtt: () => MqttService | undefined,
+): void {
   scope.decorateRequest('operator', null);
   scope.addHook('onRequest', operatorAuth(ctx));
   scope.setNotFoundHandler((request, reply) => {

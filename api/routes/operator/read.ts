@@ -9,7 +9,13 @@ import type { SessionState } from '../../repositories/sessions.js';
 import { DECIMAL_ID_PATTERN, errorResponses } from '../../schemas.js';
 import type { StatusName } from '../../../firmware-protocol/index.js';
 import { answering } from './domain-errors.js';
-import { operatorBoxLogSchema, operatorParkingSchema, operatorSessionSchema, SESSION_STATES, STATUS_NAMES } from './schemas.js';
+import {
+  operatorBoxLogSchema,
+  operatorParkingSchema,
+  operatorSessionSchema,
+  SESSION_STATES,
+  STATUS_NAMES,
+} from './schemas.js';
 
 /** The database the views read. */
 export interface OperatorReadRouteDeps {
@@ -21,16 +27,24 @@ export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 100;
 
 const MODULE_ID_PATTERN = '^(0|[1-9][0-9]{0,9})$';
-const limitQuery = { type: 'string', pattern: DECIMAL_ID_PATTERN, description: `Rows per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).` } as const;
+const limitQuery = {
+  type: 'string',
+  pattern: DECIMAL_ID_PATTERN,
+  description: `Rows per page, 1 to ${MAX_LIMIT} (default ${DEFAULT_LIMIT}).`,
+} as const;
 
 function limitOf(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_LIMIT;
   const limit = Number(raw);
-  if (limit > MAX_LIMIT) throw new ApiError('validation_failed', undefined, [{ path: 'limit', message: `must be at most ${MAX_LIMIT}` }]);
+  if (limit > MAX_LIMIT)
+    throw new ApiError('validation_failed', undefined, [{ path: 'limit', message: `must be at most ${MAX_LIMIT}` }]);
   return limit;
 }
 
-const errors = { ...errorResponses(401, 404, 422), 403: { $ref: 'ErrorBody#', description: 'operator_required: a driver\'s token.' } };
+const errors = {
+  ...errorResponses(401, 404, 422),
+  403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
+};
 
 export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteDeps): void {
   app.get(
@@ -68,12 +82,25 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
       const { state, parking_id: parkingId } = request.query;
       const limit = limitOf(request.query.limit);
       return answering('parking_id', () =>
-        operatorSessions(ctx.db, { limit, ...(state === undefined ? {} : { state }), ...(parkingId === undefined ? {} : { parkingId: Number(parkingId) }) }),
+        operatorSessions(ctx.db, {
+          limit,
+          ...(state === undefined ? {} : { state }),
+          ...(parkingId === undefined ? {} : { parkingId: Number(parkingId) }),
+        }),
       );
     },
   );
 
-  app.get<{ Querystring: { box?: string; session?: string; status?: StatusName; verified?: 'true' | 'false'; cursor?: string; limit?: string } }>(
+  app.get<{
+    Querystring: {
+      box?: string;
+      session?: string;
+      status?: StatusName;
+      verified?: 'true' | 'false';
+      cursor?: string;
+      limit?: string;
+    };
+  }>(
     '/box_logs',
     {
       schema: {
@@ -83,11 +110,26 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
         querystring: {
           type: 'object',
           properties: {
-            box: { type: 'string', pattern: MODULE_ID_PATTERN, maxLength: 10, description: 'Only this box (module id).' },
-            session: { type: 'string', pattern: DECIMAL_ID_PATTERN, maxLength: 15, description: 'Only logs of this session\'s smart keys.' },
+            box: {
+              type: 'string',
+              pattern: MODULE_ID_PATTERN,
+              maxLength: 10,
+              description: 'Only this box (module id).',
+            },
+            session: {
+              type: 'string',
+              pattern: DECIMAL_ID_PATTERN,
+              maxLength: 15,
+              description: "Only logs of this session's smart keys.",
+            },
             status: { type: 'string', enum: STATUS_NAMES, description: 'Only verified responses of this status.' },
             verified: { type: 'string', enum: ['true', 'false'] },
-            cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', maxLength: 64, description: 'next_cursor of the previous page.' },
+            cursor: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9_-]+$',
+              maxLength: 64,
+              description: 'next_cursor of the previous page.',
+            },
             limit: limitQuery,
           },
         },
@@ -97,7 +139,10 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
             required: ['box_logs', 'next_cursor'],
             properties: {
               box_logs: { type: 'array', items: operatorBoxLogSchema },
-              next_cursor: { type: ['string', 'null'], description: 'Opaque; null on the last page. Pages are stable while logs arrive.' },
+              next_cursor: {
+                type: ['string', 'null'],
+                description: 'Opaque; null on the last page. Pages are stable while logs arrive.',
+              },
             },
           },
           ...errors,
@@ -110,7 +155,10 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
       let beforeId: number | undefined;
       if (query.cursor !== undefined) {
         beforeId = decodeCursor(query.cursor);
-        if (beforeId === undefined) throw new ApiError('validation_failed', undefined, [{ path: 'cursor', message: 'is not a next_cursor of this API' }]);
+        if (beforeId === undefined)
+          throw new ApiError('validation_failed', undefined, [
+            { path: 'cursor', message: 'is not a next_cursor of this API' },
+          ]);
       }
       return operatorBoxLogs(ctx.db, {
         limit,

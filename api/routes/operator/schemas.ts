@@ -29,13 +29,30 @@ export const pendingControlSchema = {
 export const operatorBoxSchema = {
   type: 'object',
   additionalProperties: true,
-  required: ['module_id', 'direction', 'mac_address', 'last_seen_at', 'battery_mv', 'box_time_drift_seconds', 'last_box_seq', 'pending_control_commands', 'last_response', 'availability', 'availability_reason', 'availability_since', 'gateway_id'],
+  required: [
+    'module_id',
+    'direction',
+    'mac_address',
+    'last_seen_at',
+    'battery_mv',
+    'box_time_drift_seconds',
+    'last_box_seq',
+    'pending_control_commands',
+    'last_response',
+    'availability',
+    'availability_reason',
+    'availability_since',
+    'gateway_id',
+  ],
   properties: {
     module_id: { type: 'integer' },
     parking_id: { type: 'integer' },
     direction: { type: 'string' },
     mac_address: { type: 'string' },
-    last_seen_at: { ...nullable('string'), description: 'ISO time of the last verified response; null before the first.' },
+    last_seen_at: {
+      ...nullable('string'),
+      description: 'ISO time of the last verified response; null before the first.',
+    },
     battery_mv: { ...nullable('integer'), description: 'From the last verified response.' },
     box_time_drift_seconds: { ...nullable('integer'), description: 'Box clock minus service clock at that response.' },
     last_box_seq: nullable('integer'),
@@ -45,11 +62,18 @@ export const operatorBoxSchema = {
     availability: {
       type: 'string',
       enum: ['online', 'offline', 'unknown'],
-      description: 'True availability: offline when the box said so or when the gateway it is reached through is offline; unknown before the API heard of it.',
+      description:
+        'True availability: offline when the box said so or when the gateway it is reached through is offline; unknown before the API heard of it.',
     },
-    availability_reason: { ...nullable('string'), description: 'Why it is offline, e.g. "gateway gw-bench-1 offline since 2026-11-23T12:00:00.000Z"; else null.' },
+    availability_reason: {
+      ...nullable('string'),
+      description: 'Why it is offline, e.g. "gateway gw-bench-1 offline since 2026-11-23T12:00:00.000Z"; else null.',
+    },
     availability_since: { ...nullable('string'), description: 'ISO time since when the API holds that value.' },
-    gateway_id: { ...nullable('string'), description: 'The gateway the box is reached through; null for a box on MQTT itself or not known yet.' },
+    gateway_id: {
+      ...nullable('string'),
+      description: 'The gateway the box is reached through; null for a box on MQTT itself or not known yet.',
+    },
     last_response: {
       type: ['object', 'null'],
       description: 'The newest verified response of the box; null before the first.',
@@ -57,7 +81,11 @@ export const operatorBoxSchema = {
         box_log_id: { type: 'integer' },
         status: { type: ['string', 'null'] },
         barrier: { type: ['string', 'null'], enum: ['closed', 'opening', 'open', 'closing', 'fault', null] },
-        via: { type: 'string', enum: ['http', 'mqtt'], description: 'http: uploaded by a phone; mqtt: from the box over MQTT.' },
+        via: {
+          type: 'string',
+          enum: ['http', 'mqtt'],
+          description: 'http: uploaded by a phone; mqtt: from the box over MQTT.',
+        },
         received_at: { type: 'string' },
       },
     },
@@ -88,7 +116,18 @@ export const SESSION_STATES = ['entering', 'active', 'exiting', 'finished'] as c
 
 export const operatorSessionSchema = {
   type: 'object',
-  required: ['id', 'user_id', 'email', 'parking_id', 'state', 'start_time', 'end_time', 'amount', 'currency', 'ended_at'],
+  required: [
+    'id',
+    'user_id',
+    'email',
+    'parking_id',
+    'state',
+    'start_time',
+    'end_time',
+    'amount',
+    'currency',
+    'ended_at',
+  ],
   properties: {
     id: { type: 'integer' },
     user_id: { type: 'integer' },
@@ -125,7 +164,11 @@ export const operatorBoxLogSchema = {
     created_at: { type: 'string' },
     verified: { type: 'boolean' },
     box_seq: nullable('integer'),
-    status: { type: ['string', 'null'], enum: [...STATUS_NAMES, null], description: 'docs/protocol.md status name of the verified response; null when not verified.' },
+    status: {
+      type: ['string', 'null'],
+      enum: [...STATUS_NAMES, null],
+      description: 'docs/protocol.md status name of the verified response; null when not verified.',
+    },
     received_at: { type: 'string' },
   },
 } as const;
