@@ -22,6 +22,14 @@ test('CI builds after the typecheck and before lint', async (t) => {
   t.true(at('npm run lint') > at('npm run build'));
 });
 
+test('CI checks the formatting with the same prettier as npm run format, after lint', async (t) => {
+  const commands = await ciNpmCommands();
+  t.true(commands.indexOf('npm run format:check') > commands.indexOf('npm run lint'), commands.join('\n'));
+  const manifest = JSON.parse(await read('package.json')) as { scripts: Record<string, string> };
+  t.is(manifest.scripts['format:check'], 'prettier --check .');
+  t.is(manifest.scripts['format'], 'prettier --write .');
+});
+
 test('CI runs the suite once, under c8, and counts it from the TAP summary', async (t) => {
   const commands = await ciNpmCommands();
   const suiteRuns = commands.filter((command) => /^npm (test|run coverage)\b/.test(command));
