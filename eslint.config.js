@@ -3,8 +3,6 @@
 // import bans of the folder READMEs (`importBans` below).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 // What each folder may import of ours, as its README's "May import" and
 // "Must never be imported by" say (docs/architecture.md, "Parts and
@@ -139,13 +137,6 @@ export default tseslint.config(
   },
   ...importBanConfigs,
   messageOfConfig,
-  // No runtime import cycle (issue 15, item 3). import-x skips `import type`;
-  // test/lint/no-import-cycle.test.ts checks the graph with type imports too.
-  importX.flatConfigs.typescript,
-  {
-    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver()] },
-    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
-  },
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

@@ -1,5 +1,5 @@
 // No import cycle among our modules, type imports included (issue 15, item 3):
-// eslint's import-x/no-cycle catches a runtime cycle but skips `import type`,
+// eslint's import-x/no-cycle would catch a runtime cycle but skips `import type`,
 // and the cycle the issue names (api/context.ts -> sessions/service.ts ->
 // sessions/smart-keys.ts -> context.ts) ran through a type import.
 import test from 'ava';
