@@ -72,18 +72,14 @@ export class MqttAccountRepository {
   /** Every account with its stored hash, boxes first: for the mosquitto export. */
   listWithHashes(): { account: MqttAccount; passwordHash: string }[] {
     return [
-      ...this.allBoxes
-        .all()
-        .map((box) => ({
-          account: { role: 'box' as const, username: box.mqtt_username, moduleId: box.module_id },
-          passwordHash: box.mqtt_password_hash,
-        })),
-      ...this.allClients
-        .all()
-        .map((client) => ({
-          account: { role: client.role, username: client.username },
-          passwordHash: client.password_hash,
-        })),
+      ...this.allBoxes.all().map((box) => ({
+        account: { role: 'box' as const, username: box.mqtt_username, moduleId: box.module_id },
+        passwordHash: box.mqtt_password_hash,
+      })),
+      ...this.allClients.all().map((client) => ({
+        account: { role: client.role, username: client.username },
+        passwordHash: client.password_hash,
+      })),
     ];
   }
 }
