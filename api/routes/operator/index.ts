@@ -7,9 +7,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { operatorAuth, type OperatorAuthDeps } from '../../operators/auth.js';
+import type { ConformanceRuns } from '../../conformance-runs/runs.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
+import { operatorConformanceRoutes } from './conformance.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
 export const OPERATOR_PREFIX = '/api/operator';
@@ -19,11 +21,13 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorActionRouteDeps &
   OperatorBoxCommandRouteDeps;
 
-/** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
+/** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it;
+ * `conformanceRuns`: the runs of this process (api/conformance-runs/). */
 export function operatorRoutes(
   scope: FastifyInstance,
   ctx: OperatorRouteDeps,
   mqtt: () => MqttService | undefined,
+  conformanceRuns: ConformanceRuns,
 ): void {
   scope.decorateRequest('operator', null);
   scope.addHook('onRequest', operatorAuth(ctx));
@@ -34,4 +38,5 @@ export function operatorRoutes(
   operatorReadRoutes(scope, ctx);
   operatorActionRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
+  operatorConformanceRoutes(scope, conformanceRuns, mqtt);
 }
