@@ -229,6 +229,16 @@ test("an unknown box 404, a driver's token 403, bad fields 422 naming them, an u
   t.deepEqual(files('/api/operator/conformance/{run_id}/report.json'), ['application/json']);
 });
 
+test('a box its broker says is offline is refused: no case could pass', async (t) => {
+  const b = await bench(t);
+  await b.simulation.stop();
+  await waitFor(() => b.app.mqtt?.availabilityOf(b.moduleId).availability === 'offline', 'the box offline');
+  const refused = await start(b, b.moduleId);
+  t.is(refused.statusCode, 409);
+  t.like(errorBody(t, refused), { error: 'operation_refused', details: [{ path: 'module_id' }] });
+  t.regex(errorBody(t, refused).details[0]?.message ?? '', /offline/);
+});
+
 test('the API stopping aborts a run and the box gets its issuer keys back before the broker closes', async (t) => {
   const b = await bench(t, { signed: true });
   const held = (): string | null => {
