@@ -26,7 +26,7 @@ import { caseView, summaryView, type ConformanceRunView, type RunState } from '.
 import { boxUnderTestOf, reserveControlSequences } from './suite-box.js';
 import { SuiteLogins } from './suite-login.js';
 
-/** Ended runs kept per box (the running one comes on top). */
+/** Runs kept per box, newest first; a running one is the newest, so it is never dropped. */
 export const RUNS_KEPT_PER_BOX = 10;
 
 /** The command line's defaults (`parkbench conformance` without flags). */
@@ -200,11 +200,11 @@ export class ConformanceRuns {
     this.#changed(run);
   }
 
-  /** Keeps the run, dropping the box's oldest ended runs beyond RUNS_KEPT_PER_BOX. */
+  /** Keeps the run, dropping the box's oldest beyond RUNS_KEPT_PER_BOX. */
   #keep(run: Run): void {
     this.#runs.set(run.id, run);
     const ids = [...(this.#byBox.get(run.moduleId) ?? []), run.id];
-    while (ids.length > RUNS_KEPT_PER_BOX + 1) {
+    while (ids.length > RUNS_KEPT_PER_BOX) {
       const dropped = ids.shift();
       if (dropped !== undefined) this.#runs.delete(dropped);
     }

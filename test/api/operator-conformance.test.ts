@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { configWith } from '../../api/config.js';
-import { ConformanceRuns, RUN_DEFAULTS } from '../../api/conformance-runs/runs.js';
+import { ConformanceRuns, RUN_DEFAULTS, RUNS_KEPT_PER_BOX } from '../../api/conformance-runs/runs.js';
 import type { ConformanceRunView } from '../../api/conformance-runs/run-view.js';
 import { CONFORMANCE_OPERATOR_USERNAME } from '../../api/conformance-runs/suite-login.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
@@ -288,4 +288,27 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
   );
   t.deepEqual(runs.get(run.id), final);
   t.like(new MqttAccountRepository(b.app.ctx.db).findClient(CONFORMANCE_OPERATOR_USERNAME), { role: 'operator' });
+});
+
+test('a box keeps its newest runs only; a run aborted before its first case ends in error with its report', async (t) => {
+  const app = await controlApp(t);
+  const moduleId = addParking(app, { boxes: ['entrance'] }).moduleIds[0] ?? 0;
+  const broker = app.app.mqtt;
+  if (broker === undefined) throw new Error('no MQTT');
+  const runs = new ConformanceRuns({ db: app.ctx.db, clock: app.clock, config: app.config, logger: silentLogger });
+  const ids: string[] = [];
+  for (let index = 0; index < RUNS_KEPT_PER_BOX + 2; index++) {
+    ids.push(runs.start(moduleId, RUN_DEFAULTS, broker).id);
+    // Aborted at once, as when the API stops: no case runs, nothing to put back.
+    await runs.close();
+  }
+  t.is(ids.filter((id) => runs.get(id) !== undefined).length, RUNS_KEPT_PER_BOX);
+  t.is(runs.get(ids[0] ?? ''), undefined);
+  t.is(runs.get(ids[1] ?? ''), undefined);
+  const last = runs.ended(ids.at(-1) ?? '');
+  t.like(last.run, { state: 'error', summary: { interrupted: true } });
+  // No case ran: only the checks over the (empty) run, as the CLI reports an interrupted run.
+  t.is(last.run.cases.length, RUN_CHECKS);
+  t.regex(last.run.error ?? '', /^interrupted/);
+  t.like(last.report, { interrupted: true });
 });
