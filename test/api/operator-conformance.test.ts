@@ -178,7 +178,7 @@ test('a run from the API passes every case of the CLI run, filling in as it goes
   t.is(second.statusCode, 202, second.body);
 });
 
-test("an unknown box 404, a driver's token 403, bad fields 422 naming them, an unknown run 404, no MQTT 503", async (t) => {
+test("an unknown box 404, a driver's token 403, bad fields 422 naming them, protocol 1 on a signed box 409, an unknown run 404, no MQTT 503", async (t) => {
   const app = await controlApp(t);
   const { token } = addOperator(app.ctx.db, 'bench', app.clock.now());
   const parking = addParking(app);
@@ -211,8 +211,15 @@ test("an unknown box 404, a driver's token 403, bad fields 422 naming them, an u
   const badId = await request(app.app, token, 'GET', `/api/operator/conformance/${'a'.repeat(65)}`);
   t.is(badId.statusCode, 422);
   t.is(errorBody(t, badId).details[0]?.path, 'run_id');
-  // Nothing was started: the box's control sequences are untouched.
+  // Version 1 has ACCESS under K_park alone: a signed parking's box cannot run it.
+  const signedBox = addParking(app, { signed: true, boxes: ['entrance'] }).moduleIds[0] ?? 0;
+  const version1 = await start(b, signedBox, { protocol: 1 });
+  t.is(version1.statusCode, 409);
+  t.like(errorBody(t, version1), { error: 'operation_refused', details: [{ path: 'module_id' }] });
+  t.regex(errorBody(t, version1).details[0]?.message ?? '', /protocol 1 needs a box holding K_park/);
+  // Nothing was started: the boxes' control sequences are untouched.
   t.is(app.ctx.boxes.findByModuleId(parking.moduleIds[0] ?? 0)?.next_control_seq, 1);
+  t.is(app.ctx.boxes.findByModuleId(signedBox)?.next_control_seq, 1);
 
   const httpOnly = await testApp(t);
   const operator = addOperator(httpOnly.ctx.db, 'bench', httpOnly.clock.now());
