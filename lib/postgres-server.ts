@@ -12,7 +12,7 @@
 // watchdog sees end of file, stops the server (fast shutdown) and removes the
 // folder. No exit hook of ours has to run for the cleanup to happen.
 import { execFileSync, spawn } from 'node:child_process';
-import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -112,38 +112,19 @@ reader=
 stop
 `;
 
-let testUserChecked = false;
-
-/** The uid and gid of POSTGRES_TEST_USER, creating the user if missing (root only). */
+/**
+ * The uid and gid of POSTGRES_TEST_USER, creating the user if missing (root
+ * only). Test files start together, and two useradd at once can leave a
+ * user that flickers (one rolls back what the other saw), so the check and
+ * the creation run under one lock (flock, util-linux).
+ */
 function testUserIds(): { uid: number; gid: number } {
-  const ids = (): { uid: number; gid: number } => ({
-    uid: Number(execFileSync('id', ['-u', POSTGRES_TEST_USER], { encoding: 'utf8' }).trim()),
-    gid: Number(execFileSync('id', ['-g', POSTGRES_TEST_USER], { encoding: 'utf8' }).trim()),
-  });
-  try {
-    return ids();
-  } catch {
-    if (testUserChecked) throw new Error(`no user ${POSTGRES_TEST_USER}`);
-  }
-  testUserChecked = true;
-  try {
-    execFileSync(
-      'useradd',
-      [
-        '--system',
-        '--no-create-home',
-        '--home-dir',
-        '/nonexistent',
-        '--shell',
-        '/usr/sbin/nologin',
-        POSTGRES_TEST_USER,
-      ],
-      { stdio: 'pipe' },
-    );
-  } catch {
-    // Another test file may have created it at the same moment: ids() says.
-  }
-  return ids();
+  const user = POSTGRES_TEST_USER;
+  const create = `id -u ${user} >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin ${user}`;
+  execFileSync('flock', [join(tmpdir(), 'parkbench-test-user.lock'), 'sh', '-c', create], { stdio: 'pipe' });
+  const id = (flag: string): number =>
+    Number(execFileSync('id', [flag, user], { encoding: 'utf8', stdio: 'pipe' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
 }
 
 function readIfThere(file: string): string {
@@ -201,6 +182,8 @@ export async function startPostgres(options: PostgresServerOptions = {}): Promis
     child.ref(); // the caller awaits this: keep the process alive until it is done
     child.stdin.end();
     await exited;
+    // The watchdog removed it, unless it could not (it failed before it owned it).
+    rmSync(dir, { recursive: true, force: true });
   };
 
   const timeoutMs = options.timeoutMs ?? 60_000;
