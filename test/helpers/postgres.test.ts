@@ -67,6 +67,14 @@ withPostgres('a server of its own: a table in it, then stop() ends the server an
   await server.stop(); // a second stop (the teardown's) is harmless
 });
 
+withPostgres('a server that cannot start rejects with its log, and leaves no folder', async (t) => {
+  const { message } = await t.throwsAsync(startPostgres({ settings: { shared_buffers: 'plenty' } }));
+  const dir = /PostgreSQL did not start in (\S+):/.exec(message)?.[1];
+  t.truthy(dir, message);
+  t.regex(message, /shared_buffers/, "the server's own complaint is in the message");
+  t.false(existsSync(dir ?? ''), 'its folder is removed');
+});
+
 withPostgres('a server whose starter is killed with SIGKILL stops and its folder goes', async (t) => {
   const fixture = fileURLToPath(new URL('../fixtures/postgres-server.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import=tsx', fixture], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -132,4 +140,8 @@ test('postgresBinDir: PATH when it holds initdb, pg_ctl and postgres, else the n
   t.is(postgresBinDir(`${partial}:${onPath}`, debian), onPath);
   t.is(postgresBinDir(partial, debian), newest);
   t.is(postgresBinDir(partial, join(root, 'missing')), undefined);
+});
+
+test('postgresForFile: a second call in one test file is refused (one server per file)', (t) => {
+  t.throws(() => postgresForFile(test), { message: /one database per test file/ });
 });

@@ -57,12 +57,17 @@ async function onServer(url: string, work: (client: pg.Client) => Promise<unknow
   }
 }
 
+let declared = false;
+
 /**
  * This test file's database, started before its first test and stopped
  * after its last (also when a test failed). Returns its getter, to call
  * inside a test.
  */
 export function postgresForFile(test: TestFn): () => TestDatabase {
+  // Each test file runs in a process of its own: a second call is a second server for one file.
+  if (declared) throw new Error('postgresForFile: one database per test file; share the getter it returned');
+  declared = true;
   let database: TestDatabase | undefined;
   test.before(async () => {
     database = await startTestDatabase();
