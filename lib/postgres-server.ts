@@ -35,10 +35,12 @@ export const TEST_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 export interface PostgresServerOptions {
-  /** Server settings (`-c name=value`) over `TEST_SETTINGS`. */
+  /** Server settings (`-c name=value`, values without spaces) over `TEST_SETTINGS`. */
   settings?: Readonly<Record<string, string>>;
   /** How long start-up may take, in ms (initdb included). */
   timeoutMs?: number;
+  /** Picks the port of each attempt (default: `freePort`). */
+  choosePort?: () => Promise<number>;
 }
 
 export interface PostgresServer {
@@ -137,11 +139,23 @@ function readIfThere(file: string): string {
 
 /** Starts a fresh PostgreSQL server; resolves once it accepts connections. */
 export async function startPostgres(options: PostgresServerOptions = {}): Promise<PostgresServer> {
+  // The free port is free when chosen, not necessarily a second later when
+  // the server binds it (another test may have taken it): then a new port.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (attempt === 3 || !/could not bind|Address already in use/.test(messageOf(error))) throw error;
+    }
+  }
+}
+
+async function startOnce(options: PostgresServerOptions): Promise<PostgresServer> {
   const bin = postgresBinDir();
   if (bin === undefined)
     throw new Error('PostgreSQL is not installed (no initdb and postgres): apt-get install postgresql');
   const settings = { ...TEST_SETTINGS, ...options.settings };
-  const port = await freePort();
+  const port = await (options.choosePort ?? freePort)();
   const dir = mkdtempSync(join(tmpdir(), 'parkbench-pg-'));
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {

@@ -3,6 +3,7 @@
 // stop() and after the process that started it is killed; on an existing
 // server (PARKBENCH_TEST_DATABASE_URL), a fresh database per call, dropped.
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
-import { portIsFree } from '../../lib/free-port.js';
+import { freePort, portIsFree } from '../../lib/free-port.js';
 import { postgresBinDir, startPostgres } from '../../lib/postgres-server.js';
 import { postgresForFile, startTestDatabase } from './postgres.js';
 import { testNeeding } from './requires.js';
@@ -73,6 +74,26 @@ withPostgres('a server that cannot start rejects with its log, and leaves no fol
   t.truthy(dir, message);
   t.regex(message, /shared_buffers/, "the server's own complaint is in the message");
   t.false(existsSync(dir ?? ''), 'its folder is removed');
+});
+
+withPostgres('a port taken between its choice and the bind: the next attempt takes another', async (t) => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const takenPort = (taken.address() as AddressInfo).port;
+  const chosen: number[] = [];
+  const server = await startPostgres({
+    choosePort: async () => {
+      const port = chosen.length === 0 ? takenPort : await freePort();
+      chosen.push(port);
+      return port;
+    },
+  });
+  t.teardown(() => server.stop());
+  t.is(chosen.length, 2);
+  t.is(chosen[0], takenPort);
+  t.is(server.port, chosen[1]);
+  t.deepEqual(await query(server.url, 'SELECT 1 AS one'), [{ one: 1 }]);
 });
 
 withPostgres('a server whose starter is killed with SIGKILL stops and its folder goes', async (t) => {
