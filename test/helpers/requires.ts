@@ -1,16 +1,23 @@
 // Tests that need a Debian tool (socat for pty pairs, mosquitto for an
-// external broker) are declared through `testNeeding`, so that `npm test` on a
+// external broker, PostgreSQL's server binaries) are declared through `testNeeding`, so that `npm test` on a
 // machine with only Node.js and npm passes: without the tool those tests are
 // skipped, with one line naming the package to install. Under CI (`CI=true`,
 // as .ci/run runs) nothing may be skipped: the same line fails the file.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { ImplementationFn, TestFn } from 'ava';
+import { postgresBinDir } from '../../lib/postgres-server.js';
+import { EXISTING_SERVER_VARIABLE } from './postgres.js';
 
 /** The tools tests run, with the Debian package that provides each. */
 const TOOLS = {
   socat: { package: 'socat', why: 'a pty pair stands in for a serial cable' },
   mosquitto: { package: 'mosquitto', why: 'a real external MQTT broker' },
+  // Not on PATH in Debian's package: found in /usr/lib/postgresql/N/bin (postgresBinDir).
+  postgres: {
+    package: 'postgresql',
+    why: `a real PostgreSQL server, or an existing one named by ${EXISTING_SERVER_VARIABLE}`,
+  },
 } as const;
 
 export type Tool = keyof typeof TOOLS;
@@ -21,7 +28,8 @@ export type DeclareTest = (title: string, implementation: ImplementationFn<[]>) 
 /** The one line said when `tool` is missing, in a skip and in a failure alike. */
 export function missingToolLine(tool: Tool): string {
   const { package: name, why } = TOOLS[tool];
-  return `${tool} is not on PATH (${why}): install the Debian package with \`apt-get install ${name}\``;
+  const where = tool === 'postgres' ? 'is not installed' : 'is not on PATH';
+  return `${tool} ${where} (${why}): install the Debian package with \`apt-get install ${name}\``;
 }
 
 /** Whether an executable named `tool` is in one of PATH's folders (what spawn would find). */
@@ -39,6 +47,11 @@ export function onPath(tool: string, path = process.env.PATH ?? ''): boolean {
     });
 }
 
+function available(tool: Tool): boolean {
+  if (tool !== 'postgres') return onPath(tool);
+  return (process.env[EXISTING_SERVER_VARIABLE] ?? '') !== '' || postgresBinDir() !== undefined;
+}
+
 function inCi(): boolean {
   const value = process.env.CI ?? '';
   return value !== '' && value !== 'false' && value !== '0';
@@ -52,7 +65,7 @@ const said = new Set<Tool>();
  * stderr, or, under CI, an error with that same line (the file fails).
  */
 export function testNeeding(tool: Tool, test: TestFn): DeclareTest {
-  if (onPath(tool)) return test;
+  if (available(tool)) return test;
   const line = missingToolLine(tool);
   if (inCi()) throw new Error(`CI=true: ${line}`);
   if (!said.has(tool)) {
