@@ -32,9 +32,10 @@ export interface SimSetCommand {
 export class SimSetError extends Error {
   constructor(
     readonly field: string,
-    message: string,
+    /** What is wrong with it, without the field's name. */
+    readonly reason: string,
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${reason}`);
     this.name = 'SimSetError';
   }
 }

@@ -376,6 +376,7 @@ test('the OpenAPI document lists the operator routes under the operator tag with
   t.deepEqual(operatorPaths.sort(), [
     '/api/operator/box_logs',
     '/api/operator/boxes/{module_id}/commands',
+    '/api/operator/boxes/{module_id}/sim',
     '/api/operator/parkings',
     '/api/operator/parkings/{id}/forwarding',
     '/api/operator/parkings/{id}/forwarding/retry',

@@ -19,6 +19,13 @@ export interface OperatorBoxCommandRouteDeps {
   config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
 }
 
+/** A box's module id in the path: canonical decimal, a u32. */
+export const moduleIdParams = {
+  type: 'object',
+  required: ['module_id'],
+  properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } },
+} as const;
+
 const answerSchema = {
   type: 'object',
   required: ['module_id', 'command', 'verified', 'status', 'battery_mv', 'barrier', 'response', 'box_log_id'],
@@ -49,11 +56,7 @@ export function operatorBoxCommandRoutes(
         tags: ['operator'],
         summary: "Send a box a BATTERY_QUERY or a TIME_SET (the service's time) through MQTT and return its answer",
         security: [{ operator: [] }],
-        params: {
-          type: 'object',
-          required: ['module_id'],
-          properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } },
-        },
+        params: moduleIdParams,
         body: {
           type: 'object',
           required: ['command'],

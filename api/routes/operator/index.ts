@@ -10,6 +10,7 @@ import { operatorAuth, type OperatorAuthDeps } from '../../operators/auth.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
+import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
 export const OPERATOR_PREFIX = '/api/operator';
@@ -17,7 +18,8 @@ export const OPERATOR_PREFIX = '/api/operator';
 export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorReadRouteDeps &
   OperatorActionRouteDeps &
-  OperatorBoxCommandRouteDeps;
+  OperatorBoxCommandRouteDeps &
+  OperatorBoxSimRouteDeps;
 
 /** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
 export function operatorRoutes(
@@ -34,4 +36,5 @@ export function operatorRoutes(
   operatorReadRoutes(scope, ctx);
   operatorActionRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
+  operatorBoxSimRoutes(scope, ctx, mqtt);
 }
