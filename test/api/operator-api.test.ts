@@ -380,6 +380,7 @@ test('the OpenAPI document lists the operator routes under the operator tag with
     '/api/operator/conformance/{run_id}',
     '/api/operator/conformance/{run_id}/junit.xml',
     '/api/operator/conformance/{run_id}/report.json',
+    '/api/operator/boxes/{module_id}/sim',
     '/api/operator/parkings',
     '/api/operator/parkings/{id}/forwarding',
     '/api/operator/parkings/{id}/forwarding/retry',

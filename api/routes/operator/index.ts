@@ -12,6 +12,7 @@ import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
 import { operatorConformanceRoutes } from './conformance.js';
+import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
 export const OPERATOR_PREFIX = '/api/operator';
@@ -19,7 +20,8 @@ export const OPERATOR_PREFIX = '/api/operator';
 export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorReadRouteDeps &
   OperatorActionRouteDeps &
-  OperatorBoxCommandRouteDeps;
+  OperatorBoxCommandRouteDeps &
+  OperatorBoxSimRouteDeps;
 
 /** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it;
  * `conformanceRuns`: the runs of this process (api/conformance-runs/). */
@@ -39,4 +41,5 @@ export function operatorRoutes(
   operatorActionRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorConformanceRoutes(scope, conformanceRuns, mqtt);
+  operatorBoxSimRoutes(scope, ctx, mqtt);
 }
