@@ -16,6 +16,7 @@ import { apiErrorHandler } from './error-handler.js';
 import { apiFormats } from './formats.js';
 import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
+import { benchPageRoutes } from './routes/bench-page.js';
 import { boxLogRoutes } from './routes/box-logs.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
@@ -110,6 +111,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await docsRoutes(app, options.version ?? '0.0.0');
+  await benchPageRoutes(app);
   healthRoutes(app, ctx);
   registerDriverRoutes(app, ctx);
   meRoutes(app, ctx);

@@ -46,6 +46,10 @@ export const API_ERRORS = {
     status: 503,
     message: 'No MQTT broker is connected, so the box cannot be reached through the server.',
   },
+  page_not_built: {
+    status: 503,
+    message: 'The bench page is not built: run `npm run build:page` (npm install runs it).',
+  },
   box_timeout: { status: 504, message: 'The box did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
