@@ -1,16 +1,19 @@
 // Tests that need a Debian tool (socat for pty pairs, mosquitto for an
 // external broker) are declared through `testNeeding`, so that `npm test` on a
 // machine with only Node.js and npm passes: without the tool those tests are
-// skipped, with one line naming the package to install. Under CI (`CI=true`,
+// skipped, with one line naming the package to install (chromium: the
+// browser tests of the bench page, test/bench-page/). Under CI (`CI=true`,
 // as .ci/run runs) nothing may be skipped: the same line fails the file.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { ImplementationFn, TestFn } from 'ava';
+import type { ImplementationFn, SerialFn, TestFn } from 'ava';
+import { CHROMIUM_PATH, chromiumInstalled } from '../../lib/chromium.js';
 
 /** The tools tests run, with the Debian package that provides each. */
 const TOOLS = {
   socat: { package: 'socat', why: 'a pty pair stands in for a serial cable' },
   mosquitto: { package: 'mosquitto', why: 'a real external MQTT broker' },
+  chromium: { package: 'chromium', why: "the bench page's browser tests drive Debian's chromium" },
 } as const;
 
 export type Tool = keyof typeof TOOLS;
@@ -21,7 +24,8 @@ export type DeclareTest = (title: string, implementation: ImplementationFn<[]>) 
 /** The one line said when `tool` is missing, in a skip and in a failure alike. */
 export function missingToolLine(tool: Tool): string {
   const { package: name, why } = TOOLS[tool];
-  return `${tool} is not on PATH (${why}): install the Debian package with \`apt-get install ${name}\``;
+  const where = tool === 'chromium' ? `not at ${CHROMIUM_PATH}` : 'not on PATH';
+  return `${tool} is ${where} (${why}): install the Debian package with \`apt-get install ${name}\``;
 }
 
 /** Whether an executable named `tool` is in one of PATH's folders (what spawn would find). */
@@ -39,6 +43,11 @@ export function onPath(tool: string, path = process.env.PATH ?? ''): boolean {
     });
 }
 
+/** chromium at the path the tests launch (playwright is given that path, not PATH's); the others on PATH. */
+function installed(tool: Tool): boolean {
+  return tool === 'chromium' ? chromiumInstalled() : onPath(tool);
+}
+
 function inCi(): boolean {
   const value = process.env.CI ?? '';
   return value !== '' && value !== 'false' && value !== '0';
@@ -51,8 +60,8 @@ const said = new Set<Tool>();
  * `test` when `tool` is on PATH; otherwise `test.skip` after one line on
  * stderr, or, under CI, an error with that same line (the file fails).
  */
-export function testNeeding(tool: Tool, test: TestFn): DeclareTest {
-  if (onPath(tool)) return test;
+export function testNeeding(tool: Tool, test: TestFn | SerialFn): DeclareTest {
+  if (installed(tool)) return test;
   const line = missingToolLine(tool);
   if (inCi()) throw new Error(`CI=true: ${line}`);
   if (!said.has(tool)) {

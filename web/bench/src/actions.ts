@@ -22,8 +22,8 @@ export type CommandAction = (typeof COMMAND_ACTIONS)[number];
 /** The simulator's battery at start (simulator/battery.ts, `initialMv`), what `fault-clear` puts back. */
 export const NOMINAL_BATTERY_MV = 3900;
 /** Below a box's default `min_battery_mv` (3300, lib/provisioning-file.ts; a box answers
- * LOW_BATTERY when the level is strictly below it, so 3300 itself would not do). */
-export const LOW_BATTERY_MV = 3200;
+ * LOW_BATTERY when the level is strictly below it, so 3300 itself would not do; 3100 as the docs say). */
+export const LOW_BATTERY_MV = 3100;
 
 /** The sim/set body of each fault button (POST /api/operator/boxes/:id/sim). */
 export const FAULT_BODIES: Record<FaultAction, Record<string, unknown>> = {

@@ -29,6 +29,18 @@ function initialToken(): string | null {
 export function App() {
   const [token, setToken] = useState<string | null>(initialToken);
   const [loginError, setLoginError] = useState<string | null>(null);
+  // A `#token=...` link opened in this tab while the page is up logs in with it too.
+  useEffect(() => {
+    const onHash = (): void => {
+      const fromFragment = takeTokenFromFragment();
+      if (fromFragment === null) return;
+      storeToken(fromFragment);
+      setLoginError(null);
+      setToken(fromFragment);
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
 
   if (token === null)
     return (
