@@ -10,6 +10,7 @@ import { operatorAuth, type OperatorAuthDeps } from '../../operators/auth.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
+import { operatorEventRoutes, type OperatorEventRouteDeps } from './events.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
 export const OPERATOR_PREFIX = '/api/operator';
@@ -17,7 +18,8 @@ export const OPERATOR_PREFIX = '/api/operator';
 export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorReadRouteDeps &
   OperatorActionRouteDeps &
-  OperatorBoxCommandRouteDeps;
+  OperatorBoxCommandRouteDeps &
+  OperatorEventRouteDeps;
 
 /** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
 export function operatorRoutes(
@@ -34,4 +36,6 @@ export function operatorRoutes(
   operatorReadRoutes(scope, ctx);
   operatorActionRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
+  // Its own child scope: @fastify/sse (registered there) must see its route.
+  void scope.register((child) => operatorEventRoutes(child, ctx));
 }
