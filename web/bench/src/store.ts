@@ -207,6 +207,9 @@ export function createStore(now: () => number = () => Date.now()): Store {
       return () => listeners.delete(listener);
     },
     snapshot(snapshot) {
+      // A fresh snapshot (first connection, or a resume too old to replay) starts the chart over from its logs.
+      buckets.clear();
+      countLogs(snapshot.box_logs);
       enqueue((previous) => {
         const boxes = new Map<number, Box>();
         const parkings: ParkingInfo[] = snapshot.parkings.map((parking: Parking) => {

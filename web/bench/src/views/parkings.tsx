@@ -21,7 +21,7 @@ export function Parkings({ parkings, boxes, results, runs, handlers }: Props) {
             <span class="parking-name">{parking.name}</span>{' '}
             <span class="muted">
               #{parking.id} · {parking.access_mode} · {parking.boxIds.length} boxes
-              {parking.is_online ? '' : ' · offline'}
+              {parking.is_online ? ' · online keys (opened through the server)' : ''}
             </span>
           </h2>
           <div class="cards">
