@@ -1,17 +1,7 @@
 // Faults and settings a simulated box takes on demand: from flags, from a
-// fleet file, or at run time as JSON on `parkbench/boxes/{module_id}/sim/set`.
-
-/** What misbehaviour is switched on, for as long as it stays on. */
-export interface FaultSettings {
-  /** Share of commands silently ignored, 0..1. */
-  readonly dropCommands: number;
-  /** Share of responses sent with one byte flipped, 0..1. */
-  readonly corruptResponses: number;
-  /** Extra delay before every answer, ms. */
-  readonly delayMs: number;
-  /** The arm does not move: ACCESS answers BARRIER_FAULT. */
-  readonly jammed: boolean;
-}
+// fleet file, or at run time as JSON on `parkbench/boxes/{module_id}/sim/set`
+// (parsed by lib/sim-set.ts, which the API shares).
+import type { FaultSettings } from '../lib/sim-set.js';
 
 export const noFaults: FaultSettings = Object.freeze({
   dropCommands: 0,
@@ -19,70 +9,6 @@ export const noFaults: FaultSettings = Object.freeze({
   delayMs: 0,
   jammed: false,
 });
-
-/** One `sim/set` message: any subset of these, applied in one go. */
-export interface SimSetCommand {
-  readonly faults?: Partial<FaultSettings>;
-  readonly batteryMv?: number;
-  /** Sets the box clock this far from true time, seconds (positive: ahead). */
-  readonly clockOffsetSeconds?: number;
-  readonly driftPpm?: number;
-  /** Leave the network now and come back after this long, seconds. */
-  readonly offlineSeconds?: number;
-  /** A car drives through now (the presence sensor). */
-  readonly carPassed?: boolean;
-}
-
-export class SimSetError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-    this.name = 'SimSetError';
-  }
-}
-
-const MAX_DELAY_MS = 600_000;
-const MAX_OFFLINE_SECONDS = 86_400;
-
-/** The JSON names of `sim/set` (documented in docs/bench.md, Simulated boxes), each with its check. */
-const fieldParsers: Record<string, (value: unknown, command: Mutable<SimSetCommand>) => void> = {
-  drop_commands: (value, command) =>
-    (command.faults = { ...command.faults, dropCommands: share(value, 'drop_commands') }),
-  corrupt_responses: (value, command) =>
-    (command.faults = { ...command.faults, corruptResponses: share(value, 'corrupt_responses') }),
-  delay_ms: (value, command) =>
-    (command.faults = { ...command.faults, delayMs: number(value, 'delay_ms', 0, MAX_DELAY_MS) }),
-  jam: (value, command) => (command.faults = { ...command.faults, jammed: boolean(value, 'jam') }),
-  battery_mv: (value, command) => (command.batteryMv = number(value, 'battery_mv', 0, 0xffff)),
-  clock_offset_seconds: (value, command) =>
-    (command.clockOffsetSeconds = number(value, 'clock_offset_seconds', -U32, U32)),
-  drift_ppm: (value, command) => (command.driftPpm = number(value, 'drift_ppm', -1e6, 1e6)),
-  offline_seconds: (value, command) =>
-    (command.offlineSeconds = number(value, 'offline_seconds', 0, MAX_OFFLINE_SECONDS)),
-  car_passed: (value, command) => (command.carPassed = boolean(value, 'car_passed')),
-};
-
-const U32 = 0xffffffff;
-
-export const simSetFields: readonly string[] = Object.keys(fieldParsers);
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-/** Parses a `sim/set` payload; unknown fields are refused so a typo is seen. */
-export function parseSimSet(payload: unknown): SimSetCommand {
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-    throw new SimSetError('sim/set', 'must be a JSON object');
-  }
-  const command: Mutable<SimSetCommand> = {};
-  for (const [name, value] of Object.entries(payload)) {
-    const parse = fieldParsers[name];
-    if (parse === undefined) throw new SimSetError(name, `unknown setting (known: ${simSetFields.join(', ')})`);
-    parse(value, command);
-  }
-  return command;
-}
 
 /** The faults in force, as the box's published state lists them. */
 export function describeFaults(faults: FaultSettings): string[] {
@@ -92,20 +18,4 @@ export function describeFaults(faults: FaultSettings): string[] {
   if (faults.delayMs > 0) active.push(`delay_ms=${faults.delayMs}`);
   if (faults.jammed) active.push('jam');
   return active;
-}
-
-function share(value: unknown, name: string): number {
-  return number(value, name, 0, 1);
-}
-
-function number(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    throw new SimSetError(name, `must be a number from ${min} to ${max}`);
-  }
-  return value;
-}
-
-function boolean(value: unknown, name: string): boolean {
-  if (typeof value !== 'boolean') throw new SimSetError(name, 'must be true or false');
-  return value;
 }

@@ -1,7 +1,7 @@
 // A fleet file: a JSON array of provisioning files (what `parkbench admin
 // fleet provision` writes), each optionally with a "sim" object of sim/set
 // settings for that box (faults, battery, clock).
-import { parseSimSet, SimSetError, type SimSetCommand } from './faults.js';
+import { parseSimSet, SimSetError, type SimSetCommand } from '../lib/sim-set.js';
 import { parseProvisioning, ProvisioningError, readJsonFile, type Provisioning } from '../lib/provisioning-file.js';
 
 export interface FleetMember {

@@ -16,7 +16,8 @@ import { decide, statusReport, type Decision } from '../firmware-protocol/decide
 import { SimulatedBarrier, type BarrierState, type BarrierTimings } from './barrier.js';
 import { Battery, type BatteryModel } from './battery.js';
 import { BoxClock, type BoxClockSettings } from './box-clock.js';
-import { describeFaults, noFaults, type FaultSettings, type SimSetCommand } from './faults.js';
+import { describeFaults, noFaults } from './faults.js';
+import type { FaultSettings, SimSetCommand } from '../lib/sim-set.js';
 import { firmwareBugs, type FirmwareBug } from './firmware-bugs.js';
 import type { Provisioning } from '../lib/provisioning-file.js';
 import type { BoxStateFile } from './state-file.js';

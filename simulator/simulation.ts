@@ -19,7 +19,7 @@ import { BoxMqttLink } from './links/mqtt-link.js';
 import { BoxSerialLink } from './links/serial-link.js';
 import { SimulatedBox } from './simulated-box.js';
 import { BoxStateFile } from './state-file.js';
-import type { SimSetCommand } from './faults.js';
+import type { SimSetCommand } from '../lib/sim-set.js';
 import { messageOf } from '../lib/message-of.js';
 
 export interface MqttLinkSettings {

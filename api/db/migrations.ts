@@ -468,6 +468,48 @@ export const MIGRATIONS: readonly Migration[] = [
         used_at INTEGER
       );
       CREATE INDEX event_tickets_expiry ON event_tickets (expires_at);
+      `,
+  },
+  {
+    version: 14,
+    name: 'operator smart keys: a one-off ACCESS an operator sends a box',
+    rebuildsTables: true,
+    sql: `
+      -- POST /api/operator/boxes/:module_id/commands {"command": "access"}
+      -- (api/operators/operator-access.ts) mints a smart key of purpose
+      -- operator: no driver (user_id null) and no session, the operator in
+      -- operator_id (null once that operator is removed; the description
+      -- keeps the name). user_id becomes nullable, hence the rebuild.
+      CREATE TABLE smart_keys_v13 (
+        id INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 4294967295),
+        user_id INTEGER REFERENCES users(id),
+        parking_id INTEGER NOT NULL REFERENCES secured_parkings(id),
+        session_id INTEGER REFERENCES parking_sessions(id),
+        operator_id INTEGER REFERENCES operators(id) ON DELETE SET NULL,
+        type TEXT NOT NULL,
+        description TEXT,
+        purpose TEXT NOT NULL CHECK (purpose IN ('session', 'exit', 'operator')),
+        access_command BLOB NOT NULL,
+        module_ids TEXT NOT NULL,
+        start_time INTEGER NOT NULL,
+        end_time INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        signed_by TEXT,
+        revoked_at INTEGER,
+        -- A driver's key has a driver; an operator's has none and no session.
+        CHECK ((purpose = 'operator') = (user_id IS NULL)),
+        CHECK (purpose <> 'operator' OR session_id IS NULL)
+      );
+      INSERT INTO smart_keys_v13 (id, user_id, parking_id, session_id, operator_id, type, description, purpose,
+        access_command, module_ids, start_time, end_time, created_at, signed_by, revoked_at)
+      SELECT id, user_id, parking_id, session_id, NULL, type, description, purpose,
+        access_command, module_ids, start_time, end_time, created_at, signed_by, revoked_at
+      FROM smart_keys;
+      DROP TABLE smart_keys;
+      ALTER TABLE smart_keys_v13 RENAME TO smart_keys;
+      CREATE INDEX smart_keys_user ON smart_keys(user_id);
+      CREATE INDEX smart_keys_session ON smart_keys(session_id);
+      CREATE INDEX smart_keys_operator ON smart_keys(operator_id);
     `,
   },
 ];

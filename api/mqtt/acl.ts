@@ -32,7 +32,8 @@ export class MqttAcl {
       case 'operator':
         return box !== null && (box.name === 'command' || box.name === 'sim/set');
       case 'api':
-        return box !== null && box.name === 'command';
+        // Commands, and an operator's sim/set through the operator API (POST /api/operator/boxes/:module_id/sim).
+        return box !== null && (box.name === 'command' || box.name === 'sim/set');
     }
   }
 
@@ -87,7 +88,7 @@ export class MqttAcl {
           lines.push('topic read #', `topic write ${p}/boxes/+/command`, `topic write ${p}/boxes/+/sim/set`);
           break;
         case 'api':
-          lines.push('topic read #', `topic write ${p}/boxes/+/command`);
+          lines.push('topic read #', `topic write ${p}/boxes/+/command`, `topic write ${p}/boxes/+/sim/set`);
           break;
       }
       lines.push('');

@@ -246,6 +246,26 @@ export class MqttService {
     });
   }
 
+  /** Publishes a `sim/set` to a box (POST /api/operator/boxes/:module_id/sim;
+   * a simulated box applies it, a real one never subscribes). Resolves true
+   * once the broker took it, false when no broker is connected (an external
+   * broker's link is down). */
+  async publishSimSet(moduleId: number, settings: Readonly<Record<string, unknown>>): Promise<boolean> {
+    const topic = this.options.topics.box(moduleId, 'sim/set');
+    const payload = JSON.stringify(settings);
+    if (this.broker !== undefined) {
+      try {
+        await this.broker.publish(topic, payload);
+        return true;
+      } catch {
+        return false; // the embedded broker is closing
+      }
+    }
+    if (this.client?.connected !== true) return false;
+    await this.client.publishAndWait(topic, payload);
+    return true;
+  }
+
   async close(): Promise<void> {
     // What is waiting is stored before the database closes.
     this.ingestion.flush();

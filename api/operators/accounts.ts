@@ -34,6 +34,18 @@ export function addOperator(db: Db, name: string, nowMs: number): AddedOperator 
   })();
 }
 
+/** The operator `name` with a fresh token: created when missing, else its
+ * token replaced (the previous one is refused from the next request on). What
+ * `parkbench start` does for the bench page's login, each start. */
+export function ensureOperator(db: Db, name: string, nowMs: number): AddedOperator {
+  const operators = new OperatorRepository(db);
+  const token = newToken();
+  db.transaction(() => {
+    if (!operators.replaceToken(name, tokenHash(token))) operators.insert(name, tokenHash(token), nowMs);
+  })();
+  return { name, token };
+}
+
 /** Deletes the operator: its token is refused on the next request (nothing caches operator tokens). */
 export function removeOperator(db: Db, name: string): { name: string; removed: true } {
   if (!new OperatorRepository(db).remove(name)) throw notFound(`no operator named "${name}"`);

@@ -1,26 +1,54 @@
-// One-off control commands an operator sends a box through the server
-// (POST /api/operator/boxes/:module_id/commands): BATTERY_QUERY, and
-// TIME_SET with the service's time. Both are control kinds
-// (docs/protocol.md, Command frame): sealed under the box key, key_id the
-// box's next control sequence, taken for good in one write
+// One-off commands an operator sends a box through the server
+// (POST /api/operator/boxes/:module_id/commands):
+// - battery_query: a BATTERY_QUERY; status: the same BATTERY_QUERY, its
+//   answer read as the box's state (the protocol has no other status command:
+//   every response carries the barrier, battery, box time and box_seq);
+// - time_set: a TIME_SET with the service's time;
+// - access: a one-off operator ACCESS (operator-access.ts).
+// The control kinds (docs/protocol.md, Command frame) are sealed under the box
+// key, key_id the box's next control sequence, taken for good in one write
 // (control/sequence.ts) so no other sender reuses it.
+import type { Clock } from '../../lib/clock.js';
 import { ControlSequences } from '../control/sequence.js';
 import type { Db } from '../db/open.js';
 import { notFound, refused } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
+import { mintOperatorAccess } from './operator-access.js';
 
-export const BOX_COMMANDS = ['battery_query', 'time_set'] as const;
+export const BOX_COMMANDS = ['battery_query', 'time_set', 'status', 'access'] as const;
 export type BoxCommand = (typeof BOX_COMMANDS)[number];
 
-/** The sealed frame of `command` for the box; refused when its control sequences are used up. */
-export function boxCommandFrame(db: Db, moduleId: number, command: BoxCommand, nowMs: number): Buffer {
+export interface PreparedBoxCommand {
+  frame: Buffer;
+  /** The operator's smart key of an `access`; null for the control kinds. */
+  smartKeyId: number | null;
+}
+
+/** The frame of `command` for the box, `operator` the one who sends it;
+ * not_found for an unknown box, refused when its control sequences are used up. */
+export function prepareBoxCommand(
+  db: Db,
+  clock: Clock,
+  moduleId: number,
+  command: BoxCommand,
+  operator: { id: number; name: string },
+): PreparedBoxCommand {
+  if (command === 'access') {
+    const access = mintOperatorAccess(db, clock, moduleId, operator);
+    return { frame: access.command, smartKeyId: access.smartKeyId };
+  }
+  return { frame: controlFrame(db, moduleId, command, clock.now()), smartKeyId: null };
+}
+
+/** The sealed frame of a control kind for the box. */
+function controlFrame(db: Db, moduleId: number, command: Exclude<BoxCommand, 'access'>, nowMs: number): Buffer {
   const box = new BoxRepository(db).findByModuleId(moduleId);
   if (!box) throw notFound(`no box with module id ${moduleId}`);
   const seq = new ControlSequences(db).next(moduleId);
   if (seq === undefined) throw refused(`box ${moduleId} has used every control sequence`);
   const key = Buffer.from(box.box_key, 'hex');
-  if (command === 'battery_query')
+  if (command === 'battery_query' || command === 'status')
     return sealCommand({ kind: FrameKind.BATTERY_QUERY, key, keyId: seq, scope: moduleId });
   return sealCommand({
     kind: FrameKind.TIME_SET,

@@ -14,6 +14,7 @@ export class OperatorRepository {
   private readonly everyOperator;
   private readonly insertRow;
   private readonly deleteRow;
+  private readonly tokenUpdate;
 
   constructor(db: Db) {
     this.byHash = db.prepare<[Buffer], OperatorRow>(
@@ -29,6 +30,7 @@ export class OperatorRepository {
       'INSERT INTO operators (name, token_hash, created_at) VALUES (?, ?, ?)',
     );
     this.deleteRow = db.prepare<[string]>('DELETE FROM operators WHERE name = ?');
+    this.tokenUpdate = db.prepare<[Buffer, string]>('UPDATE operators SET token_hash = ? WHERE name = ?');
   }
 
   /** The operator whose token has this SHA-256 (one indexed read: the UNIQUE index). */
@@ -46,6 +48,11 @@ export class OperatorRepository {
 
   insert(name: string, tokenHash: Buffer, nowMs: number): number {
     return Number(this.insertRow.run(name, tokenHash, nowMs).lastInsertRowid);
+  }
+
+  /** True when an operator of that name had its token replaced. */
+  replaceToken(name: string, tokenHash: Buffer): boolean {
+    return this.tokenUpdate.run(tokenHash, name).changes === 1;
   }
 
   /** True when an operator of that name was removed. */

@@ -9,6 +9,7 @@ import { notFound } from '../domain-error.js';
 import { parkingView, type ParkingView } from '../parkings/view.js';
 import { formatMinorUnits, ParkingRepository } from '../repositories/parkings.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
+import type { KeyPurpose } from '../repositories/smart-keys.js';
 import {
   barrierName,
   isProtocolError,
@@ -140,6 +141,10 @@ export interface OperatorBoxLog {
   fo_user_id: number | null;
   smart_key_id: number | null;
   session_id: number | null;
+  /** What its smart key is for: session, exit, or operator (an operator's one-off ACCESS); null without a key. */
+  key_purpose: KeyPurpose | null;
+  /** The operator who sent an operator key's ACCESS (null otherwise, or once that operator is removed). */
+  operator: string | null;
   type: string;
   command: string | null;
   response: string | null;
@@ -195,6 +200,8 @@ interface BoxLogRow {
   fo_user_id: number | null;
   smart_key_id: number | null;
   session_id: number | null;
+  key_purpose: KeyPurpose | null;
+  operator: string | null;
   type: string;
   command: string | null;
   response: string | null;
@@ -212,9 +219,9 @@ export function operatorBoxLogs(db: Db, filter: Omit<BoxLogFilter, 'cursor'> & {
   const verified = filter.verified === undefined ? null : filter.verified ? 1 : 0;
   const rows = db
     .prepare<Record<string, number | null>, BoxLogRow>(
-      `SELECT b.id, b.source, b.equipment_id, b.secured_parking_id, b.fo_user_id, b.smart_key_id, k.session_id, b.type, b.command, b.response,
+      `SELECT b.id, b.source, b.equipment_id, b.secured_parking_id, b.fo_user_id, b.smart_key_id, k.session_id, k.purpose AS key_purpose, o.name AS operator, b.type, b.command, b.response,
               b.offline, b.created_at, b.verified, b.box_seq, b.status, b.received_at
-       FROM box_logs b LEFT JOIN smart_keys k ON k.id = b.smart_key_id
+       FROM box_logs b LEFT JOIN smart_keys k ON k.id = b.smart_key_id LEFT JOIN operators o ON o.id = k.operator_id
        WHERE (@before IS NULL OR b.id < @before)
          AND (@module IS NULL OR b.equipment_id = @module)
          AND (@session IS NULL OR k.session_id = @session)

@@ -2,13 +2,17 @@
 // returns the same bytes.
 import type { Db } from '../db/open.js';
 
-export type KeyPurpose = 'session' | 'exit';
+/** `operator`: a one-off ACCESS an operator sent (api/operators/operator-access.ts): no driver, no session. */
+export type KeyPurpose = 'session' | 'exit' | 'operator';
 
 export interface SmartKeyRow {
   id: number;
-  user_id: number;
+  /** The driver; null for an operator's key. */
+  user_id: number | null;
   parking_id: number;
   session_id: number | null;
+  /** The operator who sent an `operator` key; null otherwise (or once that operator is removed). */
+  operator_id: number | null;
   type: string;
   description: string | null;
   purpose: KeyPurpose;
@@ -22,9 +26,11 @@ export interface SmartKeyRow {
 }
 
 export interface NewSmartKey {
-  userId: number;
+  /** Null for an operator's key (and then operatorId is set). */
+  userId: number | null;
   parkingId: number;
-  sessionId: number;
+  sessionId: number | null;
+  operatorId?: number;
   description: string;
   purpose: KeyPurpose;
   moduleIds: readonly number[];
@@ -42,15 +48,17 @@ export class SmartKeyRepository {
 
   constructor(db: Db) {
     const columns =
-      'id, user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, revoked_at';
+      'id, user_id, parking_id, session_id, operator_id, type, description, purpose, access_command, module_ids, start_time, end_time, revoked_at';
     this.byId = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE id = ?`);
     this.ofUser = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE user_id = ? ORDER BY id`);
     this.latestOfSession = db.prepare<[number], SmartKeyRow>(
       `SELECT ${columns} FROM smart_keys WHERE session_id = ? ORDER BY id DESC LIMIT 1`,
     );
-    this.insertRow = db.prepare<[number, number, number, string, KeyPurpose, string, number, number, number]>(
-      `INSERT INTO smart_keys (user_id, parking_id, session_id, type, description, purpose, access_command, module_ids, start_time, end_time, created_at)
-       VALUES (?, ?, ?, 'session_access', ?, ?, x'', ?, ?, ?, ?)`,
+    this.insertRow = db.prepare<
+      [number | null, number, number | null, number | null, string, string, KeyPurpose, string, number, number, number]
+    >(
+      `INSERT INTO smart_keys (user_id, parking_id, session_id, operator_id, type, description, purpose, access_command, module_ids, start_time, end_time, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, x'', ?, ?, ?, ?)`,
     );
     this.commandUpdate = db.prepare<[Buffer, string | null, number]>(
       'UPDATE smart_keys SET access_command = ?, signed_by = ? WHERE id = ?',
@@ -79,6 +87,8 @@ export class SmartKeyRepository {
       key.userId,
       key.parkingId,
       key.sessionId,
+      key.operatorId ?? null,
+      key.purpose === 'operator' ? 'operator_access' : 'session_access',
       key.description,
       key.purpose,
       JSON.stringify(key.moduleIds),

@@ -18,9 +18,11 @@ export interface MintDeps {
 }
 
 export interface KeyRequest {
-  userId: number;
+  /** The driver; null for an operator's key (then operatorId). */
+  userId: number | null;
   parking: ParkingRow;
-  sessionId: number;
+  sessionId: number | null;
+  operatorId?: number;
   purpose: KeyPurpose;
   description: string;
   boxes: readonly BoxRow[];
@@ -40,6 +42,7 @@ export function mintSmartKey(ctx: MintDeps, request: KeyRequest): number {
       userId: request.userId,
       parkingId: request.parking.id,
       sessionId: request.sessionId,
+      ...(request.operatorId === undefined ? {} : { operatorId: request.operatorId }),
       description: request.description,
       purpose: request.purpose,
       moduleIds,

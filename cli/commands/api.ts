@@ -87,6 +87,10 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
     throw new CliError(`cannot start the API: ${error instanceof Error ? error.message : String(error)}`);
   }
   const running = app;
+  running.log.info(
+    { dashboard_url: `${listeningUrl(running, config.host)}/bench` },
+    'the bench page (log in with an operator token: parkbench admin operator add)',
+  );
   const signal = await stopping;
   running.log.info({ signal }, 'stopping: finishing requests in flight');
   const timer = setTimeout(() => {
@@ -107,6 +111,13 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
   } finally {
     clearInterval(sweeper);
   }
+}
+
+/** http://HOST:PORT with the port the server got (PORT 0 picks one). */
+function listeningUrl(app: { server: { address(): unknown } }, host: string): string {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null && 'port' in address ? String(address.port) : '';
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** The embedded broker on HOST:MQTT_PORT, unless MQTT_URL names an external one. */

@@ -7,7 +7,7 @@ import { parseSerialTarget } from '../../lib/serial-target.js';
 import { defaultBarrierTimings } from '../../simulator/barrier.js';
 import { isFirmwareBug, firmwareBugs, type FirmwareBug } from '../../simulator/firmware-bugs.js';
 import { loadFleetFile, type FleetMember } from '../../simulator/fleet-file.js';
-import { parseSimSet, SimSetError, type SimSetCommand } from '../../simulator/faults.js';
+import { parseSimSet, SimSetError, type SimSetCommand } from '../../lib/sim-set.js';
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../lib/provisioning-file.js';
 import { Simulation, SimulationError, type SimulationOptions } from '../../simulator/simulation.js';
 import { CliError, UsageError } from '../errors.js';

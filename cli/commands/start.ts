@@ -92,6 +92,8 @@ function banner(info: ReadyInfo): string {
     '',
     `  API          ${info.api_url}`,
     `  API docs     ${info.docs_url}`,
+    `  dashboard    ${info.dashboard_url}`,
+    '               (the bench page, logged in as operator "bench"; a new login each start)',
     `  MQTT         ${info.mqtt_url}   operator account: ${info.mqtt_operator.username} / ${info.mqtt_operator.password}`,
     `  parking      ${info.parking_id}, boxes ${boxes}, simulated on MQTT`,
     `  client app   client_app_id ${info.client_app_id}`,

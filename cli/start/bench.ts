@@ -11,6 +11,7 @@ import { provisionBox } from '../../api/boxes/provisioning.js';
 import { ensureDemo, type DemoData } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
 import { ensureOperatorClient } from '../../api/mqtt/clients.js';
+import { ensureOperator } from '../../api/operators/accounts.js';
 import { scaledClock, systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -22,6 +23,9 @@ import { messageOf } from '../../lib/message-of.js';
 
 /** The MQTT account `parkbench app` uses to reach the boxes, as a phone's stand-in. */
 export const DEMO_OPERATOR = { name: 'demo-app', username: 'op-demo-app' } as const;
+
+/** The operator account (operator HTTP API) the bench page logs in with; a fresh token each start. */
+export const BENCH_OPERATOR = 'bench';
 
 export interface BenchOptions {
   readonly config: ApiConfig;
@@ -36,6 +40,8 @@ export interface BenchOptions {
 export interface ReadyInfo {
   api_url: string;
   docs_url: string;
+  /** The bench page with an operator login in its fragment (`/bench#token=...`): never sent to the server. */
+  dashboard_url: string;
   mqtt_url: string;
   client_app_id: string;
   client_secret: string;
@@ -79,6 +85,8 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     const demo = await ensureDemo(db, config.scryptLog2N, now);
     // The operator account of the app stand-in, with a fresh password each start.
     const operator = ensureOperatorClient(db, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
+    // The bench page's login, also fresh each start (the previous start's is refused from now on).
+    const pageLogin = ensureOperator(db, BENCH_OPERATOR, now);
     // Each start issues the demo boxes fresh MQTT passwords (only hashes are
     // kept) and hands them to the simulated boxes in this process.
     const members = demo.boxes.map((box) => {
@@ -109,6 +117,7 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
       info: {
         api_url: apiUrl,
         docs_url: `${apiUrl}/docs`,
+        dashboard_url: `${apiUrl}/bench#token=${pageLogin.token}`,
         mqtt_url: broker.url,
         client_app_id: demo.client_app_id,
         client_secret: demo.client_secret,

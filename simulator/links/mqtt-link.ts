@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import { MessageError, parseCommandMessage, parseJsonObject, type ResponseMessage } from '../../lib/mqtt-messages.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { MemoryPublishQueue, ResilientMqttClient } from '../../lib/resilient-mqtt.js';
-import { parseSimSet, SimSetError } from '../faults.js';
+import { parseSimSet, SimSetError } from '../../lib/sim-set.js';
 import type { SimulatedBox } from '../simulated-box.js';
 import { messageOf } from '../../lib/message-of.js';
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { binPath, runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/api-app.js';
+import { waitFor } from '../helpers/wait.js';
 
 test('bad configuration: one line on stderr, exit 2', async (t) => {
   for (const [env, flags, name] of [
@@ -42,6 +43,8 @@ test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) 
   });
   const health = await fetch(`${address}/health`);
   t.is(health.status, 200);
+  // Where the bench page is (no login in it: an operator brings their own token).
+  await waitFor(() => output.includes(`"dashboard_url":"${address}/bench"`), 'the bench page URL logged');
   // A request in flight when SIGTERM arrives still gets its answer: a token
   // request spends scrypt time (2^15) checking the client.
   const inFlight = fetch(`${address}/api/oauth/token`, {

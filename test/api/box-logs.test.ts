@@ -4,6 +4,8 @@ import test from 'ava';
 import { ingestBoxLogs } from '../../api/box-logs/ingest.js';
 import type { BoxLogInput } from '../../api/box-logs/types.js';
 import { Status } from '../../firmware-protocol/index.js';
+import { addOperator } from '../../api/operators/accounts.js';
+import { mintOperatorAccess } from '../../api/operators/operator-access.js';
 import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
 import { boxAnswer, boxLog, controlCommand, countRows, postBoxLogs, type BoxLogsBody } from '../helpers/box-logs.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
@@ -234,6 +236,30 @@ test("422 for a fo_user_id other than the token's user, and ids that do not fit 
     t.true(errorBody(t, response).details.some((detail) => detail.path === path));
   }
   t.is(countRows(f.app, 'box_logs'), 0);
+});
+
+test("422 for a driver's upload naming an operator's smart key (it has no driver); its verified log moves no session", async (t) => {
+  const f = await fixture(t);
+  addOperator(f.app.ctx.db, 'bench', f.app.clock.now());
+  const operatorId = (f.app.ctx.db.prepare('SELECT id FROM operators').get() as { id: number }).id;
+  const access = mintOperatorAccess(f.app.ctx.db, f.app.clock, f.parking.entrance.moduleId, {
+    id: operatorId,
+    name: 'bench',
+  });
+  const log = accessLog(f, boxAnswer(f.parking.entrance, access.command), f.parking.entrance, {
+    smartKeyId: access.smartKeyId,
+    command: access.command,
+  });
+  const response = await postBoxLogs(f.app, f.token, { box_logs: [log] });
+  t.is(response.statusCode, 422);
+  t.is(errorBody(t, response).details[0]?.path, 'box_logs[0].box_log.smart_key_id');
+  t.is(countRows(f.app, 'box_logs'), 0);
+  // As the service stores it from MQTT (no driver): verified, and no session moved.
+  const stored = ingestBoxLogs(f.app.ctx, [{ ...(log.box_log as never as BoxLogInput), fo_user_id: null }], {
+    source: 'mqtt',
+  });
+  t.true(stored[0]?.verified);
+  t.is(session(f)?.state, 'entering');
 });
 
 test('more than BOX_LOGS_MAX_BATCH elements: 422; a body over the size limit: 413', async (t) => {

@@ -378,6 +378,7 @@ test('the OpenAPI document lists the operator routes under the operator tag with
   t.deepEqual(operatorPaths.sort(), [
     '/api/operator/box_logs',
     '/api/operator/boxes/{module_id}/commands',
+    '/api/operator/boxes/{module_id}/sim',
     '/api/operator/events',
     '/api/operator/events/tickets',
     '/api/operator/parkings',

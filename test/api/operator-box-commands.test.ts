@@ -3,32 +3,9 @@
 // broker (test/control/bench.ts: the real service, dispatcher and ingestion).
 import test from 'ava';
 import { addOperator } from '../../api/operators/accounts.js';
-import { errorBody, testApp, type TestApp } from '../helpers/api-app.js';
-import type { SimulatedBox } from '../../simulator/simulated-box.js';
+import { errorBody, testApp } from '../helpers/api-app.js';
 import { addParking, controlApp, startBox } from '../control/bench.js';
-
-function send(app: TestApp, token: string, moduleId: number | string, payload: unknown) {
-  return app.app.inject({
-    method: 'POST',
-    url: `/api/operator/boxes/${moduleId}/commands`,
-    headers: { authorization: `Bearer ${token}` },
-    payload: payload as string,
-  });
-}
-
-/** Until the box's link has subscribed (the link tells no one), a command is
- * lost: send BATTERY_QUERYs, each timed out on the fake clock, until the box
- * receives one. */
-async function untilSubscribed(app: TestApp, token: string, moduleId: number, box: SimulatedBox): Promise<void> {
-  for (let attempt = 0; attempt < 50 && box.counters.commandsReceived === 0; attempt++) {
-    const sent = send(app, token, moduleId, { command: 'battery_query' });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the box counts while this awaits; narrowing does not know
-    if (box.counters.commandsReceived === 0) app.clock.advance(app.config.boxAnswerTimeoutMs + 1);
-    await sent;
-  }
-  if (box.counters.commandsReceived === 0) throw new Error('the box never subscribed');
-}
+import { sendCommand as send, untilSubscribed } from './operator-box-bench.js';
 
 test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers come back and are stored as box logs', async (t) => {
   const app = await controlApp(t);

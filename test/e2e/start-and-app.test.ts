@@ -191,13 +191,35 @@ test.serial(
   },
 );
 
+/** The operator token in a dashboard URL's fragment (`/bench#token=...`). */
+function dashboardToken(t: ExecutionContext, ready: Ready): string {
+  const url = new URL(ready.dashboard_url);
+  t.is(url.origin, ready.api_url);
+  t.is(url.pathname, '/bench');
+  return new URLSearchParams(url.hash.slice(1)).get('token') ?? '';
+}
+
+function operatorParkings(ready: Ready, token: string): Promise<Response> {
+  return fetch(`${ready.api_url}/api/operator/parkings`, { headers: { authorization: `Bearer ${token}` } });
+}
+
 test.serial('the demo data survives a restart; --fresh starts over', async (t) => {
   const directory = await dataDir(t);
   const first = await start(t, directory);
+  // The dashboard URL carries an operator login in its fragment, in the banner and the ready line.
+  const firstToken = dashboardToken(t, first.ready);
+  t.regex(firstToken, /^[A-Za-z0-9_-]{43}$/);
+  t.true(first.bench.stdout.some((line) => line.includes(`dashboard    ${first.ready.dashboard_url}`)));
+  t.is((await operatorParkings(first.ready, firstToken)).status, 200);
   t.is(await first.bench.stop('SIGTERM'), 0);
   const again = await start(t, directory);
   t.is(again.ready.client_app_id, first.ready.client_app_id);
   t.is(again.ready.driver.password, first.ready.driver.password);
+  // The same operator account, a fresh token each start: the last one no longer logs in.
+  const againToken = dashboardToken(t, again.ready);
+  t.not(againToken, firstToken);
+  t.is((await operatorParkings(again.ready, againToken)).status, 200);
+  t.is((await operatorParkings(again.ready, firstToken)).status, 401);
   t.is(await again.bench.stop('SIGTERM'), 0);
   const fresh = await start(t, directory, ['--fresh']);
   t.not(fresh.ready.client_app_id, first.ready.client_app_id);

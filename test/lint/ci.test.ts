@@ -22,6 +22,13 @@ test('CI builds after the typecheck and before lint', async (t) => {
   t.true(at('npm run lint') > at('npm run build'));
 });
 
+test("CI installs Debian's chromium with apt-get beside socat and mosquitto (the bench page's browser tests)", async (t) => {
+  const script = await read('.ci/run');
+  for (const pkg of ['socat', 'mosquitto', 'mosquitto-clients', 'chromium'])
+    t.true(script.includes(`need+=(${pkg})`), `${pkg} is installed when missing`);
+  t.regex(script, /apt-get install -y[^\n]*"\$\{need\[@\]\}"/);
+});
+
 test('CI checks the formatting with the same prettier as npm run format, after lint', async (t) => {
   const commands = await ciNpmCommands();
   t.true(commands.indexOf('npm run format:check') > commands.indexOf('npm run lint'), commands.join('\n'));

@@ -1,12 +1,15 @@
-// POST /api/operator/boxes/:module_id/commands: a one-off BATTERY_QUERY or
-// TIME_SET sent to the box through the running MQTT service (app.mqtt), the
-// answer awaited as the open route does, stored as a box log by ingestion.
+// POST /api/operator/boxes/:module_id/commands: a one-off command sent to the
+// box through the running MQTT service (app.mqtt), the answer awaited as the
+// open route does, stored as a box log by ingestion: BATTERY_QUERY, TIME_SET,
+// a status request (a BATTERY_QUERY read as the box's state) or an operator
+// ACCESS (api/operators/operator-access.ts: its box log is that of the
+// operator's smart key).
 import type { FastifyInstance } from 'fastify';
 import type { ApiConfig } from '../../config.js';
 import type { Db } from '../../db/open.js';
 import { ApiError } from '../../errors.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
-import { BOX_COMMANDS, boxCommandFrame, type BoxCommand } from '../../operators/box-commands.js';
+import { BOX_COMMANDS, prepareBoxCommand, type BoxCommand } from '../../operators/box-commands.js';
 import { errorResponses } from '../../schemas.js';
 import type { Clock } from '../../../lib/clock.js';
 import { barrierName, isProtocolError, parseResponse, statusName } from '../../../firmware-protocol/index.js';
@@ -19,9 +22,29 @@ export interface OperatorBoxCommandRouteDeps {
   config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
 }
 
+/** A box's module id in the path: canonical decimal, a u32. */
+export const moduleIdParams = {
+  type: 'object',
+  required: ['module_id'],
+  properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } },
+} as const;
+
 const answerSchema = {
   type: 'object',
-  required: ['module_id', 'command', 'verified', 'status', 'battery_mv', 'barrier', 'response', 'box_log_id'],
+  required: [
+    'module_id',
+    'command',
+    'verified',
+    'status',
+    'battery_mv',
+    'barrier',
+    'box_seq',
+    'box_time',
+    'box_time_drift_seconds',
+    'smart_key_id',
+    'response',
+    'box_log_id',
+  ],
   properties: {
     module_id: { type: 'integer' },
     command: { type: 'string', enum: BOX_COMMANDS },
@@ -31,6 +54,20 @@ const answerSchema = {
     barrier: {
       type: ['string', 'null'],
       description: 'closed, opening, open, closing or fault; null when not verified.',
+    },
+    box_seq: { type: ['integer', 'null'], description: "The response's box_seq; null when not verified." },
+    box_time: {
+      type: ['string', 'null'],
+      description: "The box's clock when it answered (ISO 8601); null when not verified.",
+    },
+    box_time_drift_seconds: {
+      type: ['integer', 'null'],
+      description: "The box's clock minus the service's when the answer came, seconds; null when not verified.",
+    },
+    smart_key_id: {
+      type: ['integer', 'null'],
+      description:
+        "access: the operator's smart key (purpose operator) the ACCESS carried; null for the other commands.",
     },
     response: { type: 'string', description: 'The response frame, base64.' },
     box_log_id: { type: ['integer', 'null'] },
@@ -47,13 +84,12 @@ export function operatorBoxCommandRoutes(
     {
       schema: {
         tags: ['operator'],
-        summary: "Send a box a BATTERY_QUERY or a TIME_SET (the service's time) through MQTT and return its answer",
+        summary:
+          "Send a box a BATTERY_QUERY, a TIME_SET (the service's time), a status request or an operator ACCESS through MQTT and return its answer",
+        description:
+          "status is a BATTERY_QUERY whose answer is read as the box's state: the protocol has no other status command (every response carries barrier, battery, box time and box_seq). access mints a smart key of purpose operator naming the operator (that box only, one try, 60 s), sends its ACCESS (sealed or signed as the parking's mode says) and returns the box's answer, stored as a box log of that key.",
         security: [{ operator: [] }],
-        params: {
-          type: 'object',
-          required: ['module_id'],
-          properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } },
-        },
+        params: moduleIdParams,
         body: {
           type: 'object',
           required: ['command'],
@@ -73,8 +109,13 @@ export function operatorBoxCommandRoutes(
       const { command } = request.body;
       const service = mqtt();
       if (service === undefined) throw new ApiError('mqtt_unavailable');
-      const frame = answering('module_id', () => boxCommandFrame(ctx.db, moduleId, command, ctx.clock.now()));
-      const outcome = await service.sendCommand(moduleId, frame, {}, ctx.config.boxAnswerTimeoutMs);
+      const operator = request.operator;
+      if (operator === null) throw new ApiError('unauthorized');
+      const { frame, smartKeyId } = answering('module_id', () =>
+        prepareBoxCommand(ctx.db, ctx.clock, moduleId, command, operator),
+      );
+      const context = smartKeyId === null ? {} : { smart_key_id: smartKeyId };
+      const outcome = await service.sendCommand(moduleId, frame, context, ctx.config.boxAnswerTimeoutMs);
       if ('error' in outcome) throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');
       const { answered } = outcome;
       if (answered.response === null)
@@ -93,6 +134,10 @@ export function operatorBoxCommandRoutes(
         status: fields ? (statusName(fields.status) ?? null) : null,
         battery_mv: fields ? fields.batteryMv : null,
         barrier: fields ? (barrierName(fields.barrier)?.toLowerCase() ?? null) : null,
+        box_seq: fields ? fields.boxSeq : null,
+        box_time: fields ? new Date(fields.boxTime * 1000).toISOString() : null,
+        box_time_drift_seconds: fields ? fields.boxTime - Math.floor(ctx.clock.now() / 1000) : null,
+        smart_key_id: smartKeyId,
         response: answered.response,
         box_log_id: answered.log?.id ?? null,
       };

@@ -10,6 +10,7 @@ import { operatorAuth, type OperatorAuthDeps } from '../../operators/auth.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
+import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim.js';
 import { operatorEventRoutes, type OperatorEventRouteDeps } from './events.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
@@ -19,7 +20,8 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorReadRouteDeps &
   OperatorActionRouteDeps &
   OperatorBoxCommandRouteDeps &
-  OperatorEventRouteDeps;
+  OperatorEventRouteDeps &
+  OperatorBoxSimRouteDeps;
 
 /** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
 export function operatorRoutes(
@@ -36,6 +38,7 @@ export function operatorRoutes(
   operatorReadRoutes(scope, ctx);
   operatorActionRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
+  operatorBoxSimRoutes(scope, ctx, mqtt);
   // Its own child scope: @fastify/sse (registered there) must see its route.
   void scope.register((child) => operatorEventRoutes(child, ctx));
 }

@@ -172,6 +172,16 @@ export const operatorBoxLogSchema = {
     fo_user_id: nullable('integer'),
     smart_key_id: nullable('integer'),
     session_id: { ...nullable('integer'), description: 'The session of its smart key, if any.' },
+    key_purpose: {
+      type: ['string', 'null'],
+      enum: ['session', 'exit', 'operator', null],
+      description:
+        "What its smart key is for: session, exit, or operator (an operator's one-off ACCESS); null without a key.",
+    },
+    operator: {
+      ...nullable('string'),
+      description: "The operator who sent an operator key's ACCESS; null otherwise (or once that operator is removed).",
+    },
     type: { type: 'string' },
     command: nullable('string'),
     response: nullable('string'),
