@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerO
 import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { createContext, type AppContext } from './context.js';
+import { ConformanceRuns } from './conformance-runs/runs.js';
 import type { ControlDispatcher } from './control/dispatcher.js';
 import type { MqttService } from './mqtt/mqtt-service.js';
 import { openSmartKeyRoutes } from './routes/open-smart-key.js';
@@ -121,9 +122,24 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register((scope) => oauthRoutes(scope, ctx));
   await app.register((scope) => payRoutes(scope, ctx));
   boxLogRoutes(app, ctx);
+  // Conformance runs from the operator API, in this process's memory. Its
+  // preClose is added before startMqtt's (server.ts), so fastify runs it
+  // first: each run is aborted and puts the box's issuer keys back while the
+  // broker is still up.
+  const conformanceRuns = new ConformanceRuns({
+    db: ctx.db,
+    clock: ctx.clock,
+    config,
+    logger: app.log.child({ component: 'api:conformance' }),
+    // The bench page's event stream (`conformance` events) plugs in here.
+    onChange: undefined,
+  });
+  app.addHook('preClose', async () => {
+    await conformanceRuns.close();
+  });
   await app.register(
     (scope, _options, done) => {
-      operatorRoutes(scope, ctx, () => app.mqtt);
+      operatorRoutes(scope, ctx, () => app.mqtt, conformanceRuns);
       done();
     },
     { prefix: OPERATOR_PREFIX },

@@ -5,7 +5,6 @@
 // provisioning file, 130 when interrupted (SIGINT; 143 for SIGTERM: the
 // command in flight is answered, the box's issuer keys are put back, and
 // what ran is reported).
-import { randomInt } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemClock } from '../../lib/clock.js';
@@ -19,6 +18,7 @@ import { renderJson } from '../../conformance/reports/json.js';
 import { renderJunit } from '../../conformance/reports/junit.js';
 import { renderTable } from '../../conformance/reports/table.js';
 import { runSuite } from '../../conformance/run-suite.js';
+import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, freshKeyIdBase } from '../../conformance/suite-defaults.js';
 import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
 import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
 import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
@@ -49,8 +49,12 @@ export function registerConformanceCommand(program: Command): void {
       'with --mqtt: first MQTT topic level',
       process.env.MQTT_TOPIC_PREFIX ?? 'parkbench',
     )
-    .option('--answer-ms <ms>', 'longest time the box may take to answer a command', '2000')
-    .option('--cycle-ms <ms>', 'longest time for the barrier to show OPENING then CLOSED after a valid ACCESS', '30000')
+    .option('--answer-ms <ms>', 'longest time the box may take to answer a command', String(DEFAULT_ANSWER_MS))
+    .option(
+      '--cycle-ms <ms>',
+      'longest time for the barrier to show OPENING then CLOSED after a valid ACCESS',
+      String(DEFAULT_CYCLE_MS),
+    )
     .option('--control-seq <n>', 'first control sequence, going up by one (default: the current Unix time in seconds)')
     .option(
       '--protocol <1|2>',
@@ -106,15 +110,11 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
       box: boxUnderTest(options.provisioning, options.issuerKeys),
       target,
       clock: systemClock,
-      // Fresh smart key ids for every run, so tries a box keeps from an
-      // earlier run never meet this one's (docs/protocol.md, step 9); from
-      // 2^31 up, where the service's own key ids (counted from 1) never are,
-      // so the suite's revocations lock out no real key.
       settings: {
         answerMs: options.answerMs,
         cycleMs: options.cycleMs,
         controlSeq: options.controlSeq,
-        keyIdBase: randomInt(SUITE_KEY_IDS.min, SUITE_KEY_IDS.max),
+        keyIdBase: freshKeyIdBase(),
       },
       skipWearing: options.skipWearing,
       protocol: options.protocol,
@@ -140,10 +140,6 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
 function exitCodeFor(signal: NodeJS.Signals): number {
   return signal === 'SIGTERM' ? 143 : 130;
 }
-
-/** The smart key ids a run draws from: above any the service hands out,
- * with room for the ~1,100 a run may take. */
-const SUITE_KEY_IDS = { min: 0x8000_0000, max: 0xffff_0000 } as const;
 
 async function openTarget(
   choice: TargetChoice,

@@ -378,7 +378,11 @@ test('the OpenAPI document lists the operator routes under the operator tag with
   t.deepEqual(operatorPaths.sort(), [
     '/api/operator/box_logs',
     '/api/operator/boxes/{module_id}/commands',
+    '/api/operator/boxes/{module_id}/conformance',
     '/api/operator/boxes/{module_id}/sim',
+    '/api/operator/conformance/{run_id}',
+    '/api/operator/conformance/{run_id}/junit.xml',
+    '/api/operator/conformance/{run_id}/report.json',
     '/api/operator/events',
     '/api/operator/events/tickets',
     '/api/operator/parkings',

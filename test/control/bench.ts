@@ -5,6 +5,7 @@ import type { ExecutionContext } from 'ava';
 import { randomKeyHex } from '../../api/auth/secrets.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { generateIssuerKeyPair, type BoxDirection } from '../../firmware-protocol/index.js';
+import type { Clock } from '../../lib/clock.js';
 import type { FakeClock } from '../../lib/fake-clock.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
@@ -39,7 +40,7 @@ export interface BenchParking {
 
 /** A parking (sealed, or signed with a fresh issuer pair) and its boxes, entrance first. */
 export function addParking(
-  app: TestApp,
+  app: Pick<TestApp, 'ctx'> & { clock: Pick<Clock, 'now'> },
   options: { signed?: boolean; boxes?: BoxDirection[]; isOnline?: boolean } = {},
 ): BenchParking {
   const issuer = generateIssuerKeyPair();
@@ -86,7 +87,7 @@ export function addParking(
 
 /** What `admin box provision` gives the box now (helper A's rule for the
  * issuer keys: issuer_key = next ?? current; previous = next set ? current : previous). */
-export function provisioningOf(app: TestApp, moduleId: number): Provisioning {
+export function provisioningOf(app: Pick<TestApp, 'ctx'>, moduleId: number): Provisioning {
   const box = app.ctx.boxes.findByModuleId(moduleId);
   if (box === undefined) throw new Error(`no box ${moduleId}`);
   const parking = app.ctx.parkings.findById(box.parking_id);

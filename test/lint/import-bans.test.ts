@@ -77,6 +77,32 @@ for (const part of ['simulator', 'gateway', 'conformance', 'cli', 'test', 'bench
   test(banned, 'api/routes/x.ts', `import { x } from '../../${part}/x.js';`, 'api/README.md');
 }
 test(allowed, 'api/x.ts', "import fastify from 'fastify';\nimport { systemClock } from '../lib/clock.js';");
+// ...but api/conformance-runs/, the conformance suite run from the operator
+// API (api/conformance-runs/README.md), imports conformance/; no other folder of api/.
+test(
+  allowed,
+  'api/conformance-runs/x.ts',
+  "import { runSuite } from '../../conformance/run-suite.js';\nimport { renderJunit } from '../../conformance/reports/junit.js';\nimport type { Db } from '../db/open.js';",
+);
+test(
+  banned,
+  'api/routes/operator/conformance.ts',
+  "import { runSuite } from '../../../conformance/run-suite.js';",
+  'api/README.md',
+);
+test(
+  allowed,
+  'api/routes/operator/conformance.ts',
+  "import { ConformanceRuns } from '../../conformance-runs/runs.js';",
+);
+for (const part of ['simulator', 'gateway', 'cli', 'test', 'bench']) {
+  test(
+    banned,
+    'api/conformance-runs/x.ts',
+    `import { x } from '../../${part}/x.js';`,
+    'api/conformance-runs/README.md',
+  );
+}
 
 // conformance/ imports firmware-protocol/ and lib/, no file excepted: its
 // serial and BLE targets drive the box links of lib/, as the gateway does.

@@ -7,10 +7,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors.js';
 import { operatorAuth, type OperatorAuthDeps } from '../../operators/auth.js';
+import type { ConformanceRuns } from '../../conformance-runs/runs.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
 import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim.js';
+import { operatorConformanceRoutes } from './conformance.js';
 import { operatorEventRoutes, type OperatorEventRouteDeps } from './events.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
@@ -23,11 +25,13 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorEventRouteDeps &
   OperatorBoxSimRouteDeps;
 
-/** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it. */
+/** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it;
+ * `conformanceRuns`: the runs of this process (api/conformance-runs/). */
 export function operatorRoutes(
   scope: FastifyInstance,
   ctx: OperatorRouteDeps,
   mqtt: () => MqttService | undefined,
+  conformanceRuns: ConformanceRuns,
 ): void {
   scope.decorateRequest('operator', null);
   scope.addHook('onRequest', operatorAuth(ctx));
@@ -39,6 +43,7 @@ export function operatorRoutes(
   operatorActionRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
+  operatorConformanceRoutes(scope, conformanceRuns, mqtt);
   // Its own child scope: @fastify/sse (registered there) must see its route.
   void scope.register((child) => operatorEventRoutes(child, ctx));
 }
