@@ -1,10 +1,10 @@
 // `npm run screenshots`: the bench page at 1280x800 and 390x844, written to
 // docs/img/bench-desktop.png and docs/img/bench-phone.png (the README shows
 // the first). It runs what a newcomer runs, as child processes: `parkbench
-// start` on a temporary data folder, `parkbench admin operator add` for a
-// token, `parkbench app` for one session through both boxes (so the stream,
-// the sessions and the chart have something to show); then Debian's
-// chromium (playwright-core) opens /bench#token=... and shoots.
+// start` on a temporary data folder, `parkbench app` for one session
+// through both boxes (so the stream, the sessions and the chart have
+// something to show); then Debian's chromium (playwright-core) opens the
+// `dashboard_url` the ready line gives (/bench#token=...) and shoots.
 // In scripts/ rather than bench/: it measures nothing.
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -22,6 +22,7 @@ const images = join(root, 'docs', 'img');
 
 interface Ready {
   api_url: string;
+  dashboard_url: string;
   mqtt_url: string;
   client_app_id: string;
   client_secret: string;
@@ -31,9 +32,9 @@ interface Ready {
   mqtt_operator: { username: string; password: string };
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+function run(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], (error, stdout, stderr) => {
       if (error) reject(new Error(`parkbench ${args.slice(0, 3).join(' ')} failed: ${stderr}`));
       else resolve(stdout);
     });
@@ -60,12 +61,6 @@ try {
     });
     bench.once('exit', (code) => reject(new Error(`parkbench start exited (${String(code)})`)));
   });
-  const database = { DATABASE_PATH: join(dataDir, 'parkbench.sqlite'), MQTT_URL: '' };
-  const { token } = JSON.parse(
-    await run(['admin', 'operator', 'add', '--name', 'screenshots', '--json'], database),
-  ) as {
-    token: string;
-  };
   // One session through the entrance and the exit box, as `parkbench app` plays it.
   await run([
     'app',
@@ -97,7 +92,7 @@ try {
     ] as const) {
       const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
       const page = await context.newPage();
-      await page.goto(`${ready.api_url}/bench#token=${token}`);
+      await page.goto(ready.dashboard_url);
       for (const box of ready.boxes) await page.locator(`[data-module-id="${box.module_id}"]`).waitFor();
       await page.locator('[data-box-log-id]').first().waitFor();
       // The barrier's CSS transition and the chart's first draw.
