@@ -3,7 +3,7 @@
 // card renders again only when its own box, result or run changed: the store
 // keeps unchanged objects as they were (store.ts), so 5,000 cards cost one
 // comparison each when one box moves.
-import { Component } from 'preact';
+import { Component, createRef } from 'preact';
 import {
   COMMAND_ACTIONS,
   COMMAND_LABELS,
@@ -18,6 +18,7 @@ import type { Box, Barrier as BarrierState, ConformanceRun } from '../types';
 import { BARRIERS } from '../types';
 import { ActionResult } from './action-result';
 import { Barrier } from './barrier';
+import { unwatch, watchNear } from './near-view';
 
 export interface BoxHandlers {
   command: (moduleId: number, action: CommandAction) => void;
@@ -30,6 +31,12 @@ interface Props {
   result: Result | undefined;
   run: ConformanceRun | undefined;
   handlers: BoxHandlers;
+  /** Build the body and buttons only once the card comes near the viewport (large fleets). */
+  lazy: boolean;
+}
+
+interface CardState {
+  near: boolean;
 }
 
 /** The card's barrier: the box's live MQTT state, else its last verified response, else closed. */
@@ -54,9 +61,27 @@ function activeFaults(box: Box): string {
     .join(', ');
 }
 
-export class BoxCard extends Component<Props> {
-  override shouldComponentUpdate(next: Props): boolean {
-    return next.box !== this.props.box || next.result !== this.props.result || next.run !== this.props.run;
+export class BoxCard extends Component<Props, CardState> {
+  override state: CardState = { near: !this.props.lazy };
+  readonly #article = createRef<HTMLElement>();
+
+  override componentDidMount(): void {
+    const article = this.#article.current;
+    if (!this.state.near && article !== null) watchNear(article, () => this.setState({ near: true }));
+  }
+
+  override componentWillUnmount(): void {
+    const article = this.#article.current;
+    if (article !== null) unwatch(article);
+  }
+
+  override shouldComponentUpdate(next: Props, nextState: CardState): boolean {
+    return (
+      next.box !== this.props.box ||
+      next.result !== this.props.result ||
+      next.run !== this.props.run ||
+      nextState.near !== this.state.near
+    );
   }
 
   render() {
@@ -68,6 +93,7 @@ export class BoxCard extends Component<Props> {
     const running = run?.state === 'running';
     return (
       <article
+        ref={this.#article}
         class="card"
         data-module-id={id}
         data-barrier={barrier}
@@ -82,41 +108,50 @@ export class BoxCard extends Component<Props> {
             {box.availability}
           </span>
         </header>
-        <div class="card-body">
-          <Barrier state={barrier} />
-          <dl class="facts">
-            <dt>Barrier</dt>
-            <dd class="barrier-name">{barrier}</dd>
-            <dt>Battery</dt>
-            <dd>{volts(battery)}</dd>
-            <dt>Clock drift</dt>
-            <dd>{drift(box.box_time_drift_seconds)}</dd>
-            <dt>Last seen</dt>
-            <dd>{clockTime(box.last_seen_at)}</dd>
-            <dt>Link</dt>
-            <dd>{linkOf(box)}</dd>
-          </dl>
-        </div>
-        {box.availability_reason !== null && <p class="reason">{box.availability_reason}</p>}
-        {faults !== '' && <p class="faults">Faults: {faults}</p>}
-        <div class="buttons">
-          {COMMAND_ACTIONS.map((action) => (
-            <button type="button" key={action} data-action={action} onClick={() => handlers.command(id, action)}>
-              {COMMAND_LABELS[action]}
-            </button>
-          ))}
-          <button type="button" data-action="conformance" disabled={running} onClick={() => handlers.conformance(id)}>
-            {running ? 'Conformance…' : 'Conformance'}
-          </button>
-        </div>
-        <div class="buttons faults-row" role="group" aria-label={`simulated faults of box ${id}`}>
-          {FAULT_ACTIONS.map((action) => (
-            <button type="button" key={action} data-action={action} onClick={() => handlers.fault(id, action)}>
-              {FAULT_LABELS[action]}
-            </button>
-          ))}
-        </div>
-        <ActionResult result={result} />
+        {this.state.near && (
+          <>
+            <div class="card-body">
+              <Barrier state={barrier} />
+              <dl class="facts">
+                <dt>Barrier</dt>
+                <dd class="barrier-name">{barrier}</dd>
+                <dt>Battery</dt>
+                <dd>{volts(battery)}</dd>
+                <dt>Clock drift</dt>
+                <dd>{drift(box.box_time_drift_seconds)}</dd>
+                <dt>Last seen</dt>
+                <dd>{clockTime(box.last_seen_at)}</dd>
+                <dt>Link</dt>
+                <dd>{linkOf(box)}</dd>
+              </dl>
+            </div>
+            {box.availability_reason !== null && <p class="reason">{box.availability_reason}</p>}
+            {faults !== '' && <p class="faults">Faults: {faults}</p>}
+            <div class="buttons">
+              {COMMAND_ACTIONS.map((action) => (
+                <button type="button" key={action} data-action={action} onClick={() => handlers.command(id, action)}>
+                  {COMMAND_LABELS[action]}
+                </button>
+              ))}
+              <button
+                type="button"
+                data-action="conformance"
+                disabled={running}
+                onClick={() => handlers.conformance(id)}
+              >
+                {running ? 'Conformance…' : 'Conformance'}
+              </button>
+            </div>
+            <div class="buttons faults-row" role="group" aria-label={`simulated faults of box ${id}`}>
+              {FAULT_ACTIONS.map((action) => (
+                <button type="button" key={action} data-action={action} onClick={() => handlers.fault(id, action)}>
+                  {FAULT_LABELS[action]}
+                </button>
+              ))}
+            </div>
+            <ActionResult result={result} />
+          </>
+        )}
       </article>
     );
   }
