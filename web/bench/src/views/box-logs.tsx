@@ -12,13 +12,13 @@ import type { BoxLog } from '../types';
 
 /** Columns and their widths in characters. */
 const COLUMNS: readonly [string, number][] = [
-  ['Time', 9],
-  ['Box', 8],
-  ['Kind', 8],
-  ['Status', 16],
-  ['Verified', 9],
-  ['Via', 5],
-  ['Latency', 8],
+  ['Time', 8],
+  ['Box', 7],
+  ['Kind', 7],
+  ['Status', 14],
+  ['Verified', 8],
+  ['Via', 4],
+  ['Latency', 7],
 ];
 
 function line(cells: readonly string[]): string {
