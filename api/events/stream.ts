@@ -52,8 +52,10 @@ export interface StreamSink {
   readonly congested: boolean;
   /** Bytes written and not yet handed to the kernel. */
   readonly bufferedBytes: number;
-  /** Ends the stream (a dropped client). */
+  /** Ends the stream (the app closes). */
   close(): void;
+  /** Cuts the connection (a client that does not read: its buffered bytes go with it). */
+  drop(): void;
 }
 
 export interface EventStreamOptions {
@@ -76,6 +78,8 @@ export interface EventStreamCounters {
   dropped: number;
   /** Flushes a congested client was skipped at. */
   skipped: number;
+  /** The most bytes a client's socket held at a flush (what a slow client costs). */
+  peakBufferedBytes: number;
 }
 
 interface Client {
@@ -113,6 +117,7 @@ export class EventStream {
     messages: 0,
     dropped: 0,
     skipped: 0,
+    peakBufferedBytes: 0,
   };
   readonly #clients = new Set<Client>();
   #timer: TimerHandle | undefined;
@@ -147,13 +152,14 @@ export class EventStream {
     const cache = this.#newCache();
     const now = this.options.clock.now();
     for (const client of [...this.#clients]) {
+      this.counters.peakBufferedBytes = Math.max(this.counters.peakBufferedBytes, client.sink.bufferedBytes);
       if (client.sink.congested) {
         client.stalledSince ??= now;
         const stalled = now - client.stalledSince >= (this.options.stallLimitMs ?? STALL_LIMIT_MS);
         if (stalled || client.sink.bufferedBytes > (this.options.maxBufferedBytes ?? MAX_BUFFERED_BYTES)) {
           this.counters.dropped++;
           this.#clients.delete(client);
-          client.sink.close();
+          client.sink.drop();
         } else this.counters.skipped++;
         continue;
       }

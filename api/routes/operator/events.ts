@@ -139,6 +139,7 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
           return raw.writableLength;
         },
         close: () => sse.close(),
+        drop: () => raw.destroy(),
       };
       const remove = stream.add(sink, resumeFrom === undefined ? undefined : Number(resumeFrom));
       sse.onClose(remove);
