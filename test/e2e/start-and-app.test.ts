@@ -199,7 +199,7 @@ function dashboardToken(t: ExecutionContext, ready: Ready): string {
   return new URLSearchParams(url.hash.slice(1)).get('token') ?? '';
 }
 
-function operatorParkings(ready: Ready, token: string): Promise<Response> {
+function fetchOperatorParkings(ready: Ready, token: string): Promise<Response> {
   return fetch(`${ready.api_url}/api/operator/parkings`, { headers: { authorization: `Bearer ${token}` } });
 }
 
@@ -210,7 +210,7 @@ test.serial('the demo data survives a restart; --fresh starts over', async (t) =
   const firstToken = dashboardToken(t, first.ready);
   t.regex(firstToken, /^[A-Za-z0-9_-]{43}$/);
   t.true(first.bench.stdout.some((line) => line.includes(`dashboard    ${first.ready.dashboard_url}`)));
-  t.is((await operatorParkings(first.ready, firstToken)).status, 200);
+  t.is((await fetchOperatorParkings(first.ready, firstToken)).status, 200);
   t.is(await first.bench.stop('SIGTERM'), 0);
   const again = await start(t, directory);
   t.is(again.ready.client_app_id, first.ready.client_app_id);
@@ -218,8 +218,8 @@ test.serial('the demo data survives a restart; --fresh starts over', async (t) =
   // The same operator account, a fresh token each start: the last one no longer logs in.
   const againToken = dashboardToken(t, again.ready);
   t.not(againToken, firstToken);
-  t.is((await operatorParkings(again.ready, againToken)).status, 200);
-  t.is((await operatorParkings(again.ready, firstToken)).status, 401);
+  t.is((await fetchOperatorParkings(again.ready, againToken)).status, 200);
+  t.is((await fetchOperatorParkings(again.ready, firstToken)).status, 401);
   t.is(await again.bench.stop('SIGTERM'), 0);
   const fresh = await start(t, directory, ['--fresh']);
   t.not(fresh.ready.client_app_id, first.ready.client_app_id);

@@ -11,6 +11,7 @@ import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
 import { boxStatuses } from '../../api/boxes/status.js';
+import { addOperator } from '../../api/operators/accounts.js';
 import { startCli } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { tempDir, testApp, type TestApp } from '../helpers/api-app.js';
@@ -276,3 +277,25 @@ testWithCable(
     t.like(status(api), { availability: 'online', availability_reason: null });
   },
 );
+
+test("through mosquitto: the operator API's sim/set goes out on the API's own account (the exported ACL lets it) and the box applies it", async (t) => {
+  const bench = await externalBench(t);
+  const api = await bench.api();
+  const box = await bench.box(api.clock);
+  const { token } = addOperator(api.ctx.db, 'bench', api.clock.now());
+  const moduleId = bench.parking.entrance.moduleId;
+  // Sent again until the box's subscription is live (it says nothing when it is).
+  await waitFor(async () => {
+    if (box.faults.jammed) return true;
+    const response = await api.app.inject({
+      method: 'POST',
+      url: `/api/operator/boxes/${moduleId}/sim`,
+      headers: { authorization: `Bearer ${token}` },
+      payload: { jam: true },
+    });
+    t.is(response.statusCode, 202, response.body);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return box.faults.jammed;
+  }, 'the box jammed through mosquitto');
+  t.deepEqual(box.snapshot().faults, ['jam']);
+});
