@@ -9,7 +9,7 @@
 // this origin. No inline script or style, no frame, no plugin, no other
 // origin. `img-src data:` is the favicon (`data:,`, so the browser asks for
 // no /favicon.ico).
-import { constants } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,8 +28,13 @@ export const BENCH_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** web/bench/dist of this checkout, where scripts/build-page.ts writes the page. */
-export const DEFAULT_BENCH_PAGE_ROOT = fileURLToPath(new URL('../../web/bench/dist/', import.meta.url));
+/** web/bench/dist of this checkout, where scripts/build-page.ts writes the page: two folders up from
+ * this file as run by tsx (api/routes/), three from the compiled one (dist/api/routes/). */
+export const DEFAULT_BENCH_PAGE_ROOT =
+  ['../../web/bench/dist/', '../../../web/bench/dist/']
+    .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
+    .find((folder) => existsSync(join(folder, 'index.html'))) ??
+  fileURLToPath(new URL('../../web/bench/dist/', import.meta.url));
 
 export interface BenchPageOptions {
   /** The built page: index.html and assets/ (tests give a folder of their own). */
