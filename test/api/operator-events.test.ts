@@ -713,3 +713,21 @@ test("the API's own subscription to every box's state is within its ACL; boxes g
   t.false(acl.canSubscribe(box, topics.allBoxes('state')), 'nor reads the others');
   t.false(acl.canPublish(api, topics.box(9101, 'state')), 'the API only reads states');
 });
+
+test("availability: a box's availability message changes its entry in a boxes message", async (t) => {
+  const stream = await streamApp(t, {}, true);
+  const client = await connect(t, stream);
+  await client.next(ofEvent('snapshot'), 'the snapshot');
+  const box = stream.parking.entrance;
+  const publisher = await boxClient(t, stream, box);
+  await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'online', { qos: 1, retain: true });
+  await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'online', 'online');
+  flush(stream);
+  const boxes = await client.next(ofEvent('boxes'), 'the box online');
+  t.like((boxes.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'online' }]);
+  await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'offline', { qos: 1, retain: true });
+  await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'offline', 'offline');
+  flush(stream);
+  const later = await client.next(ofEvent('boxes'), 'the box offline', client.messages.indexOf(boxes) + 1);
+  t.like((later.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'offline' }]);
+});
