@@ -131,8 +131,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     clock: ctx.clock,
     config,
     logger: app.log.child({ component: 'api:conformance' }),
-    // The bench page's event stream (`conformance` events) plugs in here.
-    onChange: undefined,
+    // The bench page follows a run through the event stream's `conformance` events.
+    onChange: (run) => ctx.events.publishConformance(run),
   });
   app.addHook('preClose', async () => {
     await conformanceRuns.close();

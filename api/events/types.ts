@@ -46,10 +46,11 @@ export interface ControlDelivery {
   at: string;
 }
 
-/** A conformance run as CONFORMANCE's routes show it; only `id` is read here. */
+/** A conformance run as CONFORMANCE's routes show it (ConformanceRunView);
+ * only `id` is read here, the rest is sent as it is. No index signature: an
+ * interface such as ConformanceRunView would not satisfy one. */
 export interface ConformanceRunLike {
   readonly id: string | number;
-  readonly [field: string]: unknown;
 }
 
 export type RawEvent =

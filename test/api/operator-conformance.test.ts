@@ -24,6 +24,7 @@ import { Simulation } from '../../simulator/simulation.js';
 import { addParking, controlApp, provisioningOf } from '../control/bench.js';
 import { assertWellFormedXml, FAST_BARRIER, RUN_CHECKS, type JsonReport } from '../conformance/fixtures.js';
 import { errorBody, loggedIn, tempDir, testApp, TEST_SCRYPT_LOG2_N } from '../helpers/api-app.js';
+import { openSse } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait.js';
 
 interface Bench {
@@ -318,4 +319,55 @@ test('a box keeps its newest runs only; a run aborted before its first case ends
   t.is(last.run.cases.length, RUN_CHECKS);
   t.regex(last.run.error ?? '', /^interrupted/);
   t.like(last.report, { interrupted: true });
+});
+
+test('a run tells the event stream: a conformance event as it starts, as each case ends and at the end, and the stream sends them', async (t) => {
+  const b = await bench(t);
+  await b.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = b.app.server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
+  const client = await openSse(t, base, '/api/operator/events', { authorization: `Bearer ${b.token}` });
+  await client.next((message) => message.event === 'snapshot', 'the snapshot');
+  const hub = b.app.ctx.events;
+  const before = hub.headId;
+  const started = await start(b, b.moduleId, { skip_wearing: true, protocol: 1 });
+  t.is(started.statusCode, 202, started.body);
+  const { run } = started.json<{ run: ConformanceRunView }>();
+  await waitFor(
+    async () =>
+      (await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}`)).json<{ run: ConformanceRunView }>()
+        .run.state !== 'running',
+    'the run to end',
+    120_000,
+  );
+  const ended = await client.next(
+    (message) =>
+      message.event === 'conformance' && (message.data as { run: ConformanceRunView }).run.state !== 'running',
+    'the end of the run on the stream',
+    0,
+  );
+  const final = (await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}`)).json<{
+    run: ConformanceRunView;
+  }>().run;
+  t.is(final.state, 'passed', JSON.stringify(final.cases.filter((entry) => entry.result === 'fail')));
+  t.deepEqual((ended.data as { run: ConformanceRunView }).run, final);
+
+  // The hub holds one event at the start, one per case and one at the end,
+  // each the run as it was then (the stream coalesces a flush's into the newest).
+  const published: number[] = [];
+  hub.forEachAfter(before, (event) => {
+    if (event.kind === 'conformance' && event.run.id === run.id)
+      published.push((event.run as ConformanceRunView).cases.length);
+  });
+  t.deepEqual(published, [0, ...final.cases.map((_, index) => index + 1), final.cases.length]);
+  // What the stream sent of it only ever grows, and ends with the whole run.
+  const sent = client.messages
+    .filter((message) => message.event === 'conformance')
+    .map((message) => (message.data as { run: ConformanceRunView }).run);
+  t.true(sent.length >= 2, `conformance messages: ${sent.length}`);
+  t.true(sent.every((one) => one.id === run.id));
+  t.deepEqual(
+    sent.map((one) => one.cases.length),
+    [...sent.map((one) => one.cases.length)].sort((a, c) => a - c),
+  );
 });

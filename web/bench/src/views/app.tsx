@@ -18,6 +18,7 @@ import { Login } from './login';
 import { Parkings } from './parkings';
 import { Sessions } from './sessions';
 
+/** How often a running conformance run is fetched while the stream is down. */
 const POLL_MS = 500;
 
 function initialToken(): string | null {
@@ -118,9 +119,18 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
   const handlers = useMemo(() => {
     const { api, store } = session;
     const pending = (key: string) => store.result(key, { outcome: 'pending', text: '…' });
+    // A run fills in through the stream's `conformance` events; this poll
+    // is the fallback while the stream is down (a reconnect past the replay
+    // window gets a snapshot, which holds no runs).
     const poll = (run: ConformanceRun): void => {
       if (run.state !== 'running') return;
       setTimeout(() => {
+        const current = store.get().runs.get(run.module_id) ?? run;
+        if (String(current.id) !== String(run.id) || current.state !== 'running') return;
+        if (store.get().connection === 'live') {
+          poll(current);
+          return;
+        }
         api
           .get<{ run: ConformanceRun }>(`/conformance/${encodeURIComponent(String(run.id))}`)
           .then(({ run: next }) => {

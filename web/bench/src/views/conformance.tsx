@@ -1,6 +1,7 @@
 // Conformance runs started from the page: their cases fill in live (the
-// `conformance` events, and a poll every 500 ms while running), then the
-// JUnit and JSON files, the same the CLI writes, download with the token.
+// stream's `conformance` events; views/app.tsx polls every 500 ms only while
+// the stream is down), then the JUnit and JSON files, the same the CLI
+// writes, download with the token.
 import type { ConformanceRun } from '../types';
 
 interface Props {
