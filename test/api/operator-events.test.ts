@@ -31,6 +31,7 @@ import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { MqttAcl } from '../../api/mqtt/acl.js';
 import { provisioningOf, type SeededBox } from '../helpers/parking.js';
+import { sendCommand, untilSubscribed } from './operator-box-bench.js';
 
 interface Stream {
   app: TestApp;
@@ -730,4 +731,69 @@ test("availability: a box's availability message changes its entry in a boxes me
   flush(stream);
   const later = await client.next(ofEvent('boxes'), 'the box offline', client.messages.indexOf(boxes) + 1);
   t.like((later.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'offline' }]);
+});
+
+test("control: an operator's box commands arrive as control deliveries (sent, then answered with the status or unanswered) and refresh the box", async (t) => {
+  const stream = await streamApp(t, {}, true);
+  const { entrance, exit } = stream.parking;
+  const simulated = await simulatedBox(t, stream, entrance);
+  await untilSubscribed(stream.app, stream.token, entrance.moduleId, simulated);
+  const client = await connect(t, stream);
+  await client.next(ofEvent('snapshot'), 'the snapshot');
+  const from = client.messages.length;
+  const answered = await sendCommand(stream.app, stream.token, entrance.moduleId, { command: 'status' });
+  t.is(answered.statusCode, 200, answered.body);
+  const answer = answered.json<{ status: string; box_log_id: number }>();
+  t.is(answer.status, 'OK');
+  // The exit box runs no simulator: its command times out on the app's clock.
+  const waiting = sendCommand(stream.app, stream.token, exit.moduleId, { command: 'battery_query' });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  stream.app.clock.advance(stream.app.config.boxAnswerTimeoutMs + 1);
+  t.is((await waiting).statusCode, 504);
+
+  type Delivery = { module_id: number; operation_id: string; kind: string; outcome: string; status: string | null };
+  const deliveries = (): Delivery[] =>
+    client.messages
+      .slice(from)
+      .filter(ofEvent('control'))
+      .flatMap((message) => (message.data as { deliveries: Delivery[] }).deliveries);
+  await flushUntil(stream, () => deliveries().length === 4, 'four deliveries');
+  const ofBox = (moduleId: number) => deliveries().filter((delivery) => delivery.module_id === moduleId);
+  t.deepEqual(
+    ofBox(entrance.moduleId).map((delivery) => [delivery.kind, delivery.outcome, delivery.status]),
+    [
+      ['BATTERY_QUERY', 'sent', null],
+      ['BATTERY_QUERY', 'answered', 'OK'],
+    ],
+  );
+  t.deepEqual(
+    ofBox(exit.moduleId).map((delivery) => [delivery.kind, delivery.outcome, delivery.status]),
+    [
+      ['BATTERY_QUERY', 'sent', null],
+      ['BATTERY_QUERY', 'unanswered', null],
+    ],
+  );
+  // One operation per request, named for its command.
+  t.regex(ofBox(entrance.moduleId)[0]?.operation_id ?? '', /^operator:status:[0-9a-f-]{36}$/);
+  t.is(new Set(ofBox(entrance.moduleId).map((delivery) => delivery.operation_id)).size, 1);
+  t.not(ofBox(entrance.moduleId)[0]?.operation_id, ofBox(exit.moduleId)[0]?.operation_id);
+  // Both boxes' entries came anew; the answered one shows the answer as its last response.
+  await flushUntil(
+    stream,
+    () =>
+      client.messages
+        .slice(from)
+        .filter(ofEvent('boxes'))
+        .some((message) =>
+          (message.data as { boxes: { module_id: number }[] }).boxes.some((box) => box.module_id === exit.moduleId),
+        ),
+    'the exit box anew',
+  );
+  const entries = client.messages
+    .slice(from)
+    .filter(ofEvent('boxes'))
+    .flatMap((message) => (message.data as { boxes: { module_id: number; last_response: unknown }[] }).boxes);
+  t.like(entries.filter((entry) => entry.module_id === entrance.moduleId).at(-1), {
+    last_response: { box_log_id: answer.box_log_id, status: 'OK' },
+  });
 });

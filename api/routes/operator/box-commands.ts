@@ -3,11 +3,15 @@
 // open route does, stored as a box log by ingestion: BATTERY_QUERY, TIME_SET,
 // a status request (a BATTERY_QUERY read as the box's state) or an operator
 // ACCESS (api/operators/operator-access.ts: its box log is that of the
-// operator's smart key).
+// operator's smart key). The event stream hears of it as the dispatcher's
+// commands: a `control` delivery when it is sent and when it is answered (or
+// not), and the box's entry anew.
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ApiConfig } from '../../config.js';
 import type { Db } from '../../db/open.js';
 import { ApiError } from '../../errors.js';
+import type { ControlDelivery, EventPublisher } from '../../events/types.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { BOX_COMMANDS, prepareBoxCommand, type BoxCommand } from '../../operators/box-commands.js';
 import { errorResponses } from '../../schemas.js';
@@ -15,12 +19,22 @@ import type { Clock } from '../../../lib/clock.js';
 import { barrierName, isProtocolError, parseResponse, statusName } from '../../../firmware-protocol/index.js';
 import { answering } from './domain-errors.js';
 
-/** The database (the box, its control sequence), the clock (TIME_SET), the answer timeout. */
+/** The database (the box, its control sequence), the clock (TIME_SET), the
+ * answer timeout, the event stream (control deliveries, the box anew). */
 export interface OperatorBoxCommandRouteDeps {
   db: Db;
   clock: Clock;
   config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
+  events: Pick<EventPublisher, 'publishControl' | 'publishBox'>;
 }
+
+/** The protocol kind each command sends (docs/protocol.md): `status` is a BATTERY_QUERY. */
+const KIND_OF: Record<BoxCommand, string> = {
+  battery_query: 'BATTERY_QUERY',
+  status: 'BATTERY_QUERY',
+  time_set: 'TIME_SET',
+  access: 'ACCESS',
+};
 
 /** A box's module id in the path: canonical decimal, a u32. */
 export const moduleIdParams = {
@@ -115,11 +129,18 @@ export function operatorBoxCommandRoutes(
         prepareBoxCommand(ctx.db, ctx.clock, moduleId, command, operator),
       );
       const context = smartKeyId === null ? {} : { smart_key_id: smartKeyId };
+      const tell = deliveryTeller(ctx, moduleId, command);
+      tell('sent', null);
       const outcome = await service.sendCommand(moduleId, frame, context, ctx.config.boxAnswerTimeoutMs);
-      if ('error' in outcome) throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');
+      if ('error' in outcome) {
+        tell(outcome.error === 'timeout' ? 'unanswered' : 'failed', null);
+        throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');
+      }
       const { answered } = outcome;
-      if (answered.response === null)
+      if (answered.response === null) {
+        tell('unanswered', null);
         throw new ApiError('box_timeout', `The box did not answer (${answered.error ?? 'no response'}).`);
+      }
       const verified = answered.log?.verified === true;
       let fields: ReturnType<typeof parseResponse> | undefined;
       try {
@@ -127,11 +148,13 @@ export function operatorBoxCommandRoutes(
       } catch (error) {
         if (!isProtocolError(error)) throw error;
       }
+      const status = fields ? (statusName(fields.status) ?? null) : null;
+      tell('answered', status);
       return {
         module_id: moduleId,
         command,
         verified,
-        status: fields ? (statusName(fields.status) ?? null) : null,
+        status,
         battery_mv: fields ? fields.batteryMv : null,
         barrier: fields ? (barrierName(fields.barrier)?.toLowerCase() ?? null) : null,
         box_seq: fields ? fields.boxSeq : null,
@@ -143,4 +166,28 @@ export function operatorBoxCommandRoutes(
       };
     },
   );
+}
+
+/** Tells the event stream of one command's delivery, as the control
+ * dispatcher tells of its own: a `control` delivery (operation_id
+ * `operator:<command>:<uuid>`, one per request) and the box's entry anew
+ * (its pending commands, last response, battery). */
+function deliveryTeller(
+  ctx: Pick<OperatorBoxCommandRouteDeps, 'events' | 'clock'>,
+  moduleId: number,
+  command: BoxCommand,
+): (outcome: 'sent' | 'answered' | 'unanswered' | 'failed', status: string | null) => void {
+  const operationId = `operator:${command}:${randomUUID()}`;
+  return (outcome, status) => {
+    const delivery: ControlDelivery = {
+      module_id: moduleId,
+      operation_id: operationId,
+      kind: KIND_OF[command],
+      outcome,
+      status,
+      at: new Date(ctx.clock.now()).toISOString(),
+    };
+    ctx.events.publishControl(delivery);
+    ctx.events.publishBox(moduleId);
+  };
 }
