@@ -19,8 +19,8 @@ import {
   type OperatorBoxLog,
   type OperatorParking,
   type OperatorSession,
+  type OperatorSessionRow,
 } from '../operators/views.js';
-import type { SessionRow } from '../repositories/sessions.js';
 import { parseCreatedAt } from '../box-logs/validate.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
 import type { LiveBoxStates, LiveState } from './live-states.js';
@@ -111,10 +111,10 @@ export class StreamRenderer {
       "SELECT id, kind, purpose, attempts, last_status, last_error, created_at FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id",
     );
     this.#lastResponse = db.prepare<[number], LastResponseRow>(LAST_RESPONSE_SQL);
-    this.#session = db.prepare<[number], SessionRow & { email: string }>(
+    this.#session = db.prepare<[number], OperatorSessionRow>(
       `SELECT ${OPERATOR_SESSION_COLUMNS} FROM parking_sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`,
     );
-    this.#today = db.prepare<[number], SessionRow & { email: string }>(
+    this.#today = db.prepare<[number], OperatorSessionRow>(
       `SELECT ${OPERATOR_SESSION_COLUMNS} FROM parking_sessions s JOIN users u ON u.id = s.user_id
        WHERE s.start_time >= ? OR s.state IN ('entering', 'active', 'exiting') ORDER BY s.id DESC`,
     );

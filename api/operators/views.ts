@@ -88,6 +88,8 @@ export interface OperatorSession {
   id: number;
   user_id: number;
   email: string;
+  first_name: string;
+  last_name: string;
   parking_id: number;
   state: SessionState;
   start_time: string;
@@ -97,6 +99,9 @@ export interface OperatorSession {
   amount: string;
   currency: string;
   ended_at: string | null;
+  /** Every smart key of the session, oldest first (revoked ones too): what
+   * the page revokes, known before any box log names one. */
+  smart_key_ids: number[];
 }
 
 export interface SessionFilter {
@@ -110,9 +115,8 @@ export function operatorSessions(db: Db, filter: SessionFilter): OperatorSession
   if (filter.parkingId !== undefined && !new ParkingRepository(db).findById(filter.parkingId))
     throw notFound(`no secured parking with id ${filter.parkingId}`);
   const rows = db
-    .prepare<[string | null, string | null, number | null, number | null, number], SessionRow & { email: string }>(
-      `SELECT s.id, s.user_id, u.email, s.parking_id, s.state, s.start_time, s.end_time, s.entrance_remaining_tries, s.exit_remaining_tries,
-              s.amount_minor, s.currency, s.ended_at
+    .prepare<[string | null, string | null, number | null, number | null, number], OperatorSessionRow>(
+      `SELECT ${OPERATOR_SESSION_COLUMNS}
        FROM parking_sessions s JOIN users u ON u.id = s.user_id
        WHERE (? IS NULL OR s.state = ?) AND (? IS NULL OR s.parking_id = ?)
        ORDER BY s.id DESC LIMIT ?`,
@@ -121,16 +125,29 @@ export function operatorSessions(db: Db, filter: SessionFilter): OperatorSession
   return rows.map(toOperatorSession);
 }
 
-/** The columns toOperatorSession reads (parking_sessions s JOIN users u). */
-export const OPERATOR_SESSION_COLUMNS = `s.id, s.user_id, u.email, s.parking_id, s.state, s.start_time, s.end_time, s.entrance_remaining_tries,
-  s.exit_remaining_tries, s.amount_minor, s.currency, s.ended_at`;
+/** The columns toOperatorSession reads (parking_sessions s JOIN users u):
+ * the session's smart keys as a JSON array (index smart_keys_session). */
+export const OPERATOR_SESSION_COLUMNS = `s.id, s.user_id, u.email, u.first_name, u.last_name, s.parking_id, s.state, s.start_time, s.end_time,
+  s.entrance_remaining_tries, s.exit_remaining_tries, s.amount_minor, s.currency, s.ended_at,
+  (SELECT json_group_array(k.id) FROM (SELECT id FROM smart_keys WHERE session_id = s.id ORDER BY id) k) AS smart_key_ids`;
 
-/** A session row (and its driver's email) as the operator API shows it. */
-export function toOperatorSession(row: SessionRow & { email: string }): OperatorSession {
+/** What OPERATOR_SESSION_COLUMNS reads. */
+export type OperatorSessionRow = SessionRow & {
+  email: string;
+  first_name: string;
+  last_name: string;
+  /** A JSON array of integers. */
+  smart_key_ids: string;
+};
+
+/** A session row (its driver's email and name, its smart keys) as the operator API shows it. */
+export function toOperatorSession(row: OperatorSessionRow): OperatorSession {
   return {
     id: row.id,
     user_id: row.user_id,
     email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
     parking_id: row.parking_id,
     state: row.state,
     start_time: new Date(row.start_time).toISOString(),
@@ -140,6 +157,7 @@ export function toOperatorSession(row: SessionRow & { email: string }): Operator
     amount: formatMinorUnits(row.amount_minor),
     currency: row.currency,
     ended_at: iso(row.ended_at),
+    smart_key_ids: JSON.parse(row.smart_key_ids) as number[],
   };
 }
 

@@ -797,3 +797,30 @@ test("control: an operator's box commands arrive as control deliveries (sent, th
     last_response: { box_log_id: answer.box_log_id, status: 'OK' },
   });
 });
+
+test('a session item names its driver (first_name, last_name) and its smart keys (smart_key_ids), before any box log: in GET /api/operator/sessions, the snapshot and sessions events', async (t) => {
+  const stream = await streamApp(t);
+  const driver = await session(stream);
+  const expected = {
+    id: driver.sessionId,
+    first_name: 'Ada',
+    last_name: 'Lovelace',
+    smart_key_ids: [driver.smartKeyId],
+  };
+  const listed = await stream.app.app.inject({
+    method: 'GET',
+    url: '/api/operator/sessions',
+    headers: { authorization: `Bearer ${stream.token}` },
+  });
+  t.is(listed.statusCode, 200, listed.body);
+  t.like(listed.json<unknown[]>()[0], expected);
+  const client = await connect(t, stream);
+  const snapshot = await client.next(ofEvent('snapshot'), 'the snapshot');
+  t.like((snapshot.data as { sessions: unknown[] }).sessions[0], expected);
+  t.deepEqual((snapshot.data as { sessions: unknown[] }).sessions[0], listed.json<unknown[]>()[0]);
+  // A sessions event (any change of the session) carries the same.
+  stream.app.ctx.events.publishSession(driver.sessionId);
+  flush(stream);
+  const changed = await client.next(ofEvent('sessions'), 'the sessions message');
+  t.like((changed.data as { sessions: unknown[] }).sessions[0], expected);
+});

@@ -18,6 +18,7 @@ const HOSTILE = '<img src=x onerror=alert(document.domain)>';
 let bench: BenchProcess | undefined;
 let browser: Browser | undefined;
 let hostileParkingId = 0;
+let hostileSessionId = 0;
 
 function running(): { bench: BenchProcess; browser: Browser } {
   if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
@@ -60,8 +61,39 @@ test.before(async () => {
     '+10000000001',
   );
   if (driver.code !== 0) throw new Error(driver.stderr);
+  hostileSessionId = (await driverSession(bench, 'hostile@example.com', 'correct horse battery')).sessionId;
   browser = await launchBrowser();
 });
+
+/** Logs the driver in through the API (the demo's OAuth client) and starts a session at the demo parking. */
+async function driverSession(
+  bench: BenchProcess,
+  email: string,
+  password: string,
+): Promise<{ accessToken: string; sessionId: number; smartKeyId: number }> {
+  const { ready } = bench;
+  const login = await fetch(`${bench.apiUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'password',
+      username: email,
+      password,
+      client_app_id: ready.client_app_id,
+      client_secret: ready.client_secret,
+    }),
+  });
+  if (!login.ok) throw new Error(`login of ${email}: ${await login.text()}`);
+  const accessToken = ((await login.json()) as { access_token: string }).access_token;
+  const created = await fetch(`${bench.apiUrl}/api/car_driver/parking_sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` },
+    body: JSON.stringify({ parking_session: { secured_parking_id: ready.parking_id } }),
+  });
+  if (!created.ok) throw new Error(`session of ${email}: ${await created.text()}`);
+  const body = (await created.json()) as { parking_session: { id: number }; smart_key: { id: number } };
+  return { accessToken, sessionId: body.parking_session.id, smartKeyId: body.smart_key.id };
+}
 
 test.after.always(async () => {
   await browser?.close();
@@ -128,10 +160,41 @@ browserTest('a parking and a driver named <img src=x onerror=...> stay text: no 
   const section = page.locator(`[data-parking-id="${hostileParkingId}"]`);
   await section.waitFor();
   t.is(await section.locator('.parking-name').textContent(), HOSTILE);
+  // The driver's first and last names, in the sessions table, as text.
+  const driver = page.locator(`[data-session-id="${hostileSessionId}"] [data-driver]`);
+  await driver.waitFor();
+  t.is(await driver.textContent(), `${HOSTILE} ${HOSTILE} · hostile@example.com`);
   t.is(await page.locator('img').count(), 0);
   t.deepEqual(opened.dialogs, []);
   t.deepEqual(opened.cspViolations, []);
 });
+
+browserTest(
+  "revoke from the page: the session's keys (known before any box log) are revoked, the row says so, the driver's open is refused",
+  async (t) => {
+    const { bench, browser } = running();
+    const { ready } = bench;
+    const driver = await driverSession(bench, ready.driver.email, ready.driver.password);
+    const opened = await openPage(browser);
+    const { page, context } = opened;
+    t.teardown(() => context.close());
+    await page.goto(`${bench.apiUrl}/bench#token=${bench.token}`);
+    const row = page.locator(`[data-session-id="${driver.sessionId}"]`);
+    await row.waitFor();
+    await row.locator('[data-action="revoke"]').click();
+    const result = row.locator('[data-action-result][data-outcome="ok"]');
+    await result.waitFor();
+    t.regex((await result.textContent()) ?? '', /^revoked 1 key\(s\)/);
+    const open = await fetch(`${bench.apiUrl}/api/car_driver/smart_keys/${driver.smartKeyId}/open`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${driver.accessToken}` },
+      body: JSON.stringify({ module_id: ready.boxes[0]?.module_id ?? 0 }),
+    });
+    t.is(open.status, 403);
+    t.like(await open.json(), { error: 'smart_key_revoked' });
+    t.deepEqual(opened.pageErrors, []);
+  },
+);
 
 browserTest('1280x800 and 390x844: no sideways scrolling, every button reachable by keyboard', async (t) => {
   const { bench, browser } = running();

@@ -142,11 +142,16 @@ export const operatorSessionSchema = {
     'amount',
     'currency',
     'ended_at',
+    'first_name',
+    'last_name',
+    'smart_key_ids',
   ],
   properties: {
     id: { type: 'integer' },
     user_id: { type: 'integer' },
     email: { type: 'string' },
+    first_name: { type: 'string', description: "The driver's first name (as registered: data, never markup)." },
+    last_name: { type: 'string', description: "The driver's last name." },
     parking_id: { type: 'integer' },
     state: { type: 'string', enum: SESSION_STATES },
     start_time: { type: 'string' },
@@ -156,6 +161,12 @@ export const operatorSessionSchema = {
     amount: { type: 'string', description: 'Due, in currency units (the whole window until the session ends).' },
     currency: { type: 'string' },
     ended_at: nullable('string'),
+    smart_key_ids: {
+      type: 'array',
+      items: { type: 'integer' },
+      description:
+        'Every smart key of the session, oldest first, revoked ones too (POST /api/operator/smart_keys/:id/revoke each).',
+    },
   },
 } as const;
 

@@ -67,10 +67,13 @@ export interface Session {
   amount: string;
   currency: string;
   ended_at: string | null;
-  /** Shown when the API sends them (a driver's name, a payment's state, its smart keys). */
-  driver_name?: string | null;
+  /** The driver's name, as registered (shown as text). */
+  first_name: string;
+  last_name: string;
+  /** Every smart key of the session, oldest first: what its revoke button revokes. */
+  smart_key_ids: number[];
+  /** Shown when the API sends it. */
   payment_status?: string | null;
-  smart_key_ids?: number[];
 }
 
 export interface BoxLog {

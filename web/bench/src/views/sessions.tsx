@@ -33,7 +33,10 @@ export function Sessions({ sessions, sessionKeys, results, revoke }: Props) {
             </thead>
             <tbody>
               {rows.map((session) => {
-                const keys = session.smart_key_ids ?? sessionKeys.get(session.id) ?? [];
+                // The session's own keys; those its box logs named, from a server that sends none.
+                const keys =
+                  session.smart_key_ids.length > 0 ? session.smart_key_ids : (sessionKeys.get(session.id) ?? []);
+                const name = `${session.first_name} ${session.last_name}`.trim();
                 return (
                   <tr key={session.id} data-session-id={session.id} data-state={session.state}>
                     <td>
@@ -42,7 +45,10 @@ export function Sessions({ sessions, sessionKeys, results, revoke }: Props) {
                         P{session.parking_id} · {clockTime(session.start_time)}
                       </span>
                     </td>
-                    <td class="wrap">{session.driver_name ?? session.email}</td>
+                    <td class="wrap" data-driver>
+                      {name === '' ? session.email : name}
+                      {name !== '' && <span class="muted"> · {session.email}</span>}
+                    </td>
                     <td>{session.state}</td>
                     <td>
                       in {session.entrance_remaining_tries ?? '-'} · out {session.exit_remaining_tries ?? '-'}
