@@ -9,6 +9,7 @@ import type { Browser } from 'playwright-core';
 import type { BenchProcess } from '../helpers/bench-process.js';
 import { startBenchProcess } from '../helpers/bench-process.js';
 import { DESKTOP, PHONE, launchBrowser, openPage, scrollsSideways } from '../helpers/browser.js';
+import { gone, ok, startReceiver } from '../helpers/receiver.js';
 import { testNeeding } from '../helpers/requires.js';
 
 const browserTest = testNeeding('chromium', test.serial);
@@ -18,7 +19,7 @@ const HOSTILE = '<img src=x onerror=alert(document.domain)>';
 let bench: BenchProcess | undefined;
 let browser: Browser | undefined;
 let hostileParkingId = 0;
-let hostileSessionId = 0;
+let hostile: { accessToken: string; sessionId: number; smartKeyId: number } | undefined;
 
 function running(): { bench: BenchProcess; browser: Browser } {
   if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
@@ -61,7 +62,7 @@ test.before(async () => {
     '+10000000001',
   );
   if (driver.code !== 0) throw new Error(driver.stderr);
-  hostileSessionId = (await driverSession(bench, 'hostile@example.com', 'correct horse battery')).sessionId;
+  hostile = await driverSession(bench, 'hostile@example.com', 'correct horse battery');
   browser = await launchBrowser();
 });
 
@@ -161,7 +162,7 @@ browserTest('a parking and a driver named <img src=x onerror=...> stay text: no 
   await section.waitFor();
   t.is(await section.locator('.parking-name').textContent(), HOSTILE);
   // The driver's first and last names, in the sessions table, as text.
-  const driver = page.locator(`[data-session-id="${hostileSessionId}"] [data-driver]`);
+  const driver = page.locator(`[data-session-id="${hostile?.sessionId ?? 0}"] [data-driver]`);
   await driver.waitFor();
   t.is(await driver.textContent(), `${HOSTILE} ${HOSTILE} · hostile@example.com`);
   t.is(await page.locator('img').count(), 0);
@@ -192,6 +193,85 @@ browserTest(
     });
     t.is(open.status, 403);
     t.like(await open.json(), { error: 'smart_key_revoked' });
+    t.deepEqual(opened.pageErrors, []);
+  },
+);
+
+browserTest(
+  "forwarding from the page: a parking forwarding to a local receiver shows its pending log, then the page's retry and the delivery",
+  async (t) => {
+    const { bench, browser } = running();
+    const { ready } = bench;
+    if (hostile === undefined) throw new Error('no hostile driver session');
+    // The receiver first answers 410 Gone (the URL is disabled: the log stays
+    // pending), then 200 once the page's retry has enabled it again.
+    const receiver = await startReceiver(t, [gone, ok]);
+    const set = await bench.admin(
+      'parking',
+      'forwarding',
+      '--parking',
+      String(ready.parking_id),
+      '--url',
+      receiver.url,
+      '--expose',
+      'true',
+      '--forward-unverified',
+      'true',
+    );
+    t.is(set.code, 0, set.stderr);
+    const opened = await openPage(browser);
+    const { page, context } = opened;
+    t.teardown(() => context.close());
+    await page.goto(`${bench.apiUrl}/bench#token=${bench.token}`);
+    await page.locator('[data-connection="live"]').waitFor();
+
+    // The driver's phone posts a box log of the demo parking (unverified: forwarded as set above).
+    const me = (await (
+      await fetch(`${bench.apiUrl}/api/car_driver/me`, { headers: { authorization: `Bearer ${hostile.accessToken}` } })
+    ).json()) as { id: number };
+    const posted = await fetch(`${bench.apiUrl}/api/box_logs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${hostile.accessToken}` },
+      body: JSON.stringify({
+        box_logs: [
+          {
+            box_log: {
+              fo_user_id: me.id,
+              smart_key_id: hostile.smartKeyId,
+              equipment_id: ready.boxes[0]?.module_id ?? 0,
+              secured_parking_id: ready.parking_id,
+              type: 'in',
+              command: null,
+              command_decrypted: null,
+              response: null,
+              response_decrypted: null,
+              offline: true,
+              created_at: '2026-01-01 00:00:00',
+              point_attributes: { latitude: 48.8566, longitude: 2.3522 },
+            },
+          },
+        ],
+      }),
+    });
+    t.is(posted.status, 201, await posted.text());
+    const row = page.locator(`[data-forwarding-parking-id="${ready.parking_id}"]`);
+    const cells = row.locator('td');
+    await receiver.waitFor(1);
+    // Pending, with the 410's error, delivered none.
+    await row.filter({ hasText: /410/ }).waitFor({ timeout: 10_000 });
+    t.is(await cells.nth(1).textContent(), '1');
+    t.is(await cells.nth(2).textContent(), '0');
+
+    await row.locator('[data-action="forwarding-retry"]').click();
+    const result = row.locator('[data-action-result][data-outcome="ok"]');
+    await result.waitFor();
+    t.regex((await result.textContent()) ?? '', /deliveries retried/);
+    await receiver.waitFor(2);
+    await page
+      .locator(`[data-forwarding-parking-id="${ready.parking_id}"] td:nth-child(3)`)
+      .filter({ hasText: /^1$/ })
+      .waitFor({ timeout: 10_000 });
+    t.is(await cells.nth(1).textContent(), '0', 'nothing pending');
     t.deepEqual(opened.pageErrors, []);
   },
 );
