@@ -18,8 +18,10 @@ const ourFolders = [
   'firmware-protocol',
   'gateway',
   'lib',
+  'scripts',
   'simulator',
   'test',
+  'web',
 ];
 const parts = ['api', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator'];
 const importBans = {
@@ -40,6 +42,10 @@ const importBans = {
   cli: { may: [...parts] },
   bin: { may: ['cli'] },
   bench: { may: [...parts] },
+  // Developer tools (the page's build, the screenshots): like the benchmarks.
+  scripts: { may: [...parts] },
+  // The bench page runs in a browser: its view layer and charts, nothing of ours.
+  web: { may: [], packages: ['preact', 'uplot'] },
   test: { may: [...parts, 'cli', 'test'] },
 };
 
@@ -70,7 +76,7 @@ function restrictedImports(folder) {
 }
 
 const importBanConfigs = Object.keys(importBans).map((folder) => ({
-  files: [`${folder}/**/*.ts`, `${folder}/**/*.js`],
+  files: [`${folder}/**/*.ts`, `${folder}/**/*.tsx`, `${folder}/**/*.js`],
   rules: { 'no-restricted-imports': restrictedImports(folder) },
 }));
 
@@ -92,7 +98,7 @@ const messageOfConfig = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'web/bench/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -3,7 +3,7 @@
 // app loads and closes with it. The MQTT side starts beside it, not inside
 // (startService / startMqtt, server.ts); until then the open route answers
 // 503 mqtt_unavailable.
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from './config.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { createContext, type AppContext } from './context.js';
@@ -17,12 +17,14 @@ import { apiErrorHandler } from './error-handler.js';
 import { apiFormats } from './formats.js';
 import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
+import { benchPageRoutes } from './routes/bench-page.js';
 import { boxLogRoutes } from './routes/box-logs.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { OPERATOR_PREFIX, operatorRoutes } from './routes/operator/index.js';
+import { redactTicket } from './routes/operator/events.js';
 import { parkingSessionRoutes } from './routes/parking-sessions.js';
 import { payRoutes } from './routes/pay.js';
 import { smartKeyRoutes } from './routes/smart-keys.js';
@@ -58,7 +60,7 @@ export interface BuildAppOptions {
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
-    logger: options.logger ?? false,
+    logger: withTicketRedaction(options.logger ?? false),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     ajv: {
@@ -111,6 +113,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await docsRoutes(app, options.version ?? '0.0.0');
+  await benchPageRoutes(app);
   healthRoutes(app, ctx);
   registerDriverRoutes(app, ctx);
   meRoutes(app, ctx);
@@ -150,4 +153,24 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
   }
   return app;
+}
+
+/** The request logger prints URLs; an event stream's single-use ticket
+ * (GET /api/operator/events?ticket=...) is replaced by `[redacted]`. */
+function withTicketRedaction(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (logger === false || logger === undefined) return logger;
+  const options = logger === true ? {} : logger;
+  return {
+    ...options,
+    serializers: {
+      ...options.serializers,
+      req: (request: FastifyRequest) => ({
+        method: request.method,
+        url: redactTicket(request.url),
+        host: request.host,
+        remoteAddress: request.ip,
+        remotePort: request.socket.remotePort,
+      }),
+    },
+  };
 }

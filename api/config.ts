@@ -79,6 +79,13 @@ export interface ApiConfig {
   /** How often the control-command dispatcher reads its queue, ms (rows
    * written by admin commands in other processes are seen within this). */
   readonly controlPollMs: number;
+  /** How long the event stream keeps events for a client that reconnects
+   * with Last-Event-ID, seconds; older ones get a snapshot. */
+  readonly eventsReplaySeconds: number;
+  /** At most this many events kept for a resume (memory bound under load). */
+  readonly eventsReplayMax: number;
+  /** Each event-stream client gets at most one message per event name this often, ms. */
+  readonly eventsFlushMs: number;
   /** Longest wait between two sends of a control command a box does not
    * answer, ms (the backoff starts at 1 s and doubles up to this). */
   readonly controlRetryMaxMs: number;
@@ -222,6 +229,9 @@ export const DEFAULTS = Object.freeze({
   FORWARDING_ALLOW_PRIVATE: 'false', // true under `parkbench start` (a bench forwards to localhost)
   CONTROL_POLL_MS: '1000', // the control-command queue is read this often
   CONTROL_RETRY_MAX_MS: '300000', // 5 minutes: longest backoff of an unanswered control command
+  EVENTS_REPLAY_SECONDS: '300', // 5 minutes of events kept for a resume (Last-Event-ID)
+  EVENTS_REPLAY_MAX: '100000', // events kept at most (20,000 logs/s fills it in 5 s; then a snapshot)
+  EVENTS_FLUSH_MS: '250', // one message per event name per client at most this often
 });
 
 export type ConfigVariable = keyof typeof DEFAULTS;
@@ -291,6 +301,9 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   forwardingAllowPrivate: { key: 'forwardingAllowPrivate', env: 'FORWARDING_ALLOW_PRIVATE', parse: boolean },
   controlPollMs: { key: 'controlPollMs', env: 'CONTROL_POLL_MS', parse: integer(10, 600_000) },
   controlRetryMaxMs: { key: 'controlRetryMaxMs', env: 'CONTROL_RETRY_MAX_MS', parse: integer(1000, 86_400_000) },
+  eventsReplaySeconds: { key: 'eventsReplaySeconds', env: 'EVENTS_REPLAY_SECONDS', parse: integer(0, 86_400) },
+  eventsReplayMax: { key: 'eventsReplayMax', env: 'EVENTS_REPLAY_MAX', parse: integer(1, 10_000_000) },
+  eventsFlushMs: { key: 'eventsFlushMs', env: 'EVENTS_FLUSH_MS', parse: integer(10, 60_000) },
 };
 
 /** The flag of a variable: `DATABASE_PATH` -> `database-path`. */

@@ -17,6 +17,11 @@ import { SandboxProvider } from './payments/sandbox.js';
 import { ForwardingWorker, type ForwardingLogger } from './forwarding/worker.js';
 import { OutboxRepository } from './forwarding/outbox.js';
 import { OperatorRepository } from './operators/repository.js';
+import { EventHub } from './events/hub.js';
+import { LiveBoxStates } from './events/live-states.js';
+import { EventTicketRepository } from './events/tickets.js';
+import { StreamRenderer } from './events/render.js';
+import { EventStream } from './events/stream.js';
 import { BoxLogRepository } from './repositories/box-logs.js';
 import { BoxRepository } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
@@ -49,6 +54,14 @@ export interface AppContext {
   bearerCache: BearerCache;
   /** Operator accounts of /api/operator/... (never cached: removal takes effect at once). */
   operators: OperatorRepository;
+  /** Raw events of the operator's event stream (api/events/): domain code publishes here. */
+  events: EventHub;
+  /** Each box's newest MQTT state (`live` in the operator API), fed by the MQTT side. */
+  liveStates: LiveBoxStates;
+  /** Single-use tickets of GET /api/operator/events. */
+  eventTickets: EventTicketRepository;
+  /** The clients of GET /api/operator/events and their flushes. */
+  eventStream: EventStream;
 }
 
 export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: ForwardingLogger): AppContext {
@@ -59,11 +72,19 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
   const outbox = new OutboxRepository(db);
+  const groupCommit = new GroupCommit(db);
+  const events = new EventHub({
+    clock,
+    replayMs: config.eventsReplaySeconds * 1000,
+    maxEvents: config.eventsReplayMax,
+    afterCommit: (callback) => groupCommit.afterCommit(callback),
+  });
+  const liveStates = new LiveBoxStates();
   return {
     config,
     clock,
     db,
-    groupCommit: new GroupCommit(db),
+    groupCommit,
     clientApps: new ClientAppRepository(db),
     users: new UserRepository(db),
     tokens,
@@ -91,10 +112,20 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
       parkings,
       timeoutMs: config.forwardingTimeoutMs,
       allowPrivate: config.forwardingAllowPrivate,
+      events,
       ...(log ? { log } : {}),
     }),
     bearerCache,
     operators: new OperatorRepository(db),
+    events,
+    liveStates,
+    eventTickets: new EventTicketRepository(db),
+    eventStream: new EventStream({
+      hub: events,
+      renderer: new StreamRenderer(db, liveStates),
+      clock,
+      flushMs: config.eventsFlushMs,
+    }),
     loginLimiter: new LoginLimiter(
       {
         maxFailuresPerUsername: config.loginMaxFailuresPerUsername,

@@ -10,6 +10,11 @@ export const API_ERRORS = {
   unauthorized: { status: 401, message: 'An access token is required: send Authorization: Bearer <token>.' },
   invalid_token: { status: 401, message: 'The access token is malformed, unknown, revoked or expired.' },
   invalid_client: { status: 401, message: 'Unknown client application or wrong client secret.' },
+  invalid_ticket: {
+    status: 401,
+    message:
+      'The event stream ticket is missing, unknown, used or expired: get a fresh one (POST /api/operator/events/tickets), or send Authorization: Bearer <operator token>.',
+  },
   missing_parameter: { status: 400, message: 'A required parameter is missing; details name it.' },
   operator_required: {
     status: 403,
@@ -45,6 +50,10 @@ export const API_ERRORS = {
   mqtt_unavailable: {
     status: 503,
     message: 'No MQTT broker is connected, so the box cannot be reached through the server.',
+  },
+  page_not_built: {
+    status: 503,
+    message: 'The bench page is not built: run `npm run build:page` (npm install runs it).',
   },
   box_timeout: { status: 504, message: 'The box did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;

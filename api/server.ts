@@ -62,6 +62,7 @@ export async function startMqtt(app: FastifyInstance, options: MqttOptions): Pro
     pollMs: config.controlPollMs,
     retry: { initialMs: 1_000, maxMs: config.controlRetryMaxMs, factor: 2, jitter: 0.2 },
     logger: app.log,
+    events: ctx.events,
   });
   app.decorate('control', control);
   mqtt.onAvailability((moduleId, online) => control.availability(moduleId, online));

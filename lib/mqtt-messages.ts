@@ -132,3 +132,57 @@ export function parseJsonObject(payload: Uint8Array | string, what: string): Rec
     throw new MessageError(`${what}: must be a JSON object`);
   return document as Record<string, unknown>;
 }
+
+const BARRIERS: readonly string[] = [
+  'closed',
+  'opening',
+  'open',
+  'closing',
+  'fault',
+] satisfies StateMessage['barrier'][];
+const MAX_FAULTS = 32;
+const MAX_TEXT = 100;
+
+/** Parses a box's state message (`{prefix}/boxes/{id}/state`, retained;
+ * published by simulated boxes, simulator/links/mqtt-link.ts, and by the
+ * gateway for real boxes, gateway/box-state.ts). Every member is required;
+ * the times must be ISO 8601 strings (Date.parse), `faults` short strings. */
+export function parseStateMessage(payload: Uint8Array | string): StateMessage {
+  const what = 'state message';
+  const document = parseJsonObject(payload, what);
+  const {
+    barrier,
+    battery_mv: batteryMv,
+    box_time: boxTime,
+    box_seq: boxSeq,
+    faults,
+    updated_at: updatedAt,
+  } = document;
+  if (typeof barrier !== 'string' || !BARRIERS.includes(barrier))
+    throw new MessageError(`${what}: "barrier" must be one of ${BARRIERS.join(', ')}`, 'barrier');
+  if (typeof batteryMv !== 'number' || !Number.isInteger(batteryMv) || batteryMv < 0 || batteryMv > 0xffff)
+    throw new MessageError(`${what}: "battery_mv" must be an integer from 0 to 65535`, 'battery_mv');
+  if (typeof boxSeq !== 'number' || !Number.isInteger(boxSeq) || boxSeq < 0 || boxSeq > 0xffffffff)
+    throw new MessageError(`${what}: "box_seq" must be an integer from 0 to 4294967295`, 'box_seq');
+  for (const [name, value] of [
+    ['box_time', boxTime],
+    ['updated_at', updatedAt],
+  ] as const) {
+    if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value)))
+      throw new MessageError(`${what}: "${name}" must be an ISO 8601 time`, name);
+  }
+  if (
+    !Array.isArray(faults) ||
+    faults.length > MAX_FAULTS ||
+    !faults.every((fault) => typeof fault === 'string' && fault.length <= MAX_TEXT)
+  )
+    throw new MessageError(`${what}: "faults" must be an array of at most ${MAX_FAULTS} short strings`, 'faults');
+  return {
+    barrier: barrier as StateMessage['barrier'],
+    battery_mv: batteryMv,
+    box_time: boxTime as string,
+    box_seq: boxSeq,
+    faults: faults as string[],
+    updated_at: updatedAt as string,
+  };
+}

@@ -99,6 +99,7 @@ export function applyVerifiedResponse(
         : session.exit_remaining_tries;
     if (entrance !== session.entrance_remaining_tries || exit !== session.exit_remaining_tries) {
       ctx.sessions.setTries(session.id, entrance, exit);
+      ctx.events.publishSession(session.id);
       session = { ...session, entrance_remaining_tries: entrance, exit_remaining_tries: exit };
       rows.updated(session);
     }
@@ -106,6 +107,7 @@ export function applyVerifiedResponse(
   if (response.status !== Status.OK) return;
   if (response.direction === Direction.ENTRANCE && session.state === 'entering') {
     ctx.sessions.setState(session.id, 'active');
+    ctx.events.publishSession(session.id);
     rows.updated({ ...session, state: 'active' });
   } else if (
     response.direction === Direction.EXIT &&

@@ -8,7 +8,8 @@
 //   ingestBoxLogs(deps, entries, { source: 'http', userId })  // throws BoxLogRefusal (not_found, refused)
 //   ingestBoxLogs(deps, entries, { source: 'mqtt', lookups }) // fo_user_id may be null; rows already read
 import type { Transaction } from 'better-sqlite3';
-import type { ParsedResponse } from '../../firmware-protocol/index.js';
+import { statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
+import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Db } from '../db/open.js';
 import type { OutboxRepository } from '../forwarding/outbox.js';
@@ -25,7 +26,9 @@ import { verifiedResponses } from './verify.js';
 
 /** What ingestion touches: its transaction and clock, the rows it reads, the
  * box logs, observations and outbox rows it writes, the session effects of a
- * verified response, and the forwarding worker it wakes. AppContext has them. */
+ * verified response, the forwarding worker it wakes, and the event stream it
+ * tells (api/events/: the logs stored, the boxes and forwarding they changed).
+ * AppContext has them. */
 export type BoxLogIngestDeps = EffectDeps &
   LookupDeps & {
     db: Db;
@@ -34,6 +37,7 @@ export type BoxLogIngestDeps = EffectDeps &
     boxLogs: Pick<BoxLogRepository, 'insert'>;
     outbox: Pick<OutboxRepository, 'enqueue'>;
     forwarding: Pick<ForwardingWorker, 'notify'>;
+    events: Pick<EventPublisher, 'publishBoxLogs' | 'publishBox' | 'publishForwarding'>;
   };
 
 interface Resolved {
@@ -116,9 +120,53 @@ export function ingestBoxLogs(
   const receivedAt = options.receivedAt ?? ctx.clock.now();
   // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
   // (busy_timeout) instead of failing to upgrade a read transaction.
-  const { results, queued } = storeInTransaction(ctx).immediate(ctx, entries, options, receivedAt);
-  if (queued > 0) ctx.forwarding.notify();
+  const { results, queued, stored } = storeInTransaction(ctx).immediate(ctx, entries, options, receivedAt);
+  if (queued.size > 0) ctx.forwarding.notify();
+  // After the transaction: in a group commit unit the hub waits for its
+  // COMMIT (api/events/hub.ts), so a rolled-back log is never shown.
+  ctx.events.publishBoxLogs(stored.items);
+  for (const moduleId of stored.boxes) ctx.events.publishBox(moduleId);
+  for (const parkingId of queued) ctx.events.publishForwarding(parkingId);
   return results;
+}
+
+/** What a batch stored, for the event stream: its new logs as stream items, the boxes whose state they changed. */
+interface Stored {
+  items: BoxLogStreamItem[];
+  boxes: Iterable<number>;
+}
+
+/** The stream item of a stored log (GET /api/operator/box_logs's, plus via and latency), built from what is at hand. */
+function streamItem(
+  id: number,
+  entry: BoxLogInput,
+  options: IngestOptions,
+  response: ParsedResponse | null,
+  sessionId: number | null,
+  receivedAt: number,
+  receivedAtIso: string,
+): BoxLogStreamItem {
+  const created = parseCreatedAt(entry.created_at);
+  return {
+    id,
+    source: options.source,
+    equipment_id: entry.equipment_id,
+    secured_parking_id: entry.secured_parking_id,
+    fo_user_id: entry.fo_user_id,
+    smart_key_id: entry.smart_key_id,
+    session_id: sessionId,
+    type: entry.type,
+    command: entry.command,
+    response: entry.response,
+    offline: entry.offline,
+    created_at: entry.created_at,
+    verified: response !== null,
+    box_seq: response?.boxSeq ?? null,
+    status: response === null ? null : (statusName(response.status) ?? null),
+    received_at: receivedAtIso,
+    via: options.source,
+    latency_ms: created === undefined ? null : receivedAt - created,
+  };
 }
 
 type StoreTransaction = Transaction<
@@ -127,7 +175,7 @@ type StoreTransaction = Transaction<
     entries: readonly BoxLogInput[],
     options: IngestOptions,
     receivedAt: number,
-  ) => { results: BoxLogResult[]; queued: number }
+  ) => { results: BoxLogResult[]; queued: Set<number>; stored: Stored }
 >;
 
 // One transaction function per database, built once: db.transaction(fn)
@@ -149,13 +197,17 @@ function store(
   entries: readonly BoxLogInput[],
   options: IngestOptions,
   receivedAt: number,
-): { results: BoxLogResult[]; queued: number } {
+): { results: BoxLogResult[]; queued: Set<number>; stored: Stored } {
   const repository = ctx.boxLogs;
-  let queued = 0;
+  /** Parkings with logs queued for forwarding. */
+  const queued = new Set<number>();
+  const items: BoxLogStreamItem[] = [];
+  const receivedAtIso = new Date(receivedAt).toISOString();
   // The reads too are in the transaction: outside one, every read pays
   // for a snapshot of its own (WAL lock system calls, some 5% of a batch
   // under load), and ids checked here cannot vanish before the insert.
-  const resolved = resolve(options.lookups ?? new BoxLogLookups(ctx), entries, options);
+  const lookups = options.lookups ?? new BoxLogLookups(ctx);
+  const resolved = resolve(lookups, entries, options);
   const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
   const responses = verifiedResponses(
     entries.map((entry, index) => ({
@@ -178,6 +230,8 @@ function store(
       receivedAt,
     });
     if (stored.duplicate) return { id: stored.id, verified: true, duplicate: true };
+    const sessionId = entry.smart_key_id === null ? null : (lookups.smartKey(entry.smart_key_id)?.session_id ?? null);
+    items.push(streamItem(stored.id, entry, options, response, sessionId, receivedAt, receivedAtIso));
     if (response) {
       const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
       observe(observations, box, response, happenedAt);
@@ -192,10 +246,10 @@ function store(
       (response !== null || parking.forwarding_unverified === 1)
     ) {
       ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
-      queued += 1;
+      queued.add(parking.id);
     }
     return { id: stored.id, verified: response !== null, duplicate: false };
   });
   for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
-  return { results: outcome, queued };
+  return { results: outcome, queued, stored: { items, boxes: observations.keys() } };
 }

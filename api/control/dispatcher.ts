@@ -20,6 +20,7 @@ import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { Db } from '../db/open.js';
+import type { EventPublisher } from '../events/types.js';
 import type { CommandOutcome } from '../mqtt/mqtt-service.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { scheduleDueDrops } from './operations.js';
@@ -41,6 +42,8 @@ export interface ControlDispatcherOptions {
   /** Retries of a command that got no answer. */
   readonly retry: BackoffPolicy;
   readonly logger?: Logger;
+  /** The event stream: each delivery and what came of it, and the box whose pending commands changed. */
+  readonly events?: Pick<EventPublisher, 'publishControl' | 'publishBox'>;
 }
 
 export interface DispatcherCounters {
@@ -152,6 +155,7 @@ export class ControlDispatcher {
     }
     if (sent === undefined) return;
     this.counters.sent++;
+    this.#tell(head, 'sent', null);
     const outcome = await this.options.send(head.module_id, sent.frame, answerTimeoutMs);
     if (this.#stopped) return;
     const problem = unanswered(outcome);
@@ -161,8 +165,10 @@ export class ControlDispatcher {
       // MALFORMED with kind and key_id 0, docs/protocol.md step 2).
       if ('answered' in outcome && outcome.answered.response !== null)
         this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
+      this.#tellSettled(head);
       return;
     }
+    this.#tell(head, 'unanswered', null);
     this.counters.unanswered++;
     const delay = backoffDelay(this.options.retry, head.attempts);
     this.#logger.info(
@@ -178,6 +184,29 @@ export class ControlDispatcher {
         'control command retry not stored',
       );
     }
+  }
+
+  /** The event stream hears of a delivery (api/events/). */
+  #tell(head: ControlCommandRow, outcome: string, status: string | null): void {
+    const { events, clock } = this.options;
+    if (events === undefined) return;
+    events.publishControl({
+      module_id: head.module_id,
+      operation_id: head.operation,
+      kind: head.kind,
+      outcome,
+      status,
+      at: new Date(clock.now()).toISOString(),
+    });
+    events.publishBox(head.module_id);
+  }
+
+  /** What the answer made of the command (settled by ingestion, or above): done, failed, or still pending. */
+  #tellSettled(head: ControlCommandRow): void {
+    if (this.options.events === undefined) return;
+    const row = this.#commands.findById(head.id);
+    const outcome = row?.state === 'done' ? 'delivered' : row?.state === 'failed' ? 'failed' : 'answered';
+    this.#tell(head, outcome, row?.last_status ?? null);
   }
 
   #settleUnechoed(head: ControlCommandRow, seq: number, response: Buffer): void {

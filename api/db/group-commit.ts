@@ -68,9 +68,15 @@ export class GroupCommit {
   readonly counters: GroupCommitCounters = { groups: 0, units: 0 };
   /** Inputs of a shared work run again alone because their shared run failed. */
   ranAlone = 0;
+  /** afterCommit callbacks that threw (counted; the units settle anyway). */
+  afterCommitFailures = 0;
   #pending: Unit[] = [];
   #scheduled = false;
   #statements: SavepointStatements | undefined;
+  /** Callbacks of the unit running now (undefined outside a unit). */
+  #unitCallbacks: (() => void)[] | undefined;
+  /** Callbacks of the units of this group that were kept, run after its COMMIT. */
+  #committed: (() => void)[] = [];
 
   constructor(
     private readonly db: Db,
@@ -91,6 +97,16 @@ export class GroupCommit {
     return new Promise<R>((resolve, reject) => {
       this.#enqueue({ shared, input, resolve: resolve as (value: unknown) => void, reject });
     });
+  }
+
+  /** Inside a unit: runs `callback` once the group's transaction has
+   * committed, never if the unit is rolled back (an input of a shared work
+   * run again alone registers anew). Returns false outside a unit: the
+   * caller is not in a group, and does it now. */
+  afterCommit(callback: () => void): boolean {
+    if (this.#unitCallbacks === undefined) return false;
+    this.#unitCallbacks.push(callback);
+    return true;
   }
 
   #enqueue(unit: Unit): void {
@@ -118,9 +134,12 @@ export class GroupCommit {
   #inSavepoint(work: () => unknown): Outcome {
     const savepoint = this.#savepoint();
     savepoint.begin.run();
+    const callbacks: (() => void)[] = [];
+    this.#unitCallbacks = callbacks;
     try {
       const value = work();
       savepoint.release.run();
+      this.#committed.push(...callbacks);
       return { ok: true, value };
     } catch (error) {
       // Some errors (a full disk, I/O) make SQLite roll back the whole
@@ -129,6 +148,8 @@ export class GroupCommit {
       savepoint.rollback.run();
       savepoint.release.run();
       return { ok: false, error };
+    } finally {
+      this.#unitCallbacks = undefined;
     }
   }
 
@@ -184,13 +205,26 @@ export class GroupCommit {
     this.counters.groups += 1;
     this.counters.units += units.length;
     let outcomes: Outcome[];
+    this.#committed = [];
     try {
       // IMMEDIATE: the write lock at BEGIN, so a second API process waits
       // (busy_timeout) instead of failing to upgrade a read transaction.
       outcomes = this.db.transaction(() => this.#runAll(units)).immediate();
     } catch (error) {
+      this.#committed = [];
       for (const unit of units) unit.reject(error);
       return;
+    }
+    const committed = this.#committed;
+    this.#committed = [];
+    for (const callback of committed) {
+      // Event publishing (api/events/): cheap, and never allowed to keep a
+      // unit from settling; a failure is counted, not thrown.
+      try {
+        callback();
+      } catch {
+        this.afterCommitFailures += 1;
+      }
     }
     units.forEach((unit, index) => {
       const outcome = outcomes[index];

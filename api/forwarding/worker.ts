@@ -15,6 +15,7 @@ import { postOnce } from './post.js';
 import { forwardRecord } from './record.js';
 import { retryAfterMs, retryDelay } from './retry-schedule.js';
 import { webhookSignature } from './signature.js';
+import type { EventPublisher } from '../events/types.js';
 
 export { forwardRecord } from './record.js';
 
@@ -41,6 +42,8 @@ export interface ForwardingOptions {
   allowPrivate?: boolean;
   /** The jitter's source, in [0, 1). */
   random?: () => number;
+  /** The event stream, told when a parking's forwarding changed (api/events/). */
+  events?: Pick<EventPublisher, 'publishForwarding'>;
 }
 
 /** The secrets that sign now: the current one, and the one a rotation
@@ -157,6 +160,8 @@ export class ForwardingWorker {
         ? { ok: false, error: 'the parking has no forwarding secret' }
         : await this.post(delivery, body, secrets);
     const now = clock.now();
+    // Whatever came of it, the parking's forwarding status changed.
+    this.options.events?.publishForwarding(delivery.parking_id);
     if (attempt.ok) {
       outbox.markDelivered(delivery.id, now);
       this.options.log?.info(

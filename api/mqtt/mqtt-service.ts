@@ -14,6 +14,7 @@ import type { ApiConfig } from '../config.js';
 import type { Db } from '../db/open.js';
 import { MqttAccountRepository } from './accounts.js';
 import { BoxAvailabilityStore } from '../boxes/availability.js';
+import type { LiveBoxStates } from '../events/live-states.js';
 import { BoxAvailability, boxesOfGatewayState, type DerivedAvailability } from './box-availability.js';
 import { messageOf } from '../../lib/message-of.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
@@ -29,11 +30,13 @@ export type MqttConnection =
       readonly sharedGroup?: string;
     };
 
-/** What ingestion needs (declared by response-ingester.ts), the MQTT
- * accounts' database, and the packet size bound. */
+/** What ingestion needs (declared by response-ingester.ts; its `events`
+ * also hear of availability and state changes), the MQTT accounts'
+ * database, the packet size bound, and where the boxes' published states go. */
 export type MqttServiceDeps = ConstructorParameters<typeof ResponseIngestion>[0] & {
   db: Db;
   config: Pick<ApiConfig, 'mqttMaxPacketBytes'>;
+  liveStates: Pick<LiveBoxStates, 'message'>;
 };
 
 export interface MqttServiceOptions {
@@ -87,8 +90,8 @@ export class MqttService {
         ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),
       });
       const service = new MqttService(ingestion, broker.url, options, broker, undefined);
-      // Every publish passes here, retained availability and last wills included.
-      broker.aedes.on('publish', (packet) => service.#availabilityMessage(packet.topic, packet.payload));
+      // Every publish passes here, retained availability, states and last wills included.
+      broker.aedes.on('publish', (packet) => service.#statusMessage(packet.topic, packet.payload));
       return service;
     }
     const responses = topics.allBoxes('response');
@@ -112,19 +115,21 @@ export class MqttService {
           ? responses
           : `$share/${connection.sharedGroup}/${responses}`,
         topics.allBoxes('availability'),
+        // The boxes' retained state (barrier, battery, faults): `live` in the operator API.
+        topics.allBoxes('state'),
         topics.allGateways('availability'),
         topics.allGateways('state'),
       ],
       beforeAck: async (topic, payload) => {
         const box = topics.parseBoxTopic(topic);
-        // A gateway's availability and state are read by #availabilityMessage; any other topic is refused.
+        // A gateway's availability and state are read by #statusMessage; any other topic is refused.
         if (box === null) {
           if (topics.parseGatewayTopic(topic) === null) ingestion.refuseTopic(topic);
         } else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
       },
     });
     const service = new MqttService(ingestion, connection.url, options, undefined, client);
-    client.on('message', (topic: string, payload: Buffer) => service.#availabilityMessage(topic, payload));
+    client.on('message', (topic: string, payload: Buffer) => service.#statusMessage(topic, payload));
     await client.start();
     return service;
   }
@@ -141,12 +146,18 @@ export class MqttService {
     return this.#availability.of(moduleId);
   }
 
-  #availabilityMessage(topic: string, payload: Buffer | string): void {
+  #statusMessage(topic: string, payload: Buffer | string): void {
     const { topics } = this.options;
     const box = topics.parseBoxTopic(topic);
     if (box?.name === 'availability') {
       const online = onlineOf(payload);
       if (online !== undefined) this.#availability.box(box.moduleId, online);
+      return;
+    }
+    if (box?.name === 'state') {
+      // Parsed strictly; a bad payload is counted (ctx.liveStates.counters), never thrown.
+      const { ctx } = this.options;
+      if (ctx.liveStates.message(box.moduleId, payload)) ctx.events.publishBox(box.moduleId);
       return;
     }
     const gateway = topics.parseGatewayTopic(topic);
@@ -181,6 +192,7 @@ export class MqttService {
   #derived(moduleId: number, derived: DerivedAvailability): void {
     try {
       this.#availabilityStore.store(moduleId, derived, this.options.clock.now());
+      this.options.ctx.events.publishBox(moduleId);
     } catch (error) {
       // A busy or closing database: the next change writes it again; the listeners still hear it.
       (this.options.logger ?? silentLogger).warn(

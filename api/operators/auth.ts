@@ -20,6 +20,11 @@ import { ApiError } from '../errors.js';
 import type { OperatorRepository } from './repository.js';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes a `ticket` query parameter instead of the bearer
+     * token (GET /api/operator/events; the route checks the ticket). */
+    operatorTicket?: boolean;
+  }
   interface FastifyRequest {
     /** The authenticated operator, set by the operator hook on /api/operator/... */
     operator: { id: number; name: string } | null;
@@ -41,6 +46,15 @@ export function operatorAuth(ctx: OperatorAuthDeps) {
     reply: FastifyReply,
     done: (error?: Error) => void,
   ): void {
+    // GET /api/operator/events?ticket=T: the route takes the single-use
+    // ticket itself (api/routes/operator/events.ts); an EventSource has no headers.
+    if (
+      request.routeOptions.config.operatorTicket === true &&
+      typeof (request.query as { ticket?: unknown } | undefined)?.ticket === 'string'
+    ) {
+      done();
+      return;
+    }
     const token = BEARER_CREDENTIALS.exec(request.headers.authorization ?? '')?.[1];
     if (token !== undefined && token.length <= MAX_TOKEN_LENGTH) {
       const hash = tokenHash(token);

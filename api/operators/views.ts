@@ -54,7 +54,7 @@ export function operatorParkings(db: Db): OperatorParking[] {
 /** The newest verified response of a box: one read of the unique index on
  * verified (equipment_id, box_seq), the box's own order. boxStatuses keeps
  * its battery and clock; the barrier and the route are only in the frame. */
-function lastResponseOf(db: Db, moduleId: number): LastResponse | null {
+export function lastResponseOf(db: Db, moduleId: number): LastResponse | null {
   const row = db
     .prepare<[number], { id: number; response: string | null; source: 'http' | 'mqtt'; received_at: number }>(
       'SELECT id, response, source, received_at FROM box_logs WHERE equipment_id = ? AND verified = 1 ORDER BY box_seq DESC LIMIT 1',
@@ -108,7 +108,16 @@ export function operatorSessions(db: Db, filter: SessionFilter): OperatorSession
        ORDER BY s.id DESC LIMIT ?`,
     )
     .all(filter.state ?? null, filter.state ?? null, filter.parkingId ?? null, filter.parkingId ?? null, filter.limit);
-  return rows.map((row) => ({
+  return rows.map(toOperatorSession);
+}
+
+/** The columns toOperatorSession reads (parking_sessions s JOIN users u). */
+export const OPERATOR_SESSION_COLUMNS = `s.id, s.user_id, u.email, s.parking_id, s.state, s.start_time, s.end_time, s.entrance_remaining_tries,
+  s.exit_remaining_tries, s.amount_minor, s.currency, s.ended_at`;
+
+/** A session row (and its driver's email) as the operator API shows it. */
+export function toOperatorSession(row: SessionRow & { email: string }): OperatorSession {
+  return {
     id: row.id,
     user_id: row.user_id,
     email: row.email,
@@ -121,7 +130,7 @@ export function operatorSessions(db: Db, filter: SessionFilter): OperatorSession
     amount: formatMinorUnits(row.amount_minor),
     currency: row.currency,
     ended_at: iso(row.ended_at),
-  }));
+  };
 }
 
 export interface OperatorBoxLog {

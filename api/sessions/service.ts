@@ -10,6 +10,7 @@
 // as a second payment, and finalize also gives an exit key for
 // EXIT_KEY_MINUTES so nobody is locked in.
 import type { ApiConfig } from '../config.js';
+import type { EventPublisher } from '../events/types.js';
 import type { Db } from '../db/open.js';
 import type { PaymentProvider } from '../payments/provider.js';
 import type { BoxRepository } from '../repositories/boxes.js';
@@ -22,8 +23,11 @@ import { mintSmartKey, type MintDeps } from './smart-keys.js';
 
 /** What the session service touches: its transaction, the parkings and
  * boxes it reads, the sessions and payments it writes, the smart keys it
- * mints, and the provider that creates payments. */
+ * mints, the provider that creates payments, and the event stream it tells
+ * of a session's change (api/events/; rendered from the database at the
+ * stream's next flush, so telling it inside the transaction is safe). */
 export interface SessionServiceDeps extends MintDeps {
+  events: Pick<EventPublisher, 'publishSession'>;
   db: Db;
   config: Pick<ApiConfig, 'exitKeyMinutes'>;
   parkings: Pick<ParkingRepository, 'findById'>;
@@ -36,6 +40,7 @@ export interface SessionServiceDeps extends MintDeps {
 /** What a payment outcome reads and changes. */
 export interface PaymentOutcomeDeps {
   sessions: Pick<SessionRepository, 'findById' | 'setState'>;
+  events: Pick<EventPublisher, 'publishSession'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
 }
 
@@ -56,7 +61,7 @@ export function createSession(ctx: SessionServiceDeps, userId: number, parkingId
   const [first, ...rest] = reasons;
   if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
-  return ctx.db
+  const session = ctx.db
     .transaction(() => {
       const now = ctx.clock.now();
       // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
@@ -93,6 +98,8 @@ export function createSession(ctx: SessionServiceDeps, userId: number, parkingId
       return mustFind(ctx, id);
     })
     .immediate(); // the write lock at BEGIN: another process waits instead of failing mid-way
+  ctx.events.publishSession(session.id);
+  return session;
 }
 
 function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, id: number): SessionRow {
@@ -153,6 +160,7 @@ export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: 
   }
   const state = allPaid(ctx.payments.listOfSession(session.id)) ? 'finished' : 'exiting';
   ctx.sessions.end(session.id, state, endMs, finalMinor, exitTries, ctx.clock.now());
+  ctx.events.publishSession(session.id);
   return { session: mustFind(ctx, session.id), extraMinor };
 }
 
@@ -179,6 +187,8 @@ export function finalizeSession(ctx: SessionServiceDeps, userId: number, session
  * payments are all paid is finished. */
 export function onPaymentOutcome(ctx: PaymentOutcomeDeps, payment: PaymentRow): void {
   const session = ctx.sessions.findById(payment.session_id);
-  if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id)))
+  if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id))) {
     ctx.sessions.setState(session.id, 'finished');
+    ctx.events.publishSession(session.id);
+  }
 }

@@ -148,3 +148,44 @@ test('a shared run that fails is rolled back and each input runs again alone: on
   t.is(group.ranAlone, 4);
   t.is(group.counters.groups, 1, 'all in the one transaction');
 });
+
+test('afterCommit: callbacks of kept units run after the COMMIT, those of a rolled-back unit never; outside a unit it says no', async (t) => {
+  const { db } = database(t);
+  const group = new GroupCommit(db);
+  const ran: string[] = [];
+  t.false(
+    group.afterCommit(() => ran.push('outside')),
+    'not in a unit: the caller does it now',
+  );
+  const [kept, failing] = await Promise.allSettled([
+    group.run(() => {
+      insertItems(db, ['kept']);
+      group.afterCommit(() => {
+        t.false(db.inTransaction, 'after the COMMIT');
+        ran.push('kept');
+      });
+    }),
+    group.run(() => {
+      group.afterCommit(() => ran.push('rolled back'));
+      throw new Error('refused');
+    }),
+  ]);
+  t.is(kept.status, 'fulfilled');
+  t.is(failing.status, 'rejected');
+  t.deepEqual(ran, ['kept']);
+  // A shared work that fails together runs each input alone: only the survivors' callbacks run, once.
+  const shared = {
+    runAll: (inputs: readonly string[]) =>
+      inputs.map((input) => {
+        group.afterCommit(() => ran.push(`shared ${input}`));
+        if (input === 'bad') throw new Error('bad input');
+        return input;
+      }),
+  };
+  const outcomes = await Promise.allSettled([group.runShared(shared, 'a'), group.runShared(shared, 'bad')]);
+  t.deepEqual(
+    outcomes.map((outcome) => outcome.status),
+    ['fulfilled', 'rejected'],
+  );
+  t.deepEqual(ran, ['kept', 'shared a']);
+});

@@ -76,6 +76,8 @@ const OPERATOR_ROUTES: [method: 'GET' | 'POST', url: string][] = [
   ['GET', '/api/operator/parkings/1/forwarding'],
   ['POST', '/api/operator/parkings/1/forwarding/retry'],
   ['POST', '/api/operator/boxes/1/commands'],
+  ['POST', '/api/operator/events/tickets'],
+  ['GET', '/api/operator/events'],
   ['GET', '/api/operator/no_such_route'],
 ];
 
@@ -381,6 +383,8 @@ test('the OpenAPI document lists the operator routes under the operator tag with
     '/api/operator/conformance/{run_id}',
     '/api/operator/conformance/{run_id}/junit.xml',
     '/api/operator/conformance/{run_id}/report.json',
+    '/api/operator/events',
+    '/api/operator/events/tickets',
     '/api/operator/parkings',
     '/api/operator/parkings/{id}/forwarding',
     '/api/operator/parkings/{id}/forwarding/retry',

@@ -1,11 +1,13 @@
 // Tests that need a Debian tool (socat for pty pairs, mosquitto for an
-// external broker, PostgreSQL's server binaries) are declared through `testNeeding`, so that `npm test` on a
+// external broker, PostgreSQL's server binaries, chromium) are declared through `testNeeding`, so that `npm test` on a
 // machine with only Node.js and npm passes: without the tool those tests are
-// skipped, with one line naming the package to install. Under CI (`CI=true`,
+// skipped, with one line naming the package to install (chromium: the
+// browser tests of the bench page, test/bench-page/). Under CI (`CI=true`,
 // as .ci/run runs) nothing may be skipped: the same line fails the file.
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { ImplementationFn, TestFn } from 'ava';
+import type { ImplementationFn, SerialFn, TestFn } from 'ava';
+import { CHROMIUM_PATH, chromiumInstalled } from '../../lib/chromium.js';
 import { postgresBinDir } from '../../lib/postgres-server.js';
 import { EXISTING_SERVER_VARIABLE } from './postgres.js';
 
@@ -18,6 +20,7 @@ const TOOLS = {
     package: 'postgresql',
     why: `a real PostgreSQL server, or an existing one named by ${EXISTING_SERVER_VARIABLE}`,
   },
+  chromium: { package: 'chromium', why: "the bench page's browser tests drive Debian's chromium" },
 } as const;
 
 export type Tool = keyof typeof TOOLS;
@@ -28,7 +31,8 @@ export type DeclareTest = (title: string, implementation: ImplementationFn<[]>) 
 /** The one line said when `tool` is missing, in a skip and in a failure alike. */
 export function missingToolLine(tool: Tool): string {
   const { package: name, why } = TOOLS[tool];
-  const where = tool === 'postgres' ? 'is not installed' : 'is not on PATH';
+  const where =
+    tool === 'chromium' ? `is not at ${CHROMIUM_PATH}` : tool === 'postgres' ? 'is not installed' : 'is not on PATH';
   return `${tool} ${where} (${why}): install the Debian package with \`apt-get install ${name}\``;
 }
 
@@ -47,7 +51,10 @@ export function onPath(tool: string, path = process.env.PATH ?? ''): boolean {
     });
 }
 
+/** chromium at the path the tests launch (playwright is given that path, not PATH's); PostgreSQL's server
+ * binaries where Debian puts them (or an existing server); the others on PATH. */
 function available(tool: Tool): boolean {
+  if (tool === 'chromium') return chromiumInstalled();
   if (tool !== 'postgres') return onPath(tool);
   return (process.env[EXISTING_SERVER_VARIABLE] ?? '') !== '' || postgresBinDir() !== undefined;
 }
@@ -64,7 +71,7 @@ const said = new Set<Tool>();
  * `test` when `tool` is on PATH; otherwise `test.skip` after one line on
  * stderr, or, under CI, an error with that same line (the file fails).
  */
-export function testNeeding(tool: Tool, test: TestFn): DeclareTest {
+export function testNeeding(tool: Tool, test: TestFn | SerialFn): DeclareTest {
   if (available(tool)) return test;
   const line = missingToolLine(tool);
   if (inCi()) throw new Error(`CI=true: ${line}`);

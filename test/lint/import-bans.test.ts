@@ -185,3 +185,21 @@ test(
   'cli/admin/x.ts',
   "import { buildApp } from '../../api/app.js';\nimport { runSuite } from '../../conformance/run-suite.js';",
 );
+
+// web/ runs in a browser: preact and uplot, nothing of ours, no Node module.
+for (const part of ['api', 'lib', 'firmware-protocol', 'cli']) {
+  test(banned, 'web/bench/src/x.ts', `import type { X } from '../../../${part}/x.js';`, 'web/README.md');
+}
+test(banned, 'web/bench/src/views/x.ts', "import { x } from '../../../../lib/clock.js';", 'web/README.md');
+test(banned, 'web/bench/src/x.ts', "import { readFile } from 'node:fs/promises';", 'web/README.md');
+test(banned, 'web/bench/src/x.ts', "import fastify from 'fastify';", 'web/README.md');
+test(
+  allowed,
+  'web/bench/src/x.ts',
+  "import { render } from 'preact';\nimport { useState } from 'preact/hooks';\nimport uPlot from 'uplot';\nimport 'uplot/dist/uPlot.min.css';\nimport { createStore } from './store';\nimport { App } from './views/app';",
+);
+
+// scripts/ (developer tools) import the parts, not test/ or cli/.
+test(banned, 'scripts/x.ts', "import { runCli } from '../test/helpers/run-cli.js';", 'scripts/README.md');
+test(banned, 'scripts/x.ts', "import { startBench } from '../cli/start/bench.js';", 'scripts/README.md');
+test(allowed, 'scripts/x.ts', "import { chromiumArgs } from '../lib/chromium.js';\nimport { build } from 'esbuild';");

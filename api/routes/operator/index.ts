@@ -11,8 +11,9 @@ import type { ConformanceRuns } from '../../conformance-runs/runs.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
-import { operatorConformanceRoutes } from './conformance.js';
 import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim.js';
+import { operatorConformanceRoutes } from './conformance.js';
+import { operatorEventRoutes, type OperatorEventRouteDeps } from './events.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
 export const OPERATOR_PREFIX = '/api/operator';
@@ -21,6 +22,7 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorReadRouteDeps &
   OperatorActionRouteDeps &
   OperatorBoxCommandRouteDeps &
+  OperatorEventRouteDeps &
   OperatorBoxSimRouteDeps;
 
 /** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it;
@@ -40,6 +42,8 @@ export function operatorRoutes(
   operatorReadRoutes(scope, ctx);
   operatorActionRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
-  operatorConformanceRoutes(scope, conformanceRuns, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
+  operatorConformanceRoutes(scope, conformanceRuns, mqtt);
+  // Its own child scope: @fastify/sse (registered there) must see its route.
+  void scope.register((child) => operatorEventRoutes(child, ctx));
 }

@@ -4,6 +4,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/open.js';
 import { ApiError } from '../../errors.js';
+import type { LiveBoxStates } from '../../events/live-states.js';
+import { withLive } from '../../events/render.js';
 import { decodeCursor, operatorBoxLogs, operatorParkings, operatorSessions } from '../../operators/views.js';
 import type { SessionState } from '../../repositories/sessions.js';
 import { DECIMAL_ID_PATTERN, errorResponses } from '../../schemas.js';
@@ -17,9 +19,10 @@ import {
   STATUS_NAMES,
 } from './schemas.js';
 
-/** The database the views read. */
+/** The database the views read, and each box's newest MQTT state (`live`). */
 export interface OperatorReadRouteDeps {
   db: Db;
+  liveStates: Pick<LiveBoxStates, 'of'>;
 }
 
 /** A page holds at most this many rows; the default is DEFAULT_LIMIT. */
@@ -57,7 +60,7 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
         response: { 200: { type: 'array', items: operatorParkingSchema }, ...errors },
       },
     },
-    () => operatorParkings(ctx.db),
+    () => withLive(operatorParkings(ctx.db), ctx.liveStates),
   );
 
   app.get<{ Querystring: { state?: SessionState; parking_id?: string; limit?: string } }>(

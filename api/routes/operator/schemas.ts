@@ -39,6 +39,7 @@ export const operatorBoxSchema = {
     'last_box_seq',
     'pending_control_commands',
     'last_response',
+    'live',
     'availability',
     'availability_reason',
     'availability_since',
@@ -73,6 +74,20 @@ export const operatorBoxSchema = {
     gateway_id: {
       ...nullable('string'),
       description: 'The gateway the box is reached through; null for a box on MQTT itself or not known yet.',
+    },
+    live: {
+      type: ['object', 'null'],
+      description:
+        'The newest state the box published on MQTT (parkbench/boxes/{id}/state, retained: the simulator, or the gateway for a real box), as published; null when never seen by this API process.',
+      required: ['barrier', 'battery_mv', 'box_time', 'box_seq', 'faults', 'updated_at'],
+      properties: {
+        barrier: { type: 'string', enum: ['closed', 'opening', 'open', 'closing', 'fault'] },
+        battery_mv: { type: 'integer' },
+        box_time: { type: 'string' },
+        box_seq: { type: 'integer' },
+        faults: { type: 'array', items: { type: 'string' }, description: 'Active faults as published, e.g. "jam".' },
+        updated_at: { type: 'string' },
+      },
     },
     last_response: {
       type: ['object', 'null'],

@@ -1,0 +1,347 @@
+// The clients of GET /api/operator/events and what each is sent: first a
+// snapshot (or, resuming within the replay window, every event it missed),
+// then, every EVENTS_FLUSH_MS on the injected clock, at most one message per
+// event name with what changed since its last one: the newest state of each
+// box, session and parking's forwarding that changed (coalesced per key),
+// the box logs stored (at most 200 a message, `dropped` counting the older
+// ones left out; a replay sends them all, 200 a message), the control
+// deliveries, each conformance run that changed.
+//
+// Message ids make a resume exact. A flush's messages are sorted by the
+// oldest raw event each holds; a message's id is the id just below the next
+// message's oldest event (the last one's: the hub's head), so when a client
+// has received a message, every event up to its id was in what it received.
+// Ids increase. A client that resumes from any id it was sent misses nothing.
+//
+// Cost: the raw events of an interval are read once per distinct client
+// position, each entity is rendered once per flush (one read), and each
+// message serialized once per position, whatever the number of clients.
+//
+// Backpressure: nothing is queued per client. A client whose socket has not
+// drained is skipped at a flush (what changed meanwhile is coalesced into
+// its next message: it gets fewer, larger messages); one that stays
+// congested for STALL_LIMIT_MS, or whose socket buffer passes
+// MAX_BUFFERED_BYTES, is dropped (its EventSource reconnects and resumes
+// with Last-Event-ID, or gets a snapshot). So a slow page costs at most one
+// message of memory, never an unbounded queue.
+import type { Clock, TimerHandle } from '../../lib/clock.js';
+import type { EventHub } from './hub.js';
+import type { StreamRenderer } from './render.js';
+import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent } from './types.js';
+
+/** Box logs in one `box_logs` message. */
+export const MAX_BOX_LOGS_PER_MESSAGE = 200;
+/** A client congested this long is dropped, ms. */
+export const STALL_LIMIT_MS = 30_000;
+/** A client whose socket holds more than this, bytes, is dropped. */
+export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+
+export type EventName = 'snapshot' | 'boxes' | 'box_logs' | 'sessions' | 'forwarding' | 'control' | 'conformance';
+
+export interface OutgoingMessage {
+  readonly id: string;
+  readonly event: EventName;
+  /** JSON text. */
+  readonly data: string;
+}
+
+/** Where a client's messages go (the SSE reply, or a test's array). */
+export interface StreamSink {
+  send(message: OutgoingMessage): void;
+  /** The socket's buffer is full: nothing more until it drains. */
+  readonly congested: boolean;
+  /** Bytes written and not yet handed to the kernel. */
+  readonly bufferedBytes: number;
+  /** Ends the stream (the app closes). */
+  close(): void;
+  /** Cuts the connection (a client that does not read: its buffered bytes go with it). */
+  drop(): void;
+}
+
+export interface EventStreamOptions {
+  readonly hub: EventHub;
+  readonly renderer: Pick<StreamRenderer, 'box' | 'session' | 'forwarding' | 'snapshot'>;
+  readonly clock: Clock;
+  /** EVENTS_FLUSH_MS. */
+  readonly flushMs: number;
+  readonly stallLimitMs?: number;
+  readonly maxBufferedBytes?: number;
+}
+
+export interface EventStreamCounters {
+  clients: number;
+  snapshots: number;
+  /** Resumes served from the ring. */
+  resumes: number;
+  messages: number;
+  /** Clients dropped for not reading. */
+  dropped: number;
+  /** Flushes a congested client was skipped at. */
+  skipped: number;
+  /** The most bytes a client's socket held at a flush (what a slow client costs). */
+  peakBufferedBytes: number;
+}
+
+interface Client {
+  readonly sink: StreamSink;
+  lastId: number;
+  /** Resuming: its first deltas send every box log (200 a message), none dropped. */
+  replaying: boolean;
+  stalledSince: number | undefined;
+}
+
+/** A message of a flush before it is serialized (rendering is lazy: a
+ * congested client stops early, and what it was not sent is never built). */
+interface Draft {
+  readonly event: EventName;
+  /** The oldest raw event it holds. */
+  readonly minId: number;
+  readonly data: () => unknown;
+  text?: string;
+}
+
+/** What the entities render to within one flush (each read once). */
+interface FlushCache {
+  readonly boxes: Map<number, unknown>;
+  readonly sessions: Map<number, unknown>;
+  readonly forwarding: Map<number, unknown[]>;
+  /** Drafts of the clients at a position (same lastId, live). */
+  readonly drafts: Map<number, { drafts: Draft[]; headId: number }>;
+}
+
+export class EventStream {
+  readonly counters: EventStreamCounters = {
+    clients: 0,
+    snapshots: 0,
+    resumes: 0,
+    messages: 0,
+    dropped: 0,
+    skipped: 0,
+    peakBufferedBytes: 0,
+  };
+  readonly #clients = new Set<Client>();
+  #timer: TimerHandle | undefined;
+  #closed = false;
+
+  constructor(private readonly options: EventStreamOptions) {}
+
+  /** A new client: a snapshot, or the events after `lastEventId` when the
+   * hub still has them all. Returns the function that removes it. */
+  add(sink: StreamSink, lastEventId: number | undefined): () => void {
+    const { hub } = this.options;
+    const client: Client = { sink, lastId: hub.headId, replaying: false, stalledSince: undefined };
+    if (lastEventId !== undefined && hub.canResumeFrom(lastEventId)) {
+      this.counters.resumes++;
+      client.lastId = lastEventId;
+      client.replaying = true;
+      this.#sendDeltas(client, this.#newCache());
+    } else {
+      this.#sendSnapshot(client);
+    }
+    this.#clients.add(client);
+    this.counters.clients = this.#clients.size;
+    this.#schedule();
+    return () => {
+      this.#clients.delete(client);
+      this.counters.clients = this.#clients.size;
+    };
+  }
+
+  /** One flush of every client (the timer calls it every EVENTS_FLUSH_MS). */
+  flush(): void {
+    const cache = this.#newCache();
+    const now = this.options.clock.now();
+    for (const client of [...this.#clients]) {
+      this.counters.peakBufferedBytes = Math.max(this.counters.peakBufferedBytes, client.sink.bufferedBytes);
+      if (client.sink.congested) {
+        client.stalledSince ??= now;
+        const stalled = now - client.stalledSince >= (this.options.stallLimitMs ?? STALL_LIMIT_MS);
+        if (stalled || client.sink.bufferedBytes > (this.options.maxBufferedBytes ?? MAX_BUFFERED_BYTES)) {
+          this.counters.dropped++;
+          this.#clients.delete(client);
+          client.sink.drop();
+        } else this.counters.skipped++;
+        continue;
+      }
+      client.stalledSince = undefined;
+      if (!this.options.hub.canResumeFrom(client.lastId)) this.#sendSnapshot(client);
+      else this.#sendDeltas(client, cache);
+    }
+    this.counters.clients = this.#clients.size;
+  }
+
+  /** Stops the flushes and drops every client (the app closes). */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer !== undefined) this.options.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const client of this.#clients) client.sink.close();
+    this.#clients.clear();
+    this.counters.clients = 0;
+  }
+
+  #schedule(): void {
+    if (this.#timer !== undefined || this.#closed) return;
+    this.#timer = this.options.clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.flush();
+      if (this.#clients.size > 0) this.#schedule();
+    }, this.options.flushMs);
+  }
+
+  #newCache(): FlushCache {
+    return { boxes: new Map(), sessions: new Map(), forwarding: new Map(), drafts: new Map() };
+  }
+
+  #sendSnapshot(client: Client): void {
+    const { hub, renderer, clock } = this.options;
+    const headId = hub.headId;
+    client.sink.send({ id: String(headId), event: 'snapshot', data: JSON.stringify(renderer.snapshot(clock.now())) });
+    client.lastId = headId;
+    client.replaying = false;
+    this.counters.snapshots++;
+    this.counters.messages++;
+  }
+
+  #sendDeltas(client: Client, cache: FlushCache): void {
+    const { hub } = this.options;
+    if (client.lastId >= hub.headId) return;
+    let built = client.replaying ? undefined : cache.drafts.get(client.lastId);
+    if (built === undefined) {
+      built = { drafts: this.#drafts(client.lastId, client.replaying, cache), headId: hub.headId };
+      if (!client.replaying) cache.drafts.set(client.lastId, built);
+    }
+    const { drafts, headId } = built;
+    for (let index = 0; index < drafts.length; index++) {
+      const draft = drafts[index] as Draft;
+      const next = drafts[index + 1];
+      const id = next === undefined ? headId : next.minId - 1;
+      draft.text ??= JSON.stringify(draft.data());
+      client.sink.send({ id: String(id), event: draft.event, data: draft.text });
+      this.counters.messages++;
+      client.lastId = id;
+      // The rest waits for the next flush (coalesced with what comes meanwhile).
+      if (client.sink.congested && next !== undefined) return;
+    }
+    client.lastId = headId;
+    client.replaying = false;
+  }
+
+  /** The messages that bring a client from `lastId` to the head, oldest event first. */
+  #drafts(lastId: number, replaying: boolean, cache: FlushCache): Draft[] {
+    const boxes = new Map<number, number>();
+    const sessions = new Map<number, number>();
+    const forwarding = new Map<number, number>();
+    const conformance = new Map<string, { minId: number; run: ConformanceRunLike }>();
+    const logs: { id: number; item: BoxLogStreamItem }[] = [];
+    const control: ControlDelivery[] = [];
+    let controlMin = 0;
+    const keep = (map: Map<number, number>, key: number, id: number): void => {
+      if (!map.has(key)) map.set(key, id);
+    };
+    this.options.hub.forEachAfter(lastId, (event: RawEvent) => {
+      switch (event.kind) {
+        case 'box':
+          keep(boxes, event.moduleId, event.id);
+          break;
+        case 'box_log':
+          logs.push({ id: event.id, item: event.item });
+          break;
+        case 'session':
+          keep(sessions, event.sessionId, event.id);
+          break;
+        case 'forwarding':
+          keep(forwarding, event.parkingId, event.id);
+          break;
+        case 'control':
+          if (control.length === 0) controlMin = event.id;
+          control.push(event.delivery);
+          break;
+        case 'conformance': {
+          const key = String(event.run.id);
+          const known = conformance.get(key);
+          conformance.set(key, { minId: known?.minId ?? event.id, run: event.run });
+          break;
+        }
+      }
+    });
+    const drafts: Draft[] = [];
+    // Events are visited oldest first: a key's first id is its oldest.
+    const minOf = (map: Map<number, number>): number => map.values().next().value ?? 0;
+    const { renderer } = this.options;
+    if (boxes.size > 0)
+      drafts.push({
+        event: 'boxes',
+        minId: minOf(boxes),
+        data: () => ({
+          boxes: rendered(cache.boxes, boxes.keys(), (moduleId) => renderer.box(moduleId)),
+        }),
+      });
+    if (sessions.size > 0)
+      drafts.push({
+        event: 'sessions',
+        minId: minOf(sessions),
+        data: () => ({
+          sessions: rendered(cache.sessions, sessions.keys(), (sessionId) => renderer.session(sessionId)),
+        }),
+      });
+    if (forwarding.size > 0)
+      drafts.push({
+        event: 'forwarding',
+        minId: minOf(forwarding),
+        data: () => {
+          const entries: unknown[] = [];
+          for (const parkingId of forwarding.keys()) {
+            let of = cache.forwarding.get(parkingId);
+            if (of === undefined) {
+              of = renderer.forwarding(parkingId);
+              cache.forwarding.set(parkingId, of);
+            }
+            entries.push(...of);
+          }
+          return { forwarding: entries };
+        },
+      });
+    if (control.length > 0) drafts.push({ event: 'control', minId: controlMin, data: () => ({ deliveries: control }) });
+    for (const { minId, run } of conformance.values())
+      drafts.push({ event: 'conformance', minId, data: () => ({ run }) });
+    drafts.push(...boxLogDrafts(logs, replaying));
+    return drafts.sort((a, b) => a.minId - b.minId);
+  }
+}
+
+/** The box logs of an interval: all of them 200 a message (a replay), or the
+ * newest 200 with the count of the older ones left out. */
+function boxLogDrafts(logs: readonly { id: number; item: BoxLogStreamItem }[], replaying: boolean): Draft[] {
+  const first = logs[0];
+  if (first === undefined) return [];
+  if (!replaying || logs.length <= MAX_BOX_LOGS_PER_MESSAGE) {
+    const shown = logs.slice(-MAX_BOX_LOGS_PER_MESSAGE);
+    const dropped = logs.length - shown.length;
+    return [{ event: 'box_logs', minId: first.id, data: () => ({ box_logs: shown.map((log) => log.item), dropped }) }];
+  }
+  const drafts: Draft[] = [];
+  for (let start = 0; start < logs.length; start += MAX_BOX_LOGS_PER_MESSAGE) {
+    const chunk = logs.slice(start, start + MAX_BOX_LOGS_PER_MESSAGE);
+    drafts.push({
+      event: 'box_logs',
+      minId: (chunk[0] as { id: number }).id,
+      data: () => ({ box_logs: chunk.map((log) => log.item), dropped: 0 }),
+    });
+  }
+  return drafts;
+}
+
+/** Each key rendered once per flush; the ones that render nothing (gone) left out. */
+function rendered<K>(cache: Map<K, unknown>, keys: Iterable<K>, render: (key: K) => unknown): unknown[] {
+  const out: unknown[] = [];
+  for (const key of keys) {
+    let value = cache.get(key);
+    if (!cache.has(key)) {
+      value = render(key);
+      cache.set(key, value);
+    }
+    if (value !== undefined) out.push(value);
+  }
+  return out;
+}

@@ -1,0 +1,148 @@
+// The operator's live event stream (issue 17; the contract: /work's
+// S22-CONTRACT, docs/api.md "Event stream"):
+//   POST /api/operator/events/tickets (operator bearer) -> 201 {ticket, expires_at}
+//   GET  /api/operator/events  text/event-stream (@fastify/sse), with either
+//        ?ticket=T (single use, 30 s: browsers, whose EventSource cannot set
+//        headers) or Authorization: Bearer <operator token> (curl, scripts).
+// First a snapshot, then deltas coalesced per client (api/events/stream.ts);
+// a client resuming with Last-Event-ID (or ?last_event_id=N, for a new
+// EventSource) within the replay window gets every event it missed.
+// The ticket never reaches a log line: the request logger prints the URL
+// with `ticket=` redacted (redactTicket, used by buildApp's logger).
+import { fastifySSE } from '@fastify/sse';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../../lib/clock.js';
+import type { ApiConfig } from '../../config.js';
+import { ApiError } from '../../errors.js';
+import type { EventStream, StreamSink } from '../../events/stream.js';
+import { TICKET_PATTERN, type EventTicketRepository } from '../../events/tickets.js';
+import { errorResponses } from '../../schemas.js';
+
+/** What the stream routes use. */
+export interface OperatorEventRouteDeps {
+  clock: Pick<Clock, 'now'>;
+  config: Pick<ApiConfig, 'httpConnectionTimeoutMs'>;
+  eventStream: Pick<EventStream, 'add' | 'close'>;
+  eventTickets: Pick<EventTicketRepository, 'issue' | 'take'>;
+}
+
+const TICKET = new RegExp(TICKET_PATTERN);
+/** An event id we may have sent: decimal, at most 16 digits (ids are below 2^53). */
+const EVENT_ID = /^[0-9]{1,16}$/;
+
+/** `ticket=...` of a URL's query replaced by `ticket=[redacted]` (what the request logger prints). */
+export function redactTicket(url: string): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  return url.slice(0, query) + url.slice(query).replace(/([?&]ticket=)[^&#]*/gi, '$1[redacted]');
+}
+
+const errors = {
+  ...errorResponses(422),
+  401: {
+    $ref: 'ErrorBody#',
+    description:
+      'unauthorized / invalid_token (no or a bad bearer token), invalid_ticket (a missing, unknown, used or expired ticket).',
+  },
+  403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
+};
+
+/** The @fastify/sse serializer: our messages' data is JSON text already (serialized once for every client). */
+const passThrough = (data: unknown): string => (typeof data === 'string' ? data : JSON.stringify(data));
+
+export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorEventRouteDeps): Promise<void> {
+  // Heartbeat comments under the server's idle timeout (HTTP_CONNECTION_TIMEOUT_MS), so a quiet stream stays open.
+  await scope.register(fastifySSE, {
+    heartbeatInterval: Math.max(1_000, Math.floor(ctx.config.httpConnectionTimeoutMs / 2)),
+  });
+  const stream = ctx.eventStream;
+  // Before the server waits for its connections: every stream ends.
+  scope.addHook('preClose', (done) => {
+    stream.close();
+    done();
+  });
+
+  scope.post(
+    '/events/tickets',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: 'A single-use ticket for GET /api/operator/events (an EventSource cannot send Authorization)',
+        security: [{ operator: [] }],
+        response: {
+          201: {
+            type: 'object',
+            required: ['ticket', 'expires_at'],
+            properties: {
+              ticket: { type: 'string', description: '32 random bytes, base64url: good for ONE stream within 30 s.' },
+              expires_at: { type: 'string' },
+            },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const operator = request.operator;
+      if (operator === null) throw new ApiError('unauthorized');
+      const issued = ctx.eventTickets.issue(operator.id, ctx.clock.now());
+      return reply.status(201).send({ ticket: issued.ticket, expires_at: new Date(issued.expiresAt).toISOString() });
+    },
+  );
+
+  scope.get<{ Querystring: { ticket?: string; last_event_id?: string } }>(
+    '/events',
+    {
+      sse: { kind: 'only', serializer: passThrough },
+      config: { operatorTicket: true },
+      schema: {
+        tags: ['operator'],
+        summary: 'The live event stream (Server-Sent Events): a snapshot, then deltas',
+        description:
+          'Authenticate with `ticket` (POST /api/operator/events/tickets; single use, 30 s) or an operator bearer token. Resume with the Last-Event-ID header or `last_event_id`. See docs/api.md, Event stream.',
+        security: [{ operator: [] }],
+        querystring: {
+          type: 'object',
+          properties: {
+            ticket: { type: 'string', maxLength: 200, description: 'A ticket of POST /api/operator/events/tickets.' },
+            last_event_id: {
+              type: 'string',
+              pattern: EVENT_ID.source,
+              description:
+                'The id of the last message received (as Last-Event-ID, which a new EventSource cannot send).',
+            },
+          },
+        },
+        response: errors,
+      },
+    },
+    async (request, reply) => {
+      const { ticket } = request.query;
+      if (ticket !== undefined) {
+        const operator = TICKET.test(ticket) ? ctx.eventTickets.take(ticket, ctx.clock.now()) : undefined;
+        if (operator === undefined) throw new ApiError('invalid_ticket');
+        request.operator = operator;
+      }
+      const header = reply.sse.lastEventId;
+      const resumeFrom = header !== null && EVENT_ID.test(header) ? header : request.query.last_event_id;
+      reply.sse.keepAlive();
+      const sse = reply.sse;
+      const raw = reply.raw;
+      const sink: StreamSink = {
+        send: (message) => {
+          if (sse.isConnected) sse.send(message).catch(() => undefined); // a closed connection: onClose removes it
+        },
+        get congested() {
+          return raw.writableNeedDrain;
+        },
+        get bufferedBytes() {
+          return raw.writableLength;
+        },
+        close: () => sse.close(),
+        drop: () => raw.destroy(),
+      };
+      const remove = stream.add(sink, resumeFrom === undefined ? undefined : Number(resumeFrom));
+      sse.onClose(remove);
+    },
+  );
+}

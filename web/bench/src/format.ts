@@ -1,0 +1,36 @@
+// Small text formats of the page: times, durations, millivolts. Pure functions.
+
+/** `HH:MM:SS` of an ISO time, in the browser's zone; the text as given when it does not parse. */
+export function clockTime(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined) return '-';
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  return new Date(ms).toLocaleTimeString([], { hour12: false });
+}
+
+/** "12 s ago", "3 min ago", "2 h ago" from `nowMs`; "never" for null. */
+export function ago(iso: string | null | undefined, nowMs: number): string {
+  if (iso === null || iso === undefined) return 'never';
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  const seconds = Math.max(0, Math.round((nowMs - ms) / 1000));
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  return `${Math.floor(seconds / 3600)} h ago`;
+}
+
+/** A clock drift in seconds, signed, with its unit. */
+export function drift(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '-';
+  const sign = seconds > 0 ? '+' : '';
+  if (Math.abs(seconds) < 120) return `${sign}${seconds} s`;
+  return `${sign}${(seconds / 60).toFixed(1)} min`;
+}
+
+export function volts(mv: number | null | undefined): string {
+  return mv === null || mv === undefined ? '-' : `${(mv / 1000).toFixed(2)} V`;
+}
+
+export function latency(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '-' : `${Math.round(ms)} ms`;
+}

@@ -1,0 +1,315 @@
+// The page's one store, fed by the event stream and by the answers of the
+// actions. Changes are queued and applied once per animation frame, so a
+// burst of messages (a 5,000-box fleet, 1,000 box logs a second) costs one
+// render per frame. The state is immutable: a card whose box object did not
+// change is not rendered again (views/box-card.tsx compares by identity).
+import type {
+  Box,
+  BoxLog,
+  ConformanceRun,
+  ControlDelivery,
+  ForwardingStatus,
+  Parking,
+  Session,
+  Snapshot,
+} from './types';
+
+/** Box logs kept in the stream, newest first. */
+export const MAX_LOG_ROWS = 500;
+/** Seconds of the chart. */
+export const CHART_SECONDS = 60;
+
+export type Connection = 'live' | 'reconnecting';
+
+export interface ActionResult {
+  outcome: 'ok' | 'error' | 'pending';
+  text: string;
+}
+
+export interface ParkingInfo {
+  id: number;
+  name: string;
+  access_mode: string;
+  is_online: boolean;
+  /** Module ids of its boxes, in the order the API listed them. */
+  boxIds: number[];
+}
+
+/** Per second: commands seen (box logs and control deliveries), responses (verified logs), latency. */
+export interface ChartSeries {
+  seconds: number[];
+  commands: number[];
+  responses: number[];
+  latencyMs: (number | null)[];
+}
+
+export interface State {
+  connection: Connection;
+  loaded: boolean;
+  serverOffsetMs: number;
+  parkings: ParkingInfo[];
+  boxes: ReadonlyMap<number, Box>;
+  logs: readonly BoxLog[];
+  droppedLogs: number;
+  sessions: ReadonlyMap<number, Session>;
+  /** Smart keys seen in box logs, per session (for revoke when the session item names none). */
+  sessionKeys: ReadonlyMap<number, readonly number[]>;
+  forwarding: ReadonlyMap<number, readonly ForwardingStatus[]>;
+  runs: ReadonlyMap<number, ConformanceRun>;
+  results: ReadonlyMap<string, ActionResult>;
+  chart: ChartSeries;
+}
+
+interface Bucket {
+  commands: number;
+  responses: number;
+  latencySum: number;
+  latencyCount: number;
+}
+
+type Change = (state: State) => State;
+
+export interface Store {
+  get(): State;
+  subscribe(listener: () => void): () => void;
+  snapshot(snapshot: Snapshot): void;
+  boxes(boxes: Box[]): void;
+  boxLogs(logs: BoxLog[], dropped: number): void;
+  sessions(sessions: Session[]): void;
+  forwarding(items: ForwardingStatus[]): void;
+  control(deliveries: ControlDelivery[]): void;
+  conformance: (run: ConformanceRun) => void;
+  result(key: string, result: ActionResult): void;
+  connection(connection: Connection): void;
+  /** Moves the chart on by the clock when no event came (once a second). */
+  tick(): void;
+}
+
+export function initialState(): State {
+  return {
+    connection: 'reconnecting',
+    loaded: false,
+    serverOffsetMs: 0,
+    parkings: [],
+    boxes: new Map(),
+    logs: [],
+    droppedLogs: 0,
+    sessions: new Map(),
+    sessionKeys: new Map(),
+    forwarding: new Map(),
+    runs: new Map(),
+    results: new Map(),
+    chart: { seconds: [], commands: [], responses: [], latencyMs: [] },
+  };
+}
+
+function groupForwarding(items: ForwardingStatus[], into: Map<number, readonly ForwardingStatus[]>): void {
+  const fresh = new Map<number, ForwardingStatus[]>();
+  for (const item of items) {
+    // A snapshot item may hold its parking's URLs (`urls`) or be one URL's status.
+    const nested = (item as ForwardingStatus & { urls?: ForwardingStatus[] }).urls;
+    const list = fresh.get(item.parking_id) ?? [];
+    if (Array.isArray(nested)) list.push(...nested.map((url) => ({ ...url, parking_id: item.parking_id })));
+    else list.push(item);
+    fresh.set(item.parking_id, list);
+  }
+  for (const [id, list] of fresh) into.set(id, list);
+}
+
+function withKeys(sessionKeys: ReadonlyMap<number, readonly number[]>, logs: readonly BoxLog[]) {
+  let next: Map<number, readonly number[]> | null = null;
+  for (const log of logs) {
+    if (
+      log.session_id === null ||
+      log.session_id === undefined ||
+      log.smart_key_id === null ||
+      log.smart_key_id === undefined
+    )
+      continue;
+    const known = (next ?? sessionKeys).get(log.session_id) ?? [];
+    if (known.includes(log.smart_key_id)) continue;
+    next ??= new Map(sessionKeys);
+    next.set(log.session_id, [...known, log.smart_key_id]);
+  }
+  return next ?? sessionKeys;
+}
+
+export function createStore(now: () => number = () => Date.now()): Store {
+  let state = initialState();
+  const listeners = new Set<() => void>();
+  let queue: Change[] = [];
+  let frame: number | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  // The chart's per-second buckets, keyed by the second (ms / 1000, floored).
+  const buckets = new Map<number, Bucket>();
+
+  const bucketOf = (ms: number): Bucket => {
+    const second = Math.floor(ms / 1000);
+    let bucket = buckets.get(second);
+    if (bucket === undefined) {
+      bucket = { commands: 0, responses: 0, latencySum: 0, latencyCount: 0 };
+      buckets.set(second, bucket);
+    }
+    return bucket;
+  };
+
+  const chartOf = (): ChartSeries => {
+    const last = Math.floor(now() / 1000);
+    for (const second of buckets.keys()) if (second <= last - CHART_SECONDS) buckets.delete(second);
+    const series: ChartSeries = { seconds: [], commands: [], responses: [], latencyMs: [] };
+    for (let second = last - CHART_SECONDS + 1; second <= last; second += 1) {
+      const bucket = buckets.get(second);
+      series.seconds.push(second);
+      series.commands.push(bucket?.commands ?? 0);
+      series.responses.push(bucket?.responses ?? 0);
+      series.latencyMs.push(bucket && bucket.latencyCount > 0 ? bucket.latencySum / bucket.latencyCount : null);
+    }
+    return series;
+  };
+
+  const flush = (): void => {
+    frame = null;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    const changes = queue;
+    queue = [];
+    for (const change of changes) state = change(state);
+    state = { ...state, chart: chartOf() };
+    for (const listener of listeners) listener();
+  };
+
+  const enqueue = (change: Change): void => {
+    queue.push(change);
+    if (frame === null) frame = requestAnimationFrame(flush);
+    // A hidden tab gets no animation frames: flush at least once a second so the queue stays small.
+    timer ??= setTimeout(() => {
+      if (frame !== null) cancelAnimationFrame(frame);
+      flush();
+    }, 1000);
+  };
+
+  const countLogs = (logs: readonly BoxLog[]): void => {
+    for (const log of logs) {
+      const bucket = bucketOf(Date.parse(log.received_at) || now());
+      bucket.commands += 1;
+      if (log.verified) bucket.responses += 1;
+      if (typeof log.latency_ms === 'number') {
+        bucket.latencySum += log.latency_ms;
+        bucket.latencyCount += 1;
+      }
+    }
+  };
+
+  return {
+    get: () => state,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    snapshot(snapshot) {
+      // A fresh snapshot (first connection, or a resume too old to replay) starts the chart over from its logs.
+      buckets.clear();
+      countLogs(snapshot.box_logs);
+      enqueue((previous) => {
+        const boxes = new Map<number, Box>();
+        const parkings: ParkingInfo[] = snapshot.parkings.map((parking: Parking) => {
+          for (const box of parking.boxes) boxes.set(box.module_id, { ...box, parking_id: parking.id });
+          return {
+            id: parking.id,
+            name: parking.name,
+            access_mode: parking.access_mode,
+            is_online: parking.is_online,
+            boxIds: parking.boxes.map((box) => box.module_id),
+          };
+        });
+        const forwarding = new Map<number, ForwardingStatus[]>();
+        groupForwarding(snapshot.forwarding, forwarding);
+        const logs = [...snapshot.box_logs].reverse().slice(0, MAX_LOG_ROWS);
+        return {
+          ...previous,
+          loaded: true,
+          serverOffsetMs: (Date.parse(snapshot.server_time) || now()) - now(),
+          parkings,
+          boxes,
+          logs,
+          sessions: new Map(snapshot.sessions.map((session) => [session.id, session])),
+          sessionKeys: withKeys(new Map(), logs),
+          forwarding,
+        };
+      });
+    },
+    boxes(changed) {
+      enqueue((previous) => {
+        const boxes = new Map(previous.boxes);
+        let parkings = previous.parkings;
+        for (const box of changed) {
+          const known = boxes.get(box.module_id);
+          boxes.set(box.module_id, known ? { ...known, ...box } : box);
+          if (!known && box.parking_id !== undefined) {
+            // A box new to the page: add it to its parking's cards.
+            parkings = parkings.map((parking) =>
+              parking.id === box.parking_id ? { ...parking, boxIds: [...parking.boxIds, box.module_id] } : parking,
+            );
+          }
+        }
+        return { ...previous, boxes, parkings };
+      });
+    },
+    boxLogs(logs, dropped) {
+      countLogs(logs);
+      enqueue((previous) => {
+        const newest = [...logs].reverse();
+        const known = new Set(previous.logs.map((log) => log.id));
+        const fresh = newest.filter((log) => !known.has(log.id));
+        return {
+          ...previous,
+          logs: [...fresh, ...previous.logs].slice(0, MAX_LOG_ROWS),
+          droppedLogs: previous.droppedLogs + dropped,
+          sessionKeys: withKeys(previous.sessionKeys, fresh),
+        };
+      });
+    },
+    sessions(changed) {
+      enqueue((previous) => {
+        const sessions = new Map(previous.sessions);
+        for (const session of changed) sessions.set(session.id, session);
+        return { ...previous, sessions };
+      });
+    },
+    forwarding(items) {
+      enqueue((previous) => {
+        const forwarding = new Map(previous.forwarding);
+        groupForwarding(items, forwarding);
+        return { ...previous, forwarding };
+      });
+    },
+    control(deliveries) {
+      for (const delivery of deliveries) bucketOf(Date.parse(delivery.at) || now()).commands += 1;
+      enqueue((previous) => previous);
+    },
+    conformance(run) {
+      enqueue((previous) => {
+        const current = previous.runs.get(run.module_id);
+        // An older run's late event does not replace the one shown.
+        if (current !== undefined && String(current.id) !== String(run.id) && current.started_at > run.started_at)
+          return previous;
+        const runs = new Map(previous.runs);
+        runs.set(run.module_id, run);
+        return { ...previous, runs };
+      });
+    },
+    result(key, result) {
+      enqueue((previous) => {
+        const results = new Map(previous.results);
+        results.set(key, result);
+        return { ...previous, results };
+      });
+    },
+    tick() {
+      enqueue((previous) => previous);
+    },
+    connection(connection) {
+      enqueue((previous) => (previous.connection === connection ? previous : { ...previous, connection }));
+    },
+  };
+}

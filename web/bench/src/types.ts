@@ -1,0 +1,147 @@
+// What the operator API and its event stream send, as the page reads it
+// (docs/api.md, "Operator API"; the contract of the bench page). Written out
+// here rather than imported from api/: the page runs in a browser and may
+// import nothing of the Node code, and these are only the fields it shows.
+
+export const BARRIERS = ['closed', 'opening', 'open', 'closing', 'fault'] as const;
+export type Barrier = (typeof BARRIERS)[number];
+export type Availability = 'online' | 'offline' | 'unknown';
+
+/** A box's newest published MQTT state (`parkbench/boxes/{id}/state`), as the stream carries it. */
+export interface LiveState {
+  barrier: Barrier;
+  battery_mv: number | null;
+  box_time: string | null;
+  box_seq: number | null;
+  faults: Record<string, unknown> | null;
+  updated_at: string;
+}
+
+export interface LastResponse {
+  box_log_id: number;
+  status: string | null;
+  barrier: Barrier | null;
+  via: 'http' | 'mqtt';
+  received_at: string;
+}
+
+export interface Box {
+  module_id: number;
+  parking_id?: number;
+  direction: string;
+  mac_address: string;
+  last_seen_at: string | null;
+  battery_mv: number | null;
+  box_time_drift_seconds: number | null;
+  last_box_seq: number | null;
+  pending_control_commands: unknown[];
+  last_response: LastResponse | null;
+  availability: Availability;
+  availability_reason: string | null;
+  availability_since: string | null;
+  gateway_id: string | null;
+  live?: LiveState | null;
+}
+
+export interface Parking {
+  id: number;
+  name: string;
+  description?: string | null;
+  currency: string;
+  price_per_hour: string;
+  is_online: boolean;
+  access_mode: 'sealed' | 'signed';
+  boxes: Box[];
+}
+
+export interface Session {
+  id: number;
+  user_id: number;
+  email: string;
+  parking_id: number;
+  state: 'entering' | 'active' | 'exiting' | 'finished';
+  start_time: string;
+  end_time: string;
+  entrance_remaining_tries?: number;
+  exit_remaining_tries?: number;
+  amount: string;
+  currency: string;
+  ended_at: string | null;
+  /** Shown when the API sends them (a driver's name, a payment's state, its smart keys). */
+  driver_name?: string | null;
+  payment_status?: string | null;
+  smart_key_ids?: number[];
+}
+
+export interface BoxLog {
+  id: number;
+  source: 'http' | 'mqtt';
+  equipment_id: number;
+  secured_parking_id: number;
+  smart_key_id?: number | null;
+  session_id?: number | null;
+  type: string;
+  created_at?: string;
+  verified: boolean;
+  box_seq?: number | null;
+  status: string | null;
+  received_at: string;
+  via?: 'http' | 'mqtt';
+  latency_ms?: number | null;
+}
+
+/** One URL's forwarding (GET /api/operator/parkings/:id/forwarding items). */
+export interface ForwardingStatus {
+  parking_id: number;
+  url?: string;
+  pending: number;
+  delivered: number;
+  dead: number;
+  last_error?: string | null;
+  disabled_at?: string | null;
+}
+
+export type ConformanceResult = 'pass' | 'fail' | 'skip';
+
+export interface ConformanceCase {
+  name: string;
+  step?: string;
+  expected?: string;
+  got?: string;
+  result: ConformanceResult;
+  reason?: string | null;
+  ms?: number;
+}
+
+export interface ConformanceRun {
+  id: string | number;
+  module_id: number;
+  state: 'running' | 'passed' | 'failed' | 'error';
+  started_at: string;
+  ended_at: string | null;
+  cases: ConformanceCase[];
+  summary?: Record<string, unknown>;
+}
+
+export interface ControlDelivery {
+  module_id: number;
+  operation_id?: number | string | null;
+  kind: string;
+  outcome: string;
+  status?: string | null;
+  at: string;
+}
+
+export interface Snapshot {
+  server_time: string;
+  parkings: Parking[];
+  sessions: Session[];
+  box_logs: BoxLog[];
+  forwarding: ForwardingStatus[];
+}
+
+/** The registry's error body (api/errors.ts). */
+export interface ApiErrorBody {
+  error: string;
+  message: string;
+}

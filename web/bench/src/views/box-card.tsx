@@ -1,0 +1,158 @@
+// One box: its barrier (animated by CSS), availability, battery, clock drift,
+// last seen, link, and its buttons. A class with shouldComponentUpdate so a
+// card renders again only when its own box, result or run changed: the store
+// keeps unchanged objects as they were (store.ts), so 5,000 cards cost one
+// comparison each when one box moves.
+import { Component, createRef } from 'preact';
+import {
+  COMMAND_ACTIONS,
+  COMMAND_LABELS,
+  FAULT_ACTIONS,
+  FAULT_LABELS,
+  type CommandAction,
+  type FaultAction,
+} from '../actions';
+import { clockTime, drift, volts } from '../format';
+import type { ActionResult as Result } from '../store';
+import type { Box, Barrier as BarrierState, ConformanceRun } from '../types';
+import { BARRIERS } from '../types';
+import { ActionResult } from './action-result';
+import { Barrier } from './barrier';
+import { unwatch, watchNear } from './near-view';
+
+export interface BoxHandlers {
+  command: (moduleId: number, action: CommandAction) => void;
+  fault: (moduleId: number, action: FaultAction) => void;
+  conformance: (moduleId: number) => void;
+}
+
+interface Props {
+  box: Box;
+  result: Result | undefined;
+  run: ConformanceRun | undefined;
+  handlers: BoxHandlers;
+  /** Build the body and buttons only once the card comes near the viewport (large fleets). */
+  lazy: boolean;
+}
+
+interface CardState {
+  near: boolean;
+}
+
+/** The card's barrier: the box's live MQTT state, else its last verified response, else closed. */
+export function barrierOf(box: Box): BarrierState {
+  const candidate = box.live?.barrier ?? box.last_response?.barrier ?? 'closed';
+  return (BARRIERS as readonly string[]).includes(candidate) ? candidate : 'closed';
+}
+
+function linkOf(box: Box): string {
+  if (box.gateway_id !== null) return `gateway ${box.gateway_id}`;
+  const via = box.last_response?.via;
+  if (via === 'http') return 'phone (HTTP)';
+  return 'MQTT';
+}
+
+function activeFaults(box: Box): string {
+  const faults = box.live?.faults;
+  if (faults === null || faults === undefined) return '';
+  return Object.entries(faults)
+    .filter(([, value]) => value !== false && value !== 0 && value !== null)
+    .map(([name, value]) => (value === true ? name : `${name} ${String(value)}`))
+    .join(', ');
+}
+
+export class BoxCard extends Component<Props, CardState> {
+  override state: CardState = { near: !this.props.lazy };
+  readonly #article = createRef<HTMLElement>();
+
+  override componentDidMount(): void {
+    const article = this.#article.current;
+    if (!this.state.near && article !== null) watchNear(article, () => this.setState({ near: true }));
+  }
+
+  override componentWillUnmount(): void {
+    const article = this.#article.current;
+    if (article !== null) unwatch(article);
+  }
+
+  override shouldComponentUpdate(next: Props, nextState: CardState): boolean {
+    return (
+      next.box !== this.props.box ||
+      next.result !== this.props.result ||
+      next.run !== this.props.run ||
+      nextState.near !== this.state.near
+    );
+  }
+
+  render() {
+    const { box, result, run, handlers } = this.props;
+    const barrier = barrierOf(box);
+    const id = box.module_id;
+    const faults = activeFaults(box);
+    const battery = box.live?.battery_mv ?? box.battery_mv;
+    const running = run?.state === 'running';
+    return (
+      <article
+        ref={this.#article}
+        class="card"
+        data-module-id={id}
+        data-barrier={barrier}
+        data-availability={box.availability}
+        aria-label={`box ${id}`}
+      >
+        <header class="card-head">
+          <h3>
+            {id} <span class="direction">{box.direction}</span>
+          </h3>
+          <span class={`badge ${box.availability}`} title={box.availability_reason ?? undefined}>
+            {box.availability}
+          </span>
+        </header>
+        {this.state.near && (
+          <>
+            <div class="card-body">
+              <Barrier state={barrier} />
+              <dl class="facts">
+                <dt>Barrier</dt>
+                <dd class="barrier-name">{barrier}</dd>
+                <dt>Battery</dt>
+                <dd>{volts(battery)}</dd>
+                <dt>Clock drift</dt>
+                <dd>{drift(box.box_time_drift_seconds)}</dd>
+                <dt>Last seen</dt>
+                <dd>{clockTime(box.last_seen_at)}</dd>
+                <dt>Link</dt>
+                <dd>{linkOf(box)}</dd>
+              </dl>
+            </div>
+            {box.availability_reason !== null && <p class="reason">{box.availability_reason}</p>}
+            {faults !== '' && <p class="faults">Faults: {faults}</p>}
+            <div class="buttons">
+              {COMMAND_ACTIONS.map((action) => (
+                <button type="button" key={action} data-action={action} onClick={() => handlers.command(id, action)}>
+                  {COMMAND_LABELS[action]}
+                </button>
+              ))}
+              <button
+                type="button"
+                data-action="conformance"
+                disabled={running}
+                onClick={() => handlers.conformance(id)}
+              >
+                {running ? 'Conformance…' : 'Conformance'}
+              </button>
+            </div>
+            <div class="buttons faults-row" role="group" aria-label={`simulated faults of box ${id}`}>
+              {FAULT_ACTIONS.map((action) => (
+                <button type="button" key={action} data-action={action} onClick={() => handlers.fault(id, action)}>
+                  {FAULT_LABELS[action]}
+                </button>
+              ))}
+            </div>
+            <ActionResult result={result} />
+          </>
+        )}
+      </article>
+    );
+  }
+}

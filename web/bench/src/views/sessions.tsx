@@ -1,0 +1,76 @@
+// The sessions of the day: state, tries left, payment, and revoking their smart keys.
+import { clockTime } from '../format';
+import type { ActionResult as Result } from '../store';
+import type { Session } from '../types';
+import { ActionResult } from './action-result';
+
+interface Props {
+  sessions: ReadonlyMap<number, Session>;
+  sessionKeys: ReadonlyMap<number, readonly number[]>;
+  results: ReadonlyMap<string, Result>;
+  revoke: (sessionId: number, smartKeyIds: readonly number[]) => void;
+}
+
+export function Sessions({ sessions, sessionKeys, results, revoke }: Props) {
+  const rows = [...sessions.values()].sort((a, b) => b.id - a.id);
+  return (
+    <section class="panel" aria-labelledby="sessions-title">
+      <h2 id="sessions-title">Sessions of the day</h2>
+      {rows.length === 0 ? (
+        <p class="empty">No session today.</p>
+      ) : (
+        <div class="scroll">
+          <table class="sessions">
+            <thead>
+              <tr>
+                <th scope="col">Session</th>
+                <th scope="col">Driver</th>
+                <th scope="col">State</th>
+                <th scope="col">Tries left</th>
+                <th scope="col">Payment</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((session) => {
+                const keys = session.smart_key_ids ?? sessionKeys.get(session.id) ?? [];
+                return (
+                  <tr key={session.id} data-session-id={session.id} data-state={session.state}>
+                    <td>
+                      #{session.id}{' '}
+                      <span class="muted">
+                        P{session.parking_id} · {clockTime(session.start_time)}
+                      </span>
+                    </td>
+                    <td class="wrap">{session.driver_name ?? session.email}</td>
+                    <td>{session.state}</td>
+                    <td>
+                      in {session.entrance_remaining_tries ?? '-'} · out {session.exit_remaining_tries ?? '-'}
+                    </td>
+                    <td>
+                      {session.amount} {session.currency}
+                      {session.payment_status !== null && session.payment_status !== undefined
+                        ? ` · ${session.payment_status}`
+                        : ''}
+                    </td>
+                    <td>
+                      <button
+                        type="button"
+                        data-action="revoke"
+                        disabled={session.state === 'finished'}
+                        onClick={() => revoke(session.id, keys)}
+                      >
+                        Revoke keys
+                      </button>
+                      <ActionResult result={results.get(`session:${session.id}`)} />
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
