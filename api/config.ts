@@ -208,6 +208,13 @@ const postgresUrl: Parser<PostgresUrl | undefined> = (raw, name) => {
   });
 };
 
+/** A DATABASE_URL as loadConfig reads it (tests and tools that hold a URL). */
+export function parsePostgresUrl(raw: string, name = 'DATABASE_URL'): PostgresUrl {
+  const parsed = postgresUrl(raw, name);
+  if (parsed === undefined) throw new ConfigError(`${name} must not be empty`);
+  return parsed;
+}
+
 /** The URL with the password between "user:" and "@" replaced, whether or not it parses. */
 function masked(value: string): string {
   return value.replace(/:[^:@/]*@/, ':***@');
