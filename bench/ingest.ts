@@ -1,4 +1,4 @@
-// npm run bench:ingest [-- --boxes 200 --per-box 250 --bare-count 50000]
+// npm run bench:ingest [-- --boxes 200 --per-box 250 --bare-count 50000 --stream-rounds 2]
 //
 // Box responses -> stored box logs per second, through `parkbench api` (its
 // own process: the embedded aedes broker and the ingestion, which commits
@@ -9,6 +9,11 @@
 // its own process and two plain clients (one publisher, one subscriber, QoS
 // 1). Targets (issue 7): at least 10,000 box logs stored per second; goal:
 // half the bare broker's rate.
+// Then the event stream (issue 17): the same ingestion without and with three
+// clients of GET /api/operator/events attached (real SSE connections from
+// this process, reading every byte), alternating, --stream-rounds times each:
+// target, at least 0.9 of the rate without them.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { freePort } from '../lib/free-port.js';
 import { tmpdir } from 'node:os';
@@ -18,10 +23,14 @@ import { ParkingRepository } from '../api/repositories/parkings.js';
 import { randomKeyHex } from '../api/auth/secrets.js';
 import { provisionFleet } from '../api/boxes/fleet.js';
 import { formatNumber, startTsx } from './support/processes.js';
+import { addOperator } from '../api/operators/accounts.js';
+import { attachStreamClients, type StreamClients } from './support/stream-clients.js';
 
 const boxes = Number(argument('--boxes') ?? 200);
 const perBox = Number(argument('--per-box') ?? 250);
 const bareCount = Number(argument('--bare-count') ?? 50_000);
+const streamRounds = Number(argument('--stream-rounds') ?? 2);
+const STREAM_CLIENTS = 3;
 const worker = new URL('./support/ingest-worker.ts', import.meta.url);
 const directory = await mkdtemp(join(tmpdir(), 'pb-bench-ingest-'));
 
@@ -40,6 +49,7 @@ try {
   console.log(
     `targets:  10,000 stored/s: ${ingest.rate >= 10_000 ? 'met' : 'MISSED'}; half the bare broker: ${ratio >= 0.5 ? 'met' : 'MISSED'}; every response stored: ${ingest.stored === ingest.messages ? 'yes' : 'NO'}`,
   );
+  if (streamRounds > 0) await withAndWithoutStreams();
 } finally {
   await rm(directory, { recursive: true, force: true });
 }
@@ -61,20 +71,65 @@ async function bareBroker(): Promise<Rate> {
   }
 }
 
-async function throughApi(): Promise<Rate & { stored: number }> {
-  const databasePath = join(directory, 'bench.sqlite');
+/** The same ingestion run without and with STREAM_CLIENTS event-stream clients, alternating. */
+async function withAndWithoutStreams(): Promise<void> {
+  const without: number[] = [];
+  const withStreams: number[] = [];
+  const cpuWithout: number[] = [];
+  const cpuWith: number[] = [];
+  for (let round = 0; round < streamRounds; round++) {
+    const bare = await throughApi(0, `round-${round}-without`);
+    without.push(bare.rate);
+    cpuWithout.push(bare.cpuUsPerLog);
+    console.log(
+      `stream:   without clients: ${formatNumber(bare.rate)} box logs stored/s, ${formatNumber(bare.cpuUsPerLog)} µs of API CPU a log`,
+    );
+    const streamed = await throughApi(STREAM_CLIENTS, `round-${round}-with`);
+    withStreams.push(streamed.rate);
+    cpuWith.push(streamed.cpuUsPerLog);
+    console.log(
+      `stream:   with ${STREAM_CLIENTS} clients:  ${formatNumber(streamed.rate)} box logs stored/s, ${formatNumber(streamed.cpuUsPerLog)} µs of API CPU a log (${streamed.streams ?? ''})`,
+    );
+  }
+  const median = (values: number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+  };
+  const ratio = median(withStreams) / median(without);
+  console.log(
+    `stream:   medians ${formatNumber(median(withStreams))} with, ${formatNumber(median(without))} without: ratio ${formatNumber(ratio, 2)} (target 0.9: ${ratio >= 0.9 ? 'met' : 'MISSED'}); pairs ${withStreams.map((rate, index) => formatNumber(rate / (without[index] ?? rate), 2)).join(', ')}`,
+  );
+  console.log(
+    `stream:   API CPU a log, medians: ${formatNumber(median(cpuWith))} µs with, ${formatNumber(median(cpuWithout))} µs without (ratio of rates the CPU allows: ${formatNumber(median(cpuWithout) / median(cpuWith), 2)})`,
+  );
+}
+
+async function throughApi(
+  streamClients = 0,
+  name = 'bench',
+): Promise<Rate & { stored: number; cpuUsPerLog: number; streams?: string }> {
+  const databasePath = join(directory, `${name}.sqlite`);
   const mqttPort = await freePort();
-  const fleetFile = join(directory, 'fleet.json');
-  await writeFile(fleetFile, JSON.stringify(seedFleet(databasePath, mqttPort)));
+  const httpPort = await freePort();
+  const fleetFile = join(directory, `${name}-fleet.json`);
+  const seeded = seedFleet(databasePath, mqttPort);
+  await writeFile(fleetFile, JSON.stringify(seeded.files));
   const api = startTsx(new URL('../bin/parkbench.js', import.meta.url), ['api'], {
     DATABASE_PATH: databasePath,
     HOST: '127.0.0.1',
-    PORT: String(await freePort()),
+    PORT: String(httpPort),
     MQTT_PORT: String(mqttPort),
     LOG_LEVEL: 'info',
   });
+  let streams: StreamClients | undefined;
   try {
     await api.line(/MQTT broker listening/, 60_000);
+    // The HTTP side listens after the MQTT side.
+    if (streamClients > 0) await api.line(/Server listening at/, 60_000);
+    if (streamClients > 0)
+      streams = await attachStreamClients(`http://127.0.0.1:${httpPort}`, seeded.operatorToken, streamClients);
+    const cpuBefore = cpuSecondsOf(api.process.pid);
     const result = await runWorker([
       '--mode',
       'boxes',
@@ -85,17 +140,22 @@ async function throughApi(): Promise<Rate & { stored: number }> {
       '--per-box',
       String(perBox),
     ]);
+    // The API process's CPU a stored log (user + system, /proc): what the load of the machine moves least.
+    const cpuUsPerLog = ((cpuSecondsOf(api.process.pid) - cpuBefore) * 1e6) / result.messages;
     const db = openDatabase(databasePath);
     const stored = db.prepare('SELECT count(*) FROM box_logs WHERE verified = 1').pluck().get() as number;
     db.close();
-    return { ...result, stored };
+    const summary = streams?.summary();
+    return { ...result, stored, cpuUsPerLog, ...(summary === undefined ? {} : { streams: summary }) };
   } finally {
+    streams?.close();
     await api.stop();
   }
 }
 
-/** The boxes in the database (what `admin fleet provision` does) and their provisioning files. */
-function seedFleet(databasePath: string, mqttPort: number): unknown[] {
+/** The boxes in the database (what `admin fleet provision` does), their
+ * provisioning files, and an operator's token for the event stream. */
+function seedFleet(databasePath: string, mqttPort: number): { files: unknown[]; operatorToken: string } {
   const db = openDatabase(databasePath);
   try {
     const now = Date.now();
@@ -114,11 +174,12 @@ function seedFleet(databasePath: string, mqttPort: number): unknown[] {
       },
       now,
     );
-    return provisionFleet(
+    const files = provisionFleet(
       db,
       { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` },
       now,
     ).files;
+    return { files, operatorToken: addOperator(db, 'bench', now).token };
   } finally {
     db.close();
   }
@@ -137,4 +198,11 @@ async function runWorker(args: string[]): Promise<Rate> {
 function argument(name: string): string | undefined {
   const index = process.argv.indexOf(name);
   return index === -1 ? undefined : process.argv[index + 1];
+}
+
+/** User + system CPU seconds of a process so far (/proc/PID/stat, clock ticks of 1/100 s). */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }

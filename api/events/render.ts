@@ -8,11 +8,13 @@
 import type { Db } from '../db/open.js';
 import { forwardingStatus, type ForwardingStatus } from '../forwarding/administration.js';
 import {
-  lastResponseOf,
+  LAST_RESPONSE_SQL,
+  lastResponseOfRow,
   OPERATOR_SESSION_COLUMNS,
   operatorBoxLogs,
   operatorParkings,
   toOperatorSession,
+  type LastResponseRow,
   type OperatorBox,
   type OperatorBoxLog,
   type OperatorParking,
@@ -90,6 +92,7 @@ export function latencyMs(createdAt: string, receivedAtMs: number): number | nul
 export class StreamRenderer {
   readonly #box;
   readonly #pending;
+  readonly #lastResponse;
   readonly #session;
   readonly #today;
 
@@ -107,6 +110,7 @@ export class StreamRenderer {
     this.#pending = db.prepare<[number], PendingRow>(
       "SELECT id, kind, purpose, attempts, last_status, last_error, created_at FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id",
     );
+    this.#lastResponse = db.prepare<[number], LastResponseRow>(LAST_RESPONSE_SQL);
     this.#session = db.prepare<[number], SessionRow & { email: string }>(
       `SELECT ${OPERATOR_SESSION_COLUMNS} FROM parking_sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`,
     );
@@ -140,7 +144,7 @@ export class StreamRenderer {
       availability_since: iso(row.since),
       gateway_id: row.gateway_id,
       mac_address: row.mac_address,
-      last_response: lastResponseOf(this.db, moduleId),
+      last_response: lastResponseOfRow(this.#lastResponse.get(moduleId)),
       live: this.live.of(moduleId),
     };
   }

@@ -55,11 +55,21 @@ export function operatorParkings(db: Db): OperatorParking[] {
  * verified (equipment_id, box_seq), the box's own order. boxStatuses keeps
  * its battery and clock; the barrier and the route are only in the frame. */
 export function lastResponseOf(db: Db, moduleId: number): LastResponse | null {
-  const row = db
-    .prepare<[number], { id: number; response: string | null; source: 'http' | 'mqtt'; received_at: number }>(
-      'SELECT id, response, source, received_at FROM box_logs WHERE equipment_id = ? AND verified = 1 ORDER BY box_seq DESC LIMIT 1',
-    )
-    .get(moduleId);
+  return lastResponseOfRow(db.prepare<[number], LastResponseRow>(LAST_RESPONSE_SQL).get(moduleId));
+}
+
+/** The newest verified response of a box (its statement prepared once by callers that read it often). */
+export const LAST_RESPONSE_SQL =
+  'SELECT id, response, source, received_at FROM box_logs WHERE equipment_id = ? AND verified = 1 ORDER BY box_seq DESC LIMIT 1';
+
+export interface LastResponseRow {
+  id: number;
+  response: string | null;
+  source: 'http' | 'mqtt';
+  received_at: number;
+}
+
+export function lastResponseOfRow(row: LastResponseRow | undefined): LastResponse | null {
   if (row === undefined) return null;
   let status: StatusName | null = null;
   let barrier: string | null = null;

@@ -29,6 +29,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
+import { MqttAcl } from '../../api/mqtt/acl.js';
 import { provisioningOf, type SeededBox } from '../helpers/parking.js';
 
 interface Stream {
@@ -700,4 +701,33 @@ test('control: a REVOKE delivered to a simulated box arrives as control deliveri
       ],
     );
   }
+});
+
+test("the API's own subscription to every box's state is within its ACL; boxes gain no right", (t) => {
+  const acl = new MqttAcl(topics);
+  const api = { role: 'api', username: 'parkbench-api' } as const;
+  const box = { role: 'box', username: 'box-9101', moduleId: 9101 } as const;
+  t.true(acl.canSubscribe(api, topics.allBoxes('state')), 'the API reads every state');
+  t.true(acl.canPublish(box, topics.box(9101, 'state')), 'a box publishes its own state, as before');
+  t.false(acl.canPublish(box, topics.box(9102, 'state')), "never another box's");
+  t.false(acl.canSubscribe(box, topics.allBoxes('state')), 'nor reads the others');
+  t.false(acl.canPublish(api, topics.box(9101, 'state')), 'the API only reads states');
+});
+
+test("availability: a box's availability message changes its entry in a boxes message", async (t) => {
+  const stream = await streamApp(t, {}, true);
+  const client = await connect(t, stream);
+  await client.next(ofEvent('snapshot'), 'the snapshot');
+  const box = stream.parking.entrance;
+  const publisher = await boxClient(t, stream, box);
+  await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'online', { qos: 1, retain: true });
+  await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'online', 'online');
+  flush(stream);
+  const boxes = await client.next(ofEvent('boxes'), 'the box online');
+  t.like((boxes.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'online' }]);
+  await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'offline', { qos: 1, retain: true });
+  await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'offline', 'offline');
+  flush(stream);
+  const later = await client.next(ofEvent('boxes'), 'the box offline', client.messages.indexOf(boxes) + 1);
+  t.like((later.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'offline' }]);
 });

@@ -133,6 +133,10 @@ test('through mosquitto: a box answers a session command; the API stores the log
       seen.some((message) => message.topic === topics.box(moduleId, 'availability') && message.payload === 'online'),
     'the box online on mosquitto',
   );
+  // Its retained state reaches the API through the API's own subscription
+  // (its account reads everything in the mosquitto ACL): `live` in the operator API.
+  await waitFor(() => api.ctx.liveStates.of(moduleId) !== null, 'the box state through mosquitto');
+  t.like(api.ctx.liveStates.of(moduleId), { barrier: 'closed' });
 
   const driver = await httpDriver(api);
   const session = await openSession(driver, bench.parking.id);

@@ -8,14 +8,18 @@ import { ApiError } from '../../errors.js';
 import { forwardingStatus, reviveDeadDeliveries } from '../../forwarding/administration.js';
 import type { SmartKeyRepository } from '../../repositories/smart-keys.js';
 import { errorResponses } from '../../schemas.js';
+import type { EventPublisher } from '../../events/types.js';
 import { answering } from './domain-errors.js';
 import { idParams } from './schemas.js';
 
-/** The database the services write, the clock, and the keys (an unknown id is a 404). */
+/** The database the services write, the clock, the keys (an unknown id is a
+ * 404), and the event stream (a revived parking's forwarding, the boxes a
+ * revocation queued commands for). */
 export interface OperatorActionRouteDeps {
   db: Db;
   clock: Clock;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
+  events: Pick<EventPublisher, 'publishForwarding' | 'publishBox'>;
 }
 
 const errors = {
@@ -94,6 +98,8 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key with id ${id}` }]);
       const operator = request.operator?.name ?? 'unknown';
       const result = answering('id', () => revokeSmartKey(ctx.db, id, ctx.clock.now(), `operator ${operator} (HTTP)`));
+      // Their pending control commands changed.
+      for (const delivery of result.deliveries) ctx.events.publishBox(delivery.module_id);
       return { ...result, revoked_at: new Date(result.revoked_at).toISOString() };
     },
   );
@@ -123,6 +129,11 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         response: { 200: revivalResponse, ...errors },
       },
     },
-    (request) => answering('id', () => reviveDeadDeliveries(ctx.db, Number(request.params.id), ctx.clock.now())),
+    (request) => {
+      const id = Number(request.params.id);
+      const revival = answering('id', () => reviveDeadDeliveries(ctx.db, id, ctx.clock.now()));
+      ctx.events.publishForwarding(id);
+      return revival;
+    },
   );
 }

@@ -22,7 +22,7 @@ import { errorResponses } from '../../schemas.js';
 export interface OperatorEventRouteDeps {
   clock: Pick<Clock, 'now'>;
   config: Pick<ApiConfig, 'httpConnectionTimeoutMs'>;
-  eventStream: Pick<EventStream, 'add' | 'close'>;
+  eventStream: Pick<EventStream, 'add' | 'close' | 'counters'>;
   eventTickets: Pick<EventTicketRepository, 'issue' | 'take'>;
 }
 
@@ -59,6 +59,7 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
   // Before the server waits for its connections: every stream ends.
   scope.addHook('preClose', (done) => {
     stream.close();
+    scope.log.info({ component: 'api:events', ...stream.counters }, 'event stream closed');
     done();
   });
 
