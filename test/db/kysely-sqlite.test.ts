@@ -3,12 +3,16 @@
 // write transactions that take the write lock at BEGIN (IMMEDIATE), which a
 // second connection to the file sees.
 import test, { type ExecutionContext } from 'ava';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Generated } from 'kysely';
 import { BetterSqliteDialect } from '../../api/db/kysely-sqlite.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Schema {
   items: { id: Generated<number>; name: string; size: number };
@@ -157,6 +161,44 @@ test('a write transaction holds the write lock from BEGIN: another connection ca
   other.exec('BEGIN IMMEDIATE');
   other.exec('ROLLBACK');
   t.pass();
+});
+
+// Another process, as a second parkbench on the file would be: it asks for
+// the write lock with a busy timeout and says when it has it.
+const OTHER_WRITER = `
+  import Database from 'better-sqlite3';
+  const db = new Database(process.argv[1]);
+  db.pragma('busy_timeout = 10000');
+  console.log('trying');
+  db.exec('BEGIN IMMEDIATE');
+  console.log('locked');
+  db.exec('ROLLBACK');
+  db.close();
+`;
+
+test('a second process asking for the write lock waits on its busy timeout until the transaction commits', async (t) => {
+  const { db, path } = store(t);
+  const trx = await db.startTransaction().execute();
+  const child = spawn(process.execPath, ['--input-type=module', '-e', OTHER_WRITER, path], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  let committed = false;
+  const lockedAfterCommit = new Promise<boolean>((resolve) =>
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      if (line === 'locked') resolve(committed);
+    }),
+  );
+  await waitFor(() => lines.includes('trying'), 'the other process to start', 15_000);
+  // Nothing in the transaction yet: with a deferred BEGIN the other process
+  // would have the lock at once. Give it time to take it, in vain.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.false(lines.includes('locked'), 'the other process still waits');
+  committed = true;
+  await trx.commit().execute();
+  t.true(await lockedAfterCommit, 'it got the lock once the transaction committed');
 });
 
 test('a read-only transaction begins deferred: another connection may still write', async (t) => {
