@@ -12,6 +12,9 @@ export interface ApiConfig {
   readonly publicUrl: string;
   /** The SQLite file; its folder is created. */
   readonly databasePath: string;
+  /** A PostgreSQL server (issue 18): parsed and checked at start, not used
+   * by the app yet (it runs on DATABASE_PATH whatever this says). */
+  readonly databaseUrl: PostgresUrl | undefined;
   /** Embedded broker port, used in provisioning files. */
   readonly mqttPort: number;
   /** An external broker; when set, provisioning files point at it and no
@@ -91,6 +94,21 @@ export interface ApiConfig {
   readonly controlRetryMaxMs: number;
 }
 
+/** A DATABASE_URL, its parts as pg's client takes them. */
+export interface PostgresUrl {
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
+  readonly user: string | undefined;
+  readonly password: string | undefined;
+  /** `?sslmode=`: disable (the default), require (encrypted, any
+   * certificate) or verify-full (encrypted, the certificate checked against
+   * the system's CAs and the host name). */
+  readonly ssl: 'disable' | 'require' | 'verify-full';
+  /** The URL with its password masked, for logs and messages. */
+  readonly shown: string;
+}
+
 /** Bad configuration: the CLI prints the message as one line and exits 2. */
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -150,6 +168,66 @@ function url(protocols: string[]): Parser<string> {
   };
 }
 
+const SSL_MODES = ['disable', 'require', 'verify-full'] as const;
+
+/** postgres://user:password@host:port/database?sslmode=...; the message of a
+ * bad one shows the URL with its password masked. */
+const postgresUrl: Parser<PostgresUrl | undefined> = (raw, name) => {
+  const value = raw.trim();
+  if (value === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(
+      `${name} must be a URL such as postgres://user:password@host:5432/parkbench, got "${masked(value)}"`,
+    );
+  }
+  const shown = masked(value);
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
+    throw new ConfigError(`${name} must use postgres: or postgresql:, got "${shown}"`);
+  if (parsed.hostname === '') throw new ConfigError(`${name} must name a host, got "${shown}"`);
+  const database = decodePart(parsed.pathname.replace(/^\//, ''), name, shown);
+  if (database === '' || database.includes('/'))
+    throw new ConfigError(`${name} must name one database after the host (…/parkbench), got "${shown}"`);
+  const parameters = [...parsed.searchParams.keys()].filter((key) => key !== 'sslmode');
+  if (parameters.length > 0)
+    throw new ConfigError(`${name} takes no parameter but sslmode, got ${parameters.join(', ')} in "${shown}"`);
+  const ssl = parsed.searchParams.get('sslmode') ?? 'disable';
+  if (!(SSL_MODES as readonly string[]).includes(ssl))
+    throw new ConfigError(`${name}: sslmode must be one of ${SSL_MODES.join(', ')}, got "${ssl}"`);
+  return Object.freeze({
+    // URL keeps IPv6 hosts in brackets; pg wants the bare address.
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: parsed.port === '' ? 5432 : Number(parsed.port),
+    database,
+    user: parsed.username === '' ? undefined : decodePart(parsed.username, name, shown),
+    password: parsed.password === '' ? undefined : decodePart(parsed.password, name, shown),
+    ssl: ssl as PostgresUrl['ssl'],
+    shown,
+  });
+};
+
+/** A DATABASE_URL as loadConfig reads it (tests and tools that hold a URL). */
+export function parsePostgresUrl(raw: string, name = 'DATABASE_URL'): PostgresUrl {
+  const parsed = postgresUrl(raw, name);
+  if (parsed === undefined) throw new ConfigError(`${name} must not be empty`);
+  return parsed;
+}
+
+/** The URL with the password between "user:" and "@" replaced, whether or not it parses. */
+function masked(value: string): string {
+  return value.replace(/:[^:@/]*@/, ':***@');
+}
+
+function decodePart(part: string, name: string, shown: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new ConfigError(`${name} has a badly percent-encoded part in "${shown}"`);
+  }
+}
+
 /** "parkbench-app, other-app" -> ['parkbench-app', 'other-app']; schemes a
  * browser runs or reads locally are refused whatever the operator writes. */
 const schemeList: Parser<readonly string[]> = (raw, name) => {
@@ -199,6 +277,7 @@ export const DEFAULTS = Object.freeze({
   PORT: '3000',
   PUBLIC_URL: '', // derived: http://HOST:PORT
   DATABASE_PATH: './data/parkbench.sqlite',
+  DATABASE_URL: '', // postgres://...: PostgreSQL (issue 18; checked, not used yet)
   DATABASE_BUSY_TIMEOUT_MS: '5000', // a write waits this long for another process's lock, then 503
   MQTT_PORT: '1883',
   MQTT_URL: '',
@@ -241,6 +320,7 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   port: { key: 'port', env: 'PORT', parse: integer(0, 65535) },
   publicUrl: { key: 'publicUrl', env: 'PUBLIC_URL', parse: url(['http:', 'https:']) },
   databasePath: { key: 'databasePath', env: 'DATABASE_PATH', parse: text },
+  databaseUrl: { key: 'databaseUrl', env: 'DATABASE_URL', parse: postgresUrl },
   databaseBusyTimeoutMs: { key: 'databaseBusyTimeoutMs', env: 'DATABASE_BUSY_TIMEOUT_MS', parse: integer(0, 600_000) },
   mqttPort: { key: 'mqttPort', env: 'MQTT_PORT', parse: integer(0, 65535) },
   mqttUrl: {

@@ -573,7 +573,12 @@ function latestVersion(migrations: readonly Migration[]): number {
 }
 
 /** Applies the migrations not yet applied, each in its own transaction, after
- * checkSchema. */
+ * checkSchema. Each transaction begins IMMEDIATE (the write lock first) and
+ * reads whether its migration is applied inside it: two processes starting
+ * together on one file (two APIs, the API and an admin command) apply each
+ * migration once, the second waiting on the busy timeout for the first's
+ * commit and then finding it applied. Read before the transaction, both saw
+ * it missing and the second failed ("table ... already exists"). */
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {
   checkSchema(db, migrations);
   db.exec(`CREATE TABLE IF NOT EXISTS migrations (
@@ -581,21 +586,23 @@ export function migrate(db: Database.Database, migrations: readonly Migration[] 
     name TEXT NOT NULL,
     applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
   )`);
-  const applied = new Set(
-    (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((row) => row.version),
-  );
+  const isApplied = db.prepare<[number]>('SELECT 1 FROM migrations WHERE version = ?').pluck();
   const record = db.prepare('INSERT INTO migrations (version, name) VALUES (?, ?)');
+  const applyOnce = (migration: Migration, apply: () => void): boolean =>
+    db
+      .transaction(() => {
+        if (isApplied.get(migration.version) !== undefined) return false;
+        apply();
+        record.run(migration.version, migration.name);
+        return true;
+      })
+      .immediate();
   let count = 0;
   for (const migration of migrations) {
-    if (applied.has(migration.version)) continue;
-    if (migration.rebuildsTables) runRebuild(db, migration, () => record.run(migration.version, migration.name));
-    else {
-      db.transaction(() => {
-        db.exec(migration.sql);
-        record.run(migration.version, migration.name);
-      })();
-    }
-    count += 1;
+    const applied = migration.rebuildsTables
+      ? runRebuild(db, migration, (apply) => applyOnce(migration, apply))
+      : applyOnce(migration, () => db.exec(migration.sql));
+    if (applied) count += 1;
   }
   return count;
 }
@@ -604,19 +611,22 @@ export function migrate(db: Database.Database, migrations: readonly Migration[] 
  * "Making Other Kinds Of Table Schema Changes"): foreign keys off outside the
  * transaction (the pragma is a no-op inside one), the change, a
  * foreign_key_check that must come back empty, commit, foreign keys back on. */
-function runRebuild(db: Database.Database, migration: Migration, record: () => void): void {
+function runRebuild(
+  db: Database.Database,
+  migration: Migration,
+  inTransaction: (apply: () => void) => boolean,
+): boolean {
   const foreignKeys = db.pragma('foreign_keys', { simple: true }) === 1;
   db.pragma('foreign_keys = OFF');
   try {
-    db.transaction(() => {
+    return inTransaction(() => {
       db.exec(migration.sql);
       const broken = db.pragma('foreign_key_check') as unknown[];
       if (broken.length > 0)
         throw new Error(
           `migration ${migration.version} (${migration.name}) would leave ${broken.length} broken foreign key(s); nothing was changed`,
         );
-      record();
-    })();
+    });
   } finally {
     if (foreignKeys) db.pragma('foreign_keys = ON');
   }

@@ -35,7 +35,7 @@ export function openDatabase(
   try {
     db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
     checkSchema(db, undefined, path);
-    db.pragma('journal_mode = WAL');
+    useWal(db, busyTimeoutMs);
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL'); // safe with WAL: a crash loses at most the last commits, never consistency
     // A checkpoint runs inside the commit that crosses this many WAL pages, on
@@ -50,6 +50,31 @@ export function openDatabase(
   }
   return db;
 }
+
+/**
+ * Switches the file to WAL (it stays so). Switching needs every other
+ * connection's lock gone, and SQLite answers SQLITE_BUSY at once instead of
+ * waiting on the busy timeout: two processes opening one fresh file together
+ * (two APIs, the API and an admin command) failed there, one round in three
+ * of test/db/migration-race.test.ts. So the switch is retried, within the busy
+ * timeout, a few milliseconds apart (a synchronous wait, as the busy timeout's
+ * own, and only while the file is being opened).
+ */
+function useWal(db: Db, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, 5);
+    }
+  }
+}
+
+/** What Atomics.wait sleeps on (nothing ever wakes it: it times out). */
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 function openReadOnly(path: string, busyTimeoutMs: number): Db {
   if (!existsSync(path))

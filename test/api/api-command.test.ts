@@ -16,12 +16,15 @@ test('bad configuration: one line on stderr, exit 2', async (t) => {
     [{ LOG_LEVEL: 'loud' }, [], 'LOG_LEVEL'],
     [{ PUBLIC_URL: 'not a url' }, [], 'PUBLIC_URL'],
     [{ MQTT_URL: 'http://x' }, [], 'MQTT_URL'],
+    [{ DATABASE_URL: 'mysql://park:hunter2@db/parkbench' }, [], 'DATABASE_URL'],
+    [{}, ['--database-url', 'postgres://park:hunter2@db'], '--database-url'],
     [{ PORT: '3000' }, ['--port', 'x'], '--port'],
   ] as const) {
     const result = await runCli(['api', ...flags], { env });
     t.is(result.code, 2, JSON.stringify(env));
     t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
     t.true(result.stderr.includes(name), result.stderr);
+    t.false(result.stderr.includes('hunter2'), 'a password is never shown');
   }
 });
 

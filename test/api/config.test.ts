@@ -68,3 +68,47 @@ test('HTTP timeouts: defaults, and checked against each other and the waits a re
     message: /^--http-connection-timeout-ms \(5000\) must be greater than BOX_ANSWER_TIMEOUT_MS/,
   });
 });
+
+test('DATABASE_URL: postgres:// or postgresql:// parsed into its parts, unset by default', (t) => {
+  t.is(loadConfig({}).databaseUrl, undefined);
+  t.is(loadConfig({ DATABASE_URL: '  ' }).databaseUrl, undefined);
+  t.deepEqual(loadConfig({ DATABASE_URL: 'postgres://park:s%40cret@db.example:6543/parkbench' }).databaseUrl, {
+    host: 'db.example',
+    port: 6543,
+    database: 'parkbench',
+    user: 'park',
+    password: 's@cret',
+    ssl: 'disable',
+    shown: 'postgres://park:***@db.example:6543/parkbench',
+  });
+  t.like(loadConfig({}, { DATABASE_URL: 'postgresql://[::1]/bench?sslmode=verify-full' }).databaseUrl, {
+    host: '::1',
+    port: 5432,
+    database: 'bench',
+    user: undefined,
+    password: undefined,
+    ssl: 'verify-full',
+  });
+  t.true(Object.isFrozen(loadConfig({ DATABASE_URL: 'postgres://h/d' }).databaseUrl));
+});
+
+test('a bad DATABASE_URL names the variable or the flag, and never shows the password', (t) => {
+  for (const [url, message] of [
+    ['mysql://park:hunter2@db/parkbench', /must use postgres: or postgresql:/],
+    ['park:hunter2@db/parkbench', /must use postgres: or postgresql:|must be a URL/],
+    ['postgres://park:hunter2@db', /must name one database/],
+    ['postgres://park:hunter2@db/a/b', /must name one database/],
+    ['postgres://park:hunter2@db:99999/parkbench', /must be a URL/],
+    ['postgres://park:hunter2@db/parkbench?sslmode=prefer', /sslmode must be one of disable, require, verify-full/],
+    ['postgres://park:hunter2@db/parkbench?application_name=x', /takes no parameter but sslmode/],
+    ['postgres://park:hunter2@db/%E0%A4%A', /badly percent-encoded/],
+  ] as const) {
+    const error = t.throws(() => loadConfig({ DATABASE_URL: url }), {
+      instanceOf: ConfigError,
+      message: /^DATABASE_URL/,
+    });
+    t.regex(error.message, message, url);
+    t.false(error.message.includes('hunter2'), error.message);
+  }
+  t.throws(() => loadConfig({}, { DATABASE_URL: 'http://db/x' }), { message: /^--database-url must use postgres:/ });
+});
