@@ -52,12 +52,21 @@ export function configFrom(flags: Record<string, string | undefined>, env: NodeJ
     if (value !== undefined) byVariable[variable] = value;
   }
   if (flags.database !== undefined && byVariable.DATABASE_PATH === undefined) byVariable.DATABASE_PATH = flags.database;
+  let config: ApiConfig;
   try {
-    return loadConfig(env, byVariable);
+    config = loadConfig(env, byVariable);
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`bad configuration: ${error.message}`);
     throw error;
   }
+  // Checked, but the store does not run on PostgreSQL yet (issue 18): a
+  // service that quietly ran on a SQLite file instead of the server it was
+  // given would lose its operator's data, so a set DATABASE_URL stops it.
+  if (config.databaseUrl !== undefined)
+    throw new UsageError(
+      'DATABASE_URL / --database-url: PostgreSQL is not supported by this version yet; unset it to run on SQLite (DATABASE_PATH)',
+    );
+  return config;
 }
 
 function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {

@@ -18,6 +18,8 @@ test('bad configuration: one line on stderr, exit 2', async (t) => {
     [{ MQTT_URL: 'http://x' }, [], 'MQTT_URL'],
     [{ DATABASE_URL: 'mysql://park:hunter2@db/parkbench' }, [], 'DATABASE_URL'],
     [{}, ['--database-url', 'postgres://park:hunter2@db'], '--database-url'],
+    // A good URL too: the store does not run on PostgreSQL yet, and must not fall back to SQLite quietly.
+    [{ DATABASE_URL: 'postgres://park:hunter2@db.example:5432/parkbench' }, [], 'not supported'],
     [{ PORT: '3000' }, ['--port', 'x'], '--port'],
   ] as const) {
     const result = await runCli(['api', ...flags], { env });
