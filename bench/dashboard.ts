@@ -56,6 +56,8 @@ const METER = `
             window.__meter.loafParts.push({
               duration: entry.duration,
               script: (entry.scripts ?? []).reduce((sum, script) => sum + script.duration, 0),
+              // Its longest script: what ran it (an rAF callback, an event listener, a timer).
+              invoker: [...(entry.scripts ?? [])].sort((a, b) => b.duration - a.duration).map((script) => script.invoker)[0] ?? '',
               styleLayout: entry.styleAndLayoutStart ? entry.startTime + entry.duration - entry.styleAndLayoutStart : 0,
             });
         }
@@ -68,7 +70,7 @@ interface Meter {
   frames: number[];
   loaf: number[];
   longtasks: number[];
-  loafParts: { duration: number; script: number; styleLayout: number }[];
+  loafParts: { duration: number; script: number; styleLayout: number; invoker: string }[];
 }
 
 if (!chromiumInstalled()) {
@@ -155,7 +157,7 @@ try {
     const worst = [...meter.loafParts].sort((a, b) => b.duration - a.duration)[0];
     if (worst !== undefined)
       console.log(
-        `longest long-animation-frame: ${formatNumber(worst.duration)} ms, of which scripts ${formatNumber(worst.script)} ms, style and layout ${formatNumber(worst.styleLayout)} ms`,
+        `longest long-animation-frame: ${formatNumber(worst.duration)} ms, of which scripts ${formatNumber(worst.script)} ms${worst.invoker === '' ? '' : ` (the longest run by ${worst.invoker})`}, style and layout ${formatNumber(worst.styleLayout)} ms`,
       );
     // A long frame the page spent mostly waiting (its scripts, style and layout under half of it) is the machine's.
     const over = meter.loafParts.filter((part) => part.duration > 100);
