@@ -49,11 +49,15 @@ const METER = `
       new PerformanceObserver((entries) => {
         for (const entry of entries.getEntries()) {
           window.__meter[list].push(entry.duration);
-          // Where a long frame went: scripts before rendering, then style and layout (and paint).
+          // Where a long frame went: the page's scripts (the frame's script
+          // entries, rAF callbacks included), style and layout (and paint);
+          // what is left is time the renderer waited (a loaded machine).
           if (list === 'loaf')
             window.__meter.loafParts.push({
               duration: entry.duration,
-              script: entry.renderStart ? entry.renderStart - entry.startTime : entry.duration,
+              script: (entry.scripts ?? []).reduce((sum, script) => sum + script.duration, 0),
+              // Its longest script: what ran it (an rAF callback, an event listener, a timer).
+              invoker: [...(entry.scripts ?? [])].sort((a, b) => b.duration - a.duration).map((script) => script.invoker)[0] ?? '',
               styleLayout: entry.styleAndLayoutStart ? entry.startTime + entry.duration - entry.styleAndLayoutStart : 0,
             });
         }
@@ -66,7 +70,7 @@ interface Meter {
   frames: number[];
   loaf: number[];
   longtasks: number[];
-  loafParts: { duration: number; script: number; styleLayout: number }[];
+  loafParts: { duration: number; script: number; styleLayout: number; invoker: string }[];
 }
 
 if (!chromiumInstalled()) {
@@ -153,8 +157,14 @@ try {
     const worst = [...meter.loafParts].sort((a, b) => b.duration - a.duration)[0];
     if (worst !== undefined)
       console.log(
-        `longest long-animation-frame: ${formatNumber(worst.duration)} ms, of which scripts ${formatNumber(worst.script)} ms, style and layout ${formatNumber(worst.styleLayout)} ms`,
+        `longest long-animation-frame: ${formatNumber(worst.duration)} ms, of which scripts ${formatNumber(worst.script)} ms${worst.invoker === '' ? '' : ` (the longest run by ${worst.invoker})`}, style and layout ${formatNumber(worst.styleLayout)} ms`,
       );
+    // A long frame the page spent mostly waiting (its scripts, style and layout under half of it) is the machine's.
+    const over = meter.loafParts.filter((part) => part.duration > 100);
+    const pagesOwn = over.filter((part) => part.script + part.styleLayout >= part.duration / 2);
+    console.log(
+      `long-animation-frames over 100 ms: ${over.length}, of which ${pagesOwn.length} spent at least half in the page's scripts, style and layout${pagesOwn.length > 0 ? ` (longest ${formatNumber(Math.max(...pagesOwn.map((part) => part.duration)))} ms)` : ''}; the others waited (the machine's load)`,
+    );
     console.log(
       `targets:  first render < 2 s: ${firstRenderMs < 2000 ? 'met' : 'MISSED'}; no frame over 100 ms while streaming: ${over100 === 0 ? 'met' : 'MISSED'}`,
     );

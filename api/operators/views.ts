@@ -1,12 +1,10 @@
-// What the operator HTTP API reads (/api/operator/...): parkings with their
-// boxes' last known state, sessions, and box logs a page at a time. Parkings
-// and boxes come from the services that answer them for the CLI
-// (parkingView, boxStatuses); only the lists those do not answer are queried
-// here.
-import { boxStatuses, type BoxStatus } from '../boxes/status.js';
+// What the operator HTTP API reads (/api/operator/...): sessions, and box
+// logs a page at a time, and the shapes of a parking's boxes (read in sets by
+// box-entries.ts: operatorParkings).
+import type { BoxStatus } from '../boxes/status.js';
 import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
-import { parkingView, type ParkingView } from '../parkings/view.js';
+import type { ParkingView } from '../parkings/view.js';
 import { formatMinorUnits, ParkingRepository } from '../repositories/parkings.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
 import type { KeyPurpose } from '../repositories/smart-keys.js';
@@ -35,21 +33,6 @@ export type OperatorBox = BoxStatus & { mac_address: string; last_response: Last
 export type OperatorParking = Omit<ParkingView, 'boxes'> & { boxes: OperatorBox[] };
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
-/** Every parking (by id) with its settings (no secret) and each box's last known state. */
-export function operatorParkings(db: Db): OperatorParking[] {
-  const ids = db.prepare<[], { id: number }>('SELECT id FROM secured_parkings ORDER BY id').all();
-  return ids.map(({ id }) => {
-    const view = parkingView(db, id);
-    const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
-    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({
-      ...status,
-      mac_address: macs.get(status.module_id) ?? '',
-      last_response: lastResponseOf(db, status.module_id),
-    }));
-    return { ...view, boxes };
-  });
-}
 
 /** The newest verified response of a box: one read of the unique index on
  * verified (equipment_id, box_seq), the box's own order. boxStatuses keeps

@@ -7,7 +7,7 @@ import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { formatMinorUnits, ParkingRepository, type AccessMode } from '../repositories/parkings.js';
+import { formatMinorUnits, ParkingRepository, type AccessMode, type ParkingRow } from '../repositories/parkings.js';
 
 export interface ParkingView {
   id: number;
@@ -32,6 +32,16 @@ export function parkingView(db: Db, id: number): ParkingView {
   const parking = new ParkingRepository(db).findById(id);
   if (!parking) throw notFound(`no secured parking with id ${id}`);
   return {
+    ...parkingSettings(parking),
+    boxes: new BoxRepository(db)
+      .listOfParking(id)
+      .map((box) => ({ module_id: box.module_id, direction: box.direction, mac_address: box.mac_address })),
+  };
+}
+
+/** A parking's row as shown (no secret), without its boxes. */
+export function parkingSettings(parking: ParkingRow): Omit<ParkingView, 'boxes'> {
+  return {
     id: parking.id,
     name: parking.name,
     description: parking.description,
@@ -44,8 +54,5 @@ export function parkingView(db: Db, id: number): ParkingView {
     issuer_public_key: parking.issuer_public_key,
     issuer_previous_public_key: parking.issuer_previous_public_key,
     issuer_next_public_key: parking.issuer_next_public_key,
-    boxes: new BoxRepository(db)
-      .listOfParking(id)
-      .map((box) => ({ module_id: box.module_id, direction: box.direction, mac_address: box.mac_address })),
   };
 }

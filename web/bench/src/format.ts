@@ -1,11 +1,17 @@
 // Small text formats of the page: times, durations, millivolts. Pure functions.
 
+// What Date#toLocaleTimeString([], { hour12: false }) gives, made once:
+// toLocaleTimeString builds a formatter at every call, and clockTime runs
+// for every box-log row and card (bench/dashboard.ts profiled it first).
+let timeFormat: Intl.DateTimeFormat | undefined;
+
 /** `HH:MM:SS` of an ISO time, in the browser's zone; the text as given when it does not parse. */
 export function clockTime(iso: string | null | undefined): string {
   if (iso === null || iso === undefined) return '-';
   const ms = Date.parse(iso);
   if (Number.isNaN(ms)) return iso;
-  return new Date(ms).toLocaleTimeString([], { hour12: false });
+  timeFormat ??= new Intl.DateTimeFormat([], { hour: 'numeric', minute: 'numeric', second: 'numeric', hour12: false });
+  return timeFormat.format(ms);
 }
 
 /** "12 s ago", "3 min ago", "2 h ago" from `nowMs`; "never" for null. */

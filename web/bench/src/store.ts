@@ -69,6 +69,12 @@ interface Bucket {
 
 type Change = (state: State) => State;
 
+/** A change and whether it is a large stream message (one a frame). */
+interface Queued {
+  change: Change;
+  large: boolean;
+}
+
 export interface Store {
   get(): State;
   subscribe(listener: () => void): () => void;
@@ -137,7 +143,7 @@ function withKeys(sessionKeys: ReadonlyMap<number, readonly number[]>, logs: rea
 export function createStore(now: () => number = () => Date.now()): Store {
   let state = initialState();
   const listeners = new Set<() => void>();
-  let queue: Change[] = [];
+  let queue: Queued[] = [];
   let frame: number | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
   // The chart's per-second buckets, keyed by the second (ms / 1000, floored).
@@ -167,25 +173,42 @@ export function createStore(now: () => number = () => Date.now()): Store {
     return series;
   };
 
-  const flush = (): void => {
+  // Updates in slices: a frame applies at most one large stream message (a
+  // snapshot, up to 100 changed boxes, up to 200 box logs) and every small
+  // change queued before the next one, so the style and layout of the cards
+  // and rows it changes fall in frames of their own (bench/dashboard.ts:
+  // frames over 100 ms when a flush's boxes and logs landed in one frame).
+  // The server sends a few such messages a second: the queue never lags.
+  const flush = (all: boolean): void => {
     frame = null;
     if (timer !== null) clearTimeout(timer);
     timer = null;
-    const changes = queue;
-    queue = [];
-    for (const change of changes) state = change(state);
+    let large = 0;
+    let index = 0;
+    for (; index < queue.length; index += 1) {
+      const queued = queue[index] as Queued;
+      if (queued.large && large > 0 && !all) break;
+      if (queued.large) large += 1;
+      state = queued.change(state);
+    }
+    queue = queue.slice(index);
     state = { ...state, chart: chartOf() };
     for (const listener of listeners) listener();
+    if (queue.length > 0) schedule();
   };
 
-  const enqueue = (change: Change): void => {
-    queue.push(change);
-    if (frame === null) frame = requestAnimationFrame(flush);
-    // A hidden tab gets no animation frames: flush at least once a second so the queue stays small.
+  const schedule = (): void => {
+    frame ??= requestAnimationFrame(() => flush(false));
+    // A hidden tab gets no animation frames: flush everything at least once a second so the queue stays small.
     timer ??= setTimeout(() => {
       if (frame !== null) cancelAnimationFrame(frame);
-      flush();
+      flush(true);
     }, 1000);
+  };
+
+  const enqueue = (change: Change, large = false): void => {
+    queue.push({ change, large });
+    schedule();
   };
 
   const countLogs = (logs: readonly BoxLog[]): void => {
@@ -236,7 +259,7 @@ export function createStore(now: () => number = () => Date.now()): Store {
           sessionKeys: withKeys(new Map(), logs),
           forwarding,
         };
-      });
+      }, true);
     },
     boxes(changed) {
       enqueue((previous) => {
@@ -253,7 +276,7 @@ export function createStore(now: () => number = () => Date.now()): Store {
           }
         }
         return { ...previous, boxes, parkings };
-      });
+      }, true);
     },
     boxLogs(logs, dropped) {
       countLogs(logs);
@@ -267,7 +290,7 @@ export function createStore(now: () => number = () => Date.now()): Store {
           droppedLogs: previous.droppedLogs + dropped,
           sessionKeys: withKeys(previous.sessionKeys, fresh),
         };
-      });
+      }, true);
     },
     sessions(changed) {
       enqueue((previous) => {

@@ -3,7 +3,7 @@
 // card renders again only when its own box, result or run changed: the store
 // keeps unchanged objects as they were (store.ts), so 5,000 cards cost one
 // comparison each when one box moves.
-import { Component, createRef } from 'preact';
+import { Component } from 'preact';
 import {
   COMMAND_ACTIONS,
   COMMAND_LABELS,
@@ -18,7 +18,6 @@ import type { Box, Barrier as BarrierState, ConformanceRun } from '../types';
 import { BARRIERS } from '../types';
 import { ActionResult } from './action-result';
 import { Barrier } from './barrier';
-import { unwatch, watchNear } from './near-view';
 
 export interface BoxHandlers {
   command: (moduleId: number, action: CommandAction) => void;
@@ -31,11 +30,7 @@ interface Props {
   result: Result | undefined;
   run: ConformanceRun | undefined;
   handlers: BoxHandlers;
-  /** Build the body and buttons only once the card comes near the viewport (large fleets). */
-  lazy: boolean;
-}
-
-interface CardState {
+  /** Build the body and buttons (false: a large fleet's parking not yet near the viewport, parkings.tsx). */
   near: boolean;
 }
 
@@ -61,26 +56,13 @@ function activeFaults(box: Box): string {
     .join(', ');
 }
 
-export class BoxCard extends Component<Props, CardState> {
-  override state: CardState = { near: !this.props.lazy };
-  readonly #article = createRef<HTMLElement>();
-
-  override componentDidMount(): void {
-    const article = this.#article.current;
-    if (!this.state.near && article !== null) watchNear(article, () => this.setState({ near: true }));
-  }
-
-  override componentWillUnmount(): void {
-    const article = this.#article.current;
-    if (article !== null) unwatch(article);
-  }
-
-  override shouldComponentUpdate(next: Props, nextState: CardState): boolean {
+export class BoxCard extends Component<Props> {
+  override shouldComponentUpdate(next: Props): boolean {
     return (
       next.box !== this.props.box ||
       next.result !== this.props.result ||
       next.run !== this.props.run ||
-      nextState.near !== this.state.near
+      next.near !== this.props.near
     );
   }
 
@@ -93,22 +75,25 @@ export class BoxCard extends Component<Props, CardState> {
     const running = run?.state === 'running';
     return (
       <article
-        ref={this.#article}
         class="card"
         data-module-id={id}
         data-barrier={barrier}
         data-availability={box.availability}
         aria-label={`box ${id}`}
       >
-        <header class="card-head">
-          <h3>
-            {id} <span class="direction">{box.direction}</span>
-          </h3>
-          <span class={`badge ${box.availability}`} title={box.availability_reason ?? undefined}>
-            {box.availability}
-          </span>
-        </header>
-        {this.state.near && (
+        {/* Not built yet: one line of text (5,000 of these are the first render's DOM). */}
+        {!this.props.near && <h3 class="card-head">{`${id} ${box.direction} · ${box.availability}`}</h3>}
+        {this.props.near && (
+          <header class="card-head">
+            <h3>
+              {id} <span class="direction">{box.direction}</span>
+            </h3>
+            <span class={`badge ${box.availability}`} title={box.availability_reason ?? undefined}>
+              {box.availability}
+            </span>
+          </header>
+        )}
+        {this.props.near && (
           <>
             <div class="card-body">
               <Barrier state={barrier} />

@@ -1,0 +1,159 @@
+// Every box's entry of GET /api/operator/parkings (and of the event stream's
+// snapshot and `boxes` messages) read in sets: one statement for the boxes
+// with their availability and newest verified response, one for the pending
+// control commands, one for the parkings. A fleet of 5,000 boxes is three
+// statements, not 5,000 x 4 (issue 17: the bench page's first render). The
+// entries are the ones the per-box services give (boxStatuses, parkingView,
+// lastResponseOf; test/api/operator-parkings-read.test.ts compares them).
+import type { PendingControl } from '../control/operations.js';
+import type { Db } from '../db/open.js';
+import { parkingSettings } from '../parkings/view.js';
+import type { ParkingRow } from '../repositories/parkings.js';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
+import { lastResponseOfRow, type OperatorBox, type OperatorParking } from './views.js';
+
+interface BoxEntryRow {
+  module_id: number;
+  parking_id: number;
+  direction: BoxDirection;
+  mac_address: string;
+  last_seen_at: number | null;
+  battery_mv: number | null;
+  box_time_drift_seconds: number | null;
+  last_box_seq: number | null;
+  last_control_seq: number | null;
+  next_control_seq: number;
+  availability: 'online' | 'offline' | 'unknown' | null;
+  reason: string | null;
+  since: number | null;
+  gateway_id: string | null;
+  /** The newest verified response (box_logs), all null without one. */
+  log_id: number | null;
+  response: string | null;
+  source: 'http' | 'mqtt' | null;
+  received_at: number | null;
+}
+
+interface PendingRow {
+  module_id: number;
+  id: number;
+  kind: string;
+  purpose: string;
+  attempts: number;
+  last_status: string | null;
+  last_error: string | null;
+  created_at: number;
+}
+
+// The newest verified response of each box: a correlated lookup on the
+// unique index box_logs_verified_seq (equipment_id, box_seq) WHERE verified
+// = 1, inside the one statement (the box's own order, as lastResponseOf).
+const BOX_ENTRY_SQL = `SELECT b.module_id, b.parking_id, b.direction, b.mac_address, b.last_seen_at, b.battery_mv, b.box_time_drift_seconds,
+    b.last_box_seq, b.last_control_seq, b.next_control_seq, a.availability, a.reason, a.since, a.gateway_id,
+    l.id AS log_id, l.response, l.source, l.received_at
+  FROM boxes b
+  LEFT JOIN box_availability a ON a.module_id = b.module_id
+  LEFT JOIN box_logs l ON l.id = (
+    SELECT v.id FROM box_logs v WHERE v.equipment_id = b.module_id AND v.verified = 1 ORDER BY v.box_seq DESC LIMIT 1)`;
+
+const PENDING_SQL = `SELECT module_id, id, kind, purpose, attempts, last_status, last_error, created_at
+  FROM control_commands WHERE state = 'pending'`;
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** The statements of one database, prepared once (the stream renders boxes four times a second). */
+export class BoxEntryReader {
+  readonly #allBoxes;
+  readonly #oneBox;
+  readonly #allPending;
+  readonly #onePending;
+  readonly #parkings;
+
+  constructor(db: Db) {
+    this.#allBoxes = db.prepare<[], BoxEntryRow>(`${BOX_ENTRY_SQL} ORDER BY b.parking_id, b.module_id`);
+    this.#oneBox = db.prepare<[number], BoxEntryRow>(`${BOX_ENTRY_SQL} WHERE b.module_id = ?`);
+    this.#allPending = db.prepare<[], PendingRow>(`${PENDING_SQL} ORDER BY module_id, id`);
+    this.#onePending = db.prepare<[number], PendingRow>(`${PENDING_SQL} AND module_id = ? ORDER BY id`);
+    this.#parkings = db.prepare<[], ParkingRow>('SELECT * FROM secured_parkings ORDER BY id');
+  }
+
+  /** Every parking (by id) with its boxes (by module id). */
+  parkings(): OperatorParking[] {
+    const pending = new Map<number, PendingControl[]>();
+    for (const row of this.#allPending.all()) {
+      let of = pending.get(row.module_id);
+      if (of === undefined) pending.set(row.module_id, (of = []));
+      of.push(pendingOf(row));
+    }
+    const boxesOf = new Map<number, OperatorBox[]>();
+    for (const row of this.#allBoxes.all()) {
+      let of = boxesOf.get(row.parking_id);
+      if (of === undefined) boxesOf.set(row.parking_id, (of = []));
+      of.push(entryOf(row, pending.get(row.module_id) ?? []));
+    }
+    return this.#parkings
+      .all()
+      .map((parking) => ({ ...parkingSettings(parking), boxes: boxesOf.get(parking.id) ?? [] }));
+  }
+
+  /** One box's entry, or undefined when there is no such box. */
+  box(moduleId: number): OperatorBox | undefined {
+    const row = this.#oneBox.get(moduleId);
+    return row === undefined ? undefined : entryOf(row, this.#onePending.all(moduleId).map(pendingOf));
+  }
+}
+
+/** Every parking (by id) with its settings (no secret) and each box's last known state. */
+export function operatorParkings(db: Db): OperatorParking[] {
+  return boxEntryReader(db).parkings();
+}
+
+const readers = new WeakMap<Db, BoxEntryReader>();
+
+/** The reader of a database (its statements prepared on first use). */
+export function boxEntryReader(db: Db): BoxEntryReader {
+  let reader = readers.get(db);
+  if (reader === undefined) readers.set(db, (reader = new BoxEntryReader(db)));
+  return reader;
+}
+
+function pendingOf(row: PendingRow): PendingControl {
+  return {
+    id: row.id,
+    kind: row.kind,
+    purpose: row.purpose,
+    attempts: row.attempts,
+    last_status: row.last_status,
+    last_error: row.last_error,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+function entryOf(row: BoxEntryRow, pending: PendingControl[]): OperatorBox {
+  return {
+    module_id: row.module_id,
+    parking_id: row.parking_id,
+    direction: row.direction,
+    last_seen_at: iso(row.last_seen_at),
+    battery_mv: row.battery_mv,
+    box_time_drift_seconds: row.box_time_drift_seconds,
+    last_box_seq: row.last_box_seq,
+    last_control_seq: row.last_control_seq,
+    next_control_seq: row.next_control_seq,
+    pending_control_commands: pending,
+    availability: row.availability ?? 'unknown',
+    availability_reason: row.reason,
+    availability_since: iso(row.since),
+    gateway_id: row.gateway_id,
+    mac_address: row.mac_address,
+    last_response:
+      row.log_id === null
+        ? null
+        : lastResponseOfRow({
+            id: row.log_id,
+            response: row.response,
+            source: row.source ?? 'mqtt',
+            received_at: row.received_at ?? 0,
+          }),
+  };
+}

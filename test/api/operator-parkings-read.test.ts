@@ -1,0 +1,120 @@
+// Issue 17 (5,000 boxes on the bench page): GET /api/operator/parkings and
+// the event stream's snapshot read every box's state in a few set-based
+// statements (one per kind), not several per box; the entries are the same
+// as the per-box services give (boxStatuses, parkingView, lastResponseOf).
+import test, { type ExecutionContext } from 'ava';
+import { BoxAvailabilityStore } from '../../api/boxes/availability.js';
+import { provisionFleet } from '../../api/boxes/fleet.js';
+import { boxStatuses } from '../../api/boxes/status.js';
+import { rotateIssuer } from '../../api/control/operations.js';
+import type { Db } from '../../api/db/open.js';
+import { operatorParkings } from '../../api/operators/box-entries.js';
+import { lastResponseOf, type OperatorParking } from '../../api/operators/views.js';
+import { parkingView } from '../../api/parkings/view.js';
+import { Barrier } from '../../firmware-protocol/index.js';
+import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
+import { loggedIn, me, testApp } from '../helpers/api-app.js';
+import { seedParking } from '../helpers/parking.js';
+
+const NOW = Date.UTC(2026, 10, 23, 10, 0, 0);
+
+/** The statements a read runs (better-sqlite3 has no hook: the database's prepare is wrapped). */
+function countingStatements(db: Db): { db: Db; runs: () => number } {
+  let runs = 0;
+  const counted = new Proxy(db, {
+    get(target, property, receiver) {
+      if (property !== 'prepare') return Reflect.get(target, property, receiver) as unknown;
+      return (source: string) => {
+        const statement = target.prepare(source);
+        return new Proxy(statement, {
+          get(inner, name, innerReceiver) {
+            const value = Reflect.get(inner, name, innerReceiver) as unknown;
+            if (typeof value !== 'function') return value;
+            return (...args: unknown[]) => {
+              if (name === 'get' || name === 'all' || name === 'iterate' || name === 'run') runs++;
+              return (value as (...a: unknown[]) => unknown).apply(inner, args);
+            };
+          },
+        });
+      };
+    },
+  });
+  return { db: counted, runs: () => runs };
+}
+
+function fleet(db: Db, parkingId: number, count: number): void {
+  provisionFleet(db, { parkingId, count, createParkings: true, mqttUrl: 'mqtt://127.0.0.1:1883' }, NOW);
+}
+
+function statementsFor(t: ExecutionContext, db: Db): number {
+  const counting = countingStatements(db);
+  const parkings = operatorParkings(counting.db);
+  t.true(parkings.length > 0);
+  return counting.runs();
+}
+
+test('operatorParkings: the same number of statements for 1 box and for 101 (set-based, not per box or parking)', async (t) => {
+  const app = await testApp(t);
+  const parking = seedParking(app, { boxes: ['entrance'] });
+  const few = statementsFor(t, app.ctx.db);
+  fleet(app.ctx.db, parking.id, 100);
+  const many = statementsFor(t, app.ctx.db);
+  t.is(operatorParkings(app.ctx.db).flatMap((each) => each.boxes).length, 101);
+  t.is(many, few, `${few} statements with 1 box, ${many} with 101`);
+  t.true(many <= 4, `${many} statements`);
+});
+
+/** What operatorParkings gave before it read in sets: the per-box services, composed. */
+function perBox(db: Db): OperatorParking[] {
+  const ids = db.prepare<[], { id: number }>('SELECT id FROM secured_parkings ORDER BY id').all();
+  return ids.map(({ id }) => {
+    const view = parkingView(db, id);
+    const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
+    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({
+      ...status,
+      mac_address: macs.get(status.module_id) ?? '',
+      last_response: lastResponseOf(db, status.module_id),
+    }));
+    return { ...view, boxes };
+  });
+}
+
+test('operatorParkings: every entry as the per-box services give it (availability, last response, pending control, empty parkings)', async (t) => {
+  const app = await testApp(t);
+  const db = app.ctx.db;
+  const sealed = seedParking(app);
+  const signed = seedParking(app, { accessMode: 'signed', boxes: ['entrance', 'exit'] });
+  seedParking(app, { boxes: [] });
+  fleet(db, sealed.id, 40);
+  // A verified response (battery, sequence, barrier, via), twice for one box: the newest wins.
+  const driver = await loggedIn(app);
+  const userId = (await me(app, `Bearer ${driver.access_token}`)).json<{ id: number }>().id;
+  for (const barrier of [Barrier.CLOSED, Barrier.OPEN]) {
+    const response = boxAnswer(sealed.exit, null, { barrier, batteryMv: 3456 });
+    const posted = await postBoxLogs(app, driver.access_token, {
+      box_logs: [
+        boxLog({ foUserId: userId, smartKeyId: null, box: sealed.exit, parkingId: sealed.id, command: null, response }),
+      ],
+    });
+    t.is(posted.statusCode, 201, posted.body);
+  }
+  // Pending control commands (SET_ISSUER to each box of the signed parking), and availabilities.
+  rotateIssuer(db, signed.id, NOW, 'test');
+  const availability = new BoxAvailabilityStore(db);
+  availability.store(
+    sealed.entrance.moduleId,
+    { availability: 'online', reason: null, since: NOW, gatewayId: null },
+    NOW,
+  );
+  availability.store(
+    signed.exit.moduleId,
+    { availability: 'offline', reason: 'gateway gw-1 offline', since: NOW, gatewayId: 'gw-1' },
+    NOW,
+  );
+  const expected = perBox(db);
+  const boxes = expected.flatMap((parking) => parking.boxes);
+  t.true(boxes.some((box) => box.pending_control_commands.length > 0));
+  t.is(boxes.find((box) => box.module_id === sealed.exit.moduleId)?.last_response?.barrier, 'open');
+  t.true(expected.some((parking) => parking.boxes.length === 0));
+  t.deepEqual(operatorParkings(db), expected);
+});
