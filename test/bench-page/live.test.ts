@@ -153,6 +153,11 @@ browserTest(
 
     await card.locator('[data-action="fault-jam"]').click();
     await card.locator('[data-action-result][data-outcome="ok"]').waitFor();
+    // The 202 says the API published the jam; the box's own state says it took it.
+    await card
+      .locator('.faults')
+      .filter({ hasText: /^Faults: jam$/ })
+      .waitFor({ timeout: 20_000 });
     await card.locator('[data-action="open"]').click();
     await result.filter({ hasText: 'BARRIER_FAULT' }).waitFor({ timeout: 20_000 });
     t.is(await result.getAttribute('data-outcome'), 'error');

@@ -13,7 +13,8 @@ export interface LiveState {
   battery_mv: number | null;
   box_time: string | null;
   box_seq: number | null;
-  faults: Record<string, unknown> | null;
+  /** The faults switched on, as the box names them (`jam`, `delay_ms=3000`, ...); empty when none. */
+  faults: string[];
   updated_at: string;
 }
 

@@ -48,12 +48,7 @@ function linkOf(box: Box): string {
 }
 
 function activeFaults(box: Box): string {
-  const faults = box.live?.faults;
-  if (faults === null || faults === undefined) return '';
-  return Object.entries(faults)
-    .filter(([, value]) => value !== false && value !== 0 && value !== null)
-    .map(([name, value]) => (value === true ? name : `${name} ${String(value)}`))
-    .join(', ');
+  return (box.live?.faults ?? []).join(', ');
 }
 
 export class BoxCard extends Component<Props> {
