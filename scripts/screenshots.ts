@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { appSessionArgs } from '../lib/app-session-args.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../lib/chromium.js';
 import { freePort } from '../lib/free-port.js';
 
@@ -62,27 +63,7 @@ try {
     bench.once('exit', (code) => reject(new Error(`parkbench start exited (${String(code)})`)));
   });
   // One session through the entrance and the exit box, as `parkbench app` plays it.
-  await run([
-    'app',
-    '--server',
-    ready.api_url,
-    '--mqtt',
-    ready.mqtt_url,
-    '--mqtt-username',
-    ready.mqtt_operator.username,
-    '--mqtt-password',
-    ready.mqtt_operator.password,
-    '--client-app-id',
-    ready.client_app_id,
-    '--client-secret',
-    ready.client_secret,
-    '--email',
-    ready.driver.email,
-    '--password',
-    ready.driver.password,
-    '--parking',
-    String(ready.parking_id),
-  ]);
+  await run(appSessionArgs(ready));
   await mkdir(images, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs() });
   try {

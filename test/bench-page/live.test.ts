@@ -6,6 +6,7 @@
 // box log.
 import Database from 'better-sqlite3';
 import test, { type ExecutionContext } from 'ava';
+import { appSessionArgs } from '../../lib/app-session-args.js';
 import type { Browser, Page } from 'playwright-core';
 import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
 import { launchBrowser, openPage } from '../helpers/browser.js';
@@ -90,28 +91,7 @@ function boxLogs(bench: BenchProcess): { id: number; received_at: number; equipm
 }
 
 function appArgs(bench: BenchProcess): string[] {
-  const { ready } = bench;
-  return [
-    'app',
-    '--server',
-    ready.api_url,
-    '--mqtt',
-    ready.mqtt_url,
-    '--mqtt-username',
-    ready.mqtt_operator.username,
-    '--mqtt-password',
-    ready.mqtt_operator.password,
-    '--client-app-id',
-    ready.client_app_id,
-    '--client-secret',
-    ready.client_secret,
-    '--email',
-    ready.driver.email,
-    '--password',
-    ready.driver.password,
-    '--parking',
-    String(ready.parking_id),
-  ];
+  return appSessionArgs(bench.ready);
 }
 
 browserTest(

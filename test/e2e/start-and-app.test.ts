@@ -2,6 +2,7 @@
 // `parkbench app` against it, end to end, with a local third party receiving
 // the forwarded box logs. Real processes, real ports, a real database.
 import test, { type ExecutionContext } from 'ava';
+import { appSessionArgs } from '../../lib/app-session-args.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,30 +38,6 @@ async function start(
   );
   const line = await bench.waitForLine(/^parkbench ready /, 60_000);
   return { bench, ready: JSON.parse(line.slice('parkbench ready '.length)) as Ready, port, mqttPort };
-}
-
-function appArgs(ready: Ready): string[] {
-  return [
-    'app',
-    '--server',
-    ready.api_url,
-    '--mqtt',
-    ready.mqtt_url,
-    '--mqtt-username',
-    ready.mqtt_operator.username,
-    '--mqtt-password',
-    ready.mqtt_operator.password,
-    '--client-app-id',
-    ready.client_app_id,
-    '--client-secret',
-    ready.client_secret,
-    '--email',
-    ready.driver.email,
-    '--password',
-    ready.driver.password,
-    '--parking',
-    String(ready.parking_id),
-  ];
 }
 
 test.serial(
@@ -101,7 +78,7 @@ test.serial(
     t.is(forwarding.code, 0, forwarding.stderr);
     const secret = (JSON.parse(forwarding.stdout) as { forwarding_secret: string }).forwarding_secret;
 
-    const app = await runCli(appArgs(ready));
+    const app = await runCli(appSessionArgs(ready));
     t.is(app.code, 0, `${app.stdout}\n${app.stderr}`);
     for (const step of [
       'log in',
@@ -173,7 +150,7 @@ test.serial(
       .run();
     old.close();
     const { bench, ready } = await start(t, directory);
-    const app = await runCli(appArgs(ready));
+    const app = await runCli(appSessionArgs(ready));
     t.is(app.code, 0, `${app.stdout}\n${app.stderr}`);
     t.true(app.stdout.includes('session finished'));
     const db = new Database(database, { readonly: true });
@@ -248,7 +225,7 @@ test.serial('app fails at the step that went wrong, with the reason, and exit co
   const directory = await dataDir(t);
   const { bench, ready } = await start(t, directory);
   const wrongPassword = await runCli([
-    ...appArgs(ready).slice(0, -4),
+    ...appSessionArgs(ready).slice(0, -4),
     '--password',
     'not-the-password',
     '--parking',
@@ -256,7 +233,7 @@ test.serial('app fails at the step that went wrong, with the reason, and exit co
   ]);
   t.is(wrongPassword.code, 1);
   t.regex(wrongPassword.stderr, /step failed: log in: .*400/);
-  const noBox = await runCli([...appArgs(ready), '--exit-box', '4242', '--answer-ms', '500']);
+  const noBox = await runCli([...appSessionArgs(ready), '--exit-box', '4242', '--answer-ms', '500']);
   t.is(noBox.code, 1);
   t.regex(noBox.stderr, /step failed: exit: send the smart key to box 4242: box 4242 did not answer within 500 ms/);
   t.is(await bench.stop('SIGTERM'), 0);
