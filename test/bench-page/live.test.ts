@@ -43,11 +43,22 @@ const RECORDER = `
   window.__rowsSeen = {};
   window.__barriers = {};
   window.__snapshots = 0;
+  window.__streamed = {};
   const NativeEventSource = window.EventSource;
   window.EventSource = class extends NativeEventSource {
     constructor(url, init) {
       super(url, init);
       this.addEventListener('snapshot', () => (window.__snapshots += 1));
+      window.__events ??= [];
+      for (const name of ['snapshot', 'boxes', 'box_logs', 'sessions', 'forwarding', 'control', 'conformance'])
+        this.addEventListener(name, (m) => window.__events.push([name, Date.now() % 100000, m.lastEventId, m.data.length]));
+      // What the stream sent (every message, and each barrier it said), to tell a stream fault from a page fault.
+      this.addEventListener('boxes', (message) => {
+        for (const box of JSON.parse(message.data).boxes) {
+          const list = (window.__streamed[box.module_id] ??= []);
+          list.push(box.live ? box.live.barrier : 'no live state');
+        }
+      });
     }
   };
   new MutationObserver(() => {
@@ -106,7 +117,15 @@ browserTest(
     t.is(app.code, 0, `${app.stdout}\n${app.stderr}`);
     await page.locator(`[data-module-id="${entrance}"][data-barrier="closed"]`).waitFor({ timeout: 30_000 });
     const barriers = await page.evaluate<string[]>(`window.__barriers[${JSON.stringify(String(entrance))}]`);
-    t.true(barriers.includes('opening'), `the card showed ${barriers.join(' -> ')}`);
+    const streamed = await page.evaluate<string[] | undefined>(
+      `window.__streamed[${JSON.stringify(String(entrance))}]`,
+    );
+    const messages = await page.evaluate<unknown[]>('window.__events');
+    t.true(
+      barriers.includes('opening'),
+      `the card showed ${barriers.join(' -> ')}; the stream said ${(streamed ?? []).join(' -> ')}; ` +
+        `its messages (name, ms, id, bytes): ${JSON.stringify(messages)}`,
+    );
     t.is(barriers.at(-1), 'closed');
     t.true(barriers.indexOf('opening') < barriers.lastIndexOf('closed'));
 
@@ -148,6 +167,8 @@ browserTest(
     // Cleared from the page: the next ACCESS opens again.
     await card.locator('[data-action="fault-clear"]').click();
     await result.filter({ hasText: 'sent' }).waitFor();
+    // As with the jam: the box's own state must say the fault is gone first.
+    await card.locator('.faults').waitFor({ state: 'detached', timeout: 20_000 });
     await card.locator('[data-action="open"]').click();
     await result.filter({ hasText: /^OK/ }).waitFor({ timeout: 20_000 });
     await card
