@@ -1,0 +1,289 @@
+// The tables as Kysely sees them (issue 18): one description of every row
+// for both engines, so a query written once is typed once. It mirrors the
+// schema at the last migration (api/db/migrations.ts for SQLite,
+// api/db/postgres-baseline.ts for PostgreSQL); test/db/schema-types.test.ts
+// compares its columns with both databases' own, so a migration that adds a
+// column without it here fails.
+//
+// Value types are what both drivers return: ids, times (ms since the epoch)
+// and other bigint columns are numbers (the pg pool parses int8 as a Number,
+// api/db/postgres-pool.ts), flags are 0/1 numbers on both, BLOB/bytea is a
+// Buffer. `Generated` marks a column the database fills when an insert
+// leaves it out (an identity, a DEFAULT).
+import type { ColumnType, Generated } from 'kysely';
+
+/** A column the database fills by default but an insert may set. */
+type Defaulted<T> = ColumnType<T, T | undefined, T>;
+
+export interface MigrationsTable {
+  version: number;
+  name: string;
+  applied_at: Defaulted<string>;
+}
+
+export interface ClientAppsTable {
+  id: Generated<number>;
+  name: string;
+  client_app_id: string;
+  client_secret_hash: string;
+  created_at: number;
+}
+
+export interface UsersTable {
+  id: Generated<number>;
+  email: string;
+  password_hash: string;
+  first_name: string;
+  last_name: string;
+  phone: string;
+  created_at: number;
+}
+
+export interface TokensTable {
+  id: Generated<number>;
+  user_id: number;
+  client_app_id: number;
+  access_token_hash: Buffer;
+  refresh_token_hash: Buffer;
+  access_expires_at: number;
+  refresh_expires_at: number;
+  created_at: number;
+  revoked_at: number | null;
+  family_id: number | null;
+}
+
+export interface SecuredParkingsTable {
+  id: Generated<number>;
+  name: string;
+  description: string | null;
+  currency: string;
+  price_per_hour_minor: number;
+  max_duration_minutes: number;
+  tries: number;
+  is_online: Defaulted<number>;
+  is_active: Defaulted<number>;
+  access_mode: 'sealed' | 'signed';
+  parking_key: string | null;
+  parking_key_next: string | null;
+  issuer_private_key: string | null;
+  issuer_public_key: string | null;
+  issuer_previous_public_key: string | null;
+  issuer_next_private_key: string | null;
+  issuer_next_public_key: string | null;
+  forwarding_url: string | null;
+  forwarding_expose: Defaulted<number>;
+  forwarding_secret: string | null;
+  forwarding_unverified: Defaulted<number>;
+  created_at: number;
+  forwarding_previous_secret: string | null;
+  forwarding_previous_secret_until: number | null;
+}
+
+export interface BoxesTable {
+  id: Generated<number>;
+  module_id: number;
+  parking_id: number;
+  direction: 'entrance' | 'exit';
+  mac_address: string;
+  box_key: string;
+  mqtt_username: string;
+  mqtt_password_hash: string;
+  skew_seconds: Defaulted<number>;
+  min_battery_mv: Defaulted<number>;
+  next_control_seq: Defaulted<number>;
+  created_at: number;
+  last_seen_at: number | null;
+  last_box_seq: number | null;
+  last_box_time: number | null;
+  box_time_drift_seconds: number | null;
+  battery_mv: number | null;
+  last_control_seq: number | null;
+}
+
+export interface DemoTable {
+  id: number;
+  client_app_row_id: number;
+  client_secret: string;
+  user_id: number;
+  driver_password: string;
+  parking_id: number;
+}
+
+export interface MqttClientsTable {
+  id: Generated<number>;
+  name: string;
+  role: 'gateway' | 'operator';
+  username: string;
+  password_hash: string;
+  created_at: number;
+}
+
+export interface ParkingSessionsTable {
+  id: Generated<number>;
+  user_id: number;
+  parking_id: number;
+  state: 'entering' | 'active' | 'exiting' | 'finished';
+  start_time: number;
+  end_time: number;
+  entrance_remaining_tries: number;
+  exit_remaining_tries: number;
+  amount_minor: number;
+  currency: string;
+  ended_at: number | null;
+  created_at: number;
+}
+
+export interface OperatorsTable {
+  id: Generated<number>;
+  name: string;
+  token_hash: Buffer;
+  created_at: number;
+}
+
+export interface SmartKeysTable {
+  /** The 32-bit key id of the ACCESS frames, chosen by the service. */
+  id: number;
+  user_id: number | null;
+  parking_id: number;
+  session_id: number | null;
+  operator_id: number | null;
+  type: string;
+  description: string | null;
+  purpose: 'session' | 'exit' | 'operator';
+  access_command: Buffer;
+  module_ids: string;
+  start_time: number;
+  end_time: number;
+  created_at: number;
+  signed_by: string | null;
+  revoked_at: number | null;
+}
+
+export interface PaymentsTable {
+  id: Generated<number>;
+  session_id: number;
+  provider: string;
+  token: string;
+  purpose: 'session' | 'overstay';
+  amount_minor: number;
+  currency: string;
+  state: 'pending' | 'paid' | 'declined';
+  created_at: number;
+  updated_at: number;
+}
+
+export interface BoxLogsTable {
+  id: Generated<number>;
+  source: 'http' | 'mqtt';
+  fo_user_id: number | null;
+  smart_key_id: number | null;
+  equipment_id: number;
+  secured_parking_id: number;
+  type: 'in' | 'out' | 'control';
+  command: string | null;
+  command_decrypted: string | null;
+  response: string | null;
+  response_decrypted: string | null;
+  offline: number;
+  created_at: string;
+  latitude: number | null;
+  longitude: number | null;
+  verified: number;
+  box_seq: number | null;
+  status: number | null;
+  received_at: number;
+}
+
+export interface ForwardingDeliveriesTable {
+  id: string;
+  parking_id: number;
+  url: string;
+  state: 'pending' | 'delivered' | 'dead';
+  attempts: Defaulted<number>;
+  next_attempt_at: number;
+  oldest_record_at: number;
+  last_attempt_at: number | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
+export interface ForwardingOutboxTable {
+  id: Generated<number>;
+  box_log_id: number;
+  parking_id: number;
+  url: string;
+  delivery_id: string | null;
+  created_at: number;
+}
+
+export interface ControlCommandsTable {
+  id: Generated<number>;
+  module_id: number;
+  kind: 'REVOKE' | 'SET_ISSUER';
+  body: string;
+  operation: string;
+  purpose: 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop';
+  parking_id: number;
+  smart_key_id: number | null;
+  requested_by: string;
+  state: Defaulted<'pending' | 'done' | 'failed'>;
+  attempts: Defaulted<number>;
+  replays: Defaulted<number>;
+  control_seq: number | null;
+  in_flight_until: number | null;
+  next_attempt_at: number;
+  last_status: string | null;
+  last_error: string | null;
+  last_attempt_at: number | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export interface ForwardingDisabledUrlsTable {
+  parking_id: number;
+  url: string;
+  disabled_at: number;
+  reason: string;
+}
+
+export interface BoxAvailabilityTable {
+  module_id: number;
+  availability: 'online' | 'offline' | 'unknown';
+  reason: string | null;
+  since: number | null;
+  gateway_id: string | null;
+  updated_at: number;
+}
+
+export interface EventTicketsTable {
+  id: Generated<number>;
+  ticket_hash: Buffer;
+  operator_id: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** Every table, by name: Kysely<Schema> types every query of both engines. */
+export interface Schema {
+  migrations: MigrationsTable;
+  client_apps: ClientAppsTable;
+  users: UsersTable;
+  tokens: TokensTable;
+  secured_parkings: SecuredParkingsTable;
+  boxes: BoxesTable;
+  demo: DemoTable;
+  mqtt_clients: MqttClientsTable;
+  parking_sessions: ParkingSessionsTable;
+  operators: OperatorsTable;
+  smart_keys: SmartKeysTable;
+  payments: PaymentsTable;
+  box_logs: BoxLogsTable;
+  forwarding_deliveries: ForwardingDeliveriesTable;
+  forwarding_outbox: ForwardingOutboxTable;
+  control_commands: ControlCommandsTable;
+  forwarding_disabled_urls: ForwardingDisabledUrlsTable;
+  box_availability: BoxAvailabilityTable;
+  event_tickets: EventTicketsTable;
+}

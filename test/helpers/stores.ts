@@ -1,0 +1,153 @@
+// A test on each store (issue 18): `storeTest(title, fn)` declares the test
+// once per store, `title [sqlite]` and `title [postgres]`, each with a
+// fresh, migrated database of its own:
+//
+// - SQLite: a file in a temporary folder, opened as the API opens it
+//   (api/db/open.ts), wrapped by sqliteStore;
+// - PostgreSQL: a database made for the test from a template migrated once
+//   per file (CREATE DATABASE ... TEMPLATE: tens of milliseconds), on the
+//   file's server (test/helpers/postgres.ts), dropped after the test.
+//
+// PARKBENCH_TEST_STORE picks the stores: `sqlite`, `postgres`, or both
+// (unset or `both`). The PostgreSQL tests are declared through
+// testNeeding('postgres'): skipped with one line where PostgreSQL is not
+// installed, a failure under CI.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecutionContext, TestFn } from 'ava';
+import pg from 'pg';
+import { parsePostgresUrl } from '../../api/config.js';
+import { openDatabase } from '../../api/db/open.js';
+import { openPostgresStore, sqliteStore, type Dialect, type Store } from '../../api/db/store.js';
+import { startTestDatabase, type TestDatabase } from './postgres.js';
+import { testNeeding } from './requires.js';
+
+/** Names the store(s) a test run uses: sqlite, postgres or both. */
+export const TEST_STORE_VARIABLE = 'PARKBENCH_TEST_STORE';
+
+/** The stores this run tests on, from PARKBENCH_TEST_STORE. */
+export function testedStores(value = process.env[TEST_STORE_VARIABLE] ?? ''): readonly Dialect[] {
+  if (value === '' || value === 'both') return ['sqlite', 'postgres'];
+  if (value === 'sqlite' || value === 'postgres') return [value];
+  throw new Error(`${TEST_STORE_VARIABLE}=${value}: give sqlite, postgres or both`);
+}
+
+export type StoreTestFn = (t: ExecutionContext, store: Store) => Promise<void> | void;
+
+export interface StoreTests {
+  /** Declares `title [dialect]` for each tested store. */
+  (title: string, implementation: StoreTestFn): void;
+  /** The same, run serially (for tests that start processes or measure). */
+  serial(title: string, implementation: StoreTestFn): void;
+}
+
+/** The `storeTest` of a test file (call once, at the top of the file). */
+export function storeTests(test: TestFn): StoreTests {
+  const stores = testedStores();
+  const templates = new PostgresTemplates();
+  // One hook, in this order: the template is dropped while the server is up
+  // (an existing server keeps what is not dropped), then the server stops.
+  test.after.always(async () => {
+    const server = await templates.server;
+    if (server === undefined) return;
+    try {
+      await templates.drop(server);
+    } finally {
+      await server.stop();
+    }
+  });
+  const declare = (serial: boolean) => (title: string, implementation: StoreTestFn) => {
+    for (const dialect of stores) {
+      const base = serial ? test.serial : test;
+      const declareOn = dialect === 'postgres' ? testNeeding('postgres', base) : base;
+      declareOn(`${title} [${dialect}]`, async (t: ExecutionContext) => {
+        const store = dialect === 'sqlite' ? openSqliteStore(t) : await templates.open(t);
+        await implementation(t, store);
+      });
+    }
+  };
+  const storeTest = declare(false) as StoreTests;
+  storeTest.serial = declare(true);
+  return storeTest;
+}
+
+function openSqliteStore(t: ExecutionContext): Store {
+  const dir = mkdtempSync(join(tmpdir(), 'parkbench-store-'));
+  const db = openDatabase(join(dir, 'parkbench.db'));
+  const store = sqliteStore(db);
+  t.teardown(async () => {
+    await store.close();
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return store;
+}
+
+/** The file's server, started at its first PostgreSQL test, and databases made from one migrated template on it. */
+class PostgresTemplates {
+  server: Promise<TestDatabase> | undefined;
+  #template: Promise<string> | undefined;
+  #count = 0;
+
+  async open(t: ExecutionContext): Promise<Store> {
+    const server = await (this.server ??= startTestDatabase());
+    const template = await (this.#template ??= this.#makeTemplate(server));
+    const name = `${template}_${++this.#count}`;
+    await createFromTemplate(server.url, name, template);
+    const store = await openPostgresStore(parsePostgresUrl(urlOf(server.url, name)), {
+      onIdleError: () => undefined,
+      maxConnections: 4,
+    });
+    t.teardown(async () => {
+      await store.close();
+      await onServer(server.url, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    });
+    return store;
+  }
+
+  async drop(server: TestDatabase): Promise<void> {
+    const template = await this.#template?.catch(() => undefined);
+    if (template === undefined) return;
+    await onServer(server.url, (client) => client.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`));
+  }
+
+  async #makeTemplate(server: TestDatabase): Promise<string> {
+    const name = `parkbench_template_${process.pid}`;
+    await onServer(server.url, (client) => client.query(`CREATE DATABASE ${name}`));
+    // Migrated, then closed: CREATE DATABASE ... TEMPLATE needs nobody connected to it.
+    const store = await openPostgresStore(parsePostgresUrl(urlOf(server.url, name)), { onIdleError: () => undefined });
+    await store.close();
+    return name;
+  }
+}
+
+function urlOf(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function onServer(url: string, work: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A backend of a closed pool may still be leaving the template (55006,
+ * "being accessed by other users") for a few milliseconds: tried again. */
+async function createFromTemplate(serverUrl: string, name: string, template: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await onServer(serverUrl, (client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55006' || attempt >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
