@@ -9,6 +9,7 @@
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
+import { sqliteStore, type Store } from './db/store.js';
 import { GroupCommit } from './db/group-commit.js';
 import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
@@ -36,6 +37,10 @@ export interface AppContext {
   config: ApiConfig;
   clock: Clock;
   db: Db;
+  /** The same database behind Kysely (issue 18): repositories move to it
+   * folder by folder, and then run on PostgreSQL too. On SQLite it shares
+   * `db`'s connection. */
+  store: Store;
   /** Request writes that share a transaction per turn of the event loop (POST /api/box_logs). */
   groupCommit: GroupCommit;
   clientApps: ClientAppRepository;
@@ -84,6 +89,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     config,
     clock,
     db,
+    store: sqliteStore(db),
     groupCommit,
     clientApps: new ClientAppRepository(db),
     users: new UserRepository(db),
