@@ -21,6 +21,10 @@ import { messageOf } from './message-of.js';
 /** The system user the server runs as when this process is root. */
 export const POSTGRES_TEST_USER = 'parkbench-test';
 
+/** Names an existing server for the tests to use instead of starting their own
+ * (a superuser or a role with CREATEDB): test/helpers/postgres.ts, scripts/with-postgres.ts. */
+export const EXISTING_SERVER_VARIABLE = 'PARKBENCH_TEST_DATABASE_URL';
+
 /** The server's superuser (trust authentication on loopback and the socket: no password). */
 export const POSTGRES_SUPERUSER = 'parkbench';
 

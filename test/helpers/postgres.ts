@@ -11,10 +11,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TestFn } from 'ava';
 import pg from 'pg';
-import { startPostgres } from '../../lib/postgres-server.js';
+import { EXISTING_SERVER_VARIABLE, startPostgres } from '../../lib/postgres-server.js';
 
-/** Names an existing server to use instead of starting one (a superuser or a role with CREATEDB). */
-export const EXISTING_SERVER_VARIABLE = 'PARKBENCH_TEST_DATABASE_URL';
+export { EXISTING_SERVER_VARIABLE };
 
 export interface TestDatabase {
   /** postgres://… of a database nobody else uses. */

@@ -89,12 +89,16 @@ class PostgresTemplates {
   server: Promise<TestDatabase> | undefined;
   #template: Promise<string> | undefined;
   #count = 0;
+  #creating: Promise<unknown> = Promise.resolve();
 
   async open(t: ExecutionContext): Promise<Store> {
     const server = await (this.server ??= startTestDatabase());
     const template = await (this.#template ??= this.#makeTemplate(server));
     const name = `${template}_${++this.#count}`;
-    await createFromTemplate(server.url, name, template);
+    // One at a time: PostgreSQL refuses to copy a template another copy is reading.
+    const created = this.#creating.then(() => createFromTemplate(server.url, name, template));
+    this.#creating = created.catch(() => undefined);
+    await created;
     const store = await openPostgresStore(parsePostgresUrl(urlOf(server.url, name)), {
       onIdleError: () => undefined,
       maxConnections: 4,
@@ -118,6 +122,17 @@ class PostgresTemplates {
     // Migrated, then closed: CREATE DATABASE ... TEMPLATE needs nobody connected to it.
     const store = await openPostgresStore(parsePostgresUrl(urlOf(server.url, name)), { onIdleError: () => undefined });
     await store.close();
+    // A closed pool's backends leave a moment later; a copy meanwhile waits 5 s and fails.
+    await onServer(server.url, async (client) => {
+      const connected = async () =>
+        (
+          await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [
+            name,
+          ])
+        ).rows[0]?.n ?? 0;
+      for (let waited = 0; (await connected()) > 0 && waited < 5_000; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+    });
     return name;
   }
 }
