@@ -1,10 +1,23 @@
-// SQLite's "database is locked": another process (an operator command on the
-// same file) held the write lock past busy_timeout. Not a bug, and the
-// statement that met it wrote nothing: HTTP answers 503 with Retry-After,
-// MQTT ingestion tries again later without acknowledging.
+// The database is busy, not broken: another process held what this
+// statement needed for too long, or the engine chose this transaction as the
+// loser of a conflict. The statement (or its whole transaction) wrote
+// nothing: HTTP answers 503 with Retry-After, MQTT ingestion tries again
+// later without acknowledging.
+//
+// - SQLite: "database is locked" (SQLITE_BUSY and its extended codes):
+//   another process (an operator command on the same file) held the write
+//   lock past busy_timeout.
+// - PostgreSQL (SQLSTATE codes on pg's DatabaseError): a lock not granted
+//   within lock_timeout (55P03), a serialization failure (40001) or a
+//   deadlock (40P01), where the server rolled this transaction back and the
+//   other one goes on; too many connections (53300) and a server still
+//   starting up (57P03) pass with time too.
 
-/** better-sqlite3's SqliteError codes SQLITE_BUSY, SQLITE_BUSY_SNAPSHOT, ... */
+const POSTGRES_BUSY = new Set(['55P03', '40001', '40P01', '53300', '57P03']);
+
+/** Whether `error` says the database is busy (a retry later may succeed). */
 export function isDatabaseBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  if (typeof code !== 'string') return false;
+  return code.startsWith('SQLITE_BUSY') || POSTGRES_BUSY.has(code);
 }

@@ -40,6 +40,8 @@ export interface StoreTests {
   (title: string, implementation: StoreTestFn): void;
   /** The same, run serially (for tests that start processes or measure). */
   serial(title: string, implementation: StoreTestFn): void;
+  /** `title [dialect]` on that store only, for what exists on one engine only (say why in the title). */
+  on(dialect: Dialect, title: string, implementation: StoreTestFn): void;
 }
 
 /** The `storeTest` of a test file (call once, at the top of the file). */
@@ -57,8 +59,9 @@ export function storeTests(test: TestFn): StoreTests {
       await server.stop();
     }
   });
-  const declare = (serial: boolean) => (title: string, implementation: StoreTestFn) => {
+  const declare = (serial: boolean, only?: Dialect) => (title: string, implementation: StoreTestFn) => {
     for (const dialect of stores) {
+      if (only !== undefined && dialect !== only) continue;
       const base = serial ? test.serial : test;
       const declareOn = dialect === 'postgres' ? testNeeding('postgres', base) : base;
       declareOn(`${title} [${dialect}]`, async (t: ExecutionContext) => {
@@ -69,6 +72,9 @@ export function storeTests(test: TestFn): StoreTests {
   };
   const storeTest = declare(false) as StoreTests;
   storeTest.serial = declare(true);
+  storeTest.on = (dialect, title, implementation) => {
+    declare(false, dialect)(title, implementation);
+  };
   return storeTest;
 }
 
