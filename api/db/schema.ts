@@ -11,6 +11,7 @@
 // Buffer. `Generated` marks a column the database fills when an insert
 // leaves it out (an identity, a DEFAULT).
 import type { ColumnType, Generated } from 'kysely';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 
 /** A column the database fills by default but an insert may set. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
@@ -83,7 +84,7 @@ export interface BoxesTable {
   id: Generated<number>;
   module_id: number;
   parking_id: number;
-  direction: 'entrance' | 'exit';
+  direction: BoxDirection;
   mac_address: string;
   box_key: string;
   mqtt_username: string;
