@@ -534,7 +534,6 @@ export const MIGRATIONS: readonly Migration[] = [
       );
       CREATE INDEX login_attempts_key ON login_attempts (scope, key, started_at);
       CREATE INDEX login_attempts_started ON login_attempts (started_at);
-      CREATE INDEX login_attempts_in_flight ON login_attempts (abandoned_at) WHERE state = 'in_flight';
     `,
   },
 ];
