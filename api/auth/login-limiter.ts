@@ -16,7 +16,8 @@
 // IMMEDIATE (api/db/kysely-sqlite.ts). A failure keeps its rows, marked
 // failed; a success or an attempt ended without a verdict deletes its own.
 //
-// A process that dies mid-login leaves its rows in flight: each row says when
+// A process that dies mid-login (or cannot write an attempt's end: the
+// database went away) leaves its rows in flight: each row says when
 // it stops counting (abandoned_at, MAX_LOGIN_MS after its start). Rows that no
 // longer count are pruned by the process itself, at most every PRUNE_EVERY_MS
 // or PRUNE_EVERY_ATTEMPTS, with a cap on the rows kept (MAX_ROWS).
@@ -210,7 +211,7 @@ export class LoginLimiter {
     };
   }
 
-  /** Milliseconds until both keys have room, 0 when they have now; as Retry-After's seconds. */
+  /** Seconds (rounded up, for Retry-After) until both keys have room, 0 when they have room now. */
   async #wait(executor: Executor, key: string, address: string, now: number): Promise<number> {
     const ms = Math.max(
       await this.#waitMs(executor, 'username', key, this.limits.maxFailuresPerUsername, now),
