@@ -85,11 +85,12 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     afterCommit: (callback) => groupCommit.afterCommit(callback),
   });
   const liveStates = new LiveBoxStates();
+  const store = sqliteStore(db);
   return {
     config,
     clock,
     db,
-    store: sqliteStore(db),
+    store,
     groupCommit,
     clientApps: new ClientAppRepository(db),
     users: new UserRepository(db),
@@ -133,6 +134,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
       flushMs: config.eventsFlushMs,
     }),
     loginLimiter: new LoginLimiter(
+      store,
       {
         maxFailuresPerUsername: config.loginMaxFailuresPerUsername,
         maxFailuresPerAddress: config.loginMaxFailuresPerAddress,

@@ -1,16 +1,29 @@
 // Limits failed logins per username and per client address, in sliding
-// windows on an injected clock. In memory: the limits protect one process's
-// scrypt budget and slow guessing; several API processes would each count
-// their own (documented). Only failures count; a success clears its
-// username's failures but not its address's, so one good account cannot be
-// used to reset an address that is guessing others.
+// windows on an injected clock. The counts live in the store (table
+// login_attempts, migration 15), so every API process on one database shares
+// them (issue 18): two processes no longer give a guesser twice the tries.
+// Only failures count; a success clears its username's failures but not its
+// address's, so one good account cannot be used to reset an address that is
+// guessing others.
 //
 // An attempt takes a slot in both windows BEFORE its password is hashed and
 // holds it while in flight: checking first and recording the failure after
 // the ~100 ms hash let a concurrent burst of any size through the check
-// (issue 12). A failure keeps its slot; a success gives its own slot back, so
-// successes still never count.
+// (issue 12). The check and the take are one transaction, serialized per key
+// across processes: on PostgreSQL by transaction-scoped advisory locks on the
+// two keys (taken in a fixed order, so two attempts never wait on each other
+// crosswise), on SQLite by the write lock the transaction takes at BEGIN
+// IMMEDIATE (api/db/kysely-sqlite.ts). A failure keeps its rows, marked
+// failed; a success or an attempt ended without a verdict deletes its own.
+//
+// A process that dies mid-login (or cannot write an attempt's end: the
+// database went away) leaves its rows in flight: each row says when
+// it stops counting (abandoned_at, MAX_LOGIN_MS after its start). Rows that no
+// longer count are pruned by the process itself, at most every PRUNE_EVERY_MS
+// or PRUNE_EVERY_ATTEMPTS, with a cap on the rows kept (MAX_ROWS).
+import { CompiledQuery } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
+import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 
 export interface LoginLimits {
   maxFailuresPerUsername: number;
@@ -18,143 +31,233 @@ export interface LoginLimits {
   windowMs: number;
 }
 
-/** Keys kept at most; past it, the oldest keys are dropped (bounded memory). */
-const MAX_KEYS = 100_000;
+/**
+ * How long an attempt may stay in flight and still count, ms: a row in flight
+ * past it belongs to a process that died mid-login (a crash, SIGKILL) and
+ * would otherwise hold its user's or address's slot for the whole window. Two
+ * minutes is far above a real login (scrypt at the highest SCRYPT_LOG2_N, 20,
+ * is about a second; the database waits at most DATABASE_BUSY_TIMEOUT_MS, 5 s
+ * by default, at the start and at the end; a burst queues hashes on libuv's
+ * four threads for seconds at most, since the limits admit few), yet frees a
+ * dead process's slots long before a 15-minute window would. An attempt that
+ * does run longer only stops counting while it runs: its failure still marks
+ * it failed, and it counts again.
+ */
+export const MAX_LOGIN_MS = 120_000;
 
-/** One attempt's slot in a window: a failure, or an attempt still in flight. */
-interface Slot {
-  readonly at: number;
-  inFlight: boolean;
-}
+/**
+ * Rows kept at most (about, over all processes); past it the oldest go first,
+ * in the window or not: a flood of attempts from many addresses must not grow
+ * the table without bound. As the in-memory limiter's 100,000 keys per window,
+ * an attacker who gets this many attempts admitted within one window erases
+ * the oldest failures; with the address limit (20 a window by default) that
+ * takes some 5,000 addresses.
+ */
+export const MAX_ROWS = 200_000;
 
-class FailureWindow {
-  private readonly slots = new Map<string, Slot[]>();
+/** Prune at most this often per process (ms of its clock)... */
+export const PRUNE_EVERY_MS = 60_000;
+/** ...or after this many attempts begun in the process, whichever comes first:
+ * a flood adds at most twice as many rows per process before the next prune. */
+export const PRUNE_EVERY_ATTEMPTS = 1_000;
 
-  constructor(
-    private readonly max: number,
-    private readonly windowMs: number,
-  ) {}
+/** The first key of pg_advisory_xact_lock(int, int) for login keys ("pkll"):
+ * its own namespace beside the single-bigint locks (migrations). */
+const ADVISORY_LOCK_CLASS = 0x706b6c6c;
 
-  /** Milliseconds until a new attempt is allowed, or 0 when it is allowed now. */
-  retryAfterMs(key: string, now: number): number {
-    const slots = this.recent(key, now);
-    if (slots.length < this.max) return 0;
-    // The slot whose expiry frees room; an in-flight one may end sooner (a
-    // success) but is counted as what it may become, a failure.
-    const oldest = slots[slots.length - this.max]?.at ?? now;
-    return Math.max(1, oldest + this.windowMs - now);
-  }
-
-  /** Takes a slot; the caller checked retryAfterMs first (same tick). */
-  take(key: string, now: number): Slot {
-    const slots = this.recent(key, now);
-    const slot: Slot = { at: now, inFlight: true };
-    slots.push(slot);
-    if (slots.length > this.max) slots.splice(0, slots.length - this.max);
-    this.slots.delete(key); // re-insert so Map order tracks recency
-    this.slots.set(key, slots);
-    if (this.slots.size > MAX_KEYS) {
-      const oldestKey = this.slots.keys().next().value;
-      if (oldestKey !== undefined) this.slots.delete(oldestKey);
-    }
-    return slot;
-  }
-
-  /** Gives a slot back (its attempt was no failure). */
-  release(key: string, slot: Slot): void {
-    const slots = this.slots.get(key);
-    const index = slots?.indexOf(slot) ?? -1;
-    if (slots === undefined || index < 0) return;
-    slots.splice(index, 1);
-    if (slots.length === 0) this.slots.delete(key);
-  }
-
-  /** Forgets the key's failures; attempts still in flight keep their slots. */
-  clearFailures(key: string): void {
-    const slots = this.slots.get(key);
-    if (slots === undefined) return;
-    const inFlight = slots.filter((slot) => slot.inFlight);
-    if (inFlight.length === 0) this.slots.delete(key);
-    else this.slots.set(key, inFlight);
-  }
-
-  private recent(key: string, now: number): Slot[] {
-    const slots = this.slots.get(key) ?? [];
-    const fresh = slots.filter((slot) => slot.at > now - this.windowMs);
-    if (fresh.length === 0) this.slots.delete(key);
-    return fresh;
-  }
-}
+type Scope = 'username' | 'address';
 
 /** A login attempt holding a slot in both windows until it ends. */
 export interface LoginAttempt {
   /** The password was wrong (or the user unknown): the slots stay, as failures. */
-  failed(): void;
+  failed(): Promise<void>;
   /** The login succeeded: its slots go back and the username's failures are cleared. */
-  succeeded(): void;
+  succeeded(): Promise<void>;
   /** The attempt ended before any password verdict (a bad client, an error):
    * its slots go back. A no-op once failed() or succeeded() was called. */
-  abandon(): void;
+  abandon(): Promise<void>;
+}
+
+export interface LoginLimiterOptions {
+  /** MAX_ROWS unless told otherwise (tests). */
+  maxRows?: number;
+  /** PRUNE_EVERY_ATTEMPTS unless told otherwise (tests). */
+  pruneEveryAttempts?: number;
 }
 
 export class LoginLimiter {
-  private readonly byUsername: FailureWindow;
-  private readonly byAddress: FailureWindow;
+  readonly #maxRows: number;
+  readonly #pruneEveryAttempts: number;
+  /** The started_at of the max-th newest attempt of a key that still counts, if there are max. */
+  readonly #nthNewest: CompiledOnce<{ started_at: number }>;
+  readonly #insert: CompiledOnce<{ id: number }>;
+  readonly #markFailed: CompiledOnce<unknown>;
+  readonly #remove: CompiledOnce<unknown>;
+  readonly #removeAndClear: CompiledOnce<unknown>;
+  readonly #prune: string;
+  #nextPruneAt = -Infinity;
+  #attemptsSincePrune = 0;
+  #lastId = 0;
 
   constructor(
-    limits: LoginLimits,
+    private readonly store: Store,
+    private readonly limits: LoginLimits,
     private readonly clock: Clock,
+    options: LoginLimiterOptions = {},
   ) {
-    this.byUsername = new FailureWindow(limits.maxFailuresPerUsername, limits.windowMs);
-    this.byAddress = new FailureWindow(limits.maxFailuresPerAddress, limits.windowMs);
+    this.#maxRows = options.maxRows ?? MAX_ROWS;
+    this.#pruneEveryAttempts = options.pruneEveryAttempts ?? PRUNE_EVERY_ATTEMPTS;
+    const db = store.kysely;
+    // Built with placeholder values in the order each run gives them (CompiledOnce).
+    this.#nthNewest = new CompiledOnce(
+      db
+        .selectFrom('login_attempts')
+        .select('started_at')
+        .where('scope', '=', 'username')
+        .where('key', '=', '')
+        .where('started_at', '>', 0)
+        .where((eb) => eb.or([eb('state', '=', 'failed'), eb('abandoned_at', '>', 0)]))
+        .orderBy('started_at', 'desc')
+        .limit(1)
+        .offset(0),
+    );
+    const row = { scope: 'username', key: '', started_at: 0, state: 'in_flight', abandoned_at: 0 } as const;
+    this.#insert = new CompiledOnce(
+      db
+        .insertInto('login_attempts')
+        .values([row, { ...row, scope: 'address' }])
+        .returning('id'),
+    );
+    this.#markFailed = new CompiledOnce(
+      db.updateTable('login_attempts').set({ state: 'failed' }).where('id', 'in', [0, 0]),
+    );
+    this.#remove = new CompiledOnce(db.deleteFrom('login_attempts').where('id', 'in', [0, 0]));
+    this.#removeAndClear = new CompiledOnce(
+      db
+        .deleteFrom('login_attempts')
+        .where((eb) =>
+          eb.or([
+            eb('id', 'in', [0, 0]),
+            eb.and([
+              eb('scope', '=', 'username'),
+              eb('key', '=', ''),
+              eb('state', '=', 'failed'),
+              eb('started_at', '>', 0),
+            ]),
+          ]),
+        ),
+    );
+    // Rows out of the window, and the oldest past the cap. On PostgreSQL the
+    // prune skips rows another statement holds (an attempt ending), so it
+    // never waits on one nor deadlocks with it; they go at the next prune.
+    this.#prune =
+      store.dialect === 'postgres'
+        ? `DELETE FROM login_attempts WHERE id IN (SELECT id FROM login_attempts
+             WHERE started_at <= $1 OR id <= $2 FOR UPDATE SKIP LOCKED)`
+        : 'DELETE FROM login_attempts WHERE started_at <= ? OR id <= ?';
   }
 
   /** Seconds to wait (for Retry-After) when either limit is reached, else 0. */
-  retryAfterSeconds(username: string, address: string): number {
+  async retryAfterSeconds(username: string, address: string): Promise<number> {
+    return this.#wait(this.store.kysely, normalize(username), address, this.clock.now());
+  }
+
+  /** Starts an attempt: either the seconds to wait (a limit is reached,
+   * counting attempts in flight, in every process on the database) or the
+   * attempt, holding a slot in both windows. Check and take are one
+   * transaction, serialized per key, so concurrent requests cannot all pass
+   * the check. */
+  async begin(username: string, address: string): Promise<{ retryAfterSeconds: number } | LoginAttempt> {
+    const key = normalize(username);
     const now = this.clock.now();
+    await this.#pruneNow(now);
+    // The body awaits only its own queries (on SQLite it shares the API's
+    // connection: nothing may interleave).
+    const taken = await this.store.kysely.transaction().execute(async (trx) => {
+      if (this.store.dialect === 'postgres')
+        for (const lock of lockKeys(key, address))
+          await trx.executeQuery(
+            CompiledQuery.raw('SELECT pg_advisory_xact_lock($1, $2)', [ADVISORY_LOCK_CLASS, lock]),
+          );
+      const wait = await this.#wait(trx, key, address, now);
+      if (wait > 0) return wait;
+      const abandonedAt = now + MAX_LOGIN_MS;
+      const rows = await this.#insert.run(trx, [
+        ...['username', key, now, 'in_flight', abandonedAt],
+        ...['address', address, now, 'in_flight', abandonedAt],
+      ]);
+      return rows.map((row) => row.id);
+    });
+    if (typeof taken === 'number') return { retryAfterSeconds: taken };
+    const ids = taken;
+    this.#lastId = Math.max(this.#lastId, ...ids);
+    this.#attemptsSincePrune += 1;
+    let ended = false;
+    const end = async (work: () => Promise<unknown>) => {
+      if (ended) return;
+      ended = true;
+      await work();
+    };
+    return {
+      failed: () => end(() => this.#markFailed.run(this.store.kysely, ['failed', ...ids])),
+      succeeded: () =>
+        end(() =>
+          this.#removeAndClear.run(this.store.kysely, [
+            ...ids,
+            ...['username', key, 'failed', this.clock.now() - this.limits.windowMs],
+          ]),
+        ),
+      abandon: () => end(() => this.#remove.run(this.store.kysely, ids)),
+    };
+  }
+
+  /** Seconds (rounded up, for Retry-After) until both keys have room, 0 when they have room now. */
+  async #wait(executor: Executor, key: string, address: string, now: number): Promise<number> {
     const ms = Math.max(
-      this.byUsername.retryAfterMs(normalize(username), now),
-      this.byAddress.retryAfterMs(address, now),
+      await this.#waitMs(executor, 'username', key, this.limits.maxFailuresPerUsername, now),
+      await this.#waitMs(executor, 'address', address, this.limits.maxFailuresPerAddress, now),
     );
     return Math.ceil(ms / 1000);
   }
 
-  /** Starts an attempt: either the seconds to wait (a limit is reached,
-   * counting attempts in flight) or the attempt, holding a slot in both
-   * windows. Check and take run in one synchronous step, so concurrent
-   * requests cannot all pass the check. */
-  begin(username: string, address: string): { retryAfterSeconds: number } | LoginAttempt {
-    const wait = this.retryAfterSeconds(username, address);
-    if (wait > 0) return { retryAfterSeconds: wait };
-    const key = normalize(username);
-    const now = this.clock.now();
-    const userSlot = this.byUsername.take(key, now);
-    const addressSlot = this.byAddress.take(address, now);
-    let ended = false;
-    const giveBack = () => {
-      this.byUsername.release(key, userSlot);
-      this.byAddress.release(address, addressSlot);
-    };
-    return {
-      failed: () => {
-        if (ended) return;
-        ended = true;
-        userSlot.inFlight = false;
-        addressSlot.inFlight = false;
-      },
-      succeeded: () => {
-        if (ended) return;
-        ended = true;
-        giveBack();
-        this.byUsername.clearFailures(key);
-      },
-      abandon: () => {
-        if (ended) return;
-        ended = true;
-        giveBack();
-      },
-    };
+  async #waitMs(executor: Executor, scope: Scope, key: string, max: number, now: number): Promise<number> {
+    // Attempts in flight count as what they may become, failures. Room comes
+    // when the max-th newest leaves the window.
+    const [nth] = await this.#nthNewest.run(executor, [
+      scope,
+      key,
+      now - this.limits.windowMs,
+      'failed',
+      now,
+      1,
+      max - 1,
+    ]);
+    return nth === undefined ? 0 : Math.max(1, nth.started_at + this.limits.windowMs - now);
   }
+
+  async #pruneNow(now: number): Promise<void> {
+    if (now < this.#nextPruneAt && this.#attemptsSincePrune < this.#pruneEveryAttempts) return;
+    this.#nextPruneAt = now + PRUNE_EVERY_MS;
+    this.#attemptsSincePrune = 0;
+    await this.store.kysely.executeQuery(
+      CompiledQuery.raw(this.#prune, [now - this.limits.windowMs, this.#lastId - this.#maxRows]),
+    );
+  }
+}
+
+/** The second keys of the advisory locks on both keys, in the order to take
+ * them (ascending; one when both hash alike). A collision of two keys only
+ * makes their attempts wait on each other. */
+function lockKeys(username: string, address: string): number[] {
+  const keys = [hash32(`username:${username}`), hash32(`address:${address}`)].sort((a, b) => a - b);
+  return keys[0] === keys[1] ? keys.slice(0, 1) : keys;
+}
+
+/** FNV-1a, 32 bits, as a signed int4. */
+function hash32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(text, 'utf8')) hash = Math.imul(hash ^ byte, 0x01000193);
+  return hash | 0;
 }
 
 function normalize(username: string): string {

@@ -106,7 +106,7 @@ export async function passwordGrant(
   // The attempt takes its slot in both limits before any hashing (attempts in
   // flight count), so a blocked guesser costs no scrypt time and a concurrent
   // burst hashes at most the allowed number of guesses.
-  const attempt = ctx.loginLimiter.begin(username, address);
+  const attempt = await ctx.loginLimiter.begin(username, address);
   if ('retryAfterSeconds' in attempt)
     throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(attempt.retryAfterSeconds) });
   try {
@@ -116,15 +116,15 @@ export async function passwordGrant(
       ? await verifySecret(password, user.password_hash)
       : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
     if (!user || !ok) {
-      attempt.failed();
+      await attempt.failed();
       throw new OAuthError('invalid_grant', 'Wrong username or password.');
     }
     const tokens = issueTokens(ctx, user.id, client.id);
-    attempt.succeeded();
+    await attempt.succeeded();
     return tokens;
   } finally {
     // A bad client or an error (a busy database) is no verdict on the password.
-    attempt.abandon();
+    await attempt.abandon();
   }
 }
 

@@ -512,6 +512,30 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX smart_keys_operator ON smart_keys(operator_id);
     `,
   },
+  {
+    version: 15,
+    name: 'failed logins and logins in flight, shared by every API process',
+    sql: `
+      -- The failed-login limiter (api/auth/login-limiter.ts) keeps its counts
+      -- here so that every API process on this database shares them (issue
+      -- 18): one row per attempt and scope, the username (trimmed and
+      -- lowercased) or the client address. An attempt is in flight from
+      -- before its password is hashed until its verdict: a failure keeps its
+      -- rows as failed, a success or an error deletes them. abandoned_at
+      -- bounds an attempt whose process died in flight: past it the row no
+      -- longer counts. Rows that no longer count are pruned by the limiter.
+      CREATE TABLE login_attempts (
+        id INTEGER PRIMARY KEY,
+        scope TEXT NOT NULL CHECK (scope IN ('username', 'address')),
+        key TEXT NOT NULL,
+        started_at INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('in_flight', 'failed')),
+        abandoned_at INTEGER NOT NULL
+      );
+      CREATE INDEX login_attempts_key ON login_attempts (scope, key, started_at);
+      CREATE INDEX login_attempts_started ON login_attempts (started_at);
+    `,
+  },
 ];
 
 /**

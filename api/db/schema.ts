@@ -267,6 +267,18 @@ export interface EventTicketsTable {
 }
 
 /** Every table, by name: Kysely<Schema> types every query of both engines. */
+/** One login attempt in one scope (api/auth/login-limiter.ts): in flight or failed. */
+export interface LoginAttemptsTable {
+  id: Generated<number>;
+  scope: 'username' | 'address';
+  /** The username trimmed and lowercased, or the client address. */
+  key: string;
+  started_at: number;
+  state: 'in_flight' | 'failed';
+  /** When an attempt still in flight stops counting (its process died mid-login). */
+  abandoned_at: number;
+}
+
 export interface Schema {
   migrations: MigrationsTable;
   client_apps: ClientAppsTable;
@@ -287,4 +299,5 @@ export interface Schema {
   forwarding_disabled_urls: ForwardingDisabledUrlsTable;
   box_availability: BoxAvailabilityTable;
   event_tickets: EventTicketsTable;
+  login_attempts: LoginAttemptsTable;
 }

@@ -1,8 +1,10 @@
 // PostgreSQL's baseline (api/db/postgres-baseline.ts) equals SQLite's schema
-// after the last migration (api/db/migrations.ts): both built for real
+// at the baseline's version (api/db/migrations.ts): both built for real
 // (SQLite through migrate(), PostgreSQL on the test server) and described the
 // same way, table by table, column by column (name, type class, nullability,
 // default or not, primary key), with their indexes and unique constraints.
+// Then the baseline with the later PostgreSQL migrations
+// (api/db/postgres-migrations.ts) against SQLite after its last one.
 // A migration added without its PostgreSQL form fails here. CHECK
 // constraints and foreign keys are not compared (their text differs between
 // the engines); index predicates are compared as present or not.
@@ -13,6 +15,7 @@ import type pg from 'pg';
 import { parsePostgresUrl } from '../../api/config.js';
 import { MIGRATIONS, migrate } from '../../api/db/migrations.js';
 import { POSTGRES_BASELINE_SQL, POSTGRES_BASELINE_VERSION } from '../../api/db/postgres-baseline.js';
+import { POSTGRES_MIGRATIONS } from '../../api/db/postgres-migrations.js';
 import { createPostgresPool } from '../../api/db/postgres-pool.js';
 import { postgresForFile } from '../helpers/postgres.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -179,10 +182,14 @@ async function describePostgres(client: pg.PoolClient, schemaName: string): Prom
   return schema;
 }
 
-function sqliteSchema(): Schema {
+/** SQLite's schema after the migrations up to `version` (all of them by default). */
+function sqliteSchema(version = Infinity): Schema {
   const db = new Database(':memory:');
   try {
-    migrate(db);
+    migrate(
+      db,
+      MIGRATIONS.filter((migration) => migration.version <= version),
+    );
     return describeSqlite(db);
   } finally {
     db.close();
@@ -210,12 +217,33 @@ async function postgresSchema(
   return { client, describe: () => describePostgres(client, name) };
 }
 
-test('the baseline is written for the last migration', (t) => {
-  t.is(POSTGRES_BASELINE_VERSION, Math.max(...MIGRATIONS.map((migration) => migration.version)));
+test('the baseline stands for the migrations up to its version; each later one has its PostgreSQL form', (t) => {
+  const named = (migrations: readonly { version: number; name: string }[]) =>
+    migrations.map(({ version, name }) => ({ version, name }));
+  t.deepEqual(
+    named(POSTGRES_MIGRATIONS.baseline),
+    named(MIGRATIONS.filter((migration) => migration.version <= POSTGRES_BASELINE_VERSION)),
+  );
+  t.deepEqual(
+    named(POSTGRES_MIGRATIONS.later),
+    named(MIGRATIONS.filter((migration) => migration.version > POSTGRES_BASELINE_VERSION)),
+    'the same versions and names after the baseline',
+  );
 });
 
-withPostgres("PostgreSQL's baseline equals SQLite's schema after the last migration", async (t) => {
+withPostgres("PostgreSQL's baseline equals SQLite's schema at the baseline's version", async (t) => {
   const { describe } = await postgresSchema(t, (client) => client.query(POSTGRES_BASELINE_SQL));
+  const postgres = await describe();
+  const sqlite = sqliteSchema(POSTGRES_BASELINE_VERSION);
+  t.deepEqual(Object.keys(postgres).sort(), Object.keys(sqlite).sort(), 'the same tables');
+  for (const table of Object.keys(sqlite)) t.deepEqual(postgres[table], sqlite[table], table);
+});
+
+withPostgres("PostgreSQL's baseline and later migrations equal SQLite's schema after the last migration", async (t) => {
+  const { describe } = await postgresSchema(t, async (client) => {
+    await client.query(POSTGRES_BASELINE_SQL);
+    for (const migration of POSTGRES_MIGRATIONS.later) await client.query(migration.sql);
+  });
   const postgres = await describe();
   const sqlite = sqliteSchema();
   t.deepEqual(Object.keys(postgres).sort(), Object.keys(sqlite).sort(), 'the same tables');
@@ -225,7 +253,7 @@ withPostgres("PostgreSQL's baseline equals SQLite's schema after the last migrat
 withPostgres(
   'a drift fails the comparison: a column, a nullability, a default, an index, a unique constraint',
   async (t) => {
-    const sqlite = sqliteSchema();
+    const sqlite = sqliteSchema(POSTGRES_BASELINE_VERSION);
     for (const drift of [
       'ALTER TABLE box_logs ADD COLUMN extra integer',
       'ALTER TABLE box_logs ALTER COLUMN command SET NOT NULL',

@@ -44,7 +44,10 @@ async function versions(pool: pg.Pool): Promise<number[]> {
 
 const withLater: PostgresMigrationPlan = {
   ...POSTGRES_MIGRATIONS,
-  later: [{ version: 99, name: 'a later one', sql: 'ALTER TABLE boxes ADD COLUMN note text' }],
+  later: [
+    ...POSTGRES_MIGRATIONS.later,
+    { version: 99, name: 'a later one', sql: 'ALTER TABLE boxes ADD COLUMN note text' },
+  ],
 };
 
 withPostgres(
