@@ -56,6 +56,7 @@ export async function startMqtt(app: FastifyInstance, options: MqttOptions): Pro
   app.decorate('mqtt', mqtt);
   const control = new ControlDispatcher({
     db: ctx.db,
+    store: ctx.store,
     clock: ctx.clock,
     send: (moduleId, frame, timeoutMs) => mqtt.sendCommand(moduleId, frame, {}, timeoutMs),
     answerTimeoutMs: config.boxAnswerTimeoutMs,

@@ -18,7 +18,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import type { ApiConfig } from '../config.js';
-import { ControlSequences } from '../control/sequence.js';
+import { ControlSequencesSqlite } from '../control/sequence.js';
 import type { Db } from '../db/open.js';
 import { conflict, notFound, refused } from '../domain-error.js';
 import type { MqttService } from '../mqtt/mqtt-service.js';
@@ -180,7 +180,7 @@ export class ConformanceRuns {
         signal: run.abort.signal,
       });
       // The sequences it reserved cover the run; past them if it took more.
-      new ControlSequences(db).skipTo(run.moduleId, report.summary.control_seq.next);
+      new ControlSequencesSqlite(db).skipTo(run.moduleId, report.summary.control_seq.next);
       run.report = report;
       if (report.interrupted === true) {
         run.state = 'error';

@@ -5,7 +5,7 @@
 // run of `parkbench conformance --box <that file>` test the same box.
 import { boxUnderTest, type BoxUnderTest } from '../../conformance/box-under-test.js';
 import { parseProvisioning, provisioningFile } from '../../lib/provisioning-file.js';
-import { ControlSequences, MAX_CONTROL_SEQ } from '../control/sequence.js';
+import { ControlSequencesSqlite, MAX_CONTROL_SEQ } from '../control/sequence.js';
 import type { Db } from '../db/open.js';
 import { notFound, refused } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
@@ -39,7 +39,7 @@ export function boxUnderTestOf(db: Db, moduleId: number): BoxUnderTest {
  * run's while it lasts: the box would answer theirs or the run's REPLAY.
  */
 export function reserveControlSequences(db: Db, moduleId: number): number {
-  const sequences = new ControlSequences(db);
+  const sequences = new ControlSequencesSqlite(db);
   const first = sequences.next(moduleId);
   if (first === undefined) throw refused(`box ${moduleId} has used every control sequence`);
   if (first + RUN_CONTROL_SEQUENCES > MAX_CONTROL_SEQ)

@@ -3,10 +3,11 @@
 // operation on a parking without boxes).
 import type { Db } from '../db/open.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
-import { ControlCommandRepository, type ControlBody, type ControlPurpose } from './repository.js';
+import { ControlCommandsSqlite, type ControlBody, type ControlPurpose } from './repository.js';
 
+// SQLite only until the ingestion core moves to the store (issue 18)
 export function completeOperation(db: Db, operation: string): void {
-  const commands = new ControlCommandRepository(db);
+  const commands = new ControlCommandsSqlite(db);
   if (commands.unfinished(operation) > 0) return;
   const [first] = commands.listOfOperation(operation);
   if (first === undefined) return;

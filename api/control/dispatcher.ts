@@ -1,8 +1,11 @@
 // Delivers the queued control commands (control_commands) to their boxes
 // over MQTT, in the API process beside the MQTT service:
 // - per box in id order, one in flight per box (in this process by a set, across
-//   processes by the row's in_flight_until, claimed in the same write
-//   transaction that allocates the sequence);
+//   processes by the row's in_flight_until, its lease, claimed in the same
+//   write transaction that allocates the sequence by one conditional UPDATE:
+//   of two dispatchers one wins; a dispatcher that dies mid-delivery leaves a
+//   lease that passes, and then any takes the row again with a new sequence,
+//   which the late one's writes (retryLater, settleSent) are conditional on);
 // - sealed at send time under K_box with a fresh control sequence
 //   (sequence.ts), so a retry never reuses one the box may have accepted;
 // - when the box is seen online (its true availability says online: its
@@ -20,9 +23,9 @@ import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import type { EventPublisher } from '../events/types.js';
 import type { CommandOutcome } from '../mqtt/mqtt-service.js';
-import { BoxRepository } from '../repositories/boxes.js';
 import { scheduleDueDrops } from './operations.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow } from './repository.js';
 import { ControlSequences } from './sequence.js';
@@ -32,7 +35,12 @@ import { messageOf } from '../../lib/message-of.js';
 export type SendCommand = (moduleId: number, frame: Buffer, timeoutMs: number) => Promise<CommandOutcome>;
 
 export interface ControlDispatcherOptions {
-  readonly db: Db;
+  /** SQLite's connection, for the rotation's drops (scheduleDueDrops), still
+   * synchronous on it (issue 18); without it (a dispatcher on PostgreSQL,
+   * for now) the poll queues no drop. */
+  readonly db?: Db;
+  /** The control queue and the boxes' control sequences. */
+  readonly store: Store;
   readonly clock: Clock;
   readonly send: SendCommand;
   /** How long the box has to answer one send, ms (BOX_ANSWER_TIMEOUT_MS). */
@@ -57,25 +65,19 @@ export class ControlDispatcher {
   readonly #inFlight = new Set<number>();
   readonly #commands: ControlCommandRepository;
   readonly #sequences: ControlSequences;
-  readonly #boxes: BoxRepository;
-  readonly #headOf;
   readonly #logger: Logger;
   #timer: TimerHandle | undefined;
   #stopped = true;
 
   constructor(private readonly options: ControlDispatcherOptions) {
-    this.#commands = new ControlCommandRepository(options.db);
-    this.#sequences = new ControlSequences(options.db);
-    this.#boxes = new BoxRepository(options.db);
-    this.#headOf = options.db.prepare<[number], ControlCommandRow>(
-      "SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id LIMIT 1",
-    );
+    this.#commands = new ControlCommandRepository(options.store);
+    this.#sequences = new ControlSequences(options.store);
     this.#logger = (options.logger ?? silentLogger).child({ component: 'api:control' });
   }
 
   start(): void {
     this.#stopped = false;
-    this.tick();
+    void this.tick();
   }
 
   /** Stops polling; a send under way is left to time out (its row stays pending). */
@@ -89,7 +91,7 @@ export class ControlDispatcher {
    * its own availability message arrived; online sends its head at once. */
   availability(moduleId: number, online: boolean): void {
     this.#online.set(moduleId, online);
-    if (online) this.#kick(moduleId, true);
+    if (online) void this.#kick(moduleId, true);
   }
 
   /** A response of the box arrived: it is online. Only news costs a read
@@ -98,28 +100,29 @@ export class ControlDispatcher {
   seen(moduleId: number): void {
     if (this.#online.get(moduleId) === true) return;
     this.#online.set(moduleId, true);
-    this.#kick(moduleId, true);
+    void this.#kick(moduleId, true);
   }
 
-  /** One pass over the queue (the poll; tests may call it). */
-  tick(): void {
+  /** One pass over the queue (the poll; tests may call it). Never rejects. */
+  async tick(): Promise<void> {
     if (this.#stopped) return;
     if (this.#timer !== undefined) this.options.clock.clearTimeout(this.#timer);
-    this.#timer = this.options.clock.setTimeout(() => this.tick(), this.options.pollMs);
+    this.#timer = this.options.clock.setTimeout(() => void this.tick(), this.options.pollMs);
     try {
-      for (const operation of scheduleDueDrops(this.options.db, this.options.clock.now()))
+      const { db } = this.options;
+      for (const operation of db === undefined ? [] : scheduleDueDrops(db, this.options.clock.now()))
         this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
-      for (const head of this.#commands.pendingHeads()) this.#consider(head, false);
+      for (const head of await this.#commands.pendingHeads()) this.#consider(head, false);
     } catch (error) {
       // A busy database (another process writing) or a closing one: the next poll tries again.
       this.#logger.warn({ err: messageOf(error) }, 'control queue not read');
     }
   }
 
-  #kick(moduleId: number, online: boolean): void {
+  async #kick(moduleId: number, online: boolean): Promise<void> {
     if (this.#stopped || this.#inFlight.has(moduleId)) return;
     try {
-      const head = this.#headOf.get(moduleId);
+      const head = await this.#commands.headOf(moduleId);
       if (head !== undefined) this.#consider(head, online);
     } catch (error) {
       this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'control queue not read');
@@ -130,14 +133,14 @@ export class ControlDispatcher {
    * was just seen online, so a backoff is cut short. */
   #consider(head: ControlCommandRow, justOnline: boolean): void {
     const now = this.options.clock.now();
-    if (this.#inFlight.has(head.module_id) || this.#online.get(head.module_id) === false) return;
+    if (this.#stopped || this.#inFlight.has(head.module_id) || this.#online.get(head.module_id) === false) return;
     if (head.in_flight_until !== null && head.in_flight_until > now) return; // another process waits for its answer
     if (!justOnline && head.next_attempt_at > now) return;
     this.#inFlight.add(head.module_id);
     void this.#deliver(head).finally(() => {
       this.#inFlight.delete(head.module_id);
       // The next command of the box, or a REPLAY's retry with its new sequence.
-      this.#kick(head.module_id, false);
+      void this.#kick(head.module_id, false);
     });
   }
 
@@ -145,7 +148,7 @@ export class ControlDispatcher {
     const { clock, answerTimeoutMs } = this.options;
     let sent: { seq: number; frame: Buffer } | undefined;
     try {
-      sent = this.#claim(head, clock.now());
+      sent = await this.#claim(head, clock.now());
     } catch (error) {
       this.#logger.warn(
         { module_id: head.module_id, command: head.id, err: messageOf(error) },
@@ -164,8 +167,8 @@ export class ControlDispatcher {
       // not echo the command (a version 1 box answers the new kinds
       // MALFORMED with kind and key_id 0, docs/protocol.md step 2).
       if ('answered' in outcome && outcome.answered.response !== null)
-        this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
-      this.#tellSettled(head);
+        await this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
+      await this.#tellSettled(head);
       return;
     }
     this.#tell(head, 'unanswered', null);
@@ -176,7 +179,7 @@ export class ControlDispatcher {
       'control command unanswered; tried again later',
     );
     try {
-      this.#commands.retryLater(head.id, sent.seq, problem, clock.now() + delay);
+      await this.#commands.retryLater(head.id, sent.seq, problem, clock.now() + delay);
     } catch (error) {
       // Its in_flight_until passes: the next poll takes it again.
       this.#logger.warn(
@@ -202,16 +205,25 @@ export class ControlDispatcher {
   }
 
   /** What the answer made of the command (settled by ingestion, or above): done, failed, or still pending. */
-  #tellSettled(head: ControlCommandRow): void {
+  async #tellSettled(head: ControlCommandRow): Promise<void> {
     if (this.options.events === undefined) return;
-    const row = this.#commands.findById(head.id);
+    let row: ControlCommandRow | undefined;
+    try {
+      row = await this.#commands.findById(head.id);
+    } catch (error) {
+      this.#logger.warn(
+        { module_id: head.module_id, command: head.id, err: messageOf(error) },
+        'control command not read',
+      );
+      return;
+    }
     const outcome = row?.state === 'done' ? 'delivered' : row?.state === 'failed' ? 'failed' : 'answered';
     this.#tell(head, outcome, row?.last_status ?? null);
   }
 
-  #settleUnechoed(head: ControlCommandRow, seq: number, response: Buffer): void {
+  async #settleUnechoed(head: ControlCommandRow, seq: number, response: Buffer): Promise<void> {
     try {
-      settleUnechoed(this.options.db, head.id, seq, response, this.options.clock.now());
+      await settleUnechoed(this.options.store, head.id, seq, response, this.options.clock.now());
     } catch (error) {
       this.#logger.warn(
         { module_id: head.module_id, command: head.id, err: messageOf(error) },
@@ -221,17 +233,22 @@ export class ControlDispatcher {
   }
 
   /** In one write transaction: a fresh sequence and the row marked in
-   * flight; then the frame. Undefined when the row is no longer ours to send. */
-  #claim(head: ControlCommandRow, now: number): { seq: number; frame: Buffer } | undefined {
-    return this.#commands.transaction(() => {
-      const box = this.#boxes.findByModuleId(head.module_id);
+   * flight; then the frame. Undefined when the row is no longer ours to send.
+   * The body awaits only its own queries (no send, no timer). */
+  async #claim(head: ControlCommandRow, now: number): Promise<{ seq: number; frame: Buffer } | undefined> {
+    return this.options.store.kysely.transaction().execute(async (trx) => {
+      const box = await trx
+        .selectFrom('boxes')
+        .select('box_key')
+        .where('module_id', '=', head.module_id)
+        .executeTakeFirst();
       if (box === undefined) return undefined;
-      const current = this.#commands.findById(head.id);
+      const current = await this.#commands.findById(head.id, trx);
       if (current?.state !== 'pending' || (current.in_flight_until !== null && current.in_flight_until > now))
         return undefined;
-      const seq = this.#sequences.next(head.module_id);
+      const seq = await this.#sequences.next(head.module_id, trx);
       if (seq === undefined) {
-        this.#commands.settle(
+        await this.#commands.settle(
           head.id,
           {
             state: 'failed',
@@ -241,10 +258,14 @@ export class ControlDispatcher {
             replays: current.replays,
           },
           now,
+          trx,
         );
         return undefined;
       }
-      if (!this.#commands.claim(head.id, seq, now, now + this.options.answerTimeoutMs)) return undefined;
+      // Conditional on the row still pending and out of flight: another
+      // dispatcher that read it as free too gets false here (its sequence is
+      // spent, a gap the box does not mind).
+      if (!(await this.#commands.claim(head.id, seq, now, now + this.options.answerTimeoutMs, trx))) return undefined;
       return { seq, frame: sealControl(current, Buffer.from(box.box_key, 'hex'), seq) };
     });
   }

@@ -4,16 +4,34 @@
 // now), and queues the control commands its boxes need (control_commands),
 // which the API's dispatcher delivers. Any process may run them (the admin
 // CLI does): all of it is in the database.
+//
+// Each operation's transaction stays synchronous on SQLite's connection
+// (ControlCommandsSqlite) while the smart keys, parkings and boxes it
+// changes with its commands are not on the store (issue 18); the reports
+// read the queue through the store.
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { DomainError } from '../domain-error.js';
 import { BoxRepository, DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
 import { ParkingRepository, type AccessMode, type ParkingRow } from '../repositories/parkings.js';
 import { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
-import { ControlCommandRepository, type ControlCommandRow, type ControlState } from './repository.js';
+import {
+  ControlCommandRepository,
+  ControlCommandsSqlite,
+  type ControlCommandRow,
+  type ControlState,
+} from './repository.js';
+
+/** What an operation runs on: SQLite's connection for its synchronous
+ * transaction, the store for its report (the API's context has both). */
+export interface ControlDeps {
+  readonly db: Db;
+  readonly store: Store;
+}
 
 /** An operation that makes no sense as asked: one line for the operator (a
  * domain error of kind `refused`, api/domain-error.ts). */
@@ -62,8 +80,8 @@ export interface OperationReport {
   deliveries: DeliveryReport[];
 }
 
-export function operationReport(db: Db, operation: string): OperationReport {
-  const deliveries = new ControlCommandRepository(db).listOfOperation(operation).map(deliveryOf);
+export async function operationReport(store: Store, operation: string): Promise<OperationReport> {
+  const deliveries = (await new ControlCommandRepository(store).listOfOperation(operation)).map(deliveryOf);
   const count = (state: ControlState): number => deliveries.filter((delivery) => delivery.state === state).length;
   return { operation, done: count('done'), pending: count('pending'), failed: count('failed'), deliveries };
 }
@@ -82,17 +100,17 @@ function deliveryOf(row: ControlCommandRow): DeliveryReport {
 /** Waits (polling the database, which another process settles) until no
  * delivery of the operation is pending, or `waitMs` has passed. */
 export async function awaitOperation(
-  db: Db,
+  store: Store,
   operation: string,
   waitMs: number,
   clock: Clock,
   pollMs = 100,
 ): Promise<OperationReport> {
   const deadline = clock.now() + waitMs;
-  let report = operationReport(db, operation);
+  let report = await operationReport(store, operation);
   while (report.pending > 0 && clock.now() < deadline) {
     await sleep(clock, Math.min(pollMs, deadline - clock.now()));
-    report = operationReport(db, operation);
+    report = await operationReport(store, operation);
   }
   return report;
 }
@@ -110,10 +128,15 @@ export interface RevokeResult extends OperationReport {
  * for every box of its module list. A key past its not_after + skew gets no
  * REVOKE: boxes refuse it already. Run again, it changes nothing and reports.
  */
-export function revokeSmartKey(db: Db, keyId: number, nowMs: number, requestedBy: string): RevokeResult {
+export async function revokeSmartKey(
+  { db, store }: ControlDeps,
+  keyId: number,
+  nowMs: number,
+  requestedBy: string,
+): Promise<RevokeResult> {
   const keys = new SmartKeyRepository(db);
   const boxes = new BoxRepository(db);
-  const commands = new ControlCommandRepository(db);
+  const commands = new ControlCommandsSqlite(db);
   const operation = `revoke:${keyId}`;
   const newly = commands.transaction(() => {
     const key = keys.findById(keyId);
@@ -141,7 +164,12 @@ export function revokeSmartKey(db: Db, keyId: number, nowMs: number, requestedBy
     return true;
   });
   const revokedAt = keys.findById(keyId)?.revoked_at ?? nowMs;
-  return { smart_key_id: keyId, revoked_at: revokedAt, newly_revoked: newly, ...operationReport(db, operation) };
+  return {
+    smart_key_id: keyId,
+    revoked_at: revokedAt,
+    newly_revoked: newly,
+    ...(await operationReport(store, operation)),
+  };
 }
 
 export interface AccessResult extends OperationReport {
@@ -158,13 +186,13 @@ function parkingOrRefuse(db: Db, parkingId: number): ParkingRow {
   return parking;
 }
 
-function accessResult(db: Db, parkingId: number, operation: string): AccessResult {
+async function accessResult({ db, store }: ControlDeps, parkingId: number, operation: string): Promise<AccessResult> {
   const parking = parkingOrRefuse(db, parkingId);
   return {
     parking_id: parkingId,
     access_mode: parking.access_mode,
     issuer_public_key: parking.issuer_public_key,
-    ...operationReport(db, operation),
+    ...(await operationReport(store, operation)),
   };
 }
 
@@ -180,7 +208,7 @@ function queueSetIssuer(
   nowMs: number,
   requestedBy: string,
 ): void {
-  const commands = new ControlCommandRepository(db);
+  const commands = new ControlCommandsSqlite(db);
   const boxes = new BoxRepository(db).listOfParking(parking.id);
   for (const box of boxes) {
     commands.insert(
@@ -205,14 +233,15 @@ function queueSetIssuer(
  * marks the last one done), or at once with `force`. While one is under way,
  * `force` switches it now; without, it is refused.
  */
-export function setAccessSigned(
-  db: Db,
+export async function setAccessSigned(
+  deps: ControlDeps,
   parkingId: number,
   options: { force: boolean },
   nowMs: number,
   requestedBy: string,
-): AccessResult {
-  const commands = new ControlCommandRepository(db);
+): Promise<AccessResult> {
+  const { db } = deps;
+  const commands = new ControlCommandsSqlite(db);
   const transitions = new IssuerKeyTransitions(db);
   const operation = commands.transaction(() => {
     const parking = parkingOrRefuse(db, parkingId);
@@ -234,7 +263,7 @@ export function setAccessSigned(
     if (options.force) transitions.switchToSigned(parkingId, publicHex);
     return started;
   });
-  return accessResult(db, parkingId, operation);
+  return accessResult(deps, parkingId, operation);
 }
 
 /** signed -> sealed is refused: its boxes would need K_park again. */
@@ -252,8 +281,14 @@ export function refuseSetAccessSealed(db: Db, parkingId: number): never {
  * new key (current -> previous). The final SET_ISSUER(new, none) is queued
  * by scheduleDueDrops once no key signed by the previous one is valid.
  */
-export function rotateIssuer(db: Db, parkingId: number, nowMs: number, requestedBy: string): AccessResult {
-  const commands = new ControlCommandRepository(db);
+export async function rotateIssuer(
+  deps: ControlDeps,
+  parkingId: number,
+  nowMs: number,
+  requestedBy: string,
+): Promise<AccessResult> {
+  const { db } = deps;
+  const commands = new ControlCommandsSqlite(db);
   const operation = commands.transaction(() => {
     const parking = parkingOrRefuse(db, parkingId);
     if (parking.access_mode === 'sealed' || parking.issuer_public_key === null) {
@@ -277,7 +312,7 @@ export function rotateIssuer(db: Db, parkingId: number, nowMs: number, requested
     queueSetIssuer(db, parking, 'rotate_install', started, publicHex, parking.issuer_public_key, nowMs, requestedBy);
     return started;
   });
-  return accessResult(db, parkingId, operation);
+  return accessResult(deps, parkingId, operation);
 }
 
 /**
@@ -287,6 +322,7 @@ export function rotateIssuer(db: Db, parkingId: number, nowMs: number, requested
  * (one operation per current key, whichever process queues it first).
  * Returns the operations queued.
  */
+// SQLite only until the parkings, boxes and smart keys it reads move to the store (issue 18)
 export function scheduleDueDrops(db: Db, nowMs: number): string[] {
   const parkings = db
     .prepare<[], ParkingRow>(
@@ -294,7 +330,7 @@ export function scheduleDueDrops(db: Db, nowMs: number): string[] {
     )
     .all();
   if (parkings.length === 0) return [];
-  const commands = new ControlCommandRepository(db);
+  const commands = new ControlCommandsSqlite(db);
   const skewOf = db.prepare<[number], { skew: number | null }>(
     'SELECT max(skew_seconds) AS skew FROM boxes WHERE parking_id = ?',
   );
@@ -338,6 +374,7 @@ export interface PendingControl {
 }
 
 /** The pending control commands of a box, oldest first (`admin box status`). */
+// SQLite only until the box status (api/boxes/status.ts) moves to the store (issue 18)
 export function pendingControlOf(db: Db, moduleId: number): PendingControl[] {
   const rows = db
     .prepare<[number], ControlCommandRow>(

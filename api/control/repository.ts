@@ -2,7 +2,18 @@
 // in the order it must arrive. Written by admin commands (any process),
 // delivered by the API's dispatcher, settled by the ingestion of the box's
 // verified answer (in whichever process ingests it).
+//
+// Two classes over one table (issue 18): ControlCommandRepository on the
+// store (SQLite or PostgreSQL, async), for the dispatcher, the operation
+// reports and the box status; ControlCommandsSqlite on SQLite's connection,
+// synchronous, for the work that runs inside a synchronous transaction:
+// the settle by a box's verified answer (the box-log ingestion's group
+// commit) and the queueing inside an operation's transaction (a smart key
+// revoked, a parking's issuer keys) whose other repositories are still
+// synchronous.
+import { sql } from 'kysely';
 import type { Db } from '../db/open.js';
+import { changed, type Executor, type Store } from '../db/store.js';
 
 export type ControlKind = 'REVOKE' | 'SET_ISSUER';
 export type ControlPurpose = 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop';
@@ -49,14 +60,196 @@ export interface NewControlCommand {
 }
 
 export class ControlCommandRepository {
+  readonly #kysely;
+
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
+  }
+
+  /** Queues a command; nothing when the operation already has one for this box. */
+  async insert(command: NewControlCommand, nowMs: number, on: Executor = this.#kysely): Promise<void> {
+    await on
+      .insertInto('control_commands')
+      .values(newRow(command, nowMs))
+      .onConflict((oc) => oc.columns(['operation', 'module_id']).doNothing())
+      .execute();
+  }
+
+  async findById(id: number, on: Executor = this.#kysely): Promise<ControlCommandRow | undefined> {
+    return on.selectFrom('control_commands').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async listOfOperation(operation: string): Promise<ControlCommandRow[]> {
+    return this.#kysely
+      .selectFrom('control_commands')
+      .selectAll()
+      .where('operation', '=', operation)
+      .orderBy('module_id')
+      .execute();
+  }
+
+  async hasOperation(operation: string): Promise<boolean> {
+    const row = await this.#kysely
+      .selectFrom('control_commands')
+      .select(sql<number>`1`.as('one'))
+      .where('operation', '=', operation)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The first pending command of each box that has one, in id order: only it may be sent (in order). */
+  async pendingHeads(): Promise<ControlCommandRow[]> {
+    return this.#kysely
+      .selectFrom('control_commands as c')
+      .innerJoin(
+        (eb) =>
+          eb
+            .selectFrom('control_commands')
+            .select((inner) => ['module_id', inner.fn.min('id').as('id')])
+            .where('state', '=', 'pending')
+            .groupBy('module_id')
+            .as('head'),
+        (join) => join.onRef('head.id', '=', 'c.id'),
+      )
+      .selectAll('c')
+      .orderBy('c.id')
+      .execute();
+  }
+
+  /** The first pending command of one box. */
+  async headOf(moduleId: number): Promise<ControlCommandRow | undefined> {
+    return this.#kysely
+      .selectFrom('control_commands')
+      .selectAll()
+      .where('module_id', '=', moduleId)
+      .where('state', '=', 'pending')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /** Marks a command sent with `controlSeq`, in flight until `untilMs`;
+   * false when it is no longer pending or another dispatcher (any process)
+   * has it in flight. One conditional UPDATE: of two claims at once, on
+   * either engine, one changes the row and the other finds it in flight. */
+  async claim(
+    id: number,
+    controlSeq: number,
+    nowMs: number,
+    untilMs: number,
+    on: Executor = this.#kysely,
+  ): Promise<boolean> {
+    const result = await on
+      .updateTable('control_commands')
+      .set((eb) => ({
+        control_seq: controlSeq,
+        attempts: eb('attempts', '+', 1),
+        in_flight_until: untilMs,
+        last_attempt_at: nowMs,
+      }))
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .where((eb) => eb.or([eb('in_flight_until', 'is', null), eb('in_flight_until', '<=', nowMs)]))
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+
+  /** Settles a command whatever its state (the dispatcher's own claim
+   * transaction: a box out of sequences). */
+  async settle(id: number, outcome: ControlOutcome, nowMs: number, on: Executor = this.#kysely): Promise<void> {
+    await on.updateTable('control_commands').set(settledColumns(outcome, nowMs)).where('id', '=', id).execute();
+  }
+
+  /** Settles the send with `controlSeq` still in flight; false (nothing
+   * changed) when its answer settled it meanwhile or a later send (another
+   * dispatcher, after the lease passed) holds it now. */
+  async settleSent(id: number, controlSeq: number, outcome: ControlOutcome, nowMs: number): Promise<boolean> {
+    const result = await this.#kysely
+      .updateTable('control_commands')
+      .set(settledColumns(outcome, nowMs))
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .where('control_seq', '=', controlSeq)
+      .where('in_flight_until', 'is not', null)
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+
+  /** No (believable) answer to the send with `controlSeq`: tried again at
+   * `nextAttemptAt`. Nothing when its answer settled it meanwhile, or when a
+   * later send holds it (its control_seq is another): a dispatcher whose
+   * lease passed and was taken over cannot undo the new holder's lease. */
+  async retryLater(id: number, controlSeq: number, error: string, nextAttemptAt: number): Promise<boolean> {
+    const result = await this.#kysely
+      .updateTable('control_commands')
+      .set({ last_error: error, next_attempt_at: nextAttemptAt, in_flight_until: null })
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .where('control_seq', '=', controlSeq)
+      .where('in_flight_until', 'is not', null)
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+
+  /** Commands of the operation not done yet (pending or failed). */
+  async unfinished(operation: string): Promise<number> {
+    const row = await this.#kysely
+      .selectFrom('control_commands')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('operation', '=', operation)
+      .where('state', '!=', 'done')
+      .executeTakeFirst();
+    return row?.count ?? 0;
+  }
+}
+
+/** What settling a command writes. */
+export interface ControlOutcome {
+  state: ControlState;
+  status: string | null;
+  error: string | null;
+  nextAttemptAt: number;
+  replays: number;
+}
+
+function newRow(command: NewControlCommand, nowMs: number) {
+  return {
+    module_id: command.moduleId,
+    kind: command.kind,
+    body: JSON.stringify(command.body),
+    operation: command.operation,
+    purpose: command.purpose,
+    parking_id: command.parkingId,
+    smart_key_id: command.smartKeyId ?? null,
+    requested_by: command.requestedBy,
+    next_attempt_at: nowMs,
+    created_at: nowMs,
+  };
+}
+
+function settledColumns(outcome: ControlOutcome, nowMs: number) {
+  return {
+    state: outcome.state,
+    last_status: outcome.status,
+    last_error: outcome.error,
+    next_attempt_at: outcome.nextAttemptAt,
+    replays: outcome.replays,
+    in_flight_until: null,
+    finished_at: outcome.state === 'pending' ? null : nowMs,
+  };
+}
+
+// SQLite only until the ingestion core moves to the store (issue 18): the
+// settle by a verified answer runs in the box-log ingestion's synchronous
+// group commit, and the operations queue their commands inside synchronous
+// transactions of repositories not on the store yet (smart keys, parkings'
+// issuer keys).
+export class ControlCommandsSqlite {
   private readonly insertRow;
-  private readonly byId;
   private readonly ofOperation;
-  private readonly heads;
   private readonly bySequence;
-  private readonly claimRow;
   private readonly settleRow;
-  private readonly retryRow;
   private readonly unfinishedOfOperation;
   private readonly operationExists;
 
@@ -67,22 +260,11 @@ export class ControlCommandRepository {
       `INSERT INTO control_commands (module_id, kind, body, operation, purpose, parking_id, smart_key_id, requested_by, next_attempt_at, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (operation, module_id) DO NOTHING`,
     );
-    this.byId = db.prepare<[number], ControlCommandRow>('SELECT * FROM control_commands WHERE id = ?');
     this.ofOperation = db.prepare<[string], ControlCommandRow>(
       'SELECT * FROM control_commands WHERE operation = ? ORDER BY module_id',
     );
-    // The first pending command of every box: only it may be sent (in order).
-    this.heads = db.prepare<[], ControlCommandRow>(
-      `SELECT c.* FROM control_commands c
-       JOIN (SELECT module_id, min(id) AS id FROM control_commands WHERE state = 'pending' GROUP BY module_id) head ON head.id = c.id
-       ORDER BY c.id`,
-    );
     this.bySequence = db.prepare<[number, number, ControlKind], ControlCommandRow>(
       "SELECT * FROM control_commands WHERE module_id = ? AND control_seq = ? AND kind = ? AND state = 'pending'",
-    );
-    this.claimRow = db.prepare<[number, number, number, number, number]>(
-      `UPDATE control_commands SET control_seq = ?, attempts = attempts + 1, in_flight_until = ?, last_attempt_at = ?
-       WHERE id = ? AND state = 'pending' AND (in_flight_until IS NULL OR in_flight_until <= ?)`,
     );
     this.settleRow = db.prepare<{
       id: number;
@@ -97,10 +279,6 @@ export class ControlCommandRepository {
          replays = @replays, in_flight_until = NULL, finished_at = @finished
        WHERE id = @id`,
     );
-    this.retryRow = db.prepare<[string | null, number, number, number]>(
-      `UPDATE control_commands SET last_error = ?, next_attempt_at = ?, in_flight_until = NULL
-       WHERE id = ? AND state = 'pending' AND control_seq = ? AND in_flight_until IS NOT NULL`,
-    );
     this.unfinishedOfOperation = db.prepare<[string], { count: number }>(
       "SELECT count(*) AS count FROM control_commands WHERE operation = ? AND state != 'done'",
     );
@@ -111,22 +289,19 @@ export class ControlCommandRepository {
 
   /** Queues a command; nothing when the operation already has one for this box. */
   insert(command: NewControlCommand, nowMs: number): void {
+    const row = newRow(command, nowMs);
     this.insertRow.run(
-      command.moduleId,
-      command.kind,
-      JSON.stringify(command.body),
-      command.operation,
-      command.purpose,
-      command.parkingId,
-      command.smartKeyId ?? null,
-      command.requestedBy,
-      nowMs,
-      nowMs,
+      row.module_id,
+      row.kind,
+      row.body,
+      row.operation,
+      row.purpose,
+      row.parking_id,
+      row.smart_key_id,
+      row.requested_by,
+      row.next_attempt_at,
+      row.created_at,
     );
-  }
-
-  findById(id: number): ControlCommandRow | undefined {
-    return this.byId.get(id);
   }
 
   listOfOperation(operation: string): ControlCommandRow[] {
@@ -137,48 +312,22 @@ export class ControlCommandRepository {
     return this.operationExists.get(operation) !== undefined;
   }
 
-  /** The first pending command of each box that has one. */
-  pendingHeads(): ControlCommandRow[] {
-    return this.heads.all();
-  }
-
   /** The pending command a box answered: its sequence and kind. */
   findSent(moduleId: number, controlSeq: number, kind: ControlKind): ControlCommandRow | undefined {
     return this.bySequence.get(moduleId, controlSeq, kind);
   }
 
-  /** Marks a command sent with `controlSeq`, in flight until `untilMs`;
-   * false when it is no longer pending or another process has it in flight. */
-  claim(id: number, controlSeq: number, nowMs: number, untilMs: number): boolean {
-    return this.claimRow.run(controlSeq, untilMs, nowMs, id, nowMs).changes === 1;
-  }
-
-  settle(
-    id: number,
-    outcome: {
-      state: ControlState;
-      status: string | null;
-      error: string | null;
-      nextAttemptAt: number;
-      replays: number;
-    },
-    nowMs: number,
-  ): void {
+  settle(id: number, outcome: ControlOutcome, nowMs: number): void {
+    const columns = settledColumns(outcome, nowMs);
     this.settleRow.run({
       id,
-      state: outcome.state,
-      status: outcome.status,
-      error: outcome.error,
-      next: outcome.nextAttemptAt,
-      replays: outcome.replays,
-      finished: outcome.state === 'pending' ? null : nowMs,
+      state: columns.state,
+      status: columns.last_status,
+      error: columns.last_error,
+      next: columns.next_attempt_at,
+      replays: columns.replays,
+      finished: columns.finished_at,
     });
-  }
-
-  /** No (believable) answer to the send with `controlSeq`: tried again at
-   * `nextAttemptAt`. Nothing when its answer settled it meanwhile. */
-  retryLater(id: number, controlSeq: number, error: string, nextAttemptAt: number): void {
-    this.retryRow.run(error, nextAttemptAt, id, controlSeq);
   }
 
   /** Commands of the operation not done yet (pending or failed). */

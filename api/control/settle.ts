@@ -5,9 +5,15 @@
 // together with the answer or not at all.
 import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { Db } from '../db/open.js';
-import { ControlCommandRepository, type ControlCommandRow, type ControlKind } from './repository.js';
+import type { Store } from '../db/store.js';
+import {
+  ControlCommandRepository,
+  ControlCommandsSqlite,
+  type ControlCommandRow,
+  type ControlKind,
+} from './repository.js';
 import { completeOperation } from './completion.js';
-import { ControlSequences, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
+import { ControlSequencesSqlite, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
 
 function kindOf(kind: number): ControlKind | undefined {
   if (kind === FrameKind.REVOKE) return 'REVOKE';
@@ -16,15 +22,16 @@ function kindOf(kind: number): ControlKind | undefined {
 }
 
 /** Settles the pending command this answer is for, if the service sent it. */
+// SQLite only until the ingestion core moves to the store (issue 18)
 export function settleControlAnswer(db: Db, moduleId: number, response: ParsedResponse, nowMs: number): void {
   const kind = kindOf(response.kind);
   if (kind === undefined) return;
-  const commands = new ControlCommandRepository(db);
+  const commands = new ControlCommandsSqlite(db);
   const command = commands.findSent(moduleId, response.keyId, kind);
   if (command === undefined) return; // another tool's command, or settled already
   const status = statusName(response.status) ?? `0x${response.status.toString(16).padStart(2, '0')}`;
   const outcome = outcomeOf(command, response.status, status, nowMs);
-  if (outcome.skipTo !== undefined) new ControlSequences(db).skipTo(moduleId, outcome.skipTo);
+  if (outcome.skipTo !== undefined) new ControlSequencesSqlite(db).skipTo(moduleId, outcome.skipTo);
   commands.settle(command.id, outcome, nowMs);
   if (outcome.state === 'done') completeOperation(db, command.operation);
 }
@@ -82,18 +89,25 @@ function outcomeOf(command: ControlCommandRow, code: number, status: string, now
  * and key_id 0). Sending it again would get the same: failed, with the
  * status it gave.
  */
-export function settleUnechoed(db: Db, commandId: number, seq: number, response: Buffer, nowMs: number): void {
-  const commands = new ControlCommandRepository(db);
-  commands.transaction(() => {
-    const command = commands.findById(commandId);
-    if (command?.state !== 'pending' || command.control_seq !== seq || command.in_flight_until === null) return;
-    const code = parseResponse(response).status;
-    const status = statusName(code) ?? `0x${code.toString(16).padStart(2, '0')}`;
-    const error = `${status}: the box did not recognise the command (version 1 firmware does not know ${command.kind})`;
-    commands.settle(
-      command.id,
-      { state: 'failed', status, error, nextAttemptAt: command.next_attempt_at, replays: command.replays },
-      nowMs,
-    );
-  });
+export async function settleUnechoed(
+  store: Store,
+  commandId: number,
+  seq: number,
+  response: Buffer,
+  nowMs: number,
+): Promise<void> {
+  const commands = new ControlCommandRepository(store);
+  const command = await commands.findById(commandId);
+  if (command?.state !== 'pending' || command.control_seq !== seq || command.in_flight_until === null) return;
+  const code = parseResponse(response).status;
+  const status = statusName(code) ?? `0x${code.toString(16).padStart(2, '0')}`;
+  const error = `${status}: the box did not recognise the command (version 1 firmware does not know ${command.kind})`;
+  // Conditional on the send still in flight: a later send (another
+  // dispatcher) or an answer that settled it meanwhile is left alone.
+  await commands.settleSent(
+    command.id,
+    seq,
+    { state: 'failed', status, error, nextAttemptAt: command.next_attempt_at, replays: command.replays },
+    nowMs,
+  );
 }

@@ -11,6 +11,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { ControlSequences } from '../control/sequence.js';
 import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
@@ -27,25 +28,31 @@ export interface PreparedBoxCommand {
 
 /** The frame of `command` for the box, `operator` the one who sends it;
  * not_found for an unknown box, refused when its control sequences are used up. */
-export function prepareBoxCommand(
-  db: Db,
+export async function prepareBoxCommand(
+  { db, store }: { db: Db; store: Store },
   clock: Clock,
   moduleId: number,
   command: BoxCommand,
   operator: { id: number; name: string },
-): PreparedBoxCommand {
+): Promise<PreparedBoxCommand> {
   if (command === 'access') {
     const access = mintOperatorAccess(db, clock, moduleId, operator);
     return { frame: access.command, smartKeyId: access.smartKeyId };
   }
-  return { frame: controlFrame(db, moduleId, command, clock.now()), smartKeyId: null };
+  return { frame: await controlFrame(db, store, moduleId, command, clock.now()), smartKeyId: null };
 }
 
 /** The sealed frame of a control kind for the box. */
-function controlFrame(db: Db, moduleId: number, command: Exclude<BoxCommand, 'access'>, nowMs: number): Buffer {
+async function controlFrame(
+  db: Db,
+  store: Store,
+  moduleId: number,
+  command: Exclude<BoxCommand, 'access'>,
+  nowMs: number,
+): Promise<Buffer> {
   const box = new BoxRepository(db).findByModuleId(moduleId);
   if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const seq = new ControlSequences(db).next(moduleId);
+  const seq = await new ControlSequences(store).next(moduleId);
   if (seq === undefined) throw refused(`box ${moduleId} has used every control sequence`);
   const key = Buffer.from(box.box_key, 'hex');
   if (command === 'battery_query' || command === 'status')

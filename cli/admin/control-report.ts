@@ -2,8 +2,9 @@
 // set-access, parking rotate-issuer) share: --wait, the per-box report and
 // the exit code that says whether every box has answered.
 import type { Command } from 'commander';
-import { awaitOperation, type OperationReport } from '../../api/control/operations.js';
+import { awaitOperation, type ControlDeps, type OperationReport } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
+import { sqliteStore, type Store } from '../../api/db/store.js';
 import { systemClock } from '../../lib/clock.js';
 import { UsageError } from '../errors.js';
 
@@ -40,9 +41,14 @@ export function waitSeconds(flags: WaitFlags): number {
   return Number(flags.wait);
 }
 
+/** What a control operation of the CLI runs on: the admin's database, and the store over it. */
+export function controlDeps(db: Db): ControlDeps {
+  return { db, store: sqliteStore(db) };
+}
+
 /** Waits for the operation's deliveries (settled by the API process). */
-export function waitForAnswers(db: Db, operation: string, seconds: number): Promise<OperationReport> {
-  return awaitOperation(db, operation, seconds * 1000, systemClock);
+export function waitForAnswers(store: Store, operation: string, seconds: number): Promise<OperationReport> {
+  return awaitOperation(store, operation, seconds * 1000, systemClock);
 }
 
 /** Sets the exit code from the deliveries: 0 all done, 4 some failed, 3 some pending. */

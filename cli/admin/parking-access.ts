@@ -7,11 +7,12 @@ import {
   rotateIssuer,
   setAccessSigned,
   type AccessResult,
+  type ControlDeps,
 } from '../../api/control/operations.js';
-import type { Db } from '../../api/db/open.js';
 import { UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import {
+  controlDeps,
   deliveryLines,
   exitWith,
   waitForAnswers,
@@ -57,17 +58,18 @@ export function registerParkingAccessCommands(admin: Command): void {
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
         // A refusal is a domain error: cli/main.ts prints its one line (exit 1).
+        const deps = controlDeps(ctx.db);
         const started =
           access === 'sealed'
             ? refuseSetAccessSealed(ctx.db, parkingId)
-            : setAccessSigned(
-                ctx.db,
+            : await setAccessSigned(
+                deps,
                 parkingId,
                 { force: flags.force === true },
                 ctx.now,
                 `admin parking set-access --id ${parkingId} --access signed${flags.force === true ? ' --force' : ''}`,
               );
-        await report(ctx.db, flags, started, seconds);
+        await report(deps, flags, started, seconds);
       });
     });
 
@@ -85,15 +87,21 @@ export function registerParkingAccessCommands(admin: Command): void {
       const parkingId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
-        const started = rotateIssuer(ctx.db, parkingId, ctx.now, `admin parking rotate-issuer --id ${parkingId}`);
-        await report(ctx.db, flags, started, seconds);
+        const deps = controlDeps(ctx.db);
+        const started = await rotateIssuer(deps, parkingId, ctx.now, `admin parking rotate-issuer --id ${parkingId}`);
+        await report(deps, flags, started, seconds);
       });
     });
 }
 
 /** Waits for the answers, then prints where the parking stands and each box. */
-async function report(db: Db, flags: CommonFlags, started: AccessResult, seconds: number): Promise<void> {
-  const deliveries = await waitForAnswers(db, started.operation, seconds);
+async function report(
+  { db, store }: ControlDeps,
+  flags: CommonFlags,
+  started: AccessResult,
+  seconds: number,
+): Promise<void> {
+  const deliveries = await waitForAnswers(store, started.operation, seconds);
   const state = accessStateOf(db, started.parking_id);
   const result = {
     parking_id: started.parking_id,

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { revokeSmartKey } from '../../api/control/operations.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import {
+  controlDeps,
   deliveryLines,
   exitWith,
   waitForAnswers,
@@ -31,8 +32,9 @@ export function registerSmartKeyCommands(admin: Command): void {
       const keyId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
-        const revoked = revokeSmartKey(ctx.db, keyId, ctx.now, `admin smart-key revoke --id ${keyId}`);
-        const report = await waitForAnswers(ctx.db, revoked.operation, seconds);
+        const deps = controlDeps(ctx.db);
+        const revoked = await revokeSmartKey(deps, keyId, ctx.now, `admin smart-key revoke --id ${keyId}`);
+        const report = await waitForAnswers(deps.store, revoked.operation, seconds);
         const result = {
           smart_key_id: keyId,
           revoked_at: new Date(revoked.revoked_at).toISOString(),

@@ -10,6 +10,7 @@ import { provisionBox } from '../../api/boxes/provisioning.js';
 import { boxStatuses } from '../../api/boxes/status.js';
 import { ControlRefusal, rotateIssuer } from '../../api/control/operations.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
+import { sqliteStore } from '../../api/db/store.js';
 import { ensureDemo } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
 import { forwardingStatus, replayBoxLogs, reviveDeadDeliveries } from '../../api/forwarding/administration.js';
@@ -108,7 +109,7 @@ test('provisionFleet: each file carries the skew and battery threshold stored fo
   );
 });
 
-test('forwarding, MQTT clients and control operations refuse with domain errors too', (t) => {
+test('forwarding, MQTT clients and control operations refuse with domain errors too', async (t) => {
   const db = database(t);
   const parkingId = parking(db);
   const set = setForwarding(db, parkingId, { url: 'https://example.test/logs', expose: true }, NOW);
@@ -147,7 +148,7 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
     'conflict',
     'an MQTT client gw-bench-1 already exists: choose another --name',
   );
-  const error = t.throws(() => rotateIssuer(db, 99, NOW, 'test'));
+  const error = await t.throwsAsync(() => rotateIssuer({ db, store: sqliteStore(db) }, 99, NOW, 'test'));
   t.true(error instanceof ControlRefusal && error instanceof DomainError);
 });
 

@@ -99,7 +99,7 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
     t.is(posted.statusCode, 201, posted.body);
   }
   // Pending control commands (SET_ISSUER to each box of the signed parking), and availabilities.
-  rotateIssuer(db, signed.id, NOW, 'test');
+  await rotateIssuer(app.ctx, signed.id, NOW, 'test');
   const availability = new BoxAvailabilityStore(db);
   availability.store(
     sealed.entrance.moduleId,

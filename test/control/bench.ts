@@ -150,16 +150,17 @@ export async function startBox(
  * until `condition` holds, letting real I/O run between steps. */
 export async function pumpUntil(
   clock: FakeClock,
-  condition: () => boolean,
+  condition: () => boolean | Promise<boolean>,
   what: string,
   options: { stepMs?: number; maxSteps?: number } = {},
 ): Promise<void> {
   const stepMs = options.stepMs ?? POLL_MS;
   for (let step = 0; step < (options.maxSteps ?? 200); step++) {
-    if (condition()) return;
+    if (await condition()) return;
     // Real time for the broker, the box and ingestion to do their part.
-    for (let spin = 0; spin < 5 && !condition(); spin++) await new Promise((resolve) => setTimeout(resolve, 10));
-    if (condition()) return;
+    for (let spin = 0; spin < 5 && !(await condition()); spin++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    if (await condition()) return;
     clock.advance(stepMs);
   }
   throw new Error(`timed out waiting for ${what}`);

@@ -47,7 +47,7 @@ test('set-access signed: the parking switches only once every box answered OK; t
   const entrance = await startBox(t, app, entranceId);
   const parkingKey = parkingOf(app, parking.id).parking_key;
 
-  const started = setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test');
+  const started = await setAccessSigned(app.ctx, parking.id, { force: false }, app.clock.now(), 'test');
   t.like(started, { access_mode: 'sealed', pending: 2 });
   const next = parkingOf(app, parking.id).issuer_next_public_key;
   t.regex(next ?? '', /^[0-9a-f]{128}$/);
@@ -73,21 +73,23 @@ test('set-access signed: the parking switches only once every box answered OK; t
 test('set-access --force switches at once; refusals: to the mode it has, twice under way, back to sealed', async (t) => {
   const app = await testApp(t);
   const parking = seedParking(app);
-  const forced = setAccessSigned(app.ctx.db, parking.id, { force: true }, app.clock.now(), 'test');
+  const forced = await setAccessSigned(app.ctx, parking.id, { force: true }, app.clock.now(), 'test');
   t.like(forced, { access_mode: 'signed', pending: 2 });
-  t.throws(() => setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test'), {
+  await t.throwsAsync(() => setAccessSigned(app.ctx, parking.id, { force: false }, app.clock.now(), 'test'), {
     message: `parking ${parking.id} is already signed`,
   });
 
   const other = seedParking(app);
-  setAccessSigned(app.ctx.db, other.id, { force: false }, app.clock.now(), 'test');
-  t.throws(() => setAccessSigned(app.ctx.db, other.id, { force: false }, app.clock.now(), 'test'), {
+  await setAccessSigned(app.ctx, other.id, { force: false }, app.clock.now(), 'test');
+  await t.throwsAsync(() => setAccessSigned(app.ctx, other.id, { force: false }, app.clock.now(), 'test'), {
     message: /already moving to signed/,
   });
-  t.throws(() => rotateIssuer(app.ctx.db, other.id, app.clock.now(), 'test'), { message: /still moving to signed/ });
+  await t.throwsAsync(() => rotateIssuer(app.ctx, other.id, app.clock.now(), 'test'), {
+    message: /still moving to signed/,
+  });
   t.throws(() => refuseSetAccessSealed(app.ctx.db, other.id), { message: /is sealed|already sealed/ });
   t.throws(() => refuseSetAccessSealed(app.ctx.db, parking.id), { message: /going back to sealed/ });
-  const late = setAccessSigned(app.ctx.db, other.id, { force: true }, app.clock.now(), 'test');
+  const late = await setAccessSigned(app.ctx, other.id, { force: true }, app.clock.now(), 'test');
   t.is(late.access_mode, 'signed', '--force switches one under way');
   t.is(
     app.ctx.db.prepare('SELECT count(*) FROM control_commands WHERE parking_id = ?').pluck().get(other.id),
@@ -121,11 +123,11 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
       old.issuer_public_key,
     );
 
-  t.throws(() => rotateIssuer(app.ctx.db, 99_999, app.clock.now(), 'test'), {
+  await t.throwsAsync(() => rotateIssuer(app.ctx, 99_999, app.clock.now(), 'test'), {
     message: 'no secured parking with id 99999',
   });
-  const started = rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test');
-  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), {
+  const started = await rotateIssuer(app.ctx, parking.id, app.clock.now(), 'test');
+  await t.throwsAsync(() => rotateIssuer(app.ctx, parking.id, app.clock.now(), 'test'), {
     message: /rotation of parking \d+ is under way/,
   });
   const next = parkingOf(app, parking.id).issuer_next_public_key ?? '';
@@ -153,7 +155,7 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
     );
     t.is(await statusOf(box, signedFrame(app, parking.id, [box.moduleId], newPrivate, 81)), 'OK');
   }
-  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), {
+  await t.throwsAsync(() => rotateIssuer(app.ctx, parking.id, app.clock.now(), 'test'), {
     message: /last rotation of parking \d+ is not finished/,
   });
 
@@ -178,7 +180,7 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
     t.is(await statusOf(box, signedFrame(app, parking.id, [box.moduleId], newPrivate, 83)), 'OK');
   }
   // And a new rotation may start.
-  t.like(rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), { pending: 2 });
+  t.like(await rotateIssuer(app.ctx, parking.id, app.clock.now(), 'test'), { pending: 2 });
 });
 
 function addParkingBox(app: TestApp, parkingId: number): number {
@@ -191,7 +193,7 @@ function addParkingBox(app: TestApp, parkingId: number): number {
 test('rotate-issuer on a sealed parking is refused in one line', async (t) => {
   const app = await testApp(t);
   const parking = seedParking(app);
-  t.throws(() => rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test'), {
+  await t.throwsAsync(() => rotateIssuer(app.ctx, parking.id, app.clock.now(), 'test'), {
     message: `parking ${parking.id} is sealed: it has no issuer key to rotate (set-access --access signed first)`,
   });
 });
@@ -199,12 +201,12 @@ test('rotate-issuer on a sealed parking is refused in one line', async (t) => {
 test('a parking without boxes: set-access and a rotation take effect at once, and its previous key is dropped on the next poll', async (t) => {
   const app = await testApp(t);
   const parking = seedParking(app, { boxes: [] });
-  t.like(setAccessSigned(app.ctx.db, parking.id, { force: false }, app.clock.now(), 'test'), {
+  t.like(await setAccessSigned(app.ctx, parking.id, { force: false }, app.clock.now(), 'test'), {
     access_mode: 'signed',
     deliveries: [],
   });
   const first = parkingOf(app, parking.id).issuer_public_key;
-  rotateIssuer(app.ctx.db, parking.id, app.clock.now(), 'test');
+  await rotateIssuer(app.ctx, parking.id, app.clock.now(), 'test');
   const rotated = parkingOf(app, parking.id);
   t.like(rotated, { issuer_previous_public_key: first, issuer_next_public_key: null });
   t.not(rotated.issuer_public_key, first);

@@ -45,8 +45,12 @@ test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answe
   const revoked = await sessionKey(app, parking.id);
   const other = await sessionKey(app, parking.id);
 
-  const result = revokeSmartKey(app.ctx.db, revoked.id, app.clock.now(), 'test');
-  await pumpUntil(app.clock, () => operationReport(app.ctx.db, result.operation).done === 2, 'both REVOKEs done');
+  const result = await revokeSmartKey(app.ctx, revoked.id, app.clock.now(), 'test');
+  await pumpUntil(
+    app.clock,
+    async () => (await operationReport(app.ctx.store, result.operation)).done === 2,
+    'both REVOKEs done',
+  );
   const rows = app.ctx.db
     .prepare('SELECT module_id, last_status, control_seq, attempts FROM control_commands ORDER BY module_id')
     .all();
@@ -73,7 +77,7 @@ test('an offline box keeps its REVOKE pending through an API restart and gets it
   // The box was online once, then dropped off (its availability says offline).
   const running = await startBox(t, first, moduleId);
   await running.stop();
-  const result = revokeSmartKey(first.ctx.db, key.id, first.clock.now(), 'test');
+  const result = await revokeSmartKey(first.ctx, key.id, first.clock.now(), 'test');
   for (let step = 0; step < 10; step++) {
     first.clock.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -125,13 +129,22 @@ test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, f
       ),
     );
   }
-  const operations = ids.map((id) => revokeSmartKey(app.ctx.db, id, app.clock.now(), 'test').operation);
+  const operations: string[] = [];
+  for (const id of ids) operations.push((await revokeSmartKey(app.ctx, id, app.clock.now(), 'test')).operation);
   const last = operations.at(-1) ?? '';
-  await pumpUntil(app.clock, () => operationReport(app.ctx.db, last).pending === 0, 'every REVOKE answered', {
-    maxSteps: 400,
-  });
-  t.is(operations.slice(0, 64).filter((operation) => operationReport(app.ctx.db, operation).done === 1).length, 64);
-  const report = operationReport(app.ctx.db, last);
+  await pumpUntil(
+    app.clock,
+    async () => (await operationReport(app.ctx.store, last)).pending === 0,
+    'every REVOKE answered',
+    {
+      maxSteps: 400,
+    },
+  );
+  const reports = await Promise.all(
+    operations.slice(0, 64).map((operation) => operationReport(app.ctx.store, operation)),
+  );
+  t.is(reports.filter((report) => report.done === 1).length, 64);
+  const report = await operationReport(app.ctx.store, last);
   t.like(report, { done: 0, pending: 0, failed: 1 });
   t.like(report.deliveries[0], { state: 'failed', last_status: 'REVOCATION_FULL', attempts: 1 });
   t.regex(report.deliveries[0]?.last_error ?? '', /revocation list is full/);
@@ -181,9 +194,13 @@ test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at
   await client.subscribeAsync(topics.box(moduleId, 'command'), { qos: 1 });
   await client.publishAsync(topics.box(moduleId, 'availability'), 'online', { retain: true });
   const key = await sessionKey(app, parking.id);
-  const result = revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
-  await pumpUntil(app.clock, () => operationReport(app.ctx.db, result.operation).pending === 0, 'the REVOKE settled');
-  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], {
+  const result = await revokeSmartKey(app.ctx, key.id, app.clock.now(), 'test');
+  await pumpUntil(
+    app.clock,
+    async () => (await operationReport(app.ctx.store, result.operation)).pending === 0,
+    'the REVOKE settled',
+  );
+  t.like((await operationReport(app.ctx.store, result.operation)).deliveries[0], {
     state: 'failed',
     last_status: 'MALFORMED',
     attempts: 1,
@@ -209,13 +226,13 @@ test('a box online but silent: the REVOKE stays pending, sent again with a growi
   await client.subscribeAsync(topics.box(moduleId, 'command'), { qos: 1 });
   await client.publishAsync(topics.box(moduleId, 'availability'), 'online', { retain: true });
   const key = await sessionKey(app, parking.id);
-  const result = revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
+  const result = await revokeSmartKey(app.ctx, key.id, app.clock.now(), 'test');
   const start = app.clock.now();
   for (let step = 0; step < 120; step++) {
     app.clock.advance(500);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  t.like(operationReport(app.ctx.db, result.operation).deliveries[0], {
+  t.like((await operationReport(app.ctx.store, result.operation)).deliveries[0], {
     state: 'pending',
     last_error: 'no answer in time',
   });

@@ -22,7 +22,7 @@ test('a revoked key: open answers 403 smart_key_revoked, GET shows revoked_at, a
   const before = await authGet(app, token, '/api/car_driver/smart_keys');
   t.is(before.json<{ revoked_at: string | null }[]>()[0]?.revoked_at, null);
 
-  const result = revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
+  const result = await revokeSmartKey(app.ctx, key.id, app.clock.now(), 'test');
   t.true(result.newly_revoked);
   t.deepEqual(
     result.deliveries.map((delivery) => [delivery.module_id, delivery.kind, delivery.state]),
@@ -48,7 +48,7 @@ test('a revoked key: open answers 403 smart_key_revoked, GET shows revoked_at, a
   const after = await authGet(app, token, '/api/car_driver/smart_keys');
   t.is(after.json<{ revoked_at: string | null }[]>()[0]?.revoked_at, '2026-01-01T00:00:00.000+00:00');
 
-  const again = revokeSmartKey(app.ctx.db, key.id, app.clock.now() + 5_000, 'test');
+  const again = await revokeSmartKey(app.ctx, key.id, app.clock.now() + 5_000, 'test');
   t.false(again.newly_revoked);
   t.is(again.revoked_at, app.clock.now(), 'the first revocation time stays');
   t.is(again.deliveries.length, parking.boxes.length, 'nothing queued twice');
@@ -56,7 +56,7 @@ test('a revoked key: open answers 403 smart_key_revoked, GET shows revoked_at, a
 
 test('a verified OK of a revoked key at the entrance is stored but the session stays entering', async (t) => {
   const { app, parking, token, key, sessionId } = await keyOfNewSession(t, false);
-  revokeSmartKey(app.ctx.db, key.id, app.clock.now(), 'test');
+  await revokeSmartKey(app.ctx, key.id, app.clock.now(), 'test');
   const command = Buffer.from(key.access_command, 'base64');
   const userId = (await me(app, `Bearer ${token}`)).json<{ id: number }>().id;
   const posted = await postBoxLogs(app, token, {
@@ -78,6 +78,8 @@ test('a verified OK of a revoked key at the entrance is stored but the session s
 
 test('revoking an unknown key is refused in one line and changes nothing', async (t) => {
   const { app } = await keyOfNewSession(t, false);
-  t.throws(() => revokeSmartKey(app.ctx.db, 999, app.clock.now(), 'test'), { message: 'no smart key with id 999' });
+  await t.throwsAsync(() => revokeSmartKey(app.ctx, 999, app.clock.now(), 'test'), {
+    message: 'no smart key with id 999',
+  });
   t.is(app.ctx.db.prepare('SELECT count(*) FROM control_commands').pluck().get(), 0);
 });

@@ -158,7 +158,7 @@ test('the control dispatcher sends nothing to a box whose gateway is dead, and d
   await first.stop('SIGKILL');
   await waitFor(() => status().availability === 'offline', 'the box offline after its gateway died', 10_000);
 
-  const result = setAccessSigned(app.ctx.db, parkingId, { force: false }, app.clock.now(), 'test');
+  const result = await setAccessSigned(app.ctx, parkingId, { force: false }, app.clock.now(), 'test');
   for (let step = 0; step < 10; step++) {
     app.clock.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -173,7 +173,7 @@ test('the control dispatcher sends nothing to a box whose gateway is dead, and d
   gateway();
   await pumpUntil(
     app.clock,
-    () => operationReport(app.ctx.db, result.operation).done === 1,
+    async () => (await operationReport(app.ctx.store, result.operation)).done === 1,
     'the SET_ISSUER delivered through the restarted gateway',
     { maxSteps: 400 },
   );

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../lib/clock.js';
 import { revokeSmartKey } from '../../control/operations.js';
 import type { Db } from '../../db/open.js';
+import type { Store } from '../../db/store.js';
 import { ApiError } from '../../errors.js';
 import { forwardingStatus, reviveDeadDeliveries } from '../../forwarding/administration.js';
 import type { SmartKeyRepository } from '../../repositories/smart-keys.js';
@@ -17,6 +18,7 @@ import { idParams } from './schemas.js';
  * revocation queued commands for). */
 export interface OperatorActionRouteDeps {
   db: Db;
+  store: Store;
   clock: Clock;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
   events: Pick<EventPublisher, 'publishForwarding' | 'publishBox'>;
@@ -92,12 +94,14 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         response: { 200: revokeResponse, ...errors },
       },
     },
-    (request) => {
+    async (request) => {
       const id = Number(request.params.id);
       if (!ctx.smartKeys.findById(id))
         throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key with id ${id}` }]);
       const operator = request.operator?.name ?? 'unknown';
-      const result = answering('id', () => revokeSmartKey(ctx.db, id, ctx.clock.now(), `operator ${operator} (HTTP)`));
+      const result = await answering('id', () =>
+        revokeSmartKey(ctx, id, ctx.clock.now(), `operator ${operator} (HTTP)`),
+      );
       // Their pending control commands changed.
       for (const delivery of result.deliveries) ctx.events.publishBox(delivery.module_id);
       return { ...result, revoked_at: new Date(result.revoked_at).toISOString() };

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ApiConfig } from '../../config.js';
 import type { Db } from '../../db/open.js';
+import type { Store } from '../../db/store.js';
 import { ApiError } from '../../errors.js';
 import type { ControlDelivery, EventPublisher } from '../../events/types.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
@@ -23,6 +24,7 @@ import { answering } from './domain-errors.js';
  * answer timeout, the event stream (control deliveries, the box anew). */
 export interface OperatorBoxCommandRouteDeps {
   db: Db;
+  store: Store;
   clock: Clock;
   config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
   events: Pick<EventPublisher, 'publishControl' | 'publishBox'>;
@@ -125,8 +127,8 @@ export function operatorBoxCommandRoutes(
       if (service === undefined) throw new ApiError('mqtt_unavailable');
       const operator = request.operator;
       if (operator === null) throw new ApiError('unauthorized');
-      const { frame, smartKeyId } = answering('module_id', () =>
-        prepareBoxCommand(ctx.db, ctx.clock, moduleId, command, operator),
+      const { frame, smartKeyId } = await answering('module_id', () =>
+        prepareBoxCommand(ctx, ctx.clock, moduleId, command, operator),
       );
       const context = smartKeyId === null ? {} : { smart_key_id: smartKeyId };
       const tell = deliveryTeller(ctx, moduleId, command);

@@ -12,14 +12,24 @@ const CODE_OF_KIND: Record<DomainErrorKind, ApiErrorCode | undefined> = {
   failed: undefined,
 };
 
-/** Runs `work`; a DomainError becomes the ApiError of its kind, about `field`. */
+/** Runs `work`; a DomainError becomes the ApiError of its kind, about
+ * `field`. A promise `work` returns is answered the same when it rejects. */
 export function answering<T>(field: string, work: () => T): T {
   try {
-    return work();
+    const result = work();
+    if (result instanceof Promise)
+      return result.catch((error: unknown) => {
+        throw answerOf(field, error);
+      }) as T;
+    return result;
   } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    const code = CODE_OF_KIND[error.kind];
-    if (code === undefined) throw error;
-    throw new ApiError(code, undefined, [{ path: field, message: error.message }]);
+    throw answerOf(field, error);
   }
+}
+
+function answerOf(field: string, error: unknown): unknown {
+  if (!(error instanceof DomainError)) return error;
+  const code = CODE_OF_KIND[error.kind];
+  if (code === undefined) return error;
+  return new ApiError(code, undefined, [{ path: field, message: error.message }]);
 }
