@@ -48,8 +48,9 @@ test('npm run coverage is c8 over the same ava as npm test', async (t) => {
     scripts: Record<string, string>;
     devDependencies: Record<string, string>;
   };
-  t.is(manifest.scripts['test'], 'ava');
-  t.is(manifest.scripts['coverage'], 'c8 ava');
+  // Both through scripts/with-postgres.ts: one PostgreSQL server for the whole run.
+  t.is(manifest.scripts['test'], 'tsx scripts/with-postgres.ts ava');
+  t.is(manifest.scripts['coverage'], 'tsx scripts/with-postgres.ts c8 ava');
   t.regex(manifest.devDependencies['c8'] ?? '', /^\^\d+\.\d+\.\d+$/);
   const lock = JSON.parse(await read('package-lock.json')) as {
     packages: Record<string, { version?: string; dev?: boolean; devDependencies?: Record<string, string> }>;
