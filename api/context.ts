@@ -76,7 +76,8 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const parkings = new ParkingRepository(db);
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
-  const outbox = new OutboxRepository(db);
+  const store = sqliteStore(db);
+  const outbox = new OutboxRepository(store);
   const groupCommit = new GroupCommit(db);
   const events = new EventHub({
     clock,
@@ -89,7 +90,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     config,
     clock,
     db,
-    store: sqliteStore(db),
+    store,
     groupCommit,
     clientApps: new ClientAppRepository(db),
     users: new UserRepository(db),
@@ -115,7 +116,6 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     forwarding: new ForwardingWorker({
       clock,
       outbox,
-      parkings,
       timeoutMs: config.forwardingTimeoutMs,
       allowPrivate: config.forwardingAllowPrivate,
       events,

@@ -4,12 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../lib/clock.js';
 import { revokeSmartKey } from '../../control/operations.js';
 import type { Db } from '../../db/open.js';
+import type { Store } from '../../db/store.js';
 import { ApiError } from '../../errors.js';
 import { forwardingStatus, reviveDeadDeliveries } from '../../forwarding/administration.js';
 import type { SmartKeyRepository } from '../../repositories/smart-keys.js';
 import { errorResponses } from '../../schemas.js';
 import type { EventPublisher } from '../../events/types.js';
-import { answering } from './domain-errors.js';
+import { answering, answeringAsync } from './domain-errors.js';
 import { idParams } from './schemas.js';
 
 /** The database the services write, the clock, the keys (an unknown id is a
@@ -17,6 +18,8 @@ import { idParams } from './schemas.js';
  * revocation queued commands for). */
 export interface OperatorActionRouteDeps {
   db: Db;
+  /** The forwarding outbox's (issue 18). */
+  store: Store;
   clock: Clock;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
   events: Pick<EventPublisher, 'publishForwarding' | 'publishBox'>;
@@ -115,7 +118,7 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         response: { 200: forwardingStatusResponse, ...errors },
       },
     },
-    (request) => answering('id', () => forwardingStatus(ctx.db, Number(request.params.id))),
+    (request) => answeringAsync('id', () => forwardingStatus(ctx.store, Number(request.params.id))),
   );
 
   app.post<{ Params: { id: string } }>(
@@ -129,9 +132,9 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         response: { 200: revivalResponse, ...errors },
       },
     },
-    (request) => {
+    async (request) => {
       const id = Number(request.params.id);
-      const revival = answering('id', () => reviveDeadDeliveries(ctx.db, id, ctx.clock.now()));
+      const revival = await answeringAsync('id', () => reviveDeadDeliveries(ctx.store, id, ctx.clock.now()));
       ctx.events.publishForwarding(id);
       return revival;
     },

@@ -23,3 +23,14 @@ export function answering<T>(field: string, work: () => T): T {
     throw new ApiError(code, undefined, [{ path: field, message: error.message }]);
   }
 }
+
+/** `answering` for work that resolves (a repository on the store, issue 18). */
+export async function answeringAsync<T>(field: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    return answering(field, () => {
+      throw error;
+    });
+  }
+}
