@@ -316,6 +316,8 @@ export class OutboxRepository {
           .set({ next_attempt_at: nowMs })
           .where('state', '=', 'pending')
           .where('parking_id', '=', parkingId)
+          // Those URLs' only: another URL's retries keep their schedule (and an attempt in flight its lease).
+          .where('url', 'in', enabledUrls)
           .execute();
       const revived = await trx
         .updateTable('forwarding_deliveries')

@@ -249,15 +249,20 @@ storeTest('disable, revive, replay, status (and its synchronous SQLite form), si
   });
   t.is(await outbox.signingSecrets(parking + 1), undefined);
   await queue(store, parking, 'https://a.test/', 2);
+  await queue(store, parking, 'https://old.test/', 1);
   await outbox.groupWaiting(NOW);
-  const [delivery] = await outbox.due(NOW);
+  const [delivery, old] = (await outbox.due(NOW)).sort((x, y) => x.url.localeCompare(y.url));
   const lease = delivery && (await outbox.claim(delivery, NOW + 20_000));
   if (!lease) return t.fail('not claimed');
+  // Another URL of the parking (its previous one) with a retry an hour away.
+  const oldLease = old && (await outbox.claim(old, NOW + 20_000));
+  if (!oldLease) return t.fail('not claimed');
+  await outbox.markFailed(oldLease, 'HTTP 500', NOW, { dead: false, retryAt: NOW + 3_600_000 });
   await outbox.disable(parking, 'https://a.test/', NOW + 1000, 'HTTP 410 Gone');
   await outbox.disable(parking, 'https://a.test/', NOW + 2000, 'again: ignored');
   await outbox.markFailed(lease, 'HTTP 410 Gone', NOW + 1000, { dead: false, retryAt: NOW + 1000 });
   t.deepEqual(await outbox.due(NOW + 5000), [], 'a disabled URL has nothing due');
-  t.is(await outbox.nextDue(), undefined);
+  t.is(await outbox.nextDue(), NOW + 3_600_000, "the other URL's retry only");
   const expected = {
     parking_id: parking,
     url: 'https://a.test/',
@@ -268,15 +273,25 @@ storeTest('disable, revive, replay, status (and its synchronous SQLite form), si
     last_attempt_at: NOW + 1000,
     disabled_at: NOW + 1000,
   };
-  t.deepEqual(await outbox.status(), [expected]);
-  t.deepEqual(await outbox.status(parking), [expected]);
+  const oldStatus = {
+    parking_id: parking,
+    url: 'https://old.test/',
+    pending: 1,
+    delivered: 0,
+    dead: 0,
+    last_error: 'HTTP 500',
+    last_attempt_at: NOW,
+    disabled_at: null,
+  };
+  t.deepEqual(await outbox.status(), [expected, oldStatus]);
+  t.deepEqual(await outbox.status(parking), [expected, oldStatus]);
   t.deepEqual(await outbox.status(parking + 1), []);
-  if (store.dialect === 'sqlite') t.deepEqual(outboxStatusNow(store.sqlite, parking), [expected]);
+  if (store.dialect === 'sqlite') t.deepEqual(outboxStatusNow(store.sqlite, parking), [expected, oldStatus]);
   t.deepEqual(await outbox.revive(parking, NOW + 6000), { revived: 0, enabledUrls: ['https://a.test/'] });
   t.deepEqual(
     (await outbox.due(NOW + 6000)).map((row) => row.id),
     [delivery.id],
-    'due at once when revived',
+    "due at once when revived; the other URL's retry keeps its time",
   );
   // Dead deliveries come back with a fresh schedule.
   const [revived] = await outbox.due(NOW + 6000);
@@ -285,7 +300,7 @@ storeTest('disable, revive, replay, status (and its synchronous SQLite form), si
   t.true(await outbox.markFailed(deadLease, 'HTTP 500', NOW + 7000, { dead: true }));
   t.like((await outbox.status(parking))[0], { pending: 0, dead: 2, disabled_at: null });
   t.deepEqual(await outbox.revive(parking, NOW + 8000), { revived: 1, enabledUrls: [] });
-  t.like(await deliveries(store).then((rows) => rows[0]), {
+  t.like(await deliveries(store).then((rows) => rows.find((row) => row.id === delivery.id)), {
     state: 'pending',
     attempts: 0,
     next_attempt_at: NOW + 8000,
