@@ -76,7 +76,8 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const parkings = new ParkingRepository(db);
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
-  const outbox = new OutboxRepository(db);
+  const store = sqliteStore(db);
+  const outbox = new OutboxRepository(store);
   const groupCommit = new GroupCommit(db);
   const events = new EventHub({
     clock,
@@ -85,7 +86,6 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     afterCommit: (callback) => groupCommit.afterCommit(callback),
   });
   const liveStates = new LiveBoxStates();
-  const store = sqliteStore(db);
   return {
     config,
     clock,
@@ -116,7 +116,6 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     forwarding: new ForwardingWorker({
       clock,
       outbox,
-      parkings,
       timeoutMs: config.forwardingTimeoutMs,
       allowPrivate: config.forwardingAllowPrivate,
       events,

@@ -6,7 +6,7 @@
 // items. Statements are prepared once per database (the flush runs four
 // times a second while pages watch).
 import type { Db } from '../db/open.js';
-import { forwardingStatus, type ForwardingStatus } from '../forwarding/administration.js';
+import { forwardingStatusNow, type ForwardingStatus } from '../forwarding/administration.js';
 import { boxEntryReader, type BoxEntryReader } from '../operators/box-entries.js';
 import {
   OPERATOR_SESSION_COLUMNS,
@@ -91,7 +91,7 @@ export class StreamRenderer {
   /** A parking's forwarding, one entry per URL (none when it forwards nowhere or is gone). */
   forwarding(parkingId: number): ForwardingEntry[] {
     try {
-      return forwardingStatus(this.db, parkingId);
+      return forwardingStatusNow(this.db, parkingId);
     } catch {
       return []; // the parking is gone: nothing to show
     }
@@ -104,7 +104,7 @@ export class StreamRenderer {
       parkings: withLive(this.#boxes.parkings(), this.live),
       sessions: this.#today.all(startOfDay).map(toOperatorSession),
       box_logs: operatorBoxLogs(this.db, { limit: SNAPSHOT_BOX_LOGS }).box_logs.reverse().map(streamItemOf),
-      forwarding: forwardingStatus(this.db, undefined),
+      forwarding: forwardingStatusNow(this.db, undefined),
     };
   }
 }

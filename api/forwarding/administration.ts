@@ -1,10 +1,13 @@
 // The forwarding outbox (spec 6) as the operator sees it: per URL, box logs
 // pending, delivered and dead, the last error and whether a 410 Gone disabled
-// it; dead deliveries and disabled URLs revived; box logs queued again.
+// it; dead deliveries and disabled URLs revived; box logs queued again. On
+// the store (issue 18), but for the status the event stream's renderer
+// reads synchronously (forwardingStatusNow).
 import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
-import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
-import { OutboxRepository, type UrlStatus } from './outbox.js';
+import { ParkingRepository } from '../repositories/parkings.js';
+import { OutboxRepository, outboxStatusNow, type UrlStatus } from './outbox.js';
 
 /** The outbox's status of a URL, its times as ISO. */
 export type ForwardingStatus = Omit<UrlStatus, 'last_attempt_at' | 'disabled_at'> & {
@@ -18,16 +21,31 @@ function statusOf(row: UrlStatus): ForwardingStatus {
   return { ...row, last_attempt_at: iso(row.last_attempt_at), disabled_at: iso(row.disabled_at) };
 }
 
-function findParking(db: Db, parkingId: number): ParkingRow {
-  const parking = new ParkingRepository(db).findById(parkingId);
-  if (!parking) throw notFound(`no secured parking with id ${parkingId}`);
+const noSuchParking = (parkingId: number) => notFound(`no secured parking with id ${parkingId}`);
+
+/** The parking's forwarding settings; not_found when there is none. */
+async function findParking(store: Store, parkingId: number) {
+  const parking = await store.kysely
+    .selectFrom('secured_parkings')
+    .select(['forwarding_url', 'forwarding_expose', 'forwarding_unverified'])
+    .where('id', '=', parkingId)
+    .executeTakeFirst();
+  if (!parking) throw noSuchParking(parkingId);
   return parking;
 }
 
 /** Per URL, of one parking or all of them. */
-export function forwardingStatus(db: Db, parkingId: number | undefined): ForwardingStatus[] {
-  if (parkingId !== undefined) findParking(db, parkingId);
-  return new OutboxRepository(db).status(parkingId).map(statusOf);
+export async function forwardingStatus(store: Store, parkingId: number | undefined): Promise<ForwardingStatus[]> {
+  if (parkingId !== undefined) await findParking(store, parkingId);
+  return (await new OutboxRepository(store).status(parkingId)).map(statusOf);
+}
+
+/** forwardingStatus, synchronously, for the event stream's renderer (api/events/render.ts). */
+// SQLite only until the event stream's renderer moves to the store (issue 18)
+export function forwardingStatusNow(db: Db, parkingId: number | undefined): ForwardingStatus[] {
+  if (parkingId !== undefined && new ParkingRepository(db).findById(parkingId) === undefined)
+    throw noSuchParking(parkingId);
+  return outboxStatusNow(db, parkingId).map(statusOf);
 }
 
 export interface Revival {
@@ -38,9 +56,9 @@ export interface Revival {
 }
 
 /** A parking's dead deliveries pending again, due now, and its URLs a 410 disabled enabled. */
-export function reviveDeadDeliveries(db: Db, parkingId: number, nowMs: number): Revival {
-  findParking(db, parkingId);
-  const { revived, enabledUrls } = new OutboxRepository(db).revive(parkingId, nowMs);
+export async function reviveDeadDeliveries(store: Store, parkingId: number, nowMs: number): Promise<Revival> {
+  await findParking(store, parkingId);
+  const { revived, enabledUrls } = await new OutboxRepository(store).revive(parkingId, nowMs);
   return { parking_id: parkingId, revived_deliveries: revived, enabled_urls: enabledUrls };
 }
 
@@ -58,15 +76,15 @@ export interface Replay {
  * ones, unverified too if the parking forwards them): a receiver that lost
  * data gets it back, and deduplicates what it had on its own records.
  */
-export function replayBoxLogs(db: Db, parkingId: number, sinceMs: number, nowMs: number): Replay {
-  const parking = findParking(db, parkingId);
+export async function replayBoxLogs(store: Store, parkingId: number, sinceMs: number, nowMs: number): Promise<Replay> {
+  const parking = await findParking(store, parkingId);
   if (parking.forwarding_url === null || parking.forwarding_expose !== 1) {
     throw refused(
       `parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`,
     );
   }
   if (sinceMs > nowMs) throw refused(`--since ${new Date(sinceMs).toISOString()} is in the future`);
-  const queued = new OutboxRepository(db).replay(
+  const queued = await new OutboxRepository(store).replay(
     parkingId,
     parking.forwarding_url,
     sinceMs,

@@ -1,11 +1,40 @@
 // The forwarding outbox (spec 6): rows written with their box logs, grouped
 // into deliveries of up to 100 records and 256 KiB for one URL, the
-// deliveries' states, and the URLs a 410 Gone disabled. Every write is one
-// statement or one transaction, so several API processes can share the file
-// (a row is claimed by one delivery only).
+// deliveries' states, and the URLs a 410 Gone disabled. On the store
+// (issue 18): several API processes, on one SQLite file or one PostgreSQL
+// database, share it, and
+//
+// - a waiting row is grouped into one delivery only: grouping runs in a
+//   write transaction (SQLite's BEGIN IMMEDIATE serializes it) that, on
+//   PostgreSQL, locks the rows it groups (FOR UPDATE OF o SKIP LOCKED: a
+//   second process grouping at once skips them, and re-checks
+//   `delivery_id IS NULL` on rows grouped meanwhile);
+// - a due delivery is sent by one process at a time: `claim` is one
+//   conditional UPDATE (the delivery's next attempt moves from the time it
+//   was due to the end of a lease); of two processes claiming at once, the
+//   second finds the condition false (PostgreSQL re-evaluates it on the
+//   row the first updated), and a process that dies mid-delivery leaves it
+//   due again when its lease ends;
+// - only the lease holder records the attempt's outcome: the lease's end is
+//   the fence (a later claim always moves it later), so a worker whose
+//   lease expired and was taken over changes nothing.
 import { randomUUID } from 'node:crypto';
+import {
+  DummyDriver,
+  Kysely,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type SqlBool,
+} from 'kysely';
 import type { Db } from '../db/open.js';
+import type { Schema } from '../db/schema.js';
+import { changed, type Store } from '../db/store.js';
 import type { ForwardRow } from '../repositories/box-logs.js';
+import type { ParkingRow } from '../repositories/parkings.js';
 import { forwardRecord, MAX_RECORDS_PER_DELIVERY, recordsThatFit } from './record.js';
 
 export { MAX_RECORDS_PER_DELIVERY } from './record.js';
@@ -23,6 +52,13 @@ export interface DeliveryRow {
   last_error: string | null;
 }
 
+/** A delivery taken for one attempt, until `until` (ms): the attempt's
+ * outcome is recorded only while the lease is still this one. */
+export interface Lease {
+  deliveryId: string;
+  until: number;
+}
+
 export interface UrlStatus {
   parking_id: number;
   url: string;
@@ -35,209 +71,387 @@ export interface UrlStatus {
   disabled_at: number | null;
 }
 
+/** What signs a parking's deliveries (api/forwarding/worker.ts liveSecrets). */
+export type SigningSecrets = Pick<
+  ParkingRow,
+  'forwarding_secret' | 'forwarding_previous_secret' | 'forwarding_previous_secret_until'
+>;
+
+type DeliveriesScope = ExpressionBuilder<Schema, 'forwarding_deliveries'>;
+
 /** No delivery of a URL a 410 disabled is due (the same condition in every query). */
-const ENABLED =
-  'NOT EXISTS (SELECT 1 FROM forwarding_disabled_urls x WHERE x.parking_id = forwarding_deliveries.parking_id AND x.url = forwarding_deliveries.url)';
+const enabled = (eb: DeliveriesScope): Expression<SqlBool> =>
+  eb.not(
+    eb.exists(
+      eb
+        .selectFrom('forwarding_disabled_urls as x')
+        .select(sql.lit(1).as('one'))
+        .whereRef('x.parking_id', '=', 'forwarding_deliveries.parking_id')
+        .whereRef('x.url', '=', 'forwarding_deliveries.url'),
+    ),
+  );
+
+/** The columns of a forwarded record (ForwardRow), from box_logs as b and users as u. */
+const RECORD_COLUMNS = [
+  'b.id',
+  'b.fo_user_id',
+  'b.smart_key_id',
+  'b.equipment_id',
+  'b.secured_parking_id',
+  'b.type',
+  'b.command',
+  'b.command_decrypted',
+  'b.response',
+  'b.response_decrypted',
+  'b.offline',
+  'b.created_at',
+  'b.latitude',
+  'b.longitude',
+  'u.email',
+  'b.verified',
+] as const;
 
 export class OutboxRepository {
-  private readonly insertRow;
-  private readonly waitingUrls;
-  private readonly waitingOfUrl;
-  private readonly claimRow;
-  private readonly insertDelivery;
-  private readonly dueDeliveries;
-  private readonly recordsOf;
-  private readonly deliveredUpdate;
-  private readonly failedUpdate;
-  private readonly reviveUpdate;
-  private readonly nextDueOf;
-  private readonly claimDelivery;
-  private readonly releaseDelivery;
-  private readonly statusRows;
-  private readonly disableUrl;
-  private readonly enableUrls;
-  private readonly wakeParking;
-  private readonly replayRows;
+  /** The enqueue of the ingestion core, synchronous on SQLite's connection. */
+  readonly #insertRow;
 
-  constructor(private readonly db: Db) {
-    this.insertRow = db.prepare<[number, number, string, number]>(
-      'INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at) VALUES (?, ?, ?, ?)',
-    );
-    this.waitingUrls = db.prepare<[], { url: string; parking_id: number }>(
-      'SELECT DISTINCT url, parking_id FROM forwarding_outbox WHERE delivery_id IS NULL',
-    );
-    this.waitingOfUrl = db.prepare<[string, number, number], ForwardRow & { outbox_id: number; queued_at: number }>(
-      `SELECT o.id AS outbox_id, o.created_at AS queued_at, b.id, b.fo_user_id, b.smart_key_id, b.equipment_id, b.secured_parking_id, b.type, b.command,
-              b.command_decrypted, b.response, b.response_decrypted, b.offline, b.created_at, b.latitude, b.longitude, u.email, b.verified
-       FROM forwarding_outbox o JOIN box_logs b ON b.id = o.box_log_id LEFT JOIN users u ON u.id = b.fo_user_id
-       WHERE o.delivery_id IS NULL AND o.url = ? AND o.parking_id = ? ORDER BY o.id LIMIT ?`,
-    );
-    this.claimRow = db.prepare<[string, number]>(
-      'UPDATE forwarding_outbox SET delivery_id = ? WHERE id = ? AND delivery_id IS NULL',
-    );
-    this.insertDelivery = db.prepare<[string, number, string, number, number, number]>(
-      "INSERT INTO forwarding_deliveries (id, parking_id, url, state, next_attempt_at, oldest_record_at, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)",
-    );
-    this.dueDeliveries = db.prepare<[number], DeliveryRow>(
-      `SELECT id, parking_id, url, state, attempts, next_attempt_at, oldest_record_at, last_error FROM forwarding_deliveries WHERE state = 'pending' AND next_attempt_at <= ? AND ${ENABLED} ORDER BY next_attempt_at`,
-    );
-    this.recordsOf = db.prepare<[string], ForwardRow>(
-      `SELECT b.id, b.fo_user_id, b.smart_key_id, b.equipment_id, b.secured_parking_id, b.type, b.command, b.command_decrypted, b.response,
-              b.response_decrypted, b.offline, b.created_at, b.latitude, b.longitude, u.email, b.verified
-       FROM forwarding_outbox o JOIN box_logs b ON b.id = o.box_log_id LEFT JOIN users u ON u.id = b.fo_user_id
-       WHERE o.delivery_id = ? ORDER BY o.id`,
-    );
-    this.deliveredUpdate = db.prepare<[number, number, string]>(
-      "UPDATE forwarding_deliveries SET state = 'delivered', attempts = attempts + 1, last_attempt_at = ?, delivered_at = ?, last_error = NULL WHERE id = ?",
-    );
-    this.failedUpdate = db.prepare<[DeliveryState, number, number, string, string]>(
-      'UPDATE forwarding_deliveries SET state = ?, attempts = attempts + 1, next_attempt_at = ?, last_attempt_at = ?, last_error = ? WHERE id = ?',
-    );
-    this.reviveUpdate = db.prepare<[number, number, number]>(
-      "UPDATE forwarding_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, oldest_record_at = ? WHERE state = 'dead' AND parking_id = ?",
-    );
-    this.claimDelivery = db.prepare<[number, string, number]>(
-      "UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending' AND next_attempt_at = ?",
-    );
-    this.releaseDelivery = db.prepare<[number, string]>(
-      "UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending'",
-    );
-    this.nextDueOf = db.prepare<[], { next: number | null }>(
-      `SELECT min(next_attempt_at) AS next FROM forwarding_deliveries WHERE state = 'pending' AND ${ENABLED}`,
-    );
-    this.statusRows = db.prepare<[number | null, number | null], UrlStatus>(
-      `SELECT o.parking_id, o.url,
-              sum(CASE WHEN d.state IS NULL OR d.state = 'pending' THEN 1 ELSE 0 END) AS pending,
-              sum(CASE WHEN d.state = 'delivered' THEN 1 ELSE 0 END) AS delivered,
-              sum(CASE WHEN d.state = 'dead' THEN 1 ELSE 0 END) AS dead,
-              (SELECT last_error FROM forwarding_deliveries x WHERE x.url = o.url AND x.parking_id = o.parking_id AND x.last_attempt_at IS NOT NULL
-               ORDER BY x.last_attempt_at DESC LIMIT 1) AS last_error,
-              (SELECT max(last_attempt_at) FROM forwarding_deliveries x WHERE x.url = o.url AND x.parking_id = o.parking_id) AS last_attempt_at,
-              (SELECT disabled_at FROM forwarding_disabled_urls x WHERE x.url = o.url AND x.parking_id = o.parking_id) AS disabled_at
-       FROM forwarding_outbox o LEFT JOIN forwarding_deliveries d ON d.id = o.delivery_id
-       WHERE ? IS NULL OR o.parking_id = ?
-       GROUP BY o.parking_id, o.url ORDER BY o.parking_id, o.url`,
-    );
-    this.disableUrl = db.prepare<[number, string, number, string]>(
-      'INSERT OR IGNORE INTO forwarding_disabled_urls (parking_id, url, disabled_at, reason) VALUES (?, ?, ?, ?)',
-    );
-    this.enableUrls = db.prepare<[number], { url: string }>(
-      'DELETE FROM forwarding_disabled_urls WHERE parking_id = ? RETURNING url',
-    );
-    this.wakeParking = db.prepare<[number, number]>(
-      "UPDATE forwarding_deliveries SET next_attempt_at = ? WHERE state = 'pending' AND parking_id = ?",
-    );
-    // No index of box logs by parking (migration 5): a replay is a rare
-    // operator command, a scan of the table is its price.
-    this.replayRows = db.prepare<[string, number, number, number, number]>(
-      `INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at)
-       SELECT id, secured_parking_id, ?, ? FROM box_logs WHERE secured_parking_id = ? AND received_at >= ? AND (verified = 1 OR ? = 1) ORDER BY id`,
-    );
+  constructor(private readonly store: Store) {
+    // SQLite only until the ingestion core moves to the store (issue 18)
+    this.#insertRow =
+      store.dialect === 'sqlite'
+        ? store.sqlite.prepare<[number, number, string, number]>(
+            'INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at) VALUES (?, ?, ?, ?)',
+          )
+        : undefined;
   }
 
-  /** Inside the box log's transaction. */
+  /** Inside the box log's transaction (the group commit, api/box-logs/ingest.ts). */
+  // SQLite only until the ingestion core moves to the store (issue 18)
   enqueue(boxLogId: number, parkingId: number, url: string, nowMs: number): void {
-    this.insertRow.run(boxLogId, parkingId, url, nowMs);
+    if (this.#insertRow === undefined)
+      throw new Error('the outbox enqueue runs on SQLite only until the ingestion core moves to the store (issue 18)');
+    this.#insertRow.run(boxLogId, parkingId, url, nowMs);
   }
 
   /** Groups waiting rows into deliveries (one URL each, up to 100 records
    * and 256 KiB of body, whichever comes first); returns how many deliveries
-   * were made. */
-  groupWaiting(nowMs: number): number {
-    return this.db
-      .transaction(() => {
-        let made = 0;
-        for (const { url, parking_id: parkingId } of this.waitingUrls.all()) {
-          for (;;) {
-            const waiting = this.waitingOfUrl.all(url, parkingId, MAX_RECORDS_PER_DELIVERY);
-            if (waiting.length === 0) break;
-            const rows = waiting.slice(
-              0,
-              recordsThatFit(waiting.map((row) => Buffer.byteLength(JSON.stringify(forwardRecord(row))))),
-            );
-            const id = randomUUID();
-            this.insertDelivery.run(id, parkingId, url, nowMs, Math.min(...rows.map((row) => row.queued_at)), nowMs);
-            for (const row of rows) this.claimRow.run(id, row.outbox_id);
-            made += 1;
-          }
+   * were made. Rows another process is grouping at the same time are left
+   * to it. */
+  async groupWaiting(nowMs: number): Promise<number> {
+    const { kysely, dialect } = this.store;
+    return kysely.transaction().execute(async (trx) => {
+      const urls = await trx
+        .selectFrom('forwarding_outbox')
+        .select(['url', 'parking_id'])
+        .distinct()
+        .where('delivery_id', 'is', null)
+        .execute();
+      let made = 0;
+      for (const { url, parking_id: parkingId } of urls) {
+        for (;;) {
+          let waitingQuery = trx
+            .selectFrom('forwarding_outbox as o')
+            .innerJoin('box_logs as b', 'b.id', 'o.box_log_id')
+            .leftJoin('users as u', 'u.id', 'b.fo_user_id')
+            .select(['o.id as outbox_id', 'o.created_at as queued_at', ...RECORD_COLUMNS])
+            .where('o.delivery_id', 'is', null)
+            .where('o.url', '=', url)
+            .where('o.parking_id', '=', parkingId)
+            .orderBy('o.id')
+            .limit(MAX_RECORDS_PER_DELIVERY);
+          // The outbox rows only (not their box logs or users); SQLite's write transaction serializes instead.
+          if (dialect === 'postgres') waitingQuery = waitingQuery.forUpdate('o').skipLocked();
+          const waiting = await waitingQuery.execute();
+          if (waiting.length === 0) break;
+          const rows = waiting.slice(
+            0,
+            recordsThatFit(waiting.map((row) => Buffer.byteLength(JSON.stringify(forwardRecord(row))))),
+          );
+          const id = randomUUID();
+          await trx
+            .insertInto('forwarding_deliveries')
+            .values({
+              id,
+              parking_id: parkingId,
+              url,
+              state: 'pending',
+              next_attempt_at: nowMs,
+              oldest_record_at: Math.min(...rows.map((row) => row.queued_at)),
+              created_at: nowMs,
+            })
+            .execute();
+          const claimed = await trx
+            .updateTable('forwarding_outbox')
+            .set({ delivery_id: id })
+            .where(
+              'id',
+              'in',
+              rows.map((row) => row.outbox_id),
+            )
+            .where('delivery_id', 'is', null)
+            .executeTakeFirst();
+          // Locked (PostgreSQL) or serialized (SQLite): nobody else can have grouped them.
+          if (changed(claimed) !== rows.length)
+            throw new Error(`outbox rows grouped twice: ${changed(claimed)} of ${rows.length} claimed`);
+          made += 1;
         }
-        return made;
-      })
-      .immediate();
+      }
+      return made;
+    });
   }
 
-  due(nowMs: number): DeliveryRow[] {
-    return this.dueDeliveries.all(nowMs);
+  /** Pending deliveries due at `nowMs`, the earliest first. */
+  async due(nowMs: number): Promise<DeliveryRow[]> {
+    return this.store.kysely
+      .selectFrom('forwarding_deliveries')
+      .select(['id', 'parking_id', 'url', 'state', 'attempts', 'next_attempt_at', 'oldest_record_at', 'last_error'])
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', nowMs)
+      .where(enabled)
+      .orderBy('next_attempt_at')
+      .execute();
   }
 
   /** Takes a due delivery for one attempt: its next attempt moves to
    * `leaseUntil`, so another pass (or process) does not send it meanwhile;
-   * false when someone else took it first. A crash mid-attempt leaves it due
-   * again at `leaseUntil`. */
-  claim(delivery: DeliveryRow, leaseUntil: number): boolean {
-    return this.claimDelivery.run(leaseUntil, delivery.id, delivery.next_attempt_at).changes === 1;
+   * undefined when someone else took it first (or its URL was disabled
+   * since). A crash mid-attempt leaves it due again at `leaseUntil`. One
+   * conditional UPDATE, run just before each attempt (not a batch claimed
+   * ahead: the deliveries of one URL go one at a time, and a lease taken
+   * for those waiting their turn would run out before they are sent). */
+  async claim(delivery: DeliveryRow, leaseUntil: number): Promise<Lease | undefined> {
+    const result = await this.store.kysely
+      .updateTable('forwarding_deliveries')
+      .set({ next_attempt_at: leaseUntil })
+      .where('id', '=', delivery.id)
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '=', delivery.next_attempt_at)
+      .where(enabled)
+      .executeTakeFirst();
+    return changed(result) === 1 ? { deliveryId: delivery.id, until: leaseUntil } : undefined;
   }
 
-  /** Gives a claimed delivery back, due at `dueAt` (an attempt cut by shutdown). */
-  release(deliveryId: string, dueAt: number): void {
-    this.releaseDelivery.run(dueAt, deliveryId);
+  /** Gives a claimed delivery back, due at `dueAt` (an attempt cut by
+   * shutdown); false when the lease was no longer held. */
+  async release(lease: Lease, dueAt: number): Promise<boolean> {
+    const result = await this.store.kysely
+      .updateTable('forwarding_deliveries')
+      .set({ next_attempt_at: dueAt })
+      .where((eb) => this.held(eb, lease))
+      .executeTakeFirst();
+    return changed(result) === 1;
   }
 
-  records(deliveryId: string): ForwardRow[] {
-    return this.recordsOf.all(deliveryId);
+  async records(deliveryId: string): Promise<ForwardRow[]> {
+    return this.store.kysely
+      .selectFrom('forwarding_outbox as o')
+      .innerJoin('box_logs as b', 'b.id', 'o.box_log_id')
+      .leftJoin('users as u', 'u.id', 'b.fo_user_id')
+      .select(RECORD_COLUMNS)
+      .where('o.delivery_id', '=', deliveryId)
+      .orderBy('o.id')
+      .execute();
   }
 
-  markDelivered(deliveryId: string, nowMs: number): void {
-    this.deliveredUpdate.run(nowMs, nowMs, deliveryId);
+  /** The attempt of `lease` delivered; false (nothing changed) when the
+   * lease ran out and another worker holds the delivery now. */
+  async markDelivered(lease: Lease, nowMs: number): Promise<boolean> {
+    const result = await this.store.kysely
+      .updateTable('forwarding_deliveries')
+      .set((eb) => ({
+        state: 'delivered',
+        attempts: eb('attempts', '+', 1),
+        last_attempt_at: nowMs,
+        delivered_at: nowMs,
+        last_error: null,
+      }))
+      .where((eb) => this.held(eb, lease))
+      .executeTakeFirst();
+    return changed(result) === 1;
   }
 
-  markFailed(
-    deliveryId: string,
+  /** The attempt of `lease` failed: due again at `retryAt`, or dead; false
+   * (nothing changed) when the lease ran out and another worker holds the
+   * delivery now. */
+  async markFailed(
+    lease: Lease,
     error: string,
     nowMs: number,
     next: { dead: true } | { dead: false; retryAt: number },
-  ): void {
-    this.failedUpdate.run(
-      next.dead ? 'dead' : 'pending',
-      next.dead ? nowMs : next.retryAt,
-      nowMs,
-      error.slice(0, 500),
-      deliveryId,
-    );
+  ): Promise<boolean> {
+    const result = await this.store.kysely
+      .updateTable('forwarding_deliveries')
+      .set((eb) => ({
+        state: next.dead ? 'dead' : 'pending',
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: next.dead ? nowMs : next.retryAt,
+        last_attempt_at: nowMs,
+        last_error: error.slice(0, 500),
+      }))
+      .where((eb) => this.held(eb, lease))
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+
+  /** The delivery is still pending under this lease (a later claim moved its next attempt elsewhere). */
+  private held(eb: DeliveriesScope, lease: Lease): Expression<SqlBool> {
+    return eb.and([
+      eb('id', '=', lease.deliveryId),
+      eb('state', '=', 'pending'),
+      eb('next_attempt_at', '=', lease.until),
+    ]);
   }
 
   /** Dead deliveries of a parking become pending again, due now, with a
    * fresh retry schedule; the URLs a 410 disabled are enabled, their
    * deliveries due now. Returns the deliveries revived and the URLs enabled. */
-  revive(parkingId: number, nowMs: number): { revived: number; enabledUrls: string[] } {
-    return this.db
-      .transaction(() => {
-        const enabledUrls = this.enableUrls.all(parkingId).map((row) => row.url);
-        if (enabledUrls.length > 0) this.wakeParking.run(nowMs, parkingId);
-        return { revived: this.reviveUpdate.run(nowMs, nowMs, parkingId).changes, enabledUrls };
-      })
-      .immediate();
+  async revive(parkingId: number, nowMs: number): Promise<{ revived: number; enabledUrls: string[] }> {
+    return this.store.kysely.transaction().execute(async (trx) => {
+      const enabledUrls = (
+        await trx.deleteFrom('forwarding_disabled_urls').where('parking_id', '=', parkingId).returning('url').execute()
+      ).map((row) => row.url);
+      if (enabledUrls.length > 0)
+        await trx
+          .updateTable('forwarding_deliveries')
+          .set({ next_attempt_at: nowMs })
+          .where('state', '=', 'pending')
+          .where('parking_id', '=', parkingId)
+          // Those URLs' only: another URL's retries keep their schedule (and an attempt in flight its lease).
+          .where('url', 'in', enabledUrls)
+          .execute();
+      const revived = await trx
+        .updateTable('forwarding_deliveries')
+        .set({ state: 'pending', attempts: 0, next_attempt_at: nowMs, oldest_record_at: nowMs })
+        .where('state', '=', 'dead')
+        .where('parking_id', '=', parkingId)
+        .executeTakeFirst();
+      return { revived: changed(revived), enabledUrls };
+    });
   }
 
   /** A 410 Gone: nothing more is sent to this URL of this parking until revive. */
-  disable(parkingId: number, url: string, nowMs: number, reason: string): void {
-    this.disableUrl.run(parkingId, url, nowMs, reason);
+  async disable(parkingId: number, url: string, nowMs: number, reason: string): Promise<void> {
+    await this.store.kysely
+      .insertInto('forwarding_disabled_urls')
+      .values({ parking_id: parkingId, url, disabled_at: nowMs, reason })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   /** Queues again, as new rows (so new deliveries), the parking's box logs
    * received since `sinceMs`, for `url`; unverified ones only when
    * `unverifiedToo`. Returns how many. */
-  replay(parkingId: number, url: string, sinceMs: number, unverifiedToo: boolean, nowMs: number): number {
-    return this.replayRows.run(url, nowMs, parkingId, sinceMs, unverifiedToo ? 1 : 0).changes;
+  async replay(
+    parkingId: number,
+    url: string,
+    sinceMs: number,
+    unverifiedToo: boolean,
+    nowMs: number,
+  ): Promise<number> {
+    // No index of box logs by parking (migration 5): a replay is a rare
+    // operator command, a scan of the table is its price.
+    let logs = this.store.kysely
+      .selectFrom('box_logs')
+      .select([
+        'id',
+        'secured_parking_id',
+        // Typed: PostgreSQL types a bare parameter of a select list as text.
+        sql<string>`CAST(${url} AS TEXT)`.as('url'),
+        sql<number>`CAST(${nowMs} AS BIGINT)`.as('created_at'),
+      ])
+      .where('secured_parking_id', '=', parkingId)
+      .where('received_at', '>=', sinceMs)
+      .orderBy('id');
+    if (!unverifiedToo) logs = logs.where('verified', '=', 1);
+    const result = await this.store.kysely
+      .insertInto('forwarding_outbox')
+      .columns(['box_log_id', 'parking_id', 'url', 'created_at'])
+      .expression(logs)
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n);
   }
 
   /** When the next pending delivery is due (ms), or undefined. */
-  nextDue(): number | undefined {
-    return this.nextDueOf.get()?.next ?? undefined;
+  async nextDue(): Promise<number | undefined> {
+    const row = await this.store.kysely
+      .selectFrom('forwarding_deliveries')
+      .select((eb) => eb.fn.min('next_attempt_at').as('next'))
+      .where('state', '=', 'pending')
+      .where(enabled)
+      .executeTakeFirst();
+    return row?.next ?? undefined;
   }
 
-  status(parkingId?: number): UrlStatus[] {
-    const id = parkingId ?? null;
-    return this.statusRows.all(id, id);
+  /** The secrets that sign a parking's deliveries, or undefined when the parking is gone. */
+  async signingSecrets(parkingId: number): Promise<SigningSecrets | undefined> {
+    return this.store.kysely
+      .selectFrom('secured_parkings')
+      .select(['forwarding_secret', 'forwarding_previous_secret', 'forwarding_previous_secret_until'])
+      .where('id', '=', parkingId)
+      .executeTakeFirst();
   }
+
+  /** Per URL, of one parking or all of them. */
+  async status(parkingId?: number): Promise<UrlStatus[]> {
+    return statusQuery(this.store.kysely, parkingId).execute();
+  }
+}
+
+/** The status query, one text for both engines and the synchronous path. */
+function statusQuery(kysely: Kysely<Schema>, parkingId: number | undefined) {
+  let query = kysely
+    .selectFrom('forwarding_outbox as o')
+    .leftJoin('forwarding_deliveries as d', 'd.id', 'o.delivery_id')
+    .select((eb) => [
+      'o.parking_id',
+      'o.url',
+      sql<number>`sum(CASE WHEN d.state IS NULL OR d.state = 'pending' THEN 1 ELSE 0 END)`.as('pending'),
+      sql<number>`sum(CASE WHEN d.state = 'delivered' THEN 1 ELSE 0 END)`.as('delivered'),
+      sql<number>`sum(CASE WHEN d.state = 'dead' THEN 1 ELSE 0 END)`.as('dead'),
+      eb
+        .selectFrom('forwarding_deliveries as x')
+        .select('x.last_error')
+        .whereRef('x.url', '=', 'o.url')
+        .whereRef('x.parking_id', '=', 'o.parking_id')
+        .where('x.last_attempt_at', 'is not', null)
+        .orderBy('x.last_attempt_at', 'desc')
+        .limit(1)
+        .as('last_error'),
+      eb
+        .selectFrom('forwarding_deliveries as x')
+        .select((inner) => inner.fn.max('x.last_attempt_at').as('last'))
+        .whereRef('x.url', '=', 'o.url')
+        .whereRef('x.parking_id', '=', 'o.parking_id')
+        .as('last_attempt_at'),
+      eb
+        .selectFrom('forwarding_disabled_urls as x')
+        .select('x.disabled_at')
+        .whereRef('x.url', '=', 'o.url')
+        .whereRef('x.parking_id', '=', 'o.parking_id')
+        .as('disabled_at'),
+    ])
+    .groupBy(['o.parking_id', 'o.url'])
+    .orderBy('o.parking_id')
+    .orderBy('o.url');
+  if (parkingId !== undefined) query = query.where('o.parking_id', '=', parkingId);
+  return query.$castTo<UrlStatus>();
+}
+
+/** Compiles queries for SQLite without a connection (Kysely's DummyDriver):
+ * the synchronous path runs their SQL on better-sqlite3 itself. */
+const sqliteCompiler = new Kysely<Schema>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+/** The outbox's status (OutboxRepository.status) on SQLite's connection,
+ * synchronously, for the event stream's renderer (api/events/render.ts). */
+// SQLite only until the event stream's renderer moves to the store (issue 18)
+export function outboxStatusNow(db: Db, parkingId?: number): UrlStatus[] {
+  const { sql: text, parameters } = statusQuery(sqliteCompiler, parkingId).compile();
+  return db.prepare<unknown[], UrlStatus>(text).all(...parameters);
 }

@@ -7,10 +7,12 @@
 // the delivery is dead; a 410 Gone disables the URL until the operator
 // revives it. At least once: a delivery is marked delivered only after the
 // 2xx, so a crash in between sends it again, with the same id and records.
-// Timers and timeouts run on the injected clock.
+// Timers and timeouts run on the injected clock. Several workers (API
+// processes) may share one outbox: each delivery is sent under a lease of
+// the outbox's (outbox.ts), and an attempt whose lease ran out and was
+// taken over records nothing.
 import type { Clock, TimerHandle } from '../../lib/clock.js';
-import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
-import type { DeliveryRow, OutboxRepository } from './outbox.js';
+import type { DeliveryRow, Lease, OutboxRepository, SigningSecrets } from './outbox.js';
 import { postOnce } from './post.js';
 import { forwardRecord } from './record.js';
 import { retryAfterMs, retryDelay } from './retry-schedule.js';
@@ -34,7 +36,6 @@ export interface ForwardingLogger {
 export interface ForwardingOptions {
   clock: Clock;
   outbox: OutboxRepository;
-  parkings: ParkingRepository;
   log?: ForwardingLogger;
   /** One attempt's limit, ms (FORWARDING_TIMEOUT_MS). */
   timeoutMs?: number;
@@ -48,7 +49,7 @@ export interface ForwardingOptions {
 
 /** The secrets that sign now: the current one, and the one a rotation
  * replaced until its overlap ends. */
-export function liveSecrets(parking: ParkingRow, nowMs: number): string[] {
+export function liveSecrets(parking: SigningSecrets, nowMs: number): string[] {
   if (parking.forwarding_secret === null) return [];
   const previous = parking.forwarding_previous_secret;
   const until = parking.forwarding_previous_secret_until;
@@ -96,9 +97,9 @@ export class ForwardingWorker {
    * per URL, URLs in parallel). Resolves with the deliveries attempted. */
   async runOnce(): Promise<number> {
     const { outbox, clock } = this.options;
-    outbox.groupWaiting(clock.now());
+    await outbox.groupWaiting(clock.now());
     const byUrl = new Map<string, DeliveryRow[]>();
-    for (const delivery of outbox.due(clock.now())) {
+    for (const delivery of await outbox.due(clock.now())) {
       const list = byUrl.get(delivery.url) ?? [];
       list.push(delivery);
       byUrl.set(delivery.url, list);
@@ -110,12 +111,13 @@ export class ForwardingWorker {
         for (const delivery of deliveries) {
           if (this.stopped) return;
           if (gone.has(delivery.parking_id)) continue;
-          if (
-            !outbox.claim(delivery, clock.now() + (this.options.timeoutMs ?? FORWARDING_TIMEOUT_MS) + LEASE_MARGIN_MS)
-          )
-            continue;
+          const lease = await outbox.claim(
+            delivery,
+            clock.now() + (this.options.timeoutMs ?? FORWARDING_TIMEOUT_MS) + LEASE_MARGIN_MS,
+          );
+          if (lease === undefined) continue; // another worker has it, or its URL was disabled since
           attempted += 1;
-          if ((await this.send(delivery)) === 'gone') gone.add(delivery.parking_id);
+          if ((await this.send(delivery, lease)) === 'gone') gone.add(delivery.parking_id);
         }
       }),
     );
@@ -137,6 +139,12 @@ export class ForwardingWorker {
     } catch (error) {
       this.options.log?.warn({ err: error }, 'forwarding pass failed');
     }
+    let next: number | undefined;
+    try {
+      next = await this.options.outbox.nextDue(); // still running: stop() waits for it
+    } catch (error) {
+      this.options.log?.warn({ err: error }, 'forwarding: next due delivery unknown');
+    }
     this.running = undefined;
     if (this.stopped) return;
     if (this.again) {
@@ -144,56 +152,84 @@ export class ForwardingWorker {
       this.schedule(0);
       return;
     }
-    const next = this.options.outbox.nextDue();
     const untilDue = next === undefined ? POLL_MS : next - this.options.clock.now();
     this.schedule(Math.max(0, Math.min(POLL_MS, untilDue)));
   }
 
-  private async send(delivery: DeliveryRow): Promise<'delivered' | 'failed' | 'gone'> {
+  private async send(delivery: DeliveryRow, lease: Lease): Promise<'delivered' | 'failed' | 'gone' | 'lost'> {
     const { clock, outbox } = this.options;
-    const records = outbox.records(delivery.id).map(forwardRecord);
+    const records = (await outbox.records(delivery.id)).map(forwardRecord);
     const body = JSON.stringify(records);
-    const parking = this.options.parkings.findById(delivery.parking_id);
+    const parking = await outbox.signingSecrets(delivery.parking_id);
     const secrets = parking ? liveSecrets(parking, clock.now()) : [];
     const attempt: Attempt =
       secrets.length === 0
         ? { ok: false, error: 'the parking has no forwarding secret' }
         : await this.post(delivery, body, secrets);
+    try {
+      return await this.record(delivery, lease, attempt, records.length);
+    } finally {
+      // Whatever came of it, the parking's forwarding status changed (told once it is written).
+      this.options.events?.publishForwarding(delivery.parking_id);
+    }
+  }
+
+  /** Writes what the attempt came to, while the lease is still held. */
+  private async record(
+    delivery: DeliveryRow,
+    lease: Lease,
+    attempt: Attempt,
+    records: number,
+  ): Promise<'delivered' | 'failed' | 'gone' | 'lost'> {
+    const { clock, outbox } = this.options;
     const now = clock.now();
-    // Whatever came of it, the parking's forwarding status changed.
-    this.options.events?.publishForwarding(delivery.parking_id);
     if (attempt.ok) {
-      outbox.markDelivered(delivery.id, now);
-      this.options.log?.info(
-        { delivery: delivery.id, url: delivery.url, records: records.length },
-        'box logs forwarded',
-      );
+      if (!(await outbox.markDelivered(lease, now))) return this.lost(delivery, 'delivered');
+      this.options.log?.info({ delivery: delivery.id, url: delivery.url, records }, 'box logs forwarded');
       return 'delivered';
     }
     const { error } = attempt;
     if (this.stopped && attempt.aborted === true) {
-      outbox.release(delivery.id, now); // shutting down: due again at once after a restart
+      await outbox.release(lease, now); // shutting down: due again at once after a restart (unless another worker took it)
       return 'failed';
     }
     if (attempt.gone === true) {
       // Standard Webhooks: 410 Gone means the receiver wants no more. The
       // delivery stays pending (nothing is lost) and is due at once when revived.
-      outbox.disable(delivery.parking_id, delivery.url, now, error);
-      outbox.markFailed(delivery.id, `${error}: URL disabled until admin forwarding retry`, now, {
+      await outbox.disable(delivery.parking_id, delivery.url, now, error);
+      const held = await outbox.markFailed(lease, `${error}: URL disabled until admin forwarding retry`, now, {
         dead: false,
         retryAt: now,
       });
+      if (!held) return this.lost(delivery, error);
       this.options.log?.warn({ delivery: delivery.id, url: delivery.url }, 'forwarding URL disabled (410 Gone)');
       return 'gone';
     }
     const delay = retryDelay(delivery.attempts + 1, this.options.random);
     const retryAt = delay === undefined ? undefined : now + Math.max(delay, attempt.retryAfterMs ?? 0);
-    outbox.markFailed(delivery.id, error, now, retryAt === undefined ? { dead: true } : { dead: false, retryAt });
+    const held = await outbox.markFailed(
+      lease,
+      error,
+      now,
+      retryAt === undefined ? { dead: true } : { dead: false, retryAt },
+    );
+    if (!held) return this.lost(delivery, error);
     this.options.log?.warn(
       { delivery: delivery.id, url: delivery.url, attempts: delivery.attempts + 1, error, dead: retryAt === undefined },
       retryAt === undefined ? 'forwarding gave up (dead)' : 'forwarding failed; will retry',
     );
     return 'failed';
+  }
+
+  /** The attempt outlived its lease and another worker took the delivery
+   * over: its outcome is that worker's to record (a delivered attempt may
+   * then be sent twice: at least once). */
+  private lost(delivery: DeliveryRow, outcome: string): 'lost' {
+    this.options.log?.warn(
+      { delivery: delivery.id, url: delivery.url, outcome },
+      'forwarding lease lost: another worker took the delivery over; outcome not recorded',
+    );
+    return 'lost';
   }
 
   /** POSTs once, signed with every live secret. */

@@ -3,6 +3,7 @@
 // `parkbench admin forwarding replay --parking ID --since ISO_TIME`: flags
 // and output; the outbox's administration is api/forwarding/administration.ts.
 import type { Command } from 'commander';
+import { sqliteStore } from '../../api/db/store.js';
 import {
   forwardingStatus,
   replayBoxLogs,
@@ -49,8 +50,8 @@ export function registerForwardingCommands(admin: Command): void {
     .option('--parking <id>', 'only this secured parking')
     .action((flags: StatusFlags) => {
       const parkingId = flags.parking === undefined ? undefined : parseId('--parking', flags.parking);
-      return withReadOnlyDatabase(flags, (ctx) => {
-        const rows = forwardingStatus(ctx.db, parkingId);
+      return withReadOnlyDatabase(flags, async (ctx) => {
+        const rows = await forwardingStatus(sqliteStore(ctx.db), parkingId);
         if (flags.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         else printTable(rows);
       });
@@ -66,8 +67,8 @@ export function registerForwardingCommands(admin: Command): void {
     .requiredOption('--parking <id>', 'the secured parking id')
     .action((flags: CommonFlags & { parking: string }) => {
       const parkingId = parseId('--parking', flags.parking);
-      return withDatabase(flags, (ctx) => {
-        const revival = reviveDeadDeliveries(ctx.db, parkingId, ctx.now);
+      return withDatabase(flags, async (ctx) => {
+        const revival = await reviveDeadDeliveries(sqliteStore(ctx.db), parkingId, ctx.now);
         const revived = revival.revived_deliveries;
         if (flags.json) process.stdout.write(`${JSON.stringify(revival)}\n`);
         else {
@@ -94,8 +95,8 @@ export function registerForwardingCommands(admin: Command): void {
     .action((flags: CommonFlags & { parking: string; since: string }) => {
       const parkingId = parseId('--parking', flags.parking);
       const since = parseIsoTimeFlag('--since', flags.since);
-      return withDatabase(flags, (ctx) => {
-        const replay = replayBoxLogs(ctx.db, parkingId, since, ctx.now);
+      return withDatabase(flags, async (ctx) => {
+        const replay = await replayBoxLogs(sqliteStore(ctx.db), parkingId, since, ctx.now);
         if (flags.json) process.stdout.write(`${JSON.stringify(replay)}\n`);
         else
           process.stdout.write(

@@ -60,7 +60,7 @@ test('refused at delivery time: 127.0.0.1 and localhost (a DNS name resolving to
   const s = await forwardingSetup(t, receiver.url, { clock, config: { forwardingAllowPrivate: false } });
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
-  t.like(s.app.ctx.outbox.status()[0], {
+  t.like((await s.app.ctx.outbox.status())[0], {
     pending: 1,
     delivered: 0,
     last_error: 'refused: 127.0.0.1 (loopback); FORWARDING_ALLOW_PRIVATE is false',
@@ -70,7 +70,7 @@ test('refused at delivery time: 127.0.0.1 and localhost (a DNS name resolving to
   setForwarding(s.app.ctx.db, s.parking.id, { url: byName, expose: true }, clock.now());
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
-  const row = s.app.ctx.outbox.status().find((status) => status.url === byName);
+  const row = (await s.app.ctx.outbox.status()).find((status) => status.url === byName);
   t.regex(
     row?.last_error ?? '',
     /^refused: localhost resolves to (127\.0\.0\.1|::1) \(loopback\); FORWARDING_ALLOW_PRIVATE is false$/,
@@ -87,6 +87,6 @@ test('with FORWARDING_ALLOW_PRIVATE true the same URLs are delivered to, localho
   });
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
-  t.like(s.app.ctx.outbox.status()[0], { pending: 0, delivered: 1 });
+  t.like((await s.app.ctx.outbox.status())[0], { pending: 0, delivered: 1 });
   t.true(receiver.received.every((request) => verifies(s.secret, request)));
 });

@@ -16,7 +16,7 @@ import { verifies } from '../helpers/webhook-receiver.js';
 async function untilSettled(app: TestApp): Promise<void> {
   for (
     let hour = 0;
-    hour < 200 && app.ctx.outbox.status().some((row) => row.pending > 0 && row.disabled_at === null);
+    hour < 200 && (await app.ctx.outbox.status()).some((row) => row.pending > 0 && row.disabled_at === null);
     hour += 1
   ) {
     await app.ctx.forwarding.runOnce();

@@ -48,7 +48,7 @@ test('the documented receiver accepts our deliveries (204) and refuses another s
 
   await send(s, logs(s, 2));
   await s.app.ctx.forwarding.runOnce();
-  t.like(s.app.ctx.outbox.status()[0], { delivered: 2, last_error: null }, output);
+  t.like((await s.app.ctx.outbox.status())[0], { delivered: 2, last_error: null }, output);
   await waitFor(() => output.includes(' 2 box logs'), 'the receiver printed the delivery');
   t.regex(output, /^[0-9a-f-]{36} 2 box logs$/m, 'webhook-id and the records');
 
@@ -57,11 +57,11 @@ test('the documented receiver accepts our deliveries (204) and refuses another s
   s.app.clock.advance(1_000); // the status's last error is the latest attempt's
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
-  t.like(s.app.ctx.outbox.status()[0], { pending: 1, last_error: 'HTTP 401' });
+  t.like((await s.app.ctx.outbox.status())[0], { pending: 1, last_error: 'HTTP 401' });
   // A rotation signing with both: the receiver, still on its secret, accepts.
   s.app.ctx.parkings.setForwardingSecret(s.parking.id, s.secret, null);
   rotateForwardingSecret(s.app.ctx.db, s.parking.id, 1, s.app.clock.now());
   s.app.clock.advance(6_000);
   await s.app.ctx.forwarding.runOnce();
-  t.like(s.app.ctx.outbox.status()[0], { pending: 0, delivered: 3 });
+  t.like((await s.app.ctx.outbox.status())[0], { pending: 0, delivered: 3 });
 });

@@ -33,15 +33,15 @@ async function setupWith(
 }
 
 /** Runs passes while stepping the clock `stepMs` at a time until `done` or `limitMs` elapsed. */
-async function runUntil(s: Forwarding, done: () => boolean, stepMs: number, limitMs: number): Promise<void> {
-  for (let elapsed = 0; elapsed <= limitMs && !done(); elapsed += stepMs) {
+async function runUntil(s: Forwarding, done: () => Promise<boolean>, stepMs: number, limitMs: number): Promise<void> {
+  for (let elapsed = 0; elapsed <= limitMs && !(await done()); elapsed += stepMs) {
     await s.app.ctx.forwarding.runOnce();
-    if (done()) return;
+    if (await done()) return;
     s.app.clock.advance(stepMs);
   }
 }
 
-const status = (s: Forwarding) => s.app.ctx.outbox.status()[0];
+const status = async (s: Forwarding) => (await s.app.ctx.outbox.status())[0];
 
 test('retryDelay: the specification schedule, lengthened by at most 20% of jitter, then dead after the tenth attempt', (t) => {
   t.deepEqual(
@@ -73,9 +73,9 @@ test('retryDelay: the specification schedule, lengthened by at most 20% of jitte
 test('a receiver that always fails: ten attempts on the schedule (each signed anew, same webhook-id), then dead; retry revives', async (t) => {
   const { s, receiver } = await setupWith(t, [fail]);
   await send(s, logs(s, 2));
-  await runUntil(s, () => status(s)?.dead === 2, 1_000, 10_000);
-  await runUntil(s, () => status(s)?.dead === 2, 60_000, 100 * 3_600_000);
-  t.like(status(s), { pending: 0, delivered: 0, dead: 2, last_error: 'HTTP 500' });
+  await runUntil(s, async () => (await status(s))?.dead === 2, 1_000, 10_000);
+  await runUntil(s, async () => (await status(s))?.dead === 2, 60_000, 100 * 3_600_000);
+  t.like(await status(s), { pending: 0, delivered: 0, dead: 2, last_error: 'HTTP 500' });
   t.is(receiver.received.length, 10, 'immediately, then after 9 waits');
   const gaps = receiver.received
     .slice(1)
@@ -104,16 +104,16 @@ test('a receiver that always fails: ten attempts on the schedule (each signed an
   await s.app.ctx.forwarding.runOnce();
   t.is(receiver.received.length, 10, 'dead stays dead');
   receiver.answers = [ok];
-  t.deepEqual(s.app.ctx.outbox.revive(s.parking.id, s.app.clock.now()), { revived: 1, enabledUrls: [] });
+  t.deepEqual(await s.app.ctx.outbox.revive(s.parking.id, s.app.clock.now()), { revived: 1, enabledUrls: [] });
   await s.app.ctx.forwarding.runOnce();
-  t.like(status(s), { pending: 0, delivered: 2, dead: 0 });
+  t.like(await status(s), { pending: 0, delivered: 2, dead: 0 });
 });
 
 test('a receiver that fails then recovers: the same webhook-id and body, nothing lost', async (t) => {
   const { s, receiver } = await setupWith(t, [fail, fail, ok]);
   await send(s, logs(s, 3));
   await s.app.ctx.forwarding.runOnce();
-  t.like(status(s), { pending: 3, delivered: 0, last_error: 'HTTP 500' });
+  t.like(await status(s), { pending: 3, delivered: 0, last_error: 'HTTP 500' });
   s.app.clock.advance(4_999);
   t.is(await s.app.ctx.forwarding.runOnce(), 0, 'not before 5 s');
   s.app.clock.advance(1_001); // 6 s: 5 s and its jitter
@@ -126,19 +126,19 @@ test('a receiver that fails then recovers: the same webhook-id and body, nothing
   t.is(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id across retries');
   t.is(new Set(receiver.received.map((r) => r.body)).size, 1, 'the same records');
   t.true(receiver.received.every((request) => verifies(s.secret, request)));
-  t.like(status(s), { pending: 0, delivered: 3, dead: 0, last_error: null });
+  t.like(await status(s), { pending: 0, delivered: 3, dead: 0, last_error: null });
 });
 
 test('429 with Retry-After: 120 is honoured (the schedule alone would say 5 s)', async (t) => {
   const { s, receiver } = await setupWith(t, [tooMany(120), ok]);
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
-  t.like(status(s), { pending: 1, last_error: 'HTTP 429 (Retry-After 120 s)' });
+  t.like(await status(s), { pending: 1, last_error: 'HTTP 429 (Retry-After 120 s)' });
   s.app.clock.advance(119_000);
   t.is(await s.app.ctx.forwarding.runOnce(), 0, 'not before the 120 s');
   s.app.clock.advance(1_000);
   t.is(await s.app.ctx.forwarding.runOnce(), 1);
-  t.like(status(s), { delivered: 1 });
+  t.like(await status(s), { delivered: 1 });
   t.true(receiver.received.every((request) => verifies(s.secret, request)));
 });
 
@@ -151,26 +151,33 @@ test('503 with a Retry-After date is honoured', async (t) => {
   t.is(await s.app.ctx.forwarding.runOnce(), 0, 'not before the date');
   s.app.clock.advance(1_000);
   t.is(await s.app.ctx.forwarding.runOnce(), 1);
-  t.like(status(s), { delivered: 1 });
+  t.like(await status(s), { delivered: 1 });
 });
 
 test('410 Gone disables the URL: nothing more is sent (queued logs wait), status shows it, retry revives it', async (t) => {
   const { s, receiver } = await setupWith(t, [gone]);
   await send(s, logs(s, 150)); // two deliveries
   t.is(await s.app.ctx.forwarding.runOnce(), 1, 'the second delivery is not tried after the 410');
-  t.like(status(s), { pending: 150, delivered: 0, dead: 0, disabled_at: s.app.clock.now() });
-  t.regex(status(s)?.last_error ?? '', /^HTTP 410 Gone/);
+  t.like(await status(s), { pending: 150, delivered: 0, dead: 0, disabled_at: s.app.clock.now() });
+  t.regex((await status(s))?.last_error ?? '', /^HTTP 410 Gone/);
   await send(s, logs(s, 1));
   s.app.clock.advance(7 * 24 * 3_600_000);
   t.is(await s.app.ctx.forwarding.runOnce(), 0, 'a week later: still nothing sent');
-  t.is(s.app.ctx.outbox.nextDue(), undefined, 'the worker has nothing due (it does not spin on the disabled URL)');
+  t.is(
+    await s.app.ctx.outbox.nextDue(),
+    undefined,
+    'the worker has nothing due (it does not spin on the disabled URL)',
+  );
   t.is(receiver.received.length, 1);
   t.is(countRows(s.app, 'forwarding_outbox'), 151, 'nothing lost');
 
   receiver.answers = [ok];
-  t.deepEqual(s.app.ctx.outbox.revive(s.parking.id, s.app.clock.now()), { revived: 0, enabledUrls: [receiver.url] });
+  t.deepEqual(await s.app.ctx.outbox.revive(s.parking.id, s.app.clock.now()), {
+    revived: 0,
+    enabledUrls: [receiver.url],
+  });
   t.is(await s.app.ctx.forwarding.runOnce(), 3);
-  t.like(status(s), { pending: 0, delivered: 151, disabled_at: null });
+  t.like(await status(s), { pending: 0, delivered: 151, disabled_at: null });
   t.true(receiver.received.every((request) => verifies(s.secret, request)));
 });
 
@@ -197,10 +204,10 @@ for (const [label, config, timeoutMs] of [
     s.app.clock.advance(1);
     t.is(s.app.clock.pendingTimers, pending - 1, 'the timeout fired');
     await pass;
-    t.like(status(s), { pending: 1, last_error: `timeout after ${timeoutMs / 1000} s` });
+    t.like(await status(s), { pending: 1, last_error: `timeout after ${timeoutMs / 1000} s` });
     s.app.clock.advance(6_000);
     await s.app.ctx.forwarding.runOnce();
-    t.like(status(s), { pending: 0, delivered: 1 });
+    t.like(await status(s), { pending: 0, delivered: 1 });
     t.true(receiver.received.every((request) => verifies(s.secret, request)));
   });
 }
@@ -210,7 +217,7 @@ test('301 is a failure and is not followed; the next attempt recovers', async (t
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
   t.is(receiver.received.length, 1, 'the redirect target got nothing');
-  t.like(status(s), { pending: 1, delivered: 0, last_error: 'HTTP 301' });
+  t.like(await status(s), { pending: 1, delivered: 0, last_error: 'HTTP 301' });
   s.app.clock.advance(6_000);
   await s.app.ctx.forwarding.runOnce();
   t.is(receiver.received.length, 2);
@@ -219,5 +226,5 @@ test('301 is a failure and is not followed; the next attempt recovers', async (t
       (request) => request.headers.host?.startsWith('127.0.0.1') === true && verifies(s.secret, request),
     ),
   );
-  t.like(status(s), { pending: 0, delivered: 1 });
+  t.like(await status(s), { pending: 0, delivered: 1 });
 });

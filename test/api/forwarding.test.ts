@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import test from 'ava';
 import { openDatabase } from '../../api/db/open.js';
+import { sqliteStore } from '../../api/db/store.js';
 import { OutboxRepository } from '../../api/forwarding/outbox.js';
 import { MAX_DELIVERY_BYTES, recordsThatFit } from '../../api/forwarding/record.js';
 import { newWebhookSecret } from '../../api/forwarding/signature.js';
@@ -75,7 +76,7 @@ for (const accessMode of ACCESS_MODES) {
       'email',
       'verified',
     ]);
-    t.like(s.app.ctx.outbox.status()[0], {
+    t.like((await s.app.ctx.outbox.status())[0], {
       url: receiver.url,
       pending: 0,
       delivered: 2,
@@ -225,7 +226,7 @@ test('recordsThatFit: 100 records at most, 256 KiB at most counting brackets and
 test('the worker started by buildApp delivers on its own, on the injected clock', async (t) => {
   const { s } = await withReceiver(t, undefined, { startForwarding: true });
   await send(s, logs(s, 4));
-  t.true(await stepUntil(s.app, () => s.app.ctx.outbox.status()[0]?.delivered === 4));
+  t.true(await stepUntil(s.app, async () => (await s.app.ctx.outbox.status())[0]?.delivered === 4));
 });
 
 test('a restart with deliveries pending (one cut short in flight) loses nothing', async (t) => {
@@ -239,7 +240,11 @@ test('a restart with deliveries pending (one cut short in flight) loses nothing'
   t.true(await stepUntil(first.app, () => receiver.received.length >= 2, 10), 'the next attempt hangs in flight');
   await first.app.app.close(); // aborts it; nothing was delivered
   const db = openDatabase(join(dir, 'db', 'test.sqlite'));
-  t.like(new OutboxRepository(db).status()[0], { pending: 5, delivered: 0 }, 'all still pending in the file');
+  t.like(
+    (await new OutboxRepository(sqliteStore(db)).status())[0],
+    { pending: 5, delivered: 0 },
+    'all still pending in the file',
+  );
   db.close();
 
   receiver.answers = [ok];
@@ -249,8 +254,8 @@ test('a restart with deliveries pending (one cut short in flight) loses nothing'
     { tokenTtlSeconds: 86_400, forwardingAllowPrivate: true },
     { dir, startForwarding: true, clock: first.app.clock },
   );
-  t.true(await stepUntil(second, () => second.ctx.outbox.status()[0]?.delivered === 5));
-  t.like(second.ctx.outbox.status()[0], { pending: 0, delivered: 5, dead: 0 });
+  t.true(await stepUntil(second, async () => (await second.ctx.outbox.status())[0]?.delivered === 5));
+  t.like((await second.ctx.outbox.status())[0], { pending: 0, delivered: 5, dead: 0 });
   const delivered: Received[] = receiver.received.slice(before);
   t.is(
     new Set(

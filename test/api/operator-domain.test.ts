@@ -13,7 +13,12 @@ import { openDatabase, type Db } from '../../api/db/open.js';
 import { sqliteStore } from '../../api/db/store.js';
 import { ensureDemo } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
-import { forwardingStatus, replayBoxLogs, reviveDeadDeliveries } from '../../api/forwarding/administration.js';
+import {
+  forwardingStatus,
+  forwardingStatusNow,
+  replayBoxLogs,
+  reviveDeadDeliveries,
+} from '../../api/forwarding/administration.js';
 import { addMqttClient } from '../../api/mqtt/clients.js';
 import { createParking } from '../../api/parkings/create.js';
 import { rotateForwardingSecret, setForwarding } from '../../api/parkings/forwarding.js';
@@ -48,6 +53,17 @@ function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): number {
 
 function refusal(t: ExecutionContext, work: () => unknown, kind: DomainError['kind'], message: string): void {
   const error = t.throws(work, { instanceOf: DomainError });
+  t.is(error.kind, kind);
+  t.is(error.message, message);
+}
+
+async function refusalAsync(
+  t: ExecutionContext,
+  work: () => Promise<unknown>,
+  kind: DomainError['kind'],
+  message: string,
+): Promise<void> {
+  const error = await t.throwsAsync(work, { instanceOf: DomainError });
   t.is(error.kind, kind);
   t.is(error.message, message);
 }
@@ -132,15 +148,17 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
     'refused',
     'the overlap must be 0 to 720 hours, got 721',
   );
-  refusal(
+  const store = sqliteStore(db);
+  await refusalAsync(
     t,
-    () => replayBoxLogs(db, parkingId, NOW - 1000, NOW),
+    () => replayBoxLogs(store, parkingId, NOW - 1000, NOW),
     'refused',
     `parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`,
   );
-  t.deepEqual(forwardingStatus(db, parkingId), []);
-  refusal(t, () => forwardingStatus(db, 99), 'not_found', 'no secured parking with id 99');
-  refusal(t, () => reviveDeadDeliveries(db, 99, NOW), 'not_found', 'no secured parking with id 99');
+  t.deepEqual(await forwardingStatus(store, parkingId), []);
+  await refusalAsync(t, () => forwardingStatus(store, 99), 'not_found', 'no secured parking with id 99');
+  refusal(t, () => forwardingStatusNow(db, 99), 'not_found', 'no secured parking with id 99');
+  await refusalAsync(t, () => reviveDeadDeliveries(store, 99, NOW), 'not_found', 'no secured parking with id 99');
   t.is(addMqttClient(db, 'Bench 1', 'gateway', NOW).mqtt_username, 'gw-bench-1');
   refusal(
     t,

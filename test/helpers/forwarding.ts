@@ -104,13 +104,17 @@ export const records = (receiver: Receiver): Record<string, unknown>[] =>
 
 /** Steps the fake clock a second at a time, letting real I/O (the local
  * receiver) happen in between, until `done` holds. */
-export async function stepUntil(app: TestApp, done: () => boolean, maxSteps = 100): Promise<boolean> {
+export async function stepUntil(
+  app: TestApp,
+  done: () => boolean | Promise<boolean>,
+  maxSteps = 100,
+): Promise<boolean> {
   for (let step = 0; step < maxSteps; step += 1) {
-    if (done()) return true;
+    if (await done()) return true;
     await app.clock.advanceAsync(1_000);
     await new Promise((resolve) => setTimeout(resolve, 10)); // real I/O of the local receiver
   }
-  return done();
+  return await done();
 }
 
 /** A receiver on the test's clock (its library checks webhook-timestamp against it) and a parking forwarding to it. */

@@ -18,6 +18,7 @@ import { idParams } from './schemas.js';
  * revocation queued commands for). */
 export interface OperatorActionRouteDeps {
   db: Db;
+  /** The store: forwarding's outbox and control's queue (issue 18). */
   store: Store;
   clock: Clock;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
@@ -119,7 +120,7 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         response: { 200: forwardingStatusResponse, ...errors },
       },
     },
-    (request) => answering('id', () => forwardingStatus(ctx.db, Number(request.params.id))),
+    (request) => answering('id', () => forwardingStatus(ctx.store, Number(request.params.id))),
   );
 
   app.post<{ Params: { id: string } }>(
@@ -133,9 +134,9 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         response: { 200: revivalResponse, ...errors },
       },
     },
-    (request) => {
+    async (request) => {
       const id = Number(request.params.id);
-      const revival = answering('id', () => reviveDeadDeliveries(ctx.db, id, ctx.clock.now()));
+      const revival = await answering('id', () => reviveDeadDeliveries(ctx.store, id, ctx.clock.now()));
       ctx.events.publishForwarding(id);
       return revival;
     },
