@@ -18,6 +18,7 @@ import { createParking } from '../../api/parkings/create.js';
 import { rotateForwardingSecret, setForwarding } from '../../api/parkings/forwarding.js';
 import { BoxRepository } from '../../api/repositories/boxes.js';
 import { TEST_SCRYPT_LOG2_N, tempDir } from '../helpers/api-app.js';
+import { sqliteStore } from '../../api/db/store.js';
 
 const NOW = Date.UTC(2026, 10, 23, 10, 0, 0);
 const URL = 'mqtt://127.0.0.1:1883';
@@ -108,7 +109,7 @@ test('provisionFleet: each file carries the skew and battery threshold stored fo
   );
 });
 
-test('forwarding, MQTT clients and control operations refuse with domain errors too', (t) => {
+test('forwarding, MQTT clients and control operations refuse with domain errors too', async (t) => {
   const db = database(t);
   const parkingId = parking(db);
   const set = setForwarding(db, parkingId, { url: 'https://example.test/logs', expose: true }, NOW);
@@ -140,13 +141,11 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
   t.deepEqual(forwardingStatus(db, parkingId), []);
   refusal(t, () => forwardingStatus(db, 99), 'not_found', 'no secured parking with id 99');
   refusal(t, () => reviveDeadDeliveries(db, 99, NOW), 'not_found', 'no secured parking with id 99');
-  t.is(addMqttClient(db, 'Bench 1', 'gateway', NOW).mqtt_username, 'gw-bench-1');
-  refusal(
-    t,
-    () => addMqttClient(db, 'bench 1', 'gateway', NOW),
-    'conflict',
-    'an MQTT client gw-bench-1 already exists: choose another --name',
-  );
+  t.is((await addMqttClient(sqliteStore(db), 'Bench 1', 'gateway', NOW)).mqtt_username, 'gw-bench-1');
+  const taken = await t.throwsAsync(addMqttClient(sqliteStore(db), 'bench 1', 'gateway', NOW), {
+    instanceOf: DomainError,
+  });
+  t.like(taken, { kind: 'conflict', message: 'an MQTT client gw-bench-1 already exists: choose another --name' });
   const error = t.throws(() => rotateIssuer(db, 99, NOW, 'test'));
   t.true(error instanceof ControlRefusal && error instanceof DomainError);
 });
