@@ -128,6 +128,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // broker is still up.
   const conformanceRuns = new ConformanceRuns({
     db: ctx.db,
+    store: ctx.store,
     clock: ctx.clock,
     config,
     logger: app.log.child({ component: 'api:conformance' }),

@@ -70,13 +70,13 @@ export interface AppContext {
 }
 
 export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: ForwardingLogger): AppContext {
-  const tokens = new TokenRepository(db);
+  const store = sqliteStore(db);
+  const tokens = new TokenRepository(store);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
   const parkings = new ParkingRepository(db);
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
-  const store = sqliteStore(db);
   const outbox = new OutboxRepository(store);
   const groupCommit = new GroupCommit(db);
   const events = new EventHub({
@@ -92,8 +92,8 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     db,
     store,
     groupCommit,
-    clientApps: new ClientAppRepository(db),
-    users: new UserRepository(db),
+    clientApps: new ClientAppRepository(store),
+    users: new UserRepository(store),
     tokens,
     parkings,
     boxes: new BoxRepository(db),
@@ -122,10 +122,10 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
       ...(log ? { log } : {}),
     }),
     bearerCache,
-    operators: new OperatorRepository(db),
+    operators: new OperatorRepository(store),
     events,
     liveStates,
-    eventTickets: new EventTicketRepository(db),
+    eventTickets: new EventTicketRepository(store),
     eventStream: new EventStream({
       hub: events,
       renderer: new StreamRenderer(db, liveStates),

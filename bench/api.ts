@@ -221,13 +221,13 @@ async function serve(logLevel: string): Promise<void> {
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const client = { client_app_id: 'bench-client', client_secret: 'bench-secret' };
   const driver = { email: BENCH_USER.email, password: 'bench password' };
-  new ClientAppRepository(app.db).insert(
+  await new ClientAppRepository(app.ctx.store).insert(
     'bench',
     client.client_app_id,
     hashIssuedSecret(client.client_secret),
     Date.now(),
   );
-  new UserRepository(app.db).insert(
+  await new UserRepository(app.ctx.store).insert(
     {
       email: driver.email,
       passwordHash: await hashSecret(driver.password, config.scryptLog2N),
@@ -245,7 +245,7 @@ async function serve(logLevel: string): Promise<void> {
   if (response.status !== 200) throw new Error(`bench login failed: ${await response.text()}`);
   const { access_token: accessToken } = (await response.json()) as { access_token: string };
   const parking = seedParking(app.ctx, 7_000_000);
-  const clientRow = new ClientAppRepository(app.db).findByClientAppId(client.client_app_id);
+  const clientRow = await new ClientAppRepository(app.ctx.store).findByClientAppId(client.client_app_id);
   const sessionTokens = seedDrivers(app.ctx, clientRow?.id ?? 1, SESSION_DRIVERS, 'session').map(([, token]) => token);
   const sample = await fetch(`${address}/api/car_driver/parking_sessions`, {
     method: 'POST',

@@ -17,6 +17,7 @@ import { chromium } from 'playwright-core';
 import { openDatabase } from '../api/db/open.js';
 import { randomKeyHex } from '../api/auth/secrets.js';
 import { provisionFleet } from '../api/boxes/fleet.js';
+import { sqliteStore } from '../api/db/store.js';
 import { addOperator } from '../api/operators/accounts.js';
 import { ParkingRepository } from '../api/repositories/parkings.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../lib/chromium.js';
@@ -86,7 +87,7 @@ try {
   const databasePath = join(directory, 'bench.sqlite');
   const mqttPort = await freePort();
   const httpPort = await freePort();
-  const { token, files } = seed(databasePath, mqttPort);
+  const { token, files } = await seed(databasePath, mqttPort);
   const fleetFile = join(directory, 'fleet.json');
   await writeFile(fleetFile, JSON.stringify(files.slice(0, publishers)));
   const api = startTsx(new URL('../bin/parkbench.js', import.meta.url), ['api'], {
@@ -179,7 +180,7 @@ try {
 process.exit(0);
 
 /** The fleet in the database (what `admin fleet provision` does), its provisioning files, an operator's token. */
-function seed(databasePath: string, mqttPort: number): { token: string; files: unknown[] } {
+async function seed(databasePath: string, mqttPort: number): Promise<{ token: string; files: unknown[] }> {
   const db = openDatabase(databasePath);
   try {
     const now = Date.now();
@@ -202,7 +203,7 @@ function seed(databasePath: string, mqttPort: number): { token: string; files: u
       { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` },
       now,
     );
-    return { token: addOperator(db, 'dashboard-bench', now).token, files: fleet.files };
+    return { token: (await addOperator(sqliteStore(db), 'dashboard-bench', now)).token, files: fleet.files };
   } finally {
     db.close();
   }

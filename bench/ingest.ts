@@ -23,6 +23,7 @@ import { ParkingRepository } from '../api/repositories/parkings.js';
 import { randomKeyHex } from '../api/auth/secrets.js';
 import { provisionFleet } from '../api/boxes/fleet.js';
 import { formatNumber, startTsx } from './support/processes.js';
+import { sqliteStore } from '../api/db/store.js';
 import { addOperator } from '../api/operators/accounts.js';
 import { attachStreamClients, type StreamClients } from './support/stream-clients.js';
 
@@ -113,7 +114,7 @@ async function throughApi(
   const mqttPort = await freePort();
   const httpPort = await freePort();
   const fleetFile = join(directory, `${name}-fleet.json`);
-  const seeded = seedFleet(databasePath, mqttPort);
+  const seeded = await seedFleet(databasePath, mqttPort);
   await writeFile(fleetFile, JSON.stringify(seeded.files));
   const api = startTsx(new URL('../bin/parkbench.js', import.meta.url), ['api'], {
     DATABASE_PATH: databasePath,
@@ -155,7 +156,7 @@ async function throughApi(
 
 /** The boxes in the database (what `admin fleet provision` does), their
  * provisioning files, and an operator's token for the event stream. */
-function seedFleet(databasePath: string, mqttPort: number): { files: unknown[]; operatorToken: string } {
+async function seedFleet(databasePath: string, mqttPort: number): Promise<{ files: unknown[]; operatorToken: string }> {
   const db = openDatabase(databasePath);
   try {
     const now = Date.now();
@@ -179,7 +180,7 @@ function seedFleet(databasePath: string, mqttPort: number): { files: unknown[]; 
       { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` },
       now,
     ).files;
-    return { files, operatorToken: addOperator(db, 'bench', now).token };
+    return { files, operatorToken: (await addOperator(sqliteStore(db), 'bench', now)).token };
   } finally {
     db.close();
   }

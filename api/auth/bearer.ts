@@ -1,12 +1,13 @@
 // Bearer authentication (RFC 6750) for protected routes: a preHandler that
-// looks the token up by its SHA-256 hash (the bearer cache, else one prepared,
-// indexed read) and decorates the request with the user. Revocation in this
+// looks the token up by its SHA-256 hash (the bearer cache, else one indexed
+// read compiled once, TokenRepository.findBearer) and decorates the request
+// with the user. Revocation in this
 // process takes effect on the next request; see bearer-cache.ts for other
 // processes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../lib/clock.js';
 import { ApiError } from '../errors.js';
-import type { TokenRepository } from '../repositories/tokens.js';
+import type { BearerRow, TokenRepository } from '../repositories/tokens.js';
 import type { PublicUser } from '../repositories/users.js';
 import type { BearerCache } from './bearer-cache.js';
 import { tokenHashText } from './secrets.js';
@@ -76,28 +77,30 @@ export function bearerAuth(ctx: BearerDeps) {
       done();
       return;
     }
-    const row = ctx.tokens.findBearer(Buffer.from(hash, 'base64url'));
-    if (!row) {
-      done(invalid('The access token is unknown.'));
-      return;
-    }
-    if (row.revoked_at !== null) {
-      done(invalid('The access token was revoked.'));
-      return;
-    }
-    if (row.access_expires_at <= ctx.clock.now()) {
-      done(invalid('The access token expired.'));
-      return;
-    }
-    const user = {
-      id: row.id,
-      email: row.email,
-      first_name: row.first_name,
-      last_name: row.last_name,
-      phone: row.phone,
-    };
-    ctx.bearerCache.set(hash, row.pair_id, user, row.access_expires_at);
-    request.user = user;
-    done();
+    ctx.tokens.findBearer(Buffer.from(hash, 'base64url')).then((row) => {
+      const error = verdict(row);
+      if (error !== undefined || row === undefined) {
+        done(error);
+        return;
+      }
+      const user = {
+        id: row.id,
+        email: row.email,
+        first_name: row.first_name,
+        last_name: row.last_name,
+        phone: row.phone,
+      };
+      ctx.bearerCache.set(hash, row.pair_id, user, row.access_expires_at);
+      request.user = user;
+      done();
+    }, done);
   };
+
+  /** Why the token of `row` is refused, or undefined when it is good. */
+  function verdict(row: BearerRow | undefined): ApiError | undefined {
+    if (!row) return invalid('The access token is unknown.');
+    if (row.revoked_at !== null) return invalid('The access token was revoked.');
+    if (row.access_expires_at <= ctx.clock.now()) return invalid('The access token expired.');
+    return undefined;
+  }
 }

@@ -51,7 +51,7 @@ export async function authenticateClient(
       'invalid_client',
       'Client authentication is required: client_app_id and client_secret, or HTTP Basic.',
     );
-  const client = ctx.clientApps.findByClientAppId(credentials.clientAppId);
+  const client = await ctx.clientApps.findByClientAppId(credentials.clientAppId);
   const ok = await verifyClientSecret(credentials.clientSecret, client?.client_secret_hash);
   if (!client || !ok) {
     throw new OAuthError(
@@ -63,12 +63,12 @@ export async function authenticateClient(
   return client;
 }
 
-export function issueTokens(
+export async function issueTokens(
   ctx: IssueDeps,
   userId: number,
   clientRowId: number,
   rotatedFrom?: TokenPairRow,
-): TokenResponse {
+): Promise<TokenResponse> {
   const now = ctx.clock.now();
   const access = newToken();
   const refresh = newToken();
@@ -80,10 +80,10 @@ export function issueTokens(
     accessExpiresAt: now + ctx.config.tokenTtlSeconds * 1000,
     refreshExpiresAt: now + ctx.config.refreshTokenTtlSeconds * 1000,
   };
-  if (rotatedFrom === undefined) ctx.tokens.insert(pair, now);
-  else if (!ctx.tokens.rotate(rotatedFrom, pair, now)) {
-    // A concurrent request used the same refresh token first: a reuse too.
-    ctx.tokens.revokeFamily(rotatedFrom.family_id, now);
+  if (rotatedFrom === undefined) await ctx.tokens.insert(pair, now);
+  else if (!(await ctx.tokens.rotate(rotatedFrom, pair, now))) {
+    // A concurrent request (of this process or another) used the same refresh token first: a reuse too.
+    await ctx.tokens.revokeFamily(rotatedFrom.family_id, now);
     throw new OAuthError('invalid_grant', 'The refresh token was already used or revoked.');
   }
   return {
@@ -111,7 +111,7 @@ export async function passwordGrant(
     throw new OAuthError('too_many_failed_logins', undefined, { 'Retry-After': String(attempt.retryAfterSeconds) });
   try {
     const client = await authenticateClient(ctx, credentials);
-    const user = ctx.users.findByEmail(username);
+    const user = await ctx.users.findByEmail(username);
     const ok = user
       ? await verifySecret(password, user.password_hash)
       : await verifyAgainstNothing(password, ctx.config.scryptLog2N);
@@ -119,7 +119,7 @@ export async function passwordGrant(
       await attempt.failed();
       throw new OAuthError('invalid_grant', 'Wrong username or password.');
     }
-    const tokens = issueTokens(ctx, user.id, client.id);
+    const tokens = await issueTokens(ctx, user.id, client.id);
     await attempt.succeeded();
     return tokens;
   } finally {
@@ -133,33 +133,33 @@ export async function passwordGrant(
  * whole family, every pair descended from it, as RFC 9700 4.14.2 asks: the
  * server cannot tell the thief from the client, so both lose the tokens and
  * the driver logs in again. */
-export function refreshGrant(ctx: IssueDeps, client: ClientAppRow, refreshToken: string): TokenResponse {
-  const pair = ctx.tokens.findByRefreshHash(tokenHash(refreshToken));
+export async function refreshGrant(ctx: IssueDeps, client: ClientAppRow, refreshToken: string): Promise<TokenResponse> {
+  const pair = await ctx.tokens.findByRefreshHash(tokenHash(refreshToken));
   const now = ctx.clock.now();
   const invalid = () =>
     new OAuthError('invalid_grant', 'The refresh token is unknown, revoked, expired or was issued to another client.');
   // Another client's token is left alone, as revocation leaves it (RFC 7009).
   if (!pair || pair.client_app_id !== client.id) throw invalid();
   if (pair.revoked_at !== null) {
-    ctx.tokens.revokeFamily(pair.family_id, now);
+    await ctx.tokens.revokeFamily(pair.family_id, now);
     throw invalid();
   }
   if (pair.refresh_expires_at <= now) throw invalid();
-  return issueTokens(ctx, pair.user_id, client.id, pair);
+  return await issueTokens(ctx, pair.user_id, client.id, pair);
 }
 
 /** RFC 7009: revokes the pair holding the token when it belongs to the
  * client; says nothing either way (the endpoint answers 200). */
-export function revokeToken(
+export async function revokeToken(
   ctx: Pick<OAuthDeps, 'clock' | 'tokens'>,
   client: ClientAppRow,
   token: string,
   hint: string | undefined,
-): void {
+): Promise<void> {
   const hash = tokenHash(token);
   const pair =
     hint === 'refresh_token'
-      ? (ctx.tokens.findByRefreshHash(hash) ?? ctx.tokens.findByAccessHash(hash))
-      : (ctx.tokens.findByAccessHash(hash) ?? ctx.tokens.findByRefreshHash(hash));
-  if (pair && pair.client_app_id === client.id) ctx.tokens.revoke(pair.id, ctx.clock.now());
+      ? ((await ctx.tokens.findByRefreshHash(hash)) ?? (await ctx.tokens.findByAccessHash(hash)))
+      : ((await ctx.tokens.findByAccessHash(hash)) ?? (await ctx.tokens.findByRefreshHash(hash)));
+  if (pair && pair.client_app_id === client.id) await ctx.tokens.revoke(pair.id, ctx.clock.now());
 }

@@ -1,7 +1,7 @@
 // A client application for the registration and token endpoints. The secret
 // (256 random bits) is returned once, stored as a SHA-256 hash.
 import { hashIssuedSecret, randomSecret } from '../auth/secrets.js';
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { ClientAppRepository } from '../repositories/client-apps.js';
 
 export interface CreatedClientApp {
@@ -11,10 +11,10 @@ export interface CreatedClientApp {
   client_secret: string;
 }
 
-export function createClientApp(db: Db, name: string, nowMs: number): CreatedClientApp {
+export async function createClientApp(store: Store, name: string, nowMs: number): Promise<CreatedClientApp> {
   const clientAppId = randomSecret(16);
   const clientSecret = randomSecret(32);
   const hash = hashIssuedSecret(clientSecret);
-  const id = new ClientAppRepository(db).insert(name, clientAppId, hash, nowMs);
+  const id = await new ClientAppRepository(store).insert(name, clientAppId, hash, nowMs);
   return { id, name, client_app_id: clientAppId, client_secret: clientSecret };
 }

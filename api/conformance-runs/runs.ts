@@ -20,6 +20,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import type { ApiConfig } from '../config.js';
 import { ControlSequencesSqlite } from '../control/sequence.js';
 import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { conflict, notFound, refused } from '../domain-error.js';
 import type { MqttService } from '../mqtt/mqtt-service.js';
 import { caseView, summaryView, type ConformanceRunView, type RunState } from './run-view.js';
@@ -49,6 +50,8 @@ export type RunBroker = Pick<MqttService, 'url' | 'availabilityOf'>;
 
 export interface ConformanceRunsDeps {
   db: Db;
+  /** The store, for the runs' MQTT operator account (suite-login.ts). */
+  store: Store;
   clock: Clock;
   config: Pick<ApiConfig, 'mqttUrl' | 'mqttUsername' | 'mqttPassword' | 'mqttTopicPrefix'>;
   logger: Logger;
@@ -145,7 +148,7 @@ export class ConformanceRuns {
     const { clock, config, db } = this.deps;
     let target: MqttBoxTarget | undefined;
     try {
-      const login = this.#logins.loginFor(brokerUrl);
+      const login = await this.#logins.loginFor(brokerUrl);
       target = new MqttBoxTarget({
         url: login.url,
         moduleId: run.moduleId,

@@ -11,7 +11,7 @@
 //   reads every topic and writes box commands: what the target needs.
 import type { Clock } from '../../lib/clock.js';
 import type { ApiConfig } from '../config.js';
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { ensureOperatorClient, mqttUsernameOf } from '../mqtt/clients.js';
 
 export interface SuiteLogin {
@@ -25,18 +25,18 @@ export const CONFORMANCE_OPERATOR_NAME = 'parkbench conformance';
 export const CONFORMANCE_OPERATOR_USERNAME = mqttUsernameOf('operator', CONFORMANCE_OPERATOR_NAME);
 
 export interface SuiteLoginDeps {
-  db: Db;
+  store: Store;
   clock: Clock;
   config: Pick<ApiConfig, 'mqttUrl' | 'mqttUsername' | 'mqttPassword'>;
 }
 
 export class SuiteLogins {
-  #embedded: { username: string; password: string } | undefined;
+  #embedded: Promise<{ username: string; password: string }> | undefined;
 
   constructor(private readonly deps: SuiteLoginDeps) {}
 
   /** The login of a run; `brokerUrl` is the running MQTT service's (the embedded broker's own port). */
-  loginFor(brokerUrl: string): SuiteLogin {
+  async loginFor(brokerUrl: string): Promise<SuiteLogin> {
     const { config } = this.deps;
     if (config.mqttUrl !== undefined) {
       return {
@@ -47,11 +47,14 @@ export class SuiteLogins {
     }
     // Once a process: each call would store a new hash (and a password hash is slow on purpose).
     this.#embedded ??= ensureOperatorClient(
-      this.deps.db,
+      this.deps.store,
       CONFORMANCE_OPERATOR_NAME,
       CONFORMANCE_OPERATOR_USERNAME,
       this.deps.clock.now(),
-    );
-    return { url: brokerUrl, ...this.#embedded };
+    ).catch((error: unknown) => {
+      this.#embedded = undefined; // the next run tries again
+      throw error;
+    });
+    return { url: brokerUrl, ...(await this.#embedded) };
   }
 }

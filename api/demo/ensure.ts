@@ -7,6 +7,7 @@ import { randomSecret } from '../auth/secrets.js';
 import { addBox } from '../boxes/add.js';
 import { createClientApp } from '../client-apps/create.js';
 import type { Db } from '../db/open.js';
+import { sqliteStore, type Store } from '../db/store.js';
 import { failed, refused } from '../domain-error.js';
 import { createParking } from '../parkings/create.js';
 import { BoxRepository } from '../repositories/boxes.js';
@@ -32,9 +33,9 @@ function demoMac(moduleId: number): string {
   return `02:50:42:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
 }
 
-function read(db: Db, row: DemoRow): DemoData {
-  const client = new ClientAppRepository(db).findById(row.client_app_row_id);
-  const user = new UserRepository(db).findById(row.user_id);
+async function read(db: Db, store: Store, row: DemoRow): Promise<DemoData> {
+  const client = await new ClientAppRepository(store).findById(row.client_app_row_id);
+  const user = await new UserRepository(store).find(row.user_id);
   if (!client || !user) throw failed('the demo data is incomplete (its client app or driver is missing)');
   return {
     client_app_id: client.client_app_id,
@@ -59,19 +60,22 @@ function freeModuleIds(db: Db, count: number): number[] {
 
 /** `scryptLog2N`: the cost of the driver's password hash (api/config.ts). */
 export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Promise<DemoData> {
+  // The client app and the driver go through the store (issue 18); the
+  // parking, boxes and demo rows are still on the connection itself.
+  const store = sqliteStore(db);
   const demo = new DemoRepository(db);
   const existing = demo.find();
-  if (existing) return read(db, existing);
+  if (existing) return read(db, store, existing);
 
   // Hashing is async, so the rows are written one by one, then recorded in
   // `demo` last: a run interrupted half way leaves orphans, never a broken demo.
-  const client = createClientApp(db, 'Demo app', nowMs);
+  const client = await createClientApp(store, 'Demo app', nowMs);
   const password = randomSecret(12);
-  if (new UserRepository(db).findByEmail(DEMO_DRIVER_EMAIL)) {
+  if (await new UserRepository(store).findByEmail(DEMO_DRIVER_EMAIL)) {
     throw refused(`${DEMO_DRIVER_EMAIL} exists but is not recorded as demo data; use another database`);
   }
   const driver = await createDriver(
-    db,
+    store,
     { email: DEMO_DRIVER_EMAIL, password, firstName: 'Demo', lastName: 'Driver', phone: '+10000000000' },
     scryptLog2N,
     nowMs,
@@ -109,5 +113,5 @@ export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Pr
   });
   const row = demo.find();
   if (!row) throw failed('the demo data could not be recorded');
-  return read(db, row);
+  return read(db, store, row);
 }

@@ -4,10 +4,12 @@
 // token (POST /api/operator/events/tickets) and opens
 // GET /api/operator/events?ticket=T. A ticket is 32 random bytes
 // (base64url), good for one stream within TICKET_TTL_MS; only its SHA-256
-// is stored, and taking it is one UPDATE (single use across processes).
+// is stored, and taking it is one UPDATE (single use across processes: on
+// PostgreSQL a second take waits on the first's row lock, then finds the
+// ticket used).
 import { randomBytes } from 'node:crypto';
 import { tokenHash } from '../auth/secrets.js';
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 
 export const TICKET_TTL_MS = 30_000;
 /** Used and expired tickets are deleted this long after they expired. */
@@ -21,33 +23,42 @@ export interface IssuedTicket {
 }
 
 export class EventTicketRepository {
-  readonly #insert;
-  readonly #take;
-  readonly #prune;
-
-  constructor(db: Db) {
-    this.#insert = db.prepare<[Buffer, number, number, number]>(
-      'INSERT INTO event_tickets (ticket_hash, operator_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
-    );
-    this.#take = db.prepare<{ now: number; hash: Buffer }, { id: number; name: string }>(
-      `UPDATE event_tickets SET used_at = @now
-       WHERE ticket_hash = @hash AND used_at IS NULL AND expires_at > @now
-       RETURNING operator_id AS id, (SELECT name FROM operators WHERE operators.id = operator_id) AS name`,
-    );
-    this.#prune = db.prepare<[number]>('DELETE FROM event_tickets WHERE expires_at < ?');
-  }
+  constructor(private readonly store: Store) {}
 
   /** A fresh ticket for `operatorId`, valid until now + TICKET_TTL_MS. */
-  issue(operatorId: number, nowMs: number): IssuedTicket {
-    this.#prune.run(nowMs - KEEP_EXPIRED_MS);
+  async issue(operatorId: number, nowMs: number): Promise<IssuedTicket> {
+    const { kysely } = this.store;
+    await kysely
+      .deleteFrom('event_tickets')
+      .where('expires_at', '<', nowMs - KEEP_EXPIRED_MS)
+      .execute();
     const ticket = randomBytes(32).toString('base64url');
     const expiresAt = nowMs + TICKET_TTL_MS;
-    this.#insert.run(tokenHash(ticket), operatorId, nowMs, expiresAt);
+    await kysely
+      .insertInto('event_tickets')
+      .values({ ticket_hash: tokenHash(ticket), operator_id: operatorId, created_at: nowMs, expires_at: expiresAt })
+      .execute();
     return { ticket, expiresAt };
   }
 
   /** Takes the ticket (once): its operator, or undefined when it is unknown, used or expired. */
-  take(ticket: string, nowMs: number): { id: number; name: string } | undefined {
-    return this.#take.get({ now: nowMs, hash: tokenHash(ticket) });
+  async take(ticket: string, nowMs: number): Promise<{ id: number; name: string } | undefined> {
+    const row = await this.store.kysely
+      .updateTable('event_tickets')
+      .set({ used_at: nowMs })
+      .where('ticket_hash', '=', tokenHash(ticket))
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', nowMs)
+      .returning((eb) => [
+        'operator_id as id',
+        eb
+          .selectFrom('operators')
+          .select('operators.name')
+          .whereRef('operators.id', '=', 'event_tickets.operator_id')
+          .as('name'),
+      ])
+      .executeTakeFirst();
+    // The operator is deleted with its tickets (ON DELETE CASCADE): a ticket taken has one.
+    return row === undefined || row.name === null ? undefined : { id: row.id, name: row.name };
   }
 }

@@ -2,7 +2,7 @@
 // gateways and operators get theirs from `parkbench admin mqtt-client add`.
 // The API's own account on an external broker comes from MQTT_USERNAME and
 // MQTT_PASSWORD; on the embedded broker the API needs none.
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import type { MqttAccount } from './acl.js';
 import { verifyMqttPassword } from './password-hash.js';
 
@@ -15,68 +15,71 @@ export interface MqttClientRow {
   password_hash: string;
 }
 
+const CLIENT_COLUMNS = ['name', 'role', 'username', 'password_hash'] as const;
+
 export class MqttAccountRepository {
-  private readonly clientByUsername;
-  private readonly boxByUsername;
-  private readonly insertClient;
-  private readonly allClients;
-  private readonly allBoxes;
-  private readonly clientPassword;
+  constructor(private readonly store: Store) {}
 
-  constructor(db: Db) {
-    this.clientByUsername = db.prepare<[string], MqttClientRow>(
-      'SELECT name, role, username, password_hash FROM mqtt_clients WHERE username = ?',
-    );
-    this.boxByUsername = db.prepare<[string], { module_id: number; mqtt_password_hash: string }>(
-      'SELECT module_id, mqtt_password_hash FROM boxes WHERE mqtt_username = ?',
-    );
-    this.insertClient = db.prepare<[string, string, string, string, number]>(
-      'INSERT INTO mqtt_clients (name, role, username, password_hash, created_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.allClients = db.prepare<[], MqttClientRow>(
-      'SELECT name, role, username, password_hash FROM mqtt_clients ORDER BY username',
-    );
-    this.clientPassword = db.prepare<[string, string]>('UPDATE mqtt_clients SET password_hash = ? WHERE username = ?');
-    this.allBoxes = db.prepare<[], { module_id: number; mqtt_username: string; mqtt_password_hash: string }>(
-      'SELECT module_id, mqtt_username, mqtt_password_hash FROM boxes ORDER BY module_id',
-    );
+  findClient(username: string): Promise<MqttClientRow | undefined> {
+    return this.store.kysely
+      .selectFrom('mqtt_clients')
+      .select(CLIENT_COLUMNS)
+      .where('username', '=', username)
+      .executeTakeFirst();
   }
 
-  findClient(username: string): MqttClientRow | undefined {
-    return this.clientByUsername.get(username);
-  }
-
-  addClient(client: MqttClientRow, nowMs: number): void {
-    this.insertClient.run(client.name, client.role, client.username, client.password_hash, nowMs);
+  async addClient(client: MqttClientRow, nowMs: number): Promise<void> {
+    await this.store.kysely
+      .insertInto('mqtt_clients')
+      .values({ ...client, created_at: nowMs })
+      .execute();
   }
 
   /** Replaces a client's password hash (a fresh password was issued). */
-  setClientPasswordHash(username: string, passwordHash: string): void {
-    this.clientPassword.run(passwordHash, username);
+  async setClientPasswordHash(username: string, passwordHash: string): Promise<void> {
+    await this.store.kysely
+      .updateTable('mqtt_clients')
+      .set({ password_hash: passwordHash })
+      .where('username', '=', username)
+      .execute();
   }
 
   /** The account behind a login, or null when the username is unknown or
    * the password does not match. */
   async authenticate(username: string, password: string): Promise<MqttAccount | null> {
-    const box = this.boxByUsername.get(username);
+    const box = await this.store.kysely
+      .selectFrom('boxes')
+      .select(['module_id', 'mqtt_password_hash'])
+      .where('mqtt_username', '=', username)
+      .executeTakeFirst();
     if (box !== undefined)
       return (await verifyMqttPassword(password, box.mqtt_password_hash))
         ? { role: 'box', username, moduleId: box.module_id }
         : null;
-    const client = this.clientByUsername.get(username);
+    const client = await this.findClient(username);
     if (client !== undefined)
       return (await verifyMqttPassword(password, client.password_hash)) ? { role: client.role, username } : null;
     return null;
   }
 
   /** Every account with its stored hash, boxes first: for the mosquitto export. */
-  listWithHashes(): { account: MqttAccount; passwordHash: string }[] {
+  async listWithHashes(): Promise<{ account: MqttAccount; passwordHash: string }[]> {
+    const boxes = await this.store.kysely
+      .selectFrom('boxes')
+      .select(['module_id', 'mqtt_username', 'mqtt_password_hash'])
+      .orderBy('module_id')
+      .execute();
+    const clients = await this.store.kysely
+      .selectFrom('mqtt_clients')
+      .select(CLIENT_COLUMNS)
+      .orderBy('username')
+      .execute();
     return [
-      ...this.allBoxes.all().map((box) => ({
+      ...boxes.map((box) => ({
         account: { role: 'box' as const, username: box.mqtt_username, moduleId: box.module_id },
         passwordHash: box.mqtt_password_hash,
       })),
-      ...this.allClients.all().map((client) => ({
+      ...clients.map((client) => ({
         account: { role: client.role, username: client.username },
         passwordHash: client.password_hash,
       })),

@@ -2,7 +2,7 @@
 // an external mosquitto (issue 7). Boxes' accounts are made with the boxes
 // (api/boxes/).
 import { randomSecret } from '../auth/secrets.js';
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { conflict, refused } from '../domain-error.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
@@ -31,30 +31,35 @@ export function mqttUsernameOf(role: ClientRole, name: string): string {
 }
 
 /** A new account; its password is returned once (stored hashed). */
-export function addMqttClient(db: Db, name: string, role: ClientRole, nowMs: number): AddedMqttClient {
-  const accounts = new MqttAccountRepository(db);
+export async function addMqttClient(
+  store: Store,
+  name: string,
+  role: ClientRole,
+  nowMs: number,
+): Promise<AddedMqttClient> {
+  const accounts = new MqttAccountRepository(store);
   const username = mqttUsernameOf(role, name);
-  if (accounts.findClient(username) !== undefined)
+  if ((await accounts.findClient(username)) !== undefined)
     throw conflict(`an MQTT client ${username} already exists: choose another --name`);
   const password = randomSecret(24);
-  accounts.addClient({ name, role, username, password_hash: hashMqttPassword(password) }, nowMs);
+  await accounts.addClient({ name, role, username, password_hash: hashMqttPassword(password) }, nowMs);
   return { name, role, mqtt_username: username, mqtt_password: password };
 }
 
 /** An operator account with a fresh password: made, or its password replaced
  * (the bench's own operator, issued again at each start). */
-export function ensureOperatorClient(
-  db: Db,
+export async function ensureOperatorClient(
+  store: Store,
   name: string,
   username: string,
   nowMs: number,
-): { username: string; password: string } {
-  const accounts = new MqttAccountRepository(db);
+): Promise<{ username: string; password: string }> {
+  const accounts = new MqttAccountRepository(store);
   const password = randomSecret(18);
-  if (accounts.findClient(username) === undefined) {
-    accounts.addClient({ name, role: 'operator', username, password_hash: hashMqttPassword(password) }, nowMs);
+  if ((await accounts.findClient(username)) === undefined) {
+    await accounts.addClient({ name, role: 'operator', username, password_hash: hashMqttPassword(password) }, nowMs);
   } else {
-    accounts.setClientPasswordHash(username, hashMqttPassword(password));
+    await accounts.setClientPasswordHash(username, hashMqttPassword(password));
   }
   return { username, password };
 }
@@ -67,12 +72,12 @@ export interface MosquittoExport {
 
 /** The mosquitto password file (the stored $7$ hashes, as they are) and ACL
  * file of every account, plus the API's own from MQTT_USERNAME/MQTT_PASSWORD. */
-export function mosquittoExport(
-  db: Db,
+export async function mosquittoExport(
+  store: Store,
   topics: Topics,
   api: { username: string; password: string } | undefined,
-): MosquittoExport {
-  const entries = new MqttAccountRepository(db).listWithHashes();
+): Promise<MosquittoExport> {
+  const entries = await new MqttAccountRepository(store).listWithHashes();
   const accounts: MqttAccount[] = entries.map((entry) => entry.account);
   const passwordLines: string[] = [];
   for (const entry of entries) {

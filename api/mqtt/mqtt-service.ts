@@ -12,6 +12,7 @@ import type { Topics } from '../../lib/mqtt-topics.js';
 import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
 import type { ApiConfig } from '../config.js';
 import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { MqttAccountRepository } from './accounts.js';
 import { BoxAvailabilityStore } from '../boxes/availability.js';
 import type { LiveBoxStates } from '../events/live-states.js';
@@ -35,6 +36,8 @@ export type MqttConnection =
  * database, the packet size bound, and where the boxes' published states go. */
 export type MqttServiceDeps = ConstructorParameters<typeof ResponseIngestion>[0] & {
   db: Db;
+  /** The MQTT accounts' logins (accounts.ts). */
+  store: Store;
   config: Pick<ApiConfig, 'mqttMaxPacketBytes'>;
   liveStates: Pick<LiveBoxStates, 'message'>;
 };
@@ -84,7 +87,7 @@ export class MqttService {
         host: connection.host,
         port: connection.port,
         topics,
-        accounts: new MqttAccountRepository(options.ctx.db),
+        accounts: new MqttAccountRepository(options.ctx.store),
         maxPacketBytes: options.ctx.config.mqttMaxPacketBytes,
         logger,
         ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),

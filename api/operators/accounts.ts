@@ -9,7 +9,7 @@
 // the drivers' access tokens and the client secrets, api/auth/secrets.ts). A
 // stolen database yields hashes, not usable tokens.
 import { newToken, tokenHash } from '../auth/secrets.js';
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../domain-error.js';
 import { OperatorRepository } from './repository.js';
 
@@ -24,36 +24,32 @@ export interface OperatorListing {
   created_at: string;
 }
 
-export function addOperator(db: Db, name: string, nowMs: number): AddedOperator {
-  const operators = new OperatorRepository(db);
+/** A new operator; a name taken already (even by a concurrent add) is a conflict. */
+export async function addOperator(store: Store, name: string, nowMs: number): Promise<AddedOperator> {
   const token = newToken();
-  return db.transaction(() => {
-    if (operators.findByName(name)) throw conflict(`an operator named "${name}" exists already`);
-    operators.insert(name, tokenHash(token), nowMs);
-    return { name, token };
-  })();
+  if ((await new OperatorRepository(store).insert(name, tokenHash(token), nowMs)) === undefined)
+    throw conflict(`an operator named "${name}" exists already`);
+  return { name, token };
 }
 
 /** The operator `name` with a fresh token: created when missing, else its
  * token replaced (the previous one is refused from the next request on). What
  * `parkbench start` does for the bench page's login, each start. */
-export function ensureOperator(db: Db, name: string, nowMs: number): AddedOperator {
-  const operators = new OperatorRepository(db);
+export async function ensureOperator(store: Store, name: string, nowMs: number): Promise<AddedOperator> {
   const token = newToken();
-  db.transaction(() => {
-    if (!operators.replaceToken(name, tokenHash(token))) operators.insert(name, tokenHash(token), nowMs);
-  })();
+  await new OperatorRepository(store).upsert(name, tokenHash(token), nowMs);
   return { name, token };
 }
 
 /** Deletes the operator: its token is refused on the next request (nothing caches operator tokens). */
-export function removeOperator(db: Db, name: string): { name: string; removed: true } {
-  if (!new OperatorRepository(db).remove(name)) throw notFound(`no operator named "${name}"`);
+export async function removeOperator(store: Store, name: string): Promise<{ name: string; removed: true }> {
+  if (!(await new OperatorRepository(store).remove(name))) throw notFound(`no operator named "${name}"`);
   return { name, removed: true };
 }
 
-export function listOperators(db: Db): OperatorListing[] {
-  return new OperatorRepository(db)
-    .list()
-    .map((row) => ({ name: row.name, created_at: new Date(row.created_at).toISOString() }));
+export async function listOperators(store: Store): Promise<OperatorListing[]> {
+  return (await new OperatorRepository(store).list()).map((row) => ({
+    name: row.name,
+    created_at: new Date(row.created_at).toISOString(),
+  }));
 }

@@ -55,19 +55,24 @@ export function operatorAuth(ctx: OperatorAuthDeps) {
       done();
       return;
     }
+    const asDriver = () =>
+      driverAuth(request, reply, (error) => {
+        request.user = null;
+        done(error ?? new ApiError('operator_required'));
+      });
     const token = BEARER_CREDENTIALS.exec(request.headers.authorization ?? '')?.[1];
-    if (token !== undefined && token.length <= MAX_TOKEN_LENGTH) {
-      const hash = tokenHash(token);
-      const operator = ctx.operators.findByTokenHash(hash);
+    if (token === undefined || token.length > MAX_TOKEN_LENGTH) {
+      asDriver();
+      return;
+    }
+    const hash = tokenHash(token);
+    ctx.operators.findByTokenHash(hash).then((operator) => {
       if (operator && operator.token_hash.length === hash.length && timingSafeEqual(operator.token_hash, hash)) {
         request.operator = { id: operator.id, name: operator.name };
         done();
         return;
       }
-    }
-    driverAuth(request, reply, (error) => {
-      request.user = null;
-      done(error ?? new ApiError('operator_required'));
-    });
+      asDriver();
+    }, done);
   };
 }

@@ -1,5 +1,6 @@
 // Operator accounts (migration 11): a name and the SHA-256 of the bearer token.
-import type { Db } from '../db/open.js';
+import { CompiledOnce, changed, type Store } from '../db/store.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
 
 export interface OperatorRow {
   id: number;
@@ -8,55 +9,59 @@ export interface OperatorRow {
   created_at: number;
 }
 
-export class OperatorRepository {
-  private readonly byHash;
-  private readonly byName;
-  private readonly everyOperator;
-  private readonly insertRow;
-  private readonly deleteRow;
-  private readonly tokenUpdate;
+const COLUMNS = ['id', 'name', 'token_hash', 'created_at'] as const;
 
-  constructor(db: Db) {
-    this.byHash = db.prepare<[Buffer], OperatorRow>(
-      'SELECT id, name, token_hash, created_at FROM operators WHERE token_hash = ?',
+export class OperatorRepository {
+  private readonly byHash: CompiledOnce<OperatorRow>;
+
+  constructor(private readonly store: Store) {
+    // Every request of the operator API: compiled once.
+    this.byHash = new CompiledOnce(
+      store.kysely.selectFrom('operators').select(COLUMNS).where('token_hash', '=', Buffer.alloc(0)),
     );
-    this.byName = db.prepare<[string], OperatorRow>(
-      'SELECT id, name, token_hash, created_at FROM operators WHERE name = ?',
-    );
-    this.everyOperator = db.prepare<[], OperatorRow>(
-      'SELECT id, name, token_hash, created_at FROM operators ORDER BY name',
-    );
-    this.insertRow = db.prepare<[string, Buffer, number]>(
-      'INSERT INTO operators (name, token_hash, created_at) VALUES (?, ?, ?)',
-    );
-    this.deleteRow = db.prepare<[string]>('DELETE FROM operators WHERE name = ?');
-    this.tokenUpdate = db.prepare<[Buffer, string]>('UPDATE operators SET token_hash = ? WHERE name = ?');
   }
 
   /** The operator whose token has this SHA-256 (one indexed read: the UNIQUE index). */
-  findByTokenHash(hash: Buffer): OperatorRow | undefined {
-    return this.byHash.get(hash);
+  async findByTokenHash(hash: Buffer): Promise<OperatorRow | undefined> {
+    return (await this.byHash.run(this.store.kysely, [hash]))[0];
   }
 
-  findByName(name: string): OperatorRow | undefined {
-    return this.byName.get(name);
+  findByName(name: string): Promise<OperatorRow | undefined> {
+    return this.store.kysely.selectFrom('operators').select(COLUMNS).where('name', '=', name).executeTakeFirst();
   }
 
-  list(): OperatorRow[] {
-    return this.everyOperator.all();
+  list(): Promise<OperatorRow[]> {
+    return this.store.kysely.selectFrom('operators').select(COLUMNS).orderBy('name').execute();
   }
 
-  insert(name: string, tokenHash: Buffer, nowMs: number): number {
-    return Number(this.insertRow.run(name, tokenHash, nowMs).lastInsertRowid);
+  /** The new operator's id; undefined when the name is taken (the unique
+   * constraint, on either engine: two concurrent adds cannot both win). */
+  async insert(name: string, tokenHash: Buffer, nowMs: number): Promise<number | undefined> {
+    try {
+      const row = await this.store.kysely
+        .insertInto('operators')
+        .values({ name, token_hash: tokenHash, created_at: nowMs })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    } catch (error) {
+      if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
   }
 
-  /** True when an operator of that name had its token replaced. */
-  replaceToken(name: string, tokenHash: Buffer): boolean {
-    return this.tokenUpdate.run(tokenHash, name).changes === 1;
+  /** Creates the operator or replaces its token, in one statement (an upsert:
+   * two processes ensuring the same operator at once both succeed). */
+  async upsert(name: string, tokenHash: Buffer, nowMs: number): Promise<void> {
+    await this.store.kysely
+      .insertInto('operators')
+      .values({ name, token_hash: tokenHash, created_at: nowMs })
+      .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ token_hash: eb.ref('excluded.token_hash') })))
+      .execute();
   }
 
   /** True when an operator of that name was removed. */
-  remove(name: string): boolean {
-    return this.deleteRow.run(name).changes === 1;
+  async remove(name: string): Promise<boolean> {
+    return changed(await this.store.kysely.deleteFrom('operators').where('name', '=', name).executeTakeFirst()) === 1;
   }
 }

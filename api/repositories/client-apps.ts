@@ -1,5 +1,5 @@
 // Client applications (the spec's client_app_id / client_secret).
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 
 export interface ClientAppRow {
   id: number;
@@ -8,32 +8,29 @@ export interface ClientAppRow {
   client_secret_hash: string;
 }
 
+const COLUMNS = ['id', 'name', 'client_app_id', 'client_secret_hash'] as const;
+
 export class ClientAppRepository {
-  private readonly byPublicId;
-  private readonly insertRow;
-  private readonly byRowId;
+  constructor(private readonly store: Store) {}
 
-  constructor(db: Db) {
-    this.byPublicId = db.prepare<[string], ClientAppRow>(
-      'SELECT id, name, client_app_id, client_secret_hash FROM client_apps WHERE client_app_id = ?',
-    );
-    this.byRowId = db.prepare<[number], ClientAppRow>(
-      'SELECT id, name, client_app_id, client_secret_hash FROM client_apps WHERE id = ?',
-    );
-    this.insertRow = db.prepare<[string, string, string, number]>(
-      'INSERT INTO client_apps (name, client_app_id, client_secret_hash, created_at) VALUES (?, ?, ?, ?)',
-    );
+  findByClientAppId(clientAppId: string): Promise<ClientAppRow | undefined> {
+    return this.store.kysely
+      .selectFrom('client_apps')
+      .select(COLUMNS)
+      .where('client_app_id', '=', clientAppId)
+      .executeTakeFirst();
   }
 
-  findByClientAppId(clientAppId: string): ClientAppRow | undefined {
-    return this.byPublicId.get(clientAppId);
+  findById(id: number): Promise<ClientAppRow | undefined> {
+    return this.store.kysely.selectFrom('client_apps').select(COLUMNS).where('id', '=', id).executeTakeFirst();
   }
 
-  findById(id: number): ClientAppRow | undefined {
-    return this.byRowId.get(id);
-  }
-
-  insert(name: string, clientAppId: string, secretHash: string, nowMs: number): number {
-    return Number(this.insertRow.run(name, clientAppId, secretHash, nowMs).lastInsertRowid);
+  async insert(name: string, clientAppId: string, secretHash: string, nowMs: number): Promise<number> {
+    const row = await this.store.kysely
+      .insertInto('client_apps')
+      .values({ name, client_app_id: clientAppId, client_secret_hash: secretHash, created_at: nowMs })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 }

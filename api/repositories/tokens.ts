@@ -1,5 +1,5 @@
 // Access + refresh token pairs, stored only as SHA-256 hashes.
-import type { Db } from '../db/open.js';
+import { CompiledOnce, changed, type Executor, type Store } from '../db/store.js';
 import type { PublicUser } from './users.js';
 
 export interface TokenPairRow {
@@ -30,83 +30,74 @@ export interface BearerRow extends PublicUser {
   revoked_at: number | null;
 }
 
-type BearerTuple = [number, string, string, string, string, number, number, number | null];
+const PAIR_COLUMNS = [
+  'id',
+  'user_id',
+  'client_app_id',
+  'access_expires_at',
+  'refresh_expires_at',
+  'revoked_at',
+  'family_id',
+] as const;
 
 export class TokenRepository {
-  private readonly insertRow;
-  private readonly byRefresh;
-  private readonly byAccess;
-  private readonly revokeRow;
-  private readonly setOwnFamily;
-  private readonly familyIds;
-  private readonly revokeFamilyRows;
-  private readonly bearer;
+  private readonly bearer: CompiledOnce<BearerRow>;
   private readonly pairEndedListeners: ((pairId: number) => void)[] = [];
 
-  constructor(private readonly db: Db) {
-    this.insertRow = db.prepare<[number, number, Buffer, Buffer, number, number, number, number | null]>(
-      `INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at, family_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  constructor(private readonly store: Store) {
+    // The one query of every authenticated request on a cache miss: an index
+    // lookup by hash, compiled once (Kysely's builder costs more than the
+    // lookup), its columns named as BearerRow's so that the row is the
+    // result as it comes, with no object built per call.
+    this.bearer = new CompiledOnce(
+      store.kysely
+        .selectFrom('tokens as t')
+        .innerJoin('users as u', 'u.id', 't.user_id')
+        .select([
+          'u.id',
+          'u.email',
+          'u.first_name',
+          'u.last_name',
+          'u.phone',
+          't.id as pair_id',
+          't.access_expires_at',
+          't.revoked_at',
+        ])
+        .where('t.access_token_hash', '=', Buffer.alloc(0)),
     );
-    this.setOwnFamily = db.prepare<[number]>('UPDATE tokens SET family_id = id WHERE id = ?');
-    this.familyIds = db.prepare<[number], number>('SELECT id FROM tokens WHERE family_id = ?').pluck(true);
-    this.revokeFamilyRows = db.prepare<[number, number]>(
-      'UPDATE tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL',
-    );
-    const columns = 'id, user_id, client_app_id, access_expires_at, refresh_expires_at, revoked_at, family_id';
-    this.byRefresh = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE refresh_token_hash = ?`);
-    this.byAccess = db.prepare<[Buffer], TokenPairRow>(`SELECT ${columns} FROM tokens WHERE access_token_hash = ?`);
-    this.revokeRow = db.prepare<[number, number]>(
-      'UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-    );
-    // The one query of every authenticated request: an index lookup by hash.
-    // Rows come back as arrays (raw): building keyed objects costs better-sqlite3
-    // more than the lookup itself.
-    this.bearer = db
-      .prepare<[Buffer], BearerTuple>(
-        `SELECT u.id, u.email, u.first_name, u.last_name, u.phone, t.id, t.access_expires_at, t.revoked_at
-         FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.access_token_hash = ?`,
-      )
-      .raw(true);
   }
 
-  /** Stores a login's first pair, the first of a new family. */
-  insert(pair: NewTokenPair, nowMs: number): number {
-    return this.db.transaction(() => {
-      const id = this.insertInFamily(pair, nowMs, null);
-      this.setOwnFamily.run(id);
+  /** Stores a login's first pair, the first of a new family (its own id). */
+  insert(pair: NewTokenPair, nowMs: number): Promise<number> {
+    return this.store.kysely.transaction().execute(async (trx) => {
+      const id = await insertInFamily(trx, pair, nowMs, null);
+      await trx.updateTable('tokens').set({ family_id: id }).where('id', '=', id).execute();
       return id;
-    })();
+    });
   }
 
-  private insertInFamily(pair: NewTokenPair, nowMs: number, familyId: number | null): number {
-    return Number(
-      this.insertRow.run(
-        pair.userId,
-        pair.clientAppRowId,
-        pair.accessHash,
-        pair.refreshHash,
-        pair.accessExpiresAt,
-        pair.refreshExpiresAt,
-        nowMs,
-        familyId,
-      ).lastInsertRowid,
+  async findByRefreshHash(hash: Buffer): Promise<TokenPairRow | undefined> {
+    return familyOf(
+      await this.store.kysely
+        .selectFrom('tokens')
+        .select(PAIR_COLUMNS)
+        .where('refresh_token_hash', '=', hash)
+        .executeTakeFirst(),
     );
   }
 
-  findByRefreshHash(hash: Buffer): TokenPairRow | undefined {
-    return this.byRefresh.get(hash);
+  async findByAccessHash(hash: Buffer): Promise<TokenPairRow | undefined> {
+    return familyOf(
+      await this.store.kysely
+        .selectFrom('tokens')
+        .select(PAIR_COLUMNS)
+        .where('access_token_hash', '=', hash)
+        .executeTakeFirst(),
+    );
   }
 
-  findByAccessHash(hash: Buffer): TokenPairRow | undefined {
-    return this.byAccess.get(hash);
-  }
-
-  findBearer(accessHash: Buffer): BearerRow | undefined {
-    const row = this.bearer.get(accessHash);
-    if (row === undefined) return undefined;
-    const [id, email, first_name, last_name, phone, pair_id, access_expires_at, revoked_at] = row;
-    return { id, email, first_name, last_name, phone, pair_id, access_expires_at, revoked_at };
+  async findBearer(accessHash: Buffer): Promise<BearerRow | undefined> {
+    return (await this.bearer.run(this.store.kysely, [accessHash]))[0];
   }
 
   /** Called with the id of every pair this repository ends (revocation,
@@ -116,33 +107,92 @@ export class TokenRepository {
   }
 
   /** Revokes a pair; false when it was already revoked. */
-  revoke(id: number, nowMs: number): boolean {
-    const ended = this.revokeRow.run(nowMs, id).changes === 1;
+  async revoke(id: number, nowMs: number): Promise<boolean> {
+    const ended = (await revokeOne(this.store.kysely, id, nowMs)) === 1;
     // Evicted even when it was already revoked (by another process, say).
-    for (const listener of this.pairEndedListeners) listener(id);
+    this.pairEnded(id);
     return ended;
   }
 
   /** Revokes every pair of a family (all of them: a pair of a family is
    * either its live newest or already ended) and evicts each from the bearer
    * cache, those another process revoked too. Returns how many it ended. */
-  revokeFamily(familyId: number, nowMs: number): number {
-    const ended = this.revokeFamilyRows.run(nowMs, familyId).changes;
-    for (const id of this.familyIds.all(familyId)) {
-      for (const listener of this.pairEndedListeners) listener(id);
-    }
+  async revokeFamily(familyId: number, nowMs: number): Promise<number> {
+    const ended = changed(
+      await this.store.kysely
+        .updateTable('tokens')
+        .set({ revoked_at: nowMs })
+        .where('family_id', '=', familyId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst(),
+    );
+    const ids = await this.store.kysely.selectFrom('tokens').select('id').where('family_id', '=', familyId).execute();
+    for (const { id } of ids) this.pairEnded(id);
     return ended;
   }
 
   /** Rotation: revokes the old pair and stores the new one, of the same
    * family, atomically; returns false (and stores nothing) when the old pair
    * was revoked meanwhile, so a refresh token can be used once even by two
-   * concurrent requests. */
-  rotate(old: Pick<TokenPairRow, 'id' | 'family_id'>, pair: NewTokenPair, nowMs: number): boolean {
-    return this.db.transaction(() => {
-      if (!this.revoke(old.id, nowMs)) return false;
-      this.insertInFamily(pair, nowMs, old.family_id);
+   * concurrent requests, in one process or several. The revocation is the
+   * conditional UPDATE (revoked_at IS NULL): on PostgreSQL a second rotation
+   * of the pair waits on the first's row lock, then finds it revoked and
+   * changes nothing; on SQLite the write transaction (BEGIN IMMEDIATE)
+   * serializes them. */
+  async rotate(old: Pick<TokenPairRow, 'id' | 'family_id'>, pair: NewTokenPair, nowMs: number): Promise<boolean> {
+    const rotated = await this.store.kysely.transaction().execute(async (trx) => {
+      if ((await revokeOne(trx, old.id, nowMs)) !== 1) return false;
+      await insertInFamily(trx, pair, nowMs, old.family_id);
       return true;
-    })();
+    });
+    this.pairEnded(old.id);
+    return rotated;
   }
+
+  private pairEnded(id: number): void {
+    for (const listener of this.pairEndedListeners) listener(id);
+  }
+}
+
+async function insertInFamily(
+  executor: Executor,
+  pair: NewTokenPair,
+  nowMs: number,
+  familyId: number | null,
+): Promise<number> {
+  const row = await executor
+    .insertInto('tokens')
+    .values({
+      user_id: pair.userId,
+      client_app_id: pair.clientAppRowId,
+      access_token_hash: pair.accessHash,
+      refresh_token_hash: pair.refreshHash,
+      access_expires_at: pair.accessExpiresAt,
+      refresh_expires_at: pair.refreshExpiresAt,
+      created_at: nowMs,
+      family_id: familyId,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+async function revokeOne(executor: Executor, id: number, nowMs: number): Promise<number> {
+  return changed(
+    await executor
+      .updateTable('tokens')
+      .set({ revoked_at: nowMs })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst(),
+  );
+}
+
+/** family_id is set in the transaction that inserts a pair: never null once committed. */
+function familyOf(
+  row: (Omit<TokenPairRow, 'family_id'> & { family_id: number | null }) | undefined,
+): TokenPairRow | undefined {
+  if (row === undefined) return undefined;
+  if (row.family_id === null) throw new Error(`token pair ${row.id} has no family`);
+  return row as TokenPairRow;
 }

@@ -1,5 +1,6 @@
 // Car drivers.
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
 
 export interface UserRow {
   id: number;
@@ -31,43 +32,58 @@ export function publicUser(row: PublicUser): PublicUser {
   return { id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, phone: row.phone };
 }
 
+const COLUMNS = ['id', 'email', 'password_hash', 'first_name', 'last_name', 'phone'] as const;
+
 export class UserRepository {
-  private readonly byEmail;
   private readonly byId;
-  private readonly insertRow;
 
-  constructor(db: Db) {
-    const columns = 'id, email, password_hash, first_name, last_name, phone';
-    this.byEmail = db.prepare<[string], UserRow>(`SELECT ${columns} FROM users WHERE email = ?`);
-    this.byId = db.prepare<[number], UserRow>(`SELECT ${columns} FROM users WHERE id = ?`);
-    this.insertRow = db.prepare<[string, string, string, string, string, number]>(
-      'INSERT INTO users (email, password_hash, first_name, last_name, phone, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    );
+  constructor(private readonly store: Store) {
+    // SQLite only until the ingestion core moves to the store (issue 18)
+    this.byId =
+      store.dialect === 'sqlite'
+        ? store.sqlite.prepare<[number], UserRow>(`SELECT ${COLUMNS.join(', ')} FROM users WHERE id = ?`)
+        : undefined;
   }
 
-  findByEmail(email: string): UserRow | undefined {
-    return this.byEmail.get(normalizeEmail(email));
+  findByEmail(email: string): Promise<UserRow | undefined> {
+    return this.store.kysely
+      .selectFrom('users')
+      .select(COLUMNS)
+      .where('email', '=', normalizeEmail(email))
+      .executeTakeFirst();
   }
 
+  /** The user, read through the store (findById is the ingestion core's synchronous read). */
+  find(id: number): Promise<UserRow | undefined> {
+    return this.store.kysely.selectFrom('users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The box-log ingestion core's read (api/box-logs/lookups.ts), synchronous inside its group commit. */
+  // SQLite only until the ingestion core moves to the store (issue 18)
   findById(id: number): UserRow | undefined {
+    if (this.byId === undefined) throw new Error('UserRepository.findById runs on SQLite only (issue 18)');
     return this.byId.get(id);
   }
 
-  /** Inserts a user; returns undefined when the email is taken (unique index),
-   * so two concurrent registrations cannot both win. */
-  insert(user: NewUser, nowMs: number): number | undefined {
+  /** Inserts a user and returns its row; undefined when the email is taken
+   * (the unique constraint, on either engine), so two concurrent
+   * registrations cannot both win. */
+  async insert(user: NewUser, nowMs: number): Promise<UserRow | undefined> {
     try {
-      const result = this.insertRow.run(
-        normalizeEmail(user.email),
-        user.passwordHash,
-        user.firstName,
-        user.lastName,
-        user.phone,
-        nowMs,
-      );
-      return Number(result.lastInsertRowid);
+      return await this.store.kysely
+        .insertInto('users')
+        .values({
+          email: normalizeEmail(user.email),
+          password_hash: user.passwordHash,
+          first_name: user.firstName,
+          last_name: user.lastName,
+          phone: user.phone,
+          created_at: nowMs,
+        })
+        .returning(COLUMNS)
+        .executeTakeFirstOrThrow();
     } catch (error) {
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
+      if (isUniqueViolation(error)) return undefined;
       throw error;
     }
   }

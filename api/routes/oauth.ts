@@ -168,7 +168,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
         case 'refresh_token': {
           const refreshToken = required(body.refresh_token, 'refresh_token');
           const client = await authenticateClient(ctx, clientCredentials(request, body));
-          return refreshGrant(ctx, client, refreshToken);
+          return await refreshGrant(ctx, client, refreshToken);
         }
         default:
           throw new OAuthError('unsupported_grant_type');
@@ -201,7 +201,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
       const body = request.body ?? {};
       const token = required(body.token, 'token');
       const client = await authenticateClient(ctx, clientCredentials(request, body));
-      revokeToken(ctx, client, token, body.token_type_hint);
+      await revokeToken(ctx, client, token, body.token_type_hint);
       return reply.status(200).send();
     },
   );

@@ -75,14 +75,14 @@ export interface RegisterDriverRouteDeps {
   config: Pick<ApiConfig, 'scryptLog2N'>;
   clock: Clock;
   clientApps: Pick<ClientAppRepository, 'findByClientAppId'>;
-  users: Pick<UserRepository, 'findByEmail' | 'insert' | 'findById'>;
+  users: Pick<UserRepository, 'findByEmail' | 'insert'>;
 }
 
 export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRouteDeps): void {
   async function checkClient(request: FastifyRequest): Promise<void> {
     const credentials = clientCredentialsOf(request.body);
     if (!credentials) throw new ApiError('invalid_client', 'client_app_id and client_secret are required.');
-    const client = ctx.clientApps.findByClientAppId(credentials.id);
+    const client = await ctx.clientApps.findByClientAppId(credentials.id);
     const ok = await verifyClientSecret(credentials.secret, client?.client_secret_hash);
     if (!ok) throw new ApiError('invalid_client');
   }
@@ -108,7 +108,7 @@ export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRo
       if (fields.password !== fields.password_confirmation) {
         details.push({ path: 'api_car_driver_fo_user.password_confirmation', message: 'must match password' });
       }
-      if (ctx.users.findByEmail(fields.email))
+      if (await ctx.users.findByEmail(fields.email))
         details.push({ path: 'api_car_driver_fo_user.email', message: 'is already taken' });
       if (details.length > 0) throw new ApiError('validation_failed', undefined, details);
 
@@ -120,14 +120,13 @@ export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRo
         lastName: fields.last_name.trim(),
         phone: fields.phone.trim(),
       };
-      const id = ctx.users.insert(user, ctx.clock.now());
-      // A concurrent registration may have taken the email while we hashed.
-      if (id === undefined)
+      const row = await ctx.users.insert(user, ctx.clock.now());
+      // A concurrent registration (in this process or another) may have taken
+      // the email while we hashed: the unique constraint refuses the second.
+      if (row === undefined)
         throw new ApiError('validation_failed', undefined, [
           { path: 'api_car_driver_fo_user.email', message: 'is already taken' },
         ]);
-      const row = ctx.users.findById(id);
-      if (!row) throw new Error(`user ${id} vanished after insert`);
       return reply.status(201).header('Location', '/api/car_driver/me').send(publicUser(row));
     },
   );

@@ -2,7 +2,7 @@
 // self-registration); the fields are checked by the caller with the
 // registration's rules (api/schemas.ts).
 import { hashSecret } from '../auth/secrets.js';
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { conflict } from '../domain-error.js';
 import { publicUser, UserRepository, type PublicUser } from '../repositories/users.js';
 
@@ -14,16 +14,20 @@ export interface NewDriver {
   phone: string;
 }
 
-export async function createDriver(db: Db, driver: NewDriver, scryptLog2N: number, nowMs: number): Promise<PublicUser> {
-  const users = new UserRepository(db);
+export async function createDriver(
+  store: Store,
+  driver: NewDriver,
+  scryptLog2N: number,
+  nowMs: number,
+): Promise<PublicUser> {
+  const users = new UserRepository(store);
   const taken = conflict(`a user with email ${driver.email.toLowerCase()} already exists`);
-  if (users.findByEmail(driver.email)) throw taken;
+  if (await users.findByEmail(driver.email)) throw taken;
   const passwordHash = await hashSecret(driver.password, scryptLog2N);
-  const id = users.insert(
+  const row = await users.insert(
     { email: driver.email, passwordHash, firstName: driver.firstName, lastName: driver.lastName, phone: driver.phone },
     nowMs,
   );
-  const row = id === undefined ? undefined : users.findById(id);
   if (!row) throw taken;
   return publicUser(row);
 }

@@ -40,35 +40,32 @@ export function seedParking(ctx: AppContext, firstModuleId: number): BenchParkin
   return { id, parkingKey, boxes };
 }
 
+const DAY_MS = 86_400_000;
+
 /** `count` drivers with one access token each; returns [user id, token] pairs. */
 export function seedDrivers(ctx: AppContext, clientRowId: number, count: number, prefix: string): [number, string][] {
   const now = ctx.clock.now();
   const drivers: [number, string][] = [];
+  // Tens of thousands of rows in one SQLite transaction, straight through the
+  // connection: the repositories are async and would take one transaction each.
+  const insertUser = ctx.db.prepare<[string, number]>(
+    `INSERT INTO users (email, password_hash, first_name, last_name, phone, created_at)
+     VALUES (?, 'bench-no-login', 'B', 'D', '1', ?)`,
+  );
+  const insertToken = ctx.db.prepare<[number, number, Buffer, Buffer, number, number, number]>(
+    `INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at, family_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
+  );
+  const ownFamily = ctx.db.prepare<[number]>('UPDATE tokens SET family_id = id WHERE id = ?');
   ctx.db.transaction(() => {
     for (let i = 0; i < count; i += 1) {
-      const userId = ctx.users.insert(
-        {
-          email: `${prefix}${i}@bench.test`,
-          passwordHash: 'bench-no-login',
-          firstName: 'B',
-          lastName: 'D',
-          phone: '1',
-        },
-        now,
-      );
-      if (userId === undefined) throw new Error('bench driver exists');
+      const userId = Number(insertUser.run(`${prefix}${i}@bench.test`, now).lastInsertRowid);
       const token = newToken();
-      ctx.tokens.insert(
-        {
-          userId,
-          clientAppRowId: clientRowId,
-          accessHash: tokenHash(token),
-          refreshHash: tokenHash(newToken()),
-          accessExpiresAt: now + 86_400_000,
-          refreshExpiresAt: now + 86_400_000,
-        },
-        now,
+      const pairId = Number(
+        insertToken.run(userId, clientRowId, tokenHash(token), tokenHash(newToken()), now + DAY_MS, now + DAY_MS, now)
+          .lastInsertRowid,
       );
+      ownFamily.run(pairId);
       drivers.push([userId, token]);
     }
   })();

@@ -3,6 +3,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { sqliteStore } from '../../api/db/store.js';
 import { addMqttClient, mosquittoExport } from '../../api/mqtt/clients.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { CliError, UsageError } from '../errors.js';
@@ -31,10 +32,10 @@ export function registerMqttCommands(admin: Command): void {
       if (flags.role !== 'gateway' && flags.role !== 'operator')
         throw new UsageError(`--role must be gateway or operator, got "${flags.role}"`);
       const role = flags.role;
-      return withDatabase(flags, (ctx) => {
+      return withDatabase(flags, async (ctx) => {
         printResult(
           flags,
-          addMqttClient(ctx.db, name, role, ctx.now),
+          await addMqttClient(sqliteStore(ctx.db), name, role, ctx.now),
           'The MQTT password is shown only now (it is stored hashed).',
         );
       });
@@ -56,9 +57,9 @@ export function registerMqttCommands(admin: Command): void {
       const password = process.env.MQTT_PASSWORD;
       if ((username === undefined) !== (password === undefined))
         throw new UsageError('set both MQTT_USERNAME and MQTT_PASSWORD (the API account) or neither');
-      return withReadOnlyDatabase(flags, (ctx) => {
-        const exported = mosquittoExport(
-          ctx.db,
+      return withReadOnlyDatabase(flags, async (ctx) => {
+        const exported = await mosquittoExport(
+          sqliteStore(ctx.db),
           topics,
           username === undefined || password === undefined ? undefined : { username, password },
         );

@@ -1,6 +1,7 @@
 // `parkbench admin user create`: flags checked with the registration's rules,
 // and output; the driver is made by api/users/create-driver.ts.
 import type { Command } from 'commander';
+import { sqliteStore } from '../../api/db/store.js';
 import { createDriver } from '../../api/users/create-driver.js';
 import {
   EMAIL_MAX_LENGTH,
@@ -47,7 +48,9 @@ export function registerUserCommands(admin: Command): void {
     .requiredOption('--phone <phone>', 'phone number')
     .action(async (flags: CommonFlags & NewDriverFlags) => {
       const driver = checkDriver(flags);
-      const created = await withDatabase(flags, (ctx) => createDriver(ctx.db, driver, ctx.config.scryptLog2N, ctx.now));
+      const created = await withDatabase(flags, (ctx) =>
+        createDriver(sqliteStore(ctx.db), driver, ctx.config.scryptLog2N, ctx.now),
+      );
       printResult(flags, created);
     });
 }

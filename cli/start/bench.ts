@@ -84,9 +84,9 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     const now = Date.now();
     const demo = await ensureDemo(db, config.scryptLog2N, now);
     // The operator account of the app stand-in, with a fresh password each start.
-    const operator = ensureOperatorClient(db, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
+    const operator = await ensureOperatorClient(app.ctx.store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
     // The bench page's login, also fresh each start (the previous start's is refused from now on).
-    const pageLogin = ensureOperator(db, BENCH_OPERATOR, now);
+    const pageLogin = await ensureOperator(app.ctx.store, BENCH_OPERATOR, now);
     // Each start issues the demo boxes fresh MQTT passwords (only hashes are
     // kept) and hands them to the simulated boxes in this process.
     const members = demo.boxes.map((box) => {

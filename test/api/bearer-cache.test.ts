@@ -4,7 +4,7 @@
 import test from 'ava';
 import { BearerCache } from '../../api/auth/bearer-cache.js';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { loggedIn, me, testApp } from '../helpers/api-app.js';
+import { loggedIn, me, tempDir, testApp } from '../helpers/api-app.js';
 
 /** Counts bearer reads by wrapping the repository's lookup. */
 function countReads(app: Awaited<ReturnType<typeof testApp>>): { reads: number } {
@@ -77,6 +77,30 @@ test('entries live TOKEN_CACHE_SECONDS: a revocation by another process is seen 
   t.is((await me(app, bearer)).statusCode, 200, 'still cached');
   app.clock.advance(5_000);
   t.is((await me(app, bearer)).statusCode, 401, 'read again once the entry aged out');
+});
+
+test('two API processes on one database: a token revoked through one is refused by the other within TOKEN_CACHE_SECONDS', async (t) => {
+  // Two apps, each its own bearer cache and clock, on ONE SQLite file.
+  const dir = tempDir(t);
+  const first = await testApp(t, { tokenCacheSeconds: 5 }, { dir });
+  const second = await testApp(t, { tokenCacheSeconds: 5 }, { dir });
+  const tokens = await loggedIn(first);
+  const bearer = `Bearer ${tokens.access_token}`;
+  t.is((await me(second, bearer)).statusCode, 200, 'the other process reads the pair from the shared file');
+  const revoked = await first.app.inject({
+    method: 'POST',
+    url: '/api/oauth/revoke',
+    payload: { token: tokens.access_token, ...first.client },
+  });
+  t.is(revoked.statusCode, 200);
+  t.is((await me(first, bearer)).statusCode, 401, 'refused at once where it was revoked');
+  t.is((await me(second, bearer)).statusCode, 200, 'still cached in the other process');
+  second.clock.advance(4_999);
+  t.is((await me(second, bearer)).statusCode, 200, 'within TOKEN_CACHE_SECONDS');
+  second.clock.advance(1);
+  const refused = await me(second, bearer);
+  t.is(refused.statusCode, 401, 'read again once the entry is TOKEN_CACHE_SECONDS old');
+  t.regex(refused.headers['www-authenticate'] as string, /revoked/);
 });
 
 test('TOKEN_CACHE_SECONDS=0 reads the database on every request', async (t) => {

@@ -240,7 +240,7 @@ test("422 for a fo_user_id other than the token's user, and ids that do not fit 
 
 test("422 for a driver's upload naming an operator's smart key (it has no driver); its verified log moves no session", async (t) => {
   const f = await fixture(t);
-  addOperator(f.app.ctx.db, 'bench', f.app.clock.now());
+  await addOperator(f.app.ctx.store, 'bench', f.app.clock.now());
   const operatorId = (f.app.ctx.db.prepare('SELECT id FROM operators').get() as { id: number }).id;
   const access = mintOperatorAccess(f.app.ctx.db, f.app.clock, f.parking.entrance.moduleId, {
     id: operatorId,

@@ -186,7 +186,7 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
     return response;
   };
   const client = { client_app_id: 'signed-client', client_secret: 'signed-client-secret-0123' };
-  new ClientAppRepository(app.db).insert(
+  await new ClientAppRepository(app.ctx.store).insert(
     'signed',
     client.client_app_id,
     hashIssuedSecret(client.client_secret),
@@ -219,7 +219,7 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
   );
 
   // The phone's stand-in sends it to the box over MQTT; the box answers; the API stores it.
-  new MqttAccountRepository(app.db).addClient(
+  await new MqttAccountRepository(app.ctx.store).addClient(
     { name: 'phone', role: 'operator', username: 'op-phone', password_hash: hashMqttPassword('op-pw') },
     clock.now(),
   );

@@ -22,7 +22,12 @@ test('passwords, client secrets and tokens never appear in the logs', async (t) 
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'log-client', client_secret: 'log-client-secret-value' };
-  new ClientAppRepository(app.db).insert('log', client.client_app_id, await hashSecret(client.client_secret, 10), 0);
+  await new ClientAppRepository(app.ctx.store).insert(
+    'log',
+    client.client_app_id,
+    await hashSecret(client.client_secret, 10),
+    0,
+  );
 
   await app.inject({ method: 'POST', url: '/api/car_driver', payload: { api_car_driver_fo_user: DRIVER, ...client } });
   const token = (

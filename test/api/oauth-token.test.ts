@@ -219,7 +219,7 @@ test("refresh_token grant: unknown, expired, or another client's token is invali
 
   const { hashSecret } = await import('../../api/auth/secrets.js');
   const { ClientAppRepository } = await import('../../api/repositories/client-apps.js');
-  new ClientAppRepository(app.app.db).insert('other', 'other-client', await hashSecret('other-secret', 10), 0);
+  await new ClientAppRepository(app.ctx.store).insert('other', 'other-client', await hashSecret('other-secret', 10), 0);
   const other = await token(app, {
     grant_type: 'refresh_token',
     refresh_token: first.refresh_token,

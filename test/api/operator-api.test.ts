@@ -10,8 +10,8 @@ import { errorBody, loggedIn, me, testApp, type TestApp } from '../helpers/api-a
 import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking, type SeededParking } from '../helpers/parking.js';
 
-function operator(app: TestApp, name = 'bench'): string {
-  return addOperator(app.ctx.db, name, app.clock.now()).token;
+async function operator(app: TestApp, name = 'bench'): Promise<string> {
+  return (await addOperator(app.ctx.store, name, app.clock.now())).token;
 }
 
 function get(app: TestApp, url: string, authorization?: string): Promise<LightMyRequestResponse> {
@@ -105,9 +105,9 @@ test("every operator route: no token 401 unauthorized, a bad one 401 invalid_tok
 
 test('an operator token is accepted; removed, it is refused on the next request (no cache)', async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   t.is((await get(app, '/api/operator/parkings', bearer(token))).statusCode, 200);
-  removeOperator(app.ctx.db, 'bench');
+  await removeOperator(app.ctx.store, 'bench');
   const after = await get(app, '/api/operator/parkings', bearer(token));
   t.is(after.statusCode, 401);
   t.is(errorBody(t, after).error, 'invalid_token');
@@ -115,7 +115,7 @@ test('an operator token is accepted; removed, it is refused on the next request 
 
 test('GET /api/operator/parkings: each parking, its boxes and their last known state, no secret', async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   const sealed = seedParking(app);
   const signed = seedParking(app, { accessMode: 'signed', boxes: ['entrance'] });
   const response = await get(app, '/api/operator/parkings', bearer(token));
@@ -151,7 +151,7 @@ test('GET /api/operator/parkings: each parking, its boxes and their last known s
 
 test("GET /api/operator/parkings: a box's last verified response gives battery, seen, drift, sequence, barrier and via", async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   const parking = seedParking(app);
   const driver = await loggedIn(app);
   const userId = (await me(app, bearer(driver.access_token))).json<{ id: number }>().id;
@@ -179,7 +179,7 @@ test("GET /api/operator/parkings: a box's last verified response gives battery, 
 
 test('GET /api/operator/sessions: newest first, filtered by state and parking; bad filters 422/404 naming the field', async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   const parking = seedParking(app);
   const other = seedParking(app);
   const { sessionId } = await driverSession(t, app, parking);
@@ -213,7 +213,7 @@ test('GET /api/operator/sessions: newest first, filtered by state and parking; b
 
 test('GET /api/operator/box_logs: newest first, filters, cursor pages stable while logs arrive', async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   const parking = seedParking(app);
   const { sessionId, smartKeyId } = await driverSession(t, app, parking);
   const entrance = parking.entrance.moduleId;
@@ -282,7 +282,7 @@ test('GET /api/operator/box_logs: newest first, filters, cursor pages stable whi
 
 test('GET /api/operator/box_logs: hostile queries get a 422 naming the field, never a 500', async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   const cases: [string, string][] = [
     ['box=x', 'box'],
     ['box=-1', 'box'],
@@ -307,7 +307,7 @@ test('GET /api/operator/box_logs: hostile queries get a 422 naming the field, ne
 
 test("POST /api/operator/smart_keys/:id/revoke: revoked at once (the driver's open is refused), REVOKE queued; again changes nothing; unknown 404", async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   const parking = seedParking(app, { isOnline: true });
   const { accessToken, smartKeyId } = await driverSession(t, app, parking);
   const response = await post(app, `/api/operator/smart_keys/${smartKeyId}/revoke`, bearer(token));
@@ -346,7 +346,7 @@ test("POST /api/operator/smart_keys/:id/revoke: revoked at once (the driver's op
 
 test('forwarding per parking: status and retry through the service; an unknown parking is a 404 naming id', async (t) => {
   const app = await testApp(t);
-  const token = operator(app);
+  const token = await operator(app);
   const parking = seedParking(app);
   const status = await get(app, `/api/operator/parkings/${parking.id}/forwarding`, bearer(token));
   t.is(status.statusCode, 200, status.body);

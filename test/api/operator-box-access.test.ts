@@ -26,7 +26,7 @@ interface Answer {
 
 async function benchWithBox(t: Parameters<typeof controlApp>[0], options: { signed?: boolean } = {}) {
   const app = await controlApp(t);
-  const operator = addOperator(app.ctx.db, 'bench', app.clock.now());
+  const operator = await addOperator(app.ctx.store, 'bench', app.clock.now());
   const moduleId = addParking(app, options).moduleIds[0] ?? 0;
   const running = await startBox(t, app, moduleId);
   await untilSubscribed(app, operator.token, moduleId, running.box);

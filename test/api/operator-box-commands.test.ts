@@ -9,7 +9,7 @@ import { sendCommand as send, untilSubscribed } from './operator-box-bench.js';
 
 test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers come back and are stored as box logs', async (t) => {
   const app = await controlApp(t);
-  const { token } = addOperator(app.ctx.db, 'bench', app.clock.now());
+  const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
   const parking = addParking(app);
   const moduleId = parking.moduleIds[0] ?? 0;
   const { box } = await startBox(t, app, moduleId);
@@ -42,7 +42,7 @@ test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers c
 
 test('an unknown box 404, a bad command or module id 422 naming it, no MQTT 503, a silent box 504', async (t) => {
   const app = await controlApp(t, { config: { boxAnswerTimeoutMs: 1_000 } });
-  const { token } = addOperator(app.ctx.db, 'bench', app.clock.now());
+  const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
   const parking = addParking(app);
   const unknown = await send(app, token, 4242, { command: 'battery_query' });
   t.is(unknown.statusCode, 404);
@@ -70,7 +70,7 @@ test('an unknown box 404, a bad command or module id 422 naming it, no MQTT 503,
   t.is(errorBody(t, silent).error, 'box_timeout');
 
   const httpOnly = await testApp(t);
-  const operator = addOperator(httpOnly.ctx.db, 'bench', httpOnly.clock.now());
+  const operator = await addOperator(httpOnly.ctx.store, 'bench', httpOnly.clock.now());
   const noMqtt = await send(httpOnly, operator.token, 1, { command: 'battery_query' });
   t.is(noMqtt.statusCode, 503);
   t.is(errorBody(t, noMqtt).error, 'mqtt_unavailable');

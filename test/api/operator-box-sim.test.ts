@@ -10,7 +10,7 @@ import { setSim, untilSubscribed } from './operator-box-bench.js';
 
 test('a sim/set reaches the simulated box: 202 with what was published, the box jammed and its battery low', async (t) => {
   const app = await controlApp(t);
-  const { token } = addOperator(app.ctx.db, 'bench', app.clock.now());
+  const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
   const moduleId = addParking(app).moduleIds[0] ?? 0;
   const { box } = await startBox(t, app, moduleId);
   await untilSubscribed(app, token, moduleId, box);
@@ -29,7 +29,7 @@ test('a sim/set reaches the simulated box: 202 with what was published, the box 
 
 test('a bad sim/set field 422 naming it (nothing published), an unknown box 404, no MQTT 503', async (t) => {
   const app = await controlApp(t);
-  const { token } = addOperator(app.ctx.db, 'bench', app.clock.now());
+  const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
   const moduleId = addParking(app).moduleIds[0] ?? 0;
   const { box, link } = await startBox(t, app, moduleId);
   await untilSubscribed(app, token, moduleId, box);
@@ -63,7 +63,7 @@ test('a bad sim/set field 422 naming it (nothing published), an unknown box 404,
   t.is(errorBody(t, badId).details[0]?.path, 'module_id');
 
   const httpOnly = await testApp(t);
-  const operator = addOperator(httpOnly.ctx.db, 'bench', httpOnly.clock.now());
+  const operator = await addOperator(httpOnly.ctx.store, 'bench', httpOnly.clock.now());
   const parking = addParking(httpOnly);
   const noMqtt = await setSim(httpOnly, operator.token, parking.moduleIds[0] ?? 0, { jam: true });
   t.is(noMqtt.statusCode, 503);

@@ -48,7 +48,7 @@ async function bench(t: ExecutionContext, options: { signed?: boolean } = {}): P
   });
   t.teardown(() => app.close());
   await app.ready();
-  const { token } = addOperator(app.ctx.db, 'bench', Date.now());
+  const { token } = await addOperator(app.ctx.store, 'bench', Date.now());
   const parking = addParking(
     { ctx: app.ctx, clock: systemClock },
     { boxes: ['entrance'], ...(options.signed === true ? { signed: true } : {}) },
@@ -181,7 +181,7 @@ test('a run from the API passes every case of the CLI run, filling in as it goes
 
 test("an unknown box 404, a driver's token 403, bad fields 422 naming them, protocol 1 on a signed box 409, an unknown run 404, no MQTT 503", async (t) => {
   const app = await controlApp(t);
-  const { token } = addOperator(app.ctx.db, 'bench', app.clock.now());
+  const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
   const parking = addParking(app);
   const b = { app: app.app, token };
   const unknown = await start(b, 4242);
@@ -223,7 +223,7 @@ test("an unknown box 404, a driver's token 403, bad fields 422 naming them, prot
   t.is(app.ctx.boxes.findByModuleId(signedBox)?.next_control_seq, 1);
 
   const httpOnly = await testApp(t);
-  const operator = addOperator(httpOnly.ctx.db, 'bench', httpOnly.clock.now());
+  const operator = await addOperator(httpOnly.ctx.store, 'bench', httpOnly.clock.now());
   const noMqtt = await start({ app: httpOnly.app, token: operator.token }, 1);
   t.is(noMqtt.statusCode, 503);
   t.is(errorBody(t, noMqtt).error, 'mqtt_unavailable');
@@ -274,6 +274,7 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
   const changes: ConformanceRunView[] = [];
   const runs = new ConformanceRuns({
     db: b.app.ctx.db,
+    store: b.app.ctx.store,
     clock: systemClock,
     config: b.app.ctx.config,
     logger: silentLogger,
@@ -295,7 +296,9 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
     [0, ...Array.from({ length: final?.cases.length ?? 0 }, (_, index) => index + 1), final?.cases.length ?? 0],
   );
   t.deepEqual(runs.get(run.id), final);
-  t.like(new MqttAccountRepository(b.app.ctx.db).findClient(CONFORMANCE_OPERATOR_USERNAME), { role: 'operator' });
+  t.like(await new MqttAccountRepository(b.app.ctx.store).findClient(CONFORMANCE_OPERATOR_USERNAME), {
+    role: 'operator',
+  });
 });
 
 test('a box keeps its newest runs only; a run aborted before its first case ends in error with its report', async (t) => {
@@ -303,7 +306,13 @@ test('a box keeps its newest runs only; a run aborted before its first case ends
   const moduleId = addParking(app, { boxes: ['entrance'] }).moduleIds[0] ?? 0;
   const broker = app.app.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
-  const runs = new ConformanceRuns({ db: app.ctx.db, clock: app.clock, config: app.config, logger: silentLogger });
+  const runs = new ConformanceRuns({
+    db: app.ctx.db,
+    store: app.ctx.store,
+    clock: app.clock,
+    config: app.config,
+    logger: silentLogger,
+  });
   const ids: string[] = [];
   for (let index = 0; index < RUNS_KEPT_PER_BOX + 2; index++) {
     ids.push(runs.start(moduleId, RUN_DEFAULTS, broker).id);

@@ -159,14 +159,12 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
   await refusalAsync(t, () => forwardingStatus(store, 99), 'not_found', 'no secured parking with id 99');
   refusal(t, () => forwardingStatusNow(db, 99), 'not_found', 'no secured parking with id 99');
   await refusalAsync(t, () => reviveDeadDeliveries(store, 99, NOW), 'not_found', 'no secured parking with id 99');
-  t.is(addMqttClient(db, 'Bench 1', 'gateway', NOW).mqtt_username, 'gw-bench-1');
-  refusal(
-    t,
-    () => addMqttClient(db, 'bench 1', 'gateway', NOW),
-    'conflict',
-    'an MQTT client gw-bench-1 already exists: choose another --name',
-  );
-  const error = await t.throwsAsync(() => rotateIssuer({ db, store: sqliteStore(db) }, 99, NOW, 'test'));
+  t.is((await addMqttClient(store, 'Bench 1', 'gateway', NOW)).mqtt_username, 'gw-bench-1');
+  const taken = await t.throwsAsync(addMqttClient(store, 'bench 1', 'gateway', NOW), {
+    instanceOf: DomainError,
+  });
+  t.like(taken, { kind: 'conflict', message: 'an MQTT client gw-bench-1 already exists: choose another --name' });
+  const error = await t.throwsAsync(() => rotateIssuer({ db, store }, 99, NOW, 'test'));
   t.true(error instanceof ControlRefusal && error instanceof DomainError);
 });
 

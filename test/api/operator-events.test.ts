@@ -45,7 +45,7 @@ async function streamApp(t: ExecutionContext, overrides: Partial<ApiConfig> = {}
   await app.app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  const token = addOperator(app.ctx.db, 'bench', app.clock.now()).token;
+  const token = (await addOperator(app.ctx.store, 'bench', app.clock.now())).token;
   const parking = seedParking(app);
   return { app, base: `http://127.0.0.1:${port}`, token, parking };
 }
@@ -471,7 +471,7 @@ test("over MQTT: a simulated box's state is `live` and its box log arrives with 
 
   // A driver's access command through MQTT: the box answers, ingestion stores the log.
   const driver = await session(stream);
-  new MqttAccountRepository(stream.app.ctx.db).addClient(
+  await new MqttAccountRepository(stream.app.ctx.store).addClient(
     { name: 'tester', role: 'operator', username: 'op-tester', password_hash: hashMqttPassword('op-pw') },
     Date.now(),
   );
@@ -614,7 +614,7 @@ test('the ticket never reaches the logs: the request logger prints ticket=[redac
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-  const token = addOperator(app.ctx.db, 'bench', Date.now()).token;
+  const token = (await addOperator(app.ctx.store, 'bench', Date.now())).token;
   const issued = await app.inject({
     method: 'POST',
     url: '/api/operator/events/tickets',
@@ -641,7 +641,7 @@ test("forwarding: a queued log and its delivery each change the parking's forwar
   const stream: Stream = {
     app: setup.app,
     base: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`,
-    token: addOperator(setup.app.ctx.db, 'bench', setup.app.clock.now()).token,
+    token: (await addOperator(setup.app.ctx.store, 'bench', setup.app.clock.now())).token,
     parking: setup.parking,
   };
   const client = await connect(t, stream);
@@ -663,7 +663,7 @@ test('control: a REVOKE delivered to a simulated box arrives as control deliveri
   const stream: Stream = {
     app,
     base: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`,
-    token: addOperator(app.ctx.db, 'bench', app.clock.now()).token,
+    token: (await addOperator(app.ctx.store, 'bench', app.clock.now())).token,
     parking: seedParking(app),
   };
   await simulatedBox(t, stream, stream.parking.entrance);

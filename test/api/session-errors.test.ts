@@ -8,8 +8,8 @@ import { createSession as createSessionOf, finalizeSession } from '../../api/ses
 import { DRIVER, errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
 import { anotherDriver, createSession, finalize, seedParking } from '../helpers/parking.js';
 
-function driverId(app: TestApp): number {
-  const user = app.ctx.users.findByEmail(DRIVER.email);
+async function driverId(app: TestApp): Promise<number> {
+  const user = await app.ctx.users.findByEmail(DRIVER.email);
   if (!user) throw new Error('the driver is not registered');
   return user.id;
 }
@@ -17,7 +17,7 @@ function driverId(app: TestApp): number {
 test('the service raises DomainErrors: not_found for an unknown parking or session, refused for a refusal', async (t) => {
   const app = await testApp(t);
   await loggedIn(app);
-  const userId = driverId(app);
+  const userId = await driverId(app);
   const domain = (work: () => unknown): DomainError => {
     const error = t.throws(work);
     t.false(error instanceof ApiError, 'no HTTP type out of the domain');

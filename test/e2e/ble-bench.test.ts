@@ -38,7 +38,7 @@ test('an access command reaches a BLE box through the gateway; its answer, via b
   radio.add(peripheral);
   const bindings = radio.createBindings();
   const gateway = new Gateway({
-    mqtt: { url, ...addMqttClient(app, 'gateway', 'gw-ble-e2e', 'gateway-password') },
+    mqtt: { url, ...(await addMqttClient(app, 'gateway', 'gw-ble-e2e', 'gateway-password')) },
     topics,
     clock: app.clock,
     serial: [],
@@ -54,7 +54,7 @@ test('an access command reaches a BLE box through the gateway; its answer, via b
   const { client: operator, seen } = await watchingOperator(
     t,
     url,
-    addMqttClient(app, 'operator', 'op-ble-e2e', 'operator-password'),
+    await addMqttClient(app, 'operator', 'op-ble-e2e', 'operator-password'),
   );
   await gateway.start();
   await waitFor(

@@ -24,7 +24,7 @@ const KILL_AFTER = 70;
 const WINDOW = 20;
 
 test('SIGKILL of the API mid-stream, then a restart: every response stored once, none lost, none twice', async (t) => {
-  const fixture = brokerFixture(t, [MODULE_ID]);
+  const fixture = await brokerFixture(t, [MODULE_ID]);
   const box = new BoxRepository(fixture.db).findByModuleId(MODULE_ID);
   const parking = new ParkingRepository(fixture.db).findById(fixture.parkingId);
   if (box === undefined || parking === undefined) throw new Error('fixture without its box');

@@ -38,7 +38,7 @@ test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty
 
   // The gateway on the other end, logged in with an account of its own.
   const gateway = new Gateway({
-    mqtt: { url, ...addMqttClient(app, 'gateway', 'gw-e2e', 'gateway-password') },
+    mqtt: { url, ...(await addMqttClient(app, 'gateway', 'gw-e2e', 'gateway-password')) },
     topics,
     clock: app.clock,
     serial: [{ path: pair.b, baudRate: 115_200 }],
@@ -58,7 +58,7 @@ test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty
   const { client: operator, seen } = await watchingOperator(
     t,
     url,
-    addMqttClient(app, 'operator', 'op-e2e', 'operator-password'),
+    await addMqttClient(app, 'operator', 'op-e2e', 'operator-password'),
   );
   // The gateway subscribes to the box's command topic when it names the box, then says the box is online.
   await waitFor(

@@ -39,8 +39,8 @@ async function bench(t: ExecutionContext): Promise<Bench> {
   const app = await controlApp(t);
   const parking = addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
-  const account = addMqttClient(app.ctx.db, 'bench-1', 'gateway', app.clock.now());
-  const operator = addMqttClient(app.ctx.db, 'watch', 'operator', app.clock.now());
+  const account = await addMqttClient(app.ctx.store, 'bench-1', 'gateway', app.clock.now());
+  const operator = await addMqttClient(app.ctx.store, 'watch', 'operator', app.clock.now());
   const pair = await ptyPairForTest(t);
   const box = await SimulatedBox.start({ clock: app.clock, provisioning: provisioningOf(app, moduleId) });
   const link = new BoxSerialLink(box, { clock: app.clock, target: { path: pair.a, baudRate: 115_200 } });

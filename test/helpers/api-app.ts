@@ -60,9 +60,9 @@ export async function testApp(
   t.teardown(() => app.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
-  const clients = new ClientAppRepository(app.db);
-  if (!clients.findByClientAppId(client.client_app_id))
-    clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
+  const clients = new ClientAppRepository(app.ctx.store);
+  if (!(await clients.findByClientAppId(client.client_app_id)))
+    await clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
   return { app, ctx: app.ctx, clock, config, client, dir };
 }
 

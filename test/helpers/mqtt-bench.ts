@@ -34,13 +34,13 @@ export async function benchApp(
 }
 
 /** A gateway or operator account, stored hashed as `admin mqtt-client add` stores it. */
-export function addMqttClient(
+export async function addMqttClient(
   app: TestApp,
   role: ClientRole,
   username: string,
   password: string,
-): { username: string; password: string } {
-  new MqttAccountRepository(app.ctx.db).addClient(
+): Promise<{ username: string; password: string }> {
+  await new MqttAccountRepository(app.ctx.store).addClient(
     { name: username, role, username, password_hash: hashMqttPassword(password) },
     app.clock.now(),
   );

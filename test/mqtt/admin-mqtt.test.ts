@@ -15,7 +15,7 @@ const mosquittoTest = testNeeding('mosquitto', test);
 const topics = new Topics();
 
 test('mqtt-client add prints the account once; a taken name exits 1, a bad role 2', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const env = { DATABASE_PATH: fixture.databasePath };
   const added = await runCli(['admin', 'mqtt-client', 'add', '--name', 'Bench 1', '--role', 'gateway', '--json'], {
     env,
@@ -34,7 +34,7 @@ test('mqtt-client add prints the account once; a taken name exits 1, a bad role 
 });
 
 test('fleet provision adds boxes half entrance, half exit, in one file; past 32 a parking it needs --create-parkings', async (t) => {
-  const fixture = brokerFixture(t, []);
+  const fixture = await brokerFixture(t, []);
   const env = { DATABASE_PATH: fixture.databasePath, MQTT_URL: 'mqtt://127.0.0.1:1883' };
   const out = join(fixture.directory, 'fleet.json');
   const small = await runCli(
@@ -91,7 +91,7 @@ test('fleet provision adds boxes half entrance, half exit, in one file; past 32 
 });
 
 mosquittoTest('mqtt-acl --format mosquitto: a real mosquitto enforces the same accounts and rules', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const env = { DATABASE_PATH: fixture.databasePath, MQTT_USERNAME: 'parkbench-api', MQTT_PASSWORD: 'api-password' };
   const out = join(fixture.directory, 'mosquitto');
   const exported = await runCli(['admin', 'mqtt-acl', '--format', 'mosquitto', '--out', out, '--json'], { env });

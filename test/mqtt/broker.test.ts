@@ -8,6 +8,7 @@ import type { MqttAccount } from '../../api/mqtt/acl.js';
 import { startEmbeddedBroker, type EmbeddedBroker, type ResponseIngester } from '../../api/mqtt/broker.js';
 import { brokerFixture, type BrokerFixture } from './fixtures.js';
 import { waitFor } from '../helpers/wait.js';
+import { sqliteStore } from '../../api/db/store.js';
 
 const topics = new Topics();
 
@@ -16,7 +17,7 @@ async function broker(t: ExecutionContext, fixture: BrokerFixture, ingest?: Resp
     host: '127.0.0.1',
     port: 0,
     topics,
-    accounts: new MqttAccountRepository(fixture.db),
+    accounts: new MqttAccountRepository(sqliteStore(fixture.db)),
     ...(ingest === undefined ? {} : { ingest }),
   });
   t.teardown(() => started.close());
@@ -51,7 +52,7 @@ async function refusedLogin(url: string, username: string, password: string): Pr
 }
 
 test('every client logs in: unknown users, wrong passwords and anonymous clients are refused', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   t.is(await refusedLogin(started.url, 'box-9101', 'wrong'), 4);
   t.is(await refusedLogin(started.url, 'nobody', 'x'), 4);
@@ -62,7 +63,7 @@ test('every client logs in: unknown users, wrong passwords and anonymous clients
 });
 
 test('a box subscribes only to its own command and sim/set topics', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
   const granted: number[] = [];
@@ -79,7 +80,7 @@ test('a box subscribes only to its own command and sim/set topics', async (t) =>
 });
 
 test('a box publishes only its own response, state and availability', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const watcher = await login(t, started.url, fixture.operator.username, fixture.operator.password);
   const seen: string[] = [];
@@ -97,7 +98,7 @@ test('a box publishes only its own response, state and availability', async (t) 
 });
 
 test('a gateway reads every command and speaks for every box and itself; an operator commands and reads all', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const gateway = await login(t, started.url, fixture.gateway.username, fixture.gateway.password);
   const operator = await login(t, started.url, fixture.operator.username, fixture.operator.password);
@@ -126,7 +127,7 @@ test('a gateway reads every command and speaks for every box and itself; an oper
 });
 
 test('a response is ingested before its publisher gets the PUBACK', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const ingested: { moduleId: number; payload: string; publisher: MqttAccount }[] = [];
   let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
@@ -160,21 +161,21 @@ test('a response is ingested before its publisher gets the PUBACK', async (t) =>
 });
 
 test('a busy MQTT port is one clear error naming it', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const first = await broker(t, fixture);
   const error = await t.throwsAsync(
     startEmbeddedBroker({
       host: '127.0.0.1',
       port: first.port,
       topics,
-      accounts: new MqttAccountRepository(fixture.db),
+      accounts: new MqttAccountRepository(sqliteStore(fixture.db)),
     }),
   );
   t.regex(error.message, new RegExp(`MQTT port ${first.port} on 127.0.0.1 is already in use`));
 });
 
 test('retained messages still reach exact and wildcard subscriptions (indexed persistence)', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
   await box.publishAsync(topics.box(9101, 'availability'), 'online', { qos: 1, retain: true });
@@ -196,7 +197,7 @@ test('retained messages still reach exact and wildcard subscriptions (indexed pe
 // Issue 12, item 2: packets over MQTT_MAX_PACKET_BYTES are refused at their
 // fixed header; nothing of them is published or retained.
 test('a logged-in client publishing an oversized retained message is disconnected and nothing is retained', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const box = await login(t, started.url, 'box-9101', fixture.boxes.get(9101) ?? '');
   await box.publishAsync(topics.box(9101, 'state'), JSON.stringify({ pad: 'x'.repeat(60_000) }), {
@@ -263,7 +264,7 @@ async function connectAs(
 }
 
 test('another account cannot take over a stored persistent session, and its owner still gets it', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const operator = await connectAs(
     started.url,
@@ -298,7 +299,7 @@ test('another account cannot take over a stored persistent session, and its owne
 });
 
 test('a live client is not kicked by another account reusing its client id; the same account still takes over', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const operator = await connectAs(
     started.url,
@@ -333,7 +334,7 @@ test('a live client is not kicked by another account reusing its client id; the 
 });
 
 test('a clean client id is free for another account once its holder has left', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const started = await broker(t, fixture);
   const operator = await connectAs(
     started.url,
@@ -366,7 +367,7 @@ function connectPacket(clientId: string, username: string, password: string): Bu
 }
 
 test('a connection reset while its login is checked holds no client id', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   // The password check of one login waits for the test: the connection goes meanwhile.
   let loginStarted: () => void = () => undefined;
   const started = new Promise<void>((resolve) => (loginStarted = resolve));
@@ -390,7 +391,7 @@ test('a connection reset while its login is checked holds no client id', async (
     host: '127.0.0.1',
     port: 0,
     topics,
-    accounts: new SlowAccounts(fixture.db),
+    accounts: new SlowAccounts(sqliteStore(fixture.db)),
   });
   t.teardown(() => slow.close());
   // The broker's side of the connection has emitted 'close', so broker.ts's

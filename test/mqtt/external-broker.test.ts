@@ -58,8 +58,8 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
   const { file } = provisioningFile(seed, parking.entrance.moduleId);
   // Every account needs a hash mosquitto can read, the exit box's too.
   provisioningFile(seed, parking.exit.moduleId);
-  const operator = addMqttClient(seed, 'operator', 'op-external', 'operator-password');
-  const gateway = addMqttClient(seed, 'gateway', 'gw-external', 'gateway-password');
+  const operator = await addMqttClient(seed, 'operator', 'op-external', 'operator-password');
+  const gateway = await addMqttClient(seed, 'gateway', 'gw-external', 'gateway-password');
   const aclDir = join(dir, 'mosquitto');
   const exported = await runCli(['admin', 'mqtt-acl', '--format', 'mosquitto', '--out', aclDir, '--json'], {
     env: { DATABASE_PATH: seed.config.databasePath, MQTT_USERNAME: API.username, MQTT_PASSWORD: API.password },
@@ -286,7 +286,7 @@ test("through mosquitto: the operator API's sim/set goes out on the API's own ac
   const bench = await externalBench(t);
   const api = await bench.api();
   const box = await bench.box(api.clock);
-  const { token } = addOperator(api.ctx.db, 'bench', api.clock.now());
+  const { token } = await addOperator(api.ctx.store, 'bench', api.clock.now());
   const moduleId = bench.parking.entrance.moduleId;
   // Sent again until the box's subscription is live (it says nothing when it is).
   await waitFor(async () => {

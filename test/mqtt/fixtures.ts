@@ -10,6 +10,7 @@ import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { BoxRepository } from '../../api/repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository } from '../../api/repositories/parkings.js';
+import { sqliteStore } from '../../api/db/store.js';
 
 export interface BrokerFixture {
   db: Db;
@@ -22,7 +23,10 @@ export interface BrokerFixture {
   operator: { username: string; password: string };
 }
 
-export function brokerFixture(t: ExecutionContext, moduleIds: readonly number[] = [9101, 9102]): BrokerFixture {
+export async function brokerFixture(
+  t: ExecutionContext,
+  moduleIds: readonly number[] = [9101, 9102],
+): Promise<BrokerFixture> {
   const directory = mkdtempSync(join(tmpdir(), 'pb-mqtt-'));
   const databasePath = join(directory, 'db.sqlite');
   const db = openDatabase(databasePath);
@@ -61,14 +65,14 @@ export function brokerFixture(t: ExecutionContext, moduleIds: readonly number[] 
     );
     boxes.set(moduleId, password);
   });
-  const accounts = new MqttAccountRepository(db);
+  const accounts = new MqttAccountRepository(sqliteStore(db));
   const gateway = { username: 'gw-bench', password: 'gateway-password' };
   const operator = { username: 'op-tester', password: 'operator-password' };
-  accounts.addClient(
+  await accounts.addClient(
     { name: 'bench', role: 'gateway', username: gateway.username, password_hash: hashMqttPassword(gateway.password) },
     Date.now(),
   );
-  accounts.addClient(
+  await accounts.addClient(
     {
       name: 'tester',
       role: 'operator',

@@ -64,7 +64,7 @@ async function boxOnBroker(t: ExecutionContext, context: Bench, box: SeededBox):
 }
 
 async function operator(t: ExecutionContext, context: Bench): Promise<mqtt.MqttClient> {
-  new MqttAccountRepository(context.app.ctx.db).addClient(
+  await new MqttAccountRepository(context.app.ctx.store).addClient(
     { name: 'tester', role: 'operator', username: 'op-tester', password_hash: hashMqttPassword('op-pw') },
     Date.now(),
   );
@@ -162,8 +162,8 @@ for (const accessMode of ACCESS_MODES) {
 
 test('messages that cannot become a log are counted and acknowledged; a redelivered response is stored once', async (t) => {
   const context = await bench(t);
-  const gatewayAccounts = new MqttAccountRepository(context.app.ctx.db);
-  gatewayAccounts.addClient(
+  const gatewayAccounts = new MqttAccountRepository(context.app.ctx.store);
+  await gatewayAccounts.addClient(
     { name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') },
     Date.now(),
   );
@@ -268,7 +268,7 @@ test('command_decrypted of an ACCESS_SIGNED: in full under any issuer public key
       next.publicKey.toString('hex'),
       context.parking.id,
     );
-  new MqttAccountRepository(context.app.ctx.db).addClient(
+  await new MqttAccountRepository(context.app.ctx.store).addClient(
     { name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') },
     Date.now(),
   );
@@ -326,7 +326,7 @@ test('a key of a parking that is not online: 422 parking_not_online', async (t) 
 
 test('received_at off its format (years outside 0001..9999, no offset, not ISO 8601) is counted and dropped; an offset is stored as UTC', async (t) => {
   const context = await bench(t);
-  new MqttAccountRepository(context.app.ctx.db).addClient(
+  await new MqttAccountRepository(context.app.ctx.store).addClient(
     { name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') },
     Date.now(),
   );
@@ -381,7 +381,7 @@ test('received_at off its format (years outside 0001..9999, no offset, not ISO 8
 
 test('a box topic whose module id is not canonical decimal (09101) is not box 9101: refused and counted', async (t) => {
   const context = await bench(t);
-  new MqttAccountRepository(context.app.ctx.db).addClient(
+  await new MqttAccountRepository(context.app.ctx.store).addClient(
     { name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') },
     Date.now(),
   );

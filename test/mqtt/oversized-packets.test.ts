@@ -59,7 +59,7 @@ function hugeConnect(port: number): Promise<number | null> {
 }
 
 test('eight clients declaring 256 MB CONNECTs are closed at the header and the process memory stays flat', async (t) => {
-  const fixture = brokerFixture(t);
+  const fixture = await brokerFixture(t);
   const env = {
     DATABASE_PATH: fixture.databasePath,
     HOST: '127.0.0.1',

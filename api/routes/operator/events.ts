@@ -86,7 +86,7 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
     async (request, reply) => {
       const operator = request.operator;
       if (operator === null) throw new ApiError('unauthorized');
-      const issued = ctx.eventTickets.issue(operator.id, ctx.clock.now());
+      const issued = await ctx.eventTickets.issue(operator.id, ctx.clock.now());
       return reply.status(201).send({ ticket: issued.ticket, expires_at: new Date(issued.expiresAt).toISOString() });
     },
   );
@@ -120,7 +120,7 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
     async (request, reply) => {
       const { ticket } = request.query;
       if (ticket !== undefined) {
-        const operator = TICKET.test(ticket) ? ctx.eventTickets.take(ticket, ctx.clock.now()) : undefined;
+        const operator = TICKET.test(ticket) ? await ctx.eventTickets.take(ticket, ctx.clock.now()) : undefined;
         if (operator === undefined) throw new ApiError('invalid_ticket');
         request.operator = operator;
       }
