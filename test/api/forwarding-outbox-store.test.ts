@@ -19,6 +19,7 @@ import { newWebhookSecret } from '../../api/forwarding/signature.js';
 import { ForwardingWorker } from '../../api/forwarding/worker.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { hang, ok, startReceiver, type Answer, type Receiver } from '../helpers/receiver.js';
+import { insertParking } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
 
 const storeTest = storeTests(test);
@@ -96,25 +97,13 @@ function otherProcess(t: ExecutionContext, store: Store): OtherProcess {
   };
 }
 
-async function addParking(store: Store, url: string | null = null, secret: string | null = null): Promise<number> {
-  const row = await store.kysely
-    .insertInto('secured_parkings')
-    .values({
-      name: 'P',
-      currency: 'EUR',
-      price_per_hour_minor: 100,
-      max_duration_minutes: 60,
-      tries: 3,
-      access_mode: 'sealed',
-      parking_key: '00'.repeat(16),
-      forwarding_url: url,
-      forwarding_expose: url === null ? 0 : 1,
-      forwarding_secret: secret,
-      created_at: NOW,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+function addParking(store: Store, url: string | null = null, secret: string | null = null): Promise<number> {
+  return insertParking(store, {
+    forwarding_url: url,
+    forwarding_expose: url === null ? 0 : 1,
+    forwarding_secret: secret,
+    created_at: NOW,
+  });
 }
 
 let logNumber = 0;

@@ -12,6 +12,7 @@ import { ControlSequences, MAX_CONTROL_SEQ } from '../../api/control/sequence.js
 import type { CommandOutcome } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { secondStore } from '../helpers/second-store.js';
+import { insertParking } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
 
 const storeTest = storeTests(test);
@@ -19,33 +20,8 @@ const storeTest = storeTests(test);
 const NOW = Date.UTC(2026, 10, 23, 12);
 const BOX_KEY = '11'.repeat(16);
 
-async function addParking(store: Store): Promise<number> {
-  const row = await store.kysely
-    .insertInto('secured_parkings')
-    .values({
-      name: 'P',
-      description: null,
-      currency: 'EUR',
-      price_per_hour_minor: 100,
-      max_duration_minutes: 60,
-      tries: 3,
-      access_mode: 'sealed',
-      parking_key: '22'.repeat(32),
-      parking_key_next: null,
-      issuer_private_key: null,
-      issuer_public_key: null,
-      issuer_previous_public_key: null,
-      issuer_next_private_key: null,
-      issuer_next_public_key: null,
-      forwarding_url: null,
-      forwarding_secret: null,
-      created_at: NOW,
-      forwarding_previous_secret: null,
-      forwarding_previous_secret_until: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
+function addParking(store: Store): Promise<number> {
+  return insertParking(store, { parking_key: '22'.repeat(32), created_at: NOW });
 }
 
 async function addBox(store: Store, parkingId: number, moduleId: number): Promise<void> {

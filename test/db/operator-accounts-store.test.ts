@@ -12,6 +12,7 @@ import { addOperator, ensureOperator, listOperators, removeOperator } from '../.
 import { OperatorRepository } from '../../api/operators/repository.js';
 import { DomainError } from '../../api/domain-error.js';
 import { Topics } from '../../lib/mqtt-topics.js';
+import { insertParking } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
 
 const storeTest = storeTests(test);
@@ -110,36 +111,12 @@ storeTest(
     t.is(await accounts.authenticate('op-watch', first.password), null, 'the previous password is refused');
     t.deepEqual(await accounts.authenticate('op-watch', again.password), { role: 'operator', username: 'op-watch' });
     // A box's account (as admin box add stores it).
-    const parking = await store.kysely
-      .insertInto('secured_parkings')
-      .values({
-        name: 'P',
-        description: null,
-        currency: 'EUR',
-        price_per_hour_minor: 0,
-        max_duration_minutes: 60,
-        tries: 3,
-        access_mode: 'sealed',
-        parking_key: '00'.repeat(16),
-        parking_key_next: null,
-        issuer_private_key: null,
-        issuer_public_key: null,
-        issuer_previous_public_key: null,
-        issuer_next_private_key: null,
-        issuer_next_public_key: null,
-        forwarding_url: null,
-        forwarding_secret: null,
-        created_at: NOW,
-        forwarding_previous_secret: null,
-        forwarding_previous_secret_until: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const parkingId = await insertParking(store, { price_per_hour_minor: 0, created_at: NOW });
     await store.kysely
       .insertInto('boxes')
       .values({
         module_id: 9101,
-        parking_id: parking.id,
+        parking_id: parkingId,
         direction: 'entrance',
         mac_address: '02:50:42:00:23:8D',
         box_key: '00'.repeat(16),
