@@ -115,6 +115,10 @@ browserTest(
     const before = new Set(boxLogs(bench).map((log) => log.id));
     const app = await runCli(appArgs(bench));
     t.is(app.code, 0, `${app.stdout}\n${app.stderr}`);
+    // The card starts closed: first it must leave closed (the page applies the
+    // stream's messages on the next animation frame, so the app's return can
+    // come before the card moves), then come back to it.
+    await page.locator(`[data-module-id="${entrance}"]:not([data-barrier="closed"])`).waitFor({ timeout: 30_000 });
     await page.locator(`[data-module-id="${entrance}"][data-barrier="closed"]`).waitFor({ timeout: 30_000 });
     const barriers = await page.evaluate<string[]>(`window.__barriers[${JSON.stringify(String(entrance))}]`);
     const streamed = await page.evaluate<string[] | undefined>(
