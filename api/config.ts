@@ -28,6 +28,13 @@ export interface ApiConfig {
   /** Shared subscription group for responses on an external broker, so
    * several API processes split them; empty: a plain subscription. */
   readonly mqttSharedGroup: string;
+  /** The API's client id on an external broker; unset: parkbench-api-<host name>-<PORT>,
+   * the same for a process restarted on the same machine and port. */
+  readonly mqttClientId: string | undefined;
+  /** How long an external broker keeps this process's session (and the
+   * responses routed to it) while it is away, seconds; 0: a clean session
+   * at every connection. */
+  readonly mqttSessionExpirySeconds: number;
   /** Largest MQTT packet a logged-in client may send to the embedded broker,
    * bytes (a CONNECT: at most 4 KiB whatever this says); larger ones close
    * the connection at their fixed header. */
@@ -264,6 +271,16 @@ const sharedGroup: Parser<string> = (raw, name) => {
   return value;
 };
 
+const clientId: Parser<string | undefined> = (raw, name) => {
+  const value = raw.trim();
+  if (value === '') return undefined;
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(value))
+    throw new ConfigError(
+      `${name} must be empty or 1 to 128 letters, digits, dots, dashes or underscores, got "${raw}"`,
+    );
+  return value;
+};
+
 const logLevel: Parser<string> = (raw, name) => {
   const value = raw.trim().toLowerCase();
   if (!LOG_LEVELS.includes(value))
@@ -285,6 +302,8 @@ export const DEFAULTS = Object.freeze({
   MQTT_PASSWORD: '',
   MQTT_TOPIC_PREFIX: 'parkbench',
   MQTT_SHARED_GROUP: 'parkbench-api', // empty: no shared subscription
+  MQTT_CLIENT_ID: '', // derived: parkbench-api-<host name>-<PORT>
+  MQTT_SESSION_EXPIRY_SECONDS: '3600', // an hour for a killed process to come back for its responses
   MQTT_MAX_PACKET_BYTES: '65536', // 64 KiB; the embedded broker closes a connection sending more
   BOX_ANSWER_TIMEOUT_MS: '5000', // an online key's open waits this long for the box
   TOKEN_TTL_SECONDS: '7200', // 2 hours, the spec's documented value
@@ -333,6 +352,13 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   mqttPassword: { key: 'mqttPassword', env: 'MQTT_PASSWORD', parse: optionalText },
   mqttTopicPrefix: { key: 'mqttTopicPrefix', env: 'MQTT_TOPIC_PREFIX', parse: topicPrefix },
   mqttSharedGroup: { key: 'mqttSharedGroup', env: 'MQTT_SHARED_GROUP', parse: sharedGroup },
+  mqttClientId: { key: 'mqttClientId', env: 'MQTT_CLIENT_ID', parse: clientId },
+  mqttSessionExpirySeconds: {
+    key: 'mqttSessionExpirySeconds',
+    env: 'MQTT_SESSION_EXPIRY_SECONDS',
+    // MQTT 5's Session Expiry Interval is four bytes; 0xFFFFFFFF would mean never.
+    parse: integer(0, 4_294_967_294),
+  },
   // 268435455: the largest remaining length MQTT can express (256 MiB).
   mqttMaxPacketBytes: { key: 'mqttMaxPacketBytes', env: 'MQTT_MAX_PACKET_BYTES', parse: integer(4096, 268_435_455) },
   boxAnswerTimeoutMs: { key: 'boxAnswerTimeoutMs', env: 'BOX_ANSWER_TIMEOUT_MS', parse: integer(100, 600_000) },

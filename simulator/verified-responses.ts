@@ -14,47 +14,58 @@ export interface MadeResponse {
 }
 
 /** `count` answers of the box to ACCESS commands of test keys (key ids no
- * smart key of the service has: the logs move no session). */
+ * smart key of the service has: the logs move no session), from a box of
+ * its own started for them. */
 export async function makeVerifiedResponses(
+  provisioning: Provisioning,
+  count: number,
+  nowMs = Date.now(),
+): Promise<MadeResponse[]> {
+  const box = await SimulatedBox.start({ clock: new FakeClock(nowMs), provisioning });
+  try {
+    return await verifiedResponsesOf(box, provisioning, count, nowMs);
+  } finally {
+    await box.stop();
+  }
+}
+
+/** The same from a running box: its box_seq goes on from what it answered
+ * before (answers made otherwise by the same box are never duplicates of these). */
+export async function verifiedResponsesOf(
+  box: SimulatedBox,
   provisioning: Provisioning,
   count: number,
   nowMs = Date.now(),
 ): Promise<MadeResponse[]> {
   const parkingKey = provisioning.parkingKey;
   if (parkingKey === null) throw new Error('makeVerifiedResponses seals ACCESS: it needs a box that holds K_park');
-  const clock = new FakeClock(nowMs);
-  const box = await SimulatedBox.start({ clock, provisioning });
   const now = Math.floor(nowMs / 1000);
   const made: MadeResponse[] = [];
-  try {
-    for (let index = 0; index < count; index++) {
-      // Keys spread over many ids, so no key runs out of tries.
-      const command = sealCommand({
-        kind: FrameKind.ACCESS,
-        key: parkingKey,
-        keyId: 0x7000_0000 + (index % 100),
-        scope: provisioning.parkingId,
-        body: {
-          notBefore: now - 60,
-          notAfter: now + 86_400,
-          maxEntries: 255,
-          maxExits: 255,
-          moduleIds: [provisioning.moduleId],
-        },
-      });
-      const response = await box.handleCommand(command);
-      if (response === null) throw new Error('the simulated box dropped a command');
-      const message: ResponseMessage = {
-        command: command.toString('base64'),
-        response: response.toString('base64'),
-        received_at: new Date(nowMs).toISOString(),
-        via: 'mqtt',
-        context: {},
-      };
-      made.push({ boxSeq: parseResponse(response).boxSeq, payload: JSON.stringify(message) });
-    }
-  } finally {
-    await box.stop();
+  for (let index = 0; index < count; index++) {
+    // Keys spread over many ids, so no key runs out of tries.
+    const command = sealCommand({
+      kind: FrameKind.ACCESS,
+      key: parkingKey,
+      keyId: 0x7000_0000 + (index % 100),
+      scope: provisioning.parkingId,
+      body: {
+        notBefore: now - 60,
+        notAfter: now + 86_400,
+        maxEntries: 255,
+        maxExits: 255,
+        moduleIds: [provisioning.moduleId],
+      },
+    });
+    const response = await box.handleCommand(command);
+    if (response === null) throw new Error('the simulated box dropped a command');
+    const message: ResponseMessage = {
+      command: command.toString('base64'),
+      response: response.toString('base64'),
+      received_at: new Date(nowMs).toISOString(),
+      via: 'mqtt',
+      context: {},
+    };
+    made.push({ boxSeq: parseResponse(response).boxSeq, payload: JSON.stringify(message) });
   }
   return made;
 }

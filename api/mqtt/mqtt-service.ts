@@ -29,6 +29,13 @@ export type MqttConnection =
       readonly username?: string;
       readonly password?: string;
       readonly sharedGroup?: string;
+      /** This process's client id; unset: a fresh one, and a clean session. */
+      readonly clientId?: string;
+      /** Keep the broker's session this long while away (seconds; with a
+       * client id a restarted process reuses): the responses routed to
+       * this process and not acknowledged wait for it instead of being lost
+       * with its session. Unset or 0: a clean session. */
+      readonly sessionExpirySeconds?: number;
     };
 
 /** What ingestion needs (declared by response-ingester.ts; its `events`
@@ -102,7 +109,15 @@ export class MqttService {
       url: connection.url,
       ...(connection.username === undefined ? {} : { username: connection.username }),
       ...(connection.password === undefined ? {} : { password: connection.password }),
-      clientId: `parkbench-api-${process.pid}-${randomUUID().slice(0, 8)}`,
+      clientId: connection.clientId ?? `parkbench-api-${process.pid}-${randomUUID().slice(0, 8)}`,
+      // A broker delivers a shared subscription's messages to one member
+      // each, and queues them for that member's session: with a clean
+      // session, what was routed to a process killed before its commit and
+      // PUBACK went with it (mosquitto 2.0 does not hand it to another
+      // member). A kept session gets it back to the restarted process.
+      ...(connection.clientId === undefined || !connection.sessionExpirySeconds
+        ? {}
+        : { sessionExpirySeconds: connection.sessionExpirySeconds }),
       clock: options.clock,
       logger: logger.child({ component: 'api:mqtt' }),
       // MQTT 5: MQTT.js calls customHandleAcks (the PUBACK after the commit)

@@ -2,6 +2,7 @@
 // validated before anything starts (bad configuration: one line, exit 2);
 // listens on HOST:PORT; on SIGINT/SIGTERM stops accepting, lets requests in
 // flight finish, closes the database and exits 0.
+import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import type { FastifyServerOptions } from 'fastify';
 import { startService } from '../../api/server.js';
@@ -136,6 +137,10 @@ export function mqttConnectionOf(config: ApiConfig): MqttConnection {
     mode: 'external',
     url: config.mqttUrl,
     sharedGroup: config.mqttSharedGroup,
+    // The same on a restart: the broker hands the restarted process what it
+    // had routed to the killed one (mqtt-service.ts).
+    clientId: config.mqttClientId ?? `parkbench-api-${hostname().replace(/[^A-Za-z0-9.-]/g, '-')}-${config.port}`,
+    sessionExpirySeconds: config.mqttSessionExpirySeconds,
     ...(config.mqttUsername === undefined ? {} : { username: config.mqttUsername }),
     ...(config.mqttPassword === undefined ? {} : { password: config.mqttPassword }),
   };

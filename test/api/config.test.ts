@@ -1,5 +1,7 @@
 import test from 'ava';
+import { hostname } from 'node:os';
 import { ConfigError, DEFAULTS, loadConfig } from '../../api/config.js';
+import { mqttConnectionOf } from '../../cli/commands/api.js';
 
 test('defaults, frozen, with PUBLIC_URL derived from HOST and PORT', (t) => {
   const config = loadConfig({});
@@ -111,4 +113,22 @@ test('a bad DATABASE_URL names the variable or the flag, and never shows the pas
     t.false(error.message.includes('hunter2'), error.message);
   }
   t.throws(() => loadConfig({}, { DATABASE_URL: 'http://db/x' }), { message: /^--database-url must use postgres:/ });
+});
+
+test('an external broker: a client id a restarted process takes again, and a session kept an hour', (t) => {
+  const external = { MQTT_URL: 'mqtt://broker.example:1883', PORT: '3001' };
+  t.like(mqttConnectionOf(loadConfig(external)), {
+    mode: 'external',
+    clientId: `parkbench-api-${hostname().replace(/[^A-Za-z0-9.-]/g, '-')}-3001`,
+    sessionExpirySeconds: 3600,
+  });
+  t.like(mqttConnectionOf(loadConfig({ ...external, MQTT_CLIENT_ID: 'api-a', MQTT_SESSION_EXPIRY_SECONDS: '0' })), {
+    clientId: 'api-a',
+    sessionExpirySeconds: 0,
+  });
+  t.throws(() => loadConfig({ MQTT_CLIENT_ID: 'api a' }), { message: /^MQTT_CLIENT_ID must be empty or 1 to 128/ });
+  t.throws(() => loadConfig({ MQTT_CLIENT_ID: '$share' }), { message: /^MQTT_CLIENT_ID must be/ });
+  t.throws(() => loadConfig({ MQTT_SESSION_EXPIRY_SECONDS: '-1' }), {
+    message: /^MQTT_SESSION_EXPIRY_SECONDS must be an integer/,
+  });
 });
