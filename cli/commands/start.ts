@@ -18,6 +18,11 @@ interface StartFlags {
   fresh?: boolean;
   speed: string;
   logLevel: string;
+  mqttUrl?: string;
+  mqttUsername?: string;
+  mqttPassword?: string;
+  mqttAclOut?: string;
+  databaseUrl?: string;
 }
 
 export function registerStartCommand(program: Command): void {
@@ -28,6 +33,17 @@ export function registerStartCommand(program: Command): void {
     .option('--port <port>', 'HTTP port (or PORT; default 3000)')
     .option('--mqtt-port <port>', 'MQTT port (or MQTT_PORT; default 1883)')
     .option('--data-dir <dir>', "where the SQLite file and the boxes' state live", 'data')
+    .option(
+      '--mqtt-url <url>',
+      'an external broker instead of the embedded one (or MQTT_URL); the bench checks it takes its accounts first',
+    )
+    .option('--mqtt-username <name>', "the API's account on the external broker (or MQTT_USERNAME)")
+    .option('--mqtt-password <password>', 'its password (or MQTT_PASSWORD)')
+    .option(
+      '--mqtt-acl-out <dir>',
+      "with --mqtt-url: write mosquitto's password_file and acl_file of the bench's accounts here",
+    )
+    .option('--database-url <url>', 'a PostgreSQL server instead of the SQLite file (or DATABASE_URL)')
     .option('--fresh', 'start over with an empty database and new boxes')
     .option('--speed <n>', 'run the simulated boxes this many times faster', '1')
     .option(
@@ -37,6 +53,8 @@ export function registerStartCommand(program: Command): void {
     )
     .action(async (flags: StartFlags) => {
       const logLevel = parseLogLevel(flags.logLevel);
+      if (flags.mqttAclOut !== undefined && (flags.mqttUrl ?? process.env.MQTT_URL ?? '') === '')
+        throw new UsageError('--mqtt-acl-out goes with an external broker (--mqtt-url or MQTT_URL)');
       const speed = Number(flags.speed);
       if (!Number.isFinite(speed) || speed <= 0 || speed > 10_000)
         throw new UsageError(`--speed must be a number above 0 and at most 10000, got "${flags.speed}"`);
@@ -45,8 +63,12 @@ export function registerStartCommand(program: Command): void {
         port: flags.port,
         mqttPort: flags.mqttPort,
         databasePath: join(flags.dataDir, 'parkbench.sqlite'),
+        databaseUrl: flags.databaseUrl,
         logLevel,
-        mqttUrl: '',
+        // The embedded broker unless an external one is named (the flag, or MQTT_URL).
+        mqttUrl: flags.mqttUrl,
+        mqttUsername: flags.mqttUsername,
+        mqttPassword: flags.mqttPassword,
         // A bench forwards to a receiver on localhost: allowed here unless
         // the environment says otherwise (parkbench api refuses by default).
         forwardingAllowPrivate: process.env.FORWARDING_ALLOW_PRIVATE ?? 'true',
@@ -59,6 +81,7 @@ export function registerStartCommand(program: Command): void {
         apiLogger: apiLogger(logLevel),
         simLogger: createCliLogger(logLevel, 'parkbench-sim'),
         version: program.version() ?? 'unknown',
+        ...(flags.mqttAclOut === undefined ? {} : { mqttAclOut: flags.mqttAclOut }),
       });
       // Listening before saying ready: whoever reads the ready line may signal at once.
       const stopping = onShutdownSignal();

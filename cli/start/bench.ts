@@ -1,11 +1,12 @@
-// The whole bench in one process: the API with its embedded broker and its
-// SQLite file under the data folder, the demo data (made on the first run,
-// the same afterwards), and simulated entrance and exit boxes of the demo
-// parking on MQTT. What `npm start` runs.
+// The whole bench in one process: the API with its embedded broker (or as a
+// client of an external one: MQTT_URL) and its SQLite file under the data
+// folder, the demo data (made on the first run, the same afterwards), and
+// simulated entrance and exit boxes of the demo parking on MQTT. What
+// `npm start` runs.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { startService } from '../../api/server.js';
+import { startMqtt, startService } from '../../api/server.js';
 import type { ApiConfig } from '../../api/config.js';
 import { provisionBox } from '../../api/boxes/provisioning.js';
 import { ensureDemo, type DemoData } from '../../api/demo/ensure.js';
@@ -15,7 +16,9 @@ import { ensureOperator } from '../../api/operators/accounts.js';
 import { scaledClock, systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { parseProvisioning } from '../../lib/provisioning-file.js';
+import { parseProvisioning, type ProvisioningFile } from '../../lib/provisioning-file.js';
+import { mqttConnectionOf } from '../commands/api.js';
+import { checkLogins, externalAccounts, KEPT_PASSWORDS_FILE, type Login } from './external-broker.js';
 import { Simulation } from '../../simulator/simulation.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode } from '../errors.js';
@@ -35,6 +38,8 @@ export interface BenchOptions {
   readonly apiLogger: FastifyServerOptions['logger'];
   readonly simLogger: Logger;
   readonly version: string;
+  /** With an external broker (config.mqttUrl): where to write mosquitto's password and ACL files. */
+  readonly mqttAclOut?: string;
 }
 
 export interface ReadyInfo {
@@ -67,37 +72,27 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     await app?.close();
   };
   try {
-    app = await startService({
-      config,
-      logger: options.apiLogger,
-      version: options.version,
-      mqtt: { mode: 'embedded', host: config.host, port: config.mqttPort },
-    });
+    // The HTTP app first, MQTT beside it once the accounts it needs are there.
+    app = await startService({ config, logger: options.apiLogger, version: options.version });
+    const db = app.db;
+    const now = Date.now();
+    const demo = await ensureDemo(db, config.scryptLog2N, now);
+    const topics = new Topics(config.mqttTopicPrefix);
+    const { provisioning, operator, mqttUrl } =
+      config.mqttUrl === undefined
+        ? await embeddedBrokerAccounts(app, demo, now)
+        : await externalBrokerAccounts(app, options, demo, config.mqttUrl, topics, now);
+    // The bench page's login, fresh each start (the previous start's is refused from now on).
+    const pageLogin = await ensureOperator(app.ctx.store, BENCH_OPERATOR, now);
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
       throw portError(error, `HTTP port ${config.port} on ${config.host}`, 'PORT or --port');
     }
-    const broker = app.mqtt;
-    if (broker === undefined) throw new CliError('the embedded MQTT broker did not start');
-    const db = app.db;
-    const now = Date.now();
-    const demo = await ensureDemo(db, config.scryptLog2N, now);
-    // The operator account of the app stand-in, with a fresh password each start.
-    const operator = await ensureOperatorClient(app.ctx.store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
-    // The bench page's login, also fresh each start (the previous start's is refused from now on).
-    const pageLogin = await ensureOperator(app.ctx.store, BENCH_OPERATOR, now);
-    // Each start issues the demo boxes fresh MQTT passwords (only hashes are
-    // kept) and hands them to the simulated boxes in this process.
-    const members = demo.boxes.map((box) => {
-      // The embedded broker's own URL: the port it got, whatever MQTT_URL says.
-      const file = provisionBox(db, box.module_id, broker.url);
-      return { provisioning: parseProvisioning(file), settings: {} };
-    });
     simulation = await Simulation.start({
-      members,
+      members: provisioning.map((file) => ({ provisioning: parseProvisioning(file), settings: {} })),
       clock: options.speed === 1 ? systemClock : scaledClock(options.speed),
-      mqtt: { topics: new Topics(config.mqttTopicPrefix) },
+      mqtt: { topics },
       stateDir: join(options.dataDir, 'sim'),
       carPassDelayMs: 3_000,
       logger: options.simLogger,
@@ -118,7 +113,7 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
         api_url: apiUrl,
         docs_url: `${apiUrl}/docs`,
         dashboard_url: `${apiUrl}/bench#token=${pageLogin.token}`,
-        mqtt_url: broker.url,
+        mqtt_url: mqttUrl,
         client_app_id: demo.client_app_id,
         client_secret: demo.client_secret,
         driver: demo.driver,
@@ -139,9 +134,67 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
   }
 }
 
+interface BenchAccounts {
+  provisioning: ProvisioningFile[];
+  operator: Login;
+  mqttUrl: string;
+}
+
+/** The embedded broker, started now; every start issues the demo boxes and
+ * the app stand-in fresh MQTT passwords (only hashes are kept) and hands
+ * them to the simulated boxes in this process. */
+async function embeddedBrokerAccounts(app: FastifyInstance, demo: DemoData, now: number): Promise<BenchAccounts> {
+  const { config } = app.ctx;
+  const broker = await startMqtt(app, { connection: { mode: 'embedded', host: config.host, port: config.mqttPort } });
+  const operator = await ensureOperatorClient(app.ctx.store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
+  // The embedded broker's own URL: the port it got.
+  const provisioning = demo.boxes.map((box) => provisionBox(app.db, box.module_id, broker.url));
+  return { provisioning, operator, mqttUrl: broker.url };
+}
+
+/** An external broker (MQTT_URL): the accounts it must have loaded, kept
+ * from one start to the next (external-broker.ts), checked against it
+ * before the API and the boxes connect. */
+async function externalBrokerAccounts(
+  app: FastifyInstance,
+  options: BenchOptions,
+  demo: DemoData,
+  url: string,
+  topics: Topics,
+  now: number,
+): Promise<BenchAccounts> {
+  const { config } = options;
+  const apiLogin =
+    config.mqttUsername === undefined || config.mqttPassword === undefined
+      ? undefined
+      : { username: config.mqttUsername, password: config.mqttPassword };
+  const { provisioning, operator } = await externalAccounts({
+    db: app.db,
+    store: app.ctx.store,
+    dataDir: options.dataDir,
+    url,
+    moduleIds: demo.boxes.map((box) => box.module_id),
+    operatorName: DEMO_OPERATOR.name,
+    operatorUsername: DEMO_OPERATOR.username,
+    nowMs: now,
+    topics,
+    apiLogin,
+    aclOut: options.mqttAclOut,
+  });
+  const logins = [
+    ...(apiLogin === undefined ? [] : [apiLogin]),
+    operator,
+    ...provisioning.map((file) => ({ username: file.mqtt.username, password: file.mqtt.password })),
+  ];
+  await checkLogins(url, logins, options.mqttAclOut);
+  await startMqtt(app, { connection: mqttConnectionOf(config) });
+  return { provisioning, operator, mqttUrl: url };
+}
+
 /** `--fresh`: the database (with its WAL files) and the boxes' state go. */
 async function removeBenchData(dataDir: string, databasePath: string): Promise<void> {
-  for (const path of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, join(dataDir, 'sim')]) {
+  const kept = join(dataDir, KEPT_PASSWORDS_FILE);
+  for (const path of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, join(dataDir, 'sim'), kept]) {
     await rm(path, { recursive: true, force: true });
   }
 }

@@ -15,6 +15,8 @@ export interface Mosquitto {
   readonly url: string;
   /** What mosquitto wrote to stderr (its log). */
   log(): string;
+  /** SIGHUP: mosquitto reads its password and ACL files again. */
+  reload(): void;
 }
 
 /** Starts mosquitto with the exported files in `aclDir`; resolves once it takes a login (`probe`). */
@@ -57,7 +59,7 @@ export async function startMosquitto(
     try {
       const client = await mqtt.connectAsync(url, { ...probe, reconnectPeriod: 0, connectTimeout: 1_000 });
       await client.endAsync(true);
-      return { url, log: () => log };
+      return { url, log: () => log, reload: () => child.kill('SIGHUP') };
     } catch (error) {
       // Still starting (connection refused); a refused login is final.
       if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null)

@@ -1,0 +1,148 @@
+// `parkbench start --mqtt-url`: the bench on an external broker (issue 18).
+// Such a broker knows parkbench's accounts only from files it loaded
+// (mosquitto's password_file and acl_file, `admin mqtt-acl`), so the
+// accounts the bench uses keep their passwords from one start to the next
+// (the embedded broker's bench issues fresh ones each start): the demo
+// boxes' and the app stand-in's passwords are kept in the data folder, and
+// a start checks that the broker takes them before anything connects.
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import type { Db } from '../../api/db/open.js';
+import type { Store } from '../../api/db/store.js';
+import { newProvisioning, provisionBox } from '../../api/boxes/provisioning.js';
+import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
+import { ensureOperatorClient, mosquittoExport } from '../../api/mqtt/clients.js';
+import { verifyMqttPassword } from '../../api/mqtt/password-hash.js';
+import { BoxRepository } from '../../api/repositories/boxes.js';
+import type { ProvisioningFile } from '../../lib/provisioning-file.js';
+import type { Topics } from '../../lib/mqtt-topics.js';
+import { messageOf } from '../../lib/message-of.js';
+import { CliError, ExitCode } from '../errors.js';
+
+export interface Login {
+  username: string;
+  password: string;
+}
+
+/** What is kept in the data folder (mode 0600): the passwords the broker was given. */
+interface KeptPasswords {
+  boxes: Record<string, string>;
+  operator?: Login;
+}
+
+export const KEPT_PASSWORDS_FILE = 'external-mqtt.json';
+
+function readKept(path: string): KeptPasswords {
+  try {
+    const kept = JSON.parse(readFileSync(path, 'utf8')) as Partial<KeptPasswords>;
+    return {
+      boxes: typeof kept.boxes === 'object' ? kept.boxes : {},
+      ...(kept.operator ? { operator: kept.operator } : {}),
+    };
+  } catch {
+    // None yet (a first start) or unreadable: fresh passwords, written below.
+    return { boxes: {} };
+  }
+}
+
+export interface ExternalAccounts {
+  /** The demo boxes' provisioning files, pointing at the external broker. */
+  provisioning: ProvisioningFile[];
+  /** The app stand-in's operator account. */
+  operator: Login;
+}
+
+/**
+ * The demo boxes' and the app stand-in's accounts with the passwords kept
+ * from an earlier start when they still match the stored hashes (fresh ones
+ * otherwise, then kept), and with `aclOut`, mosquitto's files written there.
+ */
+export async function externalAccounts(options: {
+  db: Db;
+  store: Store;
+  dataDir: string;
+  url: string;
+  moduleIds: readonly number[];
+  operatorName: string;
+  operatorUsername: string;
+  nowMs: number;
+  topics: Topics;
+  apiLogin: Login | undefined;
+  aclOut: string | undefined;
+}): Promise<ExternalAccounts> {
+  const path = join(options.dataDir, KEPT_PASSWORDS_FILE);
+  const kept = readKept(path);
+  const boxes = new BoxRepository(options.db);
+  const provisioning: ProvisioningFile[] = [];
+  for (const moduleId of options.moduleIds) {
+    const password = kept.boxes[String(moduleId)];
+    const box = boxes.findByModuleId(moduleId);
+    if (password !== undefined && box !== undefined && (await verifyMqttPassword(password, box.mqtt_password_hash))) {
+      // The file as provisioning builds it, with the kept password (its own fresh one is never stored).
+      const { file } = newProvisioning(options.db, moduleId, options.url);
+      provisioning.push({ ...file, mqtt: { ...file.mqtt, password } });
+      continue;
+    }
+    const file = provisionBox(options.db, moduleId, options.url);
+    kept.boxes[String(moduleId)] = file.mqtt.password;
+    provisioning.push(file);
+  }
+  const accounts = new MqttAccountRepository(options.store);
+  const account = await accounts.findClient(options.operatorUsername);
+  let operator = kept.operator;
+  if (
+    operator?.username !== options.operatorUsername ||
+    account === undefined ||
+    !(await verifyMqttPassword(operator.password, account.password_hash))
+  ) {
+    operator = await ensureOperatorClient(options.store, options.operatorName, options.operatorUsername, options.nowMs);
+    kept.operator = operator;
+  }
+  try {
+    mkdirSync(options.dataDir, { recursive: true });
+    writeFileSync(path, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(path, 0o600);
+    if (options.aclOut !== undefined) {
+      const exported = await mosquittoExport(options.store, options.topics, options.apiLogin);
+      mkdirSync(options.aclOut, { recursive: true });
+      const passwordFile = join(options.aclOut, 'passwords');
+      writeFileSync(passwordFile, exported.passwords, { mode: 0o600 });
+      chmodSync(passwordFile, 0o600);
+      writeFileSync(join(options.aclOut, 'acl'), exported.acl, { mode: 0o644 });
+    }
+  } catch (error) {
+    throw new CliError(`cannot keep the bench's MQTT accounts: ${messageOf(error)}`);
+  }
+  return { provisioning, operator };
+}
+
+/** CONNACK codes of a refused login (MQTT 3.1.1: 4, 5; MQTT 5: 134, 135). */
+const REFUSED = new Set([4, 5, 134, 135]);
+
+/**
+ * Logs in to the broker as each account and leaves: refuses to start, with
+ * what to do, when the broker does not take one (it has not loaded
+ * parkbench's accounts) or cannot be reached.
+ */
+export async function checkLogins(url: string, logins: readonly Login[], aclOut: string | undefined): Promise<void> {
+  for (const login of logins) {
+    try {
+      const client = await mqtt.connectAsync(url, { ...login, reconnectPeriod: 0, connectTimeout: 5_000 });
+      await client.endAsync(true);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'number' && REFUSED.has(code)) {
+        const load =
+          aclOut === undefined
+            ? 'export them (--mqtt-acl-out DIR, or parkbench admin mqtt-acl --format mosquitto --out DIR)'
+            : `load the files written to ${aclOut}`;
+        throw new CliError(
+          `the MQTT broker at ${url} refused ${login.username}: it does not have the bench's accounts yet; ${load} into it (mosquitto.conf: password_file DIR/passwords, acl_file DIR/acl; then kill -HUP its process) and start again (the passwords stay the same)`,
+          ExitCode.usage,
+        );
+      }
+      throw new CliError(`cannot reach the MQTT broker at ${url}: ${messageOf(error)}`);
+    }
+  }
+}
