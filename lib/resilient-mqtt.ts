@@ -10,6 +10,7 @@ import mqtt, { type AckHandler, type IClientOptions, type MqttClient } from 'mqt
 import type { Clock, TimerHandle } from './clock.js';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
 import { silentLogger, type Logger } from './logger.js';
+import { messageOf } from './message-of.js';
 
 export interface QueuedPublish {
   readonly topic: string;
@@ -223,10 +224,54 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     this.#client?.stream.destroy();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Before a stop on purpose with a kept session: leaves `topics` (the
+   * broker routes nothing more of them here) and waits until no message has
+   * arrived for `quietMs` (at most `maxMs`), so what the broker had queued
+   * for this session arrives and is handled now, not left behind.
+   */
+  async leave(topics: readonly string[], { quietMs, maxMs }: { quietMs: number; maxMs: number }): Promise<void> {
+    const client = this.#client;
+    if (client?.connected !== true) return;
+    for (const topic of topics) this.#subscriptions.delete(topic);
+    try {
+      await client.unsubscribeAsync([...topics]);
+    } catch (error) {
+      this.#logger.warn({ err: messageOf(error) }, 'unsubscribe failed');
+      return;
+    }
+    const { clock } = this.options;
+    const deadline = clock.now() + maxMs;
+    let lastMessage = clock.now();
+    const heard = (): void => {
+      lastMessage = clock.now();
+    };
+    client.on('message', heard);
+    try {
+      while (clock.now() < deadline && clock.now() - lastMessage < quietMs && this.connected) {
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, Math.min(quietMs, 50)));
+      }
+    } finally {
+      client.off('message', heard);
+    }
+  }
+
+  /** Disconnects for good. `endSession`: the broker drops this client's kept
+   * session (MQTT 5: Session Expiry Interval 0 in the DISCONNECT), as a
+   * process that stops on purpose should; without it a kept session waits
+   * for the same client id to come back. */
+  async stop({ endSession = false }: { endSession?: boolean } = {}): Promise<void> {
     this.#stopped = true;
     if (this.#reconnectTimer !== undefined) this.options.clock.clearTimeout(this.#reconnectTimer);
-    await this.#client?.endAsync(true);
+    const client = this.#client;
+    if (client === undefined) return;
+    if (endSession && client.connected && this.options.protocolVersion === 5) {
+      await new Promise<void>((resolve) =>
+        client.end(false, { properties: { sessionExpiryInterval: 0 } }, () => resolve()),
+      );
+      return;
+    }
+    await client.endAsync(true);
   }
 
   #connected(client: MqttClient): void {

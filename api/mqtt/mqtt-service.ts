@@ -75,6 +75,8 @@ export class MqttService {
     private readonly options: MqttServiceOptions,
     private readonly broker: EmbeddedBroker | undefined,
     private readonly client: ResilientMqttClient | undefined,
+    /** The responses' subscription, when the broker keeps this process's session (left at close). */
+    private readonly keptResponses?: string,
   ) {
     this.#availabilityStore = new BoxAvailabilityStore(options.ctx.db);
     // An embedded broker starts with no retained message: what an earlier run stored is not known now.
@@ -105,6 +107,11 @@ export class MqttService {
       return service;
     }
     const responses = topics.allBoxes('response');
+    const responsesSubscription =
+      connection.sharedGroup === undefined || connection.sharedGroup === ''
+        ? responses
+        : `$share/${connection.sharedGroup}/${responses}`;
+    const keptSession = connection.clientId !== undefined && (connection.sessionExpirySeconds ?? 0) > 0;
     const client = new ResilientMqttClient({
       url: connection.url,
       ...(connection.username === undefined ? {} : { username: connection.username }),
@@ -115,9 +122,7 @@ export class MqttService {
       // session, what was routed to a process killed before its commit and
       // PUBACK went with it (mosquitto 2.0 does not hand it to another
       // member). A kept session gets it back to the restarted process.
-      ...(connection.clientId === undefined || !connection.sessionExpirySeconds
-        ? {}
-        : { sessionExpirySeconds: connection.sessionExpirySeconds }),
+      ...(keptSession ? { sessionExpirySeconds: connection.sessionExpirySeconds } : {}),
       clock: options.clock,
       logger: logger.child({ component: 'api:mqtt' }),
       // MQTT 5: MQTT.js calls customHandleAcks (the PUBACK after the commit)
@@ -129,9 +134,7 @@ export class MqttService {
       // Availability unshared: every API process needs all of it, retained messages included.
       // So are the gateways' availability and state (which boxes each reaches).
       subscriptions: [
-        connection.sharedGroup === undefined || connection.sharedGroup === ''
-          ? responses
-          : `$share/${connection.sharedGroup}/${responses}`,
+        responsesSubscription,
         topics.allBoxes('availability'),
         // The boxes' retained state (barrier, battery, faults): `live` in the operator API.
         topics.allBoxes('state'),
@@ -146,7 +149,14 @@ export class MqttService {
         } else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
       },
     });
-    const service = new MqttService(ingestion, connection.url, options, undefined, client);
+    const service = new MqttService(
+      ingestion,
+      connection.url,
+      options,
+      undefined,
+      client,
+      keptSession ? responsesSubscription : undefined,
+    );
     client.on('message', (topic: string, payload: Buffer) => service.#statusMessage(topic, payload));
     await client.start();
     return service;
@@ -285,10 +295,19 @@ export class MqttService {
   }
 
   async close(): Promise<void> {
+    // A kept session (an external broker, a client id): leave the shared
+    // subscription and handle what the broker still had queued here, then
+    // end the session, so the broker routes no share of the responses to a
+    // process that stopped on purpose (one killed keeps it: mqtt-service's
+    // start). Not for a clean session, which ends with the connection anyway.
+    const kept = this.keptResponses;
+    if (kept !== undefined) await this.client?.leave([kept], { quietMs: 200, maxMs: 5_000 });
     // What is waiting is stored before the database closes.
     this.ingestion.flush();
     await this.broker?.close();
-    await this.client?.stop();
+    // The acknowledgements of what was just stored go out before the DISCONNECT.
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.client?.stop({ endSession: kept !== undefined });
   }
 }
 

@@ -5,7 +5,8 @@
 // exit of each parking session sent to both processes at once; one process
 // killed with SIGKILL in the middle and started again with its MQTT client
 // id. Every acknowledged log is stored once, every session ends in the right
-// state, and every forwarded log reaches a real receiver.
+// state, and every forwarded log reaches a real receiver. Then a process
+// stopped on purpose leaves no session for the broker to route a share to.
 //
 // Setup goes through the CLI and checks through the operator API, so the test
 // holds whatever the store behind the processes.
@@ -511,5 +512,21 @@ test('two API processes on one database and one mosquitto, one killed with SIGKI
   t.log(
     `${acknowledged} MQTT responses acknowledged by mosquitto; ${receiver.received.length} deliveries, ${records} records for ${expectedForwarded} logs`,
   );
-  await Promise.all(apis.map((api) => api.process.stop()));
+
+  // A process stopped on purpose (SIGTERM) ends its session: the broker
+  // routes it nothing more, so the responses published now all reach the
+  // other process at once instead of half of them waiting for its return.
+  t.is(await second.process.stop('SIGTERM'), 0);
+  const after = await verifiedResponsesOf(entranceBox, entrance, 40, now);
+  for (const made of after) await boxClient.publishAsync(topic, made.payload, { qos: 1 });
+  await until(
+    () => `the responses after the stop stored by the first process: ${entranceLogs.length - expectedEntrance} of 40`,
+    async () => {
+      entranceLogs = await storedLogs(apis, token, ENTRANCE);
+      return entranceLogs.length >= expectedEntrance + after.length;
+    },
+    20_000,
+  );
+  t.is(entranceLogs.length, expectedEntrance + after.length);
+  t.is(await (apis[0] as ApiProcess).process.stop('SIGTERM'), 0);
 });

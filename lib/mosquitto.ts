@@ -1,0 +1,69 @@
+// A mosquitto (Debian's package) on a free loopback port, configured with
+// the password and ACL files `parkbench admin mqtt-acl --format mosquitto`
+// wrote: the external broker of the tests and of `npm run bench:processes`.
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import { freePort } from './free-port.js';
+import { messageOf } from './message-of.js';
+
+export interface MosquittoServer {
+  readonly url: string;
+  /** What mosquitto wrote to stderr (its log). */
+  log(): string;
+  /** SIGHUP: mosquitto reads its password and ACL files again. */
+  reload(): void;
+  stop(): Promise<void>;
+}
+
+/** Starts mosquitto with the exported files in `aclDir`; resolves once it takes a login (`probe`). */
+export async function startMosquittoServer(
+  aclDir: string,
+  probe: { username: string; password: string },
+): Promise<MosquittoServer> {
+  const port = await freePort();
+  const config = join(aclDir, 'mosquitto.conf');
+  // Started as root, mosquitto would drop to the user "mosquitto", who cannot
+  // read a 0600 file in a private temp folder: run it as whoever runs it here.
+  writeFileSync(
+    config,
+    [
+      `user ${userInfo().username}`,
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous false',
+      `password_file ${join(aclDir, 'passwords')}`,
+      `acl_file ${join(aclDir, 'acl')}`,
+      'persistence false',
+      'log_dest stderr',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn('mosquitto', ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  };
+  const url = `mqtt://127.0.0.1:${port}`;
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    try {
+      const client = await mqtt.connectAsync(url, { ...probe, reconnectPeriod: 0, connectTimeout: 1_000 });
+      await client.endAsync(true);
+      return { url, log: () => log, reload: () => child.kill('SIGHUP'), stop };
+    } catch (error) {
+      // Still starting (connection refused); a refused login is final.
+      if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null) {
+        await stop();
+        throw new Error(`mosquitto did not take a login: ${messageOf(error)}\n${log}`, { cause: error });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
