@@ -15,6 +15,9 @@ export interface MosquittoServer {
   log(): string;
   /** SIGHUP: mosquitto reads its password and ACL files again. */
   reload(): void;
+  /** Resolves once mosquitto has added a subscription of `clientId` to a
+   * topic filter starting with `filterStart` (it routes to it from then on). */
+  subscribed(clientId: string, filterStart: string, timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -37,6 +40,12 @@ export async function startMosquittoServer(
       `acl_file ${join(aclDir, 'acl')}`,
       'persistence false',
       'log_dest stderr',
+      // The default types, and the subscriptions (`subscribed` below).
+      'log_type error',
+      'log_type warning',
+      'log_type notice',
+      'log_type information',
+      'log_type subscribe',
       '',
     ].join('\n'),
   );
@@ -56,7 +65,17 @@ export async function startMosquittoServer(
     try {
       const client = await mqtt.connectAsync(url, { ...probe, reconnectPeriod: 0, connectTimeout: 1_000 });
       await client.endAsync(true);
-      return { url, log: () => log, reload: () => child.kill('SIGHUP'), stop };
+      const subscribed = async (clientId: string, filterStart: string, timeoutMs = 30_000): Promise<void> => {
+        // mosquitto's subscribe log line: "<time>: <client id> <qos> <filter>".
+        const line = `: ${clientId} 1 ${filterStart}`;
+        const deadline = Date.now() + timeoutMs;
+        while (!log.includes(line)) {
+          if (Date.now() > deadline || child.exitCode !== null)
+            throw new Error(`mosquitto saw no subscription of ${clientId} to ${filterStart}...\n${log}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      return { url, log: () => log, reload: () => child.kill('SIGHUP'), subscribed, stop };
     } catch (error) {
       // Still starting (connection refused); a refused login is final.
       if (typeof (error as { code?: unknown }).code === 'number' || Date.now() > deadline || child.exitCode !== null) {

@@ -76,6 +76,8 @@ if (mode === 'bare') {
     });
     clients.push(...(await Promise.all(batch)));
   }
+  // For a caller that times the stream itself (bench:processes: stored, not acknowledged).
+  process.stdout.write('publishing\n');
   const started = performance.now();
   await Promise.all(
     streams.map((stream, index) =>
