@@ -8,6 +8,7 @@ import { provisionFleet } from '../../api/boxes/fleet.js';
 import { boxStatuses } from '../../api/boxes/status.js';
 import { rotateIssuer } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
+import type { Store } from '../../api/db/store.js';
 import { operatorParkings } from '../../api/operators/box-entries.js';
 import { lastResponseOf, type OperatorParking } from '../../api/operators/views.js';
 import { parkingView } from '../../api/parkings/view.js';
@@ -65,18 +66,20 @@ test('operatorParkings: the same number of statements for 1 box and for 101 (set
 });
 
 /** What operatorParkings gave before it read in sets: the per-box services, composed. */
-function perBox(db: Db): OperatorParking[] {
+async function perBox(db: Db, store: Store): Promise<OperatorParking[]> {
   const ids = db.prepare<[], { id: number }>('SELECT id FROM secured_parkings ORDER BY id').all();
-  return ids.map(({ id }) => {
+  const parkings: OperatorParking[] = [];
+  for (const { id } of ids) {
     const view = parkingView(db, id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
-    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({
+    const boxes = (await boxStatuses(store, { parkingId: id })).map((status) => ({
       ...status,
       mac_address: macs.get(status.module_id) ?? '',
       last_response: lastResponseOf(db, status.module_id),
     }));
-    return { ...view, boxes };
-  });
+    parkings.push({ ...view, boxes });
+  }
+  return parkings;
 }
 
 test('operatorParkings: every entry as the per-box services give it (availability, last response, pending control, empty parkings)', async (t) => {
@@ -111,7 +114,7 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
     { availability: 'offline', reason: 'gateway gw-1 offline', since: NOW, gatewayId: 'gw-1' },
     NOW,
   );
-  const expected = perBox(db);
+  const expected = await perBox(db, app.ctx.store);
   const boxes = expected.flatMap((parking) => parking.boxes);
   t.true(boxes.some((box) => box.pending_control_commands.length > 0));
   t.is(boxes.find((box) => box.module_id === sealed.exit.moduleId)?.last_response?.barrier, 'open');
