@@ -127,7 +127,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // first: each run is aborted and puts the box's issuer keys back while the
   // broker is still up.
   const conformanceRuns = new ConformanceRuns({
-    db: ctx.db,
     store: ctx.store,
     clock: ctx.clock,
     config,

@@ -55,7 +55,6 @@ export async function startMqtt(app: FastifyInstance, options: MqttOptions): Pro
   });
   app.decorate('mqtt', mqtt);
   const control = new ControlDispatcher({
-    db: ctx.db,
     store: ctx.store,
     clock: ctx.clock,
     send: (moduleId, frame, timeoutMs) => mqtt.sendCommand(moduleId, frame, {}, timeoutMs),

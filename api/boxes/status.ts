@@ -1,12 +1,9 @@
 // What each box last told the service in a verified response
 // (docs/protocol.md, Response frame), and its queued control commands.
-import { pendingControlOf, type PendingControl } from '../control/operations.js';
-import type { Db } from '../db/open.js';
+import { pendingControlOfBoxes, type PendingControl } from '../control/operations.js';
+import type { Store } from '../db/store.js';
 import { notFound } from '../domain-error.js';
-import { BoxRepository, type BoxRow } from '../repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository } from '../repositories/parkings.js';
-import { BoxAvailabilityStore } from './availability.js';
 import type { AvailabilityValue } from '../mqtt/box-availability.js';
 
 /** When a box was last seen, its battery, how far its clock is off, its sequences. */
@@ -40,45 +37,62 @@ export interface BoxFilter {
   parkingId?: number;
 }
 
-export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
-  const boxes = new BoxRepository(db);
-  const availabilities = new BoxAvailabilityStore(db);
-  let rows: BoxRow[];
-  if (filter.moduleId !== undefined) {
-    const box = boxes.findByModuleId(filter.moduleId);
-    if (!box) throw notFound(`no box with module id ${filter.moduleId}`);
-    rows = [box];
-  } else if (filter.parkingId !== undefined) {
-    if (!new ParkingRepository(db).findById(filter.parkingId))
-      throw notFound(`no secured parking with id ${filter.parkingId}`);
-    rows = boxes.listOfParking(filter.parkingId);
-  } else {
-    rows = boxes.listAll();
+/** The statuses of the boxes the filter names, in module id order: one
+ * query of the boxes with their availability, one of their pending commands. */
+export async function boxStatuses(store: Store, filter: BoxFilter): Promise<BoxStatus[]> {
+  const { kysely } = store;
+  let query = kysely
+    .selectFrom('boxes as b')
+    .leftJoin('box_availability as a', 'a.module_id', 'b.module_id')
+    .select([
+      'b.module_id',
+      'b.parking_id',
+      'b.direction',
+      'b.last_seen_at',
+      'b.battery_mv',
+      'b.box_time_drift_seconds',
+      'b.last_box_seq',
+      'b.last_control_seq',
+      'b.next_control_seq',
+      'a.availability',
+      'a.reason',
+      'a.since',
+      'a.gateway_id',
+    ])
+    .orderBy('b.module_id');
+  if (filter.moduleId !== undefined) query = query.where('b.module_id', '=', filter.moduleId);
+  else if (filter.parkingId !== undefined) {
+    // PARKINGS owns the parkings' repository: whether it exists is a small query of ours.
+    const parking = await kysely
+      .selectFrom('secured_parkings')
+      .select('id')
+      .where('id', '=', filter.parkingId)
+      .executeTakeFirst();
+    if (parking === undefined) throw notFound(`no secured parking with id ${filter.parkingId}`);
+    query = query.where('b.parking_id', '=', filter.parkingId);
   }
-  return rows.map((box) => {
-    const learned = boxes.learned(box.module_id);
-    const availability = availabilities.find(box.module_id);
-    return {
-      module_id: box.module_id,
-      parking_id: box.parking_id,
-      direction: box.direction,
-      last_seen_at:
-        learned?.last_seen_at === undefined || learned.last_seen_at === null
-          ? null
-          : new Date(learned.last_seen_at).toISOString(),
-      battery_mv: learned?.battery_mv ?? null,
-      box_time_drift_seconds: learned?.box_time_drift_seconds ?? null,
-      last_box_seq: learned?.last_box_seq ?? null,
-      last_control_seq: learned?.last_control_seq ?? null,
-      next_control_seq: learned?.next_control_seq ?? box.next_control_seq,
-      pending_control_commands: pendingControlOf(db, box.module_id),
-      availability: availability?.availability ?? 'unknown',
-      availability_reason: availability?.reason ?? null,
-      availability_since:
-        availability?.since === undefined || availability.since === null
-          ? null
-          : new Date(availability.since).toISOString(),
-      gateway_id: availability?.gateway_id ?? null,
-    };
-  });
+  const rows = await query.execute();
+  if (filter.moduleId !== undefined && rows.length === 0) throw notFound(`no box with module id ${filter.moduleId}`);
+  const pending = await pendingControlOfBoxes(
+    store,
+    rows.map((row) => row.module_id),
+  );
+  return rows.map((box) => ({
+    module_id: box.module_id,
+    parking_id: box.parking_id,
+    direction: box.direction,
+    last_seen_at: isoOrNull(box.last_seen_at),
+    battery_mv: box.battery_mv,
+    box_time_drift_seconds: box.box_time_drift_seconds,
+    last_box_seq: box.last_box_seq,
+    last_control_seq: box.last_control_seq,
+    next_control_seq: box.next_control_seq,
+    pending_control_commands: pending.get(box.module_id) ?? [],
+    availability: box.availability ?? 'unknown',
+    availability_reason: box.reason,
+    availability_since: isoOrNull(box.since),
+    gateway_id: box.gateway_id,
+  }));
 }
+
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -18,8 +18,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import type { ApiConfig } from '../config.js';
-import { ControlSequencesSqlite } from '../control/sequence.js';
-import type { Db } from '../db/open.js';
+import { ControlSequences } from '../control/sequence.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound, refused } from '../domain-error.js';
 import type { MqttService } from '../mqtt/mqtt-service.js';
@@ -49,8 +48,7 @@ export interface RunOptions {
 export type RunBroker = Pick<MqttService, 'url' | 'availabilityOf'>;
 
 export interface ConformanceRunsDeps {
-  db: Db;
-  /** The store, for the runs' MQTT operator account (suite-login.ts). */
+  /** The store: the box under test, its control sequences, the runs' MQTT operator account (suite-login.ts). */
   store: Store;
   clock: Clock;
   config: Pick<ApiConfig, 'mqttUrl' | 'mqttUsername' | 'mqttPassword' | 'mqttTopicPrefix'>;
@@ -85,6 +83,7 @@ export class ConformanceRuns {
   /** Run ids by box, oldest first. */
   readonly #byBox = new Map<number, string[]>();
   readonly #running = new Map<number, Promise<void>>();
+  readonly #starting = new Set<number>();
   readonly #logins: SuiteLogins;
 
   constructor(private readonly deps: ConformanceRunsDeps) {
@@ -93,22 +92,34 @@ export class ConformanceRuns {
 
   /** Starts a run against the box; refuses (DomainError) an unknown box, a box
    * under a run already, and a box its broker says is offline. */
-  start(moduleId: number, options: RunOptions, broker: RunBroker): ConformanceRunView {
-    const { db, clock } = this.deps;
+  async start(moduleId: number, options: RunOptions, broker: RunBroker): Promise<ConformanceRunView> {
     const current = this.#byBox.get(moduleId)?.find((id) => this.#runs.get(id)?.state === 'running');
     if (current !== undefined) throw conflict(`box ${moduleId} is under conformance run ${current}: one at a time`);
-    const box = boxUnderTestOf(db, moduleId);
+    // Its reads and reservation are awaited: a second start meanwhile is refused as the run's.
+    if (this.#starting.has(moduleId)) throw conflict(`box ${moduleId} is starting a conformance run: one at a time`);
+    this.#starting.add(moduleId);
+    try {
+      return await this.#start(moduleId, options, broker);
+    } finally {
+      this.#starting.delete(moduleId);
+    }
+  }
+
+  async #start(moduleId: number, options: RunOptions, broker: RunBroker): Promise<ConformanceRunView> {
+    const { store, clock } = this.deps;
+    const box = await boxUnderTestOf(store, moduleId);
     const availability = broker.availabilityOf(moduleId);
     if (availability.availability === 'offline')
       throw refused(`box ${moduleId} is offline (${availability.reason ?? 'no reason given'}): no case could pass`);
     if (options.protocol === 1 && box.parkingKey === null)
       throw refused(`protocol 1 needs a box holding K_park: box ${moduleId} is of a signed parking`);
+    const firstControlSeq = await reserveControlSequences(store, moduleId);
     const run: Run = {
       id: randomBytes(9).toString('base64url'),
       moduleId,
       options,
       startedMs: clock.now(),
-      firstControlSeq: reserveControlSequences(db, moduleId),
+      firstControlSeq,
       results: [],
       abort: new AbortController(),
       state: 'running',
@@ -145,7 +156,7 @@ export class ConformanceRuns {
   }
 
   async #execute(run: Run, box: BoxUnderTest, brokerUrl: string): Promise<void> {
-    const { clock, config, db } = this.deps;
+    const { clock, config, store } = this.deps;
     let target: MqttBoxTarget | undefined;
     try {
       const login = await this.#logins.loginFor(brokerUrl);
@@ -183,7 +194,7 @@ export class ConformanceRuns {
         signal: run.abort.signal,
       });
       // The sequences it reserved cover the run; past them if it took more.
-      new ControlSequencesSqlite(db).skipTo(run.moduleId, report.summary.control_seq.next);
+      await new ControlSequences(store).skipTo(run.moduleId, report.summary.control_seq.next);
       run.report = report;
       if (report.interrupted === true) {
         run.state = 'error';

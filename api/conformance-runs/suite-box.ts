@@ -3,13 +3,12 @@
 // same keys by the same rule (lib/provisioning-file.ts `provisioningFile`,
 // what `admin box provision` would write now), so a run from the API and a
 // run of `parkbench conformance --box <that file>` test the same box.
+import { sql } from 'kysely';
 import { boxUnderTest, type BoxUnderTest } from '../../conformance/box-under-test.js';
 import { parseProvisioning, provisioningFile } from '../../lib/provisioning-file.js';
-import { ControlSequencesSqlite, MAX_CONTROL_SEQ } from '../control/sequence.js';
-import type { Db } from '../db/open.js';
+import { MAX_CONTROL_SEQ } from '../control/sequence.js';
+import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
-import { BoxRepository } from '../repositories/boxes.js';
-import { ParkingRepository } from '../repositories/parkings.js';
 
 /** Control sequences a run keeps for itself: a run uses 20 to 25, the
  * revocation-capacity search (a box that holds more than 64 entries) up to
@@ -22,10 +21,26 @@ export const RUN_CONTROL_SEQUENCES = 4_096;
  * else the current one; previous by the same rule as the file): a rotation
  * under way is completed by the put-back rather than undone.
  */
-export function boxUnderTestOf(db: Db, moduleId: number): BoxUnderTest {
-  const box = new BoxRepository(db).findByModuleId(moduleId);
+export async function boxUnderTestOf(store: Store, moduleId: number): Promise<BoxUnderTest> {
+  // PARKINGS owns the boxes' and parkings' repositories: the two rows are small queries of ours.
+  const box = await store.kysely
+    .selectFrom('boxes')
+    .select(['module_id', 'parking_id', 'direction', 'mac_address', 'box_key', 'skew_seconds', 'min_battery_mv'])
+    .where('module_id', '=', moduleId)
+    .executeTakeFirst();
   if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const parking = new ParkingRepository(db).findById(box.parking_id);
+  const parking = await store.kysely
+    .selectFrom('secured_parkings')
+    .select([
+      'access_mode',
+      'parking_key',
+      'parking_key_next',
+      'issuer_public_key',
+      'issuer_previous_public_key',
+      'issuer_next_public_key',
+    ])
+    .where('id', '=', box.parking_id)
+    .executeTakeFirst();
   if (!parking) throw notFound(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
   // No MQTT login: the suite reaches the box through the API's broker with its own.
   const file = provisioningFile(box, parking, { url: '', username: '', password: '' });
@@ -34,16 +49,30 @@ export function boxUnderTestOf(db: Db, moduleId: number): BoxUnderTest {
 
 /**
  * The run's first control sequence, with the RUN_CONTROL_SEQUENCES after it
- * taken from the box's counter in one write each (control/sequence.ts), so
- * the control dispatcher and the operator's commands never send one of the
- * run's while it lasts: the box would answer theirs or the run's REPLAY.
+ * taken from the box's counter in ONE write (UPDATE ... RETURNING, as
+ * control/sequence.ts's `next`), so the control dispatcher and the
+ * operator's commands (any process) never send one of the run's while it
+ * lasts: the box would answer theirs or the run's REPLAY. (Taken as a `next`
+ * then a skip, a dispatcher's `next` between the two got the run's second.)
  */
-export function reserveControlSequences(db: Db, moduleId: number): number {
-  const sequences = new ControlSequencesSqlite(db);
-  const first = sequences.next(moduleId);
-  if (first === undefined) throw refused(`box ${moduleId} has used every control sequence`);
-  if (first + RUN_CONTROL_SEQUENCES > MAX_CONTROL_SEQ)
-    throw refused(`box ${moduleId} has too few control sequences left for a conformance run`);
-  sequences.skipTo(moduleId, first + RUN_CONTROL_SEQUENCES);
-  return first;
+// The box's next sequence moves from `first` to `first + RUN_CONTROL_SEQUENCES`;
+// `first + RUN_CONTROL_SEQUENCES` must stay a sequence (≤ MAX_CONTROL_SEQ).
+export async function reserveControlSequences(store: Store, moduleId: number): Promise<number> {
+  const taken = RUN_CONTROL_SEQUENCES;
+  const row = await store.kysely
+    .updateTable('boxes')
+    .set((eb) => ({ next_control_seq: eb('next_control_seq', '+', taken) }))
+    .where('module_id', '=', moduleId)
+    .where('next_control_seq', '<=', MAX_CONTROL_SEQ - taken)
+    .returning(sql<number>`next_control_seq - ${sql.lit(taken)}`.as('first'))
+    .executeTakeFirst();
+  if (row !== undefined) return row.first;
+  const box = await store.kysely
+    .selectFrom('boxes')
+    .select('next_control_seq')
+    .where('module_id', '=', moduleId)
+    .executeTakeFirst();
+  if (box === undefined) throw notFound(`no box with module id ${moduleId}`);
+  if (box.next_control_seq > MAX_CONTROL_SEQ) throw refused(`box ${moduleId} has used every control sequence`);
+  throw refused(`box ${moduleId} has too few control sequences left for a conformance run`);
 }

@@ -2,7 +2,8 @@
 // in the transaction that marks the last one done, or at once for an
 // operation on a parking without boxes).
 import type { Db } from '../db/open.js';
-import { IssuerKeyTransitions } from './issuer-keys.js';
+import type { Executor } from '../db/store.js';
+import { IssuerKeyTransitions, IssuerKeyTransitionsSqlite } from './issuer-keys.js';
 import { ControlCommandsSqlite, type ControlBody, type ControlPurpose } from './repository.js';
 
 // SQLite only until the ingestion core moves to the store (issue 18)
@@ -13,24 +14,41 @@ export function completeOperation(db: Db, operation: string): void {
   if (first === undefined) return;
   const body = JSON.parse(first.body) as ControlBody;
   // A REVOKE has nothing more to do: the key was refused in the service at once.
-  if ('issuer_key' in body) applyIssuerStep(db, first.purpose, first.parking_id, body.issuer_key);
+  if ('issuer_key' in body)
+    issuerStep(new IssuerKeyTransitionsSqlite(db), first.purpose, first.parking_id, body.issuer_key);
 }
 
 /** The parking's side of a SET_ISSUER step every box has taken (or that no
- * box needs: a parking without boxes). */
-export function applyIssuerStep(db: Db, purpose: ControlPurpose, parkingId: number, issuerKeyHex: string): void {
-  const keys = new IssuerKeyTransitions(db);
+ * box needs: a parking without boxes), in the caller's transaction. */
+export async function applyIssuerStep(
+  on: Executor,
+  purpose: ControlPurpose,
+  parkingId: number,
+  issuerKeyHex: string,
+): Promise<void> {
+  await issuerStep(new IssuerKeyTransitions(on), purpose, parkingId, issuerKeyHex);
+}
+
+interface Transitions<R> {
+  switchToSigned(parkingId: number, key: string): R;
+  rotate(parkingId: number, key: string): R;
+  forgetPrevious(parkingId: number, key: string): R;
+}
+
+function issuerStep<R>(
+  keys: Transitions<R>,
+  purpose: ControlPurpose,
+  parkingId: number,
+  issuerKeyHex: string,
+): R | undefined {
   switch (purpose) {
     case 'set_access':
-      keys.switchToSigned(parkingId, issuerKeyHex);
-      return;
+      return keys.switchToSigned(parkingId, issuerKeyHex);
     case 'rotate_install':
-      keys.rotate(parkingId, issuerKeyHex);
-      return;
+      return keys.rotate(parkingId, issuerKeyHex);
     case 'rotate_drop':
-      keys.forgetPrevious(parkingId, issuerKeyHex);
-      return;
+      return keys.forgetPrevious(parkingId, issuerKeyHex);
     case 'revoke':
-      return;
+      return undefined;
   }
 }

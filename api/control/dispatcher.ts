@@ -22,7 +22,6 @@ import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
 import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
-import type { Db } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import type { EventPublisher } from '../events/types.js';
 import type { CommandOutcome } from '../mqtt/mqtt-service.js';
@@ -35,11 +34,7 @@ import { messageOf } from '../../lib/message-of.js';
 export type SendCommand = (moduleId: number, frame: Buffer, timeoutMs: number) => Promise<CommandOutcome>;
 
 export interface ControlDispatcherOptions {
-  /** SQLite's connection, for the rotation's drops (scheduleDueDrops), still
-   * synchronous on it (issue 18); without it (a dispatcher on PostgreSQL,
-   * for now) the poll queues no drop. */
-  readonly db?: Db;
-  /** The control queue and the boxes' control sequences. */
+  /** The control queue, the boxes' control sequences and the rotations' drops (scheduleDueDrops). */
   readonly store: Store;
   readonly clock: Clock;
   readonly send: SendCommand;
@@ -109,8 +104,7 @@ export class ControlDispatcher {
     if (this.#timer !== undefined) this.options.clock.clearTimeout(this.#timer);
     this.#timer = this.options.clock.setTimeout(() => void this.tick(), this.options.pollMs);
     try {
-      const { db } = this.options;
-      for (const operation of db === undefined ? [] : scheduleDueDrops(db, this.options.clock.now()))
+      for (const operation of await scheduleDueDrops(this.options.store, this.options.clock.now()))
         this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
       for (const head of await this.#commands.pendingHeads()) this.#consider(head, false);
     } catch (error) {

@@ -1,27 +1,92 @@
 // The transitions of a parking's issuer keys (migration 8's columns) that
 // control commands drive. Each is conditional on the key it expects, so a
 // transition that already happened (--force, another process) is a no-op.
+//
+// IssuerKeyTransitions runs on an Executor (the operation's transaction, on
+// either engine); IssuerKeyTransitionsSqlite is the synchronous twin for the
+// settle by a box's verified answer (completion.ts's completeOperation).
+import { sql } from 'kysely';
 import type { Db } from '../db/open.js';
+import { changed, type Executor } from '../db/store.js';
 
 export class IssuerKeyTransitions {
-  private readonly setNext;
+  constructor(private readonly on: Executor) {}
+
+  /** Stores a pair being installed; false when one already is. */
+  async installNext(parkingId: number, privateKeyHex: string, publicKeyHex: string): Promise<boolean> {
+    const result = await this.on
+      .updateTable('secured_parkings')
+      .set({ issuer_next_private_key: privateKeyHex, issuer_next_public_key: publicKeyHex })
+      .where('id', '=', parkingId)
+      .where('issuer_next_public_key', 'is', null)
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+
+  /** A sealed parking starts signing with its next pair (K_park stays: keys
+   * sealed before still open until they expire). */
+  async switchToSigned(parkingId: number, nextPublicKeyHex: string): Promise<boolean> {
+    const result = await this.on
+      .updateTable('secured_parkings')
+      .set({
+        access_mode: 'signed',
+        issuer_private_key: sql.ref('issuer_next_private_key'),
+        issuer_public_key: sql.ref('issuer_next_public_key'),
+        issuer_next_private_key: null,
+        issuer_next_public_key: null,
+      })
+      .where('id', '=', parkingId)
+      .where('issuer_next_public_key', '=', nextPublicKeyHex)
+      .where('access_mode', '=', 'sealed')
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+
+  /** Rotation, step 2 (docs/protocol.md, Security notes): a signed parking
+   * signs with its next pair; the current one becomes previous. */
+  async rotate(parkingId: number, nextPublicKeyHex: string): Promise<boolean> {
+    const result = await this.on
+      .updateTable('secured_parkings')
+      .set({
+        issuer_previous_public_key: sql.ref('issuer_public_key'),
+        issuer_private_key: sql.ref('issuer_next_private_key'),
+        issuer_public_key: sql.ref('issuer_next_public_key'),
+        issuer_next_private_key: null,
+        issuer_next_public_key: null,
+      })
+      .where('id', '=', parkingId)
+      .where('issuer_next_public_key', '=', nextPublicKeyHex)
+      .where('access_mode', '=', 'signed')
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+
+  /** The boxes dropped the previous key: forget it (while `currentPublicKeyHex` is current). */
+  async forgetPrevious(parkingId: number, currentPublicKeyHex: string): Promise<boolean> {
+    const result = await this.on
+      .updateTable('secured_parkings')
+      .set({ issuer_previous_public_key: null })
+      .where('id', '=', parkingId)
+      .where('issuer_public_key', '=', currentPublicKeyHex)
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+}
+
+// SQLite only until the ingestion core moves to the store (issue 18): the
+// settle of an operation's last delivery runs in the box-log ingestion's
+// synchronous group commit (completion.ts's completeOperation).
+export class IssuerKeyTransitionsSqlite {
   private readonly activateNext;
   private readonly rotateToNext;
   private readonly dropPrevious;
 
   constructor(db: Db) {
-    this.setNext = db.prepare<[string, string, number]>(
-      'UPDATE secured_parkings SET issuer_next_private_key = ?, issuer_next_public_key = ? WHERE id = ? AND issuer_next_public_key IS NULL',
-    );
-    // sealed -> signed: the pair on the boxes now signs; K_park stays, so keys
-    // sealed before still open until they expire.
     this.activateNext = db.prepare<[number, string]>(
       `UPDATE secured_parkings SET access_mode = 'signed', issuer_private_key = issuer_next_private_key, issuer_public_key = issuer_next_public_key,
          issuer_next_private_key = NULL, issuer_next_public_key = NULL
        WHERE id = ? AND issuer_next_public_key = ? AND access_mode = 'sealed'`,
     );
-    // Rotation, step 2 (docs/protocol.md, Security notes): sign with the new
-    // key; the boxes keep the old one as issuer_key_previous.
     this.rotateToNext = db.prepare<[number, string]>(
       `UPDATE secured_parkings SET issuer_previous_public_key = issuer_public_key, issuer_private_key = issuer_next_private_key,
          issuer_public_key = issuer_next_public_key, issuer_next_private_key = NULL, issuer_next_public_key = NULL
@@ -32,22 +97,17 @@ export class IssuerKeyTransitions {
     );
   }
 
-  /** Stores a pair being installed; false when one already is. */
-  installNext(parkingId: number, privateKeyHex: string, publicKeyHex: string): boolean {
-    return this.setNext.run(privateKeyHex, publicKeyHex, parkingId).changes === 1;
-  }
-
-  /** A sealed parking starts signing with its next pair. */
+  /** As IssuerKeyTransitions.switchToSigned. */
   switchToSigned(parkingId: number, nextPublicKeyHex: string): boolean {
     return this.activateNext.run(parkingId, nextPublicKeyHex).changes === 1;
   }
 
-  /** A signed parking signs with its next pair; the current one becomes previous. */
+  /** As IssuerKeyTransitions.rotate. */
   rotate(parkingId: number, nextPublicKeyHex: string): boolean {
     return this.rotateToNext.run(parkingId, nextPublicKeyHex).changes === 1;
   }
 
-  /** The boxes dropped the previous key: forget it (while `currentPublicKeyHex` is current). */
+  /** As IssuerKeyTransitions.forgetPrevious. */
   forgetPrevious(parkingId: number, currentPublicKeyHex: string): boolean {
     return this.dropPrevious.run(parkingId, currentPublicKeyHex).changes === 1;
   }

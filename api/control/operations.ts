@@ -5,31 +5,23 @@
 // which the API's dispatcher delivers. Any process may run them (the admin
 // CLI does): all of it is in the database.
 //
-// Each operation's transaction stays synchronous on SQLite's connection
-// (ControlCommandsSqlite) while the smart keys, parkings and boxes it
-// changes with its commands are not on the store (issue 18); the reports
-// read the queue through the store.
+// Each operation is one transaction on the store (BEGIN IMMEDIATE on
+// SQLite; on PostgreSQL the parking's row is locked FOR UPDATE, or the smart
+// key's revocation is one conditional UPDATE), so two processes running the
+// same operation at once queue its commands once.
+import { sql } from 'kysely';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { sleep, type Clock } from '../../lib/clock.js';
-import type { Db } from '../db/open.js';
-import type { Store } from '../db/store.js';
+import { changed, type Executor, type Store } from '../db/store.js';
 import { DomainError } from '../domain-error.js';
-import { BoxRepository, DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
-import { ParkingRepository, type AccessMode, type ParkingRow } from '../repositories/parkings.js';
-import { SmartKeyRepository } from '../repositories/smart-keys.js';
+import { DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
+import type { AccessMode } from '../repositories/parkings.js';
 import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
-import {
-  ControlCommandRepository,
-  ControlCommandsSqlite,
-  type ControlCommandRow,
-  type ControlState,
-} from './repository.js';
+import { ControlCommandRepository, type ControlCommandRow, type ControlState } from './repository.js';
 
-/** What an operation runs on: SQLite's connection for its synchronous
- * transaction, the store for its report (the API's context has both). */
+/** What an operation runs on (the API's context has it; the CLI makes one). */
 export interface ControlDeps {
-  readonly db: Db;
   readonly store: Store;
 }
 
@@ -52,8 +44,34 @@ export interface AccessState {
   switching: boolean;
 }
 
-export function accessStateOf(db: Db, parkingId: number): AccessState | undefined {
-  const parking = new ParkingRepository(db).findById(parkingId);
+/** The access columns of a parking, read in an operation's transaction
+ * (PARKINGS owns the parkings' repository: a small query of ours). */
+interface ParkingAccess {
+  id: number;
+  access_mode: AccessMode;
+  issuer_public_key: string | null;
+  issuer_previous_public_key: string | null;
+  issuer_next_public_key: string | null;
+}
+
+/** The parking's access columns; `lock` takes its row lock on PostgreSQL
+ * (FOR UPDATE: a second operation on it waits for the first to commit, then
+ * reads what it wrote). SQLite's write transaction holds the file already. */
+async function parkingAccessOf(
+  on: Executor,
+  dialect: Store['dialect'],
+  parkingId: number,
+  lock = false,
+): Promise<ParkingAccess | undefined> {
+  const query = on
+    .selectFrom('secured_parkings')
+    .select(['id', 'access_mode', 'issuer_public_key', 'issuer_previous_public_key', 'issuer_next_public_key'])
+    .where('id', '=', parkingId);
+  return (lock && dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+}
+
+export async function accessStateOf(store: Store, parkingId: number): Promise<AccessState | undefined> {
+  const parking = await parkingAccessOf(store.kysely, store.dialect, parkingId);
   if (parking === undefined) return undefined;
   return {
     access_mode: parking.access_mode,
@@ -127,27 +145,47 @@ export interface RevokeResult extends OperationReport {
  * box logs' effects), and a REVOKE (key_id, until = its not_after) queued
  * for every box of its module list. A key past its not_after + skew gets no
  * REVOKE: boxes refuse it already. Run again, it changes nothing and reports.
+ * Of two revocations at once (any processes), the conditional UPDATE lets
+ * one through: the other waits on the row (PostgreSQL) or the file (SQLite)
+ * and finds it revoked.
  */
 export async function revokeSmartKey(
-  { db, store }: ControlDeps,
+  { store }: ControlDeps,
   keyId: number,
   nowMs: number,
   requestedBy: string,
 ): Promise<RevokeResult> {
-  const keys = new SmartKeyRepository(db);
-  const boxes = new BoxRepository(db);
-  const commands = new ControlCommandsSqlite(db);
+  const commands = new ControlCommandRepository(store);
   const operation = `revoke:${keyId}`;
-  const newly = commands.transaction(() => {
-    const key = keys.findById(keyId);
+  const newly = await store.kysely.transaction().execute(async (trx) => {
+    const key = await trx
+      .selectFrom('smart_keys')
+      .select(['parking_id', 'module_ids', 'end_time'])
+      .where('id', '=', keyId)
+      .executeTakeFirst();
     if (key === undefined) throw new ControlRefusal(`no smart key with id ${keyId}`);
-    if (!keys.revoke(keyId, nowMs)) return false;
+    const revoked = await trx
+      .updateTable('smart_keys')
+      .set({ revoked_at: nowMs })
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (changed(revoked) !== 1) return false;
     const until = Math.floor(key.end_time / 1000);
-    for (const moduleId of JSON.parse(key.module_ids) as number[]) {
-      const box = boxes.findByModuleId(moduleId);
+    const moduleIds = JSON.parse(key.module_ids) as number[];
+    const boxes =
+      moduleIds.length === 0
+        ? []
+        : await trx
+            .selectFrom('boxes')
+            .select(['module_id', 'parking_id', 'skew_seconds'])
+            .where('module_id', 'in', moduleIds)
+            .execute();
+    for (const moduleId of moduleIds) {
+      const box = boxes.find((row) => row.module_id === moduleId);
       if (box?.parking_id !== key.parking_id) continue;
       if (key.end_time + box.skew_seconds * 1000 < nowMs) continue; // the box refuses it as EXPIRED already
-      commands.insert(
+      await commands.insert(
         {
           moduleId,
           kind: 'REVOKE',
@@ -159,14 +197,19 @@ export async function revokeSmartKey(
           requestedBy,
         },
         nowMs,
+        trx,
       );
     }
     return true;
   });
-  const revokedAt = keys.findById(keyId)?.revoked_at ?? nowMs;
+  const row = await store.kysely
+    .selectFrom('smart_keys')
+    .select('revoked_at')
+    .where('id', '=', keyId)
+    .executeTakeFirst();
   return {
     smart_key_id: keyId,
-    revoked_at: revokedAt,
+    revoked_at: row?.revoked_at ?? nowMs,
     newly_revoked: newly,
     ...(await operationReport(store, operation)),
   };
@@ -180,14 +223,19 @@ export interface AccessResult extends OperationReport {
 
 const fingerprint = (publicKeyHex: string): string => publicKeyHex.slice(0, 16);
 
-function parkingOrRefuse(db: Db, parkingId: number): ParkingRow {
-  const parking = new ParkingRepository(db).findById(parkingId);
+async function parkingOrRefuse(
+  on: Executor,
+  dialect: Store['dialect'],
+  parkingId: number,
+  lock = false,
+): Promise<ParkingAccess> {
+  const parking = await parkingAccessOf(on, dialect, parkingId, lock);
   if (parking === undefined) throw new ControlRefusal(`no secured parking with id ${parkingId}`);
   return parking;
 }
 
-async function accessResult({ db, store }: ControlDeps, parkingId: number, operation: string): Promise<AccessResult> {
-  const parking = parkingOrRefuse(db, parkingId);
+async function accessResult(store: Store, parkingId: number, operation: string): Promise<AccessResult> {
+  const parking = await parkingOrRefuse(store.kysely, store.dialect, parkingId);
   return {
     parking_id: parkingId,
     access_mode: parking.access_mode,
@@ -196,55 +244,63 @@ async function accessResult({ db, store }: ControlDeps, parkingId: number, opera
   };
 }
 
-/** Queues SET_ISSUER(issuerKey, previous) to every box of the parking; on a
- * parking without boxes, the step is taken at once (no box to wait for). */
-function queueSetIssuer(
-  db: Db,
-  parking: ParkingRow,
+/** Queues SET_ISSUER(issuerKey, previous) to every box of the parking, in
+ * the operation's transaction; on a parking without boxes, the step is taken
+ * at once (no box to wait for). */
+async function queueSetIssuer(
+  store: Store,
+  on: Executor,
+  parkingId: number,
   purpose: 'set_access' | 'rotate_install' | 'rotate_drop',
   operation: string,
   issuerKey: string,
   previous: string | null,
   nowMs: number,
   requestedBy: string,
-): void {
-  const commands = new ControlCommandsSqlite(db);
-  const boxes = new BoxRepository(db).listOfParking(parking.id);
+): Promise<void> {
+  const commands = new ControlCommandRepository(store);
+  const boxes = await on
+    .selectFrom('boxes')
+    .select('module_id')
+    .where('parking_id', '=', parkingId)
+    .orderBy('module_id')
+    .execute();
   for (const box of boxes) {
-    commands.insert(
+    await commands.insert(
       {
         moduleId: box.module_id,
         kind: 'SET_ISSUER',
         body: { issuer_key: issuerKey, issuer_key_previous: previous },
         operation,
         purpose,
-        parkingId: parking.id,
+        parkingId,
         requestedBy,
       },
       nowMs,
+      on,
     );
   }
-  if (boxes.length === 0) applyIssuerStep(db, purpose, parking.id, issuerKey);
+  if (boxes.length === 0) await applyIssuerStep(on, purpose, parkingId, issuerKey);
 }
 
 /**
  * sealed -> signed: a next issuer pair, SET_ISSUER(next, none) to every box;
  * issuance switches once every box answered OK (in the transaction that
  * marks the last one done), or at once with `force`. While one is under way,
- * `force` switches it now; without, it is refused.
+ * `force` switches it now; without, it is refused. Two at once (any
+ * processes): the second reads the parking after the first committed and is
+ * refused (or, with `force`, switches the first's key).
  */
 export async function setAccessSigned(
-  deps: ControlDeps,
+  { store }: ControlDeps,
   parkingId: number,
   options: { force: boolean },
   nowMs: number,
   requestedBy: string,
 ): Promise<AccessResult> {
-  const { db } = deps;
-  const commands = new ControlCommandsSqlite(db);
-  const transitions = new IssuerKeyTransitions(db);
-  const operation = commands.transaction(() => {
-    const parking = parkingOrRefuse(db, parkingId);
+  const operation = await store.kysely.transaction().execute(async (trx) => {
+    const transitions = new IssuerKeyTransitions(trx);
+    const parking = await parkingOrRefuse(trx, store.dialect, parkingId, true);
     if (parking.access_mode === 'signed') throw new ControlRefusal(`parking ${parkingId} is already signed`);
     const next = parking.issuer_next_public_key;
     if (next !== null) {
@@ -252,23 +308,23 @@ export async function setAccessSigned(
         throw new ControlRefusal(
           `parking ${parkingId} is already moving to signed (its boxes are getting the key); --force switches now`,
         );
-      transitions.switchToSigned(parkingId, next);
+      await transitions.switchToSigned(parkingId, next);
       return `set_access:${parkingId}:${fingerprint(next)}`;
     }
     const pair = generateIssuerKeyPair();
     const publicHex = pair.publicKey.toString('hex');
-    transitions.installNext(parkingId, pair.privateKey.toString('hex'), publicHex);
+    await transitions.installNext(parkingId, pair.privateKey.toString('hex'), publicHex);
     const started = `set_access:${parkingId}:${fingerprint(publicHex)}`;
-    queueSetIssuer(db, parking, 'set_access', started, publicHex, null, nowMs, requestedBy);
-    if (options.force) transitions.switchToSigned(parkingId, publicHex);
+    await queueSetIssuer(store, trx, parkingId, 'set_access', started, publicHex, null, nowMs, requestedBy);
+    if (options.force) await transitions.switchToSigned(parkingId, publicHex);
     return started;
   });
-  return accessResult(deps, parkingId, operation);
+  return accessResult(store, parkingId, operation);
 }
 
 /** signed -> sealed is refused: its boxes would need K_park again. */
-export function refuseSetAccessSealed(db: Db, parkingId: number): never {
-  const parking = parkingOrRefuse(db, parkingId);
+export async function refuseSetAccessSealed(store: Store, parkingId: number): Promise<never> {
+  const parking = await parkingOrRefuse(store.kysely, store.dialect, parkingId);
   if (parking.access_mode === 'sealed') throw new ControlRefusal(`parking ${parkingId} is already sealed`);
   throw new ControlRefusal(
     `parking ${parkingId} is signed: going back to sealed would put K_park on its boxes again, which parkbench does not do`,
@@ -279,18 +335,18 @@ export function refuseSetAccessSealed(db: Db, parkingId: number): never {
  * Issuer rotation (docs/protocol.md, Security notes): SET_ISSUER(new,
  * current) to every box; once all answered OK the service signs with the
  * new key (current -> previous). The final SET_ISSUER(new, none) is queued
- * by scheduleDueDrops once no key signed by the previous one is valid.
+ * by scheduleDueDrops once no key signed by the previous one is valid. Of
+ * two rotations at once (any processes), the second is refused as one under
+ * way.
  */
 export async function rotateIssuer(
-  deps: ControlDeps,
+  { store }: ControlDeps,
   parkingId: number,
   nowMs: number,
   requestedBy: string,
 ): Promise<AccessResult> {
-  const { db } = deps;
-  const commands = new ControlCommandsSqlite(db);
-  const operation = commands.transaction(() => {
-    const parking = parkingOrRefuse(db, parkingId);
+  const operation = await store.kysely.transaction().execute(async (trx) => {
+    const parking = await parkingOrRefuse(trx, store.dialect, parkingId, true);
     if (parking.access_mode === 'sealed' || parking.issuer_public_key === null) {
       if (parking.issuer_next_public_key !== null)
         throw new ControlRefusal(`parking ${parkingId} is still moving to signed; rotate once it is signed`);
@@ -307,49 +363,78 @@ export async function rotateIssuer(
     }
     const pair = generateIssuerKeyPair();
     const publicHex = pair.publicKey.toString('hex');
-    new IssuerKeyTransitions(db).installNext(parkingId, pair.privateKey.toString('hex'), publicHex);
+    await new IssuerKeyTransitions(trx).installNext(parkingId, pair.privateKey.toString('hex'), publicHex);
     const started = `rotate_install:${parkingId}:${fingerprint(publicHex)}`;
-    queueSetIssuer(db, parking, 'rotate_install', started, publicHex, parking.issuer_public_key, nowMs, requestedBy);
+    await queueSetIssuer(
+      store,
+      trx,
+      parkingId,
+      'rotate_install',
+      started,
+      publicHex,
+      parking.issuer_public_key,
+      nowMs,
+      requestedBy,
+    );
     return started;
   });
-  return accessResult(deps, parkingId, operation);
+  return accessResult(store, parkingId, operation);
 }
 
 /**
  * The last step of every rotation: SET_ISSUER(current, none) to the boxes of
  * a parking that still has a previous key, once no smart key it signed is
  * valid (end_time + the largest skew of its boxes is past). Idempotent
- * (one operation per current key, whichever process queues it first).
- * Returns the operations queued.
+ * (one operation per current key, whichever process queues it first: the
+ * check and the queueing are one transaction, under the parking's row lock
+ * on PostgreSQL). Returns the operations queued.
  */
-// SQLite only until the parkings, boxes and smart keys it reads move to the store (issue 18)
-export function scheduleDueDrops(db: Db, nowMs: number): string[] {
-  const parkings = db
-    .prepare<[], ParkingRow>(
-      'SELECT * FROM secured_parkings WHERE issuer_previous_public_key IS NOT NULL AND issuer_next_public_key IS NULL AND issuer_public_key IS NOT NULL',
-    )
-    .all();
+export async function scheduleDueDrops(store: Store, nowMs: number): Promise<string[]> {
+  const { kysely } = store;
+  const parkings = await kysely
+    .selectFrom('secured_parkings')
+    .select(['id', 'issuer_public_key', 'issuer_previous_public_key'])
+    .where('issuer_previous_public_key', 'is not', null)
+    .where('issuer_next_public_key', 'is', null)
+    .where('issuer_public_key', 'is not', null)
+    .execute();
   if (parkings.length === 0) return [];
-  const commands = new ControlCommandsSqlite(db);
-  const skewOf = db.prepare<[number], { skew: number | null }>(
-    'SELECT max(skew_seconds) AS skew FROM boxes WHERE parking_id = ?',
-  );
-  const stillValid = db.prepare<[number, string, number], { one: number }>(
-    'SELECT 1 AS one FROM smart_keys WHERE parking_id = ? AND lower(signed_by) = lower(?) AND end_time >= ? LIMIT 1',
-  );
+  const commands = new ControlCommandRepository(store);
   const queued: string[] = [];
   for (const parking of parkings) {
     const current = parking.issuer_public_key ?? '';
     const previous = parking.issuer_previous_public_key ?? '';
     const operation = `rotate_drop:${parking.id}:${fingerprint(current)}`;
-    if (commands.hasOperation(operation)) continue;
-    const skewMs = (skewOf.get(parking.id)?.skew ?? DEFAULT_SKEW_SECONDS) * 1000;
-    if (stillValid.get(parking.id, previous, nowMs - skewMs) !== undefined) continue;
-    commands.transaction(() => {
-      if (commands.hasOperation(operation)) return;
-      queueSetIssuer(
-        db,
-        parking,
+    if (await commands.hasOperation(operation)) continue;
+    const skew = await kysely
+      .selectFrom('boxes')
+      .select((eb) => eb.fn.max('skew_seconds').as('skew'))
+      .where('parking_id', '=', parking.id)
+      .executeTakeFirst();
+    const skewMs = (skew?.skew ?? DEFAULT_SKEW_SECONDS) * 1000;
+    const stillValid = await kysely
+      .selectFrom('smart_keys')
+      .select(sql<number>`1`.as('one'))
+      .where('parking_id', '=', parking.id)
+      .where(sql<string>`lower(signed_by)`, '=', previous.toLowerCase())
+      .where('end_time', '>=', nowMs - skewMs)
+      .limit(1)
+      .executeTakeFirst();
+    if (stillValid !== undefined) continue;
+    const queuedNow = await kysely.transaction().execute(async (trx) => {
+      const locked = await parkingAccessOf(trx, store.dialect, parking.id, true);
+      if (locked?.issuer_public_key !== current || locked.issuer_previous_public_key === null) return false;
+      const exists = await trx
+        .selectFrom('control_commands')
+        .select(sql<number>`1`.as('one'))
+        .where('operation', '=', operation)
+        .limit(1)
+        .executeTakeFirst();
+      if (exists !== undefined) return false;
+      await queueSetIssuer(
+        store,
+        trx,
+        parking.id,
         'rotate_drop',
         operation,
         current,
@@ -357,8 +442,9 @@ export function scheduleDueDrops(db: Db, nowMs: number): string[] {
         nowMs,
         'rotation: no key signed by the previous issuer key is valid any more',
       );
-      queued.push(operation);
+      return true;
     });
+    if (queuedNow) queued.push(operation);
   }
   return queued;
 }
@@ -374,20 +460,28 @@ export interface PendingControl {
 }
 
 /** The pending control commands of a box, oldest first (`admin box status`). */
-// SQLite only until the box status (api/boxes/status.ts) moves to the store (issue 18)
-export function pendingControlOf(db: Db, moduleId: number): PendingControl[] {
-  const rows = db
-    .prepare<[number], ControlCommandRow>(
-      "SELECT * FROM control_commands WHERE module_id = ? AND state = 'pending' ORDER BY id",
-    )
-    .all(moduleId);
-  return rows.map((row) => ({
-    id: row.id,
-    kind: row.kind,
-    purpose: row.purpose,
-    attempts: row.attempts,
-    last_status: row.last_status,
-    last_error: row.last_error,
-    created_at: new Date(row.created_at).toISOString(),
-  }));
+export async function pendingControlOf(store: Store, moduleId: number): Promise<PendingControl[]> {
+  return (await pendingControlOfBoxes(store, [moduleId])).get(moduleId) ?? [];
+}
+
+/** The pending control commands of each of these boxes, oldest first: one query. */
+export async function pendingControlOfBoxes(
+  store: Store,
+  moduleIds: readonly number[],
+): Promise<Map<number, PendingControl[]>> {
+  const byBox = new Map<number, PendingControl[]>();
+  if (moduleIds.length === 0) return byBox;
+  const rows = await store.kysely
+    .selectFrom('control_commands')
+    .select(['id', 'module_id', 'kind', 'purpose', 'attempts', 'last_status', 'last_error', 'created_at'])
+    .where('module_id', 'in', moduleIds)
+    .where('state', '=', 'pending')
+    .orderBy('id')
+    .execute();
+  for (const { module_id: moduleId, ...row } of rows) {
+    const list = byBox.get(moduleId) ?? [];
+    list.push({ ...row, created_at: new Date(row.created_at).toISOString() });
+    byBox.set(moduleId, list);
+  }
+  return byBox;
 }

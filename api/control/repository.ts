@@ -5,12 +5,10 @@
 //
 // Two classes over one table (issue 18): ControlCommandRepository on the
 // store (SQLite or PostgreSQL, async), for the dispatcher, the operation
-// reports and the box status; ControlCommandsSqlite on SQLite's connection,
-// synchronous, for the work that runs inside a synchronous transaction:
-// the settle by a box's verified answer (the box-log ingestion's group
-// commit) and the queueing inside an operation's transaction (a smart key
-// revoked, a parking's issuer keys) whose other repositories are still
-// synchronous.
+// reports, the box status and the operations' transactions (a smart key
+// revoked, a parking's issuer keys); ControlCommandsSqlite on SQLite's
+// connection, synchronous, for the settle by a box's verified answer (the
+// box-log ingestion's group commit).
 import { sql } from 'kysely';
 import type { Db } from '../db/open.js';
 import { changed, type Executor, type Store } from '../db/store.js';
@@ -242,24 +240,14 @@ function settledColumns(outcome: ControlOutcome, nowMs: number) {
 
 // SQLite only until the ingestion core moves to the store (issue 18): the
 // settle by a verified answer runs in the box-log ingestion's synchronous
-// group commit, and the operations queue their commands inside synchronous
-// transactions of repositories not on the store yet (smart keys, parkings'
-// issuer keys).
+// group commit.
 export class ControlCommandsSqlite {
-  private readonly insertRow;
   private readonly ofOperation;
   private readonly bySequence;
   private readonly settleRow;
   private readonly unfinishedOfOperation;
-  private readonly operationExists;
 
-  constructor(private readonly db: Db) {
-    this.insertRow = db.prepare<
-      [number, ControlKind, string, string, ControlPurpose, number, number | null, string, number, number]
-    >(
-      `INSERT INTO control_commands (module_id, kind, body, operation, purpose, parking_id, smart_key_id, requested_by, next_attempt_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (operation, module_id) DO NOTHING`,
-    );
+  constructor(db: Db) {
     this.ofOperation = db.prepare<[string], ControlCommandRow>(
       'SELECT * FROM control_commands WHERE operation = ? ORDER BY module_id',
     );
@@ -282,34 +270,10 @@ export class ControlCommandsSqlite {
     this.unfinishedOfOperation = db.prepare<[string], { count: number }>(
       "SELECT count(*) AS count FROM control_commands WHERE operation = ? AND state != 'done'",
     );
-    this.operationExists = db.prepare<[string], { one: number }>(
-      'SELECT 1 AS one FROM control_commands WHERE operation = ? LIMIT 1',
-    );
-  }
-
-  /** Queues a command; nothing when the operation already has one for this box. */
-  insert(command: NewControlCommand, nowMs: number): void {
-    const row = newRow(command, nowMs);
-    this.insertRow.run(
-      row.module_id,
-      row.kind,
-      row.body,
-      row.operation,
-      row.purpose,
-      row.parking_id,
-      row.smart_key_id,
-      row.requested_by,
-      row.next_attempt_at,
-      row.created_at,
-    );
   }
 
   listOfOperation(operation: string): ControlCommandRow[] {
     return this.ofOperation.all(operation);
-  }
-
-  hasOperation(operation: string): boolean {
-    return this.operationExists.get(operation) !== undefined;
   }
 
   /** The pending command a box answered: its sequence and kind. */
@@ -333,9 +297,5 @@ export class ControlCommandsSqlite {
   /** Commands of the operation not done yet (pending or failed). */
   unfinished(operation: string): number {
     return this.unfinishedOfOperation.get(operation)?.count ?? 0;
-  }
-
-  transaction<T>(work: () => T): T {
-    return this.db.transaction(work).immediate();
   }
 }

@@ -52,8 +52,7 @@ const skipTarget = (next: number): number => Math.min(next, MAX_CONTROL_SEQ + 1)
 
 // SQLite only until the ingestion core moves to the store (issue 18): a
 // REPLAY's skip is written by the settle inside the box-log ingestion's
-// synchronous group commit, and a conformance run reserves its sequences
-// in its synchronous start (api/conformance-runs/).
+// synchronous group commit.
 export class ControlSequencesSqlite {
   private readonly allocate;
   private readonly skip;

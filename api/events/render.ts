@@ -10,7 +10,7 @@ import { forwardingStatusNow, type ForwardingStatus } from '../forwarding/admini
 import { boxEntryReader, type BoxEntryReader } from '../operators/box-entries.js';
 import {
   OPERATOR_SESSION_COLUMNS,
-  operatorBoxLogs,
+  operatorBoxLogsSqlite,
   toOperatorSession,
   type OperatorBox,
   type OperatorBoxLog,
@@ -103,7 +103,7 @@ export class StreamRenderer {
       server_time: new Date(nowMs).toISOString(),
       parkings: withLive(this.#boxes.parkings(), this.live),
       sessions: this.#today.all(startOfDay).map(toOperatorSession),
-      box_logs: operatorBoxLogs(this.db, { limit: SNAPSHOT_BOX_LOGS }).box_logs.reverse().map(streamItemOf),
+      box_logs: operatorBoxLogsSqlite(this.db, { limit: SNAPSHOT_BOX_LOGS }).box_logs.reverse().map(streamItemOf),
       forwarding: forwardingStatusNow(this.db, undefined),
     };
   }

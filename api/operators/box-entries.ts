@@ -5,8 +5,14 @@
 // statements, not 5,000 x 4 (issue 17: the bench page's first render). The
 // entries are the ones the per-box services give (boxStatuses, parkingView,
 // lastResponseOf; test/api/operator-parkings-read.test.ts compares them).
+//
+// BoxEntries reads through the store (either engine; GET
+// /api/operator/parkings); BoxEntryReader is the same reads on SQLite's
+// connection for the event stream's renderer, still synchronous.
+import { sql } from 'kysely';
 import type { PendingControl } from '../control/operations.js';
 import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { parkingSettings } from '../parkings/view.js';
 import type { ParkingRow } from '../repositories/parkings.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
@@ -61,6 +67,65 @@ const PENDING_SQL = `SELECT module_id, id, kind, purpose, attempts, last_status,
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
+/** The entries through the store: the same three reads, in portable SQL
+ * (the raw texts above: no per-call builder; compiled per engine by Kysely). */
+export class BoxEntries {
+  readonly #kysely;
+
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
+  }
+
+  /** Every parking (by id) with its boxes (by module id). */
+  async parkings(): Promise<OperatorParking[]> {
+    const [pendingRows, boxRows, parkingRows] = [
+      (await sql<PendingRow>`${sql.raw(PENDING_SQL)} ORDER BY module_id, id`.execute(this.#kysely)).rows,
+      (await sql<BoxEntryRow>`${sql.raw(BOX_ENTRY_SQL)} ORDER BY b.parking_id, b.module_id`.execute(this.#kysely)).rows,
+      await this.#kysely.selectFrom('secured_parkings').selectAll().orderBy('id').execute(),
+    ];
+    return composeParkings(pendingRows, boxRows, parkingRows);
+  }
+
+  /** One box's entry, or undefined when there is no such box. */
+  async box(moduleId: number): Promise<OperatorBox | undefined> {
+    const [row] = (
+      await sql<BoxEntryRow>`${sql.raw(BOX_ENTRY_SQL)} WHERE b.module_id = ${moduleId}`.execute(this.#kysely)
+    ).rows;
+    if (row === undefined) return undefined;
+    const pending = (
+      await sql<PendingRow>`${sql.raw(PENDING_SQL)} AND module_id = ${moduleId} ORDER BY id`.execute(this.#kysely)
+    ).rows;
+    return entryOf(row, pending.map(pendingOf));
+  }
+}
+
+/** Every parking (by id) with its settings (no secret) and each box's last known state, through the store. */
+export function operatorParkings(store: Store): Promise<OperatorParking[]> {
+  return new BoxEntries(store).parkings();
+}
+
+function composeParkings(
+  pendingRows: readonly PendingRow[],
+  boxRows: readonly BoxEntryRow[],
+  parkings: readonly ParkingRow[],
+): OperatorParking[] {
+  const pending = new Map<number, PendingControl[]>();
+  for (const row of pendingRows) {
+    let of = pending.get(row.module_id);
+    if (of === undefined) pending.set(row.module_id, (of = []));
+    of.push(pendingOf(row));
+  }
+  const boxesOf = new Map<number, OperatorBox[]>();
+  for (const row of boxRows) {
+    let of = boxesOf.get(row.parking_id);
+    if (of === undefined) boxesOf.set(row.parking_id, (of = []));
+    of.push(entryOf(row, pending.get(row.module_id) ?? []));
+  }
+  return parkings.map((parking) => ({ ...parkingSettings(parking), boxes: boxesOf.get(parking.id) ?? [] }));
+}
+
+// SQLite only until the event stream's renderer moves to the store (issue 18):
+// the stream's flush renders synchronously.
 /** The statements of one database, prepared once (the stream renders boxes four times a second). */
 export class BoxEntryReader {
   readonly #allBoxes;
@@ -79,21 +144,7 @@ export class BoxEntryReader {
 
   /** Every parking (by id) with its boxes (by module id). */
   parkings(): OperatorParking[] {
-    const pending = new Map<number, PendingControl[]>();
-    for (const row of this.#allPending.all()) {
-      let of = pending.get(row.module_id);
-      if (of === undefined) pending.set(row.module_id, (of = []));
-      of.push(pendingOf(row));
-    }
-    const boxesOf = new Map<number, OperatorBox[]>();
-    for (const row of this.#allBoxes.all()) {
-      let of = boxesOf.get(row.parking_id);
-      if (of === undefined) boxesOf.set(row.parking_id, (of = []));
-      of.push(entryOf(row, pending.get(row.module_id) ?? []));
-    }
-    return this.#parkings
-      .all()
-      .map((parking) => ({ ...parkingSettings(parking), boxes: boxesOf.get(parking.id) ?? [] }));
+    return composeParkings(this.#allPending.all(), this.#allBoxes.all(), this.#parkings.all());
   }
 
   /** One box's entry, or undefined when there is no such box. */
@@ -101,11 +152,6 @@ export class BoxEntryReader {
     const row = this.#oneBox.get(moduleId);
     return row === undefined ? undefined : entryOf(row, this.#onePending.all(moduleId).map(pendingOf));
   }
-}
-
-/** Every parking (by id) with its settings (no secret) and each box's last known state. */
-export function operatorParkings(db: Db): OperatorParking[] {
-  return boxEntryReader(db).parkings();
 }
 
 const readers = new WeakMap<Db, BoxEntryReader>();

@@ -2,10 +2,12 @@
 // logs a page at a time, and the shapes of a parking's boxes (read in sets by
 // box-entries.ts: operatorParkings).
 import type { BoxStatus } from '../boxes/status.js';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.js';
+import type { Dialect, Store } from '../db/store.js';
 import { notFound } from '../domain-error.js';
 import type { ParkingView } from '../parkings/view.js';
-import { formatMinorUnits, ParkingRepository } from '../repositories/parkings.js';
+import { formatMinorUnits } from '../repositories/parkings.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
 import type { KeyPurpose } from '../repositories/smart-keys.js';
 import {
@@ -37,13 +39,17 @@ const iso = (ms: number | null): string | null => (ms === null ? null : new Date
 /** The newest verified response of a box: one read of the unique index on
  * verified (equipment_id, box_seq), the box's own order. boxStatuses keeps
  * its battery and clock; the barrier and the route are only in the frame. */
-export function lastResponseOf(db: Db, moduleId: number): LastResponse | null {
-  return lastResponseOfRow(db.prepare<[number], LastResponseRow>(LAST_RESPONSE_SQL).get(moduleId));
+export async function lastResponseOf(store: Store, moduleId: number): Promise<LastResponse | null> {
+  const row = await store.kysely
+    .selectFrom('box_logs')
+    .select(['id', 'response', 'source', 'received_at'])
+    .where('equipment_id', '=', moduleId)
+    .where('verified', '=', 1)
+    .orderBy('box_seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return lastResponseOfRow(row);
 }
-
-/** The newest verified response of a box (its statement prepared once by callers that read it often). */
-export const LAST_RESPONSE_SQL =
-  'SELECT id, response, source, received_at FROM box_logs WHERE equipment_id = ? AND verified = 1 ORDER BY box_seq DESC LIMIT 1';
 
 export interface LastResponseRow {
   id: number;
@@ -94,20 +100,53 @@ export interface SessionFilter {
 }
 
 /** Sessions newest first, of a state and a parking if asked. */
-export function operatorSessions(db: Db, filter: SessionFilter): OperatorSession[] {
-  if (filter.parkingId !== undefined && !new ParkingRepository(db).findById(filter.parkingId))
-    throw notFound(`no secured parking with id ${filter.parkingId}`);
-  const rows = db
-    .prepare<[string | null, string | null, number | null, number | null, number], OperatorSessionRow>(
-      `SELECT ${OPERATOR_SESSION_COLUMNS}
-       FROM parking_sessions s JOIN users u ON u.id = s.user_id
-       WHERE (? IS NULL OR s.state = ?) AND (? IS NULL OR s.parking_id = ?)
-       ORDER BY s.id DESC LIMIT ?`,
-    )
-    .all(filter.state ?? null, filter.state ?? null, filter.parkingId ?? null, filter.parkingId ?? null, filter.limit);
-  return rows.map(toOperatorSession);
+export async function operatorSessions(store: Store, filter: SessionFilter): Promise<OperatorSession[]> {
+  const { kysely } = store;
+  if (filter.parkingId !== undefined) {
+    // PARKINGS owns the parkings' repository: whether it exists is a small query of ours.
+    const parking = await kysely
+      .selectFrom('secured_parkings')
+      .select('id')
+      .where('id', '=', filter.parkingId)
+      .executeTakeFirst();
+    if (parking === undefined) throw notFound(`no secured parking with id ${filter.parkingId}`);
+  }
+  let query = kysely
+    .selectFrom('parking_sessions as s')
+    .innerJoin('users as u', 'u.id', 's.user_id')
+    .select([
+      's.id',
+      's.user_id',
+      'u.email',
+      'u.first_name',
+      'u.last_name',
+      's.parking_id',
+      's.state',
+      's.start_time',
+      's.end_time',
+      's.entrance_remaining_tries',
+      's.exit_remaining_tries',
+      's.amount_minor',
+      's.currency',
+      's.ended_at',
+      smartKeyIdsOf(store.dialect).as('smart_key_ids'),
+    ])
+    .orderBy('s.id', 'desc')
+    .limit(filter.limit);
+  if (filter.state !== undefined) query = query.where('s.state', '=', filter.state);
+  if (filter.parkingId !== undefined) query = query.where('s.parking_id', '=', filter.parkingId);
+  return (await query.execute()).map(toOperatorSession);
 }
 
+/** The session's smart keys as a JSON array in text, ascending (index
+ * smart_keys_session): json_group_array on SQLite, json_agg on PostgreSQL. */
+function smartKeyIdsOf(dialect: Dialect): RawBuilder<string> {
+  return dialect === 'postgres'
+    ? sql<string>`(SELECT coalesce(json_agg(k.id ORDER BY k.id), '[]'::json)::text FROM smart_keys k WHERE k.session_id = s.id)`
+    : sql<string>`(SELECT json_group_array(k.id) FROM (SELECT id FROM smart_keys WHERE session_id = s.id ORDER BY id) k)`;
+}
+
+// SQLite only until the event stream's renderer moves to the store (issue 18).
 /** The columns toOperatorSession reads (parking_sessions s JOIN users u):
  * the session's smart keys as a JSON array (index smart_keys_session). */
 export const OPERATOR_SESSION_COLUMNS = `s.id, s.user_id, u.email, u.first_name, u.last_name, s.parking_id, s.state, s.start_time, s.end_time,
@@ -115,7 +154,20 @@ export const OPERATOR_SESSION_COLUMNS = `s.id, s.user_id, u.email, u.first_name,
   (SELECT json_group_array(k.id) FROM (SELECT id FROM smart_keys WHERE session_id = s.id ORDER BY id) k) AS smart_key_ids`;
 
 /** What OPERATOR_SESSION_COLUMNS reads. */
-export type OperatorSessionRow = SessionRow & {
+export type OperatorSessionRow = Pick<
+  SessionRow,
+  | 'id'
+  | 'user_id'
+  | 'parking_id'
+  | 'state'
+  | 'start_time'
+  | 'end_time'
+  | 'entrance_remaining_tries'
+  | 'exit_remaining_tries'
+  | 'amount_minor'
+  | 'currency'
+  | 'ended_at'
+> & {
   email: string;
   first_name: string;
   last_name: string;
@@ -225,7 +277,67 @@ interface BoxLogRow {
 }
 
 /** Box logs newest first (by id), filtered, `limit` a page; the cursor must come from decodeCursor. */
-export function operatorBoxLogs(db: Db, filter: Omit<BoxLogFilter, 'cursor'> & { beforeId?: number }): BoxLogPage {
+export async function operatorBoxLogs(
+  store: Store,
+  filter: Omit<BoxLogFilter, 'cursor'> & { beforeId?: number },
+): Promise<BoxLogPage> {
+  let query = store.kysely
+    .selectFrom('box_logs as b')
+    .leftJoin('smart_keys as k', 'k.id', 'b.smart_key_id')
+    .leftJoin('operators as o', 'o.id', 'k.operator_id')
+    .select([
+      'b.id',
+      'b.source',
+      'b.equipment_id',
+      'b.secured_parking_id',
+      'b.fo_user_id',
+      'b.smart_key_id',
+      'k.session_id',
+      'k.purpose as key_purpose',
+      'o.name as operator',
+      'b.type',
+      'b.command',
+      'b.response',
+      'b.offline',
+      'b.created_at',
+      'b.verified',
+      'b.box_seq',
+      'b.status',
+      'b.received_at',
+    ])
+    .orderBy('b.id', 'desc')
+    .limit(filter.limit + 1);
+  if (filter.beforeId !== undefined) query = query.where('b.id', '<', filter.beforeId);
+  if (filter.moduleId !== undefined) query = query.where('b.equipment_id', '=', filter.moduleId);
+  if (filter.sessionId !== undefined) query = query.where('k.session_id', '=', filter.sessionId);
+  if (filter.status !== undefined)
+    query = query.where('b.verified', '=', 1).where('b.status', '=', Status[filter.status]);
+  if (filter.verified !== undefined) query = query.where('b.verified', '=', filter.verified ? 1 : 0);
+  return pageOf(await query.execute(), filter.limit);
+}
+
+function pageOf(rows: readonly BoxLogRow[], limit: number): BoxLogPage {
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const last = page.at(-1);
+  return {
+    box_logs: page.map((row) => ({
+      ...row,
+      offline: row.offline === 1,
+      verified: row.verified === 1,
+      status: row.verified === 1 && row.status !== null ? (statusName(row.status) ?? null) : null,
+      received_at: new Date(row.received_at).toISOString(),
+    })),
+    next_cursor: more && last ? encodeCursor(last.id) : null,
+  };
+}
+
+// SQLite only until the event stream's renderer moves to the store (issue 18).
+/** As operatorBoxLogs, on SQLite's connection (the stream's snapshot). */
+export function operatorBoxLogsSqlite(
+  db: Db,
+  filter: Omit<BoxLogFilter, 'cursor'> & { beforeId?: number },
+): BoxLogPage {
   const status = filter.status === undefined ? null : Status[filter.status];
   const verified = filter.verified === undefined ? null : filter.verified ? 1 : 0;
   const rows = db
@@ -248,17 +360,5 @@ export function operatorBoxLogs(db: Db, filter: Omit<BoxLogFilter, 'cursor'> & {
       verified,
       limit: filter.limit + 1,
     });
-  const more = rows.length > filter.limit;
-  const page = more ? rows.slice(0, filter.limit) : rows;
-  const last = page.at(-1);
-  return {
-    box_logs: page.map((row) => ({
-      ...row,
-      offline: row.offline === 1,
-      verified: row.verified === 1,
-      status: row.verified === 1 && row.status !== null ? (statusName(row.status) ?? null) : null,
-      received_at: new Date(row.received_at).toISOString(),
-    })),
-    next_cursor: more && last ? encodeCursor(last.id) : null,
-  };
+  return pageOf(rows, filter.limit);
 }

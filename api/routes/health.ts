@@ -1,15 +1,18 @@
 // GET /health: 200 once the database is open and migrated (the app is not
 // ready before that, so answering at all means both happened).
 import type { FastifyInstance } from 'fastify';
-import type { Db } from '../db/open.js';
+import { CompiledOnce, type Store } from '../db/store.js';
 
-/** Health reads the database only. */
+/** Health reads the database only (either engine: the migrations table is both's). */
 export interface HealthRouteDeps {
-  db: Db;
+  store: Store;
 }
 
 export function healthRoutes(app: FastifyInstance, ctx: HealthRouteDeps): void {
-  const migrations = ctx.db.prepare<[], { count: number }>('SELECT count(*) AS count FROM migrations');
+  // Per request (a load balancer polls it): compiled once.
+  const migrations = new CompiledOnce(
+    ctx.store.kysely.selectFrom('migrations').select((eb) => eb.fn.countAll<number>().as('count')),
+  );
   app.get(
     '/health',
     {
@@ -28,6 +31,10 @@ export function healthRoutes(app: FastifyInstance, ctx: HealthRouteDeps): void {
         },
       },
     },
-    () => ({ status: 'ok', migrations: migrations.get()?.count ?? 0 }),
+    async () => {
+      const [row] = await migrations.run(ctx.store.kysely, []);
+      // count(*) is an int8 on PostgreSQL: the pool parses it to a number (api/db/postgres-pool.ts).
+      return { status: 'ok', migrations: row?.count ?? 0 };
+    },
   );
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { addBox, type NewBoxInput } from '../../api/boxes/add.js';
 import { mqttUrlOf, newProvisioning, provisioningText, writeProvisioning } from '../../api/boxes/provisioning.js';
 import { boxStatuses } from '../../api/boxes/status.js';
+import { sqliteStore } from '../../api/db/store.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
 
@@ -61,8 +62,8 @@ export function registerBoxCommands(admin: Command): void {
         ...(flags.moduleId === undefined ? {} : { moduleId: parseModuleId(flags.moduleId) }),
         ...(flags.parking === undefined ? {} : { parkingId: parseId('--parking', flags.parking) }),
       };
-      return withReadOnlyDatabase(flags, (ctx) => {
-        const statuses = boxStatuses(ctx.db, filter);
+      return withReadOnlyDatabase(flags, async (ctx) => {
+        const statuses = await boxStatuses(sqliteStore(ctx.db), filter);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
           return;

@@ -41,9 +41,9 @@ export function waitSeconds(flags: WaitFlags): number {
   return Number(flags.wait);
 }
 
-/** What a control operation of the CLI runs on: the admin's database, and the store over it. */
+/** What a control operation of the CLI runs on: the store over the admin's database. */
 export function controlDeps(db: Db): ControlDeps {
-  return { db, store: sqliteStore(db) };
+  return { store: sqliteStore(db) };
 }
 
 /** Waits for the operation's deliveries (settled by the API process). */

@@ -61,7 +61,7 @@ export function registerParkingAccessCommands(admin: Command): void {
         const deps = controlDeps(ctx.db);
         const started =
           access === 'sealed'
-            ? refuseSetAccessSealed(ctx.db, parkingId)
+            ? await refuseSetAccessSealed(deps.store, parkingId)
             : await setAccessSigned(
                 deps,
                 parkingId,
@@ -96,13 +96,13 @@ export function registerParkingAccessCommands(admin: Command): void {
 
 /** Waits for the answers, then prints where the parking stands and each box. */
 async function report(
-  { db, store }: ControlDeps,
+  { store }: ControlDeps,
   flags: CommonFlags,
   started: AccessResult,
   seconds: number,
 ): Promise<void> {
   const deliveries = await waitForAnswers(store, started.operation, seconds);
-  const state = accessStateOf(db, started.parking_id);
+  const state = await accessStateOf(store, started.parking_id);
   const result = {
     parking_id: started.parking_id,
     access_mode: state?.access_mode ?? started.access_mode,

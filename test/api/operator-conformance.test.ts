@@ -273,7 +273,6 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
   const b = await bench(t);
   const changes: ConformanceRunView[] = [];
   const runs = new ConformanceRuns({
-    db: b.app.ctx.db,
     store: b.app.ctx.store,
     clock: systemClock,
     config: b.app.ctx.config,
@@ -282,7 +281,7 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
   });
   const broker = b.app.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
-  const run = runs.start(b.moduleId, { ...RUN_DEFAULTS, skipWearing: true, protocol: 1 }, broker);
+  const run = await runs.start(b.moduleId, { ...RUN_DEFAULTS, skipWearing: true, protocol: 1 }, broker);
   await waitFor(() => changes.at(-1)?.state !== 'running', 'the run to end', 120_000);
   await runs.close();
   const expected = cliRows(b, 1);
@@ -307,7 +306,6 @@ test('a box keeps its newest runs only; a run aborted before its first case ends
   const broker = app.app.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
   const runs = new ConformanceRuns({
-    db: app.ctx.db,
     store: app.ctx.store,
     clock: app.clock,
     config: app.config,
@@ -315,7 +313,7 @@ test('a box keeps its newest runs only; a run aborted before its first case ends
   });
   const ids: string[] = [];
   for (let index = 0; index < RUNS_KEPT_PER_BOX + 2; index++) {
-    ids.push(runs.start(moduleId, RUN_DEFAULTS, broker).id);
+    ids.push((await runs.start(moduleId, RUN_DEFAULTS, broker)).id);
     // Aborted at once, as when the API stops: no case runs, nothing to put back.
     await runs.close();
   }

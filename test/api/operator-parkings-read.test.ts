@@ -8,6 +8,7 @@ import { provisionFleet } from '../../api/boxes/fleet.js';
 import { boxStatuses } from '../../api/boxes/status.js';
 import { rotateIssuer } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
+import { sqliteStore, type Store } from '../../api/db/store.js';
 import { operatorParkings } from '../../api/operators/box-entries.js';
 import { lastResponseOf, type OperatorParking } from '../../api/operators/views.js';
 import { parkingView } from '../../api/parkings/view.js';
@@ -46,9 +47,10 @@ function fleet(db: Db, parkingId: number, count: number): void {
   provisionFleet(db, { parkingId, count, createParkings: true, mqttUrl: 'mqtt://127.0.0.1:1883' }, NOW);
 }
 
-function statementsFor(t: ExecutionContext, db: Db): number {
+async function statementsFor(t: ExecutionContext, db: Db): Promise<number> {
   const counting = countingStatements(db);
-  const parkings = operatorParkings(counting.db);
+  // A store of its own over the counted connection (our driver prepares through it).
+  const parkings = await operatorParkings(sqliteStore(counting.db));
   t.true(parkings.length > 0);
   return counting.runs();
 }
@@ -56,27 +58,32 @@ function statementsFor(t: ExecutionContext, db: Db): number {
 test('operatorParkings: the same number of statements for 1 box and for 101 (set-based, not per box or parking)', async (t) => {
   const app = await testApp(t);
   const parking = seedParking(app, { boxes: ['entrance'] });
-  const few = statementsFor(t, app.ctx.db);
+  const few = await statementsFor(t, app.ctx.db);
   fleet(app.ctx.db, parking.id, 100);
-  const many = statementsFor(t, app.ctx.db);
-  t.is(operatorParkings(app.ctx.db).flatMap((each) => each.boxes).length, 101);
+  const many = await statementsFor(t, app.ctx.db);
+  t.is((await operatorParkings(app.ctx.store)).flatMap((each) => each.boxes).length, 101);
   t.is(many, few, `${few} statements with 1 box, ${many} with 101`);
   t.true(many <= 4, `${many} statements`);
 });
 
 /** What operatorParkings gave before it read in sets: the per-box services, composed. */
-function perBox(db: Db): OperatorParking[] {
+async function perBox(db: Db, store: Store): Promise<OperatorParking[]> {
   const ids = db.prepare<[], { id: number }>('SELECT id FROM secured_parkings ORDER BY id').all();
-  return ids.map(({ id }) => {
+  const parkings: OperatorParking[] = [];
+  for (const { id } of ids) {
     const view = parkingView(db, id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
-    const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({
-      ...status,
-      mac_address: macs.get(status.module_id) ?? '',
-      last_response: lastResponseOf(db, status.module_id),
-    }));
-    return { ...view, boxes };
-  });
+    const boxes = [];
+    for (const status of await boxStatuses(store, { parkingId: id })) {
+      boxes.push({
+        ...status,
+        mac_address: macs.get(status.module_id) ?? '',
+        last_response: await lastResponseOf(store, status.module_id),
+      });
+    }
+    parkings.push({ ...view, boxes });
+  }
+  return parkings;
 }
 
 test('operatorParkings: every entry as the per-box services give it (availability, last response, pending control, empty parkings)', async (t) => {
@@ -111,10 +118,10 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
     { availability: 'offline', reason: 'gateway gw-1 offline', since: NOW, gatewayId: 'gw-1' },
     NOW,
   );
-  const expected = perBox(db);
+  const expected = await perBox(db, app.ctx.store);
   const boxes = expected.flatMap((parking) => parking.boxes);
   t.true(boxes.some((box) => box.pending_control_commands.length > 0));
   t.is(boxes.find((box) => box.module_id === sealed.exit.moduleId)?.last_response?.barrier, 'open');
   t.true(expected.some((parking) => parking.boxes.length === 0));
-  t.deepEqual(operatorParkings(db), expected);
+  t.deepEqual(await operatorParkings(app.ctx.store), expected);
 });

@@ -87,8 +87,8 @@ test('set-access --force switches at once; refusals: to the mode it has, twice u
   await t.throwsAsync(() => rotateIssuer(app.ctx, other.id, app.clock.now(), 'test'), {
     message: /still moving to signed/,
   });
-  t.throws(() => refuseSetAccessSealed(app.ctx.db, other.id), { message: /is sealed|already sealed/ });
-  t.throws(() => refuseSetAccessSealed(app.ctx.db, parking.id), { message: /going back to sealed/ });
+  await t.throwsAsync(() => refuseSetAccessSealed(app.ctx.store, other.id), { message: /is sealed|already sealed/ });
+  await t.throwsAsync(() => refuseSetAccessSealed(app.ctx.store, parking.id), { message: /going back to sealed/ });
   const late = await setAccessSigned(app.ctx, other.id, { force: true }, app.clock.now(), 'test');
   t.is(late.access_mode, 'signed', '--force switches one under way');
   t.is(
@@ -210,6 +210,6 @@ test('a parking without boxes: set-access and a rotation take effect at once, an
   const rotated = parkingOf(app, parking.id);
   t.like(rotated, { issuer_previous_public_key: first, issuer_next_public_key: null });
   t.not(rotated.issuer_public_key, first);
-  scheduleDueDrops(app.ctx.db, app.clock.now());
+  await scheduleDueDrops(app.ctx.store, app.clock.now());
   t.is(parkingOf(app, parking.id).issuer_previous_public_key, null);
 });

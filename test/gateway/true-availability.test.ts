@@ -30,7 +30,7 @@ interface Bench {
   parkingId: number;
   /** A fresh `parkbench gateway` process on the box's cable. */
   gateway: () => CliProcess;
-  status: () => BoxStatus;
+  status: () => Promise<BoxStatus>;
   /** The box's own retained availability, as a new subscriber gets it. */
   retainedBoxAvailability: () => Promise<string>;
 }
@@ -73,7 +73,7 @@ async function bench(t: ExecutionContext): Promise<Bench> {
         '--log-level',
         'warn',
       ]),
-    status: () => boxStatuses(app.ctx.db, { moduleId })[0] as BoxStatus,
+    status: async () => (await boxStatuses(app.ctx.store, { moduleId }))[0] as BoxStatus,
     retainedBoxAvailability: async () => {
       const client = await mqtt.connectAsync(url, {
         username: operator.mqtt_username,
@@ -95,15 +95,18 @@ async function bench(t: ExecutionContext): Promise<Bench> {
 
 test('a box behind a gateway killed with SIGKILL is offline, with the gateway and since when; online again once the gateway is back', async (t) => {
   const { app, status, gateway, moduleId, parkingId, retainedBoxAvailability } = await bench(t);
-  t.like(status(), { availability: 'unknown', availability_reason: null, gateway_id: null }, 'nothing heard yet');
+  t.like(await status(), { availability: 'unknown', availability_reason: null, gateway_id: null }, 'nothing heard yet');
 
   const first = gateway();
   await waitFor(
-    () => status().availability === 'online' && status().gateway_id === 'gw-bench-1',
+    async () => {
+      const now = await status();
+      return now.availability === 'online' && now.gateway_id === 'gw-bench-1';
+    },
     'the box online through gw-bench-1',
     20_000,
   );
-  t.like(status(), {
+  t.like(await status(), {
     availability: 'online',
     availability_reason: null,
     availability_since: new Date(app.clock.now()).toISOString(),
@@ -112,7 +115,11 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
   app.clock.advance(60_000);
   const killedAt = new Date(app.clock.now()).toISOString();
   t.is(await first.stop('SIGKILL'), 'SIGKILL');
-  await waitFor(() => status().availability === 'offline', 'the box offline after its gateway died', 10_000);
+  await waitFor(
+    async () => (await status()).availability === 'offline',
+    'the box offline after its gateway died',
+    10_000,
+  );
   // The gateway's last will covers only its own topic; the embedded broker
   // then says offline for its boxes too, as the gateway's clean stop does.
   await waitFor(
@@ -120,7 +127,7 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
     "the box's retained availability offline, not the stale online",
     5_000,
   );
-  t.like(status(), {
+  t.like(await status(), {
     availability: 'offline',
     availability_reason: `gateway gw-bench-1 offline since ${killedAt}`,
     availability_since: killedAt,
@@ -147,16 +154,24 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
 
   app.clock.advance(60_000);
   gateway();
-  await waitFor(() => status().availability === 'online', 'the box online again after the gateway restarted', 20_000);
-  t.like(status(), { availability: 'online', availability_reason: null, gateway_id: 'gw-bench-1' });
+  await waitFor(
+    async () => (await status()).availability === 'online',
+    'the box online again after the gateway restarted',
+    20_000,
+  );
+  t.like(await status(), { availability: 'online', availability_reason: null, gateway_id: 'gw-bench-1' });
 });
 
 test('the control dispatcher sends nothing to a box whose gateway is dead, and delivers once the gateway is back', async (t) => {
   const { app, status, gateway, parkingId } = await bench(t);
   const first = gateway();
-  await waitFor(() => status().availability === 'online', 'the box online through the gateway', 20_000);
+  await waitFor(async () => (await status()).availability === 'online', 'the box online through the gateway', 20_000);
   await first.stop('SIGKILL');
-  await waitFor(() => status().availability === 'offline', 'the box offline after its gateway died', 10_000);
+  await waitFor(
+    async () => (await status()).availability === 'offline',
+    'the box offline after its gateway died',
+    10_000,
+  );
 
   const result = await setAccessSigned(app.ctx, parkingId, { force: false }, app.clock.now(), 'test');
   for (let step = 0; step < 10; step++) {
@@ -177,5 +192,5 @@ test('the control dispatcher sends nothing to a box whose gateway is dead, and d
     'the SET_ISSUER delivered through the restarted gateway',
     { maxSteps: 400 },
   );
-  t.is(status().availability, 'online');
+  t.is((await status()).availability, 'online');
 });

@@ -245,7 +245,7 @@ testWithCable(
         'warn',
       ]);
     const moduleId = bench.parking.entrance.moduleId;
-    const status = (of: TestApp) => boxStatuses(of.ctx.db, { moduleId })[0];
+    const status = async (of: TestApp) => (await boxStatuses(of.ctx.store, { moduleId }))[0];
     const derived = (of: TestApp) => of.app.mqtt?.availabilityOf(moduleId);
 
     const first = gateway();
@@ -261,7 +261,7 @@ testWithCable(
       10_000,
     );
     t.regex(derived(api)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since \\d{4}-`));
-    t.like(status(api), { availability: 'offline', gateway_id: bench.gateway.username });
+    t.like(await status(api), { availability: 'offline', gateway_id: bench.gateway.username });
 
     // A second API process starts now: it hears only retained messages, in whatever order mosquitto sends them.
     const late = await bench.api();
@@ -278,7 +278,7 @@ testWithCable(
       'the box online again in both APIs',
       20_000,
     );
-    t.like(status(api), { availability: 'online', availability_reason: null });
+    t.like(await status(api), { availability: 'online', availability_reason: null });
   },
 );
 

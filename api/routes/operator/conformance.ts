@@ -174,7 +174,7 @@ export function operatorConformanceRoutes(
       const body = request.body ?? {};
       const service = mqtt();
       if (service === undefined) throw new ApiError('mqtt_unavailable');
-      const run = answering('module_id', () =>
+      const run = await answering('module_id', () =>
         runs.start(
           moduleId,
           {

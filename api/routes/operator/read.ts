@@ -2,7 +2,7 @@
 // like now (api/operators/views.ts). Query strings are text (no coercion):
 // each parameter has a pattern or an enum, and a bad one is a 422 naming it.
 import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../db/open.js';
+import type { Store } from '../../db/store.js';
 import { ApiError } from '../../errors.js';
 import type { LiveBoxStates } from '../../events/live-states.js';
 import { withLive } from '../../events/render.js';
@@ -20,9 +20,9 @@ import {
   STATUS_NAMES,
 } from './schemas.js';
 
-/** The database the views read, and each box's newest MQTT state (`live`). */
+/** The store the views read, and each box's newest MQTT state (`live`). */
 export interface OperatorReadRouteDeps {
-  db: Db;
+  store: Store;
   liveStates: Pick<LiveBoxStates, 'of'>;
 }
 
@@ -61,7 +61,7 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
         response: { 200: { type: 'array', items: operatorParkingSchema }, ...errors },
       },
     },
-    () => withLive(operatorParkings(ctx.db), ctx.liveStates),
+    async () => withLive(await operatorParkings(ctx.store), ctx.liveStates),
   );
 
   app.get<{ Querystring: { state?: SessionState; parking_id?: string; limit?: string } }>(
@@ -86,7 +86,7 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
       const { state, parking_id: parkingId } = request.query;
       const limit = limitOf(request.query.limit);
       return answering('parking_id', () =>
-        operatorSessions(ctx.db, {
+        operatorSessions(ctx.store, {
           limit,
           ...(state === undefined ? {} : { state }),
           ...(parkingId === undefined ? {} : { parkingId: Number(parkingId) }),
@@ -164,7 +164,7 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
             { path: 'cursor', message: 'is not a next_cursor of this API' },
           ]);
       }
-      return operatorBoxLogs(ctx.db, {
+      return operatorBoxLogs(ctx.store, {
         limit,
         ...(beforeId === undefined ? {} : { beforeId }),
         ...(query.box === undefined ? {} : { moduleId: Number(query.box) }),
