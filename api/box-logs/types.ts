@@ -1,6 +1,6 @@
 // A box log as the ingestion path takes it, whoever sends it: the HTTP route
 // (spec 2.1, validated by validate.ts) or MQTT ingestion (issue 7).
-import type { BoxLogLookups } from './lookups.js';
+import type { BoxLogLookups } from './ingest-store.js';
 
 export type BoxLogType = 'in' | 'out' | 'control';
 export type BoxLogSource = 'http' | 'mqtt';

@@ -271,7 +271,7 @@ export class MqttService {
 
   async close(): Promise<void> {
     // What is waiting is stored before the database closes.
-    this.ingestion.flush();
+    await this.ingestion.flush();
     await this.broker?.close();
     await this.client?.stop();
   }

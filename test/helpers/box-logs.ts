@@ -10,6 +10,9 @@ import {
   sealResponse,
   type ResponseFields,
 } from '../../firmware-protocol/index.js';
+import { ingestBoxLogs, type BoxLogIngestDeps } from '../../api/box-logs/ingest.js';
+import type { BoxLogInput, BoxLogResult, IngestOptions } from '../../api/box-logs/types.js';
+import type { GroupCommit } from '../../api/db/group-commit.js';
 import type { TestApp } from './api-app.js';
 import type { SeededBox } from './parking.js';
 
@@ -97,4 +100,13 @@ export function countRows(test: TestApp, table: string): number {
 
 export interface BoxLogsBody {
   box_logs: { id: number; verified: boolean; duplicate: boolean }[];
+}
+
+/** Box logs through the ingestion path without HTTP, as MQTT ingestion calls it: a unit of the group commit. */
+export function ingestThroughGroup(
+  ctx: BoxLogIngestDeps & { groupCommit: Pick<GroupCommit, 'run'> },
+  entries: readonly BoxLogInput[],
+  options: IngestOptions,
+): Promise<BoxLogResult[]> {
+  return ctx.groupCommit.run((on) => ingestBoxLogs(ctx, on, entries, options));
 }
