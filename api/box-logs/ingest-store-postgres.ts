@@ -33,11 +33,12 @@ const SESSION_COLUMNS = [
 ] as const;
 
 /**
- * Inserted in an order every process shares (verified logs by their unique
- * key, then the others as given), so that two groups meeting the same
- * verified logs wait on each other in one order instead of deadlocking; the
- * identity gives ids in that order, which is how an unverified log finds its
- * id among the rows returned (a verified one is found by its key).
+ * Inserted in the order given (ORDER BY ord), so that the identity gives ids
+ * in that order, as SQLite's one insert a row does: that is how an unverified
+ * log finds its id among the rows returned (a verified one is found by its
+ * key). Two groups meeting the same verified logs in opposite orders can
+ * deadlock on the unique index: PostgreSQL then fails one (40P01), which is
+ * a busy database (api/db/busy.ts: 503, MQTT tries again).
  */
 const INSERT_LOGS = `INSERT INTO box_logs (source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
   command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at)
@@ -48,7 +49,7 @@ FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], 
   $17::integer[], $18::bigint[])
   WITH ORDINALITY AS l(source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command, command_decrypted,
   response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at, ord)
-ORDER BY verified DESC, CASE WHEN verified = 1 THEN equipment_id END, CASE WHEN verified = 1 THEN box_seq END, ord
+ORDER BY ord
 ON CONFLICT DO NOTHING
 RETURNING id, verified, equipment_id, box_seq`;
 
