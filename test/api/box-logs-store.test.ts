@@ -14,7 +14,9 @@ import { ingestBoxLogs } from '../../api/box-logs/ingest.js';
 import type { BoxLogInput, IngestOptions } from '../../api/box-logs/types.js';
 import { BoxLogRefusal } from '../../api/box-logs/errors.js';
 import type { Executor, Store } from '../../api/db/store.js';
+import { ResponseIngestion } from '../../api/mqtt/response-ingester.js';
 import { FakeClock } from '../../lib/fake-clock.js';
+import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
 import { boxAnswer, boxLog, ingestionOn } from '../helpers/box-logs.js';
 import type { SeededBox } from '../helpers/parking.js';
 import { secondStore } from '../helpers/second-store.js';
@@ -390,6 +392,56 @@ storeTest(
     );
     t.is(group.ranAlone, 3);
     t.deepEqual(ran.sort(), ['a', 'b']);
+  },
+);
+
+storeTest(
+  'MQTT response messages of one turn: one group, one ingestBoxLogs call; a message of no box is counted, not stored',
+  async (t, store) => {
+    const clock = new FakeClock(NOW);
+    const { deps } = ingestionOn(store, clock);
+    const w = await world(store);
+    const box = w.entrance;
+    const responses = await makeVerifiedResponses(
+      {
+        moduleId: box.moduleId,
+        parkingId: w.parkingId,
+        direction: box.direction,
+        macAddress: box.macAddress,
+        parkingKey: Buffer.alloc(16),
+        parkingKeyNext: null,
+        boxKey: box.boxKey,
+        skewSeconds: 120,
+        minBatteryMv: 3_300,
+        mqtt: null,
+      },
+      6,
+      NOW,
+    );
+    const ingestion = new ResponseIngestion({ ...deps, clock });
+    const calls: number[] = [];
+    const insertLogs = deps.ingestStore.insertLogs.bind(deps.ingestStore);
+    deps.ingestStore.insertLogs = (on, logs) => (calls.push(logs.length), insertLogs(on, logs));
+    await Promise.all([
+      ...responses.map((response) => ingestion.ingest(box.moduleId, Buffer.from(response.payload))),
+      ingestion.ingest(4242, Buffer.from(responses[0]?.payload ?? '')),
+    ]);
+    t.deepEqual(calls, [6], 'one insert for the six messages');
+    t.is(deps.groupCommit.counters.groups, 1);
+    t.like(ingestion.counters, { stored: 6, duplicates: 0, refused: { unknown_box: 1 } });
+    const seqs = await store.kysely
+      .selectFrom('box_logs')
+      .select('box_seq')
+      .where('verified', '=', 1)
+      .orderBy('box_seq')
+      .execute();
+    t.deepEqual(
+      seqs.map((row) => row.box_seq),
+      responses.map((response) => response.boxSeq).sort((a, b) => a - b),
+    );
+    // A redelivery: each message answered duplicate.
+    await Promise.all(responses.map((response) => ingestion.ingest(box.moduleId, Buffer.from(response.payload))));
+    t.like(ingestion.counters, { stored: 6, duplicates: 6 });
   },
 );
 
