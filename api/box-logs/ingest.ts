@@ -1,12 +1,15 @@
 // The one path a box log takes, whoever sends it (POST /api/box_logs, MQTT
 // ingestion): resolve ids -> verify -> dedupe -> insert -> session effects ->
 // forwarding outbox (verified logs only, unless the parking forwards
-// unverified ones too), all or nothing in one transaction. Validation of the raw
-// JSON is validate.ts; callers with parsed messages build BoxLogInput
-// themselves.
+// unverified ones too), all or nothing on the caller's transaction (a unit
+// of the group commit, api/db/group-commit.ts). The logic is here and in
+// effects.ts, the same on both engines; the rows are read and written by the
+// engine's IngestStore (ingest-store.ts), a whole group at a time. Validation
+// of the raw JSON is validate.ts; callers with parsed messages build
+// BoxLogInput themselves.
 //
-//   ingestBoxLogs(deps, entries, { source: 'http', userId })  // throws BoxLogRefusal (not_found, refused)
-//   ingestBoxLogs(deps, entries, { source: 'mqtt', lookups }) // fo_user_id may be null; rows already read
+//   groupCommit.run((on) => ingestBoxLogs(deps, on, entries, { source: 'http', userId }))  // throws BoxLogRefusal (not_found, refused)
+//   ingestBoxLogs(deps, on, entries, { source: 'mqtt', lookups }) // fo_user_id may be null; rows already read
 import { isAccessKind, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';

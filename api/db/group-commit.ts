@@ -16,9 +16,11 @@
 // - SQLite: one `BEGIN IMMEDIATE` per turn, a savepoint per unit (statements
 //   prepared once). The units' queries are prepared better-sqlite3
 //   statements (api/box-logs/ingest-store-sqlite.ts) whose awaits resolve at
-//   once, so a group completes within one macrotask: nothing else runs on
-//   the shared connection meanwhile (test/api/group-commit.test.ts asserts
-//   it). Groups never overlap: a group waits for the one before it.
+//   once, so a group completes within one macrotask: each group starts a
+//   macrotask of its own (setImmediate, also past the group limit), so no
+//   other code's microtasks run while its transaction is open, and it holds
+//   Kysely's connection, so no other Kysely query enters it
+//   (test/api/box-logs-store.test.ts asserts it). Groups never overlap.
 // - PostgreSQL: a savepoint is a round trip, so none on the path that
 //   succeeds. The inputs of a shared work are one transaction on one pooled
 //   connection (the MQTT messages of a turn: one bulk insert); each HTTP
@@ -37,6 +39,10 @@
 // - afterCommit callbacks of a unit run after its transaction committed,
 //   never if it was rolled back.
 // No timer: a lone unit runs on the next turn of the loop (setImmediate).
+// afterCommit finds its unit: on SQLite the one running (units run one after
+// another); on PostgreSQL, where units run at once, through an
+// AsyncLocalStorage, never started on SQLite (its promise hooks would cost
+// every promise of the process).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
@@ -84,7 +90,7 @@ export interface GroupCommitCounters {
   units: number;
 }
 
-/** More waiting units than this run at once, without waiting for the turn to end.
+/** At most this many units a group; more waiting ones go in the next group(s), each on a turn of its own.
  * 500, as the MQTT batcher it replaced: each MQTT response message is a unit,
  * and a few hundred arrive in one turn under load; an HTTP unit is a whole batch. */
 export const DEFAULT_MAX_GROUP = 500;
@@ -98,10 +104,12 @@ export class GroupCommit {
   #pending: Unit[] = [];
   #scheduled = false;
   #statements: SavepointStatements | undefined;
-  /** The callbacks of the unit running now, wherever its awaits take it. */
+  /** SQLite: the callbacks of the unit running now. */
+  #current: (() => void)[] | undefined;
+  /** PostgreSQL: the callbacks of the unit, wherever its awaits take it. */
   readonly #unitCallbacks = new AsyncLocalStorage<(() => void)[]>();
-  /** SQLite: the group running now; the next waits for it (one transaction at a time on the connection). */
-  #running: Promise<void> = Promise.resolve();
+  /** SQLite: a group is running (the next turn waits for it). */
+  #sqliteRunning = false;
   /** Groups not settled yet (flush waits for them). */
   readonly #inFlight = new Set<Promise<void>>();
 
@@ -136,7 +144,7 @@ export class GroupCommit {
    * run again alone registers anew). Returns false outside a unit: the
    * caller is not in a group, and does it now. */
   afterCommit(callback: () => void): boolean {
-    const callbacks = this.#unitCallbacks.getStore();
+    const callbacks = this.store.dialect === 'sqlite' ? this.#current : this.#unitCallbacks.getStore();
     if (callbacks === undefined) return false;
     callbacks.push(callback);
     return true;
@@ -144,34 +152,55 @@ export class GroupCommit {
 
   #enqueue(unit: Unit): void {
     this.#pending.push(unit);
-    if (this.#pending.length >= this.maxGroup) void this.flush();
-    else if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(() => void this.flush());
-    }
+    this.#schedule();
   }
 
-  /** Runs and commits what is waiting now; resolves once every group begun
-   * so far has settled. Never rejects. */
-  flush(): Promise<void> {
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => this.#turn());
+  }
+
+  /** A turn of the loop: the next group (at most maxGroup units) starts; what waits beyond it gets a turn of its own. */
+  #turn(): void {
     this.#scheduled = false;
-    const units = this.#pending;
-    if (units.length > 0) {
-      this.#pending = [];
-      this.counters.units += units.length;
-      const group =
-        this.store.dialect === 'sqlite' ? this.#sqliteGroup(this.store, units) : this.#postgresGroup(this.store, units);
-      this.#inFlight.add(group);
-      void group.finally(() => this.#inFlight.delete(group));
+    if (this.#pending.length === 0) return;
+    // SQLite: a group still running (a unit that awaited more than its queries) is not overlapped.
+    if (this.store.dialect === 'sqlite' && this.#sqliteRunning) {
+      this.#schedule();
+      return;
     }
-    return Promise.all(this.#inFlight).then(() => undefined);
+    const units = this.#pending.splice(0, this.maxGroup);
+    if (this.#pending.length > 0) this.#schedule();
+    this.counters.units += units.length;
+    const group =
+      this.store.dialect === 'sqlite' ? this.#sqliteRun(this.store, units) : this.#postgresGroup(this.store, units);
+    this.#inFlight.add(group);
+    void group.finally(() => this.#inFlight.delete(group));
+  }
+
+  /** Resolves once every unit given so far is settled (what waits runs on the next turns). Never rejects. */
+  async flush(): Promise<void> {
+    while (this.#pending.length > 0 || this.#inFlight.size > 0) {
+      if (this.#pending.length > 0) this.#schedule();
+      await Promise.all([...this.#inFlight, new Promise((resolve) => setImmediate(resolve))]);
+    }
   }
 
   /** Runs `work` with its own afterCommit list; the list is kept only if it succeeds. */
   async #withCallbacks(work: () => unknown): Promise<{ outcome: Outcome; callbacks: (() => void)[] }> {
     const callbacks: (() => void)[] = [];
     try {
-      const value: unknown = await this.#unitCallbacks.run(callbacks, work);
+      let value: unknown;
+      if (this.store.dialect === 'sqlite') {
+        // Units run one after another on SQLite: the one running is the current one.
+        this.#current = callbacks;
+        try {
+          value = await work();
+        } finally {
+          this.#current = undefined;
+        }
+      } else value = await this.#unitCallbacks.run(callbacks, work);
       return { outcome: { ok: true, value }, callbacks };
     } catch (error) {
       return { outcome: { ok: false, error }, callbacks: [] };
@@ -205,14 +234,20 @@ export class GroupCommit {
     return this.#statements;
   }
 
-  #sqliteGroup(store: SqliteStore, units: readonly Unit[]): Promise<void> {
-    const run = this.#running.then(() => this.#sqliteRun(store, units));
-    this.#running = run;
-    return run;
+  async #sqliteRun(store: SqliteStore, units: readonly Unit[]): Promise<void> {
+    this.#sqliteRunning = true;
+    try {
+      // Kysely's connection held for the group: a Kysely query of other code
+      // waits for the COMMIT instead of running inside this transaction.
+      await store.kysely.connection().execute((on) => this.#sqliteTransaction(store.sqlite, on, units));
+    } catch (error) {
+      for (const unit of units) unit.reject(error);
+    } finally {
+      this.#sqliteRunning = false;
+    }
   }
 
-  async #sqliteRun(store: SqliteStore, units: readonly Unit[]): Promise<void> {
-    const db = store.sqlite;
+  async #sqliteTransaction(db: Db, on: Executor, units: readonly Unit[]): Promise<void> {
     const statements = this.#sqliteStatements(db);
     this.counters.groups += 1;
     const committed: (() => void)[] = [];
@@ -222,9 +257,7 @@ export class GroupCommit {
       // (busy_timeout) instead of failing to upgrade a read transaction.
       statements.begin.run();
       try {
-        outcomes = await this.#runUnits(units, (work) =>
-          this.#inSavepoint(db, statements, store.kysely, work, committed),
-        );
+        outcomes = await this.#runUnits(units, (work) => this.#inSavepoint(db, statements, on, work, committed));
         statements.commit.run();
       } catch (error) {
         if (db.inTransaction) statements.rollbackAll.run();

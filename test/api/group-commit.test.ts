@@ -94,7 +94,7 @@ test('a failed COMMIT writes nothing of the group and rejects every unit', async
   t.deepEqual(await group.run(() => insertItems(db, ['after'])), [1]);
 });
 
-test('past the group limit, waiting units run at once, in order', async (t) => {
+test('past the group limit, the units beyond it go in the next groups (a turn each), in order', async (t) => {
   const { db } = database(t);
   const group = new GroupCommit(sqliteStore(db), 2);
   const results = await Promise.all([1, 2, 3, 4, 5].map((n) => group.run(() => insertItems(db, [`item ${n}`])[0])));
