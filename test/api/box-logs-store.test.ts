@@ -447,7 +447,7 @@ storeTest(
 
 storeTest.on(
   'sqlite',
-  'group commit on SQLite (one shared connection): a group completes within one macrotask, before a setImmediate queued at its start',
+  'group commit on SQLite (one shared connection): a group completes within one macrotask, before a setImmediate queued at its start; another Kysely query waits for its COMMIT',
   async (t, store) => {
     const { deps } = ingestionOn(store, new FakeClock(NOW));
     const w = await world(store);
@@ -456,7 +456,15 @@ storeTest.on(
     const batch = () => [access(w, w.entrance, d), access(w, w.exit, d, { status: Status.AUTH_FAILED })];
     const units = [1, 2, 3].map((n) =>
       deps.groupCommit.run(async (on) => {
-        if (n === 1) setImmediate(() => order.push('setImmediate'));
+        if (n === 1) {
+          setImmediate(() => order.push('setImmediate'));
+          // Other code's query on the store's Kysely, started in the group: it must not run inside its transaction.
+          void store.kysely
+            .selectFrom('box_logs')
+            .select('id')
+            .execute()
+            .then((rows) => order.push(`other query saw ${rows.length}`));
+        }
         const results = await ingestBoxLogs(deps, on, batch(), { source: 'mqtt' });
         // A query through Kysely too (the settle's path): its driver's awaits resolve at once as well.
         await sql`SELECT 1`.execute(on);
@@ -466,7 +474,7 @@ storeTest.on(
     );
     await Promise.all(units);
     await new Promise((resolve) => setImmediate(resolve));
-    t.deepEqual(order, ['committed 1', 'committed 2', 'committed 3', 'setImmediate']);
+    t.deepEqual(order, ['committed 1', 'committed 2', 'committed 3', 'other query saw 6', 'setImmediate']);
     t.is(deps.groupCommit.counters.groups, 1);
   },
 );
