@@ -32,7 +32,8 @@ import { SessionRepository } from './repositories/sessions.js';
 import { SmartKeyRepository } from './repositories/smart-keys.js';
 import { TokenRepository } from './repositories/tokens.js';
 import { UserRepository } from './repositories/users.js';
-import { ingestStoreOf, type IngestStore } from './box-logs/ingest-store.js';
+import type { IngestStore } from './box-logs/ingest-store.js';
+import { ingestStoreOf } from './box-logs/ingest-store-of.js';
 import { sessionEnd, type SessionEnd } from './box-logs/session-end.js';
 
 export interface AppContext {

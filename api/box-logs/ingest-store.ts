@@ -5,14 +5,12 @@
 // (resolve ids, verify, dedupe, decide a session's change) is ingest.ts and
 // effects.ts, pure over the rows read here, the same on both engines.
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
-import type { Executor, Store } from '../db/store.js';
+import type { Executor } from '../db/store.js';
 import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
 import type { StoredBoxLog } from '../repositories/box-logs.js';
 import type { ParkingRow } from '../repositories/parkings.js';
 import type { SessionRow } from '../repositories/sessions.js';
 import type { SmartKeyRow } from '../repositories/smart-keys.js';
-import { PostgresIngestStore } from './ingest-store-postgres.js';
-import { SqliteIngestStore } from './ingest-store-sqlite.js';
 
 /** A forwarding_outbox row to add (api/forwarding/outbox.ts groups and sends them). */
 export interface OutboxEntry {
@@ -45,11 +43,6 @@ export interface IngestStore {
   /** The settle of a control command by a box's verified answer (api/control/settle.ts). */
   settleControlAnswer(on: Executor, moduleId: number, response: ParsedResponse, nowMs: number): Promise<void>;
   enqueueOutbox(on: Executor, entries: readonly OutboxEntry[], nowMs: number): Promise<void>;
-}
-
-/** The store's implementation. */
-export function ingestStoreOf(store: Store): IngestStore {
-  return store.dialect === 'sqlite' ? new SqliteIngestStore(store) : new PostgresIngestStore(store);
 }
 
 /** Ids not seen before, once each. */

@@ -9,7 +9,7 @@
 // BoxLogInput themselves.
 //
 //   groupCommit.run((on) => ingestBoxLogs(deps, on, entries, { source: 'http', userId }))  // throws BoxLogRefusal (not_found, refused)
-//   ingestBoxLogs(deps, on, entries, { source: 'mqtt', lookups }) // fo_user_id may be null; rows already read
+//   ingestBoxLogs(deps, on, entries, { source: 'mqtt' }, lookups) // fo_user_id may be null; rows already read
 import { isAccessKind, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -128,9 +128,12 @@ export async function ingestBoxLogs(
   on: Executor,
   entries: readonly BoxLogInput[],
   options: IngestOptions,
+  /** Rows already read in this transaction (MQTT ingestion read the boxes,
+   * parkings, keys and users of its messages to build them); default: read here. */
+  lookups: BoxLogLookups = new BoxLogLookups(ctx.ingestStore),
 ): Promise<BoxLogResult[]> {
   const receivedAt = options.receivedAt ?? ctx.clock.now();
-  const { results, queued, stored } = await store(ctx, on, entries, options, receivedAt);
+  const { results, queued, stored } = await store(ctx, on, entries, options, receivedAt, lookups);
   if (queued.size > 0) ctx.forwarding.notify();
   // In a group commit unit the hub waits for its COMMIT (api/events/hub.ts),
   // so a rolled-back log is never shown.
@@ -187,13 +190,13 @@ async function store(
   entries: readonly BoxLogInput[],
   options: IngestOptions,
   receivedAt: number,
+  lookups: BoxLogLookups,
 ): Promise<{ results: BoxLogResult[]; queued: Set<number>; stored: Stored }> {
   const items: BoxLogStreamItem[] = [];
   const receivedAtIso = new Date(receivedAt).toISOString();
   // The reads too are in the transaction: ids checked here cannot vanish
   // before the insert. One query a table for the whole group (MQTT
   // ingestion read its rows already: nothing more is read then).
-  const lookups = options.lookups ?? new BoxLogLookups(ctx.ingestStore);
   await lookups.load(on, {
     users: idsOf(entries, (entry) => entry.fo_user_id),
     smartKeys: idsOf(entries, (entry) => entry.smart_key_id),

@@ -241,7 +241,8 @@ export class ResponseIngestion {
           this.ctx,
           on,
           storing.map((one) => one.entry),
-          { source: 'mqtt', lookups },
+          { source: 'mqtt' },
+          lookups,
         );
     } catch (error) {
       const [only] = storing;

@@ -14,7 +14,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { openDatabase } from '../../api/db/open.js';
 import type { Schema } from '../../api/db/schema.js';
 import { sqliteStore, type Store } from '../../api/db/store.js';
-import { ingestStoreOf } from '../../api/box-logs/ingest-store.js';
+import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
 import { OutboxRepository, outboxStatusNow, type DeliveryRow } from '../../api/forwarding/outbox.js';
 import { newWebhookSecret } from '../../api/forwarding/signature.js';
 import { ForwardingWorker } from '../../api/forwarding/worker.js';

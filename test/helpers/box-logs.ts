@@ -12,7 +12,7 @@ import {
 } from '../../firmware-protocol/index.js';
 import { ingestBoxLogs, type BoxLogIngestDeps } from '../../api/box-logs/ingest.js';
 import type { BoxLogInput, BoxLogResult, IngestOptions } from '../../api/box-logs/types.js';
-import { ingestStoreOf } from '../../api/box-logs/ingest-store.js';
+import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
 import { sessionEnd } from '../../api/box-logs/session-end.js';
 import { configWith } from '../../api/config.js';
 import { createContext } from '../../api/context.js';
