@@ -32,6 +32,9 @@ import { SessionRepository } from './repositories/sessions.js';
 import { SmartKeyRepository } from './repositories/smart-keys.js';
 import { TokenRepository } from './repositories/tokens.js';
 import { UserRepository } from './repositories/users.js';
+import type { IngestStore } from './box-logs/ingest-store.js';
+import { ingestStoreOf } from './box-logs/ingest-store-of.js';
+import { sessionEnd, type SessionEnd } from './box-logs/session-end.js';
 
 export interface AppContext {
   config: ApiConfig;
@@ -43,6 +46,10 @@ export interface AppContext {
   store: Store;
   /** Request writes that share a transaction per turn of the event loop (POST /api/box_logs). */
   groupCommit: GroupCommit;
+  /** Box-log ingestion's reads and writes on the store (api/box-logs/ingest-store.ts). */
+  ingestStore: IngestStore;
+  /** How ingestion ends a session at an exit box (api/box-logs/session-end.ts). */
+  sessionEnd: SessionEnd;
   clientApps: ClientAppRepository;
   users: UserRepository;
   tokens: TokenRepository;
@@ -78,7 +85,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
   const outbox = new OutboxRepository(store);
-  const groupCommit = new GroupCommit(db);
+  const groupCommit = new GroupCommit(store);
   const events = new EventHub({
     clock,
     replayMs: config.eventsReplaySeconds * 1000,
@@ -86,12 +93,15 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     afterCommit: (callback) => groupCommit.afterCommit(callback),
   });
   const liveStates = new LiveBoxStates();
-  return {
+  const ctx: AppContext = {
     config,
     clock,
     db,
     store,
     groupCommit,
+    ingestStore: ingestStoreOf(store),
+    // The session service's own dependencies are this record (below).
+    sessionEnd: (on, session, endMs) => sessionEnd({ store, service: ctx })(on, session, endMs),
     clientApps: new ClientAppRepository(store),
     users: new UserRepository(store),
     tokens,
@@ -142,4 +152,5 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
       clock,
     ),
   };
+  return ctx;
 }

@@ -1,44 +1,51 @@
 // The one path a box log takes, whoever sends it (POST /api/box_logs, MQTT
 // ingestion): resolve ids -> verify -> dedupe -> insert -> session effects ->
 // forwarding outbox (verified logs only, unless the parking forwards
-// unverified ones too), all or nothing in one transaction. Validation of the raw
-// JSON is validate.ts; callers with parsed messages build BoxLogInput
-// themselves.
+// unverified ones too), all or nothing on the caller's transaction (a unit
+// of the group commit, api/db/group-commit.ts). The logic is here and in
+// effects.ts, the same on both engines; the rows are read and written by the
+// engine's IngestStore (ingest-store.ts), a whole group at a time. Validation
+// of the raw JSON is validate.ts; callers with parsed messages build
+// BoxLogInput themselves.
 //
-//   ingestBoxLogs(deps, entries, { source: 'http', userId })  // throws BoxLogRefusal (not_found, refused)
-//   ingestBoxLogs(deps, entries, { source: 'mqtt', lookups }) // fo_user_id may be null; rows already read
-import type { Transaction } from 'better-sqlite3';
-import { statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
+//   groupCommit.run((on) => ingestBoxLogs(deps, on, entries, { source: 'http', userId }))  // throws BoxLogRefusal (not_found, refused)
+//   ingestBoxLogs(deps, on, entries, { source: 'mqtt' }, lookups) // fo_user_id may be null; rows already read
+import { isAccessKind, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Db } from '../db/open.js';
-import type { OutboxRepository } from '../forwarding/outbox.js';
+import type { Executor } from '../db/store.js';
 import type { ForwardingWorker } from '../forwarding/worker.js';
-import type { BoxLogRepository } from '../repositories/box-logs.js';
-import type { BoxObservation, BoxRepository, BoxRow } from '../repositories/boxes.js';
+import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
+import type { StoredBoxLog } from '../repositories/box-logs.js';
 import type { ParkingRow } from '../repositories/parkings.js';
-import { applyVerifiedResponse, BatchRows, type EffectDeps } from './effects.js';
+import { applyVerifiedResponse, sessionIdOf, type EffectDeps } from './effects.js';
 import { BoxLogRefusal, type BoxLogProblem } from './errors.js';
-import { BoxLogLookups, memo, type LookupDeps } from './lookups.js';
+import { BoxLogLookups, type OutboxEntry } from './ingest-store.js';
 import type { BoxLogInput, BoxLogResult, IngestOptions } from './types.js';
 import { parseCreatedAt } from './validate.js';
 import { verifiedResponses } from './verify.js';
 
-/** What ingestion touches: its transaction and clock, the rows it reads, the
- * box logs, observations and outbox rows it writes, the session effects of a
- * verified response, the forwarding worker it wakes, and the event stream it
- * tells (api/events/: the logs stored, the boxes and forwarding they changed).
- * AppContext has them. */
-export type BoxLogIngestDeps = EffectDeps &
-  LookupDeps & {
-    db: Db;
-    clock: Pick<Clock, 'now'>;
-    boxes: Pick<BoxRepository, 'findByModuleId' | 'noteObservation' | 'noteControlSequence'>;
-    boxLogs: Pick<BoxLogRepository, 'insert'>;
-    outbox: Pick<OutboxRepository, 'enqueue'>;
-    forwarding: Pick<ForwardingWorker, 'notify'>;
-    events: Pick<EventPublisher, 'publishBoxLogs' | 'publishBox' | 'publishForwarding'>;
+/** What ingestion touches: its clock, the rows it reads and writes (the
+ * IngestStore of its engine, on the group commit's transaction), the end of
+ * a session by an exit, the forwarding worker it wakes, and the event stream
+ * it tells (api/events/: the logs stored, the boxes, sessions and forwarding
+ * they changed). AppContext has them. */
+export type BoxLogIngestDeps = EffectDeps & {
+  clock: Pick<Clock, 'now'>;
+  forwarding: Pick<ForwardingWorker, 'notify'>;
+  events: Pick<EventPublisher, 'publishBoxLogs' | 'publishBox' | 'publishForwarding' | 'publishSession'>;
+};
+
+/** Memoizes a lookup, `undefined` answers included. */
+export function memo<K, V>(lookup: (key: K) => V): (key: K) => V {
+  const cache = new Map<K, V>();
+  return (key) => {
+    if (cache.has(key)) return cache.get(key) as V;
+    const value = lookup(key);
+    cache.set(key, value);
+    return value;
   };
+}
 
 interface Resolved {
   box: BoxRow;
@@ -51,7 +58,10 @@ interface Resolved {
  * smart key of another driver or parking, a box of another parking).
  */
 function resolve(lookups: BoxLogLookups, entries: readonly BoxLogInput[], options: IngestOptions): Resolved[] {
-  const { user, smartKey: key, box, parking } = lookups;
+  const user = (id: number) => lookups.user(id);
+  const key = (id: number) => lookups.smartKey(id);
+  const box = (id: number) => lookups.box(id);
+  const parking = (id: number) => lookups.parking(id);
   const missing: BoxLogProblem[] = [];
   const unfit: BoxLogProblem[] = [];
   const resolved: Resolved[] = [];
@@ -106,24 +116,27 @@ function observe(
 }
 
 /**
- * Stores a batch of box logs, all or nothing, and answers per log in order.
- * Throws BoxLogRefusal (not_found, refused) before anything is written. `created_at` is when the exchange happened (UTC,
- * `YYYY-MM-DD HH:MM:SS`); MQTT ingestion passes the time it received the
- * response. After a commit that queued logs for forwarding, the forwarding
- * worker is woken.
+ * Stores a batch of box logs, all or nothing, on `on` (a transaction: the
+ * group commit's), and answers per log in order. Throws BoxLogRefusal
+ * (not_found, refused) before anything is written. `created_at` is when the
+ * exchange happened (UTC, `YYYY-MM-DD HH:MM:SS`); MQTT ingestion passes the
+ * time it received the response. Once logs are queued for forwarding, the
+ * forwarding worker is woken.
  */
-export function ingestBoxLogs(
+export async function ingestBoxLogs(
   ctx: BoxLogIngestDeps,
+  on: Executor,
   entries: readonly BoxLogInput[],
   options: IngestOptions,
-): BoxLogResult[] {
+  /** Rows already read in this transaction (MQTT ingestion read the boxes,
+   * parkings, keys and users of its messages to build them); default: read here. */
+  lookups: BoxLogLookups = new BoxLogLookups(ctx.ingestStore),
+): Promise<BoxLogResult[]> {
   const receivedAt = options.receivedAt ?? ctx.clock.now();
-  // IMMEDIATE: take the write lock at BEGIN, so a second API process waits
-  // (busy_timeout) instead of failing to upgrade a read transaction.
-  const { results, queued, stored } = storeInTransaction(ctx).immediate(ctx, entries, options, receivedAt);
+  const { results, queued, stored } = await store(ctx, on, entries, options, receivedAt, lookups);
   if (queued.size > 0) ctx.forwarding.notify();
-  // After the transaction: in a group commit unit the hub waits for its
-  // COMMIT (api/events/hub.ts), so a rolled-back log is never shown.
+  // In a group commit unit the hub waits for its COMMIT (api/events/hub.ts),
+  // so a rolled-back log is never shown.
   ctx.events.publishBoxLogs(stored.items);
   for (const moduleId of stored.boxes) ctx.events.publishBox(moduleId);
   for (const parkingId of queued) ctx.events.publishForwarding(parkingId);
@@ -169,44 +182,27 @@ function streamItem(
   };
 }
 
-type StoreTransaction = Transaction<
-  (
-    ctx: BoxLogIngestDeps,
-    entries: readonly BoxLogInput[],
-    options: IngestOptions,
-    receivedAt: number,
-  ) => { results: BoxLogResult[]; queued: Set<number>; stored: Stored }
->;
-
-// One transaction function per database, built once: db.transaction(fn)
-// builds its wrappers anew at every call.
-const storeTransactions = new WeakMap<Db, StoreTransaction>();
-
-function storeInTransaction(ctx: BoxLogIngestDeps): StoreTransaction {
-  let transaction = storeTransactions.get(ctx.db);
-  if (transaction === undefined) {
-    transaction = ctx.db.transaction(store);
-    storeTransactions.set(ctx.db, transaction);
-  }
-  return transaction;
-}
-
-/** The body of ingestBoxLogs, run in its transaction (or savepoint). */
-function store(
+/** The body of ingestBoxLogs, on its transaction: reads, then the pure
+ * decisions (resolve, verify), then the writes, each set-based. */
+async function store(
   ctx: BoxLogIngestDeps,
+  on: Executor,
   entries: readonly BoxLogInput[],
   options: IngestOptions,
   receivedAt: number,
-): { results: BoxLogResult[]; queued: Set<number>; stored: Stored } {
-  const repository = ctx.boxLogs;
-  /** Parkings with logs queued for forwarding. */
-  const queued = new Set<number>();
+  lookups: BoxLogLookups,
+): Promise<{ results: BoxLogResult[]; queued: Set<number>; stored: Stored }> {
   const items: BoxLogStreamItem[] = [];
   const receivedAtIso = new Date(receivedAt).toISOString();
-  // The reads too are in the transaction: outside one, every read pays
-  // for a snapshot of its own (WAL lock system calls, some 5% of a batch
-  // under load), and ids checked here cannot vanish before the insert.
-  const lookups = options.lookups ?? new BoxLogLookups(ctx);
+  // The reads too are in the transaction: ids checked here cannot vanish
+  // before the insert. One query a table for the whole group (MQTT
+  // ingestion read its rows already: nothing more is read then).
+  await lookups.load(on, {
+    users: idsOf(entries, (entry) => entry.fo_user_id),
+    smartKeys: idsOf(entries, (entry) => entry.smart_key_id),
+    boxes: entries.map((entry) => entry.equipment_id),
+    parkings: entries.map((entry) => entry.secured_parking_id),
+  });
   const resolved = resolve(lookups, entries, options);
   const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
   const responses = verifiedResponses(
@@ -216,26 +212,49 @@ function store(
       box: (resolved[index] as Resolved).box,
     })),
   );
+  // The keys of verified access responses, then their sessions, read for
+  // update (PostgreSQL): another process moving one of them waits for this
+  // commit, and this one for its.
+  await lookups.load(on, {
+    smartKeys: responses.flatMap((response) =>
+      response !== null && isAccessKind(response.kind) ? [response.keyId] : [],
+    ),
+  });
+  const sessionIds: number[] = [];
+  responses.forEach((response, index) => {
+    const sessionId = response && sessionIdOf(lookups, { box: (resolved[index] as Resolved).box, response });
+    if (sessionId !== undefined && sessionId !== null) sessionIds.push(sessionId);
+  });
+  await lookups.loadSessions(on, sessionIds);
+
+  const logs = entries.map((entry, index): StoredBoxLog => ({
+    source: options.source,
+    entry,
+    verified: responses[index] !== null,
+    boxSeq: responses[index]?.boxSeq ?? null,
+    status: responses[index]?.status ?? null,
+    receivedAt,
+  }));
+  const inserted = await ctx.ingestStore.insertLogs(on, logs);
+  /** Parkings with logs queued for forwarding. */
+  const queued = new Set<number>();
+  const outbox: OutboxEntry[] = [];
   const observations = new Map<number, BoxObservation>();
-  const rows = new BatchRows(ctx);
-  const outcome = entries.map((entry, index): BoxLogResult => {
+  const results: BoxLogResult[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const stored = inserted[index] as { id: number; duplicate: boolean };
+    if (stored.duplicate) {
+      results.push({ id: stored.id, verified: true, duplicate: true });
+      continue;
+    }
     const response = responses[index] ?? null;
     const { box, parking } = resolved[index] as Resolved;
-    const stored = repository.insert({
-      source: options.source,
-      entry,
-      verified: response !== null,
-      boxSeq: response?.boxSeq ?? null,
-      status: response?.status ?? null,
-      receivedAt,
-    });
-    if (stored.duplicate) return { id: stored.id, verified: true, duplicate: true };
     const sessionId = entry.smart_key_id === null ? null : (lookups.smartKey(entry.smart_key_id)?.session_id ?? null);
     items.push(streamItem(stored.id, entry, options, response, sessionId, receivedAt, receivedAtIso));
     if (response) {
       const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
       observe(observations, box, response, happenedAt);
-      applyVerifiedResponse(ctx, { box, response, happenedAt, receivedAt }, rows);
+      await applyVerifiedResponse(ctx, on, { box, response, happenedAt, receivedAt }, lookups);
     }
     // The filter is here, at enqueue time: an unverified log (which its
     // sender may have invented) is never queued for a parking that
@@ -245,11 +264,22 @@ function store(
       parking.forwarding_url &&
       (response !== null || parking.forwarding_unverified === 1)
     ) {
-      ctx.outbox.enqueue(stored.id, parking.id, parking.forwarding_url, receivedAt);
+      outbox.push({ boxLogId: stored.id, parkingId: parking.id, url: parking.forwarding_url });
       queued.add(parking.id);
     }
-    return { id: stored.id, verified: response !== null, duplicate: false };
-  });
-  for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
-  return { results: outcome, queued, stored: { items, boxes: observations.keys() } };
+    results.push({ id: stored.id, verified: response !== null, duplicate: false });
+  }
+  await ctx.ingestStore.enqueueOutbox(on, outbox, receivedAt);
+  await ctx.ingestStore.noteObservations(on, [...observations.values()]);
+  return { results, queued, stored: { items, boxes: observations.keys() } };
+}
+
+/** The ids a field names (nulls left out). */
+function idsOf(entries: readonly BoxLogInput[], field: (entry: BoxLogInput) => number | null): number[] {
+  const ids: number[] = [];
+  for (const entry of entries) {
+    const id = field(entry);
+    if (id !== null) ids.push(id);
+  }
+  return ids;
 }

@@ -1,6 +1,5 @@
 // A box log as the ingestion path takes it, whoever sends it: the HTTP route
 // (spec 2.1, validated by validate.ts) or MQTT ingestion (issue 7).
-import type { BoxLogLookups } from './lookups.js';
 
 export type BoxLogType = 'in' | 'out' | 'control';
 export type BoxLogSource = 'http' | 'mqtt';
@@ -46,7 +45,4 @@ export interface IngestOptions {
   userId?: number;
   /** When the logs arrived, ms since the epoch (default: the clock's now). */
   receivedAt?: number;
-  /** Rows already read in this transaction (MQTT ingestion read the boxes,
-   * parkings, keys and users of its messages to build them); default: read here. */
-  lookups?: BoxLogLookups;
 }

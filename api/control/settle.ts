@@ -4,16 +4,10 @@
 // ingests it, so "done" and its effect (a parking switching keys) commit
 // together with the answer or not at all.
 import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
-import type { Db } from '../db/open.js';
-import type { Store } from '../db/store.js';
-import {
-  ControlCommandRepository,
-  ControlCommandsSqlite,
-  type ControlCommandRow,
-  type ControlKind,
-} from './repository.js';
+import type { Executor, Store } from '../db/store.js';
+import { ControlCommandRepository, type ControlBody, type ControlCommandRow, type ControlKind } from './repository.js';
 import { completeOperation } from './completion.js';
-import { ControlSequencesSqlite, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
+import { ControlSequences, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
 
 function kindOf(kind: number): ControlKind | undefined {
   if (kind === FrameKind.REVOKE) return 'REVOKE';
@@ -21,19 +15,65 @@ function kindOf(kind: number): ControlKind | undefined {
   return undefined;
 }
 
-/** Settles the pending command this answer is for, if the service sent it. */
-// SQLite only until the ingestion core moves to the store (issue 18)
-export function settleControlAnswer(db: Db, moduleId: number, response: ParsedResponse, nowMs: number): void {
-  const kind = kindOf(response.kind);
-  if (kind === undefined) return;
-  const commands = new ControlCommandsSqlite(db);
-  const command = commands.findSent(moduleId, response.keyId, kind);
-  if (command === undefined) return; // another tool's command, or settled already
-  const status = statusName(response.status) ?? `0x${response.status.toString(16).padStart(2, '0')}`;
-  const outcome = outcomeOf(command, response.status, status, nowMs);
-  if (outcome.skipTo !== undefined) new ControlSequencesSqlite(db).skipTo(moduleId, outcome.skipTo);
-  commands.settle(command.id, outcome, nowMs);
-  if (outcome.state === 'done') completeOperation(db, command.operation);
+/** Settles the pending command a box's verified answer is for, if the
+ * service sent it, on `on` (the ingestion's transaction), on both engines:
+ * the command's state, a REPLAY's skip of the box's sequence, and the
+ * operation's completion once its last command is done. */
+export class ControlAnswers {
+  readonly #commands: ControlCommandRepository;
+  readonly #sequences: ControlSequences;
+
+  constructor(private readonly store: Store) {
+    this.#commands = new ControlCommandRepository(store);
+    this.#sequences = new ControlSequences(store);
+  }
+
+  async settle(on: Executor, moduleId: number, response: ParsedResponse, nowMs: number): Promise<void> {
+    const kind = kindOf(response.kind);
+    if (kind === undefined) return;
+    // Built per call: a control answer is rare (not the box-log hot path).
+    const command = await on
+      .selectFrom('control_commands')
+      .selectAll()
+      .where('module_id', '=', moduleId)
+      .where('control_seq', '=', response.keyId)
+      .where('kind', '=', kind)
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    if (command === undefined) return; // another tool's command, or settled already
+    const status = statusName(response.status) ?? `0x${response.status.toString(16).padStart(2, '0')}`;
+    const outcome = outcomeOf(command, response.status, status, nowMs);
+    if (outcome.skipTo !== undefined) await this.#sequences.skipTo(moduleId, outcome.skipTo, on);
+    await this.#commands.settle(command.id, outcome, nowMs, on);
+    if (outcome.state !== 'done') return;
+    if (this.store.dialect === 'sqlite') {
+      // SQLite only until the ingestion core moves to the store (issue 18):
+      // the parking's issuer key step (api/control/issuer-keys.ts) is
+      // synchronous; on the group commit's own transaction (no Kysely one).
+      completeOperation(this.store.sqlite, command.operation);
+      return;
+    }
+    await completeOperationOn(on, command.operation);
+  }
+}
+
+/** completeOperation on PostgreSQL: a REVOKE's operation has nothing more to
+ * do; a SET_ISSUER step waits for the issuer keys' conversion (issue 18). */
+async function completeOperationOn(on: Executor, operation: string): Promise<void> {
+  const commands = await on
+    .selectFrom('control_commands')
+    .select(['state', 'body', 'purpose'])
+    .where('operation', '=', operation)
+    .orderBy('module_id')
+    .execute();
+  if (commands.some((command) => command.state !== 'done')) return;
+  const [first] = commands;
+  if (first === undefined) return;
+  const body = JSON.parse(first.body) as ControlBody;
+  if ('issuer_key' in body && first.purpose !== 'revoke')
+    throw new Error(
+      `control operation ${operation}: the parking's issuer key step is not on PostgreSQL yet (issue 18, api/control/issuer-keys.ts)`,
+    );
 }
 
 interface Outcome {

@@ -112,26 +112,7 @@ const RECORD_COLUMNS = [
 ] as const;
 
 export class OutboxRepository {
-  /** The enqueue of the ingestion core, synchronous on SQLite's connection. */
-  readonly #insertRow;
-
-  constructor(private readonly store: Store) {
-    // SQLite only until the ingestion core moves to the store (issue 18)
-    this.#insertRow =
-      store.dialect === 'sqlite'
-        ? store.sqlite.prepare<[number, number, string, number]>(
-            'INSERT INTO forwarding_outbox (box_log_id, parking_id, url, created_at) VALUES (?, ?, ?, ?)',
-          )
-        : undefined;
-  }
-
-  /** Inside the box log's transaction (the group commit, api/box-logs/ingest.ts). */
-  // SQLite only until the ingestion core moves to the store (issue 18)
-  enqueue(boxLogId: number, parkingId: number, url: string, nowMs: number): void {
-    if (this.#insertRow === undefined)
-      throw new Error('the outbox enqueue runs on SQLite only until the ingestion core moves to the store (issue 18)');
-    this.#insertRow.run(boxLogId, parkingId, url, nowMs);
-  }
+  constructor(private readonly store: Store) {}
 
   /** Groups waiting rows into deliveries (one URL each, up to 100 records
    * and 256 KiB of body, whichever comes first); returns how many deliveries

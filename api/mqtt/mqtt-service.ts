@@ -303,7 +303,7 @@ export class MqttService {
     const kept = this.keptResponses;
     if (kept !== undefined) await this.client?.leave([kept], { quietMs: 200, maxMs: 5_000 });
     // What is waiting is stored before the database closes.
-    this.ingestion.flush();
+    await this.ingestion.flush();
     await this.broker?.close();
     // The acknowledgements of what was just stored go out before the DISCONNECT.
     await new Promise((resolve) => setImmediate(resolve));

@@ -38,10 +38,11 @@ import {
 } from '../../lib/mqtt-messages.js';
 import { BoxLogRefusal } from '../box-logs/errors.js';
 import { ingestBoxLogs, type BoxLogIngestDeps } from '../box-logs/ingest.js';
-import { BoxLogLookups } from '../box-logs/lookups.js';
+import { BoxLogLookups } from '../box-logs/ingest-store.js';
 import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
 import { isDatabaseBusy } from '../db/busy.js';
 import type { GroupCommit, SharedWork } from '../db/group-commit.js';
+import type { Executor } from '../db/store.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import { FIRST_YEAR, LAST_YEAR, parseIsoTime, sqlTime } from '../sessions/time.js';
 
@@ -126,7 +127,7 @@ export class ResponseIngestion {
   readonly #logger: Logger;
   readonly #listeners = new Set<(response: IngestedResponse) => void>();
   /** The messages of one group, stored by one call (#storeAll). */
-  readonly #shared: SharedWork<Received, Taken> = { runAll: (received) => this.#storeAll(received) };
+  readonly #shared: SharedWork<Received, Taken> = { runAll: (on, received) => this.#storeAll(on, received) };
 
   constructor(
     private readonly ctx: ResponseIngestionDeps,
@@ -184,11 +185,11 @@ export class ResponseIngestion {
    * Alone, a refusal is this message's (counted, acknowledged); among others
    * it is thrown, and the group commit runs each message alone to find it.
    */
-  #storeAll(received: readonly Received[]): Taken[] {
-    const lookups = new BoxLogLookups(this.ctx);
+  async #storeAll(on: Executor, received: readonly Received[]): Promise<Taken[]> {
+    const lookups = new BoxLogLookups(this.ctx.ingestStore);
     const now = this.ctx.clock.now();
-    const prepared = received.map(
-      ({ moduleId, payload }): Taken | { response: IngestedResponse; entry: BoxLogInput } => {
+    const parsed = received.map(
+      ({ moduleId, payload }): Taken | { moduleId: number; message: ReceivedResponseMessage; createdAt: string } => {
         let message: ReceivedResponseMessage;
         try {
           message = parseResponseMessage(payload);
@@ -204,26 +205,44 @@ export class ResponseIngestion {
             detail: `received_at ${JSON.stringify(message.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}`,
           };
         }
-        const box = lookups.box(moduleId);
-        if (box === undefined) return { kind: 'unknown_box' };
-        const response: IngestedResponse = {
-          moduleId,
-          response: message.response,
-          error: message.error,
-          context: message.context,
-          log: undefined,
-        };
-        return { response, entry: this.#entry(lookups, box, message, createdAt) };
+        return { moduleId, message, createdAt };
       },
     );
+    // The rows of the whole group, one query a table: the boxes and the ids
+    // the messages name, then the boxes' parkings.
+    const messages = parsed.filter((one) => 'message' in one);
+    await lookups.load(on, {
+      boxes: messages.map((one) => one.moduleId),
+      smartKeys: messages.flatMap(({ message }) => keyIdsOf(message)),
+      users: messages.flatMap(({ message }) =>
+        message.context.fo_user_id === undefined ? [] : [message.context.fo_user_id],
+      ),
+    });
+    await lookups.load(on, { parkings: messages.flatMap((one) => lookups.box(one.moduleId)?.parking_id ?? []) });
+    const prepared = parsed.map((one): Taken | { response: IngestedResponse; entry: BoxLogInput } => {
+      if (!('message' in one)) return one;
+      const { moduleId, message, createdAt } = one;
+      const box = lookups.box(moduleId);
+      if (box === undefined) return { kind: 'unknown_box' };
+      const response: IngestedResponse = {
+        moduleId,
+        response: message.response,
+        error: message.error,
+        context: message.context,
+        log: undefined,
+      };
+      return { response, entry: this.#entry(lookups, box, message, createdAt) };
+    });
     const storing = prepared.filter((one) => 'entry' in one);
     let logs: BoxLogResult[] = [];
     try {
       if (storing.length > 0)
-        logs = ingestBoxLogs(
+        logs = await ingestBoxLogs(
           this.ctx,
+          on,
           storing.map((one) => one.entry),
-          { source: 'mqtt', lookups },
+          { source: 'mqtt' },
+          lookups,
         );
     } catch (error) {
       const [only] = storing;
@@ -260,9 +279,7 @@ export class ResponseIngestion {
       (candidate) => candidate !== undefined && candidate.parking_id === box.parking_id,
     );
     const userFromContext =
-      context.fo_user_id !== undefined && lookups.user(context.fo_user_id) !== undefined
-        ? context.fo_user_id
-        : undefined;
+      context.fo_user_id !== undefined && lookups.user(context.fo_user_id) ? context.fo_user_id : undefined;
     const parking = lookups.parking(box.parking_id);
     const keys = hexKeys([parking?.parking_key, parking?.parking_key_next, box.box_key]);
     // An ACCESS_SIGNED renders in full only when a public key the parking
@@ -290,8 +307,8 @@ export class ResponseIngestion {
   }
 
   /** Stores what is waiting now, before the database closes. */
-  flush(): void {
-    this.ctx.groupCommit.flush();
+  flush(): Promise<void> {
+    return this.ctx.groupCommit.flush();
   }
 
   /** A message on a topic that names no box (say a module id that is not
@@ -315,6 +332,14 @@ function createdAtOf(receivedAt: string | undefined, nowMs: number): string | un
   if (receivedAt === undefined) return sqlTime(nowMs);
   const ms = parseIsoTime(receivedAt);
   return ms === undefined ? undefined : sqlTime(ms);
+}
+
+/** The smart key ids a message names: its context's, and an access command's key_id. */
+function keyIdsOf({ command, context }: ReceivedResponseMessage): number[] {
+  const ids = context.smart_key_id === undefined ? [] : [context.smart_key_id];
+  const header = parseCommandHeader(Buffer.from(command, 'base64'));
+  if (header.ok && isAccessKind(header.header.kind)) ids.push(header.header.keyId);
+  return ids;
 }
 
 function hexKeys(candidates: readonly (string | null | undefined)[]): Buffer[] {

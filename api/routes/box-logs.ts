@@ -68,7 +68,7 @@ export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
       const userId = request.user.id;
       // Shares a transaction with the other batches of this turn (group-commit.ts); answered once committed.
       const results = await withBoxLogErrors(
-        ctx.groupCommit.run(() => ingestBoxLogs(ctx, entries, { source: 'http', userId })),
+        ctx.groupCommit.run((on) => ingestBoxLogs(ctx, on, entries, { source: 'http', userId })),
       );
       return reply.status(201).send({ box_logs: results });
     },

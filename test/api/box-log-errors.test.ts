@@ -4,7 +4,7 @@
 // pinned in box-logs.test.ts).
 import test from 'ava';
 import { BoxLogRefusal } from '../../api/box-logs/errors.js';
-import { ingestBoxLogs } from '../../api/box-logs/ingest.js';
+import { ingestThroughGroup } from '../helpers/box-logs.js';
 import type { BoxLogInput } from '../../api/box-logs/types.js';
 import { DomainError } from '../../api/domain-error.js';
 import { ApiError } from '../../api/errors.js';
@@ -29,15 +29,18 @@ test('an id that names nothing is a not_found BoxLogRefusal, one that does not f
     created_at: '2026-06-01 08:00:00',
     point_attributes: null,
   };
-  const missing = t.throws(() => ingestBoxLogs(app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }), {
-    instanceOf: BoxLogRefusal,
-  });
+  const missing = await t.throwsAsync(
+    ingestThroughGroup(app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }),
+    {
+      instanceOf: BoxLogRefusal,
+    },
+  );
   t.true(missing instanceof DomainError);
   t.false(missing instanceof ApiError);
   t.is(missing.kind, 'not_found');
   t.deepEqual(missing.details, [{ path: 'box_logs[0].box_log.equipment_id', message: 'no box with module id 4242' }]);
-  const unfit = t.throws(
-    () => ingestBoxLogs(app.ctx, [entry, { ...entry, equipment_id: other.entrance.moduleId }], { source: 'mqtt' }),
+  const unfit = await t.throwsAsync(
+    ingestThroughGroup(app.ctx, [entry, { ...entry, equipment_id: other.entrance.moduleId }], { source: 'mqtt' }),
     { instanceOf: BoxLogRefusal },
   );
   t.is(unfit.kind, 'refused');

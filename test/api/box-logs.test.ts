@@ -1,13 +1,20 @@
 // POST /api/box_logs: every row of section 7, every field of 2.1, all or
 // nothing, verification, duplicates, session effects and what boxes tell.
 import test from 'ava';
-import { ingestBoxLogs } from '../../api/box-logs/ingest.js';
 import type { BoxLogInput } from '../../api/box-logs/types.js';
 import { Status } from '../../firmware-protocol/index.js';
 import { addOperator } from '../../api/operators/accounts.js';
 import { mintOperatorAccess } from '../../api/operators/operator-access.js';
 import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
-import { boxAnswer, boxLog, controlCommand, countRows, postBoxLogs, type BoxLogsBody } from '../helpers/box-logs.js';
+import {
+  boxAnswer,
+  boxLog,
+  controlCommand,
+  countRows,
+  ingestThroughGroup,
+  postBoxLogs,
+  type BoxLogsBody,
+} from '../helpers/box-logs.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
 import { ACCESS_MODES, anotherDriver, createSession, seedParking, type SeededParking } from '../helpers/parking.js';
 
@@ -255,7 +262,7 @@ test("422 for a driver's upload naming an operator's smart key (it has no driver
   t.is(errorBody(t, response).details[0]?.path, 'box_logs[0].box_log.smart_key_id');
   t.is(countRows(f.app, 'box_logs'), 0);
   // As the service stores it from MQTT (no driver): verified, and no session moved.
-  const stored = ingestBoxLogs(f.app.ctx, [{ ...(log.box_log as never as BoxLogInput), fo_user_id: null }], {
+  const stored = await ingestThroughGroup(f.app.ctx, [{ ...(log.box_log as never as BoxLogInput), fo_user_id: null }], {
     source: 'mqtt',
   });
   t.true(stored[0]?.verified);
@@ -538,7 +545,7 @@ test('the same path without HTTP, as MQTT ingestion calls it: null driver and ke
       type: 'control',
     }).box_log as never as BoxLogInput),
   };
-  const [first] = ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' });
+  const [first] = await ingestThroughGroup(f.app.ctx, [entry], { source: 'mqtt' });
   t.like(first, { verified: true, duplicate: false });
   t.like(f.app.ctx.boxLogs.findById(first?.id ?? 0), {
     source: 'mqtt',
@@ -546,15 +553,17 @@ test('the same path without HTTP, as MQTT ingestion calls it: null driver and ke
     smart_key_id: null,
     verified: 1,
   });
-  t.deepEqual(ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' }), [
+  t.deepEqual(await ingestThroughGroup(f.app.ctx, [entry], { source: 'mqtt' }), [
     { id: first?.id ?? 0, verified: true, duplicate: true },
   ]);
   t.is(f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq, 8);
   // A session key's response arriving over MQTT moves the session as over HTTP.
   const access = { ...(accessLog(f, boxAnswer(box, f.command)).box_log as never as BoxLogInput), fo_user_id: null };
-  ingestBoxLogs(f.app.ctx, [access], { source: 'mqtt' });
+  await ingestThroughGroup(f.app.ctx, [access], { source: 'mqtt' });
   t.is(session(f)?.state, 'active');
   // Unknown ids are refused before anything is written, naming them.
-  const error = t.throws(() => ingestBoxLogs(f.app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }));
+  const error = await t.throwsAsync(
+    ingestThroughGroup(f.app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }),
+  );
   t.regex(JSON.stringify((error as unknown as { details: unknown }).details), /equipment_id/);
 });

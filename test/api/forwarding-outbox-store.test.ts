@@ -14,6 +14,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { openDatabase } from '../../api/db/open.js';
 import type { Schema } from '../../api/db/schema.js';
 import { sqliteStore, type Store } from '../../api/db/store.js';
+import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
 import { OutboxRepository, outboxStatusNow, type DeliveryRow } from '../../api/forwarding/outbox.js';
 import { newWebhookSecret } from '../../api/forwarding/signature.js';
 import { ForwardingWorker } from '../../api/forwarding/worker.js';
@@ -312,18 +313,17 @@ storeTest('disable, revive, replay, status (and its synchronous SQLite form), si
 });
 
 storeTest(
-  'enqueue stays synchronous on SQLite, inside the ingestion core (refused on PostgreSQL until it moves)',
+  "the ingestion core's enqueue (its IngestStore) leaves rows the outbox groups and reports",
   async (t, store) => {
     const outbox = new OutboxRepository(store);
     const parking = await addParking(store);
-    const [id] = await addBoxLogs(store, parking, 1);
-    if (id === undefined) return t.fail('no box log');
-    if (store.dialect === 'postgres') {
-      t.throws(() => outbox.enqueue(id, parking, 'https://a.test/', NOW), { message: /SQLite only/ });
-      return;
-    }
-    outbox.enqueue(id, parking, 'https://a.test/', NOW);
-    t.like((await outbox.status())[0], { url: 'https://a.test/', pending: 1 });
+    const ids = await addBoxLogs(store, parking, 2);
+    await ingestStoreOf(store).enqueueOutbox(
+      store.kysely,
+      ids.map((id) => ({ boxLogId: id, parkingId: parking, url: 'https://a.test/' })),
+      NOW,
+    );
+    t.like((await outbox.status())[0], { url: 'https://a.test/', pending: 2 });
   },
 );
 

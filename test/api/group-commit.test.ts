@@ -6,6 +6,7 @@ import test from 'ava';
 import Database from 'better-sqlite3';
 import { GroupCommit } from '../../api/db/group-commit.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
+import { sqliteStore, type Executor } from '../../api/db/store.js';
 import { tempDir } from '../helpers/api-app.js';
 import { messageOf } from '../../lib/message-of.js';
 
@@ -27,7 +28,7 @@ function insertItems(db: Db, names: string[]): number[] {
 
 test('units of one turn share one transaction and each gets its own result', async (t) => {
   const { db } = database(t);
-  const group = new GroupCommit(db);
+  const group = new GroupCommit(sqliteStore(db));
   const results = await Promise.all([
     group.run(() => insertItems(db, ['a', 'b'])),
     group.run(() => insertItems(db, ['c'])),
@@ -40,7 +41,7 @@ test('units of one turn share one transaction and each gets its own result', asy
 
 test('a unit that throws is rolled back alone and rejects with its error; its neighbours are committed', async (t) => {
   const { db } = database(t);
-  const group = new GroupCommit(db);
+  const group = new GroupCommit(sqliteStore(db));
   const [first, failing, last] = await Promise.allSettled([
     group.run(() => insertItems(db, ['kept 1'])),
     group.run(() => {
@@ -64,7 +65,7 @@ test('a promise settles only once the group is committed: another connection alr
   const { db, path } = database(t);
   const reader = new Database(path, { readonly: true });
   t.teardown(() => reader.close());
-  const group = new GroupCommit(db);
+  const group = new GroupCommit(sqliteStore(db));
   const pending = group.run(() => insertItems(db, ['x', 'y']));
   t.is((reader.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n, 0, 'nothing before the turn ends');
   await pending;
@@ -73,7 +74,7 @@ test('a promise settles only once the group is committed: another connection alr
 
 test('a failed COMMIT writes nothing of the group and rejects every unit', async (t) => {
   const { db } = database(t);
-  const group = new GroupCommit(db);
+  const group = new GroupCommit(sqliteStore(db));
   const outcomes = await Promise.allSettled([
     group.run(() => insertItems(db, ['innocent'])),
     group.run(() => {
@@ -93,9 +94,9 @@ test('a failed COMMIT writes nothing of the group and rejects every unit', async
   t.deepEqual(await group.run(() => insertItems(db, ['after'])), [1]);
 });
 
-test('past the group limit, waiting units run at once, in order', async (t) => {
+test('past the group limit, the units beyond it go in the next groups (a turn each), in order', async (t) => {
   const { db } = database(t);
-  const group = new GroupCommit(db, 2);
+  const group = new GroupCommit(sqliteStore(db), 2);
   const results = await Promise.all([1, 2, 3, 4, 5].map((n) => group.run(() => insertItems(db, [`item ${n}`])[0])));
   t.deepEqual(results, [1, 2, 3, 4, 5]);
   t.deepEqual(group.counters, { groups: 3, units: 5 });
@@ -103,9 +104,11 @@ test('past the group limit, waiting units run at once, in order', async (t) => {
 
 test('the inputs of a shared work in one group are answered by one call, beside units of their own', async (t) => {
   const { db } = database(t);
-  const group = new GroupCommit(db);
+  const group = new GroupCommit(sqliteStore(db));
   const calls: string[][] = [];
-  const shared = { runAll: (names: readonly string[]) => (calls.push([...names]), insertItems(db, [...names])) };
+  const shared = {
+    runAll: (_on: Executor, names: readonly string[]) => (calls.push([...names]), insertItems(db, [...names])),
+  };
   const results = await Promise.all([
     group.runShared(shared, 'm1'),
     group.run(() => insertItems(db, ['http'])),
@@ -120,10 +123,10 @@ test('the inputs of a shared work in one group are answered by one call, beside 
 
 test('a shared run that fails is rolled back and each input runs again alone: only the poison rejects, the others are written once', async (t) => {
   const { db } = database(t);
-  const group = new GroupCommit(db);
+  const group = new GroupCommit(sqliteStore(db));
   let calls = 0;
   const shared = {
-    runAll: (names: readonly string[]) => {
+    runAll: (_on: Executor, names: readonly string[]) => {
       calls += 1;
       // Writes its neighbours first, then fails: what it wrote must go.
       return names.map((name) => {
@@ -151,7 +154,7 @@ test('a shared run that fails is rolled back and each input runs again alone: on
 
 test('afterCommit: callbacks of kept units run after the COMMIT, those of a rolled-back unit never; outside a unit it says no', async (t) => {
   const { db } = database(t);
-  const group = new GroupCommit(db);
+  const group = new GroupCommit(sqliteStore(db));
   const ran: string[] = [];
   t.false(
     group.afterCommit(() => ran.push('outside')),
@@ -175,7 +178,7 @@ test('afterCommit: callbacks of kept units run after the COMMIT, those of a roll
   t.deepEqual(ran, ['kept']);
   // A shared work that fails together runs each input alone: only the survivors' callbacks run, once.
   const shared = {
-    runAll: (inputs: readonly string[]) =>
+    runAll: (_on: Executor, inputs: readonly string[]) =>
       inputs.map((input) => {
         group.afterCommit(() => ran.push(`shared ${input}`));
         if (input === 'bad') throw new Error('bad input');

@@ -10,6 +10,15 @@ import {
   sealResponse,
   type ResponseFields,
 } from '../../firmware-protocol/index.js';
+import { ingestBoxLogs, type BoxLogIngestDeps } from '../../api/box-logs/ingest.js';
+import type { BoxLogInput, BoxLogResult, IngestOptions } from '../../api/box-logs/types.js';
+import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
+import { sessionEnd } from '../../api/box-logs/session-end.js';
+import { configWith } from '../../api/config.js';
+import { createContext } from '../../api/context.js';
+import { GroupCommit } from '../../api/db/group-commit.js';
+import type { Store } from '../../api/db/store.js';
+import type { Clock } from '../../lib/clock.js';
 import type { TestApp } from './api-app.js';
 import type { SeededBox } from './parking.js';
 
@@ -97,4 +106,54 @@ export function countRows(test: TestApp, table: string): number {
 
 export interface BoxLogsBody {
   box_logs: { id: number; verified: boolean; duplicate: boolean }[];
+}
+
+/** Box logs through the ingestion path without HTTP, as MQTT ingestion calls it: a unit of the group commit. */
+export function ingestThroughGroup(
+  ctx: BoxLogIngestDeps & { groupCommit: Pick<GroupCommit, 'run'> },
+  entries: readonly BoxLogInput[],
+  options: IngestOptions,
+): Promise<BoxLogResult[]> {
+  return ctx.groupCommit.run((on) => ingestBoxLogs(ctx, on, entries, options));
+}
+
+/** What an ingestion on a store told the event stream and the forwarding worker. */
+export interface Told {
+  boxLogs: number[];
+  boxes: number[];
+  sessions: number[];
+  forwarding: number[];
+  notified: number;
+}
+
+/** Box-log ingestion's dependencies built on a `Store` (either engine), with
+ * its own group commit: the whole app does not run on PostgreSQL yet. On
+ * SQLite the session service's synchronous end comes from the app's context
+ * over the store's connection. */
+export function ingestionOn(
+  store: Store,
+  clock: Clock,
+): { deps: BoxLogIngestDeps & { groupCommit: GroupCommit }; told: Told } {
+  const told: Told = { boxLogs: [], boxes: [], sessions: [], forwarding: [], notified: 0 };
+  const events = {
+    publishBoxLogs: (items: readonly { id: number }[]) => told.boxLogs.push(...items.map((item) => item.id)),
+    publishBox: (moduleId: number) => told.boxes.push(moduleId),
+    publishSession: (sessionId: number) => told.sessions.push(sessionId),
+    publishForwarding: (parkingId: number) => told.forwarding.push(parkingId),
+  };
+  const end =
+    store.dialect === 'sqlite'
+      ? sessionEnd({ store, service: { ...createContext(configWith({}), clock, store.sqlite), events } })
+      : sessionEnd({ store, events, clock });
+  return {
+    deps: {
+      clock,
+      ingestStore: ingestStoreOf(store),
+      sessionEnd: end,
+      forwarding: { notify: () => void (told.notified += 1) },
+      events,
+      groupCommit: new GroupCommit(store),
+    },
+    told,
+  };
 }

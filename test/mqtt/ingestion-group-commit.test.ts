@@ -174,19 +174,20 @@ test('a response message off lib/mqtt-messages.ts (bad response, via, error or c
 test('the messages of one turn are stored by one ingestBoxLogs call: their box read once, its observation written once', async (t) => {
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
-  // Counts the real repository's reads and writes (no stand-in).
-  const boxes = app.ctx.boxes;
-  const counted = { reads: 0, observations: 0 };
-  const [findByModuleId, noteObservation] = [boxes.findByModuleId.bind(boxes), boxes.noteObservation.bind(boxes)];
-  boxes.findByModuleId = (id) => (counted.reads++, findByModuleId(id));
-  boxes.noteObservation = (observation) => {
-    counted.observations++;
-    noteObservation(observation);
+  // Counts the real ingestion store's reads and writes (no stand-in).
+  const rows = app.ctx.ingestStore;
+  const counted = { reads: 0, boxesRead: 0, observationWrites: 0, observations: 0 };
+  const [boxesOf, noteObservations] = [rows.boxes.bind(rows), rows.noteObservations.bind(rows)];
+  rows.boxes = (on, ids) => (counted.reads++, (counted.boxesRead += ids.length), boxesOf(on, ids));
+  rows.noteObservations = (on, observations) => {
+    counted.observationWrites++;
+    counted.observations += observations.length;
+    return noteObservations(on, observations);
   };
-  t.teardown(() => Object.assign(boxes, { findByModuleId, noteObservation }));
+  t.teardown(() => Object.assign(rows, { boxes: boxesOf, noteObservations }));
   await Promise.all(responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))));
   t.is(verifiedSeqs(app).length, responses.length);
-  t.deepEqual(counted, { reads: 1, observations: 1 });
+  t.deepEqual(counted, { reads: 1, boxesRead: 1, observationWrites: 1, observations: 1 });
   t.is(app.ctx.groupCommit.ranAlone, 0);
 });
 
