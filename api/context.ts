@@ -27,9 +27,9 @@ import { BoxLogRepository } from './repositories/box-logs.js';
 import { BoxRepository } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
 import { ParkingRepository } from './repositories/parkings.js';
-import { PaymentRepository } from './repositories/payments.js';
-import { SessionRepository } from './repositories/sessions.js';
-import { SmartKeyRepository } from './repositories/smart-keys.js';
+import { PaymentRepository, PaymentsSqlite } from './repositories/payments.js';
+import { SessionRepository, SessionsSqlite } from './repositories/sessions.js';
+import { SmartKeyRepository, SmartKeysSqlite } from './repositories/smart-keys.js';
 import { TokenRepository } from './repositories/tokens.js';
 import { UserRepository } from './repositories/users.js';
 
@@ -51,6 +51,11 @@ export interface AppContext {
   sessions: SessionRepository;
   smartKeys: SmartKeyRepository;
   payments: PaymentRepository;
+  // SQLite only until the ingestion core moves to the store (issue 18)
+  /** The sessions, smart keys and payments as the box-log ingestion core reads and writes them, synchronously. */
+  sessionsSqlite: SessionsSqlite;
+  smartKeysSqlite: SmartKeysSqlite;
+  paymentsSqlite: PaymentsSqlite;
   paymentProvider: PaymentProvider;
   boxLogs: BoxLogRepository;
   outbox: OutboxRepository;
@@ -75,8 +80,9 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
   const parkings = new ParkingRepository(db);
-  const sessions = new SessionRepository(db);
-  const payments = new PaymentRepository(db);
+  const sessions = new SessionRepository(store);
+  const payments = new PaymentRepository(store);
+  const paymentsSqlite = new PaymentsSqlite(db);
   const outbox = new OutboxRepository(store);
   const groupCommit = new GroupCommit(db);
   const events = new EventHub({
@@ -98,17 +104,26 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     parkings,
     boxes: new BoxRepository(db),
     sessions,
-    smartKeys: new SmartKeyRepository(db),
+    smartKeys: new SmartKeyRepository(store),
     payments,
+    sessionsSqlite: new SessionsSqlite(db),
+    smartKeysSqlite: new SmartKeysSqlite(db),
+    paymentsSqlite,
     paymentProvider: new SandboxProvider({
-      db,
+      store,
       payments,
+      paymentsSqlite,
       clock,
       publicUrl: config.publicUrl,
       returnSchemes: config.paymentReturnSchemes,
-      parkingNameOf: (sessionId) => {
-        const session = sessions.findById(sessionId);
-        return (session && parkings.findById(session.parking_id)?.name) ?? 'Parking';
+      parkingNameOf: async (sessionId) => {
+        const row = await store.kysely
+          .selectFrom('parking_sessions as s')
+          .innerJoin('secured_parkings as p', 'p.id', 's.parking_id')
+          .select('p.name')
+          .where('s.id', '=', sessionId)
+          .executeTakeFirst();
+        return row?.name ?? 'Parking';
       },
     }),
     boxLogs: new BoxLogRepository(db),

@@ -13,19 +13,19 @@ import {
 } from '../../firmware-protocol/index.js';
 import type { Db } from '../db/open.js';
 import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
-import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
-import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
-import { endSession } from '../sessions/service.js';
+import type { SessionRow, SessionsSqlite } from '../repositories/sessions.js';
+import type { SmartKeyRow, SmartKeysSqlite } from '../repositories/smart-keys.js';
+import { endSessionSqlite, type EndSqliteDeps } from '../sessions/service.js';
 import { settleControlAnswer } from '../control/settle.js';
 
 /** What the effects touch: the key and session read, the tries and states
  * written, the box's control sequence, the control command settled (in the
  * same transaction), and what ending a session needs (the session service's
  * own dependencies). */
-export type EffectDeps = Parameters<typeof endSession>[0] & {
+export type EffectDeps = EndSqliteDeps & {
   db: Db;
-  smartKeys: Pick<SmartKeyRepository, 'findById'>;
-  sessions: Pick<SessionRepository, 'findById' | 'setTries' | 'setState'>;
+  smartKeysSqlite: Pick<SmartKeysSqlite, 'findById'>;
+  sessionsSqlite: Pick<SessionsSqlite, 'findById' | 'setTries' | 'setState' | 'end'>;
   boxes: Pick<BoxRepository, 'noteControlSequence'>;
 };
 
@@ -35,15 +35,15 @@ export class BatchRows {
   private readonly keys = new Map<number, SmartKeyRow | undefined>();
   private readonly sessions = new Map<number, SessionRow | undefined>();
 
-  constructor(private readonly ctx: Pick<EffectDeps, 'smartKeys' | 'sessions'>) {}
+  constructor(private readonly ctx: Pick<EffectDeps, 'smartKeysSqlite' | 'sessionsSqlite'>) {}
 
   key(id: number): SmartKeyRow | undefined {
-    if (!this.keys.has(id)) this.keys.set(id, this.ctx.smartKeys.findById(id));
+    if (!this.keys.has(id)) this.keys.set(id, this.ctx.smartKeysSqlite.findById(id));
     return this.keys.get(id);
   }
 
   session(id: number): SessionRow | undefined {
-    if (!this.sessions.has(id)) this.sessions.set(id, this.ctx.sessions.findById(id));
+    if (!this.sessions.has(id)) this.sessions.set(id, this.ctx.sessionsSqlite.findById(id));
     return this.sessions.get(id);
   }
 
@@ -98,7 +98,7 @@ export function applyVerifiedResponse(
         ? Math.min(session.exit_remaining_tries, response.remaining)
         : session.exit_remaining_tries;
     if (entrance !== session.entrance_remaining_tries || exit !== session.exit_remaining_tries) {
-      ctx.sessions.setTries(session.id, entrance, exit);
+      ctx.sessionsSqlite.setTries(session.id, entrance, exit);
       ctx.events.publishSession(session.id);
       session = { ...session, entrance_remaining_tries: entrance, exit_remaining_tries: exit };
       rows.updated(session);
@@ -106,7 +106,7 @@ export function applyVerifiedResponse(
   }
   if (response.status !== Status.OK) return;
   if (response.direction === Direction.ENTRANCE && session.state === 'entering') {
-    ctx.sessions.setState(session.id, 'active');
+    ctx.sessionsSqlite.setState(session.id, 'active');
     ctx.events.publishSession(session.id);
     rows.updated({ ...session, state: 'active' });
   } else if (
@@ -117,6 +117,6 @@ export function applyVerifiedResponse(
     // The barrier opened to let the car out: the session ends when that
     // happened (clamped between its start and now), priced as finalize does.
     const endMs = Math.min(Math.max(happenedAt, session.start_time), receivedAt);
-    rows.updated(endSession(ctx, session, endMs, false).session);
+    rows.updated(endSessionSqlite(ctx, session, endMs).session);
   }
 }

@@ -5,13 +5,13 @@
 // module id, parking, direction, key).
 import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
 import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
-import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
+import type { SmartKeyRow, SmartKeysSqlite } from '../repositories/smart-keys.js';
 import type { UserRepository, UserRow } from '../repositories/users.js';
 
 /** The repositories read. */
 export interface LookupDeps {
   users: Pick<UserRepository, 'findById'>;
-  smartKeys: Pick<SmartKeyRepository, 'findById'>;
+  smartKeysSqlite: Pick<SmartKeysSqlite, 'findById'>;
   boxes: Pick<BoxRepository, 'findByModuleId'>;
   parkings: Pick<ParkingRepository, 'findById'>;
 }
@@ -35,7 +35,7 @@ export class BoxLogLookups {
 
   constructor(deps: LookupDeps) {
     this.user = memo((id: number) => deps.users.findById(id));
-    this.smartKey = memo((id: number) => deps.smartKeys.findById(id));
+    this.smartKey = memo((id: number) => deps.smartKeysSqlite.findById(id));
     this.box = memo((moduleId: number) => deps.boxes.findByModuleId(moduleId));
     this.parking = memo((id: number) => deps.parkings.findById(id));
   }

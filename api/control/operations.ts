@@ -16,7 +16,7 @@ import type { Store } from '../db/store.js';
 import { DomainError } from '../domain-error.js';
 import { BoxRepository, DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
 import { ParkingRepository, type AccessMode, type ParkingRow } from '../repositories/parkings.js';
-import { SmartKeyRepository } from '../repositories/smart-keys.js';
+import { SmartKeysSqlite } from '../repositories/smart-keys.js';
 import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
 import {
@@ -134,7 +134,7 @@ export async function revokeSmartKey(
   nowMs: number,
   requestedBy: string,
 ): Promise<RevokeResult> {
-  const keys = new SmartKeyRepository(db);
+  const keys = new SmartKeysSqlite(db);
   const boxes = new BoxRepository(db);
   const commands = new ControlCommandsSqlite(db);
   const operation = `revoke:${keyId}`;
