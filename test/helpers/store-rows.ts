@@ -26,3 +26,35 @@ export async function insertParking(
     .executeTakeFirstOrThrow();
   return row.id;
 }
+
+/** A driver (the password hash is not a real one); its id. */
+export async function insertUser(store: Store, email: string, createdAt: number): Promise<number> {
+  const row = await store.kysely
+    .insertInto('users')
+    .values({ email, password_hash: 'x', first_name: 'A', last_name: 'B', phone: '1', created_at: createdAt })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** A box of a parking (keys and credentials are placeholders); its id. */
+export async function insertBox(
+  store: Store,
+  fields: { moduleId: number; parkingId: number; direction: 'entrance' | 'exit'; createdAt: number },
+): Promise<number> {
+  const row = await store.kysely
+    .insertInto('boxes')
+    .values({
+      module_id: fields.moduleId,
+      parking_id: fields.parkingId,
+      direction: fields.direction,
+      mac_address: `02:00:00:00:${(fields.moduleId >> 8) & 0xff}:${fields.moduleId & 0xff}`,
+      box_key: '00'.repeat(16),
+      mqtt_username: `box-${fields.moduleId}`,
+      mqtt_password_hash: 'x',
+      created_at: fields.createdAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
