@@ -91,7 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   );
   app.decorate('ctx', ctx);
   // The provider reports outcomes; the session service decides what they change.
-  ctx.paymentProvider.onOutcome((payment) => onPaymentOutcome(ctx, payment));
+  ctx.paymentProvider.onOutcome((payment, on) => onPaymentOutcome(ctx, on, payment));
   // Stopped before the database closes (onClose); a delivery cut short stays pending.
   app.addHook('preClose', async () => {
     await ctx.forwarding.stop();

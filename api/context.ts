@@ -82,8 +82,8 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
   const parkings = new ParkingRepository(db);
-  const sessions = new SessionRepository(db);
-  const payments = new PaymentRepository(db);
+  const sessions = new SessionRepository(store);
+  const payments = new PaymentRepository(store);
   const outbox = new OutboxRepository(store);
   const groupCommit = new GroupCommit(store);
   const events = new EventHub({
@@ -101,24 +101,29 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     groupCommit,
     ingestStore: ingestStoreOf(store),
     // The session service's own dependencies are this record (below).
-    sessionEnd: (on, session, endMs) => sessionEnd({ store, service: ctx })(on, session, endMs),
+    sessionEnd: (on, session, endMs) => sessionEnd(ctx)(on, session, endMs),
     clientApps: new ClientAppRepository(store),
     users: new UserRepository(store),
     tokens,
     parkings,
     boxes: new BoxRepository(db),
     sessions,
-    smartKeys: new SmartKeyRepository(db),
+    smartKeys: new SmartKeyRepository(store),
     payments,
     paymentProvider: new SandboxProvider({
-      db,
+      store,
       payments,
       clock,
       publicUrl: config.publicUrl,
       returnSchemes: config.paymentReturnSchemes,
-      parkingNameOf: (sessionId) => {
-        const session = sessions.findById(sessionId);
-        return (session && parkings.findById(session.parking_id)?.name) ?? 'Parking';
+      parkingNameOf: async (sessionId) => {
+        const row = await store.kysely
+          .selectFrom('parking_sessions as s')
+          .innerJoin('secured_parkings as p', 'p.id', 's.parking_id')
+          .select('p.name')
+          .where('s.id', '=', sessionId)
+          .executeTakeFirst();
+        return row?.name ?? 'Parking';
       },
     }),
     boxLogs: new BoxLogRepository(db),

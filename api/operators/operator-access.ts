@@ -13,8 +13,8 @@ import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { ParkingRepository } from '../repositories/parkings.js';
-import { SmartKeyRepository } from '../repositories/smart-keys.js';
-import { mintSmartKey } from '../sessions/smart-keys.js';
+import { SmartKeysSqlite } from '../repositories/smart-keys.js';
+import { mintSmartKeySqlite } from '../sessions/smart-keys.js';
 
 /** Long enough for a box whose clock is a little off (the box allows its
  * skew_seconds besides), short enough that the key is dead once the operator
@@ -38,11 +38,11 @@ export function mintOperatorAccess(
   if (!box) throw notFound(`no box with module id ${moduleId}`);
   const parking = new ParkingRepository(db).findById(box.parking_id);
   if (!parking) throw new Error(`box ${moduleId} lacks its parking ${box.parking_id}`);
-  const smartKeys = new SmartKeyRepository(db);
+  const smartKeys = new SmartKeysSqlite(db);
   return db.transaction(() => {
     // Whole seconds: the ACCESS frame carries seconds.
     const startTime = Math.floor(clock.now() / 1000) * 1000;
-    const smartKeyId = mintSmartKey(
+    const smartKeyId = mintSmartKeySqlite(
       { smartKeys, clock },
       {
         userId: null,

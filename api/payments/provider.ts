@@ -2,6 +2,7 @@
 // mode only, spec 1) can sit beside the built-in sandbox: create a payment
 // and give the phone a URL to continue it, serve that page, and take the
 // provider's callback with the outcome.
+import type { Executor } from '../db/store.js';
 import type { PaymentPurpose, PaymentRow } from '../repositories/payments.js';
 
 export interface PaymentRequest {
@@ -19,19 +20,20 @@ export interface PageResult {
 
 export interface PaymentProvider {
   readonly name: string;
-  /** Stores a pending payment (inside the caller's transaction). */
-  createPayment(request: PaymentRequest): PaymentRow;
+  /** Stores a pending payment (inside the caller's transaction `on`). */
+  createPayment(request: PaymentRequest, on: Executor): Promise<PaymentRow>;
   /** Where the phone continues the payment: an absolute URL (pay_url). */
   payUrl(payment: PaymentRow): string;
   /** GET pay_url. `returnUrl` is the app's raw `?return_url=`, unchecked. */
-  page(token: string, returnUrl: unknown): PageResult;
+  page(token: string, returnUrl: unknown): Promise<PageResult>;
   /** The provider's callback; for the sandbox its own form's POST. */
-  callback(token: string, form: Readonly<Record<string, unknown>>): PageResult;
+  callback(token: string, form: Readonly<Record<string, unknown>>): Promise<PageResult>;
   /** Calls `listener` with each payment whose state the provider changed.
    * The provider reports outcomes; the composition root (buildApp) wires
    * the session service, which decides what they change. */
   onOutcome(listener: PaymentOutcomeListener): void;
 }
 
-/** Called inside the transaction that records a payment's new state. */
-export type PaymentOutcomeListener = (payment: PaymentRow) => void;
+/** Called inside the transaction `on` that records a payment's new state
+ * (which holds the payment's session's row lock). */
+export type PaymentOutcomeListener = (payment: PaymentRow, on: Executor) => Promise<void>;

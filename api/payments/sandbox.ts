@@ -5,24 +5,24 @@
 // was); anything else is refused as no test card.
 import { randomSecret } from '../auth/secrets.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Db } from '../db/open.js';
 import { formatMinorUnits } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
 import { renderPage, type PageModel } from './page.js';
 import type { PageResult, PaymentOutcomeListener, PaymentProvider, PaymentRequest } from './provider.js';
+import type { Executor, Store } from '../db/store.js';
 import { safeReturnUrl } from './return-url.js';
 
 export const TEST_CARD_SUCCEEDS = '4242424242424242';
 export const TEST_CARD_DECLINED = '4000000000000002';
 
 export interface SandboxOptions {
-  db: Db;
+  store: Pick<Store, 'kysely'>;
   payments: PaymentRepository;
   clock: Clock;
   publicUrl: string;
   returnSchemes: readonly string[];
   /** The parking's name shown on the page. */
-  parkingNameOf: (sessionId: number) => string;
+  parkingNameOf: (sessionId: number) => Promise<string>;
 }
 
 type Expiry = { ok: true; expired: boolean } | { ok: false };
@@ -52,12 +52,13 @@ export class SandboxProvider implements PaymentProvider {
     this.#outcomeListeners.add(listener);
   }
 
-  createPayment(request: PaymentRequest): PaymentRow {
+  async createPayment(request: PaymentRequest, on: Executor): Promise<PaymentRow> {
     const now = this.options.clock.now();
-    const id = this.options.payments.insert({ ...request, provider: this.name, token: randomSecret(24) }, now);
+    const { payments } = this.options;
+    const id = await payments.insert({ ...request, provider: this.name, token: randomSecret(24) }, now, on);
     // Nothing to pay (a free parking): settled at once.
-    if (request.amountMinor === 0) this.options.payments.setState(id, 'paid', now);
-    const payment = this.options.payments.findById(id);
+    if (request.amountMinor === 0) await payments.setState(id, 'paid', now, on);
+    const payment = await payments.findById(id, on);
     if (!payment) throw new Error(`payment ${id} vanished after insert`);
     return payment;
   }
@@ -66,16 +67,16 @@ export class SandboxProvider implements PaymentProvider {
     return `${this.options.publicUrl}/pay/${payment.token}`;
   }
 
-  page(token: string, returnUrlRaw: unknown): PageResult {
+  async page(token: string, returnUrlRaw: unknown): Promise<PageResult> {
     const returnUrl = safeReturnUrl(returnUrlRaw, this.options.returnSchemes);
-    const payment = this.options.payments.findByToken(token);
+    const payment = await this.options.payments.findByToken(token);
     if (!payment) return this.unknown(returnUrl);
     return this.show(payment, 200, this.stateMessage(payment), returnUrl);
   }
 
-  callback(token: string, form: Readonly<Record<string, unknown>>): PageResult {
+  async callback(token: string, form: Readonly<Record<string, unknown>>): Promise<PageResult> {
     const returnUrl = safeReturnUrl(form.return_url, this.options.returnSchemes);
-    const payment = this.options.payments.findByToken(token);
+    const payment = await this.options.payments.findByToken(token);
     if (!payment) return this.unknown(returnUrl);
     if (payment.state === 'paid') return this.show(payment, 200, 'This payment is already paid.', returnUrl);
     const action = field(form, 'action');
@@ -95,21 +96,21 @@ export class SandboxProvider implements PaymentProvider {
     return refuse('This sandbox takes test cards only: 4242 4242 4242 4242 or 4000 0000 0000 0002.');
   }
 
-  private settle(
+  private async settle(
     payment: PaymentRow,
     state: 'paid' | 'declined',
     message: string,
     returnUrl: string | undefined,
-  ): PageResult {
-    const updated = this.options.db
-      .transaction(() => {
-        this.options.payments.setState(payment.id, state, this.options.clock.now());
-        const row = this.options.payments.findById(payment.id);
-        if (!row) throw new Error(`payment ${payment.id} vanished`);
-        for (const listener of this.#outcomeListeners) listener(row);
-        return row;
-      })
-      .immediate();
+  ): Promise<PageResult> {
+    const { payments } = this.options;
+    // setState locks the payment's session first: an outcome and the session's end at once are serialized.
+    const updated = await this.options.store.kysely.transaction().execute(async (tx) => {
+      await payments.setState(payment.id, state, this.options.clock.now(), tx);
+      const row = await payments.findById(payment.id, tx);
+      if (!row) throw new Error(`payment ${payment.id} vanished`);
+      for (const listener of this.#outcomeListeners) await listener(row, tx);
+      return row;
+    });
     // A concurrent Pay may have won: show what is stored.
     return this.show(updated, 200, updated.state === state ? message : this.stateMessage(updated), returnUrl);
   }
@@ -125,17 +126,17 @@ export class SandboxProvider implements PaymentProvider {
     }
   }
 
-  private show(
+  private async show(
     payment: PaymentRow,
     status: number,
     message: string,
     returnUrl: string | undefined,
     expiry?: string,
-  ): PageResult {
+  ): Promise<PageResult> {
     const model: PageModel = {
       title: payment.state === 'paid' ? 'Paid' : 'Parking payment',
       message,
-      parkingName: this.options.parkingNameOf(payment.session_id),
+      parkingName: await this.options.parkingNameOf(payment.session_id),
       amount: formatMinorUnits(payment.amount_minor),
       currency: payment.currency,
       state: payment.state,

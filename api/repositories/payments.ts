@@ -1,19 +1,12 @@
-// Payments of parking sessions at a payment provider.
-import type { Db } from '../db/open.js';
+// Payments of parking sessions at a payment provider, on the store (SQLite
+// or PostgreSQL, async).
+import type { Selectable } from 'kysely';
+import type { Schema } from '../db/schema.js';
+import { changed, CompiledOnce, type Dialect, type Executor, type Store } from '../db/store.js';
 
-export type PaymentState = 'pending' | 'paid' | 'declined';
-export type PaymentPurpose = 'session' | 'overstay';
-
-export interface PaymentRow {
-  id: number;
-  session_id: number;
-  provider: string;
-  token: string;
-  purpose: PaymentPurpose;
-  amount_minor: number;
-  currency: string;
-  state: PaymentState;
-}
+export type PaymentRow = Selectable<Schema['payments']>;
+export type PaymentState = PaymentRow['state'];
+export type PaymentPurpose = PaymentRow['purpose'];
 
 export interface NewPayment {
   sessionId: number;
@@ -25,65 +18,82 @@ export interface NewPayment {
 }
 
 export class PaymentRepository {
-  private readonly byToken;
-  private readonly byId;
-  private readonly ofSession;
-  private readonly insertRow;
-  private readonly stateUpdate;
+  readonly #kysely;
+  readonly #dialect: Dialect;
+  // Per request (every session body lists its payments; the pay page reads by token): compiled once.
+  readonly #ofSession;
+  readonly #byToken;
 
-  constructor(db: Db) {
-    const columns = 'id, session_id, provider, token, purpose, amount_minor, currency, state';
-    this.byToken = db.prepare<[string], PaymentRow>(`SELECT ${columns} FROM payments WHERE token = ?`);
-    this.byId = db.prepare<[number], PaymentRow>(`SELECT ${columns} FROM payments WHERE id = ?`);
-    this.ofSession = db.prepare<[number], PaymentRow>(
-      `SELECT ${columns} FROM payments WHERE session_id = ? ORDER BY id`,
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
+    this.#dialect = store.dialect;
+    this.#ofSession = new CompiledOnce(
+      this.#kysely.selectFrom('payments').selectAll().where('session_id', '=', 0).orderBy('id'),
     );
-    this.insertRow = db.prepare<[number, string, string, PaymentPurpose, number, string, number, number]>(
-      `INSERT INTO payments (session_id, provider, token, purpose, amount_minor, currency, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-    );
-    // A paid payment never changes again.
-    this.stateUpdate = db.prepare<[PaymentState, number, number]>(
-      "UPDATE payments SET state = ?, updated_at = ? WHERE id = ? AND state <> 'paid'",
-    );
+    this.#byToken = new CompiledOnce(this.#kysely.selectFrom('payments').selectAll().where('token', '=', ''));
   }
 
-  findByToken(token: string): PaymentRow | undefined {
-    return this.byToken.get(token);
+  async findByToken(token: string, on: Executor = this.#kysely): Promise<PaymentRow | undefined> {
+    return (await this.#byToken.run(on, [token]))[0];
   }
 
-  findById(id: number): PaymentRow | undefined {
-    return this.byId.get(id);
+  async findById(id: number, on: Executor = this.#kysely): Promise<PaymentRow | undefined> {
+    return on.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  listOfSession(sessionId: number): PaymentRow[] {
-    return this.ofSession.all(sessionId);
+  async listOfSession(sessionId: number, on: Executor = this.#kysely): Promise<PaymentRow[]> {
+    return this.#ofSession.run(on, [sessionId]);
   }
 
-  insert(payment: NewPayment, nowMs: number): number {
-    return Number(
-      this.insertRow.run(
-        payment.sessionId,
-        payment.provider,
-        payment.token,
-        payment.purpose,
-        payment.amountMinor,
-        payment.currency,
-        nowMs,
-        nowMs,
-      ).lastInsertRowid,
-    );
+  async insert(payment: NewPayment, nowMs: number, on: Executor = this.#kysely): Promise<number> {
+    const row = await on
+      .insertInto('payments')
+      .values(newRow(payment, nowMs))
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
-  /** Records an outcome; false when the payment was already paid. */
-  setState(id: number, state: PaymentState, nowMs: number): boolean {
-    return this.stateUpdate.run(state, nowMs, id).changes === 1;
+  /** Records an outcome; false when the payment was already paid (a paid
+   * payment never changes again). Inside a transaction `on`, it first locks
+   * the payment's session row (PostgreSQL; SQLite's BEGIN IMMEDIATE holds
+   * the database), as the session's end does: an outcome and a finalize at
+   * once are serialized, and the later sees what the earlier wrote. */
+  async setState(id: number, state: PaymentState, nowMs: number, on: Executor = this.#kysely): Promise<boolean> {
+    if (this.#dialect === 'postgres')
+      await on
+        .selectFrom('parking_sessions')
+        .select('id')
+        .where('id', '=', (eb) => eb.selectFrom('payments').select('session_id').where('id', '=', id))
+        .forUpdate()
+        .execute();
+    const result = await on
+      .updateTable('payments')
+      .set({ state, updated_at: nowMs })
+      .where('id', '=', id)
+      .where('state', '<>', 'paid')
+      .executeTakeFirst();
+    return changed(result) === 1;
   }
+}
+
+function newRow(payment: NewPayment, nowMs: number) {
+  return {
+    session_id: payment.sessionId,
+    provider: payment.provider,
+    token: payment.token,
+    purpose: payment.purpose,
+    amount_minor: payment.amountMinor,
+    currency: payment.currency,
+    state: 'pending' as const,
+    created_at: nowMs,
+    updated_at: nowMs,
+  };
 }
 
 /** A session's payment state: paid when every payment is; declined when the
  * latest unpaid one was declined; pending otherwise. */
-export function sessionPaymentState(payments: readonly PaymentRow[]): PaymentState {
+export function sessionPaymentState(payments: readonly Pick<PaymentRow, 'state'>[]): PaymentState {
   const unpaid = payments.filter((payment) => payment.state !== 'paid');
   const latest = unpaid.at(-1);
   if (latest === undefined) return 'paid';

@@ -1,25 +1,16 @@
 // Parking sessions (spec 2.5). Times in ms since the epoch; money in minor units.
-import type { Db } from '../db/open.js';
+// On the store (SQLite or PostgreSQL, async): the session service, its
+// routes and the payment outcomes. The box-log ingestion core changes
+// sessions through its own set-based IngestStore (api/box-logs/).
+import type { Selectable } from 'kysely';
+import type { Schema } from '../db/schema.js';
+import { changed, CompiledOnce, type Dialect, type Executor, type Store } from '../db/store.js';
 
-export type SessionState = 'entering' | 'active' | 'exiting' | 'finished';
+export type SessionRow = Selectable<Schema['parking_sessions']>;
+export type SessionState = SessionRow['state'];
 
 /** States of a session the driver still holds (GET .../current). */
 export const OPEN_STATES: readonly SessionState[] = ['entering', 'active', 'exiting'];
-
-export interface SessionRow {
-  id: number;
-  user_id: number;
-  parking_id: number;
-  state: SessionState;
-  start_time: number;
-  end_time: number;
-  entrance_remaining_tries: number;
-  exit_remaining_tries: number;
-  amount_minor: number;
-  currency: string;
-  /** When the session ended (finalize or a verified exit); null while open. */
-  ended_at: number | null;
-}
 
 export interface NewSession {
   userId: number;
@@ -31,74 +22,109 @@ export interface NewSession {
   currency: string;
 }
 
+/** How a session ends: its state after, end time, final amount and (maybe fresh) exit tries. */
+export interface SessionEnd {
+  state: SessionState;
+  endTime: number;
+  amountMinor: number;
+  exitTries: number;
+}
+
 export class SessionRepository {
-  private readonly byId;
-  private readonly openOfUser;
-  private readonly insertRow;
-  private readonly stateUpdate;
-  private readonly endUpdate;
-  private readonly triesUpdate;
+  readonly #kysely;
+  readonly #dialect: Dialect;
+  // Per request (the driver's current session, a session read back): compiled once.
+  readonly #byId;
+  readonly #openOfUser;
 
-  constructor(db: Db) {
-    const columns =
-      'id, user_id, parking_id, state, start_time, end_time, entrance_remaining_tries, exit_remaining_tries, amount_minor, currency, ended_at';
-    this.byId = db.prepare<[number], SessionRow>(`SELECT ${columns} FROM parking_sessions WHERE id = ?`);
-    this.openOfUser = db.prepare<[number], SessionRow>(
-      `SELECT ${columns} FROM parking_sessions WHERE user_id = ? AND state <> 'finished'`,
-    );
-    this.insertRow = db.prepare<[number, number, number, number, number, number, number, string, number]>(
-      `INSERT INTO parking_sessions (user_id, parking_id, state, start_time, end_time, entrance_remaining_tries, exit_remaining_tries, amount_minor, currency, created_at)
-       VALUES (?, ?, 'entering', ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.stateUpdate = db.prepare<[SessionState, number]>('UPDATE parking_sessions SET state = ? WHERE id = ?');
-    this.endUpdate = db.prepare<[SessionState, number, number, number, number, number]>(
-      'UPDATE parking_sessions SET state = ?, end_time = ?, ended_at = ?, amount_minor = ?, exit_remaining_tries = ? WHERE id = ?',
-    );
-    this.triesUpdate = db.prepare<[number, number, number]>(
-      'UPDATE parking_sessions SET entrance_remaining_tries = ?, exit_remaining_tries = ? WHERE id = ?',
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
+    this.#dialect = store.dialect;
+    this.#byId = new CompiledOnce(this.#kysely.selectFrom('parking_sessions').selectAll().where('id', '=', 0));
+    this.#openOfUser = new CompiledOnce(
+      this.#kysely.selectFrom('parking_sessions').selectAll().where('user_id', '=', 0).where('state', '<>', 'finished'),
     );
   }
 
-  findById(id: number): SessionRow | undefined {
-    return this.byId.get(id);
+  async findById(id: number, on: Executor = this.#kysely): Promise<SessionRow | undefined> {
+    return (await this.#byId.run(on, [id]))[0];
   }
 
-  findOpenOfUser(userId: number): SessionRow | undefined {
-    return this.openOfUser.get(userId);
+  /** The session, its row locked until the transaction `on` ends (PostgreSQL;
+   * SQLite's BEGIN IMMEDIATE holds the whole database already): what ends a
+   * session and what records a payment's outcome both take it first. */
+  async lock(id: number, on: Executor): Promise<SessionRow | undefined> {
+    const query = on.selectFrom('parking_sessions').selectAll().where('id', '=', id);
+    return (this.#dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  }
+
+  async findOpenOfUser(userId: number, on: Executor = this.#kysely): Promise<SessionRow | undefined> {
+    return (await this.#openOfUser.run(on, [userId, 'finished']))[0];
   }
 
   /** Inserts an `entering` session; undefined when the driver already has an
-   * open one (the partial unique index, so this holds across processes). */
-  insert(session: NewSession, nowMs: number): number | undefined {
-    try {
-      const result = this.insertRow.run(
-        session.userId,
-        session.parkingId,
-        session.startTime,
-        session.endTime,
-        session.tries,
-        session.tries,
-        session.amountMinor,
-        session.currency,
-        nowMs,
-      );
-      return Number(result.lastInsertRowid);
-    } catch (error) {
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') return undefined;
-      throw error;
-    }
+   * open one: the partial unique index (parking_sessions_one_open) is the
+   * verdict on both engines, so this holds across processes. ON CONFLICT DO
+   * NOTHING rather than catching the violation: on PostgreSQL a failed
+   * statement would abort the caller's transaction. */
+  async insert(session: NewSession, nowMs: number, on: Executor = this.#kysely): Promise<number | undefined> {
+    const row = await on
+      .insertInto('parking_sessions')
+      .values({
+        user_id: session.userId,
+        parking_id: session.parkingId,
+        state: 'entering',
+        start_time: session.startTime,
+        end_time: session.endTime,
+        entrance_remaining_tries: session.tries,
+        exit_remaining_tries: session.tries,
+        amount_minor: session.amountMinor,
+        currency: session.currency,
+        created_at: nowMs,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row?.id;
   }
 
-  setState(id: number, state: SessionState): void {
-    this.stateUpdate.run(state, id);
+  /** Ends an open session; false when it had ended already (a concurrent finalize or exit). */
+  async end(id: number, end: SessionEnd, nowMs: number, on: Executor = this.#kysely): Promise<boolean> {
+    const result = await on
+      .updateTable('parking_sessions')
+      .set({
+        state: end.state,
+        end_time: end.endTime,
+        ended_at: nowMs,
+        amount_minor: end.amountMinor,
+        exit_remaining_tries: end.exitTries,
+      })
+      .where('id', '=', id)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return changed(result) === 1;
   }
 
-  /** Ends a session: its end time, final amount and (maybe fresh) exit tries. */
-  end(id: number, state: SessionState, endTime: number, amountMinor: number, exitTries: number, nowMs: number): void {
-    this.endUpdate.run(state, endTime, nowMs, amountMinor, exitTries, id);
+  /** exiting -> finished (every payment paid); false when it was not exiting. */
+  async finish(id: number, on: Executor = this.#kysely): Promise<boolean> {
+    const result = await on
+      .updateTable('parking_sessions')
+      .set({ state: 'finished' })
+      .where('id', '=', id)
+      .where('state', '=', 'exiting')
+      .executeTakeFirst();
+    return changed(result) === 1;
   }
 
-  setTries(id: number, entrance: number, exit: number): void {
-    this.triesUpdate.run(entrance, exit, id);
+  async setState(id: number, state: SessionState, on: Executor = this.#kysely): Promise<void> {
+    await on.updateTable('parking_sessions').set({ state }).where('id', '=', id).execute();
+  }
+
+  async setTries(id: number, entrance: number, exit: number, on: Executor = this.#kysely): Promise<void> {
+    await on
+      .updateTable('parking_sessions')
+      .set({ entrance_remaining_tries: entrance, exit_remaining_tries: exit })
+      .where('id', '=', id)
+      .execute();
   }
 }

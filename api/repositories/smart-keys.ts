@@ -1,29 +1,20 @@
 // Smart keys (spec 2.6): the access command (ACCESS or ACCESS_SIGNED) is stored so every GET
 // returns the same bytes.
+//
+// SmartKeyRepository on the store (SQLite or PostgreSQL, async), for the
+// session service and the driver's routes; SmartKeysSqlite, synchronous on
+// SQLite's connection, for the box-log ingestion core's reads
+// (api/box-logs/lookups.ts, effects.ts) and the operator's operations still
+// in synchronous transactions (api/control/operations.ts' revoke,
+// api/operators/operator-access.ts).
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../db/open.js';
+import type { Schema } from '../db/schema.js';
+import { changed, CompiledOnce, type Executor, type Store } from '../db/store.js';
 
 /** `operator`: a one-off ACCESS an operator sent (api/operators/operator-access.ts): no driver, no session. */
-export type KeyPurpose = 'session' | 'exit' | 'operator';
-
-export interface SmartKeyRow {
-  id: number;
-  /** The driver; null for an operator's key. */
-  user_id: number | null;
-  parking_id: number;
-  session_id: number | null;
-  /** The operator who sent an `operator` key; null otherwise (or once that operator is removed). */
-  operator_id: number | null;
-  type: string;
-  description: string | null;
-  purpose: KeyPurpose;
-  access_command: Buffer;
-  /** JSON array of module ids. */
-  module_ids: string;
-  start_time: number;
-  end_time: number;
-  /** When an operator revoked it (ms), else null. */
-  revoked_at: number | null;
-}
+export type SmartKeyRow = Selectable<Schema['smart_keys']>;
+export type KeyPurpose = SmartKeyRow['purpose'];
 
 export interface NewSmartKey {
   /** Null for an operator's key (and then operatorId is set). */
@@ -38,22 +29,105 @@ export interface NewSmartKey {
   endTime: number;
 }
 
+/** Tries to take the next key id before giving up (each failure is a concurrent insert that took it). */
+const ID_TRIES = 20;
+
 export class SmartKeyRepository {
+  readonly #kysely;
+  // Per request (the open route, a session's body): compiled once.
+  readonly #byId;
+  readonly #latestOfSession;
+
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
+    this.#byId = new CompiledOnce(this.#kysely.selectFrom('smart_keys').selectAll().where('id', '=', 0));
+    this.#latestOfSession = new CompiledOnce(
+      this.#kysely.selectFrom('smart_keys').selectAll().where('session_id', '=', 0).orderBy('id', 'desc').limit(1),
+    );
+  }
+
+  async findById(id: number, on: Executor = this.#kysely): Promise<SmartKeyRow | undefined> {
+    return (await this.#byId.run(on, [id]))[0];
+  }
+
+  async listOfUser(userId: number): Promise<SmartKeyRow[]> {
+    return this.#kysely.selectFrom('smart_keys').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+  }
+
+  async latestOf(sessionId: number, on: Executor = this.#kysely): Promise<SmartKeyRow | undefined> {
+    return (await this.#latestOfSession.run(on, [sessionId, 1]))[0];
+  }
+
+  /** Inserts a key without its command (the command seals the key's id, so
+   * it is known only now); call setCommand in the same transaction. The id
+   * is the next after the largest (SQLite's rowid rule, which the table had
+   * before it ran on PostgreSQL too, where the column has no identity: ids
+   * are the service's 32-bit key ids); a concurrent insert that took it
+   * first makes this one try the next. */
+  async insert(key: NewSmartKey, nowMs: number, on: Executor = this.#kysely): Promise<number> {
+    for (let attempt = 0; attempt < ID_TRIES; attempt += 1) {
+      const row = await on
+        .insertInto('smart_keys')
+        .values({
+          id: sql<number>`(SELECT coalesce(max(id), 0) + 1 FROM smart_keys)`,
+          user_id: key.userId,
+          parking_id: key.parkingId,
+          session_id: key.sessionId,
+          operator_id: key.operatorId ?? null,
+          type: keyType(key.purpose),
+          description: key.description,
+          purpose: key.purpose,
+          access_command: Buffer.alloc(0),
+          module_ids: JSON.stringify(key.moduleIds),
+          start_time: key.startTime,
+          end_time: key.endTime,
+          created_at: nowMs,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (row !== undefined) return row.id;
+    }
+    throw new Error(`no smart key id after ${ID_TRIES} tries`);
+  }
+
+  /** `signedBy`: the issuer public key (hex) that signed an ACCESS_SIGNED; null for a sealed ACCESS. */
+  async setCommand(id: number, command: Buffer, signedBy: string | null, on: Executor = this.#kysely): Promise<void> {
+    await on
+      .updateTable('smart_keys')
+      .set({ access_command: command, signed_by: signedBy })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Marks a key revoked at `nowMs`; false when it already was. */
+  async revoke(id: number, nowMs: number, on: Executor = this.#kysely): Promise<boolean> {
+    const result = await on
+      .updateTable('smart_keys')
+      .set({ revoked_at: nowMs })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return changed(result) === 1;
+  }
+}
+
+function keyType(purpose: KeyPurpose): string {
+  return purpose === 'operator' ? 'operator_access' : 'session_access';
+}
+
+// SQLite only until the ingestion core moves to the store (issue 18)
+/** Smart keys read and written synchronously: the ingestion core's reads,
+ * and the operator's revoke and ACCESS (their transactions are still
+ * better-sqlite3's). */
+export class SmartKeysSqlite {
   private readonly byId;
-  private readonly ofUser;
-  private readonly latestOfSession;
   private readonly insertRow;
   private readonly commandUpdate;
   private readonly revokeUpdate;
 
   constructor(db: Db) {
-    const columns =
-      'id, user_id, parking_id, session_id, operator_id, type, description, purpose, access_command, module_ids, start_time, end_time, revoked_at';
-    this.byId = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE id = ?`);
-    this.ofUser = db.prepare<[number], SmartKeyRow>(`SELECT ${columns} FROM smart_keys WHERE user_id = ? ORDER BY id`);
-    this.latestOfSession = db.prepare<[number], SmartKeyRow>(
-      `SELECT ${columns} FROM smart_keys WHERE session_id = ? ORDER BY id DESC LIMIT 1`,
-    );
+    this.byId = db.prepare<[number], SmartKeyRow>('SELECT * FROM smart_keys WHERE id = ?');
     this.insertRow = db.prepare<
       [number | null, number, number | null, number | null, string, string, KeyPurpose, string, number, number, number]
     >(
@@ -72,23 +146,14 @@ export class SmartKeyRepository {
     return this.byId.get(id);
   }
 
-  listOfUser(userId: number): SmartKeyRow[] {
-    return this.ofUser.all(userId);
-  }
-
-  latestOf(sessionId: number): SmartKeyRow | undefined {
-    return this.latestOfSession.get(sessionId);
-  }
-
-  /** Inserts a key without its command (the command seals the key's id, so
-   * it is known only now); call setCommand in the same transaction. */
+  /** As SmartKeyRepository.insert (SQLite's rowid is the next id). */
   insert(key: NewSmartKey, nowMs: number): number {
     const result = this.insertRow.run(
       key.userId,
       key.parkingId,
       key.sessionId,
       key.operatorId ?? null,
-      key.purpose === 'operator' ? 'operator_access' : 'session_access',
+      keyType(key.purpose),
       key.description,
       key.purpose,
       JSON.stringify(key.moduleIds),
@@ -99,12 +164,10 @@ export class SmartKeyRepository {
     return Number(result.lastInsertRowid);
   }
 
-  /** `signedBy`: the issuer public key (hex) that signed an ACCESS_SIGNED; null for a sealed ACCESS. */
   setCommand(id: number, command: Buffer, signedBy: string | null): void {
     this.commandUpdate.run(command, signedBy, id);
   }
 
-  /** Marks a key revoked at `nowMs`; false when it already was. */
   revoke(id: number, nowMs: number): boolean {
     return this.revokeUpdate.run(nowMs, id).changes === 1;
   }

@@ -99,7 +99,7 @@ export function openSmartKeyRoutes(
       const user = request.user;
       if (!user) throw new ApiError('unauthorized');
       const raw = request.params.id;
-      const key = /^[0-9]{1,15}$/.test(raw) ? ctx.smartKeys.findById(Number(raw)) : undefined;
+      const key = /^[0-9]{1,15}$/.test(raw) ? await ctx.smartKeys.findById(Number(raw)) : undefined;
       if (key?.user_id !== user.id)
         throw new ApiError('resource_not_found', undefined, [
           { path: 'id', message: `no smart key ${raw.slice(0, 40)} of this driver` },

@@ -66,13 +66,13 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     },
     async (request, reply) => {
       const userId = requireUser(request);
-      const session = withSessionErrors(() =>
+      const session = await withSessionErrors(() =>
         createSession(ctx, userId, request.body.parking_session.secured_parking_id),
       );
       return reply
         .status(201)
         .header('Location', '/api/car_driver/parking_sessions/current')
-        .send(sessionResponseBody(ctx, session));
+        .send(await sessionResponseBody(ctx, session));
     },
   );
 
@@ -87,8 +87,8 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
       },
       onRequest: authenticate,
     },
-    (request) => {
-      const session = ctx.sessions.findOpenOfUser(requireUser(request));
+    async (request) => {
+      const session = await ctx.sessions.findOpenOfUser(requireUser(request));
       if (!session)
         throw new ApiError('resource_not_found', 'The driver has no open parking session.', [
           { path: 'parking_session', message: 'none open' },
@@ -113,15 +113,15 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
       },
       onRequest: authenticate,
     },
-    (request) => {
+    async (request) => {
       const userId = requireUser(request);
       const raw = request.params.id;
       if (!/^[0-9]{1,15}$/.test(raw))
         throw new ApiError('resource_not_found', undefined, [
           { path: 'id', message: `no parking session ${raw.slice(0, 40)} of this driver` },
         ]);
-      const { session, extraMinor } = withSessionErrors(() => finalizeSession(ctx, userId, Number(raw)));
-      return { ...sessionResponseBody(ctx, session), extra_amount: formatMinorUnits(extraMinor) };
+      const { session, extraMinor } = await withSessionErrors(() => finalizeSession(ctx, userId, Number(raw)));
+      return { ...(await sessionResponseBody(ctx, session)), extra_amount: formatMinorUnits(extraMinor) };
     },
   );
 }

@@ -86,7 +86,8 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
         produces: ['text/html'],
       },
     },
-    (request, reply) => send(reply, ctx.paymentProvider.page(request.params.token, request.query.return_url)),
+    async (request, reply) =>
+      send(reply, await ctx.paymentProvider.page(request.params.token, request.query.return_url)),
   );
 
   // The body is whatever a parser made of it (form fields, or any JSON: null, an array), hence unknown.
@@ -101,10 +102,10 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
         produces: ['text/html'],
       },
     },
-    (request, reply) => {
+    async (request, reply) => {
       const body = request.body;
       const form = isFields(body) ? body : {};
-      return send(reply, ctx.paymentProvider.callback(request.params.token, form));
+      return send(reply, await ctx.paymentProvider.callback(request.params.token, form));
     },
   );
 }

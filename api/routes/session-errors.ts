@@ -24,9 +24,9 @@ export function sessionApiError(error: SessionError): ApiError {
 }
 
 /** Runs a call of the session service, its refusals turned into ApiErrors. */
-export function withSessionErrors<T>(work: () => T): T {
+export async function withSessionErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     throw error instanceof SessionError ? sessionApiError(error) : error;
   }

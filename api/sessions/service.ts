@@ -11,104 +11,118 @@
 // EXIT_KEY_MINUTES so nobody is locked in.
 import type { ApiConfig } from '../config.js';
 import type { EventPublisher } from '../events/types.js';
-import type { Db } from '../db/open.js';
+import type { Executor, Store } from '../db/store.js';
 import type { PaymentProvider } from '../payments/provider.js';
-import type { BoxRepository } from '../repositories/boxes.js';
-import type { ParkingRepository } from '../repositories/parkings.js';
+import type { BoxRow } from '../repositories/boxes.js';
+import type { ParkingRow } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
-import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
+import type { SessionRepository, SessionRow, SessionState } from '../repositories/sessions.js';
 import { SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
-import { mintSmartKey, type MintDeps } from './smart-keys.js';
+import { mintSmartKey, type KeyRequest, type MintDeps } from './smart-keys.js';
 
-/** What the session service touches: its transaction, the parkings and
- * boxes it reads, the sessions and payments it writes, the smart keys it
- * mints, the provider that creates payments, and the event stream it tells
- * of a session's change (api/events/; rendered from the database at the
- * stream's next flush, so telling it inside the transaction is safe). */
+/** What the session service touches: the store (its transactions, and the
+ * parkings and boxes it reads), the sessions and payments it writes, the
+ * smart keys it mints, the provider that creates payments, and the event
+ * stream it tells of a session's change (api/events/; rendered from the
+ * database at the stream's next flush). */
 export interface SessionServiceDeps extends MintDeps {
   events: Pick<EventPublisher, 'publishSession'>;
-  db: Db;
+  store: Pick<Store, 'kysely'>;
   config: Pick<ApiConfig, 'exitKeyMinutes'>;
-  parkings: Pick<ParkingRepository, 'findById'>;
-  boxes: Pick<BoxRepository, 'listOfParking'>;
-  sessions: SessionRepository;
+  sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insert' | 'end'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
 }
 
 /** What a payment outcome reads and changes. */
 export interface PaymentOutcomeDeps {
-  sessions: Pick<SessionRepository, 'findById' | 'setState'>;
+  sessions: Pick<SessionRepository, 'findById' | 'finish'>;
   events: Pick<EventPublisher, 'publishSession'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
 }
 
-function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): string {
-  const open = ctx.sessions.findOpenOfUser(userId);
+// The parking and boxes a session needs, read here inside the session's own
+// transaction (the secured_parkings and boxes tables are the parkings
+// repositories'; issue 18's conversion reads them in place).
+function parkingRow(on: Executor, id: number): Promise<ParkingRow | undefined> {
+  return on.selectFrom('secured_parkings').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+function boxesOfParking(on: Executor, parkingId: number): Promise<BoxRow[]> {
+  return on.selectFrom('boxes').selectAll().where('parking_id', '=', parkingId).orderBy('module_id').execute();
+}
+
+async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): Promise<string> {
+  const open = await ctx.sessions.findOpenOfUser(userId);
   return `the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`;
 }
 
 /** Creates an `entering` session with its smart key and payment, atomically. */
-export function createSession(ctx: SessionServiceDeps, userId: number, parkingId: number): SessionRow {
-  const parking = ctx.parkings.findById(parkingId);
+export async function createSession(ctx: SessionServiceDeps, userId: number, parkingId: number): Promise<SessionRow> {
+  const kysely = ctx.store.kysely;
+  const parking = await parkingRow(kysely, parkingId);
   if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
-  const boxes = ctx.boxes.listOfParking(parking.id);
+  const boxes = await boxesOfParking(kysely, parking.id);
   const reasons: string[] = [];
   if (parking.is_active !== 1) reasons.push('the secured parking is not active');
   if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
-  if (ctx.sessions.findOpenOfUser(userId)) reasons.push(openSessionReason(ctx, userId));
+  if (await ctx.sessions.findOpenOfUser(userId)) reasons.push(await openSessionReason(ctx, userId));
   const [first, ...rest] = reasons;
   if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
-  const session = ctx.db
-    .transaction(() => {
-      const now = ctx.clock.now();
-      // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
-      const startTime = Math.floor(now / 1000) * 1000;
-      const endTime = startTime + parking.max_duration_minutes * 60_000;
-      const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
-      const id = ctx.sessions.insert(
-        {
-          userId,
-          parkingId: parking.id,
-          startTime,
-          endTime,
-          tries: parking.tries,
-          amountMinor,
-          currency: parking.currency,
-        },
-        now,
-      );
-      // The unique index caught a concurrent creation (another process, say).
-      if (id === undefined) throw new SessionError('refused', 'parking', [openSessionReason(ctx, userId)]);
-      mintSmartKey(ctx, {
+  // Our SQLite driver begins it IMMEDIATE: another process waits instead of failing mid-way.
+  const session = await kysely.transaction().execute(async (tx) => {
+    const now = ctx.clock.now();
+    // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
+    const startTime = Math.floor(now / 1000) * 1000;
+    const endTime = startTime + parking.max_duration_minutes * 60_000;
+    const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
+    const id = await ctx.sessions.insert(
+      {
         userId,
-        parking,
-        sessionId: id,
-        purpose: 'session',
-        description: `Parking session ${id}: entry and exit`,
-        boxes,
+        parkingId: parking.id,
         startTime,
         endTime,
-        maxEntries: parking.tries,
-        maxExits: parking.tries,
-      });
-      ctx.paymentProvider.createPayment({ sessionId: id, purpose: 'session', amountMinor, currency: parking.currency });
-      return mustFind(ctx, id);
-    })
-    .immediate(); // the write lock at BEGIN: another process waits instead of failing mid-way
+        tries: parking.tries,
+        amountMinor,
+        currency: parking.currency,
+      },
+      now,
+      tx,
+    );
+    // The unique index caught a concurrent creation (another process, say): nothing written.
+    if (id === undefined) return undefined;
+    await mintSmartKey(ctx, tx, {
+      userId,
+      parking,
+      sessionId: id,
+      purpose: 'session',
+      description: `Parking session ${id}: entry and exit`,
+      boxes,
+      startTime,
+      endTime,
+      maxEntries: parking.tries,
+      maxExits: parking.tries,
+    });
+    await ctx.paymentProvider.createPayment(
+      { sessionId: id, purpose: 'session', amountMinor, currency: parking.currency },
+      tx,
+    );
+    return mustFind(ctx, tx, id);
+  });
+  if (session === undefined) throw new SessionError('refused', 'parking', [await openSessionReason(ctx, userId)]);
   ctx.events.publishSession(session.id);
   return session;
 }
 
-function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, id: number): SessionRow {
-  const session = ctx.sessions.findById(id);
+async function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, on: Executor, id: number): Promise<SessionRow> {
+  const session = await ctx.sessions.findById(id, on);
   if (!session) throw new Error(`session ${id} vanished`);
   return session;
 }
 
-function allPaid(payments: readonly PaymentRow[]): boolean {
+function allPaid(payments: readonly Pick<PaymentRow, 'state'>[]): boolean {
   return payments.every((payment) => payment.state === 'paid');
 }
 
@@ -116,79 +130,125 @@ export interface EndResult {
   session: SessionRow;
   /** What the driver owes beyond the payments made so far, minor units. */
   extraMinor: number;
+  /** False when the session had ended already (another process's exit or finalize): nothing changed. */
+  ended: boolean;
+}
+
+/** What ending a session decides, from its rows alone (both engines' paths
+ * call it): the final amount for the minutes used, what the payments so far
+ * do not cover, whether a fresh exit key is due, and the state after. */
+export interface EndPlan {
+  finalMinor: number;
+  extraMinor: number;
+  /** A key to leave by: asked for (finalize) and the window has passed. */
+  exitKey: boolean;
+  exitTries: number;
+  state: SessionState;
+}
+
+export function planEnd(
+  parking: Pick<ParkingRow, 'price_per_hour_minor' | 'tries'>,
+  session: Pick<SessionRow, 'start_time' | 'end_time' | 'exit_remaining_tries'>,
+  payments: readonly Pick<PaymentRow, 'amount_minor' | 'state'>[],
+  endMs: number,
+  exitKey: boolean,
+): EndPlan {
+  const finalMinor = usedAmount(parking.price_per_hour_minor, endMs - session.start_time);
+  const covered = payments.reduce((sum, payment) => sum + payment.amount_minor, 0);
+  const extraMinor = Math.max(0, finalMinor - covered);
+  const freshKey = exitKey && endMs > session.end_time;
+  return {
+    finalMinor,
+    extraMinor,
+    exitKey: freshKey,
+    exitTries: freshKey ? parking.tries : session.exit_remaining_tries, // a fresh key, fresh tries
+    // An overstay is a new payment, pending: the session waits for it.
+    state: extraMinor === 0 && allPaid(payments) ? 'finished' : 'exiting',
+  };
+}
+
+function exitKeyRequest(
+  ctx: Pick<SessionServiceDeps, 'config'>,
+  session: SessionRow,
+  parking: ParkingRow,
+  boxes: readonly BoxRow[],
+  endMs: number,
+): KeyRequest {
+  const exits = boxes.filter((box) => box.direction === 'exit');
+  const startTime = Math.floor(endMs / 1000) * 1000;
+  return {
+    userId: session.user_id,
+    parking,
+    sessionId: session.id,
+    purpose: 'exit',
+    description: `Exit key of parking session ${session.id} (past its window; valid ${ctx.config.exitKeyMinutes} minutes)`,
+    boxes: exits.length > 0 ? exits : boxes,
+    startTime,
+    endTime: startTime + ctx.config.exitKeyMinutes * 60_000,
+    maxEntries: 0,
+    maxExits: parking.tries,
+  };
 }
 
 /**
- * Ends an open session at `endMs` (inside the caller's transaction): final
+ * Ends an open session at `endMs` inside the caller's transaction `on`
+ * (whose caller holds the session's row lock, SessionRepository.lock): final
  * amount for the minutes used; an overstay payment for what the payments so
- * far do not cover; with `exitKey`, a key to leave by during EXIT_KEY_MINUTES
- * when the window has passed (finalize: the driver may still be inside).
+ * far do not cover; with `exitKey`, a key to leave by during
+ * EXIT_KEY_MINUTES when the window has passed (finalize: the driver may
+ * still be inside). The end is a conditional UPDATE (ended_at IS NULL): a
+ * session another transaction ended already changes nothing, and its row
+ * is returned with nothing extra owed.
  */
-export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: number, exitKey: boolean): EndResult {
-  const parking = ctx.parkings.findById(session.parking_id);
+export async function endSession(
+  ctx: SessionServiceDeps,
+  on: Executor,
+  session: SessionRow,
+  endMs: number,
+  exitKey: boolean,
+): Promise<EndResult> {
+  const parking = await parkingRow(on, session.parking_id);
   if (!parking) throw new Error(`session ${session.id} lacks its parking`);
-  const finalMinor = usedAmount(parking.price_per_hour_minor, endMs - session.start_time);
-  const payments = ctx.payments.listOfSession(session.id);
-  const covered = payments.reduce((sum, payment) => sum + payment.amount_minor, 0);
-  const extraMinor = Math.max(0, finalMinor - covered);
-  if (extraMinor > 0)
-    ctx.paymentProvider.createPayment({
-      sessionId: session.id,
-      purpose: 'overstay',
-      amountMinor: extraMinor,
-      currency: session.currency,
-    });
-
-  let exitTries = session.exit_remaining_tries;
-  if (exitKey && endMs > session.end_time) {
-    const boxes = ctx.boxes.listOfParking(parking.id);
-    const exits = boxes.filter((box) => box.direction === 'exit');
-    const startTime = Math.floor(endMs / 1000) * 1000;
-    mintSmartKey(ctx, {
-      userId: session.user_id,
-      parking,
-      sessionId: session.id,
-      purpose: 'exit',
-      description: `Exit key of parking session ${session.id} (past its window; valid ${ctx.config.exitKeyMinutes} minutes)`,
-      boxes: exits.length > 0 ? exits : boxes,
-      startTime,
-      endTime: startTime + ctx.config.exitKeyMinutes * 60_000,
-      maxEntries: 0,
-      maxExits: parking.tries,
-    });
-    exitTries = parking.tries; // a fresh key, fresh tries
-  }
-  const state = allPaid(ctx.payments.listOfSession(session.id)) ? 'finished' : 'exiting';
-  ctx.sessions.end(session.id, state, endMs, finalMinor, exitTries, ctx.clock.now());
+  const plan = planEnd(parking, session, await ctx.payments.listOfSession(session.id, on), endMs, exitKey);
+  const end = { state: plan.state, endTime: endMs, amountMinor: plan.finalMinor, exitTries: plan.exitTries };
+  if (!(await ctx.sessions.end(session.id, end, ctx.clock.now(), on)))
+    return { session: await mustFind(ctx, on, session.id), extraMinor: 0, ended: false };
+  if (plan.extraMinor > 0)
+    await ctx.paymentProvider.createPayment(
+      { sessionId: session.id, purpose: 'overstay', amountMinor: plan.extraMinor, currency: session.currency },
+      on,
+    );
+  if (plan.exitKey)
+    await mintSmartKey(ctx, on, exitKeyRequest(ctx, session, parking, await boxesOfParking(on, parking.id), endMs));
   ctx.events.publishSession(session.id);
-  return { session: mustFind(ctx, session.id), extraMinor };
+  return { session: await mustFind(ctx, on, session.id), extraMinor: plan.extraMinor, ended: true };
 }
 
 /** Ends the driver's session now (PUT .../finalize): not_found for an
- * unknown or another driver's session, refused once it ended. */
-export function finalizeSession(ctx: SessionServiceDeps, userId: number, sessionId: number): EndResult {
-  return ctx.db
-    .transaction(() => {
-      const session = ctx.sessions.findById(sessionId);
-      if (!session || session.user_id !== userId)
-        throw new SessionError('not_found', 'session', [`no parking session ${sessionId} of this driver`]);
-      if (session.state === 'finished')
-        throw new SessionError('refused', 'session', ['the parking session is already finished']);
-      if (session.ended_at !== null)
-        throw new SessionError('refused', 'session', [
-          'the parking session was already finalized (or the driver exited); it finishes once paid',
-        ]);
-      return endSession(ctx, session, ctx.clock.now(), true);
-    })
-    .immediate();
+ * unknown or another driver's session, refused once it ended. The session's
+ * row is locked first (PostgreSQL; SQLite's BEGIN IMMEDIATE), so of two
+ * finalizes, or a finalize and a payment's outcome, the later sees what the
+ * earlier wrote. */
+export async function finalizeSession(ctx: SessionServiceDeps, userId: number, sessionId: number): Promise<EndResult> {
+  return ctx.store.kysely.transaction().execute(async (tx) => {
+    const session = await ctx.sessions.lock(sessionId, tx);
+    if (!session || session.user_id !== userId)
+      throw new SessionError('not_found', 'session', [`no parking session ${sessionId} of this driver`]);
+    if (session.state === 'finished')
+      throw new SessionError('refused', 'session', ['the parking session is already finished']);
+    if (session.ended_at !== null)
+      throw new SessionError('refused', 'session', [
+        'the parking session was already finalized (or the driver exited); it finishes once paid',
+      ]);
+    return endSession(ctx, tx, session, ctx.clock.now(), true);
+  });
 }
 
-/** A payment's new state (inside its transaction): an ended session whose
+/** A payment's new state, inside its transaction `on` (which locked the
+ * session's row first, PaymentRepository.setState): an ended session whose
  * payments are all paid is finished. */
-export function onPaymentOutcome(ctx: PaymentOutcomeDeps, payment: PaymentRow): void {
-  const session = ctx.sessions.findById(payment.session_id);
-  if (session?.state === 'exiting' && allPaid(ctx.payments.listOfSession(session.id))) {
-    ctx.sessions.setState(session.id, 'finished');
-    ctx.events.publishSession(session.id);
-  }
+export async function onPaymentOutcome(ctx: PaymentOutcomeDeps, on: Executor, payment: PaymentRow): Promise<void> {
+  const session = await ctx.sessions.findById(payment.session_id, on);
+  if (session?.state !== 'exiting' || !allPaid(await ctx.payments.listOfSession(session.id, on))) return;
+  if (await ctx.sessions.finish(session.id, on)) ctx.events.publishSession(session.id);
 }

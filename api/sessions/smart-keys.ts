@@ -6,9 +6,10 @@
 // sealed parking's an ACCESS sealed under K_park.
 import { FrameKind, sealCommand, signAccessCommand, type AccessBody } from '../../firmware-protocol/index.js';
 import type { Clock } from '../../lib/clock.js';
+import type { Executor } from '../db/store.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
-import type { KeyPurpose, SmartKeyRepository } from '../repositories/smart-keys.js';
+import type { KeyPurpose, NewSmartKey, SmartKeyRepository, SmartKeysSqlite } from '../repositories/smart-keys.js';
 import { unixSeconds } from './time.js';
 
 /** What minting touches: the smart keys, and the clock for created_at. */
@@ -17,15 +18,21 @@ export interface MintDeps {
   clock: Clock;
 }
 
+/** What a key's command needs of its parking. */
+export type MintParking = Pick<
+  ParkingRow,
+  'id' | 'access_mode' | 'parking_key' | 'issuer_private_key' | 'issuer_public_key'
+>;
+
 export interface KeyRequest {
   /** The driver; null for an operator's key (then operatorId). */
   userId: number | null;
-  parking: ParkingRow;
+  parking: MintParking;
   sessionId: number | null;
   operatorId?: number;
   purpose: KeyPurpose;
   description: string;
-  boxes: readonly BoxRow[];
+  boxes: readonly Pick<BoxRow, 'module_id'>[];
   /** ms since the epoch, whole seconds. */
   startTime: number;
   endTime: number;
@@ -33,32 +40,47 @@ export interface KeyRequest {
   maxExits: number;
 }
 
-/** Stores a key and its access command; call inside the caller's transaction
- * (the row is inserted first because the command carries its id). */
-export function mintSmartKey(ctx: MintDeps, request: KeyRequest): number {
-  const moduleIds = request.boxes.map((box) => box.module_id);
-  const id = ctx.smartKeys.insert(
-    {
-      userId: request.userId,
-      parkingId: request.parking.id,
-      sessionId: request.sessionId,
-      ...(request.operatorId === undefined ? {} : { operatorId: request.operatorId }),
-      description: request.description,
-      purpose: request.purpose,
-      moduleIds,
-      startTime: request.startTime,
-      endTime: request.endTime,
-    },
-    ctx.clock.now(),
-  );
-  const body: AccessBody = {
+function newKey(request: KeyRequest): NewSmartKey {
+  return {
+    userId: request.userId,
+    parkingId: request.parking.id,
+    sessionId: request.sessionId,
+    ...(request.operatorId === undefined ? {} : { operatorId: request.operatorId }),
+    description: request.description,
+    purpose: request.purpose,
+    moduleIds: request.boxes.map((box) => box.module_id),
+    startTime: request.startTime,
+    endTime: request.endTime,
+  };
+}
+
+function body(request: KeyRequest): AccessBody {
+  return {
     notBefore: unixSeconds(request.startTime),
     notAfter: unixSeconds(request.endTime),
     maxEntries: request.maxEntries,
     maxExits: request.maxExits,
-    moduleIds,
+    moduleIds: request.boxes.map((box) => box.module_id),
   };
-  const { command, signedBy } = accessCommand(request.parking, id, body);
+}
+
+/** Stores a key and its access command, inside the caller's transaction `on`
+ * (the row is inserted first because the command carries its id). */
+export async function mintSmartKey(ctx: MintDeps, on: Executor, request: KeyRequest): Promise<number> {
+  const id = await ctx.smartKeys.insert(newKey(request), ctx.clock.now(), on);
+  const { command, signedBy } = accessCommand(request.parking, id, body(request));
+  await ctx.smartKeys.setCommand(id, command, signedBy, on);
+  return id;
+}
+
+// SQLite only until the ingestion core moves to the store (issue 18)
+/** mintSmartKey inside a better-sqlite3 transaction (the operator's ACCESS, api/operators/operator-access.ts). */
+export function mintSmartKeySqlite(
+  ctx: { smartKeys: Pick<SmartKeysSqlite, 'insert' | 'setCommand'>; clock: Clock },
+  request: KeyRequest,
+): number {
+  const id = ctx.smartKeys.insert(newKey(request), ctx.clock.now());
+  const { command, signedBy } = accessCommand(request.parking, id, body(request));
   ctx.smartKeys.setCommand(id, command, signedBy);
   return id;
 }
@@ -66,7 +88,7 @@ export function mintSmartKey(ctx: MintDeps, request: KeyRequest): number {
 /** The access command of a parking's mode, and the issuer public key (hex)
  * that signed it, null when sealed. */
 function accessCommand(
-  parking: ParkingRow,
+  parking: MintParking,
   keyId: number,
   body: AccessBody,
 ): { command: Buffer; signedBy: string | null } {

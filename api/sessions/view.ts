@@ -1,8 +1,8 @@
 // The JSON the routes answer: a smart key as spec 2.6, a parking session as
 // spec 2.5 plus payment_state, and the session body of spec 4.4.
+import type { Executor, Store } from '../db/store.js';
 import type { PaymentProvider } from '../payments/provider.js';
-import type { BoxRepository } from '../repositories/boxes.js';
-import { formatMinorUnits, type ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
+import { formatMinorUnits, type ParkingRow } from '../repositories/parkings.js';
 import {
   sessionPaymentState,
   type PaymentRepository,
@@ -48,12 +48,15 @@ export interface SessionResponseBody {
   smart_key: SmartKeyBody;
 }
 
-/** A smart key's body reads its boxes' MAC addresses. */
+/** Keys' bodies read their parkings and their boxes' MAC addresses (the
+ * parkings' tables, read here in place; issue 18). */
 export interface SmartKeyViewDeps {
-  boxes: Pick<BoxRepository, 'findByModuleId'>;
+  store: Pick<Store, 'kysely'>;
 }
 
-export function smartKeyBody(ctx: SmartKeyViewDeps, key: SmartKeyRow, parking: ParkingRow): SmartKeyBody {
+type KeyParking = Pick<ParkingRow, 'id' | 'name' | 'is_active' | 'is_online'>;
+
+function smartKeyBody(key: SmartKeyRow, parking: KeyParking, macs: ReadonlyMap<number, string>): SmartKeyBody {
   const moduleIds = JSON.parse(key.module_ids) as number[];
   return {
     id: key.id,
@@ -68,9 +71,35 @@ export function smartKeyBody(ctx: SmartKeyViewDeps, key: SmartKeyRow, parking: P
     end_time: isoTime(key.end_time),
     revoked_at: key.revoked_at === null ? null : isoTime(key.revoked_at),
     access_points: moduleIds.map((moduleId) => ({
-      access_point: { module_id: moduleId, mac_address: ctx.boxes.findByModuleId(moduleId)?.mac_address ?? '' },
+      access_point: { module_id: moduleId, mac_address: macs.get(moduleId) ?? '' },
     })),
   };
+}
+
+/** The bodies of keys, in their order; a key whose parking is gone is left out. */
+export async function smartKeyBodies(
+  ctx: SmartKeyViewDeps,
+  keys: readonly SmartKeyRow[],
+  on: Executor = ctx.store.kysely,
+): Promise<SmartKeyBody[]> {
+  if (keys.length === 0) return [];
+  const parkingIds = [...new Set(keys.map((key) => key.parking_id))];
+  const moduleIds = [...new Set(keys.flatMap((key) => JSON.parse(key.module_ids) as number[]))];
+  const parkings = await on
+    .selectFrom('secured_parkings')
+    .select(['id', 'name', 'is_active', 'is_online'])
+    .where('id', 'in', parkingIds)
+    .execute();
+  const boxes =
+    moduleIds.length === 0
+      ? []
+      : await on.selectFrom('boxes').select(['module_id', 'mac_address']).where('module_id', 'in', moduleIds).execute();
+  const parkingOf = new Map(parkings.map((parking) => [parking.id, parking]));
+  const macs = new Map(boxes.map((box) => [box.module_id, box.mac_address]));
+  return keys.flatMap((key) => {
+    const parking = parkingOf.get(key.parking_id);
+    return parking ? [smartKeyBody(key, parking, macs)] : [];
+  });
 }
 
 export function parkingSessionBody(session: SessionRow, payments: readonly PaymentRow[]): ParkingSessionBody {
@@ -93,24 +122,23 @@ function currentPayment(payments: readonly PaymentRow[]): PaymentRow | undefined
 
 /** A session's response reads its parking, latest key, payments and their pay URLs. */
 export interface SessionViewDeps extends SmartKeyViewDeps {
-  parkings: Pick<ParkingRepository, 'findById'>;
   smartKeys: Pick<SmartKeyRepository, 'latestOf'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'payUrl'>;
 }
 
 /** Spec 4.4's body for a session: its amount, pay_url, latest smart key. */
-export function sessionResponseBody(ctx: SessionViewDeps, session: SessionRow): SessionResponseBody {
-  const parking = ctx.parkings.findById(session.parking_id);
-  const key = ctx.smartKeys.latestOf(session.id);
-  const payments = ctx.payments.listOfSession(session.id);
+export async function sessionResponseBody(ctx: SessionViewDeps, session: SessionRow): Promise<SessionResponseBody> {
+  const key = await ctx.smartKeys.latestOf(session.id);
+  const payments = await ctx.payments.listOfSession(session.id);
   const payment = currentPayment(payments);
-  if (!parking || !key || !payment) throw new Error(`session ${session.id} lacks its parking, key or payment`);
+  const [keyBody] = key ? await smartKeyBodies(ctx, [key]) : [];
+  if (!keyBody || !payment) throw new Error(`session ${session.id} lacks its parking, key or payment`);
   return {
     pay_url: ctx.paymentProvider.payUrl(payment),
     amount: formatMinorUnits(session.amount_minor),
     currency: session.currency,
     parking_session: parkingSessionBody(session, payments),
-    smart_key: smartKeyBody(ctx, key, parking),
+    smart_key: keyBody,
   };
 }

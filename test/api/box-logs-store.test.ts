@@ -529,3 +529,39 @@ storeTest.serial(
     }
   },
 );
+
+storeTest(
+  'a verified exit past what was paid ends the session exiting, with an overstay payment for the difference',
+  async (t, store) => {
+    const { deps, told } = ingestionOn(store, new FakeClock(NOW));
+    const w = await world(store, false);
+    // Two hours used of a session that paid its first hour (1.00 EUR an hour).
+    const userId = await insertUser(store, NOW);
+    const sessionId = await insertSession(store, { userId, parkingId: w.parkingId, startTime: NOW - 7_200_000 });
+    await insertPayment(store, { sessionId, amountMinor: 100, createdAt: NOW - 7_200_000 });
+    const keyId = (nextKey += 1);
+    await insertSmartKey(store, {
+      id: keyId,
+      userId,
+      parkingId: w.parkingId,
+      sessionId,
+      moduleIds: [w.exit.moduleId],
+      startTime: NOW - 7_200_000,
+      endTime: NOW + 3_600_000,
+    });
+    const exit = { ...access(w, w.exit, { userId, keyId }), created_at: '2026-01-01 00:00:00' };
+    await deps.groupCommit.run((on) => ingestBoxLogs(deps, on, [exit], { source: 'http', userId }));
+    t.like(await sessionOf(store, sessionId), { state: 'exiting', end_time: NOW, amount_minor: 200 });
+    const payments = await store.kysely
+      .selectFrom('payments')
+      .select(['purpose', 'amount_minor', 'state'])
+      .where('session_id', '=', sessionId)
+      .orderBy('id')
+      .execute();
+    t.deepEqual(payments, [
+      { purpose: 'session', amount_minor: 100, state: 'paid' },
+      { purpose: 'overstay', amount_minor: 100, state: 'pending' },
+    ]);
+    t.true(told.sessions.includes(sessionId));
+  },
+);

@@ -266,7 +266,7 @@ test("422 for a driver's upload naming an operator's smart key (it has no driver
     source: 'mqtt',
   });
   t.true(stored[0]?.verified);
-  t.is(session(f)?.state, 'entering');
+  t.is((await session(f))?.state, 'entering');
 });
 
 test('more than BOX_LOGS_MAX_BATCH elements: 422; a body over the size limit: 413', async (t) => {
@@ -287,7 +287,7 @@ test('a batch with one bad element changes nothing', async (t) => {
   const bad = { box_log: { ...accessLog(f, null).box_log, type: 'nope' } };
   t.is((await postBoxLogs(f.app, f.token, { box_logs: [good, good, bad] })).statusCode, 422);
   t.is(countRows(f.app, 'box_logs'), 0);
-  t.is(session(f)?.state, 'entering', 'the verified OK in the refused batch moved nothing');
+  t.is((await session(f))?.state, 'entering', 'the verified OK in the refused batch moved nothing');
   t.is(f.app.ctx.boxes.learned(f.parking.entrance.moduleId)?.last_seen_at, null);
 });
 
@@ -306,7 +306,7 @@ test('concurrent batches share one commit, yet each is all or nothing: a 404 bat
   t.is(last.statusCode, 201);
   t.is(countRows(f.app, 'box_logs'), 3, 'one log of the first batch, two of the last, none of the refused one');
   t.is(f.app.ctx.groupCommit.counters.groups - groupsBefore, 1, 'the three requests of one turn shared a transaction');
-  t.is(session(f)?.state, 'active', 'the verified OK of the first batch moved the session');
+  t.is((await session(f))?.state, 'active', 'the verified OK of the first batch moved the session');
 });
 
 test("verified only with a good tag under the box of equipment_id, bound to the log's command", async (t) => {
@@ -337,13 +337,13 @@ for (const accessMode of ACCESS_MODES) {
     t.is(f.command[1], f.parking.accessKind, 'the smart key carries the access kind of its parking');
     const forged = boxAnswer({ ...f.parking.entrance, boxKey: Buffer.alloc(16, 7) }, f.command);
     await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, forged)] });
-    t.is(session(f)?.state, 'entering');
-    t.is(session(f)?.entrance_remaining_tries, 10);
+    t.is((await session(f))?.state, 'entering');
+    t.is((await session(f))?.entrance_remaining_tries, 10);
     await postBoxLogs(f.app, f.token, {
       box_logs: [accessLog(f, boxAnswer(f.parking.entrance, f.command, { remaining: 9 }))],
     });
-    t.is(session(f)?.state, 'active');
-    t.is(session(f)?.entrance_remaining_tries, 9);
+    t.is((await session(f))?.state, 'active');
+    t.is((await session(f))?.entrance_remaining_tries, 9);
   });
 }
 
@@ -380,7 +380,7 @@ test('a forged pair sent first does not suppress the genuine log that follows; d
   ).json<BoxLogsBody>();
   t.deepEqual(third.box_logs, [{ id: second.box_logs[0]?.id, verified: true, duplicate: true }]);
   t.is(countRows(f.app, 'box_logs'), before, 'sending it again stores nothing');
-  t.is(session(f)?.state, 'active');
+  t.is((await session(f))?.state, 'active');
 });
 
 for (const accessMode of ACCESS_MODES) {
@@ -394,12 +394,12 @@ for (const accessMode of ACCESS_MODES) {
         accessLog(f, boxAnswer(f.parking.exit, f.command, { remaining: 9 }), f.parking.exit, { createdAt: exitAt }),
       ],
     });
-    const ended = session(f);
+    const ended = await session(f);
     t.is(ended?.state, 'exiting');
     t.is(ended?.end_time, Date.UTC(2026, 0, 1, 0, 25), 'when the barrier opened (created_at)');
     t.is(ended?.amount_minor, 250, '6.00 an hour for 25 minutes');
     t.is(ended?.exit_remaining_tries, 9);
-    const payment = f.app.ctx.payments.listOfSession(f.sessionId)[0];
+    const payment = (await f.app.ctx.payments.listOfSession(f.sessionId))[0];
     const paid = await f.app.app.inject({
       method: 'POST',
       url: `/pay/${payment?.token ?? ''}`,
@@ -407,14 +407,14 @@ for (const accessMode of ACCESS_MODES) {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     t.is(paid.statusCode, 200);
-    t.is(session(f)?.state, 'finished');
+    t.is((await session(f))?.state, 'finished');
   });
 }
 
 for (const accessMode of ACCESS_MODES) {
   test(`exit after paying: straight to finished; an overstay at the exit adds a payment and waits for it (${accessMode})`, async (t) => {
     const f = await fixture(t, {}, accessMode);
-    const payment = f.app.ctx.payments.listOfSession(f.sessionId)[0];
+    const payment = (await f.app.ctx.payments.listOfSession(f.sessionId))[0];
     await f.app.app.inject({
       method: 'POST',
       url: `/pay/${payment?.token ?? ''}`,
@@ -427,7 +427,7 @@ for (const accessMode of ACCESS_MODES) {
         accessLog(f, boxAnswer(f.parking.exit, f.command), f.parking.exit, { createdAt: '2026-01-01 00:20:00' }),
       ],
     });
-    t.is(session(f)?.state, 'finished');
+    t.is((await session(f))?.state, 'finished');
 
     const g = await fixture(t, {}, accessMode);
     g.app.clock.advance(90 * 60_000);
@@ -436,9 +436,9 @@ for (const accessMode of ACCESS_MODES) {
         accessLog(g, boxAnswer(g.parking.exit, g.command), g.parking.exit, { createdAt: '2026-01-01 01:30:00' }),
       ],
     });
-    t.is(session(g)?.state, 'exiting');
+    t.is((await session(g))?.state, 'exiting');
     t.deepEqual(
-      g.app.ctx.payments.listOfSession(g.sessionId).map((p) => [p.purpose, p.amount_minor]),
+      (await g.app.ctx.payments.listOfSession(g.sessionId)).map((p) => [p.purpose, p.amount_minor]),
       [
         ['session', 600],
         ['overstay', 300],
@@ -455,16 +455,16 @@ for (const accessMode of ACCESS_MODES) {
     await postBoxLogs(f.app, f.token, {
       box_logs: [answer(9), answer(8, Status.LOW_BATTERY), answer(7, Status.BARRIER_FAULT)],
     });
-    t.is(session(f)?.entrance_remaining_tries, 7);
+    t.is((await session(f))?.entrance_remaining_tries, 7);
     await postBoxLogs(f.app, f.token, { box_logs: [answer(9)] });
-    t.is(session(f)?.entrance_remaining_tries, 7, 'an old try uploaded late does not raise it');
+    t.is((await session(f))?.entrance_remaining_tries, 7, 'an old try uploaded late does not raise it');
     await postBoxLogs(f.app, f.token, {
       box_logs: [answer(0, Status.NO_TRIES_LEFT), answer(0xff, Status.AUTH_FAILED)],
     });
-    t.is(session(f)?.entrance_remaining_tries, 0);
-    t.is(session(f)?.exit_remaining_tries, 10, 'the other direction is untouched');
+    t.is((await session(f))?.entrance_remaining_tries, 0);
+    t.is((await session(f))?.exit_remaining_tries, 10, 'the other direction is untouched');
     await postBoxLogs(f.app, f.token, { box_logs: [answer(4, Status.OK, f.parking.exit)] });
-    t.is(session(f)?.exit_remaining_tries, 4);
+    t.is((await session(f))?.exit_remaining_tries, 4);
   });
 }
 
@@ -560,7 +560,7 @@ test('the same path without HTTP, as MQTT ingestion calls it: null driver and ke
   // A session key's response arriving over MQTT moves the session as over HTTP.
   const access = { ...(accessLog(f, boxAnswer(box, f.command)).box_log as never as BoxLogInput), fo_user_id: null };
   await ingestThroughGroup(f.app.ctx, [access], { source: 'mqtt' });
-  t.is(session(f)?.state, 'active');
+  t.is((await session(f))?.state, 'active');
   // Unknown ids are refused before anything is written, naming them.
   const error = await t.throwsAsync(
     ingestThroughGroup(f.app.ctx, [{ ...entry, equipment_id: 4242 }], { source: 'mqtt' }),

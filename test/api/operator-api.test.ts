@@ -321,7 +321,7 @@ test("POST /api/operator/smart_keys/:id/revoke: revoked at once (the driver's op
   t.like(body, { smart_key_id: smartKeyId, newly_revoked: true });
   t.true(body.pending >= 1);
   t.true(body.deliveries.every((delivery) => delivery.kind === 'REVOKE'));
-  t.is(app.ctx.smartKeys.findById(smartKeyId)?.revoked_at, app.clock.now());
+  t.is((await app.ctx.smartKeys.findById(smartKeyId))?.revoked_at, app.clock.now());
   const open = await app.app.inject({
     method: 'POST',
     url: `/api/car_driver/smart_keys/${smartKeyId}/open`,

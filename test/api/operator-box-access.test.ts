@@ -69,7 +69,7 @@ for (const signed of [false, true]) {
     t.like(answer, { module_id: moduleId, command: 'access', verified: true, status: 'OK', barrier: 'opening' });
     await waitFor(() => box.barrier.state === 'opening', 'the barrier opening');
 
-    const key = app.ctx.smartKeys.findById(answer.smart_key_id ?? 0);
+    const key = await app.ctx.smartKeys.findById(answer.smart_key_id ?? 0);
     if (key === undefined) return t.fail('no smart key');
     t.like(key, {
       purpose: 'operator',

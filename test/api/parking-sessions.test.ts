@@ -279,7 +279,7 @@ test('the partial unique index holds one open session per driver even past the s
   );
   // Another process would get here with a stale check: the index refuses.
   t.is(
-    app.ctx.sessions.insert(
+    await app.ctx.sessions.insert(
       { userId: 1, parkingId: parking.id, startTime: 0, endTime: 1, tries: 1, amountMinor: 0, currency: 'EUR' },
       0,
     ),

@@ -186,13 +186,13 @@ test('finalize then pay every payment: the session is finished', async (t) => {
   t.is(body.parking_session.state, 'exiting');
   t.is(body.parking_session.payment_state, 'pending');
   await submit(app, path, { action: 'pay', card_number: '4242424242424242', expiry: '12/30' });
-  t.is(app.ctx.sessions.findById(sessionId)?.state, 'exiting', 'the overstay is still due');
+  t.is((await app.ctx.sessions.findById(sessionId))?.state, 'exiting', 'the overstay is still due');
   await submit(app, new URL(body.pay_url).pathname, {
     action: 'pay',
     card_number: '4242424242424242',
     expiry: '12/30',
   });
-  t.is(app.ctx.sessions.findById(sessionId)?.state, 'finished');
+  t.is((await app.ctx.sessions.findById(sessionId))?.state, 'finished');
   t.is((await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current')).statusCode, 404);
   t.is((await finalize(app, tokens.access_token, sessionId)).statusCode, 422);
 });

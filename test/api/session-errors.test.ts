@@ -18,30 +18,27 @@ test('the service raises DomainErrors: not_found for an unknown parking or sessi
   const app = await testApp(t);
   await loggedIn(app);
   const userId = await driverId(app);
-  const domain = (work: () => unknown): DomainError => {
-    const error = t.throws(work);
+  const domain = async (work: () => Promise<unknown>): Promise<DomainError> => {
+    const error = await t.throwsAsync(work);
     t.false(error instanceof ApiError, 'no HTTP type out of the domain');
     if (!(error instanceof DomainError)) throw new Error(`not a DomainError: ${String(error)}`);
     return error;
   };
-  t.like(
-    domain(() => createSessionOf(app.ctx, userId, 999)),
-    { kind: 'not_found', message: 'no secured parking with id 999' },
-  );
-  t.like(
-    domain(() => createSessionOf(app.ctx, userId, seedParking(app, { boxes: [] }).id)),
-    { kind: 'refused', message: 'the secured parking has no boxes yet' },
-  );
-  t.like(
-    domain(() => finalizeSession(app.ctx, userId, 999)),
-    { kind: 'not_found', message: 'no parking session 999 of this driver' },
-  );
-  const session = createSessionOf(app.ctx, userId, seedParking(app).id);
-  finalizeSession(app.ctx, userId, session.id);
-  t.like(
-    domain(() => finalizeSession(app.ctx, userId, session.id)),
-    { kind: 'refused' },
-  );
+  t.like(await domain(() => createSessionOf(app.ctx, userId, 999)), {
+    kind: 'not_found',
+    message: 'no secured parking with id 999',
+  });
+  t.like(await domain(() => createSessionOf(app.ctx, userId, seedParking(app, { boxes: [] }).id)), {
+    kind: 'refused',
+    message: 'the secured parking has no boxes yet',
+  });
+  t.like(await domain(() => finalizeSession(app.ctx, userId, 999)), {
+    kind: 'not_found',
+    message: 'no parking session 999 of this driver',
+  });
+  const session = await createSessionOf(app.ctx, userId, seedParking(app).id);
+  await finalizeSession(app.ctx, userId, session.id);
+  t.like(await domain(() => finalizeSession(app.ctx, userId, session.id)), { kind: 'refused' });
 });
 
 test('HTTP: each refusal keeps its status and its whole body', async (t) => {

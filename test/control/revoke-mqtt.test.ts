@@ -109,12 +109,12 @@ test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, f
   const running = await startBox(t, app, moduleId);
   const first = await sessionKey(app, parking.id);
   // 64 more keys of the same session (the route gives one per session).
-  const key = app.ctx.smartKeys.findById(first.id);
+  const key = await app.ctx.smartKeys.findById(first.id);
   if (key === undefined || key.session_id === null) throw new Error('no key');
   const ids = [first.id];
   for (let index = 0; index < 64; index++) {
     ids.push(
-      app.ctx.smartKeys.insert(
+      await app.ctx.smartKeys.insert(
         {
           userId: key.user_id,
           parkingId: parking.id,

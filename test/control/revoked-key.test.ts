@@ -28,11 +28,12 @@ test('a revoked key: open answers 403 smart_key_revoked, GET shows revoked_at, a
     result.deliveries.map((delivery) => [delivery.module_id, delivery.kind, delivery.state]),
     parking.boxes.map((box) => [box.moduleId, 'REVOKE', 'pending']),
   );
+  const endTime = (await app.ctx.smartKeys.findById(key.id))?.end_time ?? 0;
   const bodies = app.ctx.db.prepare('SELECT body FROM control_commands ORDER BY id').pluck().all() as string[];
   t.deepEqual(
     bodies.map((body) => JSON.parse(body) as unknown),
     parking.boxes.map(() => ({
-      entries: [{ key_id: key.id, until: Math.floor((app.ctx.smartKeys.findById(key.id)?.end_time ?? 0) / 1000) }],
+      entries: [{ key_id: key.id, until: Math.floor(endTime / 1000) }],
     })),
   );
 
@@ -73,7 +74,7 @@ test('a verified OK of a revoked key at the entrance is stored but the session s
   });
   t.is(posted.statusCode, 201, posted.body);
   t.like(posted.json<{ box_logs: { verified: boolean }[] }>().box_logs[0], { verified: true });
-  t.is(app.ctx.sessions.findById(sessionId)?.state, 'entering');
+  t.is((await app.ctx.sessions.findById(sessionId))?.state, 'entering');
 });
 
 test('revoking an unknown key is refused in one line and changes nothing', async (t) => {

@@ -14,8 +14,10 @@ import { ingestBoxLogs, type BoxLogIngestDeps } from '../../api/box-logs/ingest.
 import type { BoxLogInput, BoxLogResult, IngestOptions } from '../../api/box-logs/types.js';
 import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
 import { sessionEnd } from '../../api/box-logs/session-end.js';
-import { configWith } from '../../api/config.js';
-import { createContext } from '../../api/context.js';
+import { SandboxProvider } from '../../api/payments/sandbox.js';
+import { PaymentRepository } from '../../api/repositories/payments.js';
+import { SessionRepository } from '../../api/repositories/sessions.js';
+import { SmartKeyRepository } from '../../api/repositories/smart-keys.js';
 import { GroupCommit } from '../../api/db/group-commit.js';
 import type { Store } from '../../api/db/store.js';
 import type { Clock } from '../../lib/clock.js';
@@ -127,9 +129,7 @@ export interface Told {
 }
 
 /** Box-log ingestion's dependencies built on a `Store` (either engine), with
- * its own group commit: the whole app does not run on PostgreSQL yet. On
- * SQLite the session service's synchronous end comes from the app's context
- * over the store's connection. */
+ * its own group commit: the whole app does not run on PostgreSQL yet. */
 export function ingestionOn(
   store: Store,
   clock: Clock,
@@ -141,10 +141,25 @@ export function ingestionOn(
     publishSession: (sessionId: number) => told.sessions.push(sessionId),
     publishForwarding: (parkingId: number) => told.forwarding.push(parkingId),
   };
-  const end =
-    store.dialect === 'sqlite'
-      ? sessionEnd({ store, service: { ...createContext(configWith({}), clock, store.sqlite), events } })
-      : sessionEnd({ store, events, clock });
+  // The session service over the store, as the app builds it (api/context.ts).
+  const payments = new PaymentRepository(store);
+  const end = sessionEnd({
+    store,
+    clock,
+    events,
+    config: { exitKeyMinutes: 15 },
+    sessions: new SessionRepository(store),
+    payments,
+    smartKeys: new SmartKeyRepository(store),
+    paymentProvider: new SandboxProvider({
+      store,
+      payments,
+      clock,
+      publicUrl: 'http://127.0.0.1:3000',
+      returnSchemes: [],
+      parkingNameOf: () => Promise.resolve('Parking'),
+    }),
+  });
   return {
     deps: {
       clock,

@@ -97,7 +97,7 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
     },
     async (request) => {
       const id = Number(request.params.id);
-      if (!ctx.smartKeys.findById(id))
+      if (!(await ctx.smartKeys.findById(id)))
         throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key with id ${id}` }]);
       const operator = request.operator?.name ?? 'unknown';
       const result = await answering('id', () =>
