@@ -24,9 +24,9 @@ import { EventTicketRepository } from './events/tickets.js';
 import { StreamRenderer } from './events/render.js';
 import { EventStream } from './events/stream.js';
 import { BoxLogRepository } from './repositories/box-logs.js';
-import { BoxRepository } from './repositories/boxes.js';
+import { BoxRepository, BoxesSqlite } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
-import { ParkingRepository } from './repositories/parkings.js';
+import { ParkingRepository, ParkingsSqlite } from './repositories/parkings.js';
 import { PaymentRepository } from './repositories/payments.js';
 import { SessionRepository } from './repositories/sessions.js';
 import { SmartKeyRepository } from './repositories/smart-keys.js';
@@ -48,6 +48,11 @@ export interface AppContext {
   tokens: TokenRepository;
   parkings: ParkingRepository;
   boxes: BoxRepository;
+  /** The synchronous reads of the box-log ingestion core and the session service. */
+  // SQLite only until the ingestion core moves to the store (issue 18)
+  parkingsSqlite: ParkingsSqlite;
+  // SQLite only until the ingestion core moves to the store (issue 18)
+  boxesSqlite: BoxesSqlite;
   sessions: SessionRepository;
   smartKeys: SmartKeyRepository;
   payments: PaymentRepository;
@@ -74,7 +79,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const tokens = new TokenRepository(store);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
-  const parkings = new ParkingRepository(db);
+  const parkingsSqlite = new ParkingsSqlite(db);
   const sessions = new SessionRepository(db);
   const payments = new PaymentRepository(db);
   const outbox = new OutboxRepository(store);
@@ -95,8 +100,10 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     clientApps: new ClientAppRepository(store),
     users: new UserRepository(store),
     tokens,
-    parkings,
-    boxes: new BoxRepository(db),
+    parkings: new ParkingRepository(store),
+    boxes: new BoxRepository(store),
+    parkingsSqlite,
+    boxesSqlite: new BoxesSqlite(db),
     sessions,
     smartKeys: new SmartKeyRepository(db),
     payments,
@@ -108,7 +115,7 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
       returnSchemes: config.paymentReturnSchemes,
       parkingNameOf: (sessionId) => {
         const session = sessions.findById(sessionId);
-        return (session && parkings.findById(session.parking_id)?.name) ?? 'Parking';
+        return (session && parkingsSqlite.findById(session.parking_id)?.name) ?? 'Parking';
       },
     }),
     boxLogs: new BoxLogRepository(db),

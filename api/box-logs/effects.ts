@@ -12,7 +12,7 @@ import {
   type ParsedResponse,
 } from '../../firmware-protocol/index.js';
 import type { Db } from '../db/open.js';
-import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
+import type { BoxesSqlite, BoxRow } from '../repositories/boxes.js';
 import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
 import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
 import { endSession } from '../sessions/service.js';
@@ -26,7 +26,7 @@ export type EffectDeps = Parameters<typeof endSession>[0] & {
   db: Db;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
   sessions: Pick<SessionRepository, 'findById' | 'setTries' | 'setState'>;
-  boxes: Pick<BoxRepository, 'noteControlSequence'>;
+  boxesSqlite: Pick<BoxesSqlite, 'noteControlSequence'>;
 };
 
 /** Rows read within one batch (50 tries of one key: one read each), kept
@@ -70,7 +70,7 @@ export function applyVerifiedResponse(
 ): void {
   if (isControlKind(response.kind)) {
     // docs/protocol.md, after step 11: move next_control_seq past any echoed control sequence.
-    ctx.boxes.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
+    ctx.boxesSqlite.noteControlSequence(box.module_id, response.keyId, response.status === Status.OK);
     // A REVOKE or SET_ISSUER the service queued: done, failed or sent again.
     settleControlAnswer(ctx.db, box.module_id, response, receivedAt);
     return;

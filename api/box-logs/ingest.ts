@@ -15,7 +15,7 @@ import type { Db } from '../db/open.js';
 import type { OutboxRepository } from '../forwarding/outbox.js';
 import type { ForwardingWorker } from '../forwarding/worker.js';
 import type { BoxLogRepository } from '../repositories/box-logs.js';
-import type { BoxObservation, BoxRepository, BoxRow } from '../repositories/boxes.js';
+import type { BoxObservation, BoxesSqlite, BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
 import { applyVerifiedResponse, BatchRows, type EffectDeps } from './effects.js';
 import { BoxLogRefusal, type BoxLogProblem } from './errors.js';
@@ -33,7 +33,7 @@ export type BoxLogIngestDeps = EffectDeps &
   LookupDeps & {
     db: Db;
     clock: Pick<Clock, 'now'>;
-    boxes: Pick<BoxRepository, 'findByModuleId' | 'noteObservation' | 'noteControlSequence'>;
+    boxesSqlite: Pick<BoxesSqlite, 'findByModuleId' | 'noteObservation' | 'noteControlSequence'>;
     boxLogs: Pick<BoxLogRepository, 'insert'>;
     outbox: Pick<OutboxRepository, 'enqueue'>;
     forwarding: Pick<ForwardingWorker, 'notify'>;
@@ -250,6 +250,6 @@ function store(
     }
     return { id: stored.id, verified: response !== null, duplicate: false };
   });
-  for (const observation of observations.values()) ctx.boxes.noteObservation(observation);
+  for (const observation of observations.values()) ctx.boxesSqlite.noteObservation(observation);
   return { results: outcome, queued, stored: { items, boxes: observations.keys() } };
 }

@@ -3,8 +3,8 @@
 // transaction: ingestion writes none of what it reads through here (boxes'
 // observations and control sequences are written, but not the columns read:
 // module id, parking, direction, key).
-import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
-import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
+import type { BoxesSqlite, BoxRow } from '../repositories/boxes.js';
+import type { ParkingsSqlite, ParkingRow } from '../repositories/parkings.js';
 import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
 import type { UserRepository, UserRow } from '../repositories/users.js';
 
@@ -12,8 +12,8 @@ import type { UserRepository, UserRow } from '../repositories/users.js';
 export interface LookupDeps {
   users: Pick<UserRepository, 'findById'>;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
-  boxes: Pick<BoxRepository, 'findByModuleId'>;
-  parkings: Pick<ParkingRepository, 'findById'>;
+  boxesSqlite: Pick<BoxesSqlite, 'findByModuleId'>;
+  parkingsSqlite: Pick<ParkingsSqlite, 'findById'>;
 }
 
 /** Memoizes a lookup, `undefined` answers included. */
@@ -36,7 +36,7 @@ export class BoxLogLookups {
   constructor(deps: LookupDeps) {
     this.user = memo((id: number) => deps.users.findById(id));
     this.smartKey = memo((id: number) => deps.smartKeys.findById(id));
-    this.box = memo((moduleId: number) => deps.boxes.findByModuleId(moduleId));
-    this.parking = memo((id: number) => deps.parkings.findById(id));
+    this.box = memo((moduleId: number) => deps.boxesSqlite.findByModuleId(moduleId));
+    this.parking = memo((id: number) => deps.parkingsSqlite.findById(id));
   }
 }

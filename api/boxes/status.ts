@@ -3,10 +3,10 @@
 import { pendingControlOf, type PendingControl } from '../control/operations.js';
 import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
-import { BoxRepository, type BoxRow } from '../repositories/boxes.js';
+import { BoxesSqlite, type BoxRow } from '../repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository } from '../repositories/parkings.js';
-import { BoxAvailabilityStore } from './availability.js';
+import { ParkingsSqlite } from '../repositories/parkings.js';
+import { BoxAvailabilitySqlite } from './availability.js';
 import type { AvailabilityValue } from '../mqtt/box-availability.js';
 
 /** When a box was last seen, its battery, how far its clock is off, its sequences. */
@@ -41,15 +41,15 @@ export interface BoxFilter {
 }
 
 export function boxStatuses(db: Db, filter: BoxFilter): BoxStatus[] {
-  const boxes = new BoxRepository(db);
-  const availabilities = new BoxAvailabilityStore(db);
+  const boxes = new BoxesSqlite(db);
+  const availabilities = new BoxAvailabilitySqlite(db);
   let rows: BoxRow[];
   if (filter.moduleId !== undefined) {
     const box = boxes.findByModuleId(filter.moduleId);
     if (!box) throw notFound(`no box with module id ${filter.moduleId}`);
     rows = [box];
   } else if (filter.parkingId !== undefined) {
-    if (!new ParkingRepository(db).findById(filter.parkingId))
+    if (!new ParkingsSqlite(db).findById(filter.parkingId))
       throw notFound(`no secured parking with id ${filter.parkingId}`);
     rows = boxes.listOfParking(filter.parkingId);
   } else {

@@ -8,8 +8,8 @@ import { parseProvisioning, provisioningFile } from '../../lib/provisioning-file
 import { ControlSequencesSqlite, MAX_CONTROL_SEQ } from '../control/sequence.js';
 import type { Db } from '../db/open.js';
 import { notFound, refused } from '../domain-error.js';
-import { BoxRepository } from '../repositories/boxes.js';
-import { ParkingRepository } from '../repositories/parkings.js';
+import { BoxesSqlite } from '../repositories/boxes.js';
+import { ParkingsSqlite } from '../repositories/parkings.js';
 
 /** Control sequences a run keeps for itself: a run uses 20 to 25, the
  * revocation-capacity search (a box that holds more than 64 entries) up to
@@ -23,9 +23,9 @@ export const RUN_CONTROL_SEQUENCES = 4_096;
  * under way is completed by the put-back rather than undone.
  */
 export function boxUnderTestOf(db: Db, moduleId: number): BoxUnderTest {
-  const box = new BoxRepository(db).findByModuleId(moduleId);
+  const box = new BoxesSqlite(db).findByModuleId(moduleId);
   if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const parking = new ParkingRepository(db).findById(box.parking_id);
+  const parking = new ParkingsSqlite(db).findById(box.parking_id);
   if (!parking) throw notFound(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
   // No MQTT login: the suite reaches the box through the API's broker with its own.
   const file = provisioningFile(box, parking, { url: '', username: '', password: '' });

@@ -14,8 +14,8 @@ import { sleep, type Clock } from '../../lib/clock.js';
 import type { Db } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import { DomainError } from '../domain-error.js';
-import { BoxRepository, DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
-import { ParkingRepository, type AccessMode, type ParkingRow } from '../repositories/parkings.js';
+import { BoxesSqlite, DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
+import { ParkingsSqlite, type AccessMode, type ParkingRow } from '../repositories/parkings.js';
 import { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
@@ -53,7 +53,7 @@ export interface AccessState {
 }
 
 export function accessStateOf(db: Db, parkingId: number): AccessState | undefined {
-  const parking = new ParkingRepository(db).findById(parkingId);
+  const parking = new ParkingsSqlite(db).findById(parkingId);
   if (parking === undefined) return undefined;
   return {
     access_mode: parking.access_mode,
@@ -135,7 +135,7 @@ export async function revokeSmartKey(
   requestedBy: string,
 ): Promise<RevokeResult> {
   const keys = new SmartKeyRepository(db);
-  const boxes = new BoxRepository(db);
+  const boxes = new BoxesSqlite(db);
   const commands = new ControlCommandsSqlite(db);
   const operation = `revoke:${keyId}`;
   const newly = commands.transaction(() => {
@@ -181,7 +181,7 @@ export interface AccessResult extends OperationReport {
 const fingerprint = (publicKeyHex: string): string => publicKeyHex.slice(0, 16);
 
 function parkingOrRefuse(db: Db, parkingId: number): ParkingRow {
-  const parking = new ParkingRepository(db).findById(parkingId);
+  const parking = new ParkingsSqlite(db).findById(parkingId);
   if (parking === undefined) throw new ControlRefusal(`no secured parking with id ${parkingId}`);
   return parking;
 }
@@ -209,7 +209,7 @@ function queueSetIssuer(
   requestedBy: string,
 ): void {
   const commands = new ControlCommandsSqlite(db);
-  const boxes = new BoxRepository(db).listOfParking(parking.id);
+  const boxes = new BoxesSqlite(db).listOfParking(parking.id);
   for (const box of boxes) {
     commands.insert(
       {

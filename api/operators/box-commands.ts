@@ -13,7 +13,7 @@ import { ControlSequences } from '../control/sequence.js';
 import type { Db } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
-import { BoxRepository } from '../repositories/boxes.js';
+import { BoxesSqlite } from '../repositories/boxes.js';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
 import { mintOperatorAccess } from './operator-access.js';
 
@@ -50,7 +50,7 @@ async function controlFrame(
   command: Exclude<BoxCommand, 'access'>,
   nowMs: number,
 ): Promise<Buffer> {
-  const box = new BoxRepository(db).findByModuleId(moduleId);
+  const box = new BoxesSqlite(db).findByModuleId(moduleId);
   if (!box) throw notFound(`no box with module id ${moduleId}`);
   const seq = await new ControlSequences(store).next(moduleId);
   if (seq === undefined) throw refused(`box ${moduleId} has used every control sequence`);

@@ -11,8 +11,8 @@
 import type { Clock } from '../../lib/clock.js';
 import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
-import { BoxRepository } from '../repositories/boxes.js';
-import { ParkingRepository } from '../repositories/parkings.js';
+import { BoxesSqlite } from '../repositories/boxes.js';
+import { ParkingsSqlite } from '../repositories/parkings.js';
 import { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { mintSmartKey } from '../sessions/smart-keys.js';
 
@@ -34,9 +34,9 @@ export function mintOperatorAccess(
   moduleId: number,
   operator: { id: number; name: string },
 ): OperatorAccess {
-  const box = new BoxRepository(db).findByModuleId(moduleId);
+  const box = new BoxesSqlite(db).findByModuleId(moduleId);
   if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const parking = new ParkingRepository(db).findById(box.parking_id);
+  const parking = new ParkingsSqlite(db).findById(box.parking_id);
   if (!parking) throw new Error(`box ${moduleId} lacks its parking ${box.parking_id}`);
   const smartKeys = new SmartKeyRepository(db);
   return db.transaction(() => {

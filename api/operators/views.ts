@@ -5,7 +5,7 @@ import type { BoxStatus } from '../boxes/status.js';
 import type { Db } from '../db/open.js';
 import { notFound } from '../domain-error.js';
 import type { ParkingView } from '../parkings/view.js';
-import { formatMinorUnits, ParkingRepository } from '../repositories/parkings.js';
+import { formatMinorUnits, ParkingsSqlite } from '../repositories/parkings.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
 import type { KeyPurpose } from '../repositories/smart-keys.js';
 import {
@@ -95,7 +95,7 @@ export interface SessionFilter {
 
 /** Sessions newest first, of a state and a parking if asked. */
 export function operatorSessions(db: Db, filter: SessionFilter): OperatorSession[] {
-  if (filter.parkingId !== undefined && !new ParkingRepository(db).findById(filter.parkingId))
+  if (filter.parkingId !== undefined && !new ParkingsSqlite(db).findById(filter.parkingId))
     throw notFound(`no secured parking with id ${filter.parkingId}`);
   const rows = db
     .prepare<[string | null, string | null, number | null, number | null, number], OperatorSessionRow>(

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { ApiError } from '../errors.js';
-import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
+import type { ParkingsSqlite, ParkingRow } from '../repositories/parkings.js';
 import type { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { errorResponses } from '../schemas.js';
 import { smartKeyBody, type SmartKeyViewDeps } from '../sessions/view.js';
@@ -11,7 +11,7 @@ import { smartKeyBody, type SmartKeyViewDeps } from '../sessions/view.js';
 /** The driver's keys, their parkings and boxes, and bearer authentication. */
 export interface SmartKeyRouteDeps extends BearerDeps, SmartKeyViewDeps {
   smartKeys: Pick<SmartKeyRepository, 'listOfUser'>;
-  parkings: Pick<ParkingRepository, 'findById'>;
+  parkingsSqlite: Pick<ParkingsSqlite, 'findById'>;
 }
 
 export function smartKeyRoutes(app: FastifyInstance, ctx: SmartKeyRouteDeps): void {
@@ -30,7 +30,7 @@ export function smartKeyRoutes(app: FastifyInstance, ctx: SmartKeyRouteDeps): vo
       if (!request.user) throw new ApiError('unauthorized');
       const parkings = new Map<number, ParkingRow | undefined>();
       return ctx.smartKeys.listOfUser(request.user.id).flatMap((key) => {
-        if (!parkings.has(key.parking_id)) parkings.set(key.parking_id, ctx.parkings.findById(key.parking_id));
+        if (!parkings.has(key.parking_id)) parkings.set(key.parking_id, ctx.parkingsSqlite.findById(key.parking_id));
         const parking = parkings.get(key.parking_id);
         return parking ? [smartKeyBody(ctx, key, parking)] : [];
       });

@@ -13,8 +13,8 @@ import type { ApiConfig } from '../config.js';
 import type { EventPublisher } from '../events/types.js';
 import type { Db } from '../db/open.js';
 import type { PaymentProvider } from '../payments/provider.js';
-import type { BoxRepository } from '../repositories/boxes.js';
-import type { ParkingRepository } from '../repositories/parkings.js';
+import type { BoxesSqlite } from '../repositories/boxes.js';
+import type { ParkingsSqlite } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
 import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
 import { SessionError } from './errors.js';
@@ -30,8 +30,8 @@ export interface SessionServiceDeps extends MintDeps {
   events: Pick<EventPublisher, 'publishSession'>;
   db: Db;
   config: Pick<ApiConfig, 'exitKeyMinutes'>;
-  parkings: Pick<ParkingRepository, 'findById'>;
-  boxes: Pick<BoxRepository, 'listOfParking'>;
+  parkingsSqlite: Pick<ParkingsSqlite, 'findById'>;
+  boxesSqlite: Pick<BoxesSqlite, 'listOfParking'>;
   sessions: SessionRepository;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
@@ -51,9 +51,9 @@ function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: nu
 
 /** Creates an `entering` session with its smart key and payment, atomically. */
 export function createSession(ctx: SessionServiceDeps, userId: number, parkingId: number): SessionRow {
-  const parking = ctx.parkings.findById(parkingId);
+  const parking = ctx.parkingsSqlite.findById(parkingId);
   if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
-  const boxes = ctx.boxes.listOfParking(parking.id);
+  const boxes = ctx.boxesSqlite.listOfParking(parking.id);
   const reasons: string[] = [];
   if (parking.is_active !== 1) reasons.push('the secured parking is not active');
   if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
@@ -125,7 +125,7 @@ export interface EndResult {
  * when the window has passed (finalize: the driver may still be inside).
  */
 export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: number, exitKey: boolean): EndResult {
-  const parking = ctx.parkings.findById(session.parking_id);
+  const parking = ctx.parkingsSqlite.findById(session.parking_id);
   if (!parking) throw new Error(`session ${session.id} lacks its parking`);
   const finalMinor = usedAmount(parking.price_per_hour_minor, endMs - session.start_time);
   const payments = ctx.payments.listOfSession(session.id);
@@ -141,7 +141,7 @@ export function endSession(ctx: SessionServiceDeps, session: SessionRow, endMs: 
 
   let exitTries = session.exit_remaining_tries;
   if (exitKey && endMs > session.end_time) {
-    const boxes = ctx.boxes.listOfParking(parking.id);
+    const boxes = ctx.boxesSqlite.listOfParking(parking.id);
     const exits = boxes.filter((box) => box.direction === 'exit');
     const startTime = Math.floor(endMs / 1000) * 1000;
     mintSmartKey(ctx, {

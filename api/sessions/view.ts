@@ -1,8 +1,8 @@
 // The JSON the routes answer: a smart key as spec 2.6, a parking session as
 // spec 2.5 plus payment_state, and the session body of spec 4.4.
 import type { PaymentProvider } from '../payments/provider.js';
-import type { BoxRepository } from '../repositories/boxes.js';
-import { formatMinorUnits, type ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
+import type { BoxesSqlite } from '../repositories/boxes.js';
+import { formatMinorUnits, type ParkingsSqlite, type ParkingRow } from '../repositories/parkings.js';
 import {
   sessionPaymentState,
   type PaymentRepository,
@@ -50,7 +50,7 @@ export interface SessionResponseBody {
 
 /** A smart key's body reads its boxes' MAC addresses. */
 export interface SmartKeyViewDeps {
-  boxes: Pick<BoxRepository, 'findByModuleId'>;
+  boxesSqlite: Pick<BoxesSqlite, 'findByModuleId'>;
 }
 
 export function smartKeyBody(ctx: SmartKeyViewDeps, key: SmartKeyRow, parking: ParkingRow): SmartKeyBody {
@@ -68,7 +68,7 @@ export function smartKeyBody(ctx: SmartKeyViewDeps, key: SmartKeyRow, parking: P
     end_time: isoTime(key.end_time),
     revoked_at: key.revoked_at === null ? null : isoTime(key.revoked_at),
     access_points: moduleIds.map((moduleId) => ({
-      access_point: { module_id: moduleId, mac_address: ctx.boxes.findByModuleId(moduleId)?.mac_address ?? '' },
+      access_point: { module_id: moduleId, mac_address: ctx.boxesSqlite.findByModuleId(moduleId)?.mac_address ?? '' },
     })),
   };
 }
@@ -93,7 +93,7 @@ function currentPayment(payments: readonly PaymentRow[]): PaymentRow | undefined
 
 /** A session's response reads its parking, latest key, payments and their pay URLs. */
 export interface SessionViewDeps extends SmartKeyViewDeps {
-  parkings: Pick<ParkingRepository, 'findById'>;
+  parkingsSqlite: Pick<ParkingsSqlite, 'findById'>;
   smartKeys: Pick<SmartKeyRepository, 'latestOf'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'payUrl'>;
@@ -101,7 +101,7 @@ export interface SessionViewDeps extends SmartKeyViewDeps {
 
 /** Spec 4.4's body for a session: its amount, pay_url, latest smart key. */
 export function sessionResponseBody(ctx: SessionViewDeps, session: SessionRow): SessionResponseBody {
-  const parking = ctx.parkings.findById(session.parking_id);
+  const parking = ctx.parkingsSqlite.findById(session.parking_id);
   const key = ctx.smartKeys.latestOf(session.id);
   const payments = ctx.payments.listOfSession(session.id);
   const payment = currentPayment(payments);

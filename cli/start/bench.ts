@@ -80,20 +80,20 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     }
     const broker = app.mqtt;
     if (broker === undefined) throw new CliError('the embedded MQTT broker did not start');
-    const db = app.db;
     const now = Date.now();
-    const demo = await ensureDemo(db, config.scryptLog2N, now);
+    const demo = await ensureDemo(app.ctx.store, config.scryptLog2N, now);
     // The operator account of the app stand-in, with a fresh password each start.
     const operator = await ensureOperatorClient(app.ctx.store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
     // The bench page's login, also fresh each start (the previous start's is refused from now on).
     const pageLogin = await ensureOperator(app.ctx.store, BENCH_OPERATOR, now);
     // Each start issues the demo boxes fresh MQTT passwords (only hashes are
     // kept) and hands them to the simulated boxes in this process.
-    const members = demo.boxes.map((box) => {
+    const members = [];
+    for (const box of demo.boxes) {
       // The embedded broker's own URL: the port it got, whatever MQTT_URL says.
-      const file = provisionBox(db, box.module_id, broker.url);
-      return { provisioning: parseProvisioning(file), settings: {} };
-    });
+      const file = await provisionBox(app.ctx.store, box.module_id, broker.url);
+      members.push({ provisioning: parseProvisioning(file), settings: {} });
+    }
     simulation = await Simulation.start({
       members,
       clock: options.speed === 1 ? systemClock : scaledClock(options.speed),

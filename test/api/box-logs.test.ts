@@ -281,7 +281,7 @@ test('a batch with one bad element changes nothing', async (t) => {
   t.is((await postBoxLogs(f.app, f.token, { box_logs: [good, good, bad] })).statusCode, 422);
   t.is(countRows(f.app, 'box_logs'), 0);
   t.is(session(f)?.state, 'entering', 'the verified OK in the refused batch moved nothing');
-  t.is(f.app.ctx.boxes.learned(f.parking.entrance.moduleId)?.last_seen_at, null);
+  t.is(f.app.ctx.boxesSqlite.learned(f.parking.entrance.moduleId)?.last_seen_at, null);
 });
 
 test('concurrent batches share one commit, yet each is all or nothing: a 404 batch stores nothing, its neighbours are stored', async (t) => {
@@ -472,7 +472,7 @@ test('the service learns box_time drift, battery, last seen and the control sequ
       }),
     ],
   });
-  t.like(f.app.ctx.boxes.learned(box.moduleId), {
+  t.like(f.app.ctx.boxesSqlite.learned(box.moduleId), {
     last_seen_at: Date.UTC(2026, 0, 1, 0, 10),
     last_box_seq: 500,
     last_box_time: boxTime,
@@ -487,7 +487,7 @@ test('the service learns box_time drift, battery, last seen and the control sequ
       }),
     ],
   });
-  t.is(f.app.ctx.boxes.learned(box.moduleId)?.battery_mv, 3550);
+  t.is(f.app.ctx.boxesSqlite.learned(box.moduleId)?.battery_mv, 3550);
   // A control command echoed by the box moves next_control_seq past it.
   const control = controlCommand(box, 41);
   const log = (response: Buffer) =>
@@ -503,12 +503,12 @@ test('the service learns box_time drift, battery, last seen and the control sequ
   await postBoxLogs(f.app, f.token, {
     box_logs: [log(boxAnswer(box, control, { direction: 0, remaining: 0xff, batteryMv: 3600 }))],
   });
-  t.like(f.app.ctx.boxes.learned(box.moduleId), { last_control_seq: 41, next_control_seq: 42 });
+  t.like(f.app.ctx.boxesSqlite.learned(box.moduleId), { last_control_seq: 41, next_control_seq: 42 });
   await postBoxLogs(f.app, f.token, {
     box_logs: [log(boxAnswer(box, controlCommand(box, 99), { direction: 0, remaining: 0xff, status: Status.REPLAY }))],
   });
   t.like(
-    f.app.ctx.boxes.learned(box.moduleId),
+    f.app.ctx.boxesSqlite.learned(box.moduleId),
     { last_control_seq: 41 },
     'a refused sequence is not the last accepted',
   );
@@ -518,7 +518,7 @@ test('the service learns box_time drift, battery, last seen and the control sequ
   });
   await postBoxLogs(f.app, f.token, { box_logs: [log(forged)] });
   t.true(
-    (f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq ?? 0) < 5000,
+    (f.app.ctx.boxesSqlite.learned(box.moduleId)?.next_control_seq ?? 0) < 5000,
     'an unverified response teaches nothing',
   );
 });
@@ -549,7 +549,7 @@ test('the same path without HTTP, as MQTT ingestion calls it: null driver and ke
   t.deepEqual(ingestBoxLogs(f.app.ctx, [entry], { source: 'mqtt' }), [
     { id: first?.id ?? 0, verified: true, duplicate: true },
   ]);
-  t.is(f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq, 8);
+  t.is(f.app.ctx.boxesSqlite.learned(box.moduleId)?.next_control_seq, 8);
   // A session key's response arriving over MQTT moves the session as over HTTP.
   const access = { ...(accessLog(f, boxAnswer(box, f.command)).box_log as never as BoxLogInput), fo_user_id: null };
   ingestBoxLogs(f.app.ctx, [access], { source: 'mqtt' });

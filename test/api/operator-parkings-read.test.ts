@@ -8,6 +8,7 @@ import { provisionFleet } from '../../api/boxes/fleet.js';
 import { boxStatuses } from '../../api/boxes/status.js';
 import { rotateIssuer } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
+import { sqliteStore } from '../../api/db/store.js';
 import { operatorParkings } from '../../api/operators/box-entries.js';
 import { lastResponseOf, type OperatorParking } from '../../api/operators/views.js';
 import { parkingView } from '../../api/parkings/view.js';
@@ -42,8 +43,12 @@ function countingStatements(db: Db): { db: Db; runs: () => number } {
   return { db: counted, runs: () => runs };
 }
 
-function fleet(db: Db, parkingId: number, count: number): void {
-  provisionFleet(db, { parkingId, count, createParkings: true, mqttUrl: 'mqtt://127.0.0.1:1883' }, NOW);
+async function fleet(db: Db, parkingId: number, count: number): Promise<void> {
+  await provisionFleet(
+    sqliteStore(db),
+    { parkingId, count, createParkings: true, mqttUrl: 'mqtt://127.0.0.1:1883' },
+    NOW,
+  );
 }
 
 function statementsFor(t: ExecutionContext, db: Db): number {
@@ -57,7 +62,7 @@ test('operatorParkings: the same number of statements for 1 box and for 101 (set
   const app = await testApp(t);
   const parking = seedParking(app, { boxes: ['entrance'] });
   const few = statementsFor(t, app.ctx.db);
-  fleet(app.ctx.db, parking.id, 100);
+  await fleet(app.ctx.db, parking.id, 100);
   const many = statementsFor(t, app.ctx.db);
   t.is(operatorParkings(app.ctx.db).flatMap((each) => each.boxes).length, 101);
   t.is(many, few, `${few} statements with 1 box, ${many} with 101`);
@@ -65,18 +70,20 @@ test('operatorParkings: the same number of statements for 1 box and for 101 (set
 });
 
 /** What operatorParkings gave before it read in sets: the per-box services, composed. */
-function perBox(db: Db): OperatorParking[] {
+async function perBox(db: Db): Promise<OperatorParking[]> {
   const ids = db.prepare<[], { id: number }>('SELECT id FROM secured_parkings ORDER BY id').all();
-  return ids.map(({ id }) => {
-    const view = parkingView(db, id);
+  const parkings: OperatorParking[] = [];
+  for (const { id } of ids) {
+    const view = await parkingView(sqliteStore(db), id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
     const boxes = boxStatuses(db, { parkingId: id }).map((status) => ({
       ...status,
       mac_address: macs.get(status.module_id) ?? '',
       last_response: lastResponseOf(db, status.module_id),
     }));
-    return { ...view, boxes };
-  });
+    parkings.push({ ...view, boxes });
+  }
+  return parkings;
 }
 
 test('operatorParkings: every entry as the per-box services give it (availability, last response, pending control, empty parkings)', async (t) => {
@@ -85,7 +92,7 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
   const sealed = seedParking(app);
   const signed = seedParking(app, { accessMode: 'signed', boxes: ['entrance', 'exit'] });
   seedParking(app, { boxes: [] });
-  fleet(db, sealed.id, 40);
+  await fleet(db, sealed.id, 40);
   // A verified response (battery, sequence, barrier, via), twice for one box: the newest wins.
   const driver = await loggedIn(app);
   const userId = (await me(app, `Bearer ${driver.access_token}`)).json<{ id: number }>().id;
@@ -100,18 +107,18 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
   }
   // Pending control commands (SET_ISSUER to each box of the signed parking), and availabilities.
   await rotateIssuer(app.ctx, signed.id, NOW, 'test');
-  const availability = new BoxAvailabilityStore(db);
-  availability.store(
+  const availability = new BoxAvailabilityStore(app.ctx.store);
+  await availability.store(
     sealed.entrance.moduleId,
     { availability: 'online', reason: null, since: NOW, gatewayId: null },
     NOW,
   );
-  availability.store(
+  await availability.store(
     signed.exit.moduleId,
     { availability: 'offline', reason: 'gateway gw-1 offline', since: NOW, gatewayId: 'gw-1' },
     NOW,
   );
-  const expected = perBox(db);
+  const expected = await perBox(db);
   const boxes = expected.flatMap((parking) => parking.boxes);
   t.true(boxes.some((box) => box.pending_control_commands.length > 0));
   t.is(boxes.find((box) => box.module_id === sealed.exit.moduleId)?.last_response?.barrier, 'open');

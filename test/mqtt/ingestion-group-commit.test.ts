@@ -175,7 +175,7 @@ test('the messages of one turn are stored by one ingestBoxLogs call: their box r
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
   // Counts the real repository's reads and writes (no stand-in).
-  const boxes = app.ctx.boxes;
+  const boxes = app.ctx.boxesSqlite;
   const counted = { reads: 0, observations: 0 };
   const [findByModuleId, noteObservation] = [boxes.findByModuleId.bind(boxes), boxes.noteObservation.bind(boxes)];
   boxes.findByModuleId = (id) => (counted.reads++, findByModuleId(id));
@@ -215,7 +215,11 @@ test('a poison message among good ones in one turn: the good ones are stored onc
   t.is(taken.length, responses.length - 1, 'listeners told of each stored log');
   t.is(app.ctx.groupCommit.counters.groups, groups + 1, 'one transaction');
   t.is(app.ctx.groupCommit.ranAlone, responses.length, 'the batch failed once, then each message alone');
-  t.is(app.ctx.boxes.learned(moduleId)?.last_box_seq, Math.max(...rows), 'the box observation is of the stored logs');
+  t.is(
+    app.ctx.boxesSqlite.learned(moduleId)?.last_box_seq,
+    Math.max(...rows),
+    'the box observation is of the stored logs',
+  );
 });
 
 test('messages are counted in the order they arrived: one refused at parse waits for the messages ahead of it', async (t) => {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Db } from '../../db/open.js';
 import { ApiError } from '../../errors.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
-import { BoxRepository } from '../../repositories/boxes.js';
+import { BoxesSqlite } from '../../repositories/boxes.js';
 import { errorResponses } from '../../schemas.js';
 import { parseSimSet, SimSetError, simSetFields } from '../../../lib/sim-set.js';
 import { moduleIdParams } from './box-commands.js';
@@ -43,7 +43,7 @@ export function operatorBoxSimRoutes(
   ctx: OperatorBoxSimRouteDeps,
   mqtt: () => MqttService | undefined,
 ): void {
-  const boxes = new BoxRepository(ctx.db);
+  const boxes = new BoxesSqlite(ctx.db);
   app.post<{ Params: { module_id: string }; Body: Record<string, unknown> }>(
     '/boxes/:module_id/sim',
     {
