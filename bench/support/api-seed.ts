@@ -34,7 +34,10 @@ export function seedParking(ctx: AppContext, firstModuleId: number): BenchParkin
     const boxKey = randomKeyHex();
     const mac =
       `02:50:42:${((moduleId >> 16) & 0xff).toString(16).padStart(2, '0')}:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-    ctx.boxesSqlite.insert({ moduleId, parkingId: id, direction, macAddress: mac, boxKey, mqttPasswordHash: 'bench' }, now);
+    ctx.boxesSqlite.insert(
+      { moduleId, parkingId: id, direction, macAddress: mac, boxKey, mqttPasswordHash: 'bench' },
+      now,
+    );
     return { moduleId, direction, boxKey };
   });
   return { id, parkingKey, boxes };
