@@ -24,9 +24,9 @@ import { EventTicketRepository } from './events/tickets.js';
 import { StreamRenderer } from './events/render.js';
 import { EventStream } from './events/stream.js';
 import { BoxLogRepository } from './repositories/box-logs.js';
-import { BoxRepository } from './repositories/boxes.js';
+import { BoxRepository, BoxesSqlite } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
-import { ParkingRepository } from './repositories/parkings.js';
+import { ParkingRepository, ParkingsSqlite } from './repositories/parkings.js';
 import { PaymentRepository } from './repositories/payments.js';
 import { SessionRepository } from './repositories/sessions.js';
 import { SmartKeyRepository } from './repositories/smart-keys.js';
@@ -55,6 +55,11 @@ export interface AppContext {
   tokens: TokenRepository;
   parkings: ParkingRepository;
   boxes: BoxRepository;
+  /** The synchronous reads of the box-log ingestion core and the session service. */
+  // SQLite only until the ingestion core moves to the store (issue 18)
+  parkingsSqlite: ParkingsSqlite;
+  // SQLite only until the ingestion core moves to the store (issue 18)
+  boxesSqlite: BoxesSqlite;
   sessions: SessionRepository;
   smartKeys: SmartKeyRepository;
   payments: PaymentRepository;
@@ -81,7 +86,6 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
   const tokens = new TokenRepository(store);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
-  const parkings = new ParkingRepository(db);
   const sessions = new SessionRepository(store);
   const payments = new PaymentRepository(store);
   const outbox = new OutboxRepository(store);
@@ -105,8 +109,10 @@ export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: For
     clientApps: new ClientAppRepository(store),
     users: new UserRepository(store),
     tokens,
-    parkings,
-    boxes: new BoxRepository(db),
+    parkings: new ParkingRepository(store),
+    boxes: new BoxRepository(store),
+    parkingsSqlite: new ParkingsSqlite(db),
+    boxesSqlite: new BoxesSqlite(db),
     sessions,
     smartKeys: new SmartKeyRepository(store),
     payments,

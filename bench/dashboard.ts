@@ -185,7 +185,7 @@ async function seed(databasePath: string, mqttPort: number): Promise<{ token: st
   try {
     const now = Date.now();
     // Sealed: makeVerifiedResponses seals ACCESS under the parking key.
-    const parkingId = new ParkingRepository(db).insert(
+    const parkingId = await new ParkingRepository(sqliteStore(db)).insert(
       {
         name: 'Dashboard bench',
         description: null,
@@ -198,8 +198,8 @@ async function seed(databasePath: string, mqttPort: number): Promise<{ token: st
       },
       now,
     );
-    const fleet = provisionFleet(
-      db,
+    const fleet = await provisionFleet(
+      sqliteStore(db),
       { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` },
       now,
     );

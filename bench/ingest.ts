@@ -162,7 +162,7 @@ async function seedFleet(databasePath: string, mqttPort: number): Promise<{ file
     const now = Date.now();
     // Sealed on purpose, though new parkings are signed by default (issue 13):
     // the figures compare with runs from before protocol version 2.
-    const parkingId = new ParkingRepository(db).insert(
+    const parkingId = await new ParkingRepository(sqliteStore(db)).insert(
       {
         name: 'Ingest bench',
         description: null,
@@ -175,11 +175,11 @@ async function seedFleet(databasePath: string, mqttPort: number): Promise<{ file
       },
       now,
     );
-    const files = provisionFleet(
-      db,
+    const { files } = await provisionFleet(
+      sqliteStore(db),
       { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` },
       now,
-    ).files;
+    );
     return { files, operatorToken: (await addOperator(sqliteStore(db), 'bench', now)).token };
   } finally {
     db.close();

@@ -1,7 +1,10 @@
 // The derived availability of each box (api/mqtt/box-availability.ts), kept
 // in the database so that every process reads it: the API process writes
 // each change, `admin box status` and the operator API read it.
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/open.js';
+import type { Schema } from '../db/schema.js';
+import type { Store } from '../db/store.js';
 import type { AvailabilityValue, DerivedAvailability } from '../mqtt/box-availability.js';
 
 interface AvailabilityRow {
@@ -13,26 +16,59 @@ interface AvailabilityRow {
 }
 
 export class BoxAvailabilityStore {
-  readonly #upsert;
-  readonly #find;
+  readonly #kysely: Kysely<Schema>;
 
-  constructor(private readonly db: Db) {
-    this.#upsert = db.prepare<[number, AvailabilityValue, string | null, number | null, string | null, number]>(
-      `INSERT INTO box_availability (module_id, availability, reason, since, gateway_id, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (module_id) DO UPDATE SET availability = excluded.availability, reason = excluded.reason, since = excluded.since, gateway_id = excluded.gateway_id, updated_at = excluded.updated_at`,
-    );
-    this.#find = db.prepare<[number], AvailabilityRow>(
-      'SELECT module_id, availability, reason, since, gateway_id FROM box_availability WHERE module_id = ?',
-    );
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
   }
 
-  store(moduleId: number, derived: DerivedAvailability, nowMs: number): void {
-    this.#upsert.run(moduleId, derived.availability, derived.reason, derived.since, derived.gatewayId, nowMs);
+  /** One upsert (`excluded.*` on both engines): of two writers, the later statement's values stay. */
+  async store(moduleId: number, derived: DerivedAvailability, nowMs: number): Promise<void> {
+    await this.#kysely
+      .insertInto('box_availability')
+      .values({
+        module_id: moduleId,
+        availability: derived.availability,
+        reason: derived.reason,
+        since: derived.since,
+        gateway_id: derived.gatewayId,
+        updated_at: nowMs,
+      })
+      .onConflict((oc) =>
+        oc.column('module_id').doUpdateSet((eb) => ({
+          availability: eb.ref('excluded.availability'),
+          reason: eb.ref('excluded.reason'),
+          since: eb.ref('excluded.since'),
+          gateway_id: eb.ref('excluded.gateway_id'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
   }
 
   /** Forgets everything: an embedded broker starts with no retained message, so nothing is known. */
-  clear(): void {
-    this.db.prepare('DELETE FROM box_availability').run();
+  async clear(): Promise<void> {
+    await this.#kysely.deleteFrom('box_availability').execute();
+  }
+
+  find(moduleId: number): Promise<AvailabilityRow | undefined> {
+    return this.#kysely
+      .selectFrom('box_availability')
+      .select(['module_id', 'availability', 'reason', 'since', 'gateway_id'])
+      .where('module_id', '=', moduleId)
+      .executeTakeFirst();
+  }
+}
+
+/** The box status's synchronous read (api/boxes/status.ts, the operator's read side). */
+// SQLite only until the ingestion core moves to the store (issue 18)
+export class BoxAvailabilitySqlite {
+  readonly #find;
+
+  constructor(db: Db) {
+    this.#find = db.prepare<[number], AvailabilityRow>(
+      'SELECT module_id, availability, reason, since, gateway_id FROM box_availability WHERE module_id = ?',
+    );
   }
 
   find(moduleId: number): AvailabilityRow | undefined {

@@ -4,7 +4,8 @@
 // needs `createParkings`: new parkings like the first one.
 import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
 import { randomKeyHex, randomSecret } from '../auth/secrets.js';
-import type { Db } from '../db/open.js';
+import type { Executor, Store } from '../db/store.js';
+import { lockBoxRegistry } from './add.js';
 import { conflict, notFound } from '../domain-error.js';
 import { hashMqttPassword } from '../mqtt/password-hash.js';
 import { freshParkingKeys } from '../parkings/create.js';
@@ -40,20 +41,26 @@ export interface ProvisionedFleet {
 /** The error's message names the CLI's flag: the one way to ask for it today. */
 const CREATE_PARKINGS_HINT = 'use --create-parkings to spread the fleet over new parkings like it';
 
-export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): ProvisionedFleet {
+export async function provisionFleet(store: Store, request: FleetRequest, nowMs: number): Promise<ProvisionedFleet> {
   const { parkingId, count } = request;
-  const parkings = new ParkingRepository(db);
-  const boxes = new BoxRepository(db);
-  const first = parkings.findById(parkingId);
-  if (first === undefined) throw notFound(`no secured parking with id ${parkingId}`);
-  const room = MAX_BOXES_PER_PARKING - boxes.countOf(parkingId);
-  if (count > room && !request.createParkings) {
-    throw conflict(
-      `secured parking ${parkingId} has room for ${room} more boxes (at most ${MAX_BOXES_PER_PARKING}): ${CREATE_PARKINGS_HINT}`,
-    );
-  }
-  const nextModuleId = (boxes.highestModuleId() ?? MODULE_ID_BEFORE_FIRST) + 1;
-  if (nextModuleId + count - 1 > U32_MAX) throw conflict('no room left for module ids (u32)');
+  const parkings = new ParkingRepository(store);
+  const boxes = new BoxRepository(store);
+  // Checked before the hashes too, so that a refused request costs nothing;
+  // checked again under the registry's lock below.
+  const check = async (on: Executor) => {
+    const first = await parkings.findById(parkingId, on);
+    if (first === undefined) throw notFound(`no secured parking with id ${parkingId}`);
+    const room = MAX_BOXES_PER_PARKING - (await boxes.countOf(parkingId, on));
+    if (count > room && !request.createParkings) {
+      throw conflict(
+        `secured parking ${parkingId} has room for ${room} more boxes (at most ${MAX_BOXES_PER_PARKING}): ${CREATE_PARKINGS_HINT}`,
+      );
+    }
+    const nextModuleId = ((await boxes.highestModuleId(on)) ?? MODULE_ID_BEFORE_FIRST) + 1;
+    if (nextModuleId + count - 1 > U32_MAX) throw conflict('no room left for module ids (u32)');
+    return { first, room, nextModuleId };
+  };
+  await check(store.kysely);
   // Keys and password hashes first, outside the transaction: 0.1 ms a hash
   // is 10 s for the largest fleet, too long to hold the write lock while an
   // API shares the file (its writes would wait out busy_timeout and fail).
@@ -63,13 +70,16 @@ export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): Pr
   });
   const files: ProvisioningFile[] = [];
   const parkingIds: number[] = [];
-  db.transaction(() => {
+  await store.kysely.transaction().execute(async (trx) => {
+    // Module ids and the parkings' room read under the lock (api/boxes/add.ts).
+    await lockBoxRegistry(trx, store.dialect);
+    const { first, room, nextModuleId } = await check(trx);
     let parking: ParkingRow = first;
     let free = room;
     parkingIds.push(parking.id);
     for (let index = 0; index < count; index++) {
       if (free === 0) {
-        const id = parkings.insert(
+        const id = await parkings.insert(
           {
             name: `${first.name} (fleet ${parkingIds.length + 1})`,
             description: first.description,
@@ -82,17 +92,23 @@ export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): Pr
             keys: freshParkingKeys(first.access_mode),
           },
           nowMs,
+          trx,
         );
-        parking = parkings.findById(id) ?? first;
+        parking = (await parkings.findById(id, trx)) ?? first;
         parkingIds.push(id);
         free = MAX_BOXES_PER_PARKING;
       }
       const moduleId = nextModuleId + index;
       const direction: BoxDirection = index % 2 === 0 ? 'entrance' : 'exit';
       const macAddress = fleetMac(moduleId);
-      if (boxes.findByMac(macAddress) !== undefined) throw conflict(`MAC address ${macAddress} is already registered`);
+      if ((await boxes.findByMac(macAddress, trx)) !== undefined)
+        throw conflict(`MAC address ${macAddress} is already registered`);
       const { boxKey, password, mqttPasswordHash } = secrets[index] as (typeof secrets)[number];
-      boxes.insert({ moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash }, nowMs);
+      await boxes.insert(
+        { moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash },
+        nowMs,
+        trx,
+      );
       free--;
       // Field for field what `box provision` gives each box (lib/provisioning-file.ts);
       // the skew and battery threshold are the table's defaults the insert left.
@@ -112,7 +128,7 @@ export function provisionFleet(db: Db, request: FleetRequest, nowMs: number): Pr
         ),
       );
     }
-  })();
+  });
   return { files, parkingIds };
 }
 

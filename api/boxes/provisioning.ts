@@ -6,7 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
 import { randomSecret } from '../auth/secrets.js';
 import type { ApiConfig } from '../config.js';
-import type { Db } from '../db/open.js';
+import type { Executor, Store } from '../db/store.js';
 import { failed, notFound } from '../domain-error.js';
 import { messageOf } from '../../lib/message-of.js';
 import { hashMqttPassword } from '../mqtt/password-hash.js';
@@ -22,30 +22,30 @@ export function mqttUrlOf(config: Pick<ApiConfig, 'host' | 'mqttPort' | 'mqttUrl
 /** A provisioning file whose password is stored only when `store` runs. */
 export interface PendingProvisioning {
   file: ProvisioningFile;
-  store: () => void;
+  store: (on?: Executor) => Promise<void>;
 }
 
 /** Builds the provisioning file with a fresh MQTT password, stored only when
  * `store` runs (see writeProvisioning). */
-export function newProvisioning(db: Db, moduleId: number, mqttUrl: string): PendingProvisioning {
-  const boxes = new BoxRepository(db);
-  const box = boxes.findByModuleId(moduleId);
+export async function newProvisioning(store: Store, moduleId: number, mqttUrl: string): Promise<PendingProvisioning> {
+  const boxes = new BoxRepository(store);
+  const box = await boxes.findByModuleId(moduleId);
   if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const parking = new ParkingRepository(db).findById(box.parking_id);
+  const parking = await new ParkingRepository(store).findById(box.parking_id);
   if (!parking) throw notFound(`box ${moduleId} belongs to a missing parking ${box.parking_id}`);
   const password = randomSecret(24);
   const hash = hashMqttPassword(password);
   // Its keys by the rule of lib/provisioning-file.ts: a signed parking's box
   // gets issuer public keys and no parking key; never a private key.
   const file = provisioningFile(box, parking, { url: mqttUrl, username: box.mqtt_username, password });
-  return { file, store: () => boxes.setMqttPasswordHash(moduleId, hash) };
+  return { file, store: (on) => boxes.setMqttPasswordHash(moduleId, hash, on) };
 }
 
 /** Builds the provisioning file and stores its fresh MQTT password. */
-export function provisionBox(db: Db, moduleId: number, mqttUrl: string): ProvisioningFile {
-  const { file, store } = newProvisioning(db, moduleId, mqttUrl);
-  store();
-  return file;
+export async function provisionBox(store: Store, moduleId: number, mqttUrl: string): Promise<ProvisioningFile> {
+  const pending = await newProvisioning(store, moduleId, mqttUrl);
+  await pending.store();
+  return pending.file;
 }
 
 /** The provisioning file as written and printed: JSON, 2 spaces, a newline. */
@@ -60,7 +60,7 @@ export function provisioningText(file: ProvisioningFile): string {
  * (flushed, mode 0600), then the hash is stored and the file renamed into
  * place in one transaction: a failed rename rolls the hash back.
  */
-export function writeProvisioning(db: Db, out: string, pending: PendingProvisioning): void {
+export async function writeProvisioning(store: Store, out: string, pending: PendingProvisioning): Promise<void> {
   const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const fd = openSync(temporary, 'wx', 0o600);
@@ -70,10 +70,11 @@ export function writeProvisioning(db: Db, out: string, pending: PendingProvision
     } finally {
       closeSync(fd);
     }
-    db.transaction(() => {
-      pending.store();
+    // The body awaits only its own update; the rename is synchronous.
+    await store.kysely.transaction().execute(async (trx) => {
+      await pending.store(trx);
       renameSync(temporary, out);
-    })();
+    });
   } catch (error) {
     try {
       unlinkSync(temporary);

@@ -6,8 +6,7 @@
 import { randomSecret } from '../auth/secrets.js';
 import { addBox } from '../boxes/add.js';
 import { createClientApp } from '../client-apps/create.js';
-import type { Db } from '../db/open.js';
-import { sqliteStore, type Store } from '../db/store.js';
+import type { Store } from '../db/store.js';
 import { failed, refused } from '../domain-error.js';
 import { createParking } from '../parkings/create.js';
 import { BoxRepository } from '../repositories/boxes.js';
@@ -33,7 +32,7 @@ function demoMac(moduleId: number): string {
   return `02:50:42:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
 }
 
-async function read(db: Db, store: Store, row: DemoRow): Promise<DemoData> {
+async function read(store: Store, row: DemoRow): Promise<DemoData> {
   const client = await new ClientAppRepository(store).findById(row.client_app_row_id);
   const user = await new UserRepository(store).find(row.user_id);
   if (!client || !user) throw failed('the demo data is incomplete (its client app or driver is missing)');
@@ -42,30 +41,29 @@ async function read(db: Db, store: Store, row: DemoRow): Promise<DemoData> {
     client_secret: row.client_secret,
     driver: { email: user.email, password: row.driver_password },
     parking_id: row.parking_id,
-    boxes: new BoxRepository(db)
-      .listOfParking(row.parking_id)
-      .map((box) => ({ module_id: box.module_id, direction: box.direction, mac_address: box.mac_address })),
+    boxes: (await new BoxRepository(store).listOfParking(row.parking_id)).map((box) => ({
+      module_id: box.module_id,
+      direction: box.direction,
+      mac_address: box.mac_address,
+    })),
   };
 }
 
 /** Module ids (and their MACs) not yet taken, from 9101 up. */
-function freeModuleIds(db: Db, count: number): number[] {
-  const boxes = new BoxRepository(db);
+async function freeModuleIds(store: Store, count: number): Promise<number[]> {
+  const boxes = new BoxRepository(store);
   const ids: number[] = [];
   for (let id = FIRST_DEMO_MODULE_ID; ids.length < count; id += 1) {
-    if (!boxes.findByModuleId(id) && !boxes.findByMac(demoMac(id))) ids.push(id);
+    if (!(await boxes.findByModuleId(id)) && !(await boxes.findByMac(demoMac(id)))) ids.push(id);
   }
   return ids;
 }
 
 /** `scryptLog2N`: the cost of the driver's password hash (api/config.ts). */
-export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Promise<DemoData> {
-  // The client app and the driver go through the store (issue 18); the
-  // parking, boxes and demo rows are still on the connection itself.
-  const store = sqliteStore(db);
-  const demo = new DemoRepository(db);
-  const existing = demo.find();
-  if (existing) return read(db, store, existing);
+export async function ensureDemo(store: Store, scryptLog2N: number, nowMs: number): Promise<DemoData> {
+  const demo = new DemoRepository(store);
+  const existing = await demo.find();
+  if (existing) return read(store, existing);
 
   // Hashing is async, so the rows are written one by one, then recorded in
   // `demo` last: a run interrupted half way leaves orphans, never a broken demo.
@@ -83,8 +81,8 @@ export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Pr
   // Signed, as new parkings are (issue 13). A demo database made by an older
   // parkbench keeps its sealed demo parking (migration 8): `start` provisions
   // its boxes with its parking key and `app` sends its sealed ACCESS.
-  const parking = createParking(
-    db,
+  const parking = await createParking(
+    store,
     {
       name: 'Demo parking',
       description: 'Demo data of parkbench admin demo',
@@ -97,21 +95,21 @@ export async function ensureDemo(db: Db, scryptLog2N: number, nowMs: number): Pr
     'signed',
     nowMs,
   );
-  const [entrance, exit] = freeModuleIds(db, 2) as [number, number];
-  addBox(
-    db,
+  const [entrance, exit] = (await freeModuleIds(store, 2)) as [number, number];
+  await addBox(
+    store,
     { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' },
     nowMs,
   );
-  addBox(db, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' }, nowMs);
-  demo.record({
+  await addBox(store, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' }, nowMs);
+  await demo.record({
     client_app_row_id: client.id,
     client_secret: client.client_secret,
     user_id: driver.id,
     driver_password: password,
     parking_id: parking.id,
   });
-  const row = demo.find();
+  const row = await demo.find();
   if (!row) throw failed('the demo data could not be recorded');
-  return read(db, store, row);
+  return read(store, row);
 }

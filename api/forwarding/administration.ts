@@ -6,7 +6,7 @@
 import type { Db } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
-import { ParkingRepository } from '../repositories/parkings.js';
+import { ParkingsSqlite } from '../repositories/parkings.js';
 import { OutboxRepository, outboxStatusNow, type UrlStatus } from './outbox.js';
 
 /** The outbox's status of a URL, its times as ISO. */
@@ -43,7 +43,7 @@ export async function forwardingStatus(store: Store, parkingId: number | undefin
 /** forwardingStatus, synchronously, for the event stream's renderer (api/events/render.ts). */
 // SQLite only until the event stream's renderer moves to the store (issue 18)
 export function forwardingStatusNow(db: Db, parkingId: number | undefined): ForwardingStatus[] {
-  if (parkingId !== undefined && new ParkingRepository(db).findById(parkingId) === undefined)
+  if (parkingId !== undefined && new ParkingsSqlite(db).findById(parkingId) === undefined)
     throw noSuchParking(parkingId);
   return outboxStatusNow(db, parkingId).map(statusOf);
 }

@@ -68,6 +68,9 @@ export class MqttService {
   readonly #availabilityListeners = new Set<AvailabilityListener>();
   readonly #availability: BoxAvailability;
   readonly #availabilityStore: BoxAvailabilityStore;
+  /** The availability writes, one after another in the order of the changes
+   * (a box's online then offline must land in that order on a pool too). */
+  #availabilityWrites: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly ingestion: ResponseIngestion,
@@ -78,9 +81,9 @@ export class MqttService {
     /** The responses' subscription, when the broker keeps this process's session (left at close). */
     private readonly keptResponses?: string,
   ) {
-    this.#availabilityStore = new BoxAvailabilityStore(options.ctx.db);
+    this.#availabilityStore = new BoxAvailabilityStore(options.ctx.store);
     // An embedded broker starts with no retained message: what an earlier run stored is not known now.
-    if (broker !== undefined) this.#availabilityStore.clear();
+    if (broker !== undefined) this.#writeAvailability(undefined, () => this.#availabilityStore.clear());
     this.#availability = new BoxAvailability(options.clock, (moduleId, derived) => this.#derived(moduleId, derived));
   }
 
@@ -217,17 +220,29 @@ export class MqttService {
       });
   }
 
-  #derived(moduleId: number, derived: DerivedAvailability): void {
-    try {
-      this.#availabilityStore.store(moduleId, derived, this.options.clock.now());
-      this.options.ctx.events.publishBox(moduleId);
-    } catch (error) {
+  /** Queues a write of the availability table after the ones before it. */
+  #writeAvailability(moduleId: number | undefined, write: () => Promise<void>): void {
+    this.#availabilityWrites = this.#availabilityWrites.then(write).catch((error: unknown) => {
       // A busy or closing database: the next change writes it again; the listeners still hear it.
       (this.options.logger ?? silentLogger).warn(
-        { module_id: moduleId, err: messageOf(error) },
+        { ...(moduleId === undefined ? {} : { module_id: moduleId }), err: messageOf(error) },
         'box availability not stored',
       );
-    }
+    });
+  }
+
+  /** Resolves when the availability changes so far are stored (or failed and logged). */
+  availabilityStored(): Promise<void> {
+    return this.#availabilityWrites;
+  }
+
+  #derived(moduleId: number, derived: DerivedAvailability): void {
+    const now = this.options.clock.now();
+    this.#writeAvailability(moduleId, async () => {
+      await this.#availabilityStore.store(moduleId, derived, now);
+      // After the write: the stream's renderer reads the stored availability.
+      this.options.ctx.events.publishBox(moduleId);
+    });
     if (derived.availability === 'unknown') return;
     for (const listener of this.#availabilityListeners) listener(moduleId, derived.availability === 'online', derived);
   }
@@ -308,6 +323,7 @@ export class MqttService {
     // The acknowledgements of what was just stored go out before the DISCONNECT.
     await new Promise((resolve) => setImmediate(resolve));
     await this.client?.stop({ endSession: kept !== undefined });
+    await this.#availabilityWrites;
   }
 }
 

@@ -10,7 +10,6 @@
 // (control/sequence.ts) so no other sender reuses it.
 import type { Clock } from '../../lib/clock.js';
 import { ControlSequences } from '../control/sequence.js';
-import type { Db } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
@@ -29,28 +28,27 @@ export interface PreparedBoxCommand {
 /** The frame of `command` for the box, `operator` the one who sends it;
  * not_found for an unknown box, refused when its control sequences are used up. */
 export async function prepareBoxCommand(
-  { db, store }: { db: Db; store: Store },
+  { store }: { store: Store },
   clock: Clock,
   moduleId: number,
   command: BoxCommand,
   operator: { id: number; name: string },
 ): Promise<PreparedBoxCommand> {
   if (command === 'access') {
-    const access = mintOperatorAccess(db, clock, moduleId, operator);
+    const access = await mintOperatorAccess(store, clock, moduleId, operator);
     return { frame: access.command, smartKeyId: access.smartKeyId };
   }
-  return { frame: await controlFrame(db, store, moduleId, command, clock.now()), smartKeyId: null };
+  return { frame: await controlFrame(store, moduleId, command, clock.now()), smartKeyId: null };
 }
 
 /** The sealed frame of a control kind for the box. */
 async function controlFrame(
-  db: Db,
   store: Store,
   moduleId: number,
   command: Exclude<BoxCommand, 'access'>,
   nowMs: number,
 ): Promise<Buffer> {
-  const box = new BoxRepository(db).findByModuleId(moduleId);
+  const box = await new BoxRepository(store).findByModuleId(moduleId);
   if (!box) throw notFound(`no box with module id ${moduleId}`);
   const seq = await new ControlSequences(store).next(moduleId);
   if (seq === undefined) throw refused(`box ${moduleId} has used every control sequence`);

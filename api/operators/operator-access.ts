@@ -9,12 +9,12 @@
 // nothing (box-logs/effects.ts), and a driver cannot claim it in an upload
 // (box-logs/ingest.ts: not a smart key of fo_user_id).
 import type { Clock } from '../../lib/clock.js';
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { notFound } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { ParkingRepository } from '../repositories/parkings.js';
-import { SmartKeysSqlite } from '../repositories/smart-keys.js';
-import { mintSmartKeySqlite } from '../sessions/smart-keys.js';
+import { SmartKeyRepository } from '../repositories/smart-keys.js';
+import { mintSmartKey } from '../sessions/smart-keys.js';
 
 /** Long enough for a box whose clock is a little off (the box allows its
  * skew_seconds besides), short enough that the key is dead once the operator
@@ -27,40 +27,37 @@ export interface OperatorAccess {
   command: Buffer;
 }
 
-/** Mints the operator's key for the box; not_found for a box this database does not hold. */
-export function mintOperatorAccess(
-  db: Db,
+/** Mints the operator's key for the box, in one transaction; not_found for a box this database does not hold. */
+export async function mintOperatorAccess(
+  store: Store,
   clock: Clock,
   moduleId: number,
   operator: { id: number; name: string },
-): OperatorAccess {
-  const box = new BoxRepository(db).findByModuleId(moduleId);
-  if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const parking = new ParkingRepository(db).findById(box.parking_id);
-  if (!parking) throw new Error(`box ${moduleId} lacks its parking ${box.parking_id}`);
-  const smartKeys = new SmartKeysSqlite(db);
-  return db.transaction(() => {
+): Promise<OperatorAccess> {
+  const smartKeys = new SmartKeyRepository(store);
+  return store.kysely.transaction().execute(async (on) => {
+    const box = await new BoxRepository(store).findByModuleId(moduleId, on);
+    if (!box) throw notFound(`no box with module id ${moduleId}`);
+    const parking = await new ParkingRepository(store).findById(box.parking_id, on);
+    if (!parking) throw new Error(`box ${moduleId} lacks its parking ${box.parking_id}`);
     // Whole seconds: the ACCESS frame carries seconds.
     const startTime = Math.floor(clock.now() / 1000) * 1000;
-    const smartKeyId = mintSmartKeySqlite(
-      { smartKeys, clock },
-      {
-        userId: null,
-        parking,
-        sessionId: null,
-        operatorId: operator.id,
-        purpose: 'operator',
-        description: `Operator ACCESS by operator ${operator.name} to box ${moduleId}`,
-        boxes: [box],
-        startTime,
-        endTime: startTime + OPERATOR_ACCESS_WINDOW_MS,
-        // One try, in the box's direction (the key lists this box only).
-        maxEntries: 1,
-        maxExits: 1,
-      },
-    );
-    const key = smartKeys.findById(smartKeyId);
+    const smartKeyId = await mintSmartKey({ smartKeys, clock }, on, {
+      userId: null,
+      parking,
+      sessionId: null,
+      operatorId: operator.id,
+      purpose: 'operator',
+      description: `Operator ACCESS by operator ${operator.name} to box ${moduleId}`,
+      boxes: [box],
+      startTime,
+      endTime: startTime + OPERATOR_ACCESS_WINDOW_MS,
+      // One try, in the box's direction (the key lists this box only).
+      maxEntries: 1,
+      maxExits: 1,
+    });
+    const key = await smartKeys.findById(smartKeyId, on);
     if (!key) throw new Error(`smart key ${smartKeyId} vanished`);
     return { smartKeyId, command: key.access_command };
-  })();
+  });
 }

@@ -5,7 +5,7 @@
 // what may be shown to an operator.
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { randomKeyHex } from '../auth/secrets.js';
-import type { Db } from '../db/open.js';
+import type { Executor, Store } from '../db/store.js';
 import { type AccessMode, type NewParking, type NewParkingKeys, ParkingRepository } from '../repositories/parkings.js';
 
 /** Access modes in the order the CLI and the README list them, the default first. */
@@ -41,9 +41,15 @@ export function freshParkingKeys(accessMode: AccessMode): NewParkingKeys {
 }
 
 /** Inserts a parking with fresh keys of `accessMode`; call inside the caller's transaction if it has one. */
-export function createParking(db: Db, input: ParkingInput, accessMode: AccessMode, nowMs: number): CreatedParkingKeys {
+export async function createParking(
+  store: Store,
+  input: ParkingInput,
+  accessMode: AccessMode,
+  nowMs: number,
+  on: Executor = store.kysely,
+): Promise<CreatedParkingKeys> {
   const keys = freshParkingKeys(accessMode);
-  const id = new ParkingRepository(db).insert({ ...input, keys }, nowMs);
+  const id = await new ParkingRepository(store).insert({ ...input, keys }, nowMs, on);
   return {
     id,
     accessMode,

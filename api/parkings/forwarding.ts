@@ -1,7 +1,7 @@
 // Where a parking's box logs are forwarded (spec section 6): the URL, on or
 // off, unverified logs too or not, and the Standard Webhooks signing secret
 // (issue 16): made once, shown once, rotated with an overlap.
-import type { Db } from '../db/open.js';
+import type { Executor, Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
 import { newWebhookSecret } from '../forwarding/signature.js';
 import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
@@ -30,8 +30,19 @@ export const DEFAULT_OVERLAP_HOURS = 24;
 /** Longest overlap: a receiver that has not switched in a month has been forgotten. */
 export const MAX_OVERLAP_HOURS = 720;
 
-function findParking(parkings: ParkingRepository, parkingId: number): ParkingRow {
-  const parking = parkings.findById(parkingId);
+/** The parking, locked until the transaction ends on PostgreSQL (SQLite's
+ * write transaction holds the file's lock from its BEGIN IMMEDIATE): of two
+ * changes at once the second reads the secret the first wrote, so a secret
+ * shown once is the one stored. */
+async function lockParking(store: Store, on: Executor, parkingId: number): Promise<ParkingRow> {
+  const query = on.selectFrom('secured_parkings').selectAll().where('id', '=', parkingId);
+  const parking = await (store.dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  if (!parking) throw notFound(`no secured parking with id ${parkingId}`);
+  return parking;
+}
+
+async function findParking(parkings: ParkingRepository, on: Executor, parkingId: number): Promise<ParkingRow> {
+  const parking = await parkings.findById(parkingId, on);
   if (!parking) throw notFound(`no secured parking with id ${parkingId}`);
   return parking;
 }
@@ -51,16 +62,28 @@ function settingOf(parking: ParkingRow, shownSecret: string | null, nowMs: numbe
   };
 }
 
-export function setForwarding(db: Db, parkingId: number, change: ForwardingChange, nowMs: number): ForwardingSetting {
-  const parkings = new ParkingRepository(db);
-  const parking = findParking(parkings, parkingId);
-  // The secret is kept across changes of URL, so a receiver keeps verifying.
-  const made = parking.forwarding_secret === null ? newWebhookSecret() : null;
-  const forwardUnverified = change.forwardUnverified ?? parking.forwarding_unverified === 1;
-  parkings.setForwarding(parkingId, change.url, change.expose, made ?? parking.forwarding_secret ?? '', {
-    forwardUnverified,
+export function setForwarding(
+  store: Store,
+  parkingId: number,
+  change: ForwardingChange,
+  nowMs: number,
+): Promise<ForwardingSetting> {
+  const parkings = new ParkingRepository(store);
+  return store.kysely.transaction().execute(async (trx) => {
+    const parking = await lockParking(store, trx, parkingId);
+    // The secret is kept across changes of URL, so a receiver keeps verifying.
+    const made = parking.forwarding_secret === null ? newWebhookSecret() : null;
+    const forwardUnverified = change.forwardUnverified ?? parking.forwarding_unverified === 1;
+    await parkings.setForwarding(
+      parkingId,
+      change.url,
+      change.expose,
+      made ?? parking.forwarding_secret ?? '',
+      { forwardUnverified },
+      trx,
+    );
+    return settingOf(await findParking(parkings, trx, parkingId), made, nowMs);
   });
-  return settingOf(findParking(parkings, parkingId), made, nowMs);
 }
 
 /**
@@ -68,22 +91,24 @@ export function setForwarding(db: Db, parkingId: number, change: ForwardingChang
  * too for `overlapHours` (0: not at all), so a receiver can switch without
  * refusing a delivery. A parking that never had a secret just gets one.
  */
-export function rotateForwardingSecret(
-  db: Db,
+export async function rotateForwardingSecret(
+  store: Store,
   parkingId: number,
   overlapHours: number,
   nowMs: number,
-): ForwardingSetting {
+): Promise<ForwardingSetting> {
   if (!Number.isInteger(overlapHours) || overlapHours < 0 || overlapHours > MAX_OVERLAP_HOURS) {
     throw refused(`the overlap must be 0 to ${MAX_OVERLAP_HOURS} hours, got ${overlapHours}`);
   }
-  const parkings = new ParkingRepository(db);
-  const parking = findParking(parkings, parkingId);
-  const secret = newWebhookSecret();
-  const previous =
-    parking.forwarding_secret !== null && overlapHours > 0
-      ? { secret: parking.forwarding_secret, until: nowMs + overlapHours * 3_600_000 }
-      : null;
-  parkings.setForwardingSecret(parkingId, secret, previous);
-  return settingOf(findParking(parkings, parkingId), secret, nowMs);
+  const parkings = new ParkingRepository(store);
+  return store.kysely.transaction().execute(async (trx) => {
+    const parking = await lockParking(store, trx, parkingId);
+    const secret = newWebhookSecret();
+    const previous =
+      parking.forwarding_secret !== null && overlapHours > 0
+        ? { secret: parking.forwarding_secret, until: nowMs + overlapHours * 3_600_000 }
+        : null;
+    await parkings.setForwardingSecret(parkingId, secret, previous, trx);
+    return settingOf(await findParking(parkings, trx, parkingId), secret, nowMs);
+  });
 }

@@ -3,7 +3,7 @@
 // and the next one being installed), and its boxes. No secret: neither the
 // parking key nor any private key (those go to boxes only, through
 // provisioning files).
-import type { Db } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { notFound } from '../domain-error.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
@@ -28,14 +28,16 @@ export interface ParkingView {
   boxes: { module_id: number; direction: BoxDirection; mac_address: string }[];
 }
 
-export function parkingView(db: Db, id: number): ParkingView {
-  const parking = new ParkingRepository(db).findById(id);
+export async function parkingView(store: Store, id: number): Promise<ParkingView> {
+  const parking = await new ParkingRepository(store).findById(id);
   if (!parking) throw notFound(`no secured parking with id ${id}`);
   return {
     ...parkingSettings(parking),
-    boxes: new BoxRepository(db)
-      .listOfParking(id)
-      .map((box) => ({ module_id: box.module_id, direction: box.direction, mac_address: box.mac_address })),
+    boxes: (await new BoxRepository(store).listOfParking(id)).map((box) => ({
+      module_id: box.module_id,
+      direction: box.direction,
+      mac_address: box.mac_address,
+    })),
   };
 }
 

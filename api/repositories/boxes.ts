@@ -1,6 +1,9 @@
 // Boxes (access-point modules) of the secured parkings.
 import type { BoxDirection } from '../../firmware-protocol/index.js';
+import type { Insertable, Kysely } from 'kysely';
 import type { Db } from '../db/open.js';
+import type { BoxesTable, Schema } from '../db/schema.js';
+import { CompiledOnce, greatest, type Dialect, type Executor, type Store } from '../db/store.js';
 
 export interface BoxRow {
   id: number;
@@ -37,93 +40,187 @@ export function mqttUsernameFor(moduleId: number): string {
 }
 
 export class BoxRepository {
-  private readonly byModule;
-  private readonly byMac;
-  private readonly ofParking;
-  private readonly everyBox;
-  private readonly countOfParking;
-  private readonly highestModule;
-  private readonly insertRow;
-  private readonly passwordUpdate;
-  private readonly observationUpdate;
-  private readonly controlUpdate;
-  private readonly learnedOf;
+  readonly #kysely: Kysely<Schema>;
+  readonly #dialect: Dialect;
+  readonly #byModule: CompiledOnce<BoxRow>;
+
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
+    this.#dialect = store.dialect;
+    // Read per MQTT login and per request (box logs, sessions): compiled once.
+    this.#byModule = new CompiledOnce(this.#kysely.selectFrom('boxes').selectAll().where('module_id', '=', 0));
+  }
+
+  async findByModuleId(moduleId: number, on: Executor = this.#kysely): Promise<BoxRow | undefined> {
+    return (await this.#byModule.run(on, [moduleId]))[0];
+  }
+
+  findByMac(mac: string, on: Executor = this.#kysely): Promise<BoxRow | undefined> {
+    return on.selectFrom('boxes').selectAll().where('mac_address', '=', mac).executeTakeFirst();
+  }
+
+  listAll(on: Executor = this.#kysely): Promise<BoxRow[]> {
+    return on.selectFrom('boxes').selectAll().orderBy('module_id').execute();
+  }
+
+  listOfParking(parkingId: number, on: Executor = this.#kysely): Promise<BoxRow[]> {
+    return on.selectFrom('boxes').selectAll().where('parking_id', '=', parkingId).orderBy('module_id').execute();
+  }
+
+  async countOf(parkingId: number, on: Executor = this.#kysely): Promise<number> {
+    const row = await on
+      .selectFrom('boxes')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('parking_id', '=', parkingId)
+      .executeTakeFirst();
+    return row?.count ?? 0;
+  }
+
+  /** The highest module id registered, or null when there is no box. */
+  async highestModuleId(on: Executor = this.#kysely): Promise<number | null> {
+    const row = await on
+      .selectFrom('boxes')
+      .select((eb) => eb.fn.max('module_id').as('highest'))
+      .executeTakeFirst();
+    return row?.highest ?? null;
+  }
+
+  async insert(box: NewBox, nowMs: number, on: Executor = this.#kysely): Promise<number> {
+    const row = await on.insertInto('boxes').values(boxValues(box, nowMs)).returning('id').executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  async setMqttPasswordHash(moduleId: number, hash: string, on: Executor = this.#kysely): Promise<void> {
+    await on.updateTable('boxes').set({ mqtt_password_hash: hash }).where('module_id', '=', moduleId).execute();
+  }
+
+  /** What a verified response tells about its box; ignored when an answer
+   * with a later box_seq was already seen (offline logs arrive late). One
+   * conditional UPDATE: of two at once, the newer box_seq stays whatever
+   * their order (PostgreSQL re-checks the condition on the row the other changed). */
+  async noteObservation(observation: BoxObservation, on: Executor = this.#kysely): Promise<void> {
+    await on
+      .updateTable('boxes')
+      .set({
+        last_seen_at: observation.seenAt,
+        last_box_seq: observation.boxSeq,
+        last_box_time: observation.boxTime,
+        box_time_drift_seconds: observation.driftSeconds,
+        battery_mv: observation.batteryMv,
+      })
+      .where('module_id', '=', observation.moduleId)
+      .where((eb) => eb.or([eb('last_box_seq', 'is', null), eb('last_box_seq', '<', observation.boxSeq)]))
+      .execute();
+  }
+
+  /** docs/protocol.md, after step 11: the service moves next_control_seq past any control
+   * sequence echoed in a response; `accepted` (status OK) also records it as
+   * the box's last accepted one. One UPDATE of the row's own values (greatest): concurrent ones only ever raise them. */
+  async noteControlSequence(
+    moduleId: number,
+    sequence: number,
+    accepted: boolean,
+    on: Executor = this.#kysely,
+  ): Promise<void> {
+    await on
+      .updateTable('boxes')
+      .set((eb) => ({
+        next_control_seq: greatest(this.#dialect, eb.ref('next_control_seq'), eb.val(sequence + 1)),
+        ...(accepted
+          ? {
+              last_control_seq: greatest(
+                this.#dialect,
+                eb.fn.coalesce('last_control_seq', eb.val(0)),
+                eb.val(sequence),
+              ),
+            }
+          : {}),
+      }))
+      .where('module_id', '=', moduleId)
+      .execute();
+  }
+
+  /** What the service learned of a box (null before any verified response). */
+  learned(moduleId: number, on: Executor = this.#kysely): Promise<LearnedState | undefined> {
+    return on.selectFrom('boxes').select(LEARNED).where('module_id', '=', moduleId).executeTakeFirst();
+  }
+}
+
+const LEARNED = [
+  'last_seen_at',
+  'last_box_seq',
+  'last_box_time',
+  'box_time_drift_seconds',
+  'battery_mv',
+  'last_control_seq',
+  'next_control_seq',
+] as const;
+
+function boxValues(box: NewBox, nowMs: number): Insertable<BoxesTable> {
+  return {
+    module_id: box.moduleId,
+    parking_id: box.parkingId,
+    direction: box.direction,
+    mac_address: box.macAddress,
+    box_key: box.boxKey,
+    mqtt_username: mqttUsernameFor(box.moduleId),
+    mqtt_password_hash: box.mqttPasswordHash,
+    created_at: nowMs,
+  };
+}
+
+/** The synchronous reads and writes of the box-log ingestion core, the session
+ * service and the operator's read side (box status, box commands), and the
+ * synchronous insert of the test seeding (test/helpers/parking.ts), on the
+ * API's SQLite connection. */
+// SQLite only until the ingestion core moves to the store (issue 18)
+export class BoxesSqlite {
+  readonly #byModule;
+  readonly #ofParking;
+  readonly #everyBox;
+  readonly #insert;
+  readonly #observation;
+  readonly #control;
+  readonly #learned;
 
   constructor(db: Db) {
-    this.byModule = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE module_id = ?');
-    this.byMac = db.prepare<[string], BoxRow>('SELECT * FROM boxes WHERE mac_address = ?');
-    this.ofParking = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE parking_id = ? ORDER BY module_id');
-    this.everyBox = db.prepare<[], BoxRow>('SELECT * FROM boxes ORDER BY module_id');
-    this.countOfParking = db.prepare<[number], { count: number }>(
-      'SELECT count(*) AS count FROM boxes WHERE parking_id = ?',
-    );
-    this.highestModule = db.prepare<[], { highest: number | null }>('SELECT max(module_id) AS highest FROM boxes');
-    this.insertRow = db.prepare<[number, number, string, string, string, string, string, number]>(
+    this.#byModule = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE module_id = ?');
+    this.#ofParking = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE parking_id = ? ORDER BY module_id');
+    this.#everyBox = db.prepare<[], BoxRow>('SELECT * FROM boxes ORDER BY module_id');
+    this.#insert = db.prepare<[Insertable<BoxesTable>]>(
       `INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (@module_id, @parking_id, @direction, @mac_address, @box_key, @mqtt_username, @mqtt_password_hash, @created_at)`,
     );
-    this.passwordUpdate = db.prepare<[string, number]>('UPDATE boxes SET mqtt_password_hash = ? WHERE module_id = ?');
-    this.observationUpdate = db.prepare<[number, number, number, number, number, number, number]>(
+    this.#observation = db.prepare<[number, number, number, number, number, number, number]>(
       `UPDATE boxes SET last_seen_at = ?, last_box_seq = ?, last_box_time = ?, box_time_drift_seconds = ?, battery_mv = ?
        WHERE module_id = ? AND (last_box_seq IS NULL OR last_box_seq < ?)`,
     );
-    this.controlUpdate = db.prepare<[{ next: number; accepted: number | null; module: number }]>(
+    this.#control = db.prepare<[{ next: number; accepted: number | null; module: number }]>(
       `UPDATE boxes SET next_control_seq = max(next_control_seq, @next),
          last_control_seq = CASE WHEN @accepted IS NULL THEN last_control_seq ELSE max(coalesce(last_control_seq, 0), @accepted) END
        WHERE module_id = @module`,
     );
-    this.learnedOf = db.prepare<[number], LearnedState>(
-      'SELECT last_seen_at, last_box_seq, last_box_time, box_time_drift_seconds, battery_mv, last_control_seq, next_control_seq FROM boxes WHERE module_id = ?',
-    );
+    this.#learned = db.prepare<[number], LearnedState>(`SELECT ${LEARNED.join(', ')} FROM boxes WHERE module_id = ?`);
   }
 
   findByModuleId(moduleId: number): BoxRow | undefined {
-    return this.byModule.get(moduleId);
-  }
-
-  findByMac(mac: string): BoxRow | undefined {
-    return this.byMac.get(mac);
-  }
-
-  listAll(): BoxRow[] {
-    return this.everyBox.all();
+    return this.#byModule.get(moduleId);
   }
 
   listOfParking(parkingId: number): BoxRow[] {
-    return this.ofParking.all(parkingId);
+    return this.#ofParking.all(parkingId);
   }
 
-  countOf(parkingId: number): number {
-    return this.countOfParking.get(parkingId)?.count ?? 0;
-  }
-
-  /** The highest module id registered, or null when there is no box. */
-  highestModuleId(): number | null {
-    return this.highestModule.get()?.highest ?? null;
+  listAll(): BoxRow[] {
+    return this.#everyBox.all();
   }
 
   insert(box: NewBox, nowMs: number): number {
-    const result = this.insertRow.run(
-      box.moduleId,
-      box.parkingId,
-      box.direction,
-      box.macAddress,
-      box.boxKey,
-      mqttUsernameFor(box.moduleId),
-      box.mqttPasswordHash,
-      nowMs,
-    );
-    return Number(result.lastInsertRowid);
+    return Number(this.#insert.run(boxValues(box, nowMs)).lastInsertRowid);
   }
 
-  setMqttPasswordHash(moduleId: number, hash: string): void {
-    this.passwordUpdate.run(hash, moduleId);
-  }
-
-  /** What a verified response tells about its box; ignored when an answer
-   * with a later box_seq was already seen (offline logs arrive late). */
   noteObservation(observation: BoxObservation): void {
-    this.observationUpdate.run(
+    this.#observation.run(
       observation.seenAt,
       observation.boxSeq,
       observation.boxTime,
@@ -134,16 +231,12 @@ export class BoxRepository {
     );
   }
 
-  /** docs/protocol.md, after step 11: the service moves next_control_seq past any control
-   * sequence echoed in a response; `accepted` (status OK) also records it as
-   * the box's last accepted one. */
   noteControlSequence(moduleId: number, sequence: number, accepted: boolean): void {
-    this.controlUpdate.run({ next: sequence + 1, accepted: accepted ? sequence : null, module: moduleId });
+    this.#control.run({ next: sequence + 1, accepted: accepted ? sequence : null, module: moduleId });
   }
 
-  /** What the service learned of a box (null before any verified response). */
   learned(moduleId: number): LearnedState | undefined {
-    return this.learnedOf.get(moduleId);
+    return this.#learned.get(moduleId);
   }
 }
 

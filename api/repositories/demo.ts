@@ -1,6 +1,8 @@
 // The one row of `parkbench admin demo`'s data (table `demo`): its client
 // secret and driver password in clear, so they can be printed again.
-import type { Db } from '../db/open.js';
+import type { Kysely } from 'kysely';
+import type { Schema } from '../db/schema.js';
+import type { Executor, Store } from '../db/store.js';
 
 export interface DemoRow {
   client_app_row_id: number;
@@ -11,23 +13,24 @@ export interface DemoRow {
 }
 
 export class DemoRepository {
-  private readonly select;
-  private readonly insertRow;
+  readonly #kysely: Kysely<Schema>;
 
-  constructor(db: Db) {
-    this.select = db.prepare<[], DemoRow>(
-      'SELECT client_app_row_id, client_secret, user_id, driver_password, parking_id FROM demo WHERE id = 1',
-    );
-    this.insertRow = db.prepare<[number, string, number, string, number]>(
-      'INSERT INTO demo (id, client_app_row_id, client_secret, user_id, driver_password, parking_id) VALUES (1, ?, ?, ?, ?, ?)',
-    );
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
   }
 
-  find(): DemoRow | undefined {
-    return this.select.get();
+  find(on: Executor = this.#kysely): Promise<DemoRow | undefined> {
+    return on
+      .selectFrom('demo')
+      .select(['client_app_row_id', 'client_secret', 'user_id', 'driver_password', 'parking_id'])
+      .where('id', '=', 1)
+      .executeTakeFirst();
   }
 
-  record(row: DemoRow): void {
-    this.insertRow.run(row.client_app_row_id, row.client_secret, row.user_id, row.driver_password, row.parking_id);
+  async record(row: DemoRow, on: Executor = this.#kysely): Promise<void> {
+    await on
+      .insertInto('demo')
+      .values({ id: 1, ...row })
+      .execute();
   }
 }

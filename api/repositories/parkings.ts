@@ -1,6 +1,9 @@
 // Secured parkings. Money in integer minor units; parking keys as 32 hex
 // digits, issuer keys as hex (docs/protocol.md, Keys; migration 8).
+import type { Insertable, Kysely } from 'kysely';
 import type { Db } from '../db/open.js';
+import type { Schema, SecuredParkingsTable } from '../db/schema.js';
+import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 
 export interface ParkingRow {
   id: number;
@@ -57,78 +60,110 @@ export interface NewParking {
 }
 
 export class ParkingRepository {
-  private readonly byId;
-  private readonly insertRow;
-  private readonly forwardingUpdate;
-  private readonly secretRotation;
+  readonly #kysely: Kysely<Schema>;
+  readonly #byId: CompiledOnce<ParkingRow>;
 
-  constructor(db: Db) {
-    this.byId = db.prepare<[number], ParkingRow>('SELECT * FROM secured_parkings WHERE id = ?');
-    this.insertRow = db.prepare<
-      [
-        string,
-        string | null,
-        string,
-        number,
-        number,
-        number,
-        number,
-        AccessMode,
-        string | null,
-        string | null,
-        string | null,
-        number,
-      ]
-    >(
-      `INSERT INTO secured_parkings (name, description, currency, price_per_hour_minor, max_duration_minutes, tries, is_online,
-         access_mode, parking_key, issuer_private_key, issuer_public_key, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.forwardingUpdate = db.prepare<[string, number, string, number, number]>(
-      'UPDATE secured_parkings SET forwarding_url = ?, forwarding_expose = ?, forwarding_secret = ?, forwarding_unverified = ? WHERE id = ?',
-    );
-    this.secretRotation = db.prepare<[string, string | null, number | null, number]>(
-      'UPDATE secured_parkings SET forwarding_secret = ?, forwarding_previous_secret = ?, forwarding_previous_secret_until = ? WHERE id = ?',
-    );
+  constructor(store: Store) {
+    this.#kysely = store.kysely;
+    // Read per request (sessions, smart keys): compiled once.
+    this.#byId = new CompiledOnce(this.#kysely.selectFrom('secured_parkings').selectAll().where('id', '=', 0));
   }
 
-  findById(id: number): ParkingRow | undefined {
-    return this.byId.get(id);
+  async findById(id: number, on: Executor = this.#kysely): Promise<ParkingRow | undefined> {
+    return (await this.#byId.run(on, [id]))[0];
   }
 
-  insert(parking: NewParking, nowMs: number): number {
-    const { keys } = parking;
-    const result = this.insertRow.run(
-      parking.name,
-      parking.description,
-      parking.currency,
-      parking.pricePerHourMinor,
-      parking.maxDurationMinutes,
-      parking.tries,
-      parking.isOnline ? 1 : 0,
-      keys.accessMode,
-      keys.accessMode === 'sealed' ? keys.parkingKey : null,
-      keys.accessMode === 'signed' ? keys.issuerPrivateKey : null,
-      keys.accessMode === 'signed' ? keys.issuerPublicKey : null,
-      nowMs,
-    );
-    return Number(result.lastInsertRowid);
+  async insert(parking: NewParking, nowMs: number, on: Executor = this.#kysely): Promise<number> {
+    const row = await on
+      .insertInto('secured_parkings')
+      .values(parkingValues(parking, nowMs))
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /** Unverified box logs stay home unless `forwardUnverified` says otherwise. */
-  setForwarding(
+  async setForwarding(
     id: number,
     url: string,
     expose: boolean,
     secret: string,
     options: { forwardUnverified?: boolean } = {},
-  ): void {
-    this.forwardingUpdate.run(url, expose ? 1 : 0, secret, options.forwardUnverified === true ? 1 : 0, id);
+    on: Executor = this.#kysely,
+  ): Promise<void> {
+    await on
+      .updateTable('secured_parkings')
+      .set({
+        forwarding_url: url,
+        forwarding_expose: expose ? 1 : 0,
+        forwarding_secret: secret,
+        forwarding_unverified: options.forwardUnverified === true ? 1 : 0,
+      })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** A new forwarding secret; `previous` keeps signing until `previousUntil` (ms), or none. */
-  setForwardingSecret(id: number, secret: string, previous: { secret: string; until: number } | null): void {
-    this.secretRotation.run(secret, previous?.secret ?? null, previous?.until ?? null, id);
+  async setForwardingSecret(
+    id: number,
+    secret: string,
+    previous: { secret: string; until: number } | null,
+    on: Executor = this.#kysely,
+  ): Promise<void> {
+    await on
+      .updateTable('secured_parkings')
+      .set({
+        forwarding_secret: secret,
+        forwarding_previous_secret: previous?.secret ?? null,
+        forwarding_previous_secret_until: previous?.until ?? null,
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+}
+
+function parkingValues(parking: NewParking, nowMs: number): Insertable<SecuredParkingsTable> {
+  const { keys } = parking;
+  return {
+    name: parking.name,
+    description: parking.description,
+    currency: parking.currency,
+    price_per_hour_minor: parking.pricePerHourMinor,
+    max_duration_minutes: parking.maxDurationMinutes,
+    tries: parking.tries,
+    is_online: parking.isOnline ? 1 : 0,
+    access_mode: keys.accessMode,
+    parking_key: keys.accessMode === 'sealed' ? keys.parkingKey : null,
+    issuer_private_key: keys.accessMode === 'signed' ? keys.issuerPrivateKey : null,
+    issuer_public_key: keys.accessMode === 'signed' ? keys.issuerPublicKey : null,
+    created_at: nowMs,
+  };
+}
+
+/** The synchronous reads of the box-log ingestion core and the session
+ * service, and the synchronous insert of the test seeding (test/helpers/parking.ts)
+ * on the API's SQLite connection. */
+// SQLite only until the ingestion core moves to the store (issue 18)
+export class ParkingsSqlite {
+  readonly #byId;
+  readonly #insert;
+
+  constructor(db: Db) {
+    this.#byId = db.prepare<[number], ParkingRow>('SELECT * FROM secured_parkings WHERE id = ?');
+    this.#insert = db.prepare<[Insertable<SecuredParkingsTable>]>(
+      `INSERT INTO secured_parkings (name, description, currency, price_per_hour_minor, max_duration_minutes, tries, is_online,
+         access_mode, parking_key, issuer_private_key, issuer_public_key, created_at)
+       VALUES (@name, @description, @currency, @price_per_hour_minor, @max_duration_minutes, @tries, @is_online,
+         @access_mode, @parking_key, @issuer_private_key, @issuer_public_key, @created_at)`,
+    );
+  }
+
+  findById(id: number): ParkingRow | undefined {
+    return this.#byId.get(id);
+  }
+
+  insert(parking: NewParking, nowMs: number): number {
+    return Number(this.#insert.run(parkingValues(parking, nowMs)).lastInsertRowid);
   }
 }
 

@@ -16,7 +16,7 @@ export function seedParking(ctx: AppContext, firstModuleId: number): BenchParkin
   const parkingKey = randomKeyHex();
   // Sealed on purpose, though new parkings are signed by default (issue 13):
   // the figures compare with runs from before protocol version 2.
-  const id = ctx.parkings.insert(
+  const id = ctx.parkingsSqlite.insert(
     {
       name: 'Bench parking',
       description: null,
@@ -34,7 +34,10 @@ export function seedParking(ctx: AppContext, firstModuleId: number): BenchParkin
     const boxKey = randomKeyHex();
     const mac =
       `02:50:42:${((moduleId >> 16) & 0xff).toString(16).padStart(2, '0')}:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-    ctx.boxes.insert({ moduleId, parkingId: id, direction, macAddress: mac, boxKey, mqttPasswordHash: 'bench' }, now);
+    ctx.boxesSqlite.insert(
+      { moduleId, parkingId: id, direction, macAddress: mac, boxKey, mqttPasswordHash: 'bench' },
+      now,
+    );
     return { moduleId, direction, boxKey };
   });
   return { id, parkingKey, boxes };

@@ -41,10 +41,10 @@ export function registerBoxCommands(admin: Command): void {
         macAddress: parseMac(flags.mac),
         direction: parseDirection(flags.direction),
       };
-      return withDatabase(flags, (ctx) => {
+      return withDatabase(flags, async (ctx) => {
         printResult(
           flags,
-          addBox(ctx.db, input, ctx.now),
+          await addBox(sqliteStore(ctx.db), input, ctx.now),
           'The MQTT password is shown only now; `box provision` issues a new one.',
         );
       });
@@ -97,14 +97,15 @@ export function registerBoxCommands(admin: Command): void {
     .option('--out <file>', 'write the file (mode 0600) instead of printing it')
     .action((flags: ProvisionFlags) => {
       const moduleId = parseModuleId(flags.moduleId);
-      return withDatabase(flags, (ctx) => {
-        const pending = newProvisioning(ctx.db, moduleId, mqttUrlOf(ctx.config));
+      return withDatabase(flags, async (ctx) => {
+        const store = sqliteStore(ctx.db);
+        const pending = await newProvisioning(store, moduleId, mqttUrlOf(ctx.config));
         if (flags.out === undefined) {
-          pending.store();
+          await pending.store();
           process.stdout.write(provisioningText(pending.file));
           return;
         }
-        writeProvisioning(ctx.db, flags.out, pending);
+        await writeProvisioning(store, flags.out, pending);
         if (flags.json) printResult(flags, { module_id: moduleId, out: flags.out });
         else
           process.stdout.write(

@@ -1,5 +1,6 @@
 // `parkbench admin fleet provision`: flags, the fleet file and output; the
 // fleet itself is made by api/boxes/fleet.ts.
+import { sqliteStore } from '../../api/db/store.js';
 import { chmodSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { MAX_FLEET, provisionFleet } from '../../api/boxes/fleet.js';
@@ -38,9 +39,9 @@ export function registerFleetCommands(admin: Command): void {
       const count = Number(flags.count);
       if (!/^\d+$/.test(flags.count) || count < 1 || count > MAX_FLEET)
         throw new UsageError(`--count must be an integer from 1 to ${MAX_FLEET}, got "${flags.count}"`);
-      return withDatabase(flags, (ctx) => {
-        const { files, parkingIds } = provisionFleet(
-          ctx.db,
+      return withDatabase(flags, async (ctx) => {
+        const { files, parkingIds } = await provisionFleet(
+          sqliteStore(ctx.db),
           { parkingId, count, createParkings: flags.createParkings === true, mqttUrl: mqttUrlOf(ctx.config) },
           ctx.now,
         );

@@ -1,4 +1,5 @@
 // `parkbench admin parking create|show|forwarding`.
+import { sqliteStore } from '../../api/db/store.js';
 import type { Command } from 'commander';
 import { ACCESS_MODES, createParking, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
 import { nonPublicAddressOf } from '../../api/forwarding/address-guard.js';
@@ -51,12 +52,12 @@ export interface CreatedParking {
 }
 
 /** Creates the parking and returns the row the command prints. */
-function createParkingRow(
+async function createParkingRow(
   ctx: AdminContext,
   input: NewParkingInput,
   accessMode: AccessMode = DEFAULT_ACCESS_MODE,
-): CreatedParking {
-  const created = createParking(ctx.db, input, accessMode, ctx.now);
+): Promise<CreatedParking> {
+  const created = await createParking(sqliteStore(ctx.db), input, accessMode, ctx.now);
   return {
     id: created.id,
     name: input.name,
@@ -143,8 +144,8 @@ export function registerParkingCommands(admin: Command): void {
         tries: parseTries(flags.tries),
         isOnline: flags.online === true,
       };
-      return withDatabase(flags, (ctx) =>
-        printResult(flags, createParkingRow(ctx, input, accessMode), CREATED_NOTE[accessMode]),
+      return withDatabase(flags, async (ctx) =>
+        printResult(flags, await createParkingRow(ctx, input, accessMode), CREATED_NOTE[accessMode]),
       );
     });
 
@@ -156,7 +157,7 @@ export function registerParkingCommands(admin: Command): void {
     .requiredOption('--id <id>', 'the secured parking id')
     .action((flags: ShowFlags) => {
       const id = parseId('--id', flags.id);
-      return withReadOnlyDatabase(flags, (ctx) => printResult(flags, parkingView(ctx.db, id)));
+      return withReadOnlyDatabase(flags, async (ctx) => printResult(flags, await parkingView(sqliteStore(ctx.db), id)));
     });
 
   withCommonFlags(
@@ -204,13 +205,14 @@ export function registerParkingCommands(admin: Command): void {
           : parseOverlapHours(flags.overlapHours);
       return withDatabase(flags, async (ctx) => {
         if (change !== undefined && !ctx.config.forwardingAllowPrivate) await warnIfPrivate(change.url);
-        let setting = change === undefined ? undefined : setForwarding(ctx.db, parkingId, change, ctx.now);
+        const store = sqliteStore(ctx.db);
+        let setting = change === undefined ? undefined : await setForwarding(store, parkingId, change, ctx.now);
         if (flags.rotateSecret === true) {
           // A first setting that made a secret has nothing to overlap with.
           setting =
             setting !== undefined && setting.forwarding_secret !== null
               ? setting
-              : rotateForwardingSecret(ctx.db, parkingId, overlapHours, ctx.now);
+              : await rotateForwardingSecret(store, parkingId, overlapHours, ctx.now);
         }
         if (setting) printResult(flags, setting, forwardingNote(setting));
       });

@@ -74,9 +74,8 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
   try {
     // The HTTP app first, MQTT beside it once the accounts it needs are there.
     app = await startService({ config, logger: options.apiLogger, version: options.version });
-    const db = app.db;
     const now = Date.now();
-    const demo = await ensureDemo(db, config.scryptLog2N, now);
+    const demo = await ensureDemo(app.ctx.store, config.scryptLog2N, now);
     const topics = new Topics(config.mqttTopicPrefix);
     const { provisioning, operator, mqttUrl } =
       config.mqttUrl === undefined
@@ -148,7 +147,8 @@ async function embeddedBrokerAccounts(app: FastifyInstance, demo: DemoData, now:
   const broker = await startMqtt(app, { connection: { mode: 'embedded', host: config.host, port: config.mqttPort } });
   const operator = await ensureOperatorClient(app.ctx.store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
   // The embedded broker's own URL: the port it got.
-  const provisioning = demo.boxes.map((box) => provisionBox(app.db, box.module_id, broker.url));
+  const provisioning = [];
+  for (const box of demo.boxes) provisioning.push(await provisionBox(app.ctx.store, box.module_id, broker.url));
   return { provisioning, operator, mqttUrl: broker.url };
 }
 
@@ -169,7 +169,6 @@ async function externalBrokerAccounts(
       ? undefined
       : { username: config.mqttUsername, password: config.mqttPassword };
   const { provisioning, operator } = await externalAccounts({
-    db: app.db,
     store: app.ctx.store,
     dataDir: options.dataDir,
     url,

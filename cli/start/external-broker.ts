@@ -8,7 +8,6 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import type { Db } from '../../api/db/open.js';
 import type { Store } from '../../api/db/store.js';
 import { newProvisioning, provisionBox } from '../../api/boxes/provisioning.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
@@ -59,7 +58,6 @@ export interface ExternalAccounts {
  * otherwise, then kept), and with `aclOut`, mosquitto's files written there.
  */
 export async function externalAccounts(options: {
-  db: Db;
   store: Store;
   dataDir: string;
   url: string;
@@ -73,18 +71,18 @@ export async function externalAccounts(options: {
 }): Promise<ExternalAccounts> {
   const path = join(options.dataDir, KEPT_PASSWORDS_FILE);
   const kept = readKept(path);
-  const boxes = new BoxRepository(options.db);
+  const boxes = new BoxRepository(options.store);
   const provisioning: ProvisioningFile[] = [];
   for (const moduleId of options.moduleIds) {
     const password = kept.boxes[String(moduleId)];
-    const box = boxes.findByModuleId(moduleId);
+    const box = await boxes.findByModuleId(moduleId);
     if (password !== undefined && box !== undefined && (await verifyMqttPassword(password, box.mqtt_password_hash))) {
       // The file as provisioning builds it, with the kept password (its own fresh one is never stored).
-      const { file } = newProvisioning(options.db, moduleId, options.url);
+      const { file } = await newProvisioning(options.store, moduleId, options.url);
       provisioning.push({ ...file, mqtt: { ...file.mqtt, password } });
       continue;
     }
-    const file = provisionBox(options.db, moduleId, options.url);
+    const file = await provisionBox(options.store, moduleId, options.url);
     kept.boxes[String(moduleId)] = file.mqtt.password;
     provisioning.push(file);
   }

@@ -62,7 +62,7 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
   const app = await testApp(t, { tokenTtlSeconds: 86_400, boxLogsMaxBatch: 20 });
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
-  app.ctx.parkings.setForwarding(parking.id, 'http://127.0.0.1:9/never', true, 'secret');
+  await app.ctx.parkings.setForwarding(parking.id, 'http://127.0.0.1:9/never', true, 'secret');
   const body = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
   ).json<{ smart_key: { id: number; access_command: string } }>();

@@ -249,7 +249,7 @@ test("422 for a driver's upload naming an operator's smart key (it has no driver
   const f = await fixture(t);
   await addOperator(f.app.ctx.store, 'bench', f.app.clock.now());
   const operatorId = (f.app.ctx.db.prepare('SELECT id FROM operators').get() as { id: number }).id;
-  const access = mintOperatorAccess(f.app.ctx.db, f.app.clock, f.parking.entrance.moduleId, {
+  const access = await mintOperatorAccess(f.app.ctx.store, f.app.clock, f.parking.entrance.moduleId, {
     id: operatorId,
     name: 'bench',
   });
@@ -288,7 +288,7 @@ test('a batch with one bad element changes nothing', async (t) => {
   t.is((await postBoxLogs(f.app, f.token, { box_logs: [good, good, bad] })).statusCode, 422);
   t.is(countRows(f.app, 'box_logs'), 0);
   t.is((await session(f))?.state, 'entering', 'the verified OK in the refused batch moved nothing');
-  t.is(f.app.ctx.boxes.learned(f.parking.entrance.moduleId)?.last_seen_at, null);
+  t.is((await f.app.ctx.boxes.learned(f.parking.entrance.moduleId))?.last_seen_at, null);
 });
 
 test('concurrent batches share one commit, yet each is all or nothing: a 404 batch stores nothing, its neighbours are stored', async (t) => {
@@ -494,7 +494,7 @@ test('the service learns box_time drift, battery, last seen and the control sequ
       }),
     ],
   });
-  t.is(f.app.ctx.boxes.learned(box.moduleId)?.battery_mv, 3550);
+  t.is((await f.app.ctx.boxes.learned(box.moduleId))?.battery_mv, 3550);
   // A control command echoed by the box moves next_control_seq past it.
   const control = controlCommand(box, 41);
   const log = (response: Buffer) =>
@@ -525,7 +525,7 @@ test('the service learns box_time drift, battery, last seen and the control sequ
   });
   await postBoxLogs(f.app, f.token, { box_logs: [log(forged)] });
   t.true(
-    (f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq ?? 0) < 5000,
+    ((await f.app.ctx.boxes.learned(box.moduleId))?.next_control_seq ?? 0) < 5000,
     'an unverified response teaches nothing',
   );
 });
@@ -556,7 +556,7 @@ test('the same path without HTTP, as MQTT ingestion calls it: null driver and ke
   t.deepEqual(await ingestThroughGroup(f.app.ctx, [entry], { source: 'mqtt' }), [
     { id: first?.id ?? 0, verified: true, duplicate: true },
   ]);
-  t.is(f.app.ctx.boxes.learned(box.moduleId)?.next_control_seq, 8);
+  t.is((await f.app.ctx.boxes.learned(box.moduleId))?.next_control_seq, 8);
   // A session key's response arriving over MQTT moves the session as over HTTP.
   const access = { ...(accessLog(f, boxAnswer(box, f.command)).box_log as never as BoxLogInput), fo_user_id: null };
   await ingestThroughGroup(f.app.ctx, [access], { source: 'mqtt' });

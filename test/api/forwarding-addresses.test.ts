@@ -67,7 +67,7 @@ test('refused at delivery time: 127.0.0.1 and localhost (a DNS name resolving to
   });
 
   const byName = receiver.url.replace('127.0.0.1', 'localhost');
-  setForwarding(s.app.ctx.db, s.parking.id, { url: byName, expose: true }, clock.now());
+  await setForwarding(s.app.ctx.store, s.parking.id, { url: byName, expose: true }, clock.now());
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
   const row = (await s.app.ctx.outbox.status()).find((status) => status.url === byName);

@@ -39,7 +39,7 @@ test('status per URL (pending, delivered, dead, disabled, last error); retry rev
     [dead, bad],
     [disabled, leaving],
   ] as const) {
-    app.ctx.parkings.setForwarding(parking.id, receiver.url, true, `secret-${parking.id}`);
+    await app.ctx.parkings.setForwarding(parking.id, receiver.url, true, `secret-${parking.id}`);
   }
   const session = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: delivered.id } })

@@ -53,14 +53,14 @@ test('the documented receiver accepts our deliveries (204) and refuses another s
   t.regex(output, /^[0-9a-f-]{36} 2 box logs$/m, 'webhook-id and the records');
 
   // Signed with a secret the receiver does not hold: 401, retried later.
-  s.app.ctx.parkings.setForwardingSecret(s.parking.id, newWebhookSecret(), null);
+  await s.app.ctx.parkings.setForwardingSecret(s.parking.id, newWebhookSecret(), null);
   s.app.clock.advance(1_000); // the status's last error is the latest attempt's
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
   t.like((await s.app.ctx.outbox.status())[0], { pending: 1, last_error: 'HTTP 401' });
   // A rotation signing with both: the receiver, still on its secret, accepts.
-  s.app.ctx.parkings.setForwardingSecret(s.parking.id, s.secret, null);
-  rotateForwardingSecret(s.app.ctx.db, s.parking.id, 1, s.app.clock.now());
+  await s.app.ctx.parkings.setForwardingSecret(s.parking.id, s.secret, null);
+  await rotateForwardingSecret(s.app.ctx.store, s.parking.id, 1, s.app.clock.now());
   s.app.clock.advance(6_000);
   await s.app.ctx.forwarding.runOnce();
   t.like((await s.app.ctx.outbox.status())[0], { pending: 0, delivered: 3 });

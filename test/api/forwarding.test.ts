@@ -117,7 +117,7 @@ test('by default only verified logs are forwarded: an invented one is stored but
 
 test('nothing is queued when the parking does not expose its logs', async (t) => {
   const { s, receiver } = await withReceiver(t);
-  setForwarding(s.app.ctx.db, s.parking.id, { url: receiver.url, expose: false }, s.app.clock.now());
+  await setForwarding(s.app.ctx.store, s.parking.id, { url: receiver.url, expose: false }, s.app.clock.now());
   await send(s, logs(s, 2));
   t.is(countRows(s.app, 'forwarding_outbox'), 0);
   t.is(await s.app.ctx.forwarding.runOnce(), 0);
@@ -125,19 +125,19 @@ test('nothing is queued when the parking does not expose its logs', async (t) =>
 
 test('the secret is shown once: a later setting keeps it and does not show it', async (t) => {
   const { s, receiver } = await withReceiver(t);
-  const again = setForwarding(
-    s.app.ctx.db,
+  const again = await setForwarding(
+    s.app.ctx.store,
     s.parking.id,
     { url: `${receiver.url}/other`, expose: true },
     s.app.clock.now(),
   );
   t.is(again.forwarding_secret, null);
-  t.is(s.app.ctx.parkings.findById(s.parking.id)?.forwarding_secret, s.secret, 'kept across a change of URL');
+  t.is(s.app.ctx.parkingsSqlite.findById(s.parking.id)?.forwarding_secret, s.secret, 'kept across a change of URL');
 });
 
 test('a rotation: both secrets sign every delivery during the overlap (each verifies alone), then only the new one', async (t) => {
   const { s, receiver } = await withReceiver(t);
-  const rotated = rotateForwardingSecret(s.app.ctx.db, s.parking.id, 2, s.app.clock.now());
+  const rotated = await rotateForwardingSecret(s.app.ctx.store, s.parking.id, 2, s.app.clock.now());
   const fresh = rotated.forwarding_secret ?? '';
   t.not(fresh, s.secret);
   t.is(rotated.previous_secret_until, new Date(s.app.clock.now() + 2 * 3_600_000).toISOString());
@@ -165,7 +165,7 @@ test('a rotation: both secrets sign every delivery during the overlap (each veri
 
 test('a rotation with --overlap-hours 0 switches at once', async (t) => {
   const { s, receiver } = await withReceiver(t);
-  const fresh = rotateForwardingSecret(s.app.ctx.db, s.parking.id, 0, s.app.clock.now());
+  const fresh = await rotateForwardingSecret(s.app.ctx.store, s.parking.id, 0, s.app.clock.now());
   t.is(fresh.previous_secret_until, null);
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
@@ -178,7 +178,7 @@ test('a rotation with --overlap-hours 0 switches at once', async (t) => {
 test('a secret made before Standard Webhooks (no whsec_) keeps working: the same bytes, as raw or as whsec_ + base64', async (t) => {
   const { s, receiver } = await withReceiver(t);
   const old = randomBytes(32).toString('base64url'); // what an older parkbench stored and showed
-  s.app.ctx.parkings.setForwarding(s.parking.id, receiver.url, true, old);
+  await s.app.ctx.parkings.setForwarding(s.parking.id, receiver.url, true, old);
   await send(s, logs(s, 1));
   await s.app.ctx.forwarding.runOnce();
   const [request] = receiver.received;

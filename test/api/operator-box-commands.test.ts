@@ -36,7 +36,7 @@ test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers c
   }
   t.is(box.counters.commandsAnswered, answered + 2);
   // Each took a control sequence of its own, which the box accepted.
-  const learned = app.ctx.boxes.learned(moduleId);
+  const learned = app.ctx.boxesSqlite.learned(moduleId);
   t.is(learned?.last_control_seq, (learned?.next_control_seq ?? 0) - 1);
 });
 

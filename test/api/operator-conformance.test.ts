@@ -152,7 +152,7 @@ test('a run from the API passes every case of the CLI run, filling in as it goes
   });
   t.is(typeof latest.ended_at, 'string');
   // The control sequences it took are the service's: the next command sends one after them.
-  const next = b.app.ctx.boxes.findByModuleId(b.moduleId)?.next_control_seq ?? 0;
+  const next = b.app.ctx.boxesSqlite.findByModuleId(b.moduleId)?.next_control_seq ?? 0;
   t.true(next >= (latest.summary.control_seq.next ?? Infinity), `next_control_seq ${next}`);
 
   const json = await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}/report.json`);
@@ -219,8 +219,8 @@ test("an unknown box 404, a driver's token 403, bad fields 422 naming them, prot
   t.like(errorBody(t, version1), { error: 'operation_refused', details: [{ path: 'module_id' }] });
   t.regex(errorBody(t, version1).details[0]?.message ?? '', /protocol 1 needs a box holding K_park/);
   // Nothing was started: the boxes' control sequences are untouched.
-  t.is(app.ctx.boxes.findByModuleId(parking.moduleIds[0] ?? 0)?.next_control_seq, 1);
-  t.is(app.ctx.boxes.findByModuleId(signedBox)?.next_control_seq, 1);
+  t.is(app.ctx.boxesSqlite.findByModuleId(parking.moduleIds[0] ?? 0)?.next_control_seq, 1);
+  t.is(app.ctx.boxesSqlite.findByModuleId(signedBox)?.next_control_seq, 1);
 
   const httpOnly = await testApp(t);
   const operator = await addOperator(httpOnly.ctx.store, 'bench', httpOnly.clock.now());

@@ -34,9 +34,9 @@ function database(t: ExecutionContext): Db {
   return db;
 }
 
-function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): number {
-  return createParking(
-    db,
+async function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): Promise<number> {
+  const created = await createParking(
+    sqliteStore(db),
     {
       name: 'Lot',
       description: null,
@@ -48,7 +48,8 @@ function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): number {
     },
     accessMode,
     NOW,
-  ).id;
+  );
+  return created.id;
 }
 
 function refusal(t: ExecutionContext, work: () => unknown, kind: DomainError['kind'], message: string): void {
@@ -68,57 +69,68 @@ async function refusalAsync(
   t.is(error.message, message);
 }
 
-test('addBox: the box with its credentials; a missing parking, a taken module id or MAC are domain errors', (t) => {
+test('addBox: the box with its credentials; a missing parking, a taken module id or MAC are domain errors', async (t) => {
   const db = database(t);
-  const parkingId = parking(db);
-  const added = addBox(db, { parkingId, moduleId: 9101, macAddress: '02:50:42:00:23:8D', direction: 'entrance' }, NOW);
+  const store = sqliteStore(db);
+  const parkingId = await parking(db);
+  const added = await addBox(
+    store,
+    { parkingId, moduleId: 9101, macAddress: '02:50:42:00:23:8D', direction: 'entrance' },
+    NOW,
+  );
   t.like(added, { module_id: 9101, parking_id: parkingId, mqtt_username: 'box-9101' });
   t.regex(added.box_key, /^[0-9a-f]{32}$/);
-  refusal(
+  await refusalAsync(
     t,
-    () => addBox(db, { parkingId: 99, moduleId: 1, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW),
+    () => addBox(store, { parkingId: 99, moduleId: 1, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW),
     'not_found',
     'no secured parking with id 99',
   );
-  refusal(
+  await refusalAsync(
     t,
-    () => addBox(db, { parkingId, moduleId: 9101, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW),
+    () => addBox(store, { parkingId, moduleId: 9101, macAddress: '02:00:00:00:00:01', direction: 'exit' }, NOW),
     'conflict',
     'module id 9101 is already registered',
   );
-  refusal(
+  await refusalAsync(
     t,
-    () => addBox(db, { parkingId, moduleId: 9102, macAddress: '02:50:42:00:23:8D', direction: 'exit' }, NOW),
+    () => addBox(store, { parkingId, moduleId: 9102, macAddress: '02:50:42:00:23:8D', direction: 'exit' }, NOW),
     'conflict',
     'MAC address 02:50:42:00:23:8D is already registered',
   );
-  refusal(t, () => provisionBox(db, 7, URL), 'not_found', 'no box with module id 7');
+  await refusalAsync(t, () => boxStatuses(store, { moduleId: 7 }), 'not_found', 'no box with module id 7');
+  await refusalAsync(t, () => provisionBox(store, 7, URL), 'not_found', 'no box with module id 7');
 });
 
-test('provisionFleet: each file carries the skew and battery threshold stored for its box (the table defaults)', (t) => {
+test('provisionFleet: each file carries the skew and battery threshold stored for its box (the table defaults)', async (t) => {
   const db = database(t);
-  const parkingId = parking(db, 'sealed');
-  const { files, parkingIds } = provisionFleet(db, { parkingId, count: 40, createParkings: true, mqttUrl: URL }, NOW);
+  const store = sqliteStore(db);
+  const parkingId = await parking(db, 'sealed');
+  const { files, parkingIds } = await provisionFleet(
+    store,
+    { parkingId, count: 40, createParkings: true, mqttUrl: URL },
+    NOW,
+  );
   t.is(files.length, 40);
   t.is(parkingIds.length, 2, '32 boxes a parking');
-  const boxes = new BoxRepository(db);
+  const boxes = new BoxRepository(store);
   for (const file of files) {
-    const row = boxes.findByModuleId(file.module_id);
+    const row = await boxes.findByModuleId(file.module_id);
     if (row === undefined) return t.fail(`box ${file.module_id} is stored`);
     t.is(file.skew_seconds, row.skew_seconds);
     t.is(file.min_battery_mv, row.min_battery_mv);
     t.is(file.mqtt.url, URL);
   }
   t.is(files[0]?.module_id, 100_000, 'an empty table: fleet module ids from 100000');
-  refusal(
+  await refusalAsync(
     t,
-    () => provisionFleet(db, { parkingId, count: 1, createParkings: false, mqttUrl: URL }, NOW),
+    () => provisionFleet(store, { parkingId, count: 1, createParkings: false, mqttUrl: URL }, NOW),
     'conflict',
     `secured parking ${parkingId} has room for 0 more boxes (at most 32): use --create-parkings to spread the fleet over new parkings like it`,
   );
-  refusal(
+  await refusalAsync(
     t,
-    () => provisionFleet(db, { parkingId: 99, count: 1, createParkings: false, mqttUrl: URL }, NOW),
+    () => provisionFleet(store, { parkingId: 99, count: 1, createParkings: false, mqttUrl: URL }, NOW),
     'not_found',
     'no secured parking with id 99',
   );
@@ -126,28 +138,29 @@ test('provisionFleet: each file carries the skew and battery threshold stored fo
 
 test('forwarding, MQTT clients and control operations refuse with domain errors too', async (t) => {
   const db = database(t);
-  const parkingId = parking(db);
-  const set = setForwarding(db, parkingId, { url: 'https://example.test/logs', expose: true }, NOW);
+  const store = sqliteStore(db);
+  const parkingId = await parking(db);
+  const set = await setForwarding(store, parkingId, { url: 'https://example.test/logs', expose: true }, NOW);
   t.like(set, { parking_id: parkingId, expose: true, forward_unverified: false });
   t.regex(set.forwarding_secret ?? '', /^whsec_/, 'shown when made');
   t.is(
-    setForwarding(db, parkingId, { url: 'https://example.test/other', expose: false }, NOW).forwarding_secret,
+    (await setForwarding(store, parkingId, { url: 'https://example.test/other', expose: false }, NOW))
+      .forwarding_secret,
     null,
     'kept, and not shown again',
   );
-  refusal(
+  await refusalAsync(
     t,
-    () => setForwarding(db, 99, { url: 'https://example.test/', expose: true }, NOW),
+    () => setForwarding(store, 99, { url: 'https://example.test/', expose: true }, NOW),
     'not_found',
     'no secured parking with id 99',
   );
-  refusal(
+  await refusalAsync(
     t,
-    () => rotateForwardingSecret(db, parkingId, 721, NOW),
+    () => rotateForwardingSecret(store, parkingId, 721, NOW),
     'refused',
     'the overlap must be 0 to 720 hours, got 721',
   );
-  const store = sqliteStore(db);
   await refusalAsync(
     t,
     () => replayBoxLogs(store, parkingId, NOW - 1000, NOW),
@@ -155,7 +168,6 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
     `parking ${parkingId} does not forward its box logs: set a URL with --expose true first (admin parking forwarding)`,
   );
   t.deepEqual(await forwardingStatus(store, parkingId), []);
-  await refusalAsync(t, () => boxStatuses(store, { moduleId: 7 }), 'not_found', 'no box with module id 7');
   await refusalAsync(t, () => forwardingStatus(store, 99), 'not_found', 'no secured parking with id 99');
   refusal(t, () => forwardingStatusNow(db, 99), 'not_found', 'no secured parking with id 99');
   await refusalAsync(t, () => reviveDeadDeliveries(store, 99, NOW), 'not_found', 'no secured parking with id 99');
@@ -170,7 +182,7 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
 
 test('ensureDemo: made once, the same credentials after', async (t) => {
   const db = database(t);
-  const first = await ensureDemo(db, TEST_SCRYPT_LOG2_N, NOW);
+  const first = await ensureDemo(sqliteStore(db), TEST_SCRYPT_LOG2_N, NOW);
   t.is(first.boxes.length, 2);
-  t.deepEqual(await ensureDemo(db, TEST_SCRYPT_LOG2_N, NOW + 1000), first);
+  t.deepEqual(await ensureDemo(sqliteStore(db), TEST_SCRYPT_LOG2_N, NOW + 1000), first);
 });

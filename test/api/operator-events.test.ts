@@ -399,7 +399,7 @@ const topics = new Topics();
 
 /** A simulated box on the app's embedded broker, as `parkbench sim` runs one. */
 async function simulatedBox(t: ExecutionContext, stream: Stream, box: SeededBox): Promise<SimulatedBox> {
-  stream.app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
+  await stream.app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const simulated = await SimulatedBox.start({
     clock: stream.app.clock,
     provisioning: provisioningOf(stream.parking, box),
@@ -420,7 +420,7 @@ async function simulatedBox(t: ExecutionContext, stream: Stream, box: SeededBox)
 
 /** An MQTT client with a box's own account (it may publish that box's state, nothing else of others). */
 async function boxClient(t: ExecutionContext, stream: Stream, box: SeededBox): Promise<mqtt.MqttClient> {
-  stream.app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
+  await stream.app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const client = await mqtt.connectAsync(stream.app.app.mqtt?.url ?? '', {
     username: mqttUsernameFor(box.moduleId),
     password: `pw-${box.moduleId}`,

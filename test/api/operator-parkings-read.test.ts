@@ -43,8 +43,12 @@ function countingStatements(db: Db): { db: Db; runs: () => number } {
   return { db: counted, runs: () => runs };
 }
 
-function fleet(db: Db, parkingId: number, count: number): void {
-  provisionFleet(db, { parkingId, count, createParkings: true, mqttUrl: 'mqtt://127.0.0.1:1883' }, NOW);
+async function fleet(db: Db, parkingId: number, count: number): Promise<void> {
+  await provisionFleet(
+    sqliteStore(db),
+    { parkingId, count, createParkings: true, mqttUrl: 'mqtt://127.0.0.1:1883' },
+    NOW,
+  );
 }
 
 async function statementsFor(t: ExecutionContext, db: Db): Promise<number> {
@@ -59,7 +63,7 @@ test('operatorParkings: the same number of statements for 1 box and for 101 (set
   const app = await testApp(t);
   const parking = seedParking(app, { boxes: ['entrance'] });
   const few = await statementsFor(t, app.ctx.db);
-  fleet(app.ctx.db, parking.id, 100);
+  await fleet(app.ctx.db, parking.id, 100);
   const many = await statementsFor(t, app.ctx.db);
   t.is((await operatorParkings(app.ctx.store)).flatMap((each) => each.boxes).length, 101);
   t.is(many, few, `${few} statements with 1 box, ${many} with 101`);
@@ -71,7 +75,7 @@ async function perBox(db: Db, store: Store): Promise<OperatorParking[]> {
   const ids = db.prepare<[], { id: number }>('SELECT id FROM secured_parkings ORDER BY id').all();
   const parkings: OperatorParking[] = [];
   for (const { id } of ids) {
-    const view = parkingView(db, id);
+    const view = await parkingView(sqliteStore(db), id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
     const boxes = [];
     for (const status of await boxStatuses(store, { parkingId: id })) {
@@ -92,7 +96,7 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
   const sealed = seedParking(app);
   const signed = seedParking(app, { accessMode: 'signed', boxes: ['entrance', 'exit'] });
   seedParking(app, { boxes: [] });
-  fleet(db, sealed.id, 40);
+  await fleet(db, sealed.id, 40);
   // A verified response (battery, sequence, barrier, via), twice for one box: the newest wins.
   const driver = await loggedIn(app);
   const userId = (await me(app, `Bearer ${driver.access_token}`)).json<{ id: number }>().id;
@@ -107,13 +111,13 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
   }
   // Pending control commands (SET_ISSUER to each box of the signed parking), and availabilities.
   await rotateIssuer(app.ctx, signed.id, NOW, 'test');
-  const availability = new BoxAvailabilityStore(db);
-  availability.store(
+  const availability = new BoxAvailabilityStore(app.ctx.store);
+  await availability.store(
     sealed.entrance.moduleId,
     { availability: 'online', reason: null, since: NOW, gatewayId: null },
     NOW,
   );
-  availability.store(
+  await availability.store(
     signed.exit.moduleId,
     { availability: 'offline', reason: 'gateway gw-1 offline', since: NOW, gatewayId: 'gw-1' },
     NOW,

@@ -44,7 +44,7 @@ export function addParking(
   options: { signed?: boolean; boxes?: BoxDirection[]; isOnline?: boolean } = {},
 ): BenchParking {
   const issuer = generateIssuerKeyPair();
-  const id = app.ctx.parkings.insert(
+  const id = app.ctx.parkingsSqlite.insert(
     {
       name: 'Control lot',
       description: null,
@@ -69,7 +69,7 @@ export function addParking(
     const moduleId = (nextModuleId += 1);
     const mac =
       `02:50:43:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-    app.ctx.boxes.insert(
+    app.ctx.boxesSqlite.insert(
       {
         moduleId,
         parkingId: id,
@@ -88,9 +88,9 @@ export function addParking(
 /** What `admin box provision` gives the box now (helper A's rule for the
  * issuer keys: issuer_key = next ?? current; previous = next set ? current : previous). */
 export function provisioningOf(app: Pick<TestApp, 'ctx'>, moduleId: number): Provisioning {
-  const box = app.ctx.boxes.findByModuleId(moduleId);
+  const box = app.ctx.boxesSqlite.findByModuleId(moduleId);
   if (box === undefined) throw new Error(`no box ${moduleId}`);
-  const parking = app.ctx.parkings.findById(box.parking_id);
+  const parking = app.ctx.parkingsSqlite.findById(box.parking_id);
   if (parking === undefined) throw new Error(`no parking ${box.parking_id}`);
   const hex = (value: string | null): Buffer | null => (value === null ? null : Buffer.from(value, 'hex'));
   const next = parking.issuer_next_public_key;

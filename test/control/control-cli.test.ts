@@ -110,7 +110,7 @@ test('set-access through the CLI: the API moves the boxes, then the parking is s
     pending: 0,
     failed: 0,
   });
-  t.is(app.ctx.parkings.findById(parking.id)?.access_mode, 'signed');
+  t.is(app.ctx.parkingsSqlite.findById(parking.id)?.access_mode, 'signed');
 
   const refusals: [string[], number, RegExp][] = [
     [

@@ -35,7 +35,7 @@ async function statusOf(box: SimulatedBox, command: Buffer): Promise<string | un
 }
 
 function parkingOf(app: TestApp, id: number) {
-  const parking = app.ctx.parkings.findById(id);
+  const parking = app.ctx.parkingsSqlite.findById(id);
   if (parking === undefined) throw new Error(`no parking ${id}`);
   return parking;
 }

@@ -61,7 +61,7 @@ test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answe
   t.is(entrance.box.state.revocations.size, 1);
   // The answers are box logs, as any other.
   t.is(app.ctx.db.prepare("SELECT count(*) FROM box_logs WHERE type = 'control' AND verified = 1").pluck().get(), 2);
-  t.like(app.ctx.boxes.learned(entranceId), { last_control_seq: 1, next_control_seq: 2 });
+  t.like(app.ctx.boxesSqlite.learned(entranceId), { last_control_seq: 1, next_control_seq: 2 });
 
   t.is(await statusOf(entrance.box, revoked.command), 'REVOKED');
   t.is(await statusOf(entrance.box, other.command), 'OK', 'another key still opens');
@@ -159,7 +159,7 @@ test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at
   const app = await controlApp(t);
   const parking = addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
-  const boxKey = Buffer.from(app.ctx.boxes.findByModuleId(moduleId)?.box_key ?? '', 'hex');
+  const boxKey = Buffer.from(app.ctx.boxesSqlite.findByModuleId(moduleId)?.box_key ?? '', 'hex');
   // A box on MQTT that knows only version 1: kind and key_id 0 in its answer (docs/protocol.md, step 2).
   const topics = new Topics();
   const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {

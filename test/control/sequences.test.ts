@@ -44,5 +44,5 @@ test('two processes taking sequences of one box at once: every number once, none
     all,
     Array.from({ length: 2 * count }, (_, index) => index + 1),
   );
-  t.is(app.ctx.boxes.findByModuleId(moduleId)?.next_control_seq, 2 * count + 1);
+  t.is(app.ctx.boxesSqlite.findByModuleId(moduleId)?.next_control_seq, 2 * count + 1);
 });

@@ -32,7 +32,7 @@ test('an access command reaches a BLE box through the gateway; its answer, via b
   const radio = new VirtualRadio();
   const simulated = await SimulatedBox.start({
     clock: app.clock,
-    provisioning: parseProvisioning(provisioningFile(app, box.moduleId).file),
+    provisioning: parseProvisioning((await provisioningFile(app, box.moduleId)).file),
   });
   const peripheral = new BoxBlePeripheral(simulated);
   radio.add(peripheral);

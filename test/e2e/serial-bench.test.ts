@@ -32,7 +32,7 @@ test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty
   const pair = await ptyPairForTest(t);
 
   // The box: `parkbench sim` on one end of the cable, serial only, like a real box.
-  const { path } = provisioningFile(app, box.moduleId);
+  const { path } = await provisioningFile(app, box.moduleId);
   const sim = startCli(t, ['sim', '--box', path, '--serial', pair.a, '--memory-state', '--log-level', 'warn']);
   await sim.waitForLine(/^parkbench sim ready /);
 

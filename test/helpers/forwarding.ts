@@ -49,8 +49,8 @@ export async function forwardingSetup(
   );
   const tokens = await loggedIn(app);
   const parking = seedParking(app, { accessMode: options.accessMode ?? 'sealed' });
-  const setting = setForwarding(
-    app.ctx.db,
+  const setting = await setForwarding(
+    app.ctx.store,
     parking.id,
     { url, expose: true, forwardUnverified: options.forwardUnverified ?? false },
     clock.now(),

@@ -12,6 +12,7 @@ import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { MqttAccountRepository, type ClientRole } from '../../api/mqtt/accounts.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { mqttUrlOf, provisionBox } from '../../api/boxes/provisioning.js';
+import type { ProvisioningFile } from '../../lib/provisioning-file.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { DRIVER, testApp, type TestApp } from './api-app.js';
 import { seedParking, type SeededParking } from './parking.js';
@@ -49,12 +50,12 @@ export async function addMqttClient(
 
 /** Writes the box's provisioning file as `admin box provision --out` does
  * (a fresh MQTT password, its hash stored); returns the path and the file. */
-export function provisioningFile(
+export async function provisioningFile(
   app: TestApp,
   moduleId: number,
   mqttUrl?: string,
-): { path: string; file: ReturnType<typeof provisionBox> } {
-  const file = provisionBox(app.ctx.db, moduleId, mqttUrlOf(app.config));
+): Promise<{ path: string; file: ProvisioningFile }> {
+  const file = await provisionBox(app.ctx.store, moduleId, mqttUrlOf(app.config));
   const written = mqttUrl === undefined ? file : { ...file, mqtt: { ...file.mqtt, url: mqttUrl } };
   const path = join(app.dir, `box-${moduleId}.json`);
   writeFileSync(path, JSON.stringify(written), { mode: 0o600 });

@@ -58,7 +58,7 @@ let nextModuleId = 9100;
 
 export function seedParking(test: TestApp, options: ParkingOptions = {}): SeededParking {
   const keys = freshParkingKeys(options.accessMode ?? 'sealed');
-  const id = test.ctx.parkings.insert(
+  const id = test.ctx.parkingsSqlite.insert(
     {
       name: options.name ?? 'Station lot',
       description: null,
@@ -76,7 +76,7 @@ export function seedParking(test: TestApp, options: ParkingOptions = {}): Seeded
   for (const direction of options.boxes ?? ['entrance', 'exit']) {
     const boxKeyHex = randomKeyHex();
     const macAddress = `02:50:42:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0').toUpperCase()}:${(moduleId & 0xff).toString(16).padStart(2, '0').toUpperCase()}`;
-    test.ctx.boxes.insert(
+    test.ctx.boxesSqlite.insert(
       { moduleId, parkingId: id, direction, macAddress, boxKey: boxKeyHex, mqttPasswordHash: 'x' },
       test.clock.now(),
     );

@@ -55,9 +55,9 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
   const seed = await testApp(t, {}, { dir });
   seed.clock.advanceTo(Date.now());
   const parking = seedParking(seed);
-  const { file } = provisioningFile(seed, parking.entrance.moduleId);
+  const { file } = await provisioningFile(seed, parking.entrance.moduleId);
   // Every account needs a hash mosquitto can read, the exit box's too.
-  provisioningFile(seed, parking.exit.moduleId);
+  await provisioningFile(seed, parking.exit.moduleId);
   const operator = await addMqttClient(seed, 'operator', 'op-external', 'operator-password');
   const gateway = await addMqttClient(seed, 'gateway', 'gw-external', 'gateway-password');
   const aclDir = join(dir, 'mosquitto');

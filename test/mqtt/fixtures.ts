@@ -7,9 +7,9 @@ import { randomKeyHex } from '../../api/auth/secrets.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { BoxRepository } from '../../api/repositories/boxes.js';
+import { BoxesSqlite } from '../../api/repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository } from '../../api/repositories/parkings.js';
+import { ParkingsSqlite } from '../../api/repositories/parkings.js';
 import { sqliteStore } from '../../api/db/store.js';
 
 export interface BrokerFixture {
@@ -34,7 +34,7 @@ export async function brokerFixture(
     db.close();
     rmSync(directory, { recursive: true, force: true });
   });
-  const parkingId = new ParkingRepository(db).insert(
+  const parkingId = new ParkingsSqlite(db).insert(
     {
       name: 'Lot',
       description: null,
@@ -48,7 +48,7 @@ export async function brokerFixture(
     Date.now(),
   );
   const boxes = new Map<number, string>();
-  const repository = new BoxRepository(db);
+  const repository = new BoxesSqlite(db);
   moduleIds.forEach((moduleId, index) => {
     const password = `box-password-${moduleId}`;
     const direction: BoxDirection = index % 2 === 0 ? 'entrance' : 'exit';

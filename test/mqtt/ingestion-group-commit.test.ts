@@ -216,7 +216,11 @@ test('a poison message among good ones in one turn: the good ones are stored onc
   t.is(taken.length, responses.length - 1, 'listeners told of each stored log');
   t.is(app.ctx.groupCommit.counters.groups, groups + 1, 'one transaction');
   t.is(app.ctx.groupCommit.ranAlone, responses.length, 'the batch failed once, then each message alone');
-  t.is(app.ctx.boxes.learned(moduleId)?.last_box_seq, Math.max(...rows), 'the box observation is of the stored logs');
+  t.is(
+    (await app.ctx.boxes.learned(moduleId))?.last_box_seq,
+    Math.max(...rows),
+    'the box observation is of the stored logs',
+  );
 });
 
 test('messages are counted in the order they arrived: one refused at parse waits for the messages ahead of it', async (t) => {

@@ -37,7 +37,7 @@ async function bench(t: ExecutionContext, online = false, accessMode: AccessMode
   const app = await testApp(t, {}, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
   const parking = seedParking(app, { isOnline: online, accessMode });
   for (const box of parking.boxes)
-    app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
+    await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const tokens = await loggedIn(app);
   const url = app.app.mqtt?.url ?? '';
   return { app, parking, token: tokens.access_token, url };

@@ -46,7 +46,7 @@ async function openWith(t: ExecutionContext, answer: (box: SeededBox, command: B
   const app = await testApp(t, {}, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
   const parking = seedParking(app, { isOnline: true });
   const box = parking.entrance;
-  app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
+  await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const token = (await loggedIn(app)).access_token;
   await boxAnswering(t, app.app.mqtt?.url ?? '', box, (command) => answer(box, command));
   const session = (await createSession(app, token, { parking_session: { secured_parking_id: parking.id } })).json<{

@@ -53,7 +53,7 @@ test('startService: the open route reaches the box over the broker it started; c
   t.not(app.app.control, undefined);
   const parking = seedParking(app, { isOnline: true });
   const box = parking.entrance;
-  app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword('pw'));
+  await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword('pw'));
   const client = await mqtt.connectAsync(url, { username: `box-${box.moduleId}`, password: 'pw', reconnectPeriod: 0 });
   const commands: number[] = [];
   client.on('message', (_topic, payload) => {
