@@ -1,12 +1,9 @@
 // The transitions of a parking's issuer keys (migration 8's columns) that
 // control commands drive. Each is conditional on the key it expects, so a
 // transition that already happened (--force, another process) is a no-op.
-//
-// IssuerKeyTransitions runs on an Executor (the operation's transaction, on
-// either engine); IssuerKeyTransitionsSqlite is the synchronous twin for the
-// settle by a box's verified answer (completion.ts's completeOperation).
+// They run on an Executor: the operation's transaction, or the ingestion's
+// when a box's verified answer settles the last delivery (settle.ts).
 import { sql } from 'kysely';
-import type { Db } from '../db/open.js';
 import { changed, type Executor } from '../db/store.js';
 
 export class IssuerKeyTransitions {
@@ -70,45 +67,5 @@ export class IssuerKeyTransitions {
       .where('issuer_public_key', '=', currentPublicKeyHex)
       .executeTakeFirst();
     return changed(result) === 1;
-  }
-}
-
-// SQLite only until the ingestion core moves to the store (issue 18): the
-// settle of an operation's last delivery runs in the box-log ingestion's
-// synchronous group commit (completion.ts's completeOperation).
-export class IssuerKeyTransitionsSqlite {
-  private readonly activateNext;
-  private readonly rotateToNext;
-  private readonly dropPrevious;
-
-  constructor(db: Db) {
-    this.activateNext = db.prepare<[number, string]>(
-      `UPDATE secured_parkings SET access_mode = 'signed', issuer_private_key = issuer_next_private_key, issuer_public_key = issuer_next_public_key,
-         issuer_next_private_key = NULL, issuer_next_public_key = NULL
-       WHERE id = ? AND issuer_next_public_key = ? AND access_mode = 'sealed'`,
-    );
-    this.rotateToNext = db.prepare<[number, string]>(
-      `UPDATE secured_parkings SET issuer_previous_public_key = issuer_public_key, issuer_private_key = issuer_next_private_key,
-         issuer_public_key = issuer_next_public_key, issuer_next_private_key = NULL, issuer_next_public_key = NULL
-       WHERE id = ? AND issuer_next_public_key = ? AND access_mode = 'signed'`,
-    );
-    this.dropPrevious = db.prepare<[number, string]>(
-      'UPDATE secured_parkings SET issuer_previous_public_key = NULL WHERE id = ? AND issuer_public_key = ?',
-    );
-  }
-
-  /** As IssuerKeyTransitions.switchToSigned. */
-  switchToSigned(parkingId: number, nextPublicKeyHex: string): boolean {
-    return this.activateNext.run(parkingId, nextPublicKeyHex).changes === 1;
-  }
-
-  /** As IssuerKeyTransitions.rotate. */
-  rotate(parkingId: number, nextPublicKeyHex: string): boolean {
-    return this.rotateToNext.run(parkingId, nextPublicKeyHex).changes === 1;
-  }
-
-  /** As IssuerKeyTransitions.forgetPrevious. */
-  forgetPrevious(parkingId: number, currentPublicKeyHex: string): boolean {
-    return this.dropPrevious.run(parkingId, currentPublicKeyHex).changes === 1;
   }
 }

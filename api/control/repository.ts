@@ -10,7 +10,6 @@
 // connection, synchronous, for the settle by a box's verified answer (the
 // box-log ingestion's group commit).
 import { sql } from 'kysely';
-import type { Db } from '../db/open.js';
 import { changed, type Executor, type Store } from '../db/store.js';
 
 export type ControlKind = 'REVOKE' | 'SET_ISSUER';
@@ -236,66 +235,4 @@ function settledColumns(outcome: ControlOutcome, nowMs: number) {
     in_flight_until: null,
     finished_at: outcome.state === 'pending' ? null : nowMs,
   };
-}
-
-// SQLite only until the ingestion core moves to the store (issue 18): the
-// settle by a verified answer runs in the box-log ingestion's synchronous
-// group commit.
-export class ControlCommandsSqlite {
-  private readonly ofOperation;
-  private readonly bySequence;
-  private readonly settleRow;
-  private readonly unfinishedOfOperation;
-
-  constructor(db: Db) {
-    this.ofOperation = db.prepare<[string], ControlCommandRow>(
-      'SELECT * FROM control_commands WHERE operation = ? ORDER BY module_id',
-    );
-    this.bySequence = db.prepare<[number, number, ControlKind], ControlCommandRow>(
-      "SELECT * FROM control_commands WHERE module_id = ? AND control_seq = ? AND kind = ? AND state = 'pending'",
-    );
-    this.settleRow = db.prepare<{
-      id: number;
-      state: ControlState;
-      status: string | null;
-      error: string | null;
-      next: number;
-      replays: number;
-      finished: number | null;
-    }>(
-      `UPDATE control_commands SET state = @state, last_status = @status, last_error = @error, next_attempt_at = @next,
-         replays = @replays, in_flight_until = NULL, finished_at = @finished
-       WHERE id = @id`,
-    );
-    this.unfinishedOfOperation = db.prepare<[string], { count: number }>(
-      "SELECT count(*) AS count FROM control_commands WHERE operation = ? AND state != 'done'",
-    );
-  }
-
-  listOfOperation(operation: string): ControlCommandRow[] {
-    return this.ofOperation.all(operation);
-  }
-
-  /** The pending command a box answered: its sequence and kind. */
-  findSent(moduleId: number, controlSeq: number, kind: ControlKind): ControlCommandRow | undefined {
-    return this.bySequence.get(moduleId, controlSeq, kind);
-  }
-
-  settle(id: number, outcome: ControlOutcome, nowMs: number): void {
-    const columns = settledColumns(outcome, nowMs);
-    this.settleRow.run({
-      id,
-      state: columns.state,
-      status: columns.last_status,
-      error: columns.last_error,
-      next: columns.next_attempt_at,
-      replays: columns.replays,
-      finished: columns.finished_at,
-    });
-  }
-
-  /** Commands of the operation not done yet (pending or failed). */
-  unfinished(operation: string): number {
-    return this.unfinishedOfOperation.get(operation)?.count ?? 0;
-  }
 }

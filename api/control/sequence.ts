@@ -8,7 +8,6 @@
 // write could give them both.
 import { sql } from 'kysely';
 import { U32_MAX } from '../../firmware-protocol/index.js';
-import type { Db } from '../db/open.js';
 import { greatest, type Dialect, type Executor, type Store } from '../db/store.js';
 
 /** Largest control sequence: key_id is a u32. */
@@ -49,33 +48,6 @@ export class ControlSequences {
 }
 
 const skipTarget = (next: number): number => Math.min(next, MAX_CONTROL_SEQ + 1);
-
-// SQLite only until the ingestion core moves to the store (issue 18): a
-// REPLAY's skip is written by the settle inside the box-log ingestion's
-// synchronous group commit.
-export class ControlSequencesSqlite {
-  private readonly allocate;
-  private readonly skip;
-
-  constructor(db: Db) {
-    this.allocate = db.prepare<[number, number], { seq: number }>(
-      'UPDATE boxes SET next_control_seq = next_control_seq + 1 WHERE module_id = ? AND next_control_seq <= ? RETURNING next_control_seq - 1 AS seq',
-    );
-    this.skip = db.prepare<[number, number]>(
-      'UPDATE boxes SET next_control_seq = max(next_control_seq, ?) WHERE module_id = ?',
-    );
-  }
-
-  /** As ControlSequences.next. */
-  next(moduleId: number): number | undefined {
-    return this.allocate.get(moduleId, MAX_CONTROL_SEQ)?.seq;
-  }
-
-  /** As ControlSequences.skipTo. */
-  skipTo(moduleId: number, next: number): void {
-    this.skip.run(skipTarget(next), moduleId);
-  }
-}
 
 /**
  * Where the sequence goes after the `replays`-th REPLAY (1, 2, 3) of

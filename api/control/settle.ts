@@ -6,7 +6,7 @@
 import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { Executor, Store } from '../db/store.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow, type ControlKind } from './repository.js';
-import { completeOperation } from './completion.js';
+import { applyIssuerStep } from './completion.js';
 import { ControlSequences, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
 
 function kindOf(kind: number): ControlKind | undefined {
@@ -23,7 +23,7 @@ export class ControlAnswers {
   readonly #commands: ControlCommandRepository;
   readonly #sequences: ControlSequences;
 
-  constructor(private readonly store: Store) {
+  constructor(store: Store) {
     this.#commands = new ControlCommandRepository(store);
     this.#sequences = new ControlSequences(store);
   }
@@ -46,23 +46,17 @@ export class ControlAnswers {
     if (outcome.skipTo !== undefined) await this.#sequences.skipTo(moduleId, outcome.skipTo, on);
     await this.#commands.settle(command.id, outcome, nowMs, on);
     if (outcome.state !== 'done') return;
-    if (this.store.dialect === 'sqlite') {
-      // SQLite only until the ingestion core moves to the store (issue 18):
-      // the parking's issuer key step (api/control/issuer-keys.ts) is
-      // synchronous; on the group commit's own transaction (no Kysely one).
-      completeOperation(this.store.sqlite, command.operation);
-      return;
-    }
     await completeOperationOn(on, command.operation);
   }
 }
 
-/** completeOperation on PostgreSQL: a REVOKE's operation has nothing more to
- * do; a SET_ISSUER step waits for the issuer keys' conversion (issue 18). */
+/** What an operation does once its last delivery is done, on the unit's
+ * transaction: a REVOKE's has nothing more to do (the key was refused in
+ * the service at once); a SET_ISSUER's moves the parking's issuer keys. */
 async function completeOperationOn(on: Executor, operation: string): Promise<void> {
   const commands = await on
     .selectFrom('control_commands')
-    .select(['state', 'body', 'purpose'])
+    .select(['state', 'body', 'purpose', 'parking_id'])
     .where('operation', '=', operation)
     .orderBy('module_id')
     .execute();
@@ -70,10 +64,7 @@ async function completeOperationOn(on: Executor, operation: string): Promise<voi
   const [first] = commands;
   if (first === undefined) return;
   const body = JSON.parse(first.body) as ControlBody;
-  if ('issuer_key' in body && first.purpose !== 'revoke')
-    throw new Error(
-      `control operation ${operation}: the parking's issuer key step is not on PostgreSQL yet (issue 18, api/control/issuer-keys.ts)`,
-    );
+  if ('issuer_key' in body) await applyIssuerStep(on, first.purpose, first.parking_id, body.issuer_key);
 }
 
 interface Outcome {

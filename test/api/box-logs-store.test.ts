@@ -565,3 +565,59 @@ storeTest(
     t.true(told.sessions.includes(sessionId));
   },
 );
+
+storeTest(
+  'a verified answer to the last SET_ISSUER of a set-access operation switches the parking to signed in the same transaction',
+  async (t, store) => {
+    const { deps } = ingestionOn(store, new FakeClock(NOW));
+    const w = await world(store, false);
+    const next = { publicKey: 'ab'.repeat(65), privateKey: 'cd'.repeat(32) };
+    await store.kysely
+      .updateTable('secured_parkings')
+      .set({ issuer_next_public_key: next.publicKey, issuer_next_private_key: next.privateKey })
+      .where('id', '=', w.parkingId)
+      .execute();
+    const box = w.entrance;
+    await store.kysely
+      .insertInto('control_commands')
+      .values({
+        module_id: box.moduleId,
+        kind: 'SET_ISSUER',
+        body: JSON.stringify({ issuer_key: next.publicKey }),
+        operation: 'set_access:1',
+        purpose: 'set_access',
+        parking_id: w.parkingId,
+        requested_by: 'test',
+        control_seq: 7,
+        in_flight_until: NOW + 30_000,
+        next_attempt_at: NOW,
+        created_at: NOW,
+      })
+      .execute();
+    const frame = command(FrameKind.SET_ISSUER, 7);
+    const answer = entry({
+      foUserId: null,
+      smartKeyId: null,
+      box,
+      parkingId: w.parkingId,
+      command: frame,
+      response: boxAnswer(box, frame, { status: Status.OK, direction: 0, remaining: 0xff }),
+      type: 'control',
+    });
+    await deps.groupCommit.run((on) => ingestBoxLogs(deps, on, [answer], { source: 'mqtt' }));
+    t.like(await store.kysely.selectFrom('control_commands').selectAll().executeTakeFirst(), { state: 'done' });
+    t.like(
+      await store.kysely
+        .selectFrom('secured_parkings')
+        .select(['access_mode', 'issuer_public_key', 'issuer_private_key', 'issuer_next_public_key'])
+        .where('id', '=', w.parkingId)
+        .executeTakeFirst(),
+      {
+        access_mode: 'signed',
+        issuer_public_key: next.publicKey,
+        issuer_private_key: next.privateKey,
+        issuer_next_public_key: null,
+      },
+    );
+  },
+);
