@@ -34,7 +34,7 @@ import { TokenRepository } from './repositories/tokens.js';
 import { UserRepository } from './repositories/users.js';
 import type { IngestStore } from './box-logs/ingest-store.js';
 import { ingestStoreOf } from './box-logs/ingest-store-of.js';
-import { sessionEnd, type SessionEnd } from './box-logs/session-end.js';
+import { sessionEnd, type EndAtExit } from './box-logs/session-end.js';
 
 export interface AppContext {
   config: ApiConfig;
@@ -49,7 +49,7 @@ export interface AppContext {
   /** Box-log ingestion's reads and writes on the store (api/box-logs/ingest-store.ts). */
   ingestStore: IngestStore;
   /** How ingestion ends a session at an exit box (api/box-logs/session-end.ts). */
-  sessionEnd: SessionEnd;
+  sessionEnd: EndAtExit;
   clientApps: ClientAppRepository;
   users: UserRepository;
   tokens: TokenRepository;

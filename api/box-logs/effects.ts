@@ -18,12 +18,12 @@ import type { Executor } from '../db/store.js';
 import type { EventPublisher } from '../events/types.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { BoxLogLookups, IngestStore } from './ingest-store.js';
-import type { SessionEnd } from './session-end.js';
+import type { EndAtExit } from './session-end.js';
 
 /** What the effects touch: the rows' store, the end of a session, the event stream. */
 export interface EffectDeps {
   ingestStore: IngestStore;
-  sessionEnd: SessionEnd;
+  sessionEnd: EndAtExit;
   events: Pick<EventPublisher, 'publishSession'>;
 }
 

@@ -10,9 +10,9 @@ import { endSession, type SessionServiceDeps } from '../sessions/service.js';
 
 /** Ends `session` at `endMs` (the exit's time) on `on`; its row as ended, or
  * undefined when it had ended already (another process's exit or finalize). */
-export type SessionEnd = (on: Executor, session: SessionRow, endMs: number) => Promise<SessionRow | undefined>;
+export type EndAtExit = (on: Executor, session: SessionRow, endMs: number) => Promise<SessionRow | undefined>;
 
-export function sessionEnd(service: SessionServiceDeps): SessionEnd {
+export function sessionEnd(service: SessionServiceDeps): EndAtExit {
   return async (on, session, endMs) => {
     const result = await endSession(service, on, session, endMs, false);
     return result.ended ? result.session : undefined;

@@ -9,7 +9,7 @@ import type { ApiConfig } from '../config.js';
 import type { Executor, Store } from '../db/store.js';
 import { failed, notFound } from '../domain-error.js';
 import { messageOf } from '../../lib/message-of.js';
-import { hashMqttPassword } from '../mqtt/password-hash.js';
+import { hashMqttPassword, verifyMqttPassword } from '../mqtt/password-hash.js';
 import { BoxRepository } from '../repositories/boxes.js';
 import { ParkingRepository } from '../repositories/parkings.js';
 
@@ -46,6 +46,22 @@ export async function provisionBox(store: Store, moduleId: number, mqttUrl: stri
   const pending = await newProvisioning(store, moduleId, mqttUrl);
   await pending.store();
   return pending.file;
+}
+
+/** The provisioning file with a password given to the box before (kept by
+ * `parkbench start --mqtt-url`, whose broker loaded its hash), if the stored
+ * hash is still that password's; undefined otherwise (reprovisioned since,
+ * or a fresh database). Nothing is stored. */
+export async function provisioningWithPassword(
+  store: Store,
+  moduleId: number,
+  mqttUrl: string,
+  password: string,
+): Promise<ProvisioningFile | undefined> {
+  const box = await new BoxRepository(store).findByModuleId(moduleId);
+  if (box === undefined || !(await verifyMqttPassword(password, box.mqtt_password_hash))) return undefined;
+  const { file } = await newProvisioning(store, moduleId, mqttUrl);
+  return { ...file, mqtt: { ...file.mqtt, password } };
 }
 
 /** The provisioning file as written and printed: JSON, 2 spaces, a newline. */

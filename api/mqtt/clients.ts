@@ -7,7 +7,7 @@ import { conflict, refused } from '../domain-error.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
 import { MqttAccountRepository, type ClientRole } from './accounts.js';
-import { hashMqttPassword, isMosquittoHash } from './password-hash.js';
+import { hashMqttPassword, isMosquittoHash, verifyMqttPassword } from './password-hash.js';
 
 export interface AddedMqttClient {
   name: string;
@@ -62,6 +62,13 @@ export async function ensureOperatorClient(
     await accounts.setClientPasswordHash(username, hashMqttPassword(password));
   }
   return { username, password };
+}
+
+/** Whether the operator client `username` exists and takes `password` (a
+ * password kept from an earlier start of the bench on an external broker). */
+export async function operatorClientTakes(store: Store, username: string, password: string): Promise<boolean> {
+  const account = await new MqttAccountRepository(store).findClient(username);
+  return account !== undefined && (await verifyMqttPassword(password, account.password_hash));
 }
 
 export interface MosquittoExport {

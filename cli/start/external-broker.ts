@@ -9,11 +9,8 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import type { Store } from '../../api/db/store.js';
-import { newProvisioning, provisionBox } from '../../api/boxes/provisioning.js';
-import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
-import { ensureOperatorClient, mosquittoExport } from '../../api/mqtt/clients.js';
-import { verifyMqttPassword } from '../../api/mqtt/password-hash.js';
-import { BoxRepository } from '../../api/repositories/boxes.js';
+import { provisionBox, provisioningWithPassword } from '../../api/boxes/provisioning.js';
+import { ensureOperatorClient, mosquittoExport, operatorClientTakes } from '../../api/mqtt/clients.js';
 import type { ProvisioningFile } from '../../lib/provisioning-file.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { messageOf } from '../../lib/message-of.js';
@@ -71,28 +68,25 @@ export async function externalAccounts(options: {
 }): Promise<ExternalAccounts> {
   const path = join(options.dataDir, KEPT_PASSWORDS_FILE);
   const kept = readKept(path);
-  const boxes = new BoxRepository(options.store);
   const provisioning: ProvisioningFile[] = [];
   for (const moduleId of options.moduleIds) {
     const password = kept.boxes[String(moduleId)];
-    const box = await boxes.findByModuleId(moduleId);
-    if (password !== undefined && box !== undefined && (await verifyMqttPassword(password, box.mqtt_password_hash))) {
-      // The file as provisioning builds it, with the kept password (its own fresh one is never stored).
-      const { file } = await newProvisioning(options.store, moduleId, options.url);
-      provisioning.push({ ...file, mqtt: { ...file.mqtt, password } });
+    const same =
+      password === undefined
+        ? undefined
+        : await provisioningWithPassword(options.store, moduleId, options.url, password);
+    if (same !== undefined) {
+      provisioning.push(same);
       continue;
     }
     const file = await provisionBox(options.store, moduleId, options.url);
     kept.boxes[String(moduleId)] = file.mqtt.password;
     provisioning.push(file);
   }
-  const accounts = new MqttAccountRepository(options.store);
-  const account = await accounts.findClient(options.operatorUsername);
   let operator = kept.operator;
   if (
     operator?.username !== options.operatorUsername ||
-    account === undefined ||
-    !(await verifyMqttPassword(operator.password, account.password_hash))
+    !(await operatorClientTakes(options.store, operator.username, operator.password))
   ) {
     operator = await ensureOperatorClient(options.store, options.operatorName, options.operatorUsername, options.nowMs);
     kept.operator = operator;

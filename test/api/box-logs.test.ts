@@ -479,7 +479,7 @@ test('the service learns box_time drift, battery, last seen and the control sequ
       }),
     ],
   });
-  t.like(f.app.ctx.boxes.learned(box.moduleId), {
+  t.like(await f.app.ctx.boxes.learned(box.moduleId), {
     last_seen_at: Date.UTC(2026, 0, 1, 0, 10),
     last_box_seq: 500,
     last_box_time: boxTime,
@@ -510,12 +510,12 @@ test('the service learns box_time drift, battery, last seen and the control sequ
   await postBoxLogs(f.app, f.token, {
     box_logs: [log(boxAnswer(box, control, { direction: 0, remaining: 0xff, batteryMv: 3600 }))],
   });
-  t.like(f.app.ctx.boxes.learned(box.moduleId), { last_control_seq: 41, next_control_seq: 42 });
+  t.like(await f.app.ctx.boxes.learned(box.moduleId), { last_control_seq: 41, next_control_seq: 42 });
   await postBoxLogs(f.app, f.token, {
     box_logs: [log(boxAnswer(box, controlCommand(box, 99), { direction: 0, remaining: 0xff, status: Status.REPLAY }))],
   });
   t.like(
-    f.app.ctx.boxes.learned(box.moduleId),
+    await f.app.ctx.boxes.learned(box.moduleId),
     { last_control_seq: 41 },
     'a refused sequence is not the last accepted',
   );
