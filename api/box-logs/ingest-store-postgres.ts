@@ -15,7 +15,7 @@ import type { SessionRow } from '../repositories/sessions.js';
 import type { SmartKeyRow } from '../repositories/smart-keys.js';
 import type { IngestStore, OutboxEntry } from './ingest-store.js';
 
-/** A placeholder array parameter: one `$n` whatever the group's size. */
+/** The ids of a group bound as ONE array parameter (`= ANY($n)`): the SQL text is the same whatever the group's size, so it is compiled once. */
 const ids = sql<boolean>`${sql.ref('id')} = ANY(${sql.val<number[]>([])}::bigint[])`;
 
 const SESSION_COLUMNS = [
