@@ -179,8 +179,6 @@ export class BoxesSqlite {
   readonly #ofParking;
   readonly #everyBox;
   readonly #insert;
-  readonly #observation;
-  readonly #control;
   readonly #learned;
 
   constructor(db: Db) {
@@ -190,15 +188,6 @@ export class BoxesSqlite {
     this.#insert = db.prepare<[Insertable<BoxesTable>]>(
       `INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at)
        VALUES (@module_id, @parking_id, @direction, @mac_address, @box_key, @mqtt_username, @mqtt_password_hash, @created_at)`,
-    );
-    this.#observation = db.prepare<[number, number, number, number, number, number, number]>(
-      `UPDATE boxes SET last_seen_at = ?, last_box_seq = ?, last_box_time = ?, box_time_drift_seconds = ?, battery_mv = ?
-       WHERE module_id = ? AND (last_box_seq IS NULL OR last_box_seq < ?)`,
-    );
-    this.#control = db.prepare<[{ next: number; accepted: number | null; module: number }]>(
-      `UPDATE boxes SET next_control_seq = max(next_control_seq, @next),
-         last_control_seq = CASE WHEN @accepted IS NULL THEN last_control_seq ELSE max(coalesce(last_control_seq, 0), @accepted) END
-       WHERE module_id = @module`,
     );
     this.#learned = db.prepare<[number], LearnedState>(`SELECT ${LEARNED.join(', ')} FROM boxes WHERE module_id = ?`);
   }
@@ -217,22 +206,6 @@ export class BoxesSqlite {
 
   insert(box: NewBox, nowMs: number): number {
     return Number(this.#insert.run(boxValues(box, nowMs)).lastInsertRowid);
-  }
-
-  noteObservation(observation: BoxObservation): void {
-    this.#observation.run(
-      observation.seenAt,
-      observation.boxSeq,
-      observation.boxTime,
-      observation.driftSeconds,
-      observation.batteryMv,
-      observation.moduleId,
-      observation.boxSeq,
-    );
-  }
-
-  noteControlSequence(moduleId: number, sequence: number, accepted: boolean): void {
-    this.#control.run({ next: sequence + 1, accepted: accepted ? sequence : null, module: moduleId });
   }
 
   learned(moduleId: number): LearnedState | undefined {
