@@ -1,4 +1,4 @@
-// Migrations on PostgreSQL (issue 18; not used by the app yet): the baseline
+// Migrations on PostgreSQL (issue 18): the baseline
 // (api/db/postgres-baseline.ts) on an empty database, recorded as every
 // SQLite version up to it, then the migrations after it, each in its own
 // transaction (DDL is transactional on PostgreSQL). All under a session
@@ -73,19 +73,10 @@ export async function migratePostgres(
 }
 
 async function migrateLocked(client: pg.PoolClient, plan: PostgresMigrationPlan, where: string): Promise<number> {
-  const tables = (
-    await client.query<{ name: string }>(
-      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
-    )
-  ).rows.map((row) => row.name);
+  const tables = await tablesOf(client);
   let recorded = 0;
   if (!tables.includes('migrations')) {
-    if (tables.length > 0) {
-      const shown = tables.length > 5 ? `${tables.slice(0, 5).join(', ')}, ...` : tables.join(', ');
-      throw new DatabaseRefusedError(
-        `${where} is not a parkbench database (tables ${shown} and no migrations table): parkbench will not add its tables to it; give another DATABASE_URL`,
-      );
-    }
+    if (tables.length > 0) throw notParkbench(where, tables);
     await inTransaction(client, async () => {
       await client.query(plan.baselineSql);
       for (const migration of plan.baseline)
@@ -99,12 +90,8 @@ async function migrateLocked(client: pg.PoolClient, plan: PostgresMigrationPlan,
   const applied = new Set(
     (await client.query<{ version: number }>('SELECT version FROM migrations')).rows.map((row) => row.version),
   );
-  const known = new Set([...plan.baseline, ...plan.later].map((migration) => migration.version));
-  const unknown = [...applied].filter((version) => !known.has(version));
-  if (unknown.length > 0)
-    throw new DatabaseRefusedError(
-      `${where} is at migration ${Math.max(...applied)}, which this parkbench does not know (it knows migrations up to ${Math.max(...known)}): use the parkbench that wrote it, or a newer one`,
-    );
+  const known = [...plan.baseline, ...plan.later].map((migration) => migration.version);
+  if ([...applied].some((version) => !known.includes(version))) throw tooNew(where, applied, known);
   for (const migration of plan.later) {
     if (applied.has(migration.version)) continue;
     await inTransaction(client, async () => {
@@ -114,6 +101,58 @@ async function migrateLocked(client: pg.PoolClient, plan: PostgresMigrationPlan,
     recorded += 1;
   }
   return recorded;
+}
+
+/**
+ * For a command that only reads: the database must be parkbench's, and
+ * migrated up to this parkbench's last version already (reading it writes
+ * nothing, so it cannot migrate). Refused as by migratePostgres otherwise;
+ * also when it holds no parkbench tables yet.
+ */
+export async function checkPostgresCurrent(
+  pool: pg.Pool,
+  plan: PostgresMigrationPlan = POSTGRES_MIGRATIONS,
+  where = 'the PostgreSQL database',
+): Promise<void> {
+  const tables = await tablesOf(pool);
+  if (!tables.includes('migrations')) {
+    if (tables.length === 0)
+      throw new DatabaseRefusedError(
+        `${where} holds no parkbench database (it is empty): a command that writes (or parkbench api) creates it`,
+      );
+    throw notParkbench(where, tables);
+  }
+  const applied = new Set(
+    (await pool.query<{ version: number }>('SELECT version FROM migrations')).rows.map((row) => row.version),
+  );
+  const known = [...plan.baseline, ...plan.later].map((migration) => migration.version);
+  const unknown = [...applied].filter((version) => !known.includes(version));
+  if (unknown.length > 0) throw tooNew(where, applied, known);
+  if (known.every((version) => applied.has(version))) return;
+  throw new DatabaseRefusedError(
+    `${where} is at migration ${Math.max(0, ...applied)}; this parkbench needs migration ${Math.max(...known)}: a command that writes (or parkbench api) migrates it, a read-only one does not`,
+  );
+}
+
+async function tablesOf(client: pg.Pool | pg.PoolClient): Promise<string[]> {
+  return (
+    await client.query<{ name: string }>(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name",
+    )
+  ).rows.map((row) => row.name);
+}
+
+function notParkbench(where: string, tables: string[]): DatabaseRefusedError {
+  const shown = tables.length > 5 ? `${tables.slice(0, 5).join(', ')}, ...` : tables.join(', ');
+  return new DatabaseRefusedError(
+    `${where} is not a parkbench database (tables ${shown} and no migrations table): parkbench will not add its tables to it; give another DATABASE_URL`,
+  );
+}
+
+function tooNew(where: string, applied: Set<number>, known: number[]): DatabaseRefusedError {
+  return new DatabaseRefusedError(
+    `${where} is at migration ${Math.max(...applied)}, which this parkbench does not know (it knows migrations up to ${Math.max(...known)}): use the parkbench that wrote it, or a newer one`,
+  );
 }
 
 async function inTransaction(client: pg.PoolClient, work: () => Promise<void>): Promise<void> {

@@ -26,7 +26,7 @@ import type { PostgresUrl } from '../config.js';
 import { BetterSqliteDialect } from './kysely-sqlite.js';
 import type { Db } from './open.js';
 import { createPostgresPool } from './postgres-pool.js';
-import { migratePostgres } from './postgres-migrations.js';
+import { checkPostgresCurrent, migratePostgres } from './postgres-migrations.js';
 import type { Schema } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -73,16 +73,20 @@ export interface OpenPostgresOptions {
   onIdleError: (error: Error) => void;
   /** How the database is named in a refusal (the URL with its password masked). */
   where?: string;
+  /** Only read: check that the database is parkbench's and migrated, write nothing. */
+  readonly?: boolean;
 }
 
-/** Opens a pool on the database, migrates it (once across processes), and hands out the store. */
+/** Opens a pool on the database, migrates it (once across processes; or,
+ * read-only, checks it is current), and hands out the store. */
 export async function openPostgresStore(url: PostgresUrl, options: OpenPostgresOptions): Promise<PostgresStore> {
   const pool = createPostgresPool(url, {
     onIdleError: options.onIdleError,
     ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),
   });
   try {
-    await migratePostgres(pool, undefined, options.where);
+    if (options.readonly === true) await checkPostgresCurrent(pool, undefined, options.where);
+    else await migratePostgres(pool, undefined, options.where);
   } catch (error) {
     await pool.end();
     throw error;

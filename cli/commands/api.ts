@@ -30,7 +30,7 @@ export function registerApiCommand(program: Command): void {
   for (const variable of CONFIG_VARIABLES) {
     command.option(`--${flagName(variable)} <value>`, `overrides ${variable}`);
   }
-  command.option('--database <path>', 'same as --database-path');
+  command.option('--database <path or url>', 'same as --database-path, or --database-url for a postgres:// URL');
   command.action(async (flags: Record<string, string | undefined>) => {
     const config = await withConcretePort(flags);
     await serve(config, program.version() ?? 'unknown');
@@ -52,7 +52,7 @@ export function configFrom(flags: Record<string, string | undefined>, env: NodeJ
     const value = flags[key];
     if (value !== undefined) byVariable[variable] = value;
   }
-  if (flags.database !== undefined && byVariable.DATABASE_PATH === undefined) byVariable.DATABASE_PATH = flags.database;
+  if (flags.database !== undefined) databaseFlag(flags.database, byVariable);
   let config: ApiConfig;
   try {
     config = loadConfig(env, byVariable);
@@ -60,14 +60,19 @@ export function configFrom(flags: Record<string, string | undefined>, env: NodeJ
     if (error instanceof ConfigError) throw new UsageError(`bad configuration: ${error.message}`);
     throw error;
   }
-  // Checked, but the store does not run on PostgreSQL yet (issue 18): a
-  // service that quietly ran on a SQLite file instead of the server it was
-  // given would lose its operator's data, so a set DATABASE_URL stops it.
-  if (config.databaseUrl !== undefined)
-    throw new UsageError(
-      'DATABASE_URL / --database-url: PostgreSQL is not supported by this version yet; unset it to run on SQLite (DATABASE_PATH)',
-    );
   return config;
+}
+
+/** `--database`: a postgres:// URL selects PostgreSQL, anything else is the
+ * SQLite file. A flag wins over the environment, so a file given here also
+ * clears a DATABASE_URL set there (and a URL wins over DATABASE_PATH). */
+function databaseFlag(value: string, byVariable: Partial<Record<ConfigVariable, string>>): void {
+  if (/^postgres(ql)?:\/\//i.test(value.trim())) {
+    byVariable.DATABASE_URL ??= value;
+  } else {
+    byVariable.DATABASE_PATH ??= value;
+    byVariable.DATABASE_URL ??= '';
+  }
 }
 
 function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
