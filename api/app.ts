@@ -82,11 +82,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ...serverOptions(config),
   });
   configureServer(app, config);
-  await app.register(databasePlugin, { path: config.databasePath, busyTimeoutMs: config.databaseBusyTimeoutMs });
+  await app.register(databasePlugin, { config });
   const ctx = createContext(
     config,
     options.clock ?? systemClock,
-    app.db,
+    app.store,
     app.log.child({ component: 'api:forwarding' }),
   );
   app.decorate('ctx', ctx);

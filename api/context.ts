@@ -9,7 +9,7 @@
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Db } from './db/open.js';
-import { sqliteStore, type Store } from './db/store.js';
+import type { Store } from './db/store.js';
 import { GroupCommit } from './db/group-commit.js';
 import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
@@ -81,8 +81,10 @@ export interface AppContext {
   eventStream: EventStream;
 }
 
-export function createContext(config: ApiConfig, clock: Clock, db: Db, log?: ForwardingLogger): AppContext {
-  const store = sqliteStore(db);
+export function createContext(config: ApiConfig, clock: Clock, store: Store, log?: ForwardingLogger): AppContext {
+  // The last synchronous twins (issue 18, going this session) need the SQLite connection.
+  if (store.dialect !== 'sqlite') throw new Error('the API does not run on PostgreSQL before its last SQLite twins go');
+  const db = store.sqlite;
   const tokens = new TokenRepository(store);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));

@@ -1,33 +1,29 @@
-// The database as a fastify plugin: opened and migrated when registered,
-// exposed as `app.db`, closed on `onClose` (after in-flight requests finish).
+// The store as a fastify plugin: opened (and migrated) when registered, on
+// PostgreSQL when DATABASE_URL is set, else on the SQLite file; exposed as
+// `app.store`; closed on `onClose`, after in-flight requests finish.
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
-import { openDatabase, type Db } from './open.js';
+import { openStore, type StoreConfig } from './open-store.js';
+import type { Store } from './store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    db: Db;
+    store: Store;
   }
 }
 
 export const databasePlugin = fp(
-  (app: FastifyInstance, options: { path: string; busyTimeoutMs?: number }, done: (error?: Error) => void) => {
-    let db: Db;
-    try {
-      db = openDatabase(
-        options.path,
-        options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs },
-      );
-    } catch (error) {
-      done(error as Error);
-      return;
-    }
-    app.decorate('db', db);
-    app.addHook('onClose', (_instance, closed) => {
-      db.close();
-      closed();
+  async (app: FastifyInstance, options: { config: StoreConfig }) => {
+    const store = await openStore(options.config, {
+      // pg reports an idle connection's error (the server restarted, a proxy
+      // closed it) on the pool; the pool drops it and the next query
+      // reconnects, so it is worth a warning, not a crash.
+      onIdleError: (error) => app.log.warn({ err: error }, 'an idle PostgreSQL connection failed; it is replaced'),
     });
-    done();
+    app.decorate<Store>('store', store);
+    app.addHook('onClose', async () => {
+      await store.close();
+    });
   },
   { name: 'parkbench-database' },
 );

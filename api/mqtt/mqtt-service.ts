@@ -11,7 +11,6 @@ import type { CommandContext, CommandMessage } from '../../lib/mqtt-messages.js'
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
 import type { ApiConfig } from '../config.js';
-import type { Db } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import { MqttAccountRepository } from './accounts.js';
 import { BoxAvailabilityStore } from '../boxes/availability.js';
@@ -39,10 +38,9 @@ export type MqttConnection =
     };
 
 /** What ingestion needs (declared by response-ingester.ts; its `events`
- * also hear of availability and state changes), the MQTT accounts'
- * database, the packet size bound, and where the boxes' published states go. */
+ * also hear of availability and state changes), the store (the MQTT
+ * accounts), the packet size bound, and where the boxes' published states go. */
 export type MqttServiceDeps = ConstructorParameters<typeof ResponseIngestion>[0] & {
-  db: Db;
   /** The MQTT accounts' logins (accounts.ts). */
   store: Store;
   config: Pick<ApiConfig, 'mqttMaxPacketBytes'>;

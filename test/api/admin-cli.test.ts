@@ -774,9 +774,10 @@ test('demo is idempotent and its credentials work against the API', async (t) =>
     },
   });
   t.is(response.statusCode, 200);
-  const parking = app.db
-    .prepare('SELECT name, currency, price_per_hour_minor, max_duration_minutes, tries FROM secured_parkings')
-    .get();
+  const parking = await app.store.kysely
+    .selectFrom('secured_parkings')
+    .select(['name', 'currency', 'price_per_hour_minor', 'max_duration_minutes', 'tries'])
+    .executeTakeFirst();
   t.deepEqual(parking, {
     name: 'Demo parking',
     currency: 'EUR',

@@ -73,7 +73,7 @@ test('entries live TOKEN_CACHE_SECONDS: a revocation by another process is seen 
   const bearer = `Bearer ${tokens.access_token}`;
   t.is((await me(app, bearer)).statusCode, 200);
   // Another process revokes: a write to the shared file, unseen by this cache.
-  app.app.db.prepare('UPDATE tokens SET revoked_at = 1').run();
+  await app.ctx.store.kysely.updateTable('tokens').set({ revoked_at: 1 }).execute();
   t.is((await me(app, bearer)).statusCode, 200, 'still cached');
   app.clock.advance(5_000);
   t.is((await me(app, bearer)).statusCode, 401, 'read again once the entry aged out');

@@ -3,7 +3,7 @@
 // Retry-After and write nothing; reads go on (WAL); once the lock is
 // released, the same requests succeed.
 import test from 'ava';
-import { DRIVER, errorBody, loggedIn, passwordGrant, register, testApp } from '../helpers/api-app.js';
+import { DRIVER, errorBody, loggedIn, passwordGrant, register, sqliteConnection, testApp } from '../helpers/api-app.js';
 import { holdWriteLock } from '../helpers/database-lock.js';
 import { boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking } from '../helpers/parking.js';
@@ -11,7 +11,7 @@ import { createSession, seedParking } from '../helpers/parking.js';
 test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; OAuth answers temporarily_unavailable', async (t) => {
   // Not 5 s a request in a test: the wait itself is SQLite's.
   const app = await testApp(t, { databaseBusyTimeoutMs: 50 });
-  t.is(app.app.db.pragma('busy_timeout', { simple: true }), 50, 'DATABASE_BUSY_TIMEOUT_MS reaches SQLite');
+  t.is(sqliteConnection(app).pragma('busy_timeout', { simple: true }), 50, 'DATABASE_BUSY_TIMEOUT_MS reaches SQLite');
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
   const release = holdWriteLock(t, app.config.databasePath);
@@ -80,8 +80,8 @@ test('the payment form under a busy database: a 503 page with Retry-After, the p
   t.regex(busy.headers['content-type'] as string, /^text\/html/);
   t.regex(busy.body, /busy and nothing was recorded/);
   release();
-  t.is(app.app.db.prepare('SELECT state FROM payments').pluck().get(), 'pending');
+  t.is(sqliteConnection(app).prepare('SELECT state FROM payments').pluck().get(), 'pending');
   const paid = await pay();
   t.is(paid.statusCode, 200);
-  t.is(app.app.db.prepare('SELECT state FROM payments').pluck().get(), 'paid');
+  t.is(sqliteConnection(app).prepare('SELECT state FROM payments').pluck().get(), 'paid');
 });

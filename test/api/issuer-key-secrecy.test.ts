@@ -239,7 +239,10 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
     'the box opened with the service smart key',
   );
   await waitFor(() => (app.mqtt?.ingestion.counters.stored ?? 0) === 1, 'the box log stored');
-  const log = app.db.prepare('SELECT verified, smart_key_id, command_decrypted FROM box_logs').get() as {
+  const log = (await app.store.kysely
+    .selectFrom('box_logs')
+    .select(['verified', 'smart_key_id', 'command_decrypted'])
+    .executeTakeFirst()) as {
     verified: number;
     smart_key_id: number;
     command_decrypted: string;
@@ -291,10 +294,9 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
   await admin('demo');
 
   // Now look for the private keys (of both parkings) everywhere.
-  const privateKeys = app.db
-    .prepare('SELECT issuer_private_key FROM secured_parkings ORDER BY id')
-    .pluck()
-    .all() as string[];
+  const privateKeys = (
+    await app.store.kysely.selectFrom('secured_parkings').select('issuer_private_key').orderBy('id').execute()
+  ).map((row) => row.issuer_private_key ?? 'none'); // a parking without one fails the regex below
   t.is(privateKeys.length, 3, 'two parkings and the demo one: fleet provision of 2 boxes needed no new parking');
   t.is(app.log.level, 'trace', 'every line the API logs is captured');
   t.true(logs.includes('request completed'), 'the logger did capture requests');

@@ -24,7 +24,7 @@ test('password grant: 200 with the spec 2.4 fields plus created_at, not cacheabl
   t.is(response.headers['cache-control'], 'no-store');
   t.is(response.headers.pragma, 'no-cache');
   // Only hashes are stored.
-  const row = app.app.db.prepare('SELECT access_token_hash FROM tokens').get() as { access_token_hash: Buffer };
+  const row = await app.ctx.store.kysely.selectFrom('tokens').select('access_token_hash').executeTakeFirstOrThrow();
   t.is(row.access_token_hash.length, 32);
   t.deepEqual(
     row.access_token_hash,

@@ -13,6 +13,7 @@ import {
   seedParking,
 } from '../helpers/parking.js';
 import { newIssuer } from '../helpers/signed-box.js';
+import { rowCount } from '../helpers/store-rows.js';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
 
@@ -149,7 +150,11 @@ for (const accessMode of ACCESS_MODES) {
     t.false(openCommand(frame, Buffer.alloc(16)).ok, 'not under another parking key');
     t.false(openSignedCommand(frame, newIssuer().publicKey).ok, 'not under another issuer key');
     // Which issuer key signed it is kept (rotation needs it); null when sealed.
-    const signedBy = app.app.db.prepare('SELECT signed_by FROM smart_keys WHERE id = ?').pluck().get(body.smart_key.id);
+    const { signed_by: signedBy } = await app.ctx.store.kysely
+      .selectFrom('smart_keys')
+      .select('signed_by')
+      .where('id', '=', body.smart_key.id)
+      .executeTakeFirstOrThrow();
     t.is(signedBy, parking.issuer?.publicKey.toString('hex') ?? null);
     // GET returns the same bytes.
     const keys = (await authGet(app, tokens.access_token, '/api/car_driver/smart_keys')).json<
@@ -235,7 +240,11 @@ test('422 with messages: wrong types, inactive parking, no boxes, an open sessio
     t.is(errorBody(t, response).error, 'validation_failed');
   }
   const inactive = seedParking(app);
-  app.app.db.prepare('UPDATE secured_parkings SET is_active = 0 WHERE id = ?').run(inactive.id);
+  await app.ctx.store.kysely
+    .updateTable('secured_parkings')
+    .set({ is_active: 0 })
+    .where('id', '=', inactive.id)
+    .execute();
   const noBoxes = seedParking(app, { boxes: [] });
   const refusal = async (id: number) => {
     const response = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: id } });
@@ -252,7 +261,7 @@ test('422 with messages: wrong types, inactive parking, no boxes, an open sessio
     201,
   );
   t.regex(await refusal(parking.id), /already has an open parking session/);
-  t.is(app.app.db.prepare('SELECT count(*) AS n FROM parking_sessions').pluck().get(), 1);
+  t.is(await rowCount(app.ctx.store, 'parking_sessions'), 1);
 });
 
 test('two simultaneous creations by one driver: one 201, one 422, one open session', async (t) => {
@@ -266,7 +275,12 @@ test('two simultaneous creations by one driver: one 201, one 422, one open sessi
     createSession(app, tokens.access_token, payload),
   ]);
   t.deepEqual(responses.map((response) => response.statusCode).sort(), [201, 422, 422]);
-  t.is(app.app.db.prepare("SELECT count(*) FROM parking_sessions WHERE state <> 'finished'").pluck().get(), 1);
+  const open = await app.ctx.store.kysely
+    .selectFrom('parking_sessions')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('state', '<>', 'finished')
+    .executeTakeFirstOrThrow();
+  t.is(Number(open.n), 1);
 });
 
 test('the partial unique index holds one open session per driver even past the service checks', async (t) => {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { DRIVER, errorBody, register, testApp } from '../helpers/api-app.js';
+import { rowCount } from '../helpers/store-rows.js';
 
 test('201 with the user, never the password; email stored lowercased', async (t) => {
   const app = await testApp(t);
@@ -8,7 +9,7 @@ test('201 with the user, never the password; email stored lowercased', async (t)
   t.deepEqual(Object.keys(response.json<object>()).sort(), ['email', 'first_name', 'id', 'last_name', 'phone']);
   t.like(response.json(), { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', phone: DRIVER.phone });
   t.false(response.body.includes(DRIVER.password));
-  const stored = app.app.db.prepare('SELECT password_hash FROM users').get() as { password_hash: string };
+  const stored = await app.ctx.store.kysely.selectFrom('users').select('password_hash').executeTakeFirstOrThrow();
   t.regex(stored.password_hash, /^scrypt\$10\$8\$1\$/);
 });
 
@@ -134,7 +135,7 @@ test('names and phone must be printable text: 422 naming the field for NUL, cont
       ]);
     }
   }
-  t.is((app.app.db.prepare('SELECT count(*) AS n FROM users').get() as { n: number }).n, 0);
+  t.is(await rowCount(app.ctx.store, 'users'), 0);
 });
 
 test('printable text in any script is taken and stored as valid UTF-8 (ZWNJ inside a Persian name too)', async (t) => {
@@ -148,9 +149,11 @@ test('printable text in any script is taken and stored as valid UTF-8 (ZWNJ insi
       phone: '+33 6 12 34 56 78',
     });
     t.is(response.statusCode, 201, `${name}: ${response.body}`);
-    const row = app.app.db
-      .prepare('SELECT hex(first_name) AS hex FROM users WHERE email = ?')
-      .get(`driver${index}@example.com`) as { hex: string };
-    t.is(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(row.hex, 'hex')), name);
+    const row = await app.ctx.store.kysely
+      .selectFrom('users')
+      .select('first_name')
+      .where('email', '=', `driver${index}@example.com`)
+      .executeTakeFirstOrThrow();
+    t.is(row.first_name, name);
   }
 });

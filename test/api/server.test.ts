@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { MIGRATIONS } from '../../api/db/migrations.js';
 import { API_ERRORS, OAUTH_ERRORS } from '../../api/errors.js';
-import { errorBody, testApp } from '../helpers/api-app.js';
+import { errorBody, sqliteConnection, testApp } from '../helpers/api-app.js';
 
 test('GET /health: 200 once the database is open and migrated', async (t) => {
   const app = await testApp(t);
@@ -13,7 +13,7 @@ test('GET /health: 200 once the database is open and migrated', async (t) => {
 
 test('the database folder is created, in WAL mode, and migrations run once', async (t) => {
   const app = await testApp(t);
-  t.is(app.app.db.pragma('journal_mode', { simple: true }), 'wal');
+  t.is(sqliteConnection(app).pragma('journal_mode', { simple: true }), 'wal');
   const { openDatabase } = await import('../../api/db/open.js');
   const again = openDatabase(app.config.databasePath);
   t.is((again.prepare('SELECT count(*) AS n FROM migrations').get() as { n: number }).n, MIGRATIONS.length);

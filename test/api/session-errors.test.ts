@@ -60,7 +60,11 @@ test('HTTP: each refusal keeps its status and its whole body', async (t) => {
     },
   });
   const closed = seedParking(app, { boxes: [] });
-  app.app.db.prepare('UPDATE secured_parkings SET is_active = 0 WHERE id = ?').run(closed.id);
+  await app.ctx.store.kysely
+    .updateTable('secured_parkings')
+    .set({ is_active: 0 })
+    .where('id', '=', closed.id)
+    .execute();
   const refusedMessage = 'The parking session cannot be created; see details.';
   t.deepEqual(await post(closed.id), {
     status: 422,

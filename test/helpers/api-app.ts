@@ -10,6 +10,7 @@ import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, type ApiConfig } from '../../api/config.js';
 import type { AppContext } from '../../api/context.js';
+import type { Db } from '../../api/db/open.js';
 import { hashIssuedSecret } from '../../api/auth/secrets.js';
 import { ClientAppRepository } from '../../api/repositories/client-apps.js';
 
@@ -64,6 +65,14 @@ export async function testApp(
   if (!(await clients.findByClientAppId(client.client_app_id)))
     await clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
   return { app, ctx: app.ctx, clock, config, client, dir };
+}
+
+/** The SQLite connection under a test app: for tests of what exists on
+ * SQLite only (its busy timeout, its file's locks), which say so. */
+export function sqliteConnection(test: TestApp): Db {
+  const { store } = test.ctx;
+  if (store.dialect !== 'sqlite') throw new Error('this test is about SQLite and runs on SQLite only');
+  return store.sqlite;
 }
 
 export const DRIVER = {

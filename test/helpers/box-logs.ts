@@ -103,7 +103,7 @@ export function postBoxLogs(
 }
 
 export function countRows(test: TestApp, table: string): number {
-  return test.app.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+  return test.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
 }
 
 export interface BoxLogsBody {

@@ -2,7 +2,7 @@
 // that need a row to refer to (a parking for boxes, commands, outbox rows)
 // without the services that make one for real.
 import type { Insertable } from 'kysely';
-import type { SecuredParkingsTable } from '../../api/db/schema.js';
+import type { Schema, SecuredParkingsTable } from '../../api/db/schema.js';
 import type { Store } from '../../api/db/store.js';
 
 /** A sealed parking, 1.00 EUR an hour, 3 tries; `fields` override any column. Its id. */
@@ -169,4 +169,14 @@ export async function insertPayment(
       updated_at: fields.createdAt,
     })
     .execute();
+}
+
+/** How many rows a table holds, on either engine. */
+export async function rowCount(store: Store, table: keyof Schema): Promise<number> {
+  const row = await store.kysely
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  // PostgreSQL's count is a bigint, which pg hands over as a string.
+  return Number(row.n);
 }

@@ -3,7 +3,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../lib/clock.js';
 import { revokeSmartKey } from '../../control/operations.js';
-import type { Db } from '../../db/open.js';
 import type { Store } from '../../db/store.js';
 import { ApiError } from '../../errors.js';
 import { forwardingStatus, reviveDeadDeliveries } from '../../forwarding/administration.js';
@@ -17,8 +16,6 @@ import { idParams } from './schemas.js';
  * 404), and the event stream (a revived parking's forwarding, the boxes a
  * revocation queued commands for). */
 export interface OperatorActionRouteDeps {
-  db: Db;
-  /** The store: forwarding's outbox and control's queue (issue 18). */
   store: Store;
   clock: Clock;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;

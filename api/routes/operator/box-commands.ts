@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ApiConfig } from '../../config.js';
-import type { Db } from '../../db/open.js';
 import type { Store } from '../../db/store.js';
 import { ApiError } from '../../errors.js';
 import type { ControlDelivery, EventPublisher } from '../../events/types.js';
@@ -23,7 +22,6 @@ import { answering } from './domain-errors.js';
 /** The database (the box, its control sequence), the clock (TIME_SET), the
  * answer timeout, the event stream (control deliveries, the box anew). */
 export interface OperatorBoxCommandRouteDeps {
-  db: Db;
   store: Store;
   clock: Clock;
   config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
