@@ -5,6 +5,7 @@
 // takes a path or a postgres:// URL alike.
 import type { ApiConfig } from '../config.js';
 import { openDatabase } from './open.js';
+import { DatabaseRefusedError } from './refused.js';
 import { openPostgresStore, sqliteStore, type Store } from './store.js';
 
 export interface OpenStoreOptions {
@@ -21,13 +22,24 @@ export type StoreConfig = Pick<ApiConfig, 'databasePath' | 'databaseUrl' | 'data
 /** The store, open and migrated; its `close` closes what it opened (the file or the pool). */
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<Store> {
   const readonly = options.readonly === true;
-  if (config.databaseUrl !== undefined)
-    return openPostgresStore(config.databaseUrl, {
-      onIdleError: options.onIdleError,
-      where: config.databaseUrl.shown,
-      readonly,
-      ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
-    });
+  const url = config.databaseUrl;
+  if (url !== undefined) {
+    try {
+      return await openPostgresStore(url, {
+        onIdleError: options.onIdleError,
+        where: url.shown,
+        readonly,
+        ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+      });
+    } catch (error) {
+      if (error instanceof DatabaseRefusedError) throw error;
+      // pg's own messages ("connect ECONNREFUSED 127.0.0.1:5432", "password
+      // authentication failed for user ...") do not say which database.
+      throw new Error(`PostgreSQL at ${url.shown}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
+  }
   const db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs, readonly });
   const store = sqliteStore(db);
   return {

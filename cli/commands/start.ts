@@ -55,6 +55,12 @@ export function registerStartCommand(program: Command): void {
       const logLevel = parseLogLevel(flags.logLevel);
       if (flags.mqttAclOut !== undefined && (flags.mqttUrl ?? process.env.MQTT_URL ?? '') === '')
         throw new UsageError('--mqtt-acl-out goes with an external broker (--mqtt-url or MQTT_URL)');
+      // --fresh deletes the bench's SQLite file; a server database may hold
+      // more than the bench, so parkbench never empties one.
+      if (flags.fresh === true && (flags.databaseUrl ?? process.env.DATABASE_URL ?? '') !== '')
+        throw new UsageError(
+          "--fresh empties the bench's SQLite file, not a PostgreSQL database: drop and create the database yourself (dropdb, createdb), or start without --fresh",
+        );
       const speed = Number(flags.speed);
       if (!Number.isFinite(speed) || speed <= 0 || speed > 10_000)
         throw new UsageError(`--speed must be a number above 0 and at most 10000, got "${flags.speed}"`);

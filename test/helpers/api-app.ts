@@ -8,7 +8,10 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { startService } from '../../api/server.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { configWith, type ApiConfig } from '../../api/config.js';
+import { configWith, parsePostgresUrl, type ApiConfig } from '../../api/config.js';
+import type { Dialect } from '../../api/db/store.js';
+import { databaseForTest } from './postgres.js';
+import { TEST_STORE_VARIABLE } from './stores.js';
 import type { AppContext } from '../../api/context.js';
 import type { Db } from '../../api/db/open.js';
 import { hashIssuedSecret } from '../../api/auth/secrets.js';
@@ -24,6 +27,16 @@ export interface TestApp {
 }
 
 export const TEST_SCRYPT_LOG2_N = 10;
+
+/**
+ * The store test apps run on: PostgreSQL when PARKBENCH_TEST_STORE is
+ * `postgres`, else SQLite (`sqlite`, `both` or unset: a suite run once per
+ * store sets it; storeTests' repository tests cover both in every run). A
+ * test that gives its own databasePath is about the SQLite file and keeps it.
+ */
+export function appStore(): Dialect {
+  return process.env[TEST_STORE_VARIABLE] === 'postgres' ? 'postgres' : 'sqlite';
+}
 
 export function tempDir(t: ExecutionContext, prefix = 'parkbench-api-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -45,6 +58,9 @@ export async function testApp(
   const dir = options.dir ?? tempDir(t);
   const config = configWith({
     databasePath: join(dir, 'db', 'test.sqlite'),
+    ...(appStore() === 'postgres' && overrides.databasePath === undefined
+      ? { databaseUrl: parsePostgresUrl(await databaseForTest(t)) }
+      : {}),
     scryptLog2N: TEST_SCRYPT_LOG2_N,
     ...overrides,
   });
