@@ -68,11 +68,13 @@ function inCi(): boolean {
 const said = new Set<Tool>();
 
 /**
- * `test` when `tool` is on PATH; otherwise `test.skip` after one line on
- * stderr, or, under CI, an error with that same line (the file fails).
+ * `test` when `tool` (each of the tools) is on PATH; otherwise `test.skip`
+ * after one line on stderr, or, under CI, an error with that same line (the
+ * file fails).
  */
-export function testNeeding(tool: Tool, test: TestFn | SerialFn): DeclareTest {
-  if (available(tool)) return test;
+export function testNeeding(tools: Tool | readonly Tool[], test: TestFn | SerialFn): DeclareTest {
+  const tool = (typeof tools === 'string' ? [tools] : tools).find((each) => !available(each));
+  if (tool === undefined) return test;
   const line = missingToolLine(tool);
   if (inCi()) throw new Error(`CI=true: ${line}`);
   if (!said.has(tool)) {
