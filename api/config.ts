@@ -294,7 +294,7 @@ export const DEFAULTS = Object.freeze({
   PORT: '3000',
   PUBLIC_URL: '', // derived: http://HOST:PORT
   DATABASE_PATH: './data/parkbench.sqlite',
-  DATABASE_URL: '', // postgres://...: PostgreSQL (issue 18; checked, and refused by cli/commands/api.ts until the store runs on it)
+  DATABASE_URL: '', // postgres://user:password@host:5432/db: PostgreSQL instead of the SQLite file
   DATABASE_BUSY_TIMEOUT_MS: '5000', // a write waits this long for another process's lock, then 503
   MQTT_PORT: '1883',
   MQTT_URL: '',

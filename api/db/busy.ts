@@ -11,13 +11,21 @@
 //   within lock_timeout (55P03), a serialization failure (40001) or a
 //   deadlock (40P01), where the server rolled this transaction back and the
 //   other one goes on; too many connections (53300) and a server still
-//   starting up (57P03) pass with time too.
+//   starting up (57P03) pass with time too, as does a connection the server
+//   ended (57P01 admin shutdown, 57P02 crash shutdown: a restart, a failover
+//   of a managed service) or could not keep (class 08, connection
+//   exceptions): the transaction did not commit, the pool reconnects.
 
-const POSTGRES_BUSY = new Set(['55P03', '40001', '40P01', '53300', '57P03']);
+const POSTGRES_BUSY = new Set(['55P03', '40001', '40P01', '53300', '57P03', '57P01', '57P02']);
+const POSTGRES_CONNECTION_EXCEPTION = '08';
 
 /** Whether `error` says the database is busy (a retry later may succeed). */
 export function isDatabaseBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
-  return code.startsWith('SQLITE_BUSY') || POSTGRES_BUSY.has(code);
+  return (
+    code.startsWith('SQLITE_BUSY') ||
+    POSTGRES_BUSY.has(code) ||
+    (code.length === 5 && code.startsWith(POSTGRES_CONNECTION_EXCEPTION))
+  );
 }

@@ -135,3 +135,31 @@ storeTest.on(
     t.true(isDatabaseBusy(errors[0]));
   },
 );
+
+storeTest.on(
+  'postgres',
+  'a connection the server ended (a restart, a failover) is busy: the transaction did not commit (PostgreSQL only: SQLite has no server)',
+  async (t, store) => {
+    if (store.dialect !== 'postgres') throw new Error('declared for PostgreSQL only');
+    const victim = new pg.Client(store.pool.options);
+    await victim.connect();
+    // pg reports the end as an error event too, after the query's rejection.
+    victim.on('error', () => undefined);
+    const { rows } = await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await victim.query('BEGIN');
+    await victim.query(
+      "INSERT INTO client_apps (name, client_app_id, client_secret_hash, created_at) VALUES ('a', 'a', 'h', 1)",
+    );
+    const ended = victim.query('SELECT pg_sleep(30)').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await store.kysely.executeQuery(sql`SELECT pg_terminate_backend(${rows[0]?.pid})`.compile(store.kysely));
+    const error = await ended;
+    t.is((error as { code?: string }).code, '57P01', String(error));
+    t.true(isDatabaseBusy(error));
+    const apps = await store.kysely.selectFrom('client_apps').select('id').execute();
+    t.deepEqual(apps, [], 'nothing of its transaction was written');
+    await victim.end().catch(() => undefined);
+  },
+);
