@@ -8,9 +8,9 @@ import { holdWriteLock } from '../helpers/database-lock.js';
 import { boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking } from '../helpers/parking.js';
 
-test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; OAuth answers temporarily_unavailable', async (t) => {
+test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; OAuth answers temporarily_unavailable (SQLite: its busy timeout and file lock)', async (t) => {
   // Not 5 s a request in a test: the wait itself is SQLite's.
-  const app = await testApp(t, { databaseBusyTimeoutMs: 50 });
+  const app = await testApp(t, { databaseBusyTimeoutMs: 50 }, { store: 'sqlite' });
   t.is(sqliteConnection(app).pragma('busy_timeout', { simple: true }), 50, 'DATABASE_BUSY_TIMEOUT_MS reaches SQLite');
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
@@ -58,8 +58,8 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
   t.is((await passwordGrant(app)).statusCode, 200);
 });
 
-test('the payment form under a busy database: a 503 page with Retry-After, the payment still pending; paying afterwards works', async (t) => {
-  const app = await testApp(t, { databaseBusyTimeoutMs: 50 });
+test('the payment form under a busy database: a 503 page with Retry-After, the payment still pending; paying afterwards works (SQLite: its file lock)', async (t) => {
+  const app = await testApp(t, { databaseBusyTimeoutMs: 50 }, { store: 'sqlite' });
   const tokens = await loggedIn(app);
   const parking = seedParking(app);
   const created = await createSession(app, tokens.access_token, {

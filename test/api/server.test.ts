@@ -11,8 +11,8 @@ test('GET /health: 200 once the database is open and migrated', async (t) => {
   t.deepEqual(response.json(), { status: 'ok', migrations: MIGRATIONS.length });
 });
 
-test('the database folder is created, in WAL mode, and migrations run once', async (t) => {
-  const app = await testApp(t);
+test('the database folder is created, in WAL mode, and migrations run once (SQLite: its file)', async (t) => {
+  const app = await testApp(t, {}, { store: 'sqlite' });
   t.is(sqliteConnection(app).pragma('journal_mode', { simple: true }), 'wal');
   const { openDatabase } = await import('../../api/db/open.js');
   const again = openDatabase(app.config.databasePath);

@@ -53,12 +53,15 @@ export async function testApp(
     dir?: string;
     mqtt?: MqttConnection;
     clock?: FakeClock;
+    /** `sqlite` for a test of what only SQLite has (its busy timeout, its
+     * file), whatever PARKBENCH_TEST_STORE says; its title says so. */
+    store?: Dialect;
   } = {},
 ): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
   const config = configWith({
     databasePath: join(dir, 'db', 'test.sqlite'),
-    ...(appStore() === 'postgres' && overrides.databasePath === undefined
+    ...((options.store ?? appStore()) === 'postgres' && overrides.databasePath === undefined
       ? { databaseUrl: parsePostgresUrl(await databaseForTest(t)) }
       : {}),
     scryptLog2N: TEST_SCRYPT_LOG2_N,
