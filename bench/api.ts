@@ -20,7 +20,11 @@
 //   BENCH_SECONDS (default 5) per case, BENCH_CONNECTIONS (default 50),
 //   BENCH_ROUNDS (default 8) rounds of the box log comparison,
 //   BENCH_AUTH_ROUNDS (default 24) 1-second rounds of the bearer comparison,
-//   BENCH_PARTS (default auth,sessions,box-logs) the parts to run.
+//   BENCH_PARTS (default auth,sessions,box-logs) the parts to run,
+//   BENCH_STORE (default sqlite) or postgres: the API on a PostgreSQL server
+//   started for the run (as durable as the SQLite store), the box logs then
+//   also against the floor, PostgreSQL's own insert of the same rows in
+//   statements of 50 from 4 connections, measured on that server (issue 18).
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,11 +33,12 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { buildApp } from '../api/app.js';
 import { hashIssuedSecret, hashSecret } from '../api/auth/secrets.js';
-import { configWith } from '../api/config.js';
+import { configWith, parsePostgresUrl } from '../api/config.js';
 import { ClientAppRepository } from '../api/repositories/client-apps.js';
 import { UserRepository } from '../api/repositories/users.js';
 import { seedDrivers, seedParking } from './support/api-seed.js';
 import { boxLogBatch, type BoxLogFixture } from './support/box-log-batches.js';
+import { benchDatabases, benchStoreOf, type BenchDatabases } from './support/bench-databases.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -47,6 +52,7 @@ if (unknownParts.length > 0) {
 /** Bare and real runs alternate this many times. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const AUTH: Rounds = { rounds: Number(process.env.BENCH_AUTH_ROUNDS ?? 24), seconds: 1 };
+const STORE = benchStoreOf(process.env.BENCH_STORE);
 
 interface Fixture {
   base: string;
@@ -198,7 +204,14 @@ const CASES: Record<string, Case> = {
 /** The child: builds the app, seeds it, listens, reports the fixture. */
 async function serve(logLevel: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'parkbench-bench-'));
-  const config = configWith({ databasePath: join(dir, 'bench.sqlite'), logLevel, loginMaxFailuresPerAddress: 1e6 });
+  // The parent's database on PostgreSQL (BENCH_STORE=postgres), else a file of this process.
+  const databaseUrl = process.env.DATABASE_URL;
+  const config = configWith({
+    databasePath: join(dir, 'bench.sqlite'),
+    ...(databaseUrl === undefined ? {} : { databaseUrl: parsePostgresUrl(databaseUrl) }),
+    logLevel,
+    loginMaxFailuresPerAddress: 1e6,
+  });
   // Logs go to the child's stdout, which the parent sends to /dev/null.
   const app = await buildApp({ config, logger: logLevel === 'silent' ? false : { level: logLevel } });
   // The baseline: a route on the same server (same hooks, same serializer)
@@ -310,8 +323,14 @@ function serverCpuMicros(child: ChildProcess): Promise<CpuMicros> {
   });
 }
 
-async function startServer(logLevel: string): Promise<{ fixture: Fixture; child: ChildProcess }> {
+async function startServer(
+  logLevel: string,
+  databases: BenchDatabases,
+): Promise<{ fixture: Fixture; child: ChildProcess }> {
+  // SQLite: the child makes its file; PostgreSQL: a new database on the run's server.
+  const env = databases.store === 'postgres' ? (await databases.fresh(`api_${logLevel}`)).env : {};
   const child = fork(new URL(import.meta.url).pathname, ['--serve', logLevel], {
+    env: { ...process.env, ...env },
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -501,7 +520,7 @@ async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<v
 }
 
 /** Box log ingestion against the bare route, alternating ROUNDS times of SECONDS. */
-async function compareBoxLogs(fixture: Fixture, child: ChildProcess): Promise<void> {
+async function compareBoxLogs(fixture: Fixture, child: ChildProcess, databases: BenchDatabases): Promise<void> {
   console.log(
     `box log ingestion: batches of ${BOX_LOG_BATCH} verified logs, one token, server without request logs:\n`,
   );
@@ -517,16 +536,31 @@ async function compareBoxLogs(fixture: Fixture, child: ChildProcess): Promise<vo
   console.log(
     `against the bare route's ${bareLogs.toFixed(0)} logs/s parsed (p99 ${bareMean.p99.toFixed(1)} ms): ${describeRatio(comparison)} (target at least 0.40: ${median(ratios) >= 0.4 ? 'MET' : 'NOT MET'})\n`,
   );
+  const floor = await databases.floor(BOX_LOG_BATCH, 4, SECONDS);
+  if (floor !== undefined)
+    console.log(
+      `against PostgreSQL's own insert of the same rows (${floor.case}, 4 connections, the floor): ${floor.rowsPerSecond.toFixed(0)} rows/s; the API stores ${(stored / floor.rowsPerSecond).toFixed(2)} of it\n`,
+    );
 }
 
 async function main(): Promise<void> {
   console.log(
-    `parkbench API benchmark: autocannon -c ${CONNECTIONS}, 127.0.0.1, node ${process.version}; ${SECONDS} s a case; ` +
+    `parkbench API benchmark: autocannon -c ${CONNECTIONS}, 127.0.0.1, node ${process.version}, on ${STORE === 'postgres' ? 'PostgreSQL' : 'SQLite'}; ${SECONDS} s a case; ` +
       `bearer: ${AUTH.rounds} rounds of ${AUTH.seconds} s; box logs: ${ROUNDS} rounds of ${SECONDS} s\n`,
   );
+  const dir = mkdtempSync(join(tmpdir(), 'parkbench-bench-'));
+  const databases = await benchDatabases(STORE, dir);
+  try {
+    await measureParts(databases);
+  } finally {
+    await databases.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
+async function measureParts(databases: BenchDatabases): Promise<void> {
   // 1. Without request logs: the cost of authentication alone.
-  const quiet = await startServer('silent');
+  const quiet = await startServer('silent', databases);
   try {
     if (PARTS.has('auth')) {
       // Measured here, in the load process, while the server idles.
@@ -545,14 +579,14 @@ async function main(): Promise<void> {
       );
     }
     if (PARTS.has('sessions')) await compareSessions(quiet.fixture, quiet.child);
-    if (PARTS.has('box-logs')) await compareBoxLogs(quiet.fixture, quiet.child);
+    if (PARTS.has('box-logs')) await compareBoxLogs(quiet.fixture, quiet.child, databases);
   } finally {
     quiet.child.disconnect();
   }
   if (!PARTS.has('auth')) return;
 
   // 2. As `parkbench api` runs by default: one JSON log line per request and response.
-  const logging = await startServer('info');
+  const logging = await startServer('info', databases);
   try {
     console.log('server as `parkbench api` runs it (LOG_LEVEL=info, logs to /dev/null):\n');
     const auth = await compare(logging.fixture, logging.child, ['bare', 'me'], AUTH);

@@ -1,4 +1,4 @@
-// npm run bench:ingest [-- --boxes 200 --per-box 250 --bare-count 50000 --stream-rounds 2]
+// npm run bench:ingest [-- --boxes 200 --per-box 250 --bare-count 50000 --stream-rounds 2 --store sqlite|postgres]
 //
 // Box responses -> stored box logs per second, through `parkbench api` (its
 // own process: the embedded aedes broker and the ingestion, which commits
@@ -13,19 +13,23 @@
 // clients of GET /api/operator/events attached (real SSE connections from
 // this process, reading every byte), alternating, --stream-rounds times each:
 // target, at least 0.9 of the rate without them.
+// `--store postgres` (issue 18): the API on a PostgreSQL server started for
+// the run (as durable as the SQLite store), the floor measured on it in the
+// same run: the server's own insert of the same rows, 500 a statement (a
+// group of messages is one statement); target 10,000 stored/s there too.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { freePort } from '../lib/free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../api/db/open.js';
+import { openStore } from '../api/db/open-store.js';
 import { ParkingRepository } from '../api/repositories/parkings.js';
 import { randomKeyHex } from '../api/auth/secrets.js';
 import { provisionFleet } from '../api/boxes/fleet.js';
 import { formatNumber, startTsx } from './support/processes.js';
-import { sqliteStore } from '../api/db/store.js';
 import { addOperator } from '../api/operators/accounts.js';
 import { attachStreamClients, type StreamClients } from './support/stream-clients.js';
+import { benchDatabases, benchStoreOf, type BenchDatabase } from './support/bench-databases.js';
 
 const boxes = Number(argument('--boxes') ?? 200);
 const perBox = Number(argument('--per-box') ?? 250);
@@ -34,9 +38,12 @@ const streamRounds = Number(argument('--stream-rounds') ?? 2);
 const STREAM_CLIENTS = 3;
 const worker = new URL('./support/ingest-worker.ts', import.meta.url);
 const directory = await mkdtemp(join(tmpdir(), 'pb-bench-ingest-'));
+const databases = await benchDatabases(benchStoreOf(argument('--store')), directory);
 
 try {
-  console.log(`ingestion benchmark: ${boxes} simulated boxes x ${perBox} verified responses, QoS 1, 2-core machine`);
+  console.log(
+    `ingestion benchmark: ${boxes} simulated boxes x ${perBox} verified responses, QoS 1, on ${databases.store === 'postgres' ? 'PostgreSQL' : 'SQLite'}, 2-core machine`,
+  );
   const bare = await bareBroker();
   console.log(
     `baseline: bare aedes, 1 publisher -> 1 subscriber, QoS 1: ${formatNumber(bare.rate)} msg/s (${formatNumber(bare.messages)} messages in ${formatNumber(bare.seconds, 2)} s)`,
@@ -50,8 +57,14 @@ try {
   console.log(
     `targets:  10,000 stored/s: ${ingest.rate >= 10_000 ? 'met' : 'MISSED'}; half the bare broker: ${ratio >= 0.5 ? 'met' : 'MISSED'}; every response stored: ${ingest.stored === ingest.messages ? 'yes' : 'NO'}`,
   );
+  const floor = await databases.floor(500, 1, 3);
+  if (floor !== undefined)
+    console.log(
+      `floor:    PostgreSQL's own insert of the same rows, 500 a statement, 1 connection: ${formatNumber(floor.rowsPerSecond)} rows/s; ingest ${formatNumber(ingest.rate / floor.rowsPerSecond, 2)} of it`,
+    );
   if (streamRounds > 0) await withAndWithoutStreams();
 } finally {
+  await databases.stop();
   await rm(directory, { recursive: true, force: true });
 }
 process.exit(0);
@@ -110,14 +123,14 @@ async function throughApi(
   streamClients = 0,
   name = 'bench',
 ): Promise<Rate & { stored: number; cpuUsPerLog: number; streams?: string }> {
-  const databasePath = join(directory, `${name}.sqlite`);
+  const database = await databases.fresh(name);
   const mqttPort = await freePort();
   const httpPort = await freePort();
   const fleetFile = join(directory, `${name}-fleet.json`);
-  const seeded = await seedFleet(databasePath, mqttPort);
+  const seeded = await seedFleet(database, mqttPort);
   await writeFile(fleetFile, JSON.stringify(seeded.files));
   const api = startTsx(new URL('../bin/parkbench.js', import.meta.url), ['api'], {
-    DATABASE_PATH: databasePath,
+    ...database.env,
     HOST: '127.0.0.1',
     PORT: String(httpPort),
     MQTT_PORT: String(mqttPort),
@@ -143,9 +156,7 @@ async function throughApi(
     ]);
     // The API process's CPU a stored log (user + system, /proc): what the load of the machine moves least.
     const cpuUsPerLog = ((cpuSecondsOf(api.process.pid) - cpuBefore) * 1e6) / result.messages;
-    const db = openDatabase(databasePath);
-    const stored = db.prepare('SELECT count(*) FROM box_logs WHERE verified = 1').pluck().get() as number;
-    db.close();
+    const stored = await verifiedLogs(database);
     const summary = streams?.summary();
     return { ...result, stored, cpuUsPerLog, ...(summary === undefined ? {} : { streams: summary }) };
   } finally {
@@ -156,13 +167,16 @@ async function throughApi(
 
 /** The boxes in the database (what `admin fleet provision` does), their
  * provisioning files, and an operator's token for the event stream. */
-async function seedFleet(databasePath: string, mqttPort: number): Promise<{ files: unknown[]; operatorToken: string }> {
-  const db = openDatabase(databasePath);
+async function seedFleet(
+  database: BenchDatabase,
+  mqttPort: number,
+): Promise<{ files: unknown[]; operatorToken: string }> {
+  const store = await openStore(database.config, { onIdleError: () => undefined });
   try {
     const now = Date.now();
     // Sealed on purpose, though new parkings are signed by default (issue 13):
     // the figures compare with runs from before protocol version 2.
-    const parkingId = await new ParkingRepository(sqliteStore(db)).insert(
+    const parkingId = await new ParkingRepository(store).insert(
       {
         name: 'Ingest bench',
         description: null,
@@ -176,13 +190,27 @@ async function seedFleet(databasePath: string, mqttPort: number): Promise<{ file
       now,
     );
     const { files } = await provisionFleet(
-      sqliteStore(db),
+      store,
       { parkingId, count: boxes, createParkings: true, mqttUrl: `mqtt://127.0.0.1:${mqttPort}` },
       now,
     );
-    return { files, operatorToken: (await addOperator(sqliteStore(db), 'bench', now)).token };
+    return { files, operatorToken: (await addOperator(store, 'bench', now)).token };
   } finally {
-    db.close();
+    await store.close();
+  }
+}
+
+async function verifiedLogs(database: BenchDatabase): Promise<number> {
+  const store = await openStore(database.config, { onIdleError: () => undefined });
+  try {
+    const row = await store.kysely
+      .selectFrom('box_logs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('verified', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  } finally {
+    await store.close();
   }
 }
 
