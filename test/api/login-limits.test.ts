@@ -133,7 +133,10 @@ test('concurrent successes of one account are never counted as failures once the
     Array.from({ length: 10 }, () => ({ username: DRIVER.email, password: DRIVER.password })),
     '203.0.113.1',
   );
-  t.true(first.succeeded >= 1 && first.succeeded <= 3);
+  // How many overlap depends on the store's latency (on PostgreSQL more of
+  // them end before the last begin); at least one gets through either way.
+  t.true(first.succeeded >= 1, JSON.stringify(first));
+  t.is(first.succeeded + first.limited, 10, JSON.stringify(first));
   for (let i = 0; i < 5; i += 1)
     t.is((await passwordGrant(app, DRIVER.email, DRIVER.password, '203.0.113.1')).statusCode, 200);
 });

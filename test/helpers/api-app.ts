@@ -24,6 +24,9 @@ export interface TestApp {
   config: ApiConfig;
   client: { client_app_id: string; client_secret: string };
   dir: string;
+  /** The app's database for a process started beside it (`parkbench admin`,
+   * a fixture): DATABASE_PATH on SQLite, DATABASE_URL on PostgreSQL. */
+  databaseEnv: Record<string, string>;
 }
 
 export const TEST_SCRYPT_LOG2_N = 10;
@@ -59,11 +62,13 @@ export async function testApp(
   } = {},
 ): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
+  const postgresUrl =
+    (options.store ?? appStore()) === 'postgres' && overrides.databasePath === undefined
+      ? await postgresDatabaseOf(t, dir)
+      : undefined;
   const config = configWith({
     databasePath: join(dir, 'db', 'test.sqlite'),
-    ...((options.store ?? appStore()) === 'postgres' && overrides.databasePath === undefined
-      ? { databaseUrl: parsePostgresUrl(await databaseForTest(t)) }
-      : {}),
+    ...(postgresUrl === undefined ? {} : { databaseUrl: parsePostgresUrl(postgresUrl) }),
     scryptLog2N: TEST_SCRYPT_LOG2_N,
     ...overrides,
   });
@@ -83,7 +88,9 @@ export async function testApp(
   const clients = new ClientAppRepository(app.ctx.store);
   if (!(await clients.findByClientAppId(client.client_app_id)))
     await clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
-  return { app, ctx: app.ctx, clock, config, client, dir };
+  const databaseEnv: Record<string, string> =
+    postgresUrl === undefined ? { DATABASE_PATH: config.databasePath } : { DATABASE_URL: postgresUrl };
+  return { app, ctx: app.ctx, clock, config, client, dir, databaseEnv };
 }
 
 /** The SQLite connection under a test app: for tests of what exists on
@@ -92,6 +99,21 @@ export function sqliteConnection(test: TestApp): Db {
   const { store } = test.ctx;
   if (store.dialect !== 'sqlite') throw new Error('this test is about SQLite and runs on SQLite only');
   return store.sqlite;
+}
+
+/** The PostgreSQL database of each folder: two test apps given one `dir`
+ * share one database, as two processes share one SQLite file. */
+const postgresDatabases = new Map<string, Promise<string>>();
+
+function postgresDatabaseOf(t: ExecutionContext, dir: string): Promise<string> {
+  let url = postgresDatabases.get(dir);
+  if (url === undefined) {
+    postgresDatabases.set(dir, (url = databaseForTest(t)));
+    t.teardown(() => {
+      postgresDatabases.delete(dir);
+    });
+  }
+  return url;
 }
 
 export const DRIVER = {
