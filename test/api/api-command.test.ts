@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import test from 'ava';
 import { binPath, runCli } from '../helpers/run-cli.js';
+import { freePort } from '../../lib/free-port.js';
 import { tempDir } from '../helpers/api-app.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -18,8 +19,6 @@ test('bad configuration: one line on stderr, exit 2', async (t) => {
     [{ MQTT_URL: 'http://x' }, [], 'MQTT_URL'],
     [{ DATABASE_URL: 'mysql://park:hunter2@db/parkbench' }, [], 'DATABASE_URL'],
     [{}, ['--database-url', 'postgres://park:hunter2@db'], '--database-url'],
-    // A good URL too: the store does not run on PostgreSQL yet, and must not fall back to SQLite quietly.
-    [{ DATABASE_URL: 'postgres://park:hunter2@db.example:5432/parkbench' }, [], 'not supported'],
     [{ PORT: '3000' }, ['--port', 'x'], '--port'],
   ] as const) {
     const result = await runCli(['api', ...flags], { env });
@@ -28,6 +27,22 @@ test('bad configuration: one line on stderr, exit 2', async (t) => {
     t.true(result.stderr.includes(name), result.stderr);
     t.false(result.stderr.includes('hunter2'), 'a password is never shown');
   }
+});
+
+test('a PostgreSQL that does not answer: one line naming the URL without its password, exit 1', async (t) => {
+  const port = await freePort();
+  const result = await runCli(['api', '--port', '0'], {
+    env: { DATABASE_URL: `postgres://park:hunter2@127.0.0.1:${port}/parkbench`, MQTT_PORT: '0' },
+  });
+  t.is(result.code, 1, result.stderr);
+  t.is(result.stderr.trim().split('\n').length, 1, result.stderr);
+  t.regex(
+    result.stderr,
+    new RegExp(
+      `cannot start the API: PostgreSQL at postgres://park:\\*+@127\\.0\\.0\\.1:${port}/parkbench: .*ECONNREFUSED`,
+    ),
+  );
+  t.false(result.stderr.includes('hunter2'), 'a password is never shown');
 });
 
 test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) => {
