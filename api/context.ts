@@ -151,9 +151,11 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     eventTickets: new EventTicketRepository(store),
     eventStream: new EventStream({
       hub: events,
-      renderer: new StreamRenderer(db, liveStates),
+      renderer: new StreamRenderer(store, liveStates),
       clock,
       flushMs: config.eventsFlushMs,
+      onError: (error) =>
+        log?.warn({ err: error }, 'the event stream could not read the store; the next flush tries again'),
     }),
     loginLimiter: new LoginLimiter(
       store,

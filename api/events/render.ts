@@ -1,23 +1,23 @@
-// What the stream's messages hold, read from the database when a flush (or
-// a snapshot) needs it, never per raw event: a box entry as in GET
+// What the stream's messages hold, read from the store when a flush (or a
+// snapshot) needs it, never per raw event: a box entry as in GET
 // /api/operator/parkings (plus `live` and `parking_id`), a session as in GET
 // /api/operator/sessions, a parking's forwarding as in GET
 // /api/operator/parkings/:id/forwarding, the newest box logs as stream
-// items. Statements are prepared once per database (the flush runs four
-// times a second while pages watch).
-import type { Db } from '../db/open.js';
-import { forwardingStatusNow, type ForwardingStatus } from '../forwarding/administration.js';
-import { boxEntryReader, type BoxEntryReader } from '../operators/box-entries.js';
+// items. A flush reads all its boxes in one statement and all its sessions
+// in one (on PostgreSQL each statement is a round trip).
+import type { Store } from '../db/store.js';
+import { forwardingStatus, type ForwardingStatus } from '../forwarding/administration.js';
+import { BoxEntries } from '../operators/box-entries.js';
 import {
-  OPERATOR_SESSION_COLUMNS,
-  operatorBoxLogsSqlite,
-  toOperatorSession,
+  operatorBoxLogs,
+  operatorSessionsById,
+  operatorSessionsOfDay,
   type OperatorBox,
   type OperatorBoxLog,
   type OperatorParking,
   type OperatorSession,
-  type OperatorSessionRow,
 } from '../operators/views.js';
+import { DomainError } from '../domain-error.js';
 import { parseCreatedAt } from '../box-logs/validate.js';
 import type { LiveBoxStates, LiveState } from './live-states.js';
 import type { BoxLogStreamItem } from './types.js';
@@ -56,55 +56,64 @@ export function latencyMs(createdAt: string, receivedAtMs: number): number | nul
   return created === undefined || Number.isNaN(receivedAtMs) ? null : receivedAtMs - created;
 }
 
+/** The entities a flush sends, by key. */
+export interface FlushKeys {
+  readonly boxes: Iterable<number>;
+  readonly sessions: Iterable<number>;
+  readonly parkings: Iterable<number>;
+}
+
+/** What they render to; an entity no longer there is absent (a parking's forwarding: none). */
+export interface Rendered {
+  readonly boxes: ReadonlyMap<number, LiveBox>;
+  readonly sessions: ReadonlyMap<number, OperatorSession>;
+  readonly forwarding: ReadonlyMap<number, ForwardingEntry[]>;
+}
+
 export class StreamRenderer {
-  readonly #boxes: BoxEntryReader;
-  readonly #session;
-  readonly #today;
+  readonly #boxes: BoxEntries;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly live: Pick<LiveBoxStates, 'of'>,
   ) {
-    // The entries of GET /api/operator/parkings (set-based for the snapshot, one box for a flush).
-    this.#boxes = boxEntryReader(db);
-    this.#session = db.prepare<[number], OperatorSessionRow>(
-      `SELECT ${OPERATOR_SESSION_COLUMNS} FROM parking_sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?`,
-    );
-    this.#today = db.prepare<[number], OperatorSessionRow>(
-      `SELECT ${OPERATOR_SESSION_COLUMNS} FROM parking_sessions s JOIN users u ON u.id = s.user_id
-       WHERE s.start_time >= ? OR s.state IN ('entering', 'active', 'exiting') ORDER BY s.id DESC`,
-    );
+    this.#boxes = new BoxEntries(store);
   }
 
-  /** A box's entry (as in GET /api/operator/parkings, with `parking_id` and
-   * `live`), or undefined when the box is no longer there. */
-  box(moduleId: number): LiveBox | undefined {
-    const entry = this.#boxes.box(moduleId);
-    return entry === undefined ? undefined : { ...entry, live: this.live.of(moduleId) };
+  /** The boxes (as in GET /api/operator/parkings, with `parking_id` and
+   * `live`), sessions and parkings' forwarding of a flush. */
+  async render(keys: FlushKeys): Promise<Rendered> {
+    const boxes = new Map<number, LiveBox>();
+    for (const [moduleId, entry] of await this.#boxes.boxes([...keys.boxes]))
+      boxes.set(moduleId, { ...entry, live: this.live.of(moduleId) });
+    const sessions = await operatorSessionsById(this.store, [...keys.sessions]);
+    const forwarding = new Map<number, ForwardingEntry[]>();
+    for (const parkingId of keys.parkings) forwarding.set(parkingId, await this.#forwarding(parkingId));
+    return { boxes, sessions, forwarding };
   }
 
-  session(sessionId: number): OperatorSession | undefined {
-    const row = this.#session.get(sessionId);
-    return row === undefined ? undefined : toOperatorSession(row);
+  async snapshot(nowMs: number): Promise<Snapshot> {
+    const startOfDay = Math.floor(nowMs / 86_400_000) * 86_400_000; // UTC
+    const parkings = await this.#boxes.parkings();
+    const sessions = await operatorSessionsOfDay(this.store, startOfDay);
+    const logs = await operatorBoxLogs(this.store, { limit: SNAPSHOT_BOX_LOGS });
+    const forwarding = await forwardingStatus(this.store, undefined);
+    return {
+      server_time: new Date(nowMs).toISOString(),
+      parkings: withLive(parkings, this.live),
+      sessions,
+      box_logs: logs.box_logs.reverse().map(streamItemOf),
+      forwarding: forwarding,
+    };
   }
 
   /** A parking's forwarding, one entry per URL (none when it forwards nowhere or is gone). */
-  forwarding(parkingId: number): ForwardingEntry[] {
+  async #forwarding(parkingId: number): Promise<ForwardingEntry[]> {
     try {
-      return forwardingStatusNow(this.db, parkingId);
-    } catch {
-      return []; // the parking is gone: nothing to show
+      return (await forwardingStatus(this.store, parkingId));
+    } catch (error) {
+      if (error instanceof DomainError && error.kind === 'not_found') return []; // the parking is gone: nothing to show
+      throw error;
     }
-  }
-
-  snapshot(nowMs: number): Snapshot {
-    const startOfDay = Math.floor(nowMs / 86_400_000) * 86_400_000; // UTC
-    return {
-      server_time: new Date(nowMs).toISOString(),
-      parkings: withLive(this.#boxes.parkings(), this.live),
-      sessions: this.#today.all(startOfDay).map(toOperatorSession),
-      box_logs: operatorBoxLogsSqlite(this.db, { limit: SNAPSHOT_BOX_LOGS }).box_logs.reverse().map(streamItemOf),
-      forwarding: forwardingStatusNow(this.db, undefined),
-    };
   }
 }

@@ -17,6 +17,17 @@
 // position, each entity is rendered once per flush (one read), and each
 // message serialized once per position, whatever the number of clients.
 //
+// Reads are async (the store): a flush first builds every client's
+// messages from the hub's events up to its head, then reads the entities
+// they name in one go, then sends. One flush at a time (the next is
+// scheduled when one ends). Events published during the reads wait for the
+// next flush; an entity read then may already show their effect (messages
+// carry newest states, so a later one repeats it at worst). A client that
+// leaves during the reads is not written to; one that joins gets its
+// snapshot (read from the hub's head at its arrival) before it joins the
+// flushes. A read that fails (the database busy or gone) sends nothing: the
+// clients keep their positions and the next flush tries again.
+//
 // Backpressure: nothing is queued per client. A client whose socket has not
 // drained is skipped at a flush (what changed meanwhile is coalesced into
 // its next message: it gets fewer, larger messages); one that stays
@@ -26,7 +37,7 @@
 // message of memory, never an unbounded queue.
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import type { EventHub } from './hub.js';
-import type { StreamRenderer } from './render.js';
+import type { FlushKeys, Rendered, StreamRenderer } from './render.js';
 import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent } from './types.js';
 
 /** Box logs in one `box_logs` message. */
@@ -60,12 +71,14 @@ export interface StreamSink {
 
 export interface EventStreamOptions {
   readonly hub: EventHub;
-  readonly renderer: Pick<StreamRenderer, 'box' | 'session' | 'forwarding' | 'snapshot'>;
+  readonly renderer: Pick<StreamRenderer, 'render' | 'snapshot'>;
   readonly clock: Clock;
   /** EVENTS_FLUSH_MS. */
   readonly flushMs: number;
   readonly stallLimitMs?: number;
   readonly maxBufferedBytes?: number;
+  /** A read that failed (the flush or the snapshot is skipped). */
+  readonly onError?: (error: unknown) => void;
 }
 
 export interface EventStreamCounters {
@@ -88,6 +101,8 @@ interface Client {
   /** Resuming: its first deltas send every box log (200 a message), none dropped. */
   replaying: boolean;
   stalledSince: number | undefined;
+  /** A resuming client's own drafts, between their building and their sending. */
+  built?: { drafts: Draft[]; headId: number } | undefined;
 }
 
 /** A message of a flush before it is serialized (rendering is lazy: a
@@ -100,14 +115,16 @@ interface Draft {
   text?: string;
 }
 
-/** What the entities render to within one flush (each read once). */
+/** One flush's work: the entities its drafts name (read once, together),
+ * what they rendered to, and the drafts of each position. */
 interface FlushCache {
-  readonly boxes: Map<number, unknown>;
-  readonly sessions: Map<number, unknown>;
-  readonly forwarding: Map<number, unknown[]>;
+  readonly keys: { boxes: Set<number>; sessions: Set<number>; parkings: Set<number> } & FlushKeys;
+  rendered: Rendered;
   /** Drafts of the clients at a position (same lastId, live). */
   readonly drafts: Map<number, { drafts: Draft[]; headId: number }>;
 }
+
+const NOTHING_RENDERED: Rendered = { boxes: new Map(), sessions: new Map(), forwarding: new Map() };
 
 export class EventStream {
   readonly counters: EventStreamCounters = {
@@ -126,31 +143,50 @@ export class EventStream {
   constructor(private readonly options: EventStreamOptions) {}
 
   /** A new client: a snapshot, or the events after `lastEventId` when the
-   * hub still has them all. Returns the function that removes it. */
+   * hub still has them all. Returns the function that removes it (at once,
+   * also while its first messages are being read). */
   add(sink: StreamSink, lastEventId: number | undefined): () => void {
     const { hub } = this.options;
     const client: Client = { sink, lastId: hub.headId, replaying: false, stalledSince: undefined };
-    if (lastEventId !== undefined && hub.canResumeFrom(lastEventId)) {
-      this.counters.resumes++;
-      client.lastId = lastEventId;
-      client.replaying = true;
-      this.#sendDeltas(client, this.#newCache());
-    } else {
-      this.#sendSnapshot(client);
-    }
-    this.#clients.add(client);
-    this.counters.clients = this.#clients.size;
-    this.#schedule();
+    let removed = false;
+    const join = async (): Promise<void> => {
+      if (lastEventId !== undefined && hub.canResumeFrom(lastEventId)) {
+        this.counters.resumes++;
+        client.lastId = lastEventId;
+        client.replaying = true;
+        const cache = this.#newCache();
+        this.#prepareDeltas(client, cache);
+        cache.rendered = await this.#render(cache.keys);
+        if (removed || this.#closed) return;
+        this.#sendDeltas(client, cache);
+      } else {
+        const snapshot = await this.#readSnapshot();
+        if (removed || this.#closed) return;
+        this.#sendSnapshot(client, snapshot);
+      }
+      this.#clients.add(client);
+      this.counters.clients = this.#clients.size;
+      this.#schedule();
+    };
+    join().catch((error: unknown) => {
+      // Nothing was sent: the client reconnects (EventSource does) and tries again.
+      this.options.onError?.(error);
+      if (!removed && !this.#closed) sink.close();
+    });
     return () => {
+      removed = true;
       this.#clients.delete(client);
       this.counters.clients = this.#clients.size;
     };
   }
 
-  /** One flush of every client (the timer calls it every EVENTS_FLUSH_MS). */
-  flush(): void {
+  /** One flush of every client (the timer calls it every EVENTS_FLUSH_MS);
+   * resolves when it has sent what it had (a failed read sends nothing). */
+  async flush(): Promise<void> {
     const cache = this.#newCache();
     const now = this.options.clock.now();
+    const snapshots: Client[] = [];
+    const deltas: Client[] = [];
     for (const client of [...this.#clients]) {
       this.counters.peakBufferedBytes = Math.max(this.counters.peakBufferedBytes, client.sink.bufferedBytes);
       if (client.sink.congested) {
@@ -164,10 +200,24 @@ export class EventStream {
         continue;
       }
       client.stalledSince = undefined;
-      if (!this.options.hub.canResumeFrom(client.lastId)) this.#sendSnapshot(client);
-      else this.#sendDeltas(client, cache);
+      if (!this.options.hub.canResumeFrom(client.lastId)) snapshots.push(client);
+      else {
+        this.#prepareDeltas(client, cache);
+        deltas.push(client);
+      }
     }
     this.counters.clients = this.#clients.size;
+    let snapshot: { headId: number; data: string } | undefined;
+    try {
+      if (snapshots.length > 0) snapshot = await this.#readSnapshot();
+      if (deltas.length > 0) cache.rendered = await this.#render(cache.keys);
+    } catch (error) {
+      this.options.onError?.(error);
+      return;
+    }
+    if (this.#closed) return;
+    for (const client of snapshots) if (this.#clients.has(client) && snapshot) this.#sendSnapshot(client, snapshot);
+    for (const client of deltas) if (this.#clients.has(client)) this.#sendDeltas(client, cache);
   }
 
   /** Stops the flushes and drops every client (the app closes). */
@@ -183,34 +233,58 @@ export class EventStream {
   #schedule(): void {
     if (this.#timer !== undefined || this.#closed) return;
     this.#timer = this.options.clock.setTimeout(() => {
-      this.#timer = undefined;
-      this.flush();
-      if (this.#clients.size > 0) this.#schedule();
+      // The timer stays set until the flush ends: one flush at a time.
+      void this.flush().finally(() => {
+        this.#timer = undefined;
+        if (this.#clients.size > 0) this.#schedule();
+      });
     }, this.options.flushMs);
   }
 
   #newCache(): FlushCache {
-    return { boxes: new Map(), sessions: new Map(), forwarding: new Map(), drafts: new Map() };
+    return {
+      keys: { boxes: new Set(), sessions: new Set(), parkings: new Set() },
+      rendered: NOTHING_RENDERED,
+      drafts: new Map(),
+    };
   }
 
-  #sendSnapshot(client: Client): void {
+  #render(keys: FlushKeys): Promise<Rendered> {
+    return this.options.renderer.render(keys);
+  }
+
+  /** The snapshot, with the hub's head as it was before the read: the
+   * events after it come in the next flush (repeating, at worst, what the
+   * read already saw). */
+  async #readSnapshot(): Promise<{ headId: number; data: string }> {
     const { hub, renderer, clock } = this.options;
     const headId = hub.headId;
-    client.sink.send({ id: String(headId), event: 'snapshot', data: JSON.stringify(renderer.snapshot(clock.now())) });
+    return { headId, data: JSON.stringify(await renderer.snapshot(clock.now())) };
+  }
+
+  #sendSnapshot(client: Client, { headId, data }: { headId: number; data: string }): void {
+    client.sink.send({ id: String(headId), event: 'snapshot', data });
     client.lastId = headId;
     client.replaying = false;
     this.counters.snapshots++;
     this.counters.messages++;
   }
 
-  #sendDeltas(client: Client, cache: FlushCache): void {
+  /** Builds the client's drafts (shared by the clients at its position) and
+   * notes the entities they name, before the flush reads them. */
+  #prepareDeltas(client: Client, cache: FlushCache): void {
     const { hub } = this.options;
     if (client.lastId >= hub.headId) return;
-    let built = client.replaying ? undefined : cache.drafts.get(client.lastId);
-    if (built === undefined) {
-      built = { drafts: this.#drafts(client.lastId, client.replaying, cache), headId: hub.headId };
-      if (!client.replaying) cache.drafts.set(client.lastId, built);
-    }
+    if (!client.replaying && cache.drafts.has(client.lastId)) return;
+    const built = { drafts: this.#drafts(client.lastId, client.replaying, cache), headId: hub.headId };
+    if (client.replaying) client.built = built;
+    else cache.drafts.set(client.lastId, built);
+  }
+
+  #sendDeltas(client: Client, cache: FlushCache): void {
+    const built = client.replaying ? client.built : cache.drafts.get(client.lastId);
+    client.built = undefined;
+    if (built === undefined) return;
     const { drafts, headId } = built;
     for (let index = 0; index < drafts.length; index++) {
       const draft = drafts[index] as Draft;
@@ -268,39 +342,28 @@ export class EventStream {
     const drafts: Draft[] = [];
     // Events are visited oldest first: a key's first id is its oldest.
     const minOf = (map: Map<number, number>): number => map.values().next().value ?? 0;
-    const { renderer } = this.options;
+    for (const moduleId of boxes.keys()) cache.keys.boxes.add(moduleId);
+    for (const sessionId of sessions.keys()) cache.keys.sessions.add(sessionId);
+    for (const parkingId of forwarding.keys()) cache.keys.parkings.add(parkingId);
     if (boxes.size > 0)
       drafts.push({
         event: 'boxes',
         minId: minOf(boxes),
-        data: () => ({
-          boxes: rendered(cache.boxes, boxes.keys(), (moduleId) => renderer.box(moduleId)),
-        }),
+        data: () => ({ boxes: present(cache.rendered.boxes, boxes.keys()) }),
       });
     if (sessions.size > 0)
       drafts.push({
         event: 'sessions',
         minId: minOf(sessions),
-        data: () => ({
-          sessions: rendered(cache.sessions, sessions.keys(), (sessionId) => renderer.session(sessionId)),
-        }),
+        data: () => ({ sessions: present(cache.rendered.sessions, sessions.keys()) }),
       });
     if (forwarding.size > 0)
       drafts.push({
         event: 'forwarding',
         minId: minOf(forwarding),
-        data: () => {
-          const entries: unknown[] = [];
-          for (const parkingId of forwarding.keys()) {
-            let of = cache.forwarding.get(parkingId);
-            if (of === undefined) {
-              of = renderer.forwarding(parkingId);
-              cache.forwarding.set(parkingId, of);
-            }
-            entries.push(...of);
-          }
-          return { forwarding: entries };
-        },
+        data: () => ({
+          forwarding: [...forwarding.keys()].flatMap((parkingId) => cache.rendered.forwarding.get(parkingId) ?? []),
+        }),
       });
     if (control.length > 0) drafts.push({ event: 'control', minId: controlMin, data: () => ({ deliveries: control }) });
     for (const { minId, run } of conformance.values())
@@ -332,15 +395,11 @@ function boxLogDrafts(logs: readonly { id: number; item: BoxLogStreamItem }[], r
   return drafts;
 }
 
-/** Each key rendered once per flush; the ones that render nothing (gone) left out. */
-function rendered<K>(cache: Map<K, unknown>, keys: Iterable<K>, render: (key: K) => unknown): unknown[] {
-  const out: unknown[] = [];
+/** The rendered entities of these keys; the ones no longer there left out. */
+function present<K, V>(rendered: ReadonlyMap<K, V>, keys: Iterable<K>): V[] {
+  const out: V[] = [];
   for (const key of keys) {
-    let value = cache.get(key);
-    if (!cache.has(key)) {
-      value = render(key);
-      cache.set(key, value);
-    }
+    const value = rendered.get(key);
     if (value !== undefined) out.push(value);
   }
   return out;

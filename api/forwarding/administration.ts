@@ -1,13 +1,9 @@
 // The forwarding outbox (spec 6) as the operator sees it: per URL, box logs
 // pending, delivered and dead, the last error and whether a 410 Gone disabled
-// it; dead deliveries and disabled URLs revived; box logs queued again. On
-// the store (issue 18), but for the status the event stream's renderer
-// reads synchronously (forwardingStatusNow).
-import type { Db } from '../db/open.js';
+// it; dead deliveries and disabled URLs revived; box logs queued again.
 import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
-import { ParkingsSqlite } from '../repositories/parkings.js';
-import { OutboxRepository, outboxStatusNow, type UrlStatus } from './outbox.js';
+import { OutboxRepository, type UrlStatus } from './outbox.js';
 
 /** The outbox's status of a URL, its times as ISO. */
 export type ForwardingStatus = Omit<UrlStatus, 'last_attempt_at' | 'disabled_at'> & {
@@ -38,14 +34,6 @@ async function findParking(store: Store, parkingId: number) {
 export async function forwardingStatus(store: Store, parkingId: number | undefined): Promise<ForwardingStatus[]> {
   if (parkingId !== undefined) await findParking(store, parkingId);
   return (await new OutboxRepository(store).status(parkingId)).map(statusOf);
-}
-
-/** forwardingStatus, synchronously, for the event stream's renderer (api/events/render.ts). */
-// SQLite only until the event stream's renderer moves to the store (issue 18)
-export function forwardingStatusNow(db: Db, parkingId: number | undefined): ForwardingStatus[] {
-  if (parkingId !== undefined && new ParkingsSqlite(db).findById(parkingId) === undefined)
-    throw noSuchParking(parkingId);
-  return outboxStatusNow(db, parkingId).map(statusOf);
 }
 
 export interface Revival {

@@ -19,18 +19,14 @@
 //   the fence (a later claim always moves it later), so a worker whose
 //   lease expired and was taken over changes nothing.
 import { randomUUID } from 'node:crypto';
+import type {
+  Kysely} from 'kysely';
 import {
-  DummyDriver,
-  Kysely,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
   sql,
   type Expression,
   type ExpressionBuilder,
   type SqlBool,
 } from 'kysely';
-import type { Db } from '../db/open.js';
 import type { Schema } from '../db/schema.js';
 import { changed, type Store } from '../db/store.js';
 import type { ForwardRow } from '../repositories/box-logs.js';
@@ -416,23 +412,4 @@ function statusQuery(kysely: Kysely<Schema>, parkingId: number | undefined) {
     .orderBy('o.url');
   if (parkingId !== undefined) query = query.where('o.parking_id', '=', parkingId);
   return query.$castTo<UrlStatus>();
-}
-
-/** Compiles queries for SQLite without a connection (Kysely's DummyDriver):
- * the synchronous path runs their SQL on better-sqlite3 itself. */
-const sqliteCompiler = new Kysely<Schema>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  },
-});
-
-/** The outbox's status (OutboxRepository.status) on SQLite's connection,
- * synchronously, for the event stream's renderer (api/events/render.ts). */
-// SQLite only until the event stream's renderer moves to the store (issue 18)
-export function outboxStatusNow(db: Db, parkingId?: number): UrlStatus[] {
-  const { sql: text, parameters } = statusQuery(sqliteCompiler, parkingId).compile();
-  return db.prepare<unknown[], UrlStatus>(text).all(...parameters);
 }

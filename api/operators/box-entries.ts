@@ -6,12 +6,11 @@
 // entries are the ones the per-box services give (boxStatuses, parkingView,
 // lastResponseOf; test/api/operator-parkings-read.test.ts compares them).
 //
-// BoxEntries reads through the store (either engine; GET
-// /api/operator/parkings); BoxEntryReader is the same reads on SQLite's
-// connection for the event stream's renderer, still synchronous.
+// BoxEntries reads through the store (either engine): GET
+// /api/operator/parkings, and the event stream's renderer (the boxes of a
+// flush in one read).
 import { sql } from 'kysely';
 import type { PendingControl } from '../control/operations.js';
-import type { Db } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import { parkingSettings } from '../parkings/view.js';
 import type { ParkingRow } from '../repositories/parkings.js';
@@ -86,6 +85,28 @@ export class BoxEntries {
     return composeParkings(pendingRows, boxRows, parkingRows);
   }
 
+  /** The entries of these boxes, by module id (a box no longer there has none): two statements whatever their number. */
+  async boxes(moduleIds: readonly number[]): Promise<Map<number, OperatorBox>> {
+    const entries = new Map<number, OperatorBox>();
+    if (moduleIds.length === 0) return entries;
+    const ids = sql.join(moduleIds.map((id) => sql`${id}`));
+    const rows = (await sql<BoxEntryRow>`${sql.raw(BOX_ENTRY_SQL)} WHERE b.module_id IN (${ids})`.execute(this.#kysely))
+      .rows;
+    if (rows.length === 0) return entries;
+    const pending = new Map<number, PendingControl[]>();
+    for (const row of (
+      await sql<PendingRow>`${sql.raw(PENDING_SQL)} AND module_id IN (${ids}) ORDER BY module_id, id`.execute(
+        this.#kysely,
+      )
+    ).rows) {
+      let of = pending.get(row.module_id);
+      if (of === undefined) pending.set(row.module_id, (of = []));
+      of.push(pendingOf(row));
+    }
+    for (const row of rows) entries.set(row.module_id, entryOf(row, pending.get(row.module_id) ?? []));
+    return entries;
+  }
+
   /** One box's entry, or undefined when there is no such box. */
   async box(moduleId: number): Promise<OperatorBox | undefined> {
     const [row] = (
@@ -122,45 +143,6 @@ function composeParkings(
     of.push(entryOf(row, pending.get(row.module_id) ?? []));
   }
   return parkings.map((parking) => ({ ...parkingSettings(parking), boxes: boxesOf.get(parking.id) ?? [] }));
-}
-
-// SQLite only until the event stream's renderer moves to the store (issue 18):
-// the stream's flush renders synchronously.
-/** The statements of one database, prepared once (the stream renders boxes four times a second). */
-export class BoxEntryReader {
-  readonly #allBoxes;
-  readonly #oneBox;
-  readonly #allPending;
-  readonly #onePending;
-  readonly #parkings;
-
-  constructor(db: Db) {
-    this.#allBoxes = db.prepare<[], BoxEntryRow>(`${BOX_ENTRY_SQL} ORDER BY b.parking_id, b.module_id`);
-    this.#oneBox = db.prepare<[number], BoxEntryRow>(`${BOX_ENTRY_SQL} WHERE b.module_id = ?`);
-    this.#allPending = db.prepare<[], PendingRow>(`${PENDING_SQL} ORDER BY module_id, id`);
-    this.#onePending = db.prepare<[number], PendingRow>(`${PENDING_SQL} AND module_id = ? ORDER BY id`);
-    this.#parkings = db.prepare<[], ParkingRow>('SELECT * FROM secured_parkings ORDER BY id');
-  }
-
-  /** Every parking (by id) with its boxes (by module id). */
-  parkings(): OperatorParking[] {
-    return composeParkings(this.#allPending.all(), this.#allBoxes.all(), this.#parkings.all());
-  }
-
-  /** One box's entry, or undefined when there is no such box. */
-  box(moduleId: number): OperatorBox | undefined {
-    const row = this.#oneBox.get(moduleId);
-    return row === undefined ? undefined : entryOf(row, this.#onePending.all(moduleId).map(pendingOf));
-  }
-}
-
-const readers = new WeakMap<Db, BoxEntryReader>();
-
-/** The reader of a database (its statements prepared on first use). */
-export function boxEntryReader(db: Db): BoxEntryReader {
-  let reader = readers.get(db);
-  if (reader === undefined) readers.set(db, (reader = new BoxEntryReader(db)));
-  return reader;
 }
 
 function pendingOf(row: PendingRow): PendingControl {

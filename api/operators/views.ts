@@ -3,7 +3,6 @@
 // box-entries.ts: operatorParkings).
 import type { BoxStatus } from '../boxes/status.js';
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../db/open.js';
 import type { Dialect, Store } from '../db/store.js';
 import { notFound } from '../domain-error.js';
 import type { ParkingView } from '../parkings/view.js';
@@ -111,7 +110,36 @@ export async function operatorSessions(store: Store, filter: SessionFilter): Pro
       .executeTakeFirst();
     if (parking === undefined) throw notFound(`no secured parking with id ${filter.parkingId}`);
   }
-  let query = kysely
+  let query = sessionsQuery(store).orderBy('s.id', 'desc').limit(filter.limit);
+  if (filter.state !== undefined) query = query.where('s.state', '=', filter.state);
+  if (filter.parkingId !== undefined) query = query.where('s.parking_id', '=', filter.parkingId);
+  return (await query.execute()).map(toOperatorSession);
+}
+
+/** The sessions of these ids (a session no longer there has none). */
+export async function operatorSessionsById(
+  store: Store,
+  sessionIds: readonly number[],
+): Promise<Map<number, OperatorSession>> {
+  if (sessionIds.length === 0) return new Map();
+  const rows = await sessionsQuery(store).where('s.id', 'in', sessionIds).execute();
+  return new Map(rows.map((row) => [row.id, toOperatorSession(row)]));
+}
+
+/** The sessions of the day (UTC, from `startOfDayMs`) and every open one, newest first. */
+export async function operatorSessionsOfDay(store: Store, startOfDayMs: number): Promise<OperatorSession[]> {
+  const rows = await sessionsQuery(store)
+    .where((eb) =>
+      eb.or([eb('s.start_time', '>=', startOfDayMs), eb('s.state', 'in', ['entering', 'active', 'exiting'])]),
+    )
+    .orderBy('s.id', 'desc')
+    .execute();
+  return rows.map(toOperatorSession);
+}
+
+/** Sessions with their driver's email and name and their smart keys, as the operator API shows them. */
+function sessionsQuery(store: Store) {
+  return store.kysely
     .selectFrom('parking_sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')
     .select([
@@ -130,12 +158,7 @@ export async function operatorSessions(store: Store, filter: SessionFilter): Pro
       's.currency',
       's.ended_at',
       smartKeyIdsOf(store.dialect).as('smart_key_ids'),
-    ])
-    .orderBy('s.id', 'desc')
-    .limit(filter.limit);
-  if (filter.state !== undefined) query = query.where('s.state', '=', filter.state);
-  if (filter.parkingId !== undefined) query = query.where('s.parking_id', '=', filter.parkingId);
-  return (await query.execute()).map(toOperatorSession);
+    ]);
 }
 
 /** The session's smart keys as a JSON array in text, ascending (index
@@ -146,14 +169,7 @@ function smartKeyIdsOf(dialect: Dialect): RawBuilder<string> {
     : sql<string>`(SELECT json_group_array(k.id) FROM (SELECT id FROM smart_keys WHERE session_id = s.id ORDER BY id) k)`;
 }
 
-// SQLite only until the event stream's renderer moves to the store (issue 18).
-/** The columns toOperatorSession reads (parking_sessions s JOIN users u):
- * the session's smart keys as a JSON array (index smart_keys_session). */
-export const OPERATOR_SESSION_COLUMNS = `s.id, s.user_id, u.email, u.first_name, u.last_name, s.parking_id, s.state, s.start_time, s.end_time,
-  s.entrance_remaining_tries, s.exit_remaining_tries, s.amount_minor, s.currency, s.ended_at,
-  (SELECT json_group_array(k.id) FROM (SELECT id FROM smart_keys WHERE session_id = s.id ORDER BY id) k) AS smart_key_ids`;
-
-/** What OPERATOR_SESSION_COLUMNS reads. */
+/** A session row as sessionsQuery reads it (parking_sessions s JOIN users u): its smart keys as a JSON array. */
 export type OperatorSessionRow = Pick<
   SessionRow,
   | 'id'
@@ -330,35 +346,4 @@ function pageOf(rows: readonly BoxLogRow[], limit: number): BoxLogPage {
     })),
     next_cursor: more && last ? encodeCursor(last.id) : null,
   };
-}
-
-// SQLite only until the event stream's renderer moves to the store (issue 18).
-/** As operatorBoxLogs, on SQLite's connection (the stream's snapshot). */
-export function operatorBoxLogsSqlite(
-  db: Db,
-  filter: Omit<BoxLogFilter, 'cursor'> & { beforeId?: number },
-): BoxLogPage {
-  const status = filter.status === undefined ? null : Status[filter.status];
-  const verified = filter.verified === undefined ? null : filter.verified ? 1 : 0;
-  const rows = db
-    .prepare<Record<string, number | null>, BoxLogRow>(
-      `SELECT b.id, b.source, b.equipment_id, b.secured_parking_id, b.fo_user_id, b.smart_key_id, k.session_id, k.purpose AS key_purpose, o.name AS operator, b.type, b.command, b.response,
-              b.offline, b.created_at, b.verified, b.box_seq, b.status, b.received_at
-       FROM box_logs b LEFT JOIN smart_keys k ON k.id = b.smart_key_id LEFT JOIN operators o ON o.id = k.operator_id
-       WHERE (@before IS NULL OR b.id < @before)
-         AND (@module IS NULL OR b.equipment_id = @module)
-         AND (@session IS NULL OR k.session_id = @session)
-         AND (@status IS NULL OR (b.verified = 1 AND b.status = @status))
-         AND (@verified IS NULL OR b.verified = @verified)
-       ORDER BY b.id DESC LIMIT @limit`,
-    )
-    .all({
-      before: filter.beforeId ?? null,
-      module: filter.moduleId ?? null,
-      session: filter.sessionId ?? null,
-      status,
-      verified,
-      limit: filter.limit + 1,
-    });
-  return pageOf(rows, filter.limit);
 }

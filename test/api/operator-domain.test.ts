@@ -15,7 +15,6 @@ import { ensureDemo } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
 import {
   forwardingStatus,
-  forwardingStatusNow,
   replayBoxLogs,
   reviveDeadDeliveries,
 } from '../../api/forwarding/administration.js';
@@ -50,12 +49,6 @@ async function parking(db: Db, accessMode: 'signed' | 'sealed' = 'signed'): Prom
     NOW,
   );
   return created.id;
-}
-
-function refusal(t: ExecutionContext, work: () => unknown, kind: DomainError['kind'], message: string): void {
-  const error = t.throws(work, { instanceOf: DomainError });
-  t.is(error.kind, kind);
-  t.is(error.message, message);
 }
 
 async function refusalAsync(
@@ -169,7 +162,6 @@ test('forwarding, MQTT clients and control operations refuse with domain errors 
   );
   t.deepEqual(await forwardingStatus(store, parkingId), []);
   await refusalAsync(t, () => forwardingStatus(store, 99), 'not_found', 'no secured parking with id 99');
-  refusal(t, () => forwardingStatusNow(db, 99), 'not_found', 'no secured parking with id 99');
   await refusalAsync(t, () => reviveDeadDeliveries(store, 99, NOW), 'not_found', 'no secured parking with id 99');
   t.is((await addMqttClient(store, 'Bench 1', 'gateway', NOW)).mqtt_username, 'gw-bench-1');
   const taken = await t.throwsAsync(addMqttClient(store, 'bench 1', 'gateway', NOW), {

@@ -127,6 +127,9 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
       const header = reply.sse.lastEventId;
       const resumeFrom = header !== null && EVENT_ID.test(header) ? header : request.query.last_event_id;
       reply.sse.keepAlive();
+      // Committed as a stream now: its first message (the snapshot) is read
+      // from the store after the handler returns.
+      reply.sse.sendHeaders();
       const sse = reply.sse;
       const raw = reply.raw;
       const sink: StreamSink = {
