@@ -8,7 +8,6 @@
 // outcome to the session service), so this file imports no domain logic.
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
-import type { Db } from './db/open.js';
 import type { Store } from './db/store.js';
 import { GroupCommit } from './db/group-commit.js';
 import { BearerCache } from './auth/bearer-cache.js';
@@ -23,10 +22,9 @@ import { LiveBoxStates } from './events/live-states.js';
 import { EventTicketRepository } from './events/tickets.js';
 import { StreamRenderer } from './events/render.js';
 import { EventStream } from './events/stream.js';
-import { BoxLogRepository } from './repositories/box-logs.js';
-import { BoxRepository, BoxesSqlite } from './repositories/boxes.js';
+import { BoxRepository } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
-import { ParkingRepository, ParkingsSqlite } from './repositories/parkings.js';
+import { ParkingRepository } from './repositories/parkings.js';
 import { PaymentRepository } from './repositories/payments.js';
 import { SessionRepository } from './repositories/sessions.js';
 import { SmartKeyRepository } from './repositories/smart-keys.js';
@@ -39,10 +37,7 @@ import { sessionEnd, type EndAtExit } from './box-logs/session-end.js';
 export interface AppContext {
   config: ApiConfig;
   clock: Clock;
-  db: Db;
-  /** The same database behind Kysely (issue 18): repositories move to it
-   * folder by folder, and then run on PostgreSQL too. On SQLite it shares
-   * `db`'s connection. */
+  /** The database, SQLite or PostgreSQL, behind Kysely (api/db/store.ts). */
   store: Store;
   /** Request writes that share a transaction per turn of the event loop (POST /api/box_logs). */
   groupCommit: GroupCommit;
@@ -55,16 +50,10 @@ export interface AppContext {
   tokens: TokenRepository;
   parkings: ParkingRepository;
   boxes: BoxRepository;
-  /** The synchronous reads of the box-log ingestion core and the session service. */
-  // SQLite only until the ingestion core moves to the store (issue 18)
-  parkingsSqlite: ParkingsSqlite;
-  // SQLite only until the ingestion core moves to the store (issue 18)
-  boxesSqlite: BoxesSqlite;
   sessions: SessionRepository;
   smartKeys: SmartKeyRepository;
   payments: PaymentRepository;
   paymentProvider: PaymentProvider;
-  boxLogs: BoxLogRepository;
   outbox: OutboxRepository;
   forwarding: ForwardingWorker;
   loginLimiter: LoginLimiter;
@@ -82,9 +71,6 @@ export interface AppContext {
 }
 
 export function createContext(config: ApiConfig, clock: Clock, store: Store, log?: ForwardingLogger): AppContext {
-  // The last synchronous twins (issue 18, going this session) need the SQLite connection.
-  if (store.dialect !== 'sqlite') throw new Error('the API does not run on PostgreSQL before its last SQLite twins go');
-  const db = store.sqlite;
   const tokens = new TokenRepository(store);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
@@ -102,7 +88,6 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
   const ctx: AppContext = {
     config,
     clock,
-    db,
     store,
     groupCommit,
     ingestStore: ingestStoreOf(store),
@@ -113,8 +98,6 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     tokens,
     parkings: new ParkingRepository(store),
     boxes: new BoxRepository(store),
-    parkingsSqlite: new ParkingsSqlite(db),
-    boxesSqlite: new BoxesSqlite(db),
     sessions,
     smartKeys: new SmartKeyRepository(store),
     payments,
@@ -134,7 +117,6 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
         return row?.name ?? 'Parking';
       },
     }),
-    boxLogs: new BoxLogRepository(db),
     outbox,
     forwarding: new ForwardingWorker({
       clock,

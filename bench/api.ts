@@ -257,9 +257,11 @@ async function serve(logLevel: string): Promise<void> {
   });
   if (response.status !== 200) throw new Error(`bench login failed: ${await response.text()}`);
   const { access_token: accessToken } = (await response.json()) as { access_token: string };
-  const parking = seedParking(app.ctx, 7_000_000);
+  const parking = await seedParking(app.ctx, 7_000_000);
   const clientRow = await new ClientAppRepository(app.ctx.store).findByClientAppId(client.client_app_id);
-  const sessionTokens = seedDrivers(app.ctx, clientRow?.id ?? 1, SESSION_DRIVERS, 'session').map(([, token]) => token);
+  const sessionTokens = (await seedDrivers(app.ctx, clientRow?.id ?? 1, SESSION_DRIVERS, 'session')).map(
+    ([, token]) => token,
+  );
   const sample = await fetch(`${address}/api/car_driver/parking_sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` },

@@ -2,7 +2,6 @@
 // in the database so that every process reads it: the API process writes
 // each change, `admin box status` and the operator API read it.
 import type { Kysely } from 'kysely';
-import type { Db } from '../db/open.js';
 import type { Schema } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { AvailabilityValue, DerivedAvailability } from '../mqtt/box-availability.js';
@@ -57,21 +56,5 @@ export class BoxAvailabilityStore {
       .select(['module_id', 'availability', 'reason', 'since', 'gateway_id'])
       .where('module_id', '=', moduleId)
       .executeTakeFirst();
-  }
-}
-
-/** The box status's synchronous read (api/boxes/status.ts, the operator's read side). */
-// SQLite only until the ingestion core moves to the store (issue 18)
-export class BoxAvailabilitySqlite {
-  readonly #find;
-
-  constructor(db: Db) {
-    this.#find = db.prepare<[number], AvailabilityRow>(
-      'SELECT module_id, availability, reason, since, gateway_id FROM box_availability WHERE module_id = ?',
-    );
-  }
-
-  find(moduleId: number): AvailabilityRow | undefined {
-    return this.#find.get(moduleId);
   }
 }

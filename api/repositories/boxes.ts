@@ -1,7 +1,6 @@
 // Boxes (access-point modules) of the secured parkings.
 import type { BoxDirection } from '../../firmware-protocol/index.js';
 import type { Insertable, Kysely } from 'kysely';
-import type { Db } from '../db/open.js';
 import type { BoxesTable, Schema } from '../db/schema.js';
 import { CompiledOnce, greatest, type Dialect, type Executor, type Store } from '../db/store.js';
 
@@ -167,50 +166,6 @@ function boxValues(box: NewBox, nowMs: number): Insertable<BoxesTable> {
     mqtt_password_hash: box.mqttPasswordHash,
     created_at: nowMs,
   };
-}
-
-/** The synchronous reads and writes of the box-log ingestion core, the session
- * service and the operator's read side (box status, box commands), and the
- * synchronous insert of the test seeding (test/helpers/parking.ts), on the
- * API's SQLite connection. */
-// SQLite only until the ingestion core moves to the store (issue 18)
-export class BoxesSqlite {
-  readonly #byModule;
-  readonly #ofParking;
-  readonly #everyBox;
-  readonly #insert;
-  readonly #learned;
-
-  constructor(db: Db) {
-    this.#byModule = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE module_id = ?');
-    this.#ofParking = db.prepare<[number], BoxRow>('SELECT * FROM boxes WHERE parking_id = ? ORDER BY module_id');
-    this.#everyBox = db.prepare<[], BoxRow>('SELECT * FROM boxes ORDER BY module_id');
-    this.#insert = db.prepare<[Insertable<BoxesTable>]>(
-      `INSERT INTO boxes (module_id, parking_id, direction, mac_address, box_key, mqtt_username, mqtt_password_hash, created_at)
-       VALUES (@module_id, @parking_id, @direction, @mac_address, @box_key, @mqtt_username, @mqtt_password_hash, @created_at)`,
-    );
-    this.#learned = db.prepare<[number], LearnedState>(`SELECT ${LEARNED.join(', ')} FROM boxes WHERE module_id = ?`);
-  }
-
-  findByModuleId(moduleId: number): BoxRow | undefined {
-    return this.#byModule.get(moduleId);
-  }
-
-  listOfParking(parkingId: number): BoxRow[] {
-    return this.#ofParking.all(parkingId);
-  }
-
-  listAll(): BoxRow[] {
-    return this.#everyBox.all();
-  }
-
-  insert(box: NewBox, nowMs: number): number {
-    return Number(this.#insert.run(boxValues(box, nowMs)).lastInsertRowid);
-  }
-
-  learned(moduleId: number): LearnedState | undefined {
-    return this.#learned.get(moduleId);
-  }
 }
 
 export interface BoxObservation {

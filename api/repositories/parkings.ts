@@ -1,7 +1,6 @@
 // Secured parkings. Money in integer minor units; parking keys as 32 hex
 // digits, issuer keys as hex (docs/protocol.md, Keys; migration 8).
 import type { Insertable, Kysely } from 'kysely';
-import type { Db } from '../db/open.js';
 import type { Schema, SecuredParkingsTable } from '../db/schema.js';
 import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 
@@ -138,33 +137,6 @@ function parkingValues(parking: NewParking, nowMs: number): Insertable<SecuredPa
     issuer_public_key: keys.accessMode === 'signed' ? keys.issuerPublicKey : null,
     created_at: nowMs,
   };
-}
-
-/** The synchronous reads of the box-log ingestion core and the session
- * service, and the synchronous insert of the test seeding (test/helpers/parking.ts)
- * on the API's SQLite connection. */
-// SQLite only until the ingestion core moves to the store (issue 18)
-export class ParkingsSqlite {
-  readonly #byId;
-  readonly #insert;
-
-  constructor(db: Db) {
-    this.#byId = db.prepare<[number], ParkingRow>('SELECT * FROM secured_parkings WHERE id = ?');
-    this.#insert = db.prepare<[Insertable<SecuredParkingsTable>]>(
-      `INSERT INTO secured_parkings (name, description, currency, price_per_hour_minor, max_duration_minutes, tries, is_online,
-         access_mode, parking_key, issuer_private_key, issuer_public_key, created_at)
-       VALUES (@name, @description, @currency, @price_per_hour_minor, @max_duration_minutes, @tries, @is_online,
-         @access_mode, @parking_key, @issuer_private_key, @issuer_public_key, @created_at)`,
-    );
-  }
-
-  findById(id: number): ParkingRow | undefined {
-    return this.#byId.get(id);
-  }
-
-  insert(parking: NewParking, nowMs: number): number {
-    return Number(this.#insert.run(parkingValues(parking, nowMs)).lastInsertRowid);
-  }
 }
 
 /** "2.50" -> 250; undefined when not a non-negative decimal with at most 2 decimals. */

@@ -1,14 +1,9 @@
 // Smart keys (spec 2.6): the access command (ACCESS or ACCESS_SIGNED) is stored so every GET
 // returns the same bytes.
 //
-// SmartKeyRepository on the store (SQLite or PostgreSQL, async), for the
-// session service and the driver's routes; SmartKeysSqlite, synchronous on
-// SQLite's connection, for the box-log ingestion core's reads
-// (api/box-logs/lookups.ts, effects.ts) and the operator's operations still
-// in synchronous transactions (api/control/operations.ts' revoke,
-// api/operators/operator-access.ts).
+// SmartKeyRepository on the store (SQLite or PostgreSQL, async): the
+// session service, the driver's routes, the operator's operations.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../db/open.js';
 import type { Schema } from '../db/schema.js';
 import { changed, CompiledOnce, type Executor, type Store } from '../db/store.js';
 
@@ -114,61 +109,4 @@ export class SmartKeyRepository {
 
 function keyType(purpose: KeyPurpose): string {
   return purpose === 'operator' ? 'operator_access' : 'session_access';
-}
-
-// SQLite only until the ingestion core moves to the store (issue 18)
-/** Smart keys read and written synchronously: the ingestion core's reads,
- * and the operator's revoke and ACCESS (their transactions are still
- * better-sqlite3's). */
-export class SmartKeysSqlite {
-  private readonly byId;
-  private readonly insertRow;
-  private readonly commandUpdate;
-  private readonly revokeUpdate;
-
-  constructor(db: Db) {
-    this.byId = db.prepare<[number], SmartKeyRow>('SELECT * FROM smart_keys WHERE id = ?');
-    this.insertRow = db.prepare<
-      [number | null, number, number | null, number | null, string, string, KeyPurpose, string, number, number, number]
-    >(
-      `INSERT INTO smart_keys (user_id, parking_id, session_id, operator_id, type, description, purpose, access_command, module_ids, start_time, end_time, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, x'', ?, ?, ?, ?)`,
-    );
-    this.commandUpdate = db.prepare<[Buffer, string | null, number]>(
-      'UPDATE smart_keys SET access_command = ?, signed_by = ? WHERE id = ?',
-    );
-    this.revokeUpdate = db.prepare<[number, number]>(
-      'UPDATE smart_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-    );
-  }
-
-  findById(id: number): SmartKeyRow | undefined {
-    return this.byId.get(id);
-  }
-
-  /** As SmartKeyRepository.insert (SQLite's rowid is the next id). */
-  insert(key: NewSmartKey, nowMs: number): number {
-    const result = this.insertRow.run(
-      key.userId,
-      key.parkingId,
-      key.sessionId,
-      key.operatorId ?? null,
-      keyType(key.purpose),
-      key.description,
-      key.purpose,
-      JSON.stringify(key.moduleIds),
-      key.startTime,
-      key.endTime,
-      nowMs,
-    );
-    return Number(result.lastInsertRowid);
-  }
-
-  setCommand(id: number, command: Buffer, signedBy: string | null): void {
-    this.commandUpdate.run(command, signedBy, id);
-  }
-
-  revoke(id: number, nowMs: number): boolean {
-    return this.revokeUpdate.run(nowMs, id).changes === 1;
-  }
 }

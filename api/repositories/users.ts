@@ -35,15 +35,7 @@ export function publicUser(row: PublicUser): PublicUser {
 const COLUMNS = ['id', 'email', 'password_hash', 'first_name', 'last_name', 'phone'] as const;
 
 export class UserRepository {
-  private readonly byId;
-
-  constructor(private readonly store: Store) {
-    // SQLite only until the ingestion core moves to the store (issue 18)
-    this.byId =
-      store.dialect === 'sqlite'
-        ? store.sqlite.prepare<[number], UserRow>(`SELECT ${COLUMNS.join(', ')} FROM users WHERE id = ?`)
-        : undefined;
-  }
+  constructor(private readonly store: Store) {}
 
   findByEmail(email: string): Promise<UserRow | undefined> {
     return this.store.kysely
@@ -53,16 +45,9 @@ export class UserRepository {
       .executeTakeFirst();
   }
 
-  /** The user, read through the store (findById is the ingestion core's synchronous read). */
+  /** The user of this id. */
   find(id: number): Promise<UserRow | undefined> {
     return this.store.kysely.selectFrom('users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
-  }
-
-  /** The box-log ingestion core's read (api/box-logs/lookups.ts), synchronous inside its group commit. */
-  // SQLite only until the ingestion core moves to the store (issue 18)
-  findById(id: number): UserRow | undefined {
-    if (this.byId === undefined) throw new Error('UserRepository.findById runs on SQLite only (issue 18)');
-    return this.byId.get(id);
   }
 
   /** Inserts a user and returns its row; undefined when the email is taken

@@ -12,7 +12,7 @@ import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import type { ApiConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { MqttService } from '../mqtt/mqtt-service.js';
-import type { ParkingsSqlite } from '../repositories/parkings.js';
+import type { ParkingRepository } from '../repositories/parkings.js';
 import type { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { errorResponses } from '../schemas.js';
 
@@ -45,7 +45,7 @@ const openResponseSchema = {
 export interface OpenSmartKeyRouteDeps extends BearerDeps {
   config: Pick<ApiConfig, 'boxAnswerTimeoutMs'>;
   smartKeys: Pick<SmartKeyRepository, 'findById'>;
-  parkingsSqlite: Pick<ParkingsSqlite, 'findById'>;
+  parkings: Pick<ParkingRepository, 'findById'>;
 }
 
 export function openSmartKeyRoutes(
@@ -109,7 +109,7 @@ export function openSmartKeyRoutes(
         throw new ApiError('smart_key_revoked', undefined, [
           { path: 'id', message: `smart key ${key.id} was revoked` },
         ]);
-      const parking = ctx.parkingsSqlite.findById(key.parking_id);
+      const parking = await ctx.parkings.findById(key.parking_id);
       if (parking?.is_online !== 1)
         throw new ApiError('parking_not_online', undefined, [
           { path: 'id', message: 'send access_command to the box over BLE instead' },

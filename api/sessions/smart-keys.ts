@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Executor } from '../db/store.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
-import type { KeyPurpose, NewSmartKey, SmartKeyRepository, SmartKeysSqlite } from '../repositories/smart-keys.js';
+import type { KeyPurpose, NewSmartKey, SmartKeyRepository } from '../repositories/smart-keys.js';
 import { unixSeconds } from './time.js';
 
 /** What minting touches: the smart keys, and the clock for created_at. */
@@ -70,18 +70,6 @@ export async function mintSmartKey(ctx: MintDeps, on: Executor, request: KeyRequ
   const id = await ctx.smartKeys.insert(newKey(request), ctx.clock.now(), on);
   const { command, signedBy } = accessCommand(request.parking, id, body(request));
   await ctx.smartKeys.setCommand(id, command, signedBy, on);
-  return id;
-}
-
-// SQLite only until the ingestion core moves to the store (issue 18)
-/** mintSmartKey inside a better-sqlite3 transaction (the operator's ACCESS, api/operators/operator-access.ts). */
-export function mintSmartKeySqlite(
-  ctx: { smartKeys: Pick<SmartKeysSqlite, 'insert' | 'setCommand'>; clock: Clock },
-  request: KeyRequest,
-): number {
-  const id = ctx.smartKeys.insert(newKey(request), ctx.clock.now());
-  const { command, signedBy } = accessCommand(request.parking, id, body(request));
-  ctx.smartKeys.setCommand(id, command, signedBy);
   return id;
 }
 

@@ -11,12 +11,12 @@ export interface BenchParking {
   boxes: { moduleId: number; direction: BoxDirection; boxKey: string }[];
 }
 
-export function seedParking(ctx: AppContext, firstModuleId: number): BenchParking {
+export async function seedParking(ctx: AppContext, firstModuleId: number): Promise<BenchParking> {
   const now = ctx.clock.now();
   const parkingKey = randomKeyHex();
   // Sealed on purpose, though new parkings are signed by default (issue 13):
   // the figures compare with runs from before protocol version 2.
-  const id = ctx.parkingsSqlite.insert(
+  const id = await ctx.parkings.insert(
     {
       name: 'Bench parking',
       description: null,
@@ -29,48 +29,89 @@ export function seedParking(ctx: AppContext, firstModuleId: number): BenchParkin
     },
     now,
   );
-  const boxes = (['entrance', 'exit'] as const).map((direction, index) => {
+  const boxes: BenchParking['boxes'] = [];
+  for (const [index, direction] of (['entrance', 'exit'] as const).entries()) {
     const moduleId = firstModuleId + index;
     const boxKey = randomKeyHex();
     const mac =
       `02:50:42:${((moduleId >> 16) & 0xff).toString(16).padStart(2, '0')}:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-    ctx.boxesSqlite.insert(
+    await ctx.boxes.insert(
       { moduleId, parkingId: id, direction, macAddress: mac, boxKey, mqttPasswordHash: 'bench' },
       now,
     );
-    return { moduleId, direction, boxKey };
-  });
+    boxes.push({ moduleId, direction, boxKey });
+  }
   return { id, parkingKey, boxes };
 }
 
 const DAY_MS = 86_400_000;
 
+/** Rows a multi-row insert takes at once (PostgreSQL's limit of 65,535
+ * parameters; SQLite's of 32,766 since 3.32). */
+const CHUNK = 500;
+
 /** `count` drivers with one access token each; returns [user id, token] pairs. */
-export function seedDrivers(ctx: AppContext, clientRowId: number, count: number, prefix: string): [number, string][] {
+export async function seedDrivers(
+  ctx: AppContext,
+  clientRowId: number,
+  count: number,
+  prefix: string,
+): Promise<[number, string][]> {
   const now = ctx.clock.now();
   const drivers: [number, string][] = [];
-  // Tens of thousands of rows in one SQLite transaction, straight through the
-  // connection: the repositories are async and would take one transaction each.
-  const insertUser = ctx.db.prepare<[string, number]>(
-    `INSERT INTO users (email, password_hash, first_name, last_name, phone, created_at)
-     VALUES (?, 'bench-no-login', 'B', 'D', '1', ?)`,
-  );
-  const insertToken = ctx.db.prepare<[number, number, Buffer, Buffer, number, number, number]>(
-    `INSERT INTO tokens (user_id, client_app_id, access_token_hash, refresh_token_hash, access_expires_at, refresh_expires_at, created_at, family_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
-  );
-  const ownFamily = ctx.db.prepare<[number]>('UPDATE tokens SET family_id = id WHERE id = ?');
-  ctx.db.transaction(() => {
-    for (let i = 0; i < count; i += 1) {
-      const userId = Number(insertUser.run(`${prefix}${i}@bench.test`, now).lastInsertRowid);
-      const token = newToken();
-      const pairId = Number(
-        insertToken.run(userId, clientRowId, tokenHash(token), tokenHash(newToken()), now + DAY_MS, now + DAY_MS, now)
-          .lastInsertRowid,
-      );
-      ownFamily.run(pairId);
-      drivers.push([userId, token]);
+  // Tens of thousands of rows: one transaction, multi-row inserts of CHUNK
+  // (the repositories take one statement a row).
+  await ctx.store.kysely.transaction().execute(async (trx) => {
+    for (let start = 0; start < count; start += CHUNK) {
+      const size = Math.min(CHUNK, count - start);
+      const users = await trx
+        .insertInto('users')
+        .values(
+          Array.from({ length: size }, (_, i) => ({
+            email: `${prefix}${start + i}@bench.test`,
+            password_hash: 'bench-no-login',
+            first_name: 'B',
+            last_name: 'D',
+            phone: '1',
+            created_at: now,
+          })),
+        )
+        .returning(['id', 'email'])
+        .execute();
+      // RETURNING's order is the VALUES' order on both engines; the email says so anyway.
+      const byEmail = new Map(users.map((user) => [user.email, user.id]));
+      const tokens = Array.from({ length: size }, (_, i) => {
+        const userId = byEmail.get(`${prefix}${start + i}@bench.test`) ?? 0;
+        return { userId, token: newToken() };
+      });
+      const pairs = await trx
+        .insertInto('tokens')
+        .values(
+          tokens.map(({ userId, token }) => ({
+            user_id: userId,
+            client_app_id: clientRowId,
+            access_token_hash: tokenHash(token),
+            refresh_token_hash: tokenHash(newToken()),
+            access_expires_at: now + DAY_MS,
+            refresh_expires_at: now + DAY_MS,
+            created_at: now,
+            family_id: null,
+          })),
+        )
+        .returning('id')
+        .execute();
+      // Each pair its own family (as a password grant makes it).
+      await trx
+        .updateTable('tokens')
+        .set((eb) => ({ family_id: eb.ref('id') }))
+        .where(
+          'id',
+          'in',
+          pairs.map((pair) => pair.id),
+        )
+        .execute();
+      for (const { userId, token } of tokens) drivers.push([userId, token]);
     }
-  })();
+  });
   return drivers;
 }

@@ -10,11 +10,12 @@ import { DomainError } from '../../api/domain-error.js';
 import { ApiError } from '../../api/errors.js';
 import { testApp } from '../helpers/api-app.js';
 import { seedParking } from '../helpers/parking.js';
+import { value } from '../helpers/sql.js';
 
 test('an id that names nothing is a not_found BoxLogRefusal, one that does not fit a refused one, both naming the field', async (t) => {
   const app = await testApp(t);
-  const parking = seedParking(app);
-  const other = seedParking(app);
+  const parking = await seedParking(app);
+  const other = await seedParking(app);
   const entry: BoxLogInput = {
     fo_user_id: null,
     smart_key_id: null,
@@ -47,5 +48,5 @@ test('an id that names nothing is a not_found BoxLogRefusal, one that does not f
   t.deepEqual(unfit.details, [
     { path: 'box_logs[1].box_log.equipment_id', message: 'is not a box of secured_parking_id' },
   ]);
-  t.is(app.ctx.db.prepare('SELECT count(*) FROM box_logs').pluck().get(), 0, 'nothing written');
+  t.is(await value(app.ctx.store, 'SELECT count(*) FROM box_logs'), 0, 'nothing written');
 });

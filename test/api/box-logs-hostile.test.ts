@@ -61,7 +61,7 @@ const FIELDS = [
 test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 500, never partial', async (t) => {
   const app = await testApp(t, { tokenTtlSeconds: 86_400, boxLogsMaxBatch: 20 });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   await app.ctx.parkings.setForwarding(parking.id, 'http://127.0.0.1:9/never', true, 'secret');
   const body = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
@@ -100,10 +100,10 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
   let accepted = 0;
   await fc.assert(
     fc.asyncProperty(batch, async (payload) => {
-      const logsBefore = countRows(app, 'box_logs');
-      const outboxBefore = countRows(app, 'forwarding_outbox');
+      const logsBefore = await countRows(app, 'box_logs');
+      const outboxBefore = await countRows(app, 'forwarding_outbox');
       const response = await postBoxLogs(app, tokens.access_token, payload);
-      const logsAfter = countRows(app, 'box_logs');
+      const logsAfter = await countRows(app, 'box_logs');
       if (response.statusCode === 201) {
         accepted += 1;
         const results = response.json<{ box_logs: { duplicate: boolean; verified: boolean }[] }>().box_logs;
@@ -113,7 +113,7 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
         return (
           results.length === (JSON.parse(payload) as { box_logs: unknown[] }).box_logs.length &&
           logsAfter - logsBefore === fresh.length &&
-          countRows(app, 'forwarding_outbox') - outboxBefore === queued
+          (await countRows(app, 'forwarding_outbox')) - outboxBefore === queued
         );
       }
       const error = response.json<{ error?: unknown; details?: unknown }>();
@@ -133,8 +133,8 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
   let groupsAccepted = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(batch, { minLength: 2, maxLength: 6 }), async (payloads) => {
-      const logsBefore = countRows(app, 'box_logs');
-      const outboxBefore = countRows(app, 'forwarding_outbox');
+      const logsBefore = await countRows(app, 'box_logs');
+      const outboxBefore = await countRows(app, 'forwarding_outbox');
       const responses = await Promise.all(payloads.map((payload) => postBoxLogs(app, tokens.access_token, payload)));
       let fresh = 0;
       let queued = 0;
@@ -154,8 +154,8 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
         }
       }
       return (
-        countRows(app, 'box_logs') - logsBefore === fresh &&
-        countRows(app, 'forwarding_outbox') - outboxBefore === queued
+        (await countRows(app, 'box_logs')) - logsBefore === fresh &&
+        (await countRows(app, 'forwarding_outbox')) - outboxBefore === queued
       );
     }),
     { numRuns: 100 },
@@ -168,7 +168,7 @@ test('generated box log batches: 201, 404, 413 or 422 (400 for bad JSON), never 
 test('values off their format are 422 naming the field: created_at in year 0000 or past 9999, a lone surrogate in a text', async (t) => {
   const app = await testApp(t, { tokenTtlSeconds: 86_400 });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const valid = boxLog({
     foUserId: 1,
     smartKeyId: null,
@@ -194,7 +194,7 @@ test('values off their format are 422 naming the field: created_at in year 0000 
       [`box_logs[0].box_log.${field}`],
     );
   }
-  t.is(countRows(app, 'box_logs'), 0);
+  t.is(await countRows(app, 'box_logs'), 0);
   const first = await postBoxLogs(app, tokens.access_token, {
     box_logs: [{ box_log: { ...valid, created_at: '0001-01-01 00:00:00', command_decrypted: 'ACCESS 🚗 ok' } }],
   });

@@ -17,6 +17,7 @@ import {
 } from '../helpers/box-logs.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
 import { ACCESS_MODES, anotherDriver, createSession, seedParking, type SeededParking } from '../helpers/parking.js';
+import { one } from '../helpers/sql.js';
 
 interface Fixture {
   app: TestApp;
@@ -35,7 +36,7 @@ async function fixture(
 ): Promise<Fixture> {
   const app = await testApp(t, { tokenTtlSeconds: 86_400, ...overrides });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 10, accessMode });
+  const parking = await seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 10, accessMode });
   const body = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
   ).json<{
@@ -103,7 +104,7 @@ test('201 with {box_logs: [{id, verified, duplicate}]} in request order; every 2
   const [first, second, third] = body.box_logs;
   if (first === undefined || second === undefined || third === undefined) return t.fail('three box logs');
   t.true(first.id < second.id && second.id < third.id);
-  const row = f.app.ctx.boxLogs.findById(second.id);
+  const row = await one(f.app.ctx.store, 'SELECT * FROM box_logs WHERE id = ?', second.id);
   const sent = unverified.box_log;
   t.like(row, {
     source: 'http',
@@ -122,7 +123,7 @@ test('201 with {box_logs: [{id, verified, duplicate}]} in request order; every 2
     longitude: 2.3522,
     verified: 0,
   });
-  t.like(f.app.ctx.boxLogs.findById(third.id), {
+  t.like(await one(f.app.ctx.store, 'SELECT * FROM box_logs WHERE id = ?', third.id), {
     smart_key_id: null,
     command: null,
     response: null,
@@ -204,7 +205,7 @@ test('422 naming the element and field of each bad value', async (t) => {
       `${path}: ${JSON.stringify(error.details)}`,
     );
   }
-  t.is(countRows(f.app, 'box_logs'), 0);
+  t.is(await countRows(f.app, 'box_logs'), 0);
 });
 
 test('404 naming which id of which element does not exist', async (t) => {
@@ -225,13 +226,13 @@ test('404 naming which id of which element does not exist', async (t) => {
       JSON.stringify(error.details),
     );
   }
-  t.is(countRows(f.app, 'box_logs'), 0, 'nothing of those batches was stored');
+  t.is(await countRows(f.app, 'box_logs'), 0, 'nothing of those batches was stored');
 });
 
 test("422 for a fo_user_id other than the token's user, and ids that do not fit together", async (t) => {
   const f = await fixture(t);
   await anotherDriver(f.app); // user 2 exists
-  const other = seedParking(f.app);
+  const other = await seedParking(f.app);
   const log = (change: Record<string, unknown>) => ({ box_log: { ...accessLog(f, null).box_log, ...change } });
   for (const [change, path] of [
     [{ fo_user_id: 2 }, 'box_logs[0].box_log.fo_user_id'],
@@ -242,13 +243,13 @@ test("422 for a fo_user_id other than the token's user, and ids that do not fit 
     t.is(response.statusCode, 422, path);
     t.true(errorBody(t, response).details.some((detail) => detail.path === path));
   }
-  t.is(countRows(f.app, 'box_logs'), 0);
+  t.is(await countRows(f.app, 'box_logs'), 0);
 });
 
 test("422 for a driver's upload naming an operator's smart key (it has no driver); its verified log moves no session", async (t) => {
   const f = await fixture(t);
   await addOperator(f.app.ctx.store, 'bench', f.app.clock.now());
-  const operatorId = (f.app.ctx.db.prepare('SELECT id FROM operators').get() as { id: number }).id;
+  const operatorId = ((await one(f.app.ctx.store, 'SELECT id FROM operators')) as { id: number }).id;
   const access = await mintOperatorAccess(f.app.ctx.store, f.app.clock, f.parking.entrance.moduleId, {
     id: operatorId,
     name: 'bench',
@@ -260,7 +261,7 @@ test("422 for a driver's upload naming an operator's smart key (it has no driver
   const response = await postBoxLogs(f.app, f.token, { box_logs: [log] });
   t.is(response.statusCode, 422);
   t.is(errorBody(t, response).details[0]?.path, 'box_logs[0].box_log.smart_key_id');
-  t.is(countRows(f.app, 'box_logs'), 0);
+  t.is(await countRows(f.app, 'box_logs'), 0);
   // As the service stores it from MQTT (no driver): verified, and no session moved.
   const stored = await ingestThroughGroup(f.app.ctx, [{ ...(log.box_log as never as BoxLogInput), fo_user_id: null }], {
     source: 'mqtt',
@@ -286,7 +287,7 @@ test('a batch with one bad element changes nothing', async (t) => {
   const good = accessLog(f, boxAnswer(f.parking.entrance, f.command));
   const bad = { box_log: { ...accessLog(f, null).box_log, type: 'nope' } };
   t.is((await postBoxLogs(f.app, f.token, { box_logs: [good, good, bad] })).statusCode, 422);
-  t.is(countRows(f.app, 'box_logs'), 0);
+  t.is(await countRows(f.app, 'box_logs'), 0);
   t.is((await session(f))?.state, 'entering', 'the verified OK in the refused batch moved nothing');
   t.is((await f.app.ctx.boxes.learned(f.parking.entrance.moduleId))?.last_seen_at, null);
 });
@@ -304,7 +305,7 @@ test('concurrent batches share one commit, yet each is all or nothing: a 404 bat
   t.is(refused.statusCode, 404);
   t.is(errorBody(t, refused).details[0]?.path, 'box_logs[1].box_log.secured_parking_id');
   t.is(last.statusCode, 201);
-  t.is(countRows(f.app, 'box_logs'), 3, 'one log of the first batch, two of the last, none of the refused one');
+  t.is(await countRows(f.app, 'box_logs'), 3, 'one log of the first batch, two of the last, none of the refused one');
   t.is(f.app.ctx.groupCommit.counters.groups - groupsBefore, 1, 'the three requests of one turn shared a transaction');
   t.is((await session(f))?.state, 'active', 'the verified OK of the first batch moved the session');
 });
@@ -374,12 +375,12 @@ test('a forged pair sent first does not suppress the genuine log that follows; d
     'a duplicate within the batch',
   );
   t.is(second.box_logs[1]?.id, second.box_logs[0]?.id);
-  const before = countRows(f.app, 'box_logs');
+  const before = await countRows(f.app, 'box_logs');
   const third = (
     await postBoxLogs(f.app, f.token, { box_logs: [accessLog(f, genuine, f.parking.entrance, { offline: true })] })
   ).json<BoxLogsBody>();
   t.deepEqual(third.box_logs, [{ id: second.box_logs[0]?.id, verified: true, duplicate: true }]);
-  t.is(countRows(f.app, 'box_logs'), before, 'sending it again stores nothing');
+  t.is(await countRows(f.app, 'box_logs'), before, 'sending it again stores nothing');
   t.is((await session(f))?.state, 'active');
 });
 
@@ -547,7 +548,7 @@ test('the same path without HTTP, as MQTT ingestion calls it: null driver and ke
   };
   const [first] = await ingestThroughGroup(f.app.ctx, [entry], { source: 'mqtt' });
   t.like(first, { verified: true, duplicate: false });
-  t.like(f.app.ctx.boxLogs.findById(first?.id ?? 0), {
+  t.like(await one(f.app.ctx.store, 'SELECT * FROM box_logs WHERE id = ?', first?.id ?? 0), {
     source: 'mqtt',
     fo_user_id: null,
     smart_key_id: null,

@@ -13,7 +13,7 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
   const app = await testApp(t, { databaseBusyTimeoutMs: 50 }, { store: 'sqlite' });
   t.is(sqliteConnection(app).pragma('busy_timeout', { simple: true }), 50, 'DATABASE_BUSY_TIMEOUT_MS reaches SQLite');
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const release = holdWriteLock(t, app.config.databasePath);
 
   const registration = await register(app, { ...DRIVER, email: 'grace@example.com' });
@@ -52,7 +52,7 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
   );
 
   release();
-  t.is(countRows(app, 'box_logs'), 0, 'nothing was written while busy');
+  t.is(await countRows(app, 'box_logs'), 0, 'nothing was written while busy');
   t.is((await register(app, { ...DRIVER, email: 'grace@example.com' })).statusCode, 201);
   t.is((await postBoxLogs(app, tokens.access_token, { box_logs: [log] })).statusCode, 201);
   t.is((await passwordGrant(app)).statusCode, 200);
@@ -61,7 +61,7 @@ test('writes wait busy_timeout, then answer 503 database_busy with Retry-After; 
 test('the payment form under a busy database: a 503 page with Retry-After, the payment still pending; paying afterwards works (SQLite: its file lock)', async (t) => {
   const app = await testApp(t, { databaseBusyTimeoutMs: 50 }, { store: 'sqlite' });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const created = await createSession(app, tokens.access_token, {
     parking_session: { secured_parking_id: parking.id },
   });

@@ -32,7 +32,7 @@ test('status per URL (pending, delivered, dead, disabled, last error); retry rev
   const leaving = await startReceiver(t, [gone]);
   const app = await testApp(t, { tokenTtlSeconds: 86_400 * 30, forwardingAllowPrivate: true }, { dir, clock });
   const tokens = await loggedIn(app);
-  const [delivered, dead, disabled] = [seedParking(app), seedParking(app), seedParking(app)];
+  const [delivered, dead, disabled] = [await seedParking(app), await seedParking(app), await seedParking(app)];
   const env = { DATABASE_PATH: join(dir, 'db', 'test.sqlite') };
   for (const [parking, receiver] of [
     [delivered, good],
@@ -182,7 +182,7 @@ test('status per URL (pending, delivered, dead, disabled, last error); retry rev
 test('admin parking forwarding: a whsec_ secret shown once; --rotate-secret shows a new one and the overlap', async (t) => {
   const dir = tempDir(t);
   const app = await testApp(t, {}, { dir });
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   await app.app.close();
   const env = { DATABASE_PATH: join(dir, 'db', 'test.sqlite') };
   const set = (extra: string[]) =>

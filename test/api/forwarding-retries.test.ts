@@ -169,7 +169,7 @@ test('410 Gone disables the URL: nothing more is sent (queued logs wait), status
     'the worker has nothing due (it does not spin on the disabled URL)',
   );
   t.is(receiver.received.length, 1);
-  t.is(countRows(s.app, 'forwarding_outbox'), 151, 'nothing lost');
+  t.is(await countRows(s.app, 'forwarding_outbox'), 151, 'nothing lost');
 
   receiver.answers = [ok];
   t.deepEqual(await s.app.ctx.outbox.revive(s.parking.id, s.app.clock.now()), {

@@ -36,7 +36,7 @@ for (const accessMode of ACCESS_MODES) {
     t.regex(s.secret, /^whsec_[A-Za-z0-9+/]{43}=$/, 'whsec_ and base64 of 32 random bytes');
     const sent = [...logs(s, 1), ...logs(s, 1, false)];
     await send(s, sent);
-    t.is(countRows(s.app, 'forwarding_outbox'), 2, 'queued in the same transaction');
+    t.is(await countRows(s.app, 'forwarding_outbox'), 2, 'queued in the same transaction');
     t.is(await s.app.ctx.forwarding.runOnce(), 1);
     const [request] = receiver.received;
     if (!request) return t.fail('nothing received');
@@ -105,8 +105,8 @@ test('by default only verified logs are forwarded: an invented one is stored but
   const [invented] = logs(s, 1, false, { command_decrypted: 'ACCESS key=999 (forged)' });
   if (!real || !invented) return t.fail();
   await send(s, [invented, real]);
-  t.is(countRows(s.app, 'box_logs'), 2, 'both stored');
-  t.is(countRows(s.app, 'forwarding_outbox'), 1, 'only the verified one queued');
+  t.is(await countRows(s.app, 'box_logs'), 2, 'both stored');
+  t.is(await countRows(s.app, 'forwarding_outbox'), 1, 'only the verified one queued');
   t.is(await s.app.ctx.forwarding.runOnce(), 1);
   t.deepEqual(
     records(receiver).map((record) => record.verified),
@@ -119,7 +119,7 @@ test('nothing is queued when the parking does not expose its logs', async (t) =>
   const { s, receiver } = await withReceiver(t);
   await setForwarding(s.app.ctx.store, s.parking.id, { url: receiver.url, expose: false }, s.app.clock.now());
   await send(s, logs(s, 2));
-  t.is(countRows(s.app, 'forwarding_outbox'), 0);
+  t.is(await countRows(s.app, 'forwarding_outbox'), 0);
   t.is(await s.app.ctx.forwarding.runOnce(), 0);
 });
 
@@ -132,7 +132,7 @@ test('the secret is shown once: a later setting keeps it and does not show it', 
     s.app.clock.now(),
   );
   t.is(again.forwarding_secret, null);
-  t.is(s.app.ctx.parkingsSqlite.findById(s.parking.id)?.forwarding_secret, s.secret, 'kept across a change of URL');
+  t.is((await s.app.ctx.parkings.findById(s.parking.id))?.forwarding_secret, s.secret, 'kept across a change of URL');
 });
 
 test('a rotation: both secrets sign every delivery during the overlap (each verifies alone), then only the new one', async (t) => {

@@ -104,7 +104,7 @@ test('generated user fields with a valid client: 201 or 422, never 500', async (
 test('generated session bodies with a valid token: 201, 400, 404, 413 or 422, never 500', async (t) => {
   const app = await testApp(t);
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const sessionBody = fc.oneof(
     value,
     fc.record({ parking_session: value }),

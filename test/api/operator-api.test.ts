@@ -39,15 +39,16 @@ async function driverSession(
   return { accessToken: tokens.access_token, sessionId: body.parking_session.id, smartKeyId: body.smart_key.id };
 }
 
-function storeLog(
+async function storeLog(
   app: TestApp,
   parking: SeededParking,
   fields: { moduleId: number; smartKeyId?: number | null; verified?: boolean; status?: number; boxSeq?: number },
-): number {
+): Promise<number> {
   const verified = fields.verified ?? false;
-  return app.ctx.boxLogs.insert({
-    source: 'http',
-    entry: {
+  const row = await app.ctx.store.kysely
+    .insertInto('box_logs')
+    .values({
+      source: 'http',
       fo_user_id: null,
       smart_key_id: fields.smartKeyId ?? null,
       equipment_id: fields.moduleId,
@@ -57,15 +58,18 @@ function storeLog(
       command_decrypted: null,
       response: null,
       response_decrypted: null,
-      offline: false,
+      offline: 0,
       created_at: '2026-01-01 00:00:00',
-      point_attributes: null,
-    },
-    verified,
-    boxSeq: verified ? (fields.boxSeq ?? 1) : null,
-    status: verified ? (fields.status ?? Status.OK) : null,
-    receivedAt: app.clock.now(),
-  }).id;
+      latitude: null,
+      longitude: null,
+      verified: verified ? 1 : 0,
+      box_seq: verified ? (fields.boxSeq ?? 1) : null,
+      status: verified ? (fields.status ?? Status.OK) : null,
+      received_at: app.clock.now(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
 }
 
 const OPERATOR_ROUTES: [method: 'GET' | 'POST', url: string][] = [
@@ -116,8 +120,8 @@ test('an operator token is accepted; removed, it is refused on the next request 
 test('GET /api/operator/parkings: each parking, its boxes and their last known state, no secret', async (t) => {
   const app = await testApp(t);
   const token = await operator(app);
-  const sealed = seedParking(app);
-  const signed = seedParking(app, { accessMode: 'signed', boxes: ['entrance'] });
+  const sealed = await seedParking(app);
+  const signed = await seedParking(app, { accessMode: 'signed', boxes: ['entrance'] });
   const response = await get(app, '/api/operator/parkings', bearer(token));
   t.is(response.statusCode, 200, response.body);
   const parkings = response.json<{ id: number; access_mode: string; boxes: Record<string, unknown>[] }[]>();
@@ -152,7 +156,7 @@ test('GET /api/operator/parkings: each parking, its boxes and their last known s
 test("GET /api/operator/parkings: a box's last verified response gives battery, seen, drift, sequence, barrier and via", async (t) => {
   const app = await testApp(t);
   const token = await operator(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const driver = await loggedIn(app);
   const userId = (await me(app, bearer(driver.access_token))).json<{ id: number }>().id;
   const response = boxAnswer(parking.exit, null, { barrier: Barrier.OPEN, batteryMv: 3456 });
@@ -180,8 +184,8 @@ test("GET /api/operator/parkings: a box's last verified response gives battery, 
 test('GET /api/operator/sessions: newest first, filtered by state and parking; bad filters 422/404 naming the field', async (t) => {
   const app = await testApp(t);
   const token = await operator(app);
-  const parking = seedParking(app);
-  const other = seedParking(app);
+  const parking = await seedParking(app);
+  const other = await seedParking(app);
   const { sessionId } = await driverSession(t, app, parking);
   const all = await get(app, '/api/operator/sessions', bearer(token));
   t.is(all.statusCode, 200, all.body);
@@ -214,16 +218,16 @@ test('GET /api/operator/sessions: newest first, filtered by state and parking; b
 test('GET /api/operator/box_logs: newest first, filters, cursor pages stable while logs arrive', async (t) => {
   const app = await testApp(t);
   const token = await operator(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const { sessionId, smartKeyId } = await driverSession(t, app, parking);
   const entrance = parking.entrance.moduleId;
   const exit = parking.exit.moduleId;
   const ids = [
-    storeLog(app, parking, { moduleId: entrance }),
-    storeLog(app, parking, { moduleId: entrance, verified: true, status: Status.OK, boxSeq: 1, smartKeyId }),
-    storeLog(app, parking, { moduleId: exit, verified: true, status: Status.BARRIER_FAULT, boxSeq: 1 }),
-    storeLog(app, parking, { moduleId: exit }),
-    storeLog(app, parking, { moduleId: entrance, verified: true, status: Status.OK, boxSeq: 2 }),
+    await storeLog(app, parking, { moduleId: entrance }),
+    await storeLog(app, parking, { moduleId: entrance, verified: true, status: Status.OK, boxSeq: 1, smartKeyId }),
+    await storeLog(app, parking, { moduleId: exit, verified: true, status: Status.BARRIER_FAULT, boxSeq: 1 }),
+    await storeLog(app, parking, { moduleId: exit }),
+    await storeLog(app, parking, { moduleId: entrance, verified: true, status: Status.OK, boxSeq: 2 }),
   ];
   const page = async (query: string) => {
     const response = await get(app, `/api/operator/box_logs?${query}`, bearer(token));
@@ -265,8 +269,8 @@ test('GET /api/operator/box_logs: newest first, filters, cursor pages stable whi
     newest.slice(0, 2),
   );
   t.truthy(first.next_cursor);
-  storeLog(app, parking, { moduleId: entrance });
-  storeLog(app, parking, { moduleId: exit });
+  await storeLog(app, parking, { moduleId: entrance });
+  await storeLog(app, parking, { moduleId: exit });
   const second = await page(`limit=2&cursor=${first.next_cursor ?? ''}`);
   t.deepEqual(
     second.box_logs.map((log) => log.id),
@@ -308,7 +312,7 @@ test('GET /api/operator/box_logs: hostile queries get a 422 naming the field, ne
 test("POST /api/operator/smart_keys/:id/revoke: revoked at once (the driver's open is refused), REVOKE queued; again changes nothing; unknown 404", async (t) => {
   const app = await testApp(t);
   const token = await operator(app);
-  const parking = seedParking(app, { isOnline: true });
+  const parking = await seedParking(app, { isOnline: true });
   const { accessToken, smartKeyId } = await driverSession(t, app, parking);
   const response = await post(app, `/api/operator/smart_keys/${smartKeyId}/revoke`, bearer(token));
   t.is(response.statusCode, 200, response.body);
@@ -347,7 +351,7 @@ test("POST /api/operator/smart_keys/:id/revoke: revoked at once (the driver's op
 test('forwarding per parking: status and retry through the service; an unknown parking is a 404 naming id', async (t) => {
   const app = await testApp(t);
   const token = await operator(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const status = await get(app, `/api/operator/parkings/${parking.id}/forwarding`, bearer(token));
   t.is(status.statusCode, 200, status.body);
   t.deepEqual(status.json(), []);

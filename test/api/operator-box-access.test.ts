@@ -9,6 +9,7 @@ import { errorBody, type TestApp } from '../helpers/api-app.js';
 import { waitFor } from '../helpers/wait.js';
 import { addParking, controlApp, startBox } from '../control/bench.js';
 import { sendCommand, setSim, untilSubscribed } from './operator-box-bench.js';
+import { one } from '../helpers/sql.js';
 
 interface Answer {
   module_id: number;
@@ -27,14 +28,14 @@ interface Answer {
 async function benchWithBox(t: Parameters<typeof controlApp>[0], options: { signed?: boolean } = {}) {
   const app = await controlApp(t);
   const operator = await addOperator(app.ctx.store, 'bench', app.clock.now());
-  const moduleId = addParking(app, options).moduleIds[0] ?? 0;
+  const moduleId = (await addParking(app, options)).moduleIds[0] ?? 0;
   const running = await startBox(t, app, moduleId);
   await untilSubscribed(app, operator.token, moduleId, running.box);
   return { app, token: operator.token, moduleId, ...running };
 }
 
-function operatorIdOf(app: TestApp, name: string): number {
-  const row = app.ctx.db.prepare('SELECT id FROM operators WHERE name = ?').get(name) as { id: number };
+async function operatorIdOf(app: TestApp, name: string): Promise<number> {
+  const row = (await one(app.ctx.store, 'SELECT id FROM operators WHERE name = ?', name)) as { id: number };
   return row.id;
 }
 
@@ -56,7 +57,10 @@ test("status: a BATTERY_QUERY whose verified answer is the box's state (barrier,
     smart_key_id: null,
   });
   t.is(answer.box_time, new Date((Math.floor(app.clock.now() / 1000) + 90) * 1000).toISOString());
-  t.like(app.ctx.boxLogs.findById(answer.box_log_id ?? 0), { type: 'control', verified: 1 });
+  t.like(await one(app.ctx.store, 'SELECT * FROM box_logs WHERE id = ?', answer.box_log_id ?? 0), {
+    type: 'control',
+    verified: 1,
+  });
 });
 
 for (const signed of [false, true]) {
@@ -78,11 +82,11 @@ for (const signed of [false, true]) {
       module_ids: JSON.stringify([moduleId]),
       revoked_at: null,
     });
-    const row = app.ctx.db.prepare('SELECT operator_id, signed_by FROM smart_keys WHERE id = ?').get(key.id) as {
+    const row = (await one(app.ctx.store, 'SELECT operator_id, signed_by FROM smart_keys WHERE id = ?', key.id)) as {
       operator_id: number;
       signed_by: string | null;
     };
-    t.is(row.operator_id, operatorIdOf(app, 'bench'));
+    t.is(row.operator_id, await operatorIdOf(app, 'bench'));
     t.is(row.signed_by !== null, signed);
     t.regex(key.description ?? '', /operator bench/);
     // A short window from now, one try.
@@ -93,7 +97,7 @@ for (const signed of [false, true]) {
     t.is(header.header.kind, signed ? FrameKind.ACCESS_SIGNED : FrameKind.ACCESS);
     t.is(header.header.keyId, key.id);
 
-    t.like(app.ctx.boxLogs.findById(answer.box_log_id ?? 0), {
+    t.like(await one(app.ctx.store, 'SELECT * FROM box_logs WHERE id = ?', answer.box_log_id ?? 0), {
       smart_key_id: key.id,
       fo_user_id: null,
       verified: 1,
@@ -118,7 +122,10 @@ for (const signed of [false, true]) {
     const again = await app.app.mqtt?.sendCommand(moduleId, key.access_command, {}, 2_000);
     if (again === undefined || 'error' in again) return t.fail('no answer to the second try');
     t.true(again.answered.log?.verified);
-    t.is(app.ctx.boxLogs.findById(again.answered.log?.id ?? 0)?.status, Status.NO_TRIES_LEFT);
+    t.is(
+      (await one(app.ctx.store, 'SELECT * FROM box_logs WHERE id = ?', again.answered.log?.id ?? 0))?.status,
+      Status.NO_TRIES_LEFT,
+    );
   });
 }
 

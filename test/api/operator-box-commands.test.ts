@@ -6,11 +6,12 @@ import { addOperator } from '../../api/operators/accounts.js';
 import { errorBody, testApp } from '../helpers/api-app.js';
 import { addParking, controlApp, startBox } from '../control/bench.js';
 import { sendCommand as send, untilSubscribed } from './operator-box-bench.js';
+import { one } from '../helpers/sql.js';
 
 test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers come back and are stored as box logs', async (t) => {
   const app = await controlApp(t);
   const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
-  const parking = addParking(app);
+  const parking = await addParking(app);
   const moduleId = parking.moduleIds[0] ?? 0;
   const { box } = await startBox(t, app, moduleId);
   await untilSubscribed(app, token, moduleId, box);
@@ -27,7 +28,7 @@ test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers c
     }>();
     t.like(body, { module_id: moduleId, command, verified: true, status: 'OK', barrier: 'closed' });
     t.is(typeof body.battery_mv, 'number');
-    t.like(app.ctx.boxLogs.findById(body.box_log_id), {
+    t.like(await one(app.ctx.store, 'SELECT * FROM box_logs WHERE id = ?', body.box_log_id), {
       equipment_id: moduleId,
       verified: 1,
       source: 'mqtt',
@@ -36,14 +37,14 @@ test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers c
   }
   t.is(box.counters.commandsAnswered, answered + 2);
   // Each took a control sequence of its own, which the box accepted.
-  const learned = app.ctx.boxesSqlite.learned(moduleId);
+  const learned = await app.ctx.boxes.learned(moduleId);
   t.is(learned?.last_control_seq, (learned?.next_control_seq ?? 0) - 1);
 });
 
 test('an unknown box 404, a bad command or module id 422 naming it, no MQTT 503, a silent box 504', async (t) => {
   const app = await controlApp(t, { config: { boxAnswerTimeoutMs: 1_000 } });
   const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
-  const parking = addParking(app);
+  const parking = await addParking(app);
   const unknown = await send(app, token, 4242, { command: 'battery_query' });
   t.is(unknown.statusCode, 404);
   t.like(errorBody(t, unknown), {

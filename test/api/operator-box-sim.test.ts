@@ -11,7 +11,7 @@ import { setSim, untilSubscribed } from './operator-box-bench.js';
 test('a sim/set reaches the simulated box: 202 with what was published, the box jammed and its battery low', async (t) => {
   const app = await controlApp(t);
   const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
-  const moduleId = addParking(app).moduleIds[0] ?? 0;
+  const moduleId = (await addParking(app)).moduleIds[0] ?? 0;
   const { box } = await startBox(t, app, moduleId);
   await untilSubscribed(app, token, moduleId, box);
   const response = await setSim(app, token, moduleId, { jam: true, battery_mv: 3_100, delay_ms: 0 });
@@ -30,7 +30,7 @@ test('a sim/set reaches the simulated box: 202 with what was published, the box 
 test('a bad sim/set field 422 naming it (nothing published), an unknown box 404, no MQTT 503', async (t) => {
   const app = await controlApp(t);
   const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
-  const moduleId = addParking(app).moduleIds[0] ?? 0;
+  const moduleId = (await addParking(app)).moduleIds[0] ?? 0;
   const { box, link } = await startBox(t, app, moduleId);
   await untilSubscribed(app, token, moduleId, box);
   for (const [payload, path, message] of [
@@ -64,7 +64,7 @@ test('a bad sim/set field 422 naming it (nothing published), an unknown box 404,
 
   const httpOnly = await testApp(t);
   const operator = await addOperator(httpOnly.ctx.store, 'bench', httpOnly.clock.now());
-  const parking = addParking(httpOnly);
+  const parking = await addParking(httpOnly);
   const noMqtt = await setSim(httpOnly, operator.token, parking.moduleIds[0] ?? 0, { jam: true });
   t.is(noMqtt.statusCode, 503);
   t.is(errorBody(t, noMqtt).error, 'mqtt_unavailable');

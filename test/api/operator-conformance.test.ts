@@ -49,7 +49,7 @@ async function bench(t: ExecutionContext, options: { signed?: boolean } = {}): P
   t.teardown(() => app.close());
   await app.ready();
   const { token } = await addOperator(app.ctx.store, 'bench', Date.now());
-  const parking = addParking(
+  const parking = await addParking(
     { ctx: app.ctx, clock: systemClock },
     { boxes: ['entrance'], ...(options.signed === true ? { signed: true } : {}) },
   );
@@ -59,7 +59,7 @@ async function bench(t: ExecutionContext, options: { signed?: boolean } = {}): P
     members: [
       {
         provisioning: {
-          ...provisioningOf({ ctx: app.ctx }, moduleId),
+          ...(await provisioningOf({ ctx: app.ctx }, moduleId)),
           mqtt: { url, username: `box-${moduleId}`, password: `pw-${moduleId}` },
         },
         settings: {},
@@ -96,8 +96,8 @@ function start(b: Pick<Bench, 'app' | 'token'>, moduleId: number | string, paylo
 }
 
 /** What `parkbench conformance` runs on this box, row by row: its cases, the put-back, the checks. */
-function cliRows(b: Bench, protocol: 1 | 2 = 2): { names: string[]; checks: number } {
-  const box = boxUnderTest(provisioningOf({ ctx: b.app.ctx }, b.moduleId));
+async function cliRows(b: Bench, protocol: 1 | 2 = 2): Promise<{ names: string[]; checks: number }> {
+  const box = boxUnderTest(await provisioningOf({ ctx: b.app.ctx }, b.moduleId));
   const names = casesFor(box, protocol).map((conformanceCase) => conformanceCase.name);
   return { names: protocol === 1 ? names : [...names, RESTORE_CASE_NAME], checks: RUN_CHECKS };
 }
@@ -136,7 +136,7 @@ test('a run from the API passes every case of the CLI run, filling in as it goes
     [...seen].some((count) => count > 0),
     `cases while running: ${[...seen].join(', ')}`,
   );
-  const expected = cliRows(b);
+  const expected = await cliRows(b);
   t.is(latest.state, 'passed', JSON.stringify(latest.cases.filter((entry) => entry.result === 'fail')));
   t.deepEqual(
     latest.cases.slice(0, expected.names.length).map((entry) => entry.name),
@@ -152,7 +152,7 @@ test('a run from the API passes every case of the CLI run, filling in as it goes
   });
   t.is(typeof latest.ended_at, 'string');
   // The control sequences it took are the service's: the next command sends one after them.
-  const next = b.app.ctx.boxesSqlite.findByModuleId(b.moduleId)?.next_control_seq ?? 0;
+  const next = (await b.app.ctx.boxes.findByModuleId(b.moduleId))?.next_control_seq ?? 0;
   t.true(next >= (latest.summary.control_seq.next ?? Infinity), `next_control_seq ${next}`);
 
   const json = await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}/report.json`);
@@ -182,7 +182,7 @@ test('a run from the API passes every case of the CLI run, filling in as it goes
 test("an unknown box 404, a driver's token 403, bad fields 422 naming them, protocol 1 on a signed box 409, an unknown run 404, no MQTT 503", async (t) => {
   const app = await controlApp(t);
   const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
-  const parking = addParking(app);
+  const parking = await addParking(app);
   const b = { app: app.app, token };
   const unknown = await start(b, 4242);
   t.is(unknown.statusCode, 404);
@@ -213,14 +213,14 @@ test("an unknown box 404, a driver's token 403, bad fields 422 naming them, prot
   t.is(badId.statusCode, 422);
   t.is(errorBody(t, badId).details[0]?.path, 'run_id');
   // Version 1 has ACCESS under K_park alone: a signed parking's box cannot run it.
-  const signedBox = addParking(app, { signed: true, boxes: ['entrance'] }).moduleIds[0] ?? 0;
+  const signedBox = (await addParking(app, { signed: true, boxes: ['entrance'] })).moduleIds[0] ?? 0;
   const version1 = await start(b, signedBox, { protocol: 1 });
   t.is(version1.statusCode, 409);
   t.like(errorBody(t, version1), { error: 'operation_refused', details: [{ path: 'module_id' }] });
   t.regex(errorBody(t, version1).details[0]?.message ?? '', /protocol 1 needs a box holding K_park/);
   // Nothing was started: the boxes' control sequences are untouched.
-  t.is(app.ctx.boxesSqlite.findByModuleId(parking.moduleIds[0] ?? 0)?.next_control_seq, 1);
-  t.is(app.ctx.boxesSqlite.findByModuleId(signedBox)?.next_control_seq, 1);
+  t.is((await app.ctx.boxes.findByModuleId(parking.moduleIds[0] ?? 0))?.next_control_seq, 1);
+  t.is((await app.ctx.boxes.findByModuleId(signedBox))?.next_control_seq, 1);
 
   const httpOnly = await testApp(t);
   const operator = await addOperator(httpOnly.ctx.store, 'bench', httpOnly.clock.now());
@@ -254,7 +254,7 @@ test('the API stopping aborts a run and the box gets its issuer keys back before
     return key === undefined || key === null ? null : Buffer.from(key).toString('hex');
   };
   const hex = (key: Buffer | null | undefined): string | null => key?.toString('hex') ?? null;
-  const parkingKeys = provisioningOf({ ctx: b.app.ctx }, b.moduleId);
+  const parkingKeys = await provisioningOf({ ctx: b.app.ctx }, b.moduleId);
   t.is(held(), hex(parkingKeys.issuerKey));
   const started = await start(b, b.moduleId, { skip_wearing: true, cycle_ms: 5_000 });
   t.is(started.statusCode, 202, started.body);
@@ -284,7 +284,7 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
   const run = await runs.start(b.moduleId, { ...RUN_DEFAULTS, skipWearing: true, protocol: 1 }, broker);
   await waitFor(() => changes.at(-1)?.state !== 'running', 'the run to end', 120_000);
   await runs.close();
-  const expected = cliRows(b, 1);
+  const expected = await cliRows(b, 1);
   const final = changes.at(-1);
   t.is(final?.state, 'passed', JSON.stringify(final?.cases.filter((entry) => entry.result === 'fail')));
   t.is(final?.cases.length, expected.names.length + expected.checks);
@@ -302,7 +302,7 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
 
 test('a box keeps its newest runs only; a run aborted before its first case ends in error with its report', async (t) => {
   const app = await controlApp(t);
-  const moduleId = addParking(app, { boxes: ['entrance'] }).moduleIds[0] ?? 0;
+  const moduleId = (await addParking(app, { boxes: ['entrance'] })).moduleIds[0] ?? 0;
   const broker = app.app.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
   const runs = new ConformanceRuns({

@@ -13,11 +13,7 @@ import { openDatabase, type Db } from '../../api/db/open.js';
 import { sqliteStore } from '../../api/db/store.js';
 import { ensureDemo } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
-import {
-  forwardingStatus,
-  replayBoxLogs,
-  reviveDeadDeliveries,
-} from '../../api/forwarding/administration.js';
+import { forwardingStatus, replayBoxLogs, reviveDeadDeliveries } from '../../api/forwarding/administration.js';
 import { addMqttClient } from '../../api/mqtt/clients.js';
 import { createParking } from '../../api/parkings/create.js';
 import { rotateForwardingSecret, setForwarding } from '../../api/parkings/forwarding.js';

@@ -32,6 +32,7 @@ import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { MqttAcl } from '../../api/mqtt/acl.js';
 import { provisioningOf, type SeededBox } from '../helpers/parking.js';
 import { sendCommand, untilSubscribed } from './operator-box-bench.js';
+import { all, value } from '../helpers/sql.js';
 
 interface Stream {
   app: TestApp;
@@ -46,7 +47,7 @@ async function streamApp(t: ExecutionContext, overrides: Partial<ApiConfig> = {}
   const address = app.app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   const token = (await addOperator(app.ctx.store, 'bench', app.clock.now())).token;
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   return { app, base: `http://127.0.0.1:${port}`, token, parking };
 }
 
@@ -139,7 +140,7 @@ test('a ticket opens one stream within 30 s; used, expired, unknown or malformed
   t.regex(body.ticket, /^[A-Za-z0-9_-]{43}$/);
   t.is(body.expires_at, new Date(stream.app.clock.now() + TICKET_TTL_MS).toISOString());
   // Stored hashed: the database holds no ticket in clear.
-  const stored = stream.app.ctx.db.prepare('SELECT * FROM event_tickets').all() as Record<string, unknown>[];
+  const stored = await all(stream.app.ctx.store, 'SELECT * FROM event_tickets');
   t.is(stored.length, 1);
   t.false(JSON.stringify(stored).includes(body.ticket));
 
@@ -485,7 +486,7 @@ test("over MQTT: a simulated box's state is `live` and its box log arrives with 
   await operator.publishAsync(topics.box(box.moduleId, 'command'), JSON.stringify({ command: driver.accessCommand }), {
     qos: 1,
   });
-  await waitFor(() => stream.app.ctx.db.prepare('SELECT count(*) FROM box_logs').pluck().get() === 1, 'the box log');
+  await waitFor(async () => (await value(stream.app.ctx.store, 'SELECT count(*) FROM box_logs')) === 1, 'the box log');
   flush(stream);
   const logs = await client.next(ofEvent('box_logs'), 'the MQTT box log', from);
   t.like(logs.data, {
@@ -663,7 +664,7 @@ test('control: a REVOKE delivered to a simulated box arrives as control deliveri
     app,
     base: `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`,
     token: (await addOperator(app.ctx.store, 'bench', app.clock.now())).token,
-    parking: seedParking(app),
+    parking: await seedParking(app),
   };
   await simulatedBox(t, stream, stream.parking.entrance);
   await simulatedBox(t, stream, stream.parking.exit);

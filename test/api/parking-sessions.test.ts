@@ -39,7 +39,7 @@ interface SessionBody {
 test('201: every field and type of 4.4, 2.5 and 2.6', async (t) => {
   const app = await testApp(t, { publicUrl: 'https://park.example' });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app, {
+  const parking = await seedParking(app, {
     pricePerHourMinor: 250,
     maxDurationMinutes: 90,
     tries: 7,
@@ -118,7 +118,7 @@ for (const accessMode of ACCESS_MODES) {
   test(`the access command opens as a box of the parking opens it and holds what it should (${accessMode})`, async (t) => {
     const app = await testApp(t);
     const tokens = await loggedIn(app);
-    const parking = seedParking(app, {
+    const parking = await seedParking(app, {
       maxDurationMinutes: 60,
       tries: 3,
       boxes: ['entrance', 'entrance', 'exit'],
@@ -176,7 +176,7 @@ test('amount: price per hour × minutes / 60 in minor units, rounded half up', a
   ];
   for (const [price, minutes, expected] of cases) {
     const { accessToken } = await anotherDriver(app);
-    const parking = seedParking(app, { pricePerHourMinor: price, maxDurationMinutes: minutes });
+    const parking = await seedParking(app, { pricePerHourMinor: price, maxDurationMinutes: minutes });
     const response = await createSession(app, accessToken, { parking_session: { secured_parking_id: parking.id } });
     t.is(response.json<SessionBody>().amount, expected, `${price} × ${minutes}`);
   }
@@ -205,7 +205,7 @@ test('400 when parking_session or secured_parking_id is missing', async (t) => {
 
 test('401 without a token or with a bad one, whatever the body', async (t) => {
   const app = await testApp(t);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   for (const token of [undefined, 'nope']) {
     for (const payload of [{ parking_session: { secured_parking_id: parking.id } }, {}, '{bad json']) {
       const response = await createSession(app, token, payload);
@@ -239,13 +239,13 @@ test('422 with messages: wrong types, inactive parking, no boxes, an open sessio
     t.is(response.statusCode, 422, JSON.stringify(payload));
     t.is(errorBody(t, response).error, 'validation_failed');
   }
-  const inactive = seedParking(app);
+  const inactive = await seedParking(app);
   await app.ctx.store.kysely
     .updateTable('secured_parkings')
     .set({ is_active: 0 })
     .where('id', '=', inactive.id)
     .execute();
-  const noBoxes = seedParking(app, { boxes: [] });
+  const noBoxes = await seedParking(app, { boxes: [] });
   const refusal = async (id: number) => {
     const response = await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: id } });
     t.is(response.statusCode, 422);
@@ -255,7 +255,7 @@ test('422 with messages: wrong types, inactive parking, no boxes, an open sessio
   };
   t.regex(await refusal(inactive.id), /not active/);
   t.regex(await refusal(noBoxes.id), /no boxes/);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   t.is(
     (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).statusCode,
     201,
@@ -267,7 +267,7 @@ test('422 with messages: wrong types, inactive parking, no boxes, an open sessio
 test('two simultaneous creations by one driver: one 201, one 422, one open session', async (t) => {
   const app = await testApp(t);
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const payload = { parking_session: { secured_parking_id: parking.id } };
   const responses = await Promise.all([
     createSession(app, tokens.access_token, payload),
@@ -286,7 +286,7 @@ test('two simultaneous creations by one driver: one 201, one 422, one open sessi
 test('the partial unique index holds one open session per driver even past the service checks', async (t) => {
   const app = await testApp(t);
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   t.is(
     (await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })).statusCode,
     201,
@@ -307,7 +307,7 @@ test('GET current: the open session in the shape of the 201 body, 404 when none,
   const none = await authGet(app, tokens.access_token, '/api/car_driver/parking_sessions/current');
   t.is(none.statusCode, 404);
   t.is(errorBody(t, none).error, 'resource_not_found');
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const created = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
   ).json<SessionBody>();
@@ -327,7 +327,7 @@ test("GET smart_keys: the driver's keys only, in the 2.6 structure", async (t) =
   const app = await testApp(t);
   const tokens = await loggedIn(app);
   const other = await anotherDriver(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   t.deepEqual((await authGet(app, tokens.access_token, '/api/car_driver/smart_keys')).json(), []);
   const mine = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
@@ -345,7 +345,7 @@ test("GET smart_keys: the driver's keys only, in the 2.6 structure", async (t) =
 test('finalize within the window: end_time now, amount for the minutes used (rounded up), nothing extra', async (t) => {
   const app = await testApp(t);
   const tokens = await loggedIn(app);
-  const parking = seedParking(app, { pricePerHourMinor: 250, maxDurationMinutes: 120 });
+  const parking = await seedParking(app, { pricePerHourMinor: 250, maxDurationMinutes: 120 });
   const created = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
   ).json<SessionBody>();
@@ -368,7 +368,7 @@ for (const accessMode of ACCESS_MODES) {
   test(`finalize past the window: the extra due, a new pay_url, an exit key for EXIT_KEY_MINUTES (${accessMode})`, async (t) => {
     const app = await testApp(t, { exitKeyMinutes: 30 });
     const tokens = await loggedIn(app);
-    const parking = seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 4, accessMode });
+    const parking = await seedParking(app, { pricePerHourMinor: 600, maxDurationMinutes: 60, tries: 4, accessMode });
     const created = (
       await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
     ).json<SessionBody>();
@@ -409,7 +409,7 @@ test("finalize: 404 for another driver's or an unknown session, 401 without a to
   const app = await testApp(t);
   const tokens = await loggedIn(app);
   const other = await anotherDriver(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const created = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
   ).json<SessionBody>();

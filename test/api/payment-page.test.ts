@@ -9,7 +9,7 @@ import { authGet, createSession, finalize, seedParking } from '../helpers/parkin
 
 async function sessionWithPayment(app: TestApp) {
   const tokens = await loggedIn(app);
-  const parking = seedParking(app, { name: 'Gare <Nord> & "Sud"' });
+  const parking = await seedParking(app, { name: 'Gare <Nord> & "Sud"' });
   const body = (
     await createSession(app, tokens.access_token, { parking_session: { secured_parking_id: parking.id } })
   ).json<{ pay_url: string; parking_session: { id: number } }>();

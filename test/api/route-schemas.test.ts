@@ -41,7 +41,7 @@ const at = (schema: unknown, ...keys: string[]): Json =>
 test('box logs: a field added to the schema is documented and enforced (422 naming it), and the documented batch limit is the enforced one', async (t) => {
   const app = await testApp(t, { tokenTtlSeconds: 86_400, boxLogsMaxBatch: 2 });
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const body = await documentedBody(app, '/api/box_logs');
   const documentedLog = at(body, 'properties', 'box_logs', 'items', 'properties', 'box_log');
   t.true((documentedLog.required as string[]).includes('lane'));
@@ -75,7 +75,7 @@ test('box logs: a field added to the schema is documented and enforced (422 nami
   const tooMany = await postBoxLogs(app, tokens.access_token, { box_logs: [log('A'), log('A'), log('A')] });
   t.is(tooMany.statusCode, 422);
   t.deepEqual(errorBody(t, tooMany).details, [{ path: 'box_logs', message: 'must have at most 2 elements' }]);
-  t.is(countRows(app, 'box_logs'), 0);
+  t.is(await countRows(app, 'box_logs'), 0);
   const accepted = await postBoxLogs(app, tokens.access_token, { box_logs: [log('A'), log('B')] });
   t.is(accepted.statusCode, 201, accepted.body);
 });
@@ -83,7 +83,7 @@ test('box logs: a field added to the schema is documented and enforced (422 nami
 test('parking sessions: a field added to the schema is documented and enforced: 400 when missing or null, 422 when of the wrong type', async (t) => {
   const app = await testApp(t);
   const tokens = await loggedIn(app);
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const documented = at(await documentedBody(app, '/api/car_driver/parking_sessions'), 'properties', 'parking_session');
   t.deepEqual(documented.required, ['secured_parking_id', 'plate']);
   t.deepEqual(at(documented, 'properties', 'plate'), { type: 'string' });

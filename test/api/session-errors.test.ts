@@ -28,7 +28,8 @@ test('the service raises DomainErrors: not_found for an unknown parking or sessi
     kind: 'not_found',
     message: 'no secured parking with id 999',
   });
-  t.like(await domain(() => createSessionOf(app.ctx, userId, seedParking(app, { boxes: [] }).id)), {
+  const noBoxes = await seedParking(app, { boxes: [] });
+  t.like(await domain(() => createSessionOf(app.ctx, userId, noBoxes.id)), {
     kind: 'refused',
     message: 'the secured parking has no boxes yet',
   });
@@ -36,7 +37,7 @@ test('the service raises DomainErrors: not_found for an unknown parking or sessi
     kind: 'not_found',
     message: 'no parking session 999 of this driver',
   });
-  const session = await createSessionOf(app.ctx, userId, seedParking(app).id);
+  const session = await createSessionOf(app.ctx, userId, (await seedParking(app)).id);
   await finalizeSession(app.ctx, userId, session.id);
   t.like(await domain(() => finalizeSession(app.ctx, userId, session.id)), { kind: 'refused' });
 });
@@ -59,7 +60,7 @@ test('HTTP: each refusal keeps its status and its whole body', async (t) => {
       details: [{ path, message: 'no secured parking with id 999' }],
     },
   });
-  const closed = seedParking(app, { boxes: [] });
+  const closed = await seedParking(app, { boxes: [] });
   await app.ctx.store.kysely
     .updateTable('secured_parkings')
     .set({ is_active: 0 })
@@ -77,7 +78,7 @@ test('HTTP: each refusal keeps its status and its whole body', async (t) => {
       ],
     },
   });
-  const parking = seedParking(app);
+  const parking = await seedParking(app);
   const created = await createSession(app, tokens.access_token, {
     parking_session: { secured_parking_id: parking.id },
   });
@@ -120,7 +121,7 @@ test('HTTP: each refusal keeps its status and its whole body', async (t) => {
   });
   // A free parking's session is paid at once, so finalize finishes it.
   const other = await anotherDriver(app);
-  const free = seedParking(app, { pricePerHourMinor: 0 });
+  const free = await seedParking(app, { pricePerHourMinor: 0 });
   const freeSession = (
     await createSession(app, other.accessToken, { parking_session: { secured_parking_id: free.id } })
   ).json<{ parking_session: { id: number } }>().parking_session.id;

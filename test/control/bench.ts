@@ -12,6 +12,7 @@ import type { Provisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import type { ApiConfig } from '../../api/config.js';
 import { testApp, type TestApp } from '../helpers/api-app.js';
+import { all } from '../helpers/sql.js';
 
 export const POLL_MS = 1_000;
 
@@ -39,12 +40,12 @@ export interface BenchParking {
 }
 
 /** A parking (sealed, or signed with a fresh issuer pair) and its boxes, entrance first. */
-export function addParking(
+export async function addParking(
   app: Pick<TestApp, 'ctx'> & { clock: Pick<Clock, 'now'> },
   options: { signed?: boolean; boxes?: BoxDirection[]; isOnline?: boolean } = {},
-): BenchParking {
+): Promise<BenchParking> {
   const issuer = generateIssuerKeyPair();
-  const id = app.ctx.parkingsSqlite.insert(
+  const id = await app.ctx.parkings.insert(
     {
       name: 'Control lot',
       description: null,
@@ -69,7 +70,7 @@ export function addParking(
     const moduleId = (nextModuleId += 1);
     const mac =
       `02:50:43:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0')}:${(moduleId & 0xff).toString(16).padStart(2, '0')}`.toUpperCase();
-    app.ctx.boxesSqlite.insert(
+    await app.ctx.boxes.insert(
       {
         moduleId,
         parkingId: id,
@@ -87,10 +88,10 @@ export function addParking(
 
 /** What `admin box provision` gives the box now (helper A's rule for the
  * issuer keys: issuer_key = next ?? current; previous = next set ? current : previous). */
-export function provisioningOf(app: Pick<TestApp, 'ctx'>, moduleId: number): Provisioning {
-  const box = app.ctx.boxesSqlite.findByModuleId(moduleId);
+export async function provisioningOf(app: Pick<TestApp, 'ctx'>, moduleId: number): Promise<Provisioning> {
+  const box = await app.ctx.boxes.findByModuleId(moduleId);
   if (box === undefined) throw new Error(`no box ${moduleId}`);
-  const parking = app.ctx.parkingsSqlite.findById(box.parking_id);
+  const parking = await app.ctx.parkings.findById(box.parking_id);
   if (parking === undefined) throw new Error(`no parking ${box.parking_id}`);
   const hex = (value: string | null): Buffer | null => (value === null ? null : Buffer.from(value, 'hex'));
   const next = parking.issuer_next_public_key;
@@ -124,7 +125,7 @@ export async function startBox(
   box?: SimulatedBox,
 ): Promise<RunningBox> {
   const simulated =
-    box ?? (await SimulatedBox.start({ clock: app.clock, provisioning: provisioningOf(app, moduleId) }));
+    box ?? (await SimulatedBox.start({ clock: app.clock, provisioning: await provisioningOf(app, moduleId) }));
   const link = new BoxMqttLink(simulated, {
     url: app.app.mqtt?.url ?? '',
     username: `box-${moduleId}`,
@@ -167,9 +168,11 @@ export async function pumpUntil(
 }
 
 /** The state of every control command of an operation, by module id. */
-export function statesOf(app: TestApp, operation: string): Record<number, string> {
-  const rows = app.ctx.db
-    .prepare('SELECT module_id, state FROM control_commands WHERE operation = ? ORDER BY module_id')
-    .all(operation) as { module_id: number; state: string }[];
+export async function statesOf(app: TestApp, operation: string): Promise<Record<number, string>> {
+  const rows = await all<{ module_id: number; state: string }>(
+    app.ctx.store,
+    'SELECT module_id, state FROM control_commands WHERE operation = ? ORDER BY module_id',
+    operation,
+  );
   return Object.fromEntries(rows.map((row) => [row.module_id, row.state]));
 }

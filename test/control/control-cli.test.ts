@@ -12,6 +12,7 @@ import type { TestApp } from '../helpers/api-app.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import { revoke } from '../helpers/signed-box.js';
 import { addParking, controlApp, provisioningOf, startBox } from './bench.js';
+import { column, one, value } from '../helpers/sql.js';
 
 /** Runs CLI commands at once while the API's fake clock moves on (its poll). */
 async function whileApiRuns(app: TestApp, runs: Promise<CliResult>[]): Promise<CliResult[]> {
@@ -44,7 +45,7 @@ function benchNow(t: ExecutionContext): Promise<TestApp> {
 
 test('two operators revoke at once from two CLI processes: the API delivers both, with distinct sequences, exit 0', async (t) => {
   const app = await benchNow(t);
-  const parking = addParking(app, { boxes: ['entrance'] });
+  const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   await startBox(t, app, moduleId);
   const [one, two] = [await keyOf(app, parking.id), await keyOf(app, parking.id)];
@@ -69,13 +70,13 @@ test('two operators revoke at once from two CLI processes: the API delivers both
       ],
     });
   }
-  const sequences = app.ctx.db.prepare('SELECT control_seq FROM control_commands ORDER BY control_seq').pluck().all();
+  const sequences = await column(app.ctx.store, 'SELECT control_seq FROM control_commands ORDER BY control_seq');
   t.deepEqual(sequences, [1, 2]);
 });
 
 test('--wait 0 with the box offline: pending, exit 3; box status lists it; text output one line per box', async (t) => {
   const app = await benchNow(t);
-  const parking = addParking(app, { boxes: ['entrance'] });
+  const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const key = await keyOf(app, parking.id);
   const revoked = await admin(app, 'smart-key', 'revoke', '--id', String(key), '--wait', '0');
@@ -96,7 +97,7 @@ test('--wait 0 with the box offline: pending, exit 3; box status lists it; text 
 
 test('set-access through the CLI: the API moves the boxes, then the parking is signed (exit 0); refusals are one line', async (t) => {
   const app = await benchNow(t);
-  const parking = addParking(app);
+  const parking = await addParking(app);
   for (const moduleId of parking.moduleIds) await startBox(t, app, moduleId);
   const [moved] = await whileApiRuns(app, [
     admin(app, 'parking', 'set-access', '--id', String(parking.id), '--access', 'signed', '--json', '--wait', '30'),
@@ -110,7 +111,7 @@ test('set-access through the CLI: the API moves the boxes, then the parking is s
     pending: 0,
     failed: 0,
   });
-  t.is(app.ctx.parkingsSqlite.findById(parking.id)?.access_mode, 'signed');
+  t.is((await app.ctx.parkings.findById(parking.id))?.access_mode, 'signed');
 
   const refusals: [string[], number, RegExp][] = [
     [
@@ -134,7 +135,7 @@ test('set-access through the CLI: the API moves the boxes, then the parking is s
       /^parkbench: no secured parking with id 424242\n$/,
     ],
     [
-      ['parking', 'rotate-issuer', '--id', String(addParking(app).id)],
+      ['parking', 'rotate-issuer', '--id', String((await addParking(app)).id)],
       1,
       /^parkbench: parking \d+ is sealed: it has no issuer key to rotate .*\n$/,
     ],
@@ -154,14 +155,14 @@ test('set-access through the CLI: the API moves the boxes, then the parking is s
 
 test("another tool used higher sequences and filled the box's revocation list: REPLAY skips ahead, then REVOCATION_FULL fails, exit 4", async (t) => {
   const app = await benchNow(t);
-  const parking = addParking(app, { boxes: ['entrance'] });
+  const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const running = await startBox(t, app, moduleId);
   // Another tool: four REVOKEs of 16 keys each with sequences 1000..1003.
   const until = Math.floor(app.clock.now() / 1000) + 3_600;
   for (let index = 0; index < 4; index++) {
     const entries = Array.from({ length: 16 }, (_, entry) => ({ keyId: 500_000 + index * 16 + entry, until }));
-    await running.box.handleCommand(revoke(provisioningOf(app, moduleId), 1_000 + index, entries));
+    await running.box.handleCommand(revoke(await provisioningOf(app, moduleId), 1_000 + index, entries));
   }
   const key = await keyOf(app, parking.id);
   const [result] = await whileApiRuns(app, [admin(app, 'smart-key', 'revoke', '--id', String(key), '--wait', '30')]);
@@ -172,14 +173,14 @@ test("another tool used higher sequences and filled the box's revocation list: R
       `box ${moduleId}: REVOKE failed \\(REVOCATION_FULL: the box's revocation list is full; nothing changed on the box; 2 sends\\)`,
     ),
   );
-  t.like(app.ctx.db.prepare('SELECT state, replays, attempts, last_status FROM control_commands').get(), {
+  t.like(await one(app.ctx.store, 'SELECT state, replays, attempts, last_status FROM control_commands'), {
     state: 'failed',
     replays: 1,
     attempts: 2,
     last_status: 'REVOCATION_FULL',
   });
   t.true(
-    (app.ctx.db.prepare('SELECT control_seq FROM control_commands').pluck().get() as number) > 1_003,
+    ((await value(app.ctx.store, 'SELECT control_seq FROM control_commands')) as number) > 1_003,
     "the sequence skipped past the other tool's",
   );
 });

@@ -16,6 +16,7 @@ import { anotherDriver, createSession } from '../helpers/parking.js';
 import { loggedIn, tempDir } from '../helpers/api-app.js';
 import { addParking, controlApp, pumpUntil, startBox, statesOf } from './bench.js';
 import type { TestApp } from '../helpers/api-app.js';
+import { all, value } from '../helpers/sql.js';
 
 async function sessionKey(
   app: TestApp,
@@ -38,7 +39,7 @@ async function statusOf(
 
 test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answer REVOKED to that key and OK to another', async (t) => {
   const app = await controlApp(t);
-  const parking = addParking(app);
+  const parking = await addParking(app);
   const [entranceId = 0, exitId = 0] = parking.moduleIds;
   const entrance = await startBox(t, app, entranceId);
   await startBox(t, app, exitId);
@@ -51,17 +52,18 @@ test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answe
     async () => (await operationReport(app.ctx.store, result.operation)).done === 2,
     'both REVOKEs done',
   );
-  const rows = app.ctx.db
-    .prepare('SELECT module_id, last_status, control_seq, attempts FROM control_commands ORDER BY module_id')
-    .all();
+  const rows = await all(
+    app.ctx.store,
+    'SELECT module_id, last_status, control_seq, attempts FROM control_commands ORDER BY module_id',
+  );
   t.deepEqual(rows, [
     { module_id: entranceId, last_status: 'OK', control_seq: 1, attempts: 1 },
     { module_id: exitId, last_status: 'OK', control_seq: 1, attempts: 1 },
   ]);
   t.is(entrance.box.state.revocations.size, 1);
   // The answers are box logs, as any other.
-  t.is(app.ctx.db.prepare("SELECT count(*) FROM box_logs WHERE type = 'control' AND verified = 1").pluck().get(), 2);
-  t.like(app.ctx.boxesSqlite.learned(entranceId), { last_control_seq: 1, next_control_seq: 2 });
+  t.is(await value(app.ctx.store, "SELECT count(*) FROM box_logs WHERE type = 'control' AND verified = 1"), 2);
+  t.like(await app.ctx.boxes.learned(entranceId), { last_control_seq: 1, next_control_seq: 2 });
 
   t.is(await statusOf(entrance.box, revoked.command), 'REVOKED');
   t.is(await statusOf(entrance.box, other.command), 'OK', 'another key still opens');
@@ -70,7 +72,7 @@ test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answe
 test('an offline box keeps its REVOKE pending through an API restart and gets it when it comes online', async (t) => {
   const dir = tempDir(t);
   const first = await controlApp(t, { dir });
-  const parking = addParking(first, { boxes: ['entrance'] });
+  const parking = await addParking(first, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const token = (await loggedIn(first)).access_token;
   const key = await sessionKey(first, parking.id, token);
@@ -82,21 +84,17 @@ test('an offline box keeps its REVOKE pending through an API restart and gets it
     first.clock.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  t.deepEqual(statesOf(first, result.operation), { [moduleId]: 'pending' });
-  t.is(
-    first.ctx.db.prepare('SELECT attempts FROM control_commands').pluck().get(),
-    0,
-    'nothing sent to a box known offline',
-  );
+  t.deepEqual(await statesOf(first, result.operation), { [moduleId]: 'pending' });
+  t.is(await value(first.ctx.store, 'SELECT attempts FROM control_commands'), 0, 'nothing sent to a box known offline');
   await first.app.close();
 
   const second = await controlApp(t, { dir });
   const box = running.box;
-  t.deepEqual(statesOf(second, result.operation), { [moduleId]: 'pending' }, 'the restart lost nothing');
+  t.deepEqual(await statesOf(second, result.operation), { [moduleId]: 'pending' }, 'the restart lost nothing');
   await startBox(t, second, moduleId, box);
   await pumpUntil(
     second.clock,
-    () => statesOf(second, result.operation)[moduleId] === 'done',
+    async () => (await statesOf(second, result.operation))[moduleId] === 'done',
     'the REVOKE delivered once the box is online',
   );
   t.true(box.state.revocations.has(key.id));
@@ -104,7 +102,7 @@ test('an offline box keeps its REVOKE pending through an API restart and gets it
 
 test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, failed and not retried', async (t) => {
   const app = await controlApp(t);
-  const parking = addParking(app, { boxes: ['entrance'] });
+  const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const running = await startBox(t, app, moduleId);
   const first = await sessionKey(app, parking.id);
@@ -157,9 +155,9 @@ test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, f
 
 test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at once, not sent again', async (t) => {
   const app = await controlApp(t);
-  const parking = addParking(app, { boxes: ['entrance'] });
+  const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
-  const boxKey = Buffer.from(app.ctx.boxesSqlite.findByModuleId(moduleId)?.box_key ?? '', 'hex');
+  const boxKey = Buffer.from((await app.ctx.boxes.findByModuleId(moduleId))?.box_key ?? '', 'hex');
   // A box on MQTT that knows only version 1: kind and key_id 0 in its answer (docs/protocol.md, step 2).
   const topics = new Topics();
   const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {
@@ -212,7 +210,7 @@ test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at
 
 test('a box online but silent: the REVOKE stays pending, sent again with a growing backoff, and at once when the box is seen online again', async (t) => {
   const app = await controlApp(t);
-  const parking = addParking(app, { boxes: ['entrance'] });
+  const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const topics = new Topics();
   const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {

@@ -7,10 +7,11 @@ import { revokeSmartKey } from '../../api/control/operations.js';
 import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
 import { errorBody, loggedIn, me, testApp } from '../helpers/api-app.js';
 import { authGet, createSession, seedParking } from '../helpers/parking.js';
+import { column, value } from '../helpers/sql.js';
 
 async function keyOfNewSession(t: ExecutionContext, online: boolean) {
   const app = await testApp(t);
-  const parking = seedParking(app, { isOnline: online });
+  const parking = await seedParking(app, { isOnline: online });
   const token = (await loggedIn(app)).access_token;
   const created = await createSession(app, token, { parking_session: { secured_parking_id: parking.id } });
   const body = created.json<{ parking_session: { id: number }; smart_key: { id: number; access_command: string } }>();
@@ -29,7 +30,7 @@ test('a revoked key: open answers 403 smart_key_revoked, GET shows revoked_at, a
     parking.boxes.map((box) => [box.moduleId, 'REVOKE', 'pending']),
   );
   const endTime = (await app.ctx.smartKeys.findById(key.id))?.end_time ?? 0;
-  const bodies = app.ctx.db.prepare('SELECT body FROM control_commands ORDER BY id').pluck().all() as string[];
+  const bodies = await column<string>(app.ctx.store, 'SELECT body FROM control_commands ORDER BY id');
   t.deepEqual(
     bodies.map((body) => JSON.parse(body) as unknown),
     parking.boxes.map(() => ({
@@ -82,5 +83,5 @@ test('revoking an unknown key is refused in one line and changes nothing', async
   await t.throwsAsync(() => revokeSmartKey(app.ctx, 999, app.clock.now(), 'test'), {
     message: 'no smart key with id 999',
   });
-  t.is(app.ctx.db.prepare('SELECT count(*) FROM control_commands').pluck().get(), 0);
+  t.is(await value(app.ctx.store, 'SELECT count(*) FROM control_commands'), 0);
 });

@@ -29,7 +29,7 @@ async function allocateInTwoProcesses(
 
 test('two processes taking sequences of one box at once: every number once, none skipped', async (t) => {
   const app = await testApp(t);
-  const parking = seedParking(app, { boxes: ['entrance'] });
+  const parking = await seedParking(app, { boxes: ['entrance'] });
   const moduleId = parking.entrance.moduleId;
   const count = 2_000;
   const [first = [], second = []] = await allocateInTwoProcesses(
@@ -44,5 +44,5 @@ test('two processes taking sequences of one box at once: every number once, none
     all,
     Array.from({ length: 2 * count }, (_, index) => index + 1),
   );
-  t.is(app.ctx.boxesSqlite.findByModuleId(moduleId)?.next_control_seq, 2 * count + 1);
+  t.is((await app.ctx.boxes.findByModuleId(moduleId))?.next_control_seq, 2 * count + 1);
 });

@@ -74,7 +74,7 @@ test('an access command reaches a BLE box through the gateway; its answer, via b
   t.is(responsesOf(seen, box.moduleId)[0]?.via, 'ble');
   t.is(simulated.barrier.state, 'opening');
 
-  const logs = boxLogs(app);
+  const logs = await boxLogs(app);
   t.is(logs.length, 1);
   t.like(logs[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, type: 'in' });
   t.is((await driver.current()).state, 'active');

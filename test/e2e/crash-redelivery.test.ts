@@ -6,8 +6,9 @@
 // acknowledged. Every response ends up stored exactly once.
 import test from 'ava';
 import mqtt from 'mqtt';
-import { BoxesSqlite } from '../../api/repositories/boxes.js';
-import { ParkingsSqlite } from '../../api/repositories/parkings.js';
+import { sqliteStore } from '../../api/db/store.js';
+import { BoxRepository } from '../../api/repositories/boxes.js';
+import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
@@ -25,8 +26,9 @@ const WINDOW = 20;
 
 test('SIGKILL of the API mid-stream, then a restart: every response stored once, none lost, none twice', async (t) => {
   const fixture = await brokerFixture(t, [MODULE_ID]);
-  const box = new BoxesSqlite(fixture.db).findByModuleId(MODULE_ID);
-  const parking = new ParkingsSqlite(fixture.db).findById(fixture.parkingId);
+  const store = sqliteStore(fixture.db);
+  const box = await new BoxRepository(store).findByModuleId(MODULE_ID);
+  const parking = await new ParkingRepository(store).findById(fixture.parkingId);
   if (box === undefined || parking === undefined) throw new Error('fixture without its box');
   const provisioning = parseProvisioning({
     module_id: MODULE_ID,

@@ -86,7 +86,7 @@ test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty
   );
 
   // The broker passes a response on only once its box log is committed: it is there already.
-  const logs = boxLogs(app);
+  const logs = await boxLogs(app);
   t.is(logs.length, 1);
   t.like(logs[0], {
     source: 'mqtt',

@@ -19,6 +19,7 @@ import { testNeeding } from '../helpers/requires.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { addParking, controlApp, provisioningOf, pumpUntil } from '../control/bench.js';
+import { value } from '../helpers/sql.js';
 
 // Skipped, with one line naming the package, where socat is not installed (a failure under CI).
 const test = testNeeding('socat', avaTest);
@@ -37,12 +38,12 @@ interface Bench {
 
 async function bench(t: ExecutionContext): Promise<Bench> {
   const app = await controlApp(t);
-  const parking = addParking(app, { boxes: ['entrance'] });
+  const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const account = await addMqttClient(app.ctx.store, 'bench-1', 'gateway', app.clock.now());
   const operator = await addMqttClient(app.ctx.store, 'watch', 'operator', app.clock.now());
   const pair = await ptyPairForTest(t);
-  const box = await SimulatedBox.start({ clock: app.clock, provisioning: provisioningOf(app, moduleId) });
+  const box = await SimulatedBox.start({ clock: app.clock, provisioning: await provisioningOf(app, moduleId) });
   const link = new BoxSerialLink(box, { clock: app.clock, target: { path: pair.a, baudRate: 115_200 } });
   t.teardown(async () => {
     await link.stop();
@@ -179,7 +180,7 @@ test('the control dispatcher sends nothing to a box whose gateway is dead, and d
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   t.is(
-    app.ctx.db.prepare('SELECT attempts FROM control_commands').pluck().get(),
+    await value(app.ctx.store, 'SELECT attempts FROM control_commands'),
     0,
     'nothing sent while the gateway is dead (its box still says online, retained)',
   );

@@ -23,6 +23,7 @@ import type { Store } from '../../api/db/store.js';
 import type { Clock } from '../../lib/clock.js';
 import type { TestApp } from './api-app.js';
 import type { SeededBox } from './parking.js';
+import { value } from './sql.js';
 
 let nextBoxSeq = 1000;
 
@@ -102,8 +103,8 @@ export function postBoxLogs(
   });
 }
 
-export function countRows(test: TestApp, table: string): number {
-  return test.ctx.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+export async function countRows(test: TestApp, table: string): Promise<number> {
+  return Number(await value(test.ctx.store, `SELECT count(*) FROM ${table}`));
 }
 
 export interface BoxLogsBody {

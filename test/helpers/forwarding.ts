@@ -48,7 +48,7 @@ export async function forwardingSetup(
     { dir: options.dir, startForwarding: options.startForwarding ?? false, clock },
   );
   const tokens = await loggedIn(app);
-  const parking = seedParking(app, { accessMode: options.accessMode ?? 'sealed' });
+  const parking = await seedParking(app, { accessMode: options.accessMode ?? 'sealed' });
   const setting = await setForwarding(
     app.ctx.store,
     parking.id,

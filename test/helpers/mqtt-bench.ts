@@ -16,6 +16,7 @@ import type { ProvisioningFile } from '../../lib/provisioning-file.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { DRIVER, testApp, type TestApp } from './api-app.js';
 import { seedParking, type SeededParking } from './parking.js';
+import { all } from './sql.js';
 
 export const topics = new Topics();
 
@@ -31,7 +32,7 @@ export async function benchApp(
 ): Promise<BenchApp> {
   const app = await testApp(t, {}, { mqtt: mqttConnection, ...(dir === undefined ? {} : { dir }) });
   app.clock.advanceTo(Date.now());
-  return { ...app, parking: seedParking(app) };
+  return { ...app, parking: await seedParking(app) };
 }
 
 /** A gateway or operator account, stored hashed as `admin mqtt-client add` stores it. */
@@ -170,10 +171,9 @@ export interface StoredLog {
   type: string;
 }
 
-export function boxLogs(app: TestApp): StoredLog[] {
-  return app.ctx.db
-    .prepare(
-      'SELECT id, source, verified, smart_key_id, fo_user_id, equipment_id, box_seq, type FROM box_logs ORDER BY id',
-    )
-    .all() as StoredLog[];
+export async function boxLogs(app: TestApp): Promise<StoredLog[]> {
+  return await all<StoredLog>(
+    app.ctx.store,
+    'SELECT id, source, verified, smart_key_id, fo_user_id, equipment_id, box_seq, type FROM box_logs ORDER BY id',
+  );
 }

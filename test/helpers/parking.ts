@@ -56,9 +56,9 @@ export interface ParkingOptions {
 
 let nextModuleId = 9100;
 
-export function seedParking(test: TestApp, options: ParkingOptions = {}): SeededParking {
+export async function seedParking(test: TestApp, options: ParkingOptions = {}): Promise<SeededParking> {
   const keys = freshParkingKeys(options.accessMode ?? 'sealed');
-  const id = test.ctx.parkingsSqlite.insert(
+  const id = await test.ctx.parkings.insert(
     {
       name: options.name ?? 'Station lot',
       description: null,
@@ -76,7 +76,7 @@ export function seedParking(test: TestApp, options: ParkingOptions = {}): Seeded
   for (const direction of options.boxes ?? ['entrance', 'exit']) {
     const boxKeyHex = randomKeyHex();
     const macAddress = `02:50:42:00:${((moduleId >> 8) & 0xff).toString(16).padStart(2, '0').toUpperCase()}:${(moduleId & 0xff).toString(16).padStart(2, '0').toUpperCase()}`;
-    test.ctx.boxesSqlite.insert(
+    await test.ctx.boxes.insert(
       { moduleId, parkingId: id, direction, macAddress, boxKey: boxKeyHex, mqttPasswordHash: 'x' },
       test.clock.now(),
     );

@@ -54,7 +54,7 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
   const dir = tempDir(t);
   const seed = await testApp(t, {}, { dir });
   seed.clock.advanceTo(Date.now());
-  const parking = seedParking(seed);
+  const parking = await seedParking(seed);
   const { file } = await provisioningFile(seed, parking.entrance.moduleId);
   // Every account needs a hash mosquitto can read, the exit box's too.
   await provisioningFile(seed, parking.exit.moduleId);
@@ -143,8 +143,8 @@ test('through mosquitto: a box answers a session command; the API stores the log
   await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command: session.accessCommand }), {
     qos: 1,
   });
-  await waitFor(() => boxLogs(api).length === 1, 'the box log', 10_000);
-  t.like(boxLogs(api)[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, type: 'in' });
+  await waitFor(async () => (await boxLogs(api)).length === 1, 'the box log', 10_000);
+  t.like((await boxLogs(api))[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, type: 'in' });
   t.is((await driver.current()).state, 'active');
   t.is(api.app.mqtt?.ingestion.counters.stored, 1);
 });
@@ -172,7 +172,7 @@ test('two APIs in one shared group split the responses: each stored once, none t
       qos: 1,
     });
   await waitFor(
-    () => boxLogs(first).filter((log) => log.verified === 1).length === tries,
+    async () => (await boxLogs(first)).filter((log) => log.verified === 1).length === tries,
     `${tries} verified box logs`,
     10_000,
   );
@@ -180,8 +180,8 @@ test('two APIs in one shared group split the responses: each stored once, none t
   // before a marker published now: each API counts one, then nothing more is coming.
   await markerThroughEveryApi(bench, [first, second], 'a marker through each API after the responses');
   const counters = [first, second].map((api) => api.app.mqtt?.ingestion.counters);
-  t.is(boxLogs(first).length, tries);
-  t.is(new Set(boxLogs(first).map((log) => log.box_seq)).size, tries);
+  t.is((await boxLogs(first)).length, tries);
+  t.is(new Set((await boxLogs(first)).map((log) => log.box_seq)).size, tries);
   t.is((counters[0]?.stored ?? 0) + (counters[1]?.stored ?? 0), tries);
   t.is((counters[0]?.duplicates ?? 0) + (counters[1]?.duplicates ?? 0), 0, 'no message reached both APIs');
   t.true((counters[0]?.stored ?? 0) > 0 && (counters[1]?.stored ?? 0) > 0, 'mosquitto gave each API a share');
@@ -206,9 +206,9 @@ test('through mosquitto: a response on a topic whose module id is not canonical 
   });
   await gateway.publishAsync(`${topics.prefix}/boxes/0${moduleId}/response`, message, { qos: 1 });
   await waitFor(() => (api.app.mqtt?.ingestion.counters.refused.bad_topic ?? 0) === 1, 'the topic refused');
-  t.is(boxLogs(api).length, 0);
+  t.is((await boxLogs(api)).length, 0);
   await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
-  await waitFor(() => boxLogs(api).length === 1, 'the same message on the canonical topic stored');
+  await waitFor(async () => (await boxLogs(api)).length === 1, 'the same message on the canonical topic stored');
 });
 
 testWithCable(

@@ -7,9 +7,9 @@ import { randomKeyHex } from '../../api/auth/secrets.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { BoxesSqlite } from '../../api/repositories/boxes.js';
+import { BoxRepository } from '../../api/repositories/boxes.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingsSqlite } from '../../api/repositories/parkings.js';
+import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { sqliteStore } from '../../api/db/store.js';
 
 export interface BrokerFixture {
@@ -34,7 +34,8 @@ export async function brokerFixture(
     db.close();
     rmSync(directory, { recursive: true, force: true });
   });
-  const parkingId = new ParkingsSqlite(db).insert(
+  const store = sqliteStore(db);
+  const parkingId = await new ParkingRepository(store).insert(
     {
       name: 'Lot',
       description: null,
@@ -48,11 +49,11 @@ export async function brokerFixture(
     Date.now(),
   );
   const boxes = new Map<number, string>();
-  const repository = new BoxesSqlite(db);
-  moduleIds.forEach((moduleId, index) => {
+  const repository = new BoxRepository(store);
+  for (const [index, moduleId] of moduleIds.entries()) {
     const password = `box-password-${moduleId}`;
     const direction: BoxDirection = index % 2 === 0 ? 'entrance' : 'exit';
-    repository.insert(
+    await repository.insert(
       {
         moduleId,
         parkingId,
@@ -64,8 +65,8 @@ export async function brokerFixture(
       Date.now(),
     );
     boxes.set(moduleId, password);
-  });
-  const accounts = new MqttAccountRepository(sqliteStore(db));
+  }
+  const accounts = new MqttAccountRepository(store);
   const gateway = { username: 'gw-bench', password: 'gateway-password' };
   const operator = { username: 'op-tester', password: 'operator-password' };
   await accounts.addClient(

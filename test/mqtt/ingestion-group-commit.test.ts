@@ -6,17 +6,19 @@
 import test from 'ava';
 import { BUSY_RETRY_MS, ResponseIngestion } from '../../api/mqtt/response-ingester.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
-import { testApp, type TestApp } from '../helpers/api-app.js';
+import { sqliteConnection, testApp, type TestApp } from '../helpers/api-app.js';
 import { holdWriteLock } from '../helpers/database-lock.js';
 import { seedParking } from '../helpers/parking.js';
 import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
+import { column } from '../helpers/sql.js';
 
 async function bench(
   t: Parameters<typeof testApp>[0],
+  store?: 'sqlite',
 ): Promise<{ app: TestApp; moduleId: number; responses: Awaited<ReturnType<typeof makeVerifiedResponses>> }> {
   // A busy database is waited for 20 ms here, not 5 s.
-  const app = await testApp(t, { databaseBusyTimeoutMs: 20 });
-  const parking = seedParking(app);
+  const app = await testApp(t, { databaseBusyTimeoutMs: 20 }, store === undefined ? {} : { store });
+  const parking = await seedParking(app);
   const box = parking.entrance;
   const provisioning: Provisioning = {
     moduleId: box.moduleId,
@@ -33,28 +35,28 @@ async function bench(
   return { app, moduleId: box.moduleId, responses: await makeVerifiedResponses(provisioning, 6, app.clock.now()) };
 }
 
-const verifiedSeqs = (app: TestApp): number[] =>
-  app.ctx.db.prepare('SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq').pluck().all() as number[];
+const verifiedSeqs = async (app: TestApp): Promise<number[]> =>
+  await column<number>(app.ctx.store, 'SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq');
 
 test('messages of one turn are one group, settled only once their logs are committed', async (t) => {
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
   const before = { ...app.ctx.groupCommit.counters };
   const settled = responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload)));
-  t.deepEqual(verifiedSeqs(app), [], 'nothing written before the turn ends');
+  t.deepEqual(await verifiedSeqs(app), [], 'nothing written before the turn ends');
   await Promise.all(settled);
   t.deepEqual(
-    verifiedSeqs(app),
+    await verifiedSeqs(app),
     responses.map((response) => response.boxSeq).sort((a, b) => a - b),
   );
   t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + responses.length });
 });
 
-test('a message that fails in the batch (a real SQLite error) or cannot become a log costs its neighbours nothing', async (t) => {
-  const { app, moduleId, responses } = await bench(t);
+test('a message that fails in the batch (a real SQLite error) or cannot become a log costs its neighbours nothing (SQLite: a trigger of its own makes the error)', async (t) => {
+  const { app, moduleId, responses } = await bench(t, 'sqlite');
   const doomed = responses[2]?.boxSeq ?? -1;
   // A real constraint failure for one row in the middle of the batch.
-  app.ctx.db.exec(
+  sqliteConnection(app).exec(
     `CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${doomed} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
   );
   const ingestion = new ResponseIngestion(app.ctx);
@@ -65,7 +67,7 @@ test('a message that fails in the batch (a real SQLite error) or cannot become a
     ingestion.ingest(4_000_000, Buffer.from(responses[0]?.payload ?? '')),
   ]);
   t.deepEqual(
-    verifiedSeqs(app),
+    await verifiedSeqs(app),
     responses
       .map((response) => response.boxSeq)
       .filter((seq) => seq !== doomed)
@@ -88,14 +90,14 @@ test('a redelivered message in the same batch as its first copy is stored once',
   const ingestion = new ResponseIngestion(app.ctx);
   const payload = Buffer.from(responses[0]?.payload ?? '');
   await Promise.all([ingestion.ingest(moduleId, payload), ingestion.ingest(moduleId, payload)]);
-  t.is(verifiedSeqs(app).length, 1);
+  t.is((await verifiedSeqs(app)).length, 1);
   t.like(ingestion.counters, { stored: 1, duplicates: 1 });
 });
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the clock, then is stored', async (t) => {
-  const { app, moduleId, responses } = await bench(t);
+test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the clock, then is stored (SQLite: its file lock)', async (t) => {
+  const { app, moduleId, responses } = await bench(t, 'sqlite');
   const ingestion = new ResponseIngestion(app.ctx);
   const release = holdWriteLock(t, app.config.databasePath);
   let settled = 0;
@@ -114,25 +116,25 @@ test('a busy database acknowledges nothing: the batch waits BUSY_RETRY_MS on the
   app.clock.advance(BUSY_RETRY_MS);
   await Promise.all(all);
   t.deepEqual(
-    verifiedSeqs(app),
+    await verifiedSeqs(app),
     responses.map((response) => response.boxSeq).sort((a, b) => a - b),
   );
   t.like(ingestion.counters, { stored: responses.length, busy: 2 * responses.length, refused: { failed: 0 } });
 });
 
-test('one message at a time: a busy database holds its acknowledgement until the log is stored', async (t) => {
-  const { app, moduleId, responses } = await bench(t);
+test('one message at a time: a busy database holds its acknowledgement until the log is stored (SQLite: its file lock)', async (t) => {
+  const { app, moduleId, responses } = await bench(t, 'sqlite');
   const ingestion = new ResponseIngestion(app.ctx);
   const release = holdWriteLock(t, app.config.databasePath);
   let settled = false;
   const done = ingestion.ingest(moduleId, Buffer.from(responses[0]?.payload ?? '')).then(() => (settled = true));
   await turn();
   t.false(settled);
-  t.is(verifiedSeqs(app).length, 0);
+  t.is((await verifiedSeqs(app)).length, 0);
   release();
   app.clock.advance(BUSY_RETRY_MS);
   await done;
-  t.is(verifiedSeqs(app).length, 1);
+  t.is((await verifiedSeqs(app)).length, 1);
   t.like(ingestion.counters, { stored: 1, busy: 1, refused: { failed: 0 } });
 });
 
@@ -146,7 +148,7 @@ test('an MQTT message and an HTTP batch of one turn share one transaction (one b
     app.ctx.groupCommit.run(() => 'an HTTP batch'),
   ]);
   t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + 2 });
-  t.is(verifiedSeqs(app).length, 1);
+  t.is((await verifiedSeqs(app)).length, 1);
 });
 
 test('a response message off lib/mqtt-messages.ts (bad response, via, error or context) is counted as bad_field, stored nowhere', async (t) => {
@@ -164,7 +166,7 @@ test('a response message off lib/mqtt-messages.ts (bad response, via, error or c
   await Promise.all(
     bad.map((change) => ingestion.ingest(moduleId, Buffer.from(JSON.stringify({ ...good, ...change })))),
   );
-  t.is(verifiedSeqs(app).length, 0);
+  t.is((await verifiedSeqs(app)).length, 0);
   t.like(ingestion.counters, { stored: 0, refused: { bad_field: bad.length, failed: 0 } });
   // The same message as it should be is stored.
   await ingestion.ingest(moduleId, Buffer.from(JSON.stringify(good)));
@@ -186,16 +188,16 @@ test('the messages of one turn are stored by one ingestBoxLogs call: their box r
   };
   t.teardown(() => Object.assign(rows, { boxes: boxesOf, noteObservations }));
   await Promise.all(responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))));
-  t.is(verifiedSeqs(app).length, responses.length);
+  t.is((await verifiedSeqs(app)).length, responses.length);
   t.deepEqual(counted, { reads: 1, boxesRead: 1, observationWrites: 1, observations: 1 });
   t.is(app.ctx.groupCommit.ranAlone, 0);
 });
 
-test('a poison message among good ones in one turn: the good ones are stored once, the poison is counted, nothing of it is written', async (t) => {
-  const { app, moduleId, responses } = await bench(t);
+test('a poison message among good ones in one turn: the good ones are stored once, the poison is counted, nothing of it is written (SQLite: a trigger of its own makes the poison)', async (t) => {
+  const { app, moduleId, responses } = await bench(t, 'sqlite');
   const poison = responses[3]?.boxSeq ?? -1;
   // Fails at the poison's insert, after its neighbours of the batch were written.
-  app.ctx.db.exec(
+  sqliteConnection(app).exec(
     `CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${poison} BEGIN SELECT RAISE(ABORT, 'poison'); END`,
   );
   const ingestion = new ResponseIngestion(app.ctx);
@@ -203,7 +205,7 @@ test('a poison message among good ones in one turn: the good ones are stored onc
   const taken: (number | undefined)[] = [];
   ingestion.onResponse((response) => taken.push(response.log?.id));
   await Promise.all(responses.map((response) => ingestion.ingest(moduleId, Buffer.from(response.payload))));
-  const rows = app.ctx.db.prepare('SELECT box_seq FROM box_logs ORDER BY box_seq').pluck().all() as number[];
+  const rows = await column<number>(app.ctx.store, 'SELECT box_seq FROM box_logs ORDER BY box_seq');
   t.deepEqual(
     rows,
     responses

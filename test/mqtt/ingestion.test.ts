@@ -23,6 +23,7 @@ import {
 import { runCli } from '../helpers/run-cli.js';
 import { newIssuer } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
+import { all, run } from '../helpers/sql.js';
 
 const topics = new Topics();
 
@@ -35,7 +36,7 @@ interface Bench {
 
 async function bench(t: ExecutionContext, online = false, accessMode: AccessMode = 'sealed'): Promise<Bench> {
   const app = await testApp(t, {}, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
-  const parking = seedParking(app, { isOnline: online, accessMode });
+  const parking = await seedParking(app, { isOnline: online, accessMode });
   for (const box of parking.boxes)
     await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const tokens = await loggedIn(app);
@@ -84,8 +85,8 @@ interface StoredLog {
   response_decrypted: string | null;
 }
 
-function logs(context: Bench): StoredLog[] {
-  return context.app.ctx.db.prepare('SELECT * FROM box_logs ORDER BY id').all() as StoredLog[];
+async function logs(context: Bench): Promise<StoredLog[]> {
+  return await all<StoredLog>(context.app.ctx.store, 'SELECT * FROM box_logs ORDER BY id');
 }
 
 for (const accessMode of ACCESS_MODES) {
@@ -106,8 +107,8 @@ for (const accessMode of ACCESS_MODES) {
       JSON.stringify({ command: session.smart_key.access_command }),
       { qos: 1 },
     );
-    await waitFor(() => logs(context).length === 1, 'the box log');
-    const [log] = logs(context);
+    await waitFor(async () => (await logs(context)).length === 1, 'the box log');
+    const [log] = await logs(context);
     t.like(log, { verified: 1, smart_key_id: session.smart_key.id, type: 'in' });
     t.truthy(log?.fo_user_id, 'the driver comes from the smart key of the command');
     // Rendered with the parking's keys: K_park opens an ACCESS, the issuer public key verifies an ACCESS_SIGNED.
@@ -198,7 +199,13 @@ test('messages that cannot become a log are counted and acknowledged; a redelive
     }),
     { qos: 1 },
   );
-  t.like(logs(context).at(-1), { verified: 0, response: null, type: 'control', smart_key_id: null, fo_user_id: null });
+  t.like((await logs(context)).at(-1), {
+    verified: 0,
+    response: null,
+    type: 'control',
+    smart_key_id: null,
+    fo_user_id: null,
+  });
 
   // A real answer, published twice (a redelivery): one log.
   const box = await boxOnBroker(t, context, context.parking.entrance);
@@ -213,7 +220,7 @@ test('messages that cannot become a log are counted and acknowledged; a redelive
   });
   await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
   await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
-  t.is(logs(context).filter((log) => log.verified === 1).length, 1);
+  t.is((await logs(context)).filter((log) => log.verified === 1).length, 1);
   t.is(counters?.duplicates, 1);
 });
 
@@ -239,7 +246,7 @@ for (const accessMode of ACCESS_MODES) {
       status_code: 0,
       verified: true,
     });
-    t.is(logs(context).length, 1);
+    t.is((await logs(context)).length, 1);
     t.is(errorBody(t, await open(123_456)).error, 'validation_failed');
     t.is((await open(context.parking.entrance.moduleId, 999_999)).statusCode, 404);
     // The exit box is not connected: 504 once BOX_ANSWER_TIMEOUT_MS has passed on the clock.
@@ -258,16 +265,14 @@ test('command_decrypted of an ACCESS_SIGNED: in full under any issuer public key
   const { issuer } = context.parking;
   if (issuer === null) return t.fail('a signed parking has an issuer');
   const [previous, next, stranger] = [newIssuer(), newIssuer(), newIssuer()];
-  context.app.ctx.db
-    .prepare(
-      'UPDATE secured_parkings SET issuer_previous_public_key = ?, issuer_next_private_key = ?, issuer_next_public_key = ? WHERE id = ?',
-    )
-    .run(
-      previous.publicKey.toString('hex'),
-      next.privateKey.toString('hex'),
-      next.publicKey.toString('hex'),
-      context.parking.id,
-    );
+  await run(
+    context.app.ctx.store,
+    'UPDATE secured_parkings SET issuer_previous_public_key = ?, issuer_next_private_key = ?, issuer_next_public_key = ? WHERE id = ?',
+    previous.publicKey.toString('hex'),
+    next.privateKey.toString('hex'),
+    next.publicKey.toString('hex'),
+    context.parking.id,
+  );
   await new MqttAccountRepository(context.app.ctx.store).addClient(
     { name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') },
     Date.now(),
@@ -304,9 +309,9 @@ test('command_decrypted of an ACCESS_SIGNED: in full under any issuer public key
       }),
       { qos: 1 },
     );
-    t.is(logs(context).at(-1)?.command_decrypted, expected);
+    t.is((await logs(context)).at(-1)?.command_decrypted, expected);
   }
-  t.is(logs(context).length, 4);
+  t.is((await logs(context)).length, 4);
 });
 
 test('a key of a parking that is not online: 422 parking_not_online', async (t) => {
@@ -367,12 +372,12 @@ test('received_at off its format (years outside 0001..9999, no offset, not ISO 8
   for (const receivedAt of bad) await publish(receivedAt);
   const counters = context.app.app.mqtt?.ingestion.counters;
   t.is(counters?.refused.bad_received_at, bad.length);
-  t.is(logs(context).length, 0);
+  t.is((await logs(context)).length, 0);
   await publish('2026-01-01T01:30:00.250+02:00');
   await publish('0001-01-01T00:00:00Z');
-  const stored = context.app.ctx.db.prepare('SELECT created_at FROM box_logs ORDER BY id').all() as {
+  const stored = await all<{
     created_at: string;
-  }[];
+  }>(context.app.ctx.store, 'SELECT created_at FROM box_logs ORDER BY id');
   t.deepEqual(
     stored.map((row) => row.created_at),
     ['2025-12-31 23:30:00', '0001-01-01 00:00:00'],
@@ -417,7 +422,7 @@ test('a box topic whose module id is not canonical decimal (09101) is not box 91
     );
   }
   t.is(context.app.app.mqtt?.brokerCounters?.refusedPublishes, ids.length);
-  t.is(logs(context).length, 0);
+  t.is((await logs(context)).length, 0);
   t.deepEqual(topics.parseBoxTopic(`parkbench/boxes/0${moduleId}/response`), null);
   t.deepEqual(topics.parseBoxTopic('parkbench/boxes/0/response'), { moduleId: 0, name: 'response' });
   t.deepEqual(topics.parseBoxTopic('parkbench/boxes/4294967295/state'), { moduleId: 4_294_967_295, name: 'state' });

@@ -11,6 +11,7 @@ import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { errorBody, loggedIn, testApp } from '../helpers/api-app.js';
 import { boxAnswer } from '../helpers/box-logs.js';
 import { createSession, seedParking, type SeededBox } from '../helpers/parking.js';
+import { all } from '../helpers/sql.js';
 
 const topics = new Topics();
 
@@ -44,7 +45,7 @@ async function boxAnswering(
 
 async function openWith(t: ExecutionContext, answer: (box: SeededBox, command: Buffer) => Buffer) {
   const app = await testApp(t, {}, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
-  const parking = seedParking(app, { isOnline: true });
+  const parking = await seedParking(app, { isOnline: true });
   const box = parking.entrance;
   await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const token = (await loggedIn(app)).access_token;
@@ -58,10 +59,10 @@ async function openWith(t: ExecutionContext, answer: (box: SeededBox, command: B
     headers: { authorization: `Bearer ${token}` },
     payload: { module_id: box.moduleId },
   });
-  const logs = app.ctx.db.prepare('SELECT verified, response FROM box_logs').all() as {
+  const logs = await all<{
     verified: number;
     response: string | null;
-  }[];
+  }>(app.ctx.store, 'SELECT verified, response FROM box_logs');
   return { response, logs };
 }
 

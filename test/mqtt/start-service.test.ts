@@ -40,7 +40,7 @@ test('buildApp starts no MQTT: no app.mqtt nor app.control, and the open route a
   t.is(app.mqtt, undefined);
   t.is(app.control, undefined);
   const test = await testApp(t);
-  const parking = seedParking(test, { isOnline: true });
+  const parking = await seedParking(test, { isOnline: true });
   const response = await openKey(test, parking.entrance.moduleId, parking.id);
   t.is(response.statusCode, 503);
   t.is(errorBody(t, response).error, 'mqtt_unavailable');
@@ -51,7 +51,7 @@ test('startService: the open route reaches the box over the broker it started; c
   const url = app.app.mqtt?.url ?? '';
   t.regex(url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
   t.not(app.app.control, undefined);
-  const parking = seedParking(app, { isOnline: true });
+  const parking = await seedParking(app, { isOnline: true });
   const box = parking.entrance;
   await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword('pw'));
   const client = await mqtt.connectAsync(url, { username: `box-${box.moduleId}`, password: 'pw', reconnectPeriod: 0 });
