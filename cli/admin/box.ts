@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { addBox, type NewBoxInput } from '../../api/boxes/add.js';
 import { mqttUrlOf, newProvisioning, provisioningText, writeProvisioning } from '../../api/boxes/provisioning.js';
 import { boxStatuses } from '../../api/boxes/status.js';
-import { sqliteStore } from '../../api/db/store.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
 
@@ -44,7 +43,7 @@ export function registerBoxCommands(admin: Command): void {
       return withDatabase(flags, async (ctx) => {
         printResult(
           flags,
-          await addBox(sqliteStore(ctx.db), input, ctx.now),
+          await addBox(ctx.store, input, ctx.now),
           'The MQTT password is shown only now; `box provision` issues a new one.',
         );
       });
@@ -63,7 +62,7 @@ export function registerBoxCommands(admin: Command): void {
         ...(flags.parking === undefined ? {} : { parkingId: parseId('--parking', flags.parking) }),
       };
       return withReadOnlyDatabase(flags, async (ctx) => {
-        const statuses = await boxStatuses(sqliteStore(ctx.db), filter);
+        const statuses = await boxStatuses(ctx.store, filter);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
           return;
@@ -98,7 +97,7 @@ export function registerBoxCommands(admin: Command): void {
     .action((flags: ProvisionFlags) => {
       const moduleId = parseModuleId(flags.moduleId);
       return withDatabase(flags, async (ctx) => {
-        const store = sqliteStore(ctx.db);
+        const store = ctx.store;
         const pending = await newProvisioning(store, moduleId, mqttUrlOf(ctx.config));
         if (flags.out === undefined) {
           await pending.store();

@@ -3,7 +3,6 @@
 // is printed once, stored as a SHA-256 hash.
 import type { Command } from 'commander';
 import { createClientApp } from '../../api/client-apps/create.js';
-import { sqliteStore } from '../../api/db/store.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
 
@@ -13,7 +12,7 @@ export function registerClientAppCommands(admin: Command): void {
     .requiredOption('--name <name>', 'a name for the operator')
     .action(async (flags: CommonFlags & { name: string }) => {
       const name = parseName('--name', flags.name);
-      const created = await withDatabase(flags, (ctx) => createClientApp(sqliteStore(ctx.db), name, ctx.now));
+      const created = await withDatabase(flags, (ctx) => createClientApp(ctx.store, name, ctx.now));
       printResult(flags, created, 'The client secret is shown only now: it is stored hashed.');
     });
 }

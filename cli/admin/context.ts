@@ -1,9 +1,11 @@
 // What every `parkbench admin` subcommand shares: the --database and --json
-// flags, the configuration (environment; --database wins over
-// DATABASE_PATH), the database, and printing the result.
+// flags, the configuration (environment; --database, a SQLite file or a
+// postgres:// URL, wins over DATABASE_PATH and DATABASE_URL), the store, and
+// printing the result.
 import type { Command } from 'commander';
 import type { ApiConfig } from '../../api/config.js';
-import { openDatabase, type Db } from '../../api/db/open.js';
+import { openStore, storeLocation } from '../../api/db/open-store.js';
+import type { Store } from '../../api/db/store.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { configFrom } from '../commands/api.js';
 import { CliError, ExitCode } from '../errors.js';
@@ -15,13 +17,16 @@ export interface CommonFlags {
 
 export interface AdminContext {
   config: ApiConfig;
-  db: Db;
+  store: Store;
   now: number;
 }
 
 export function withCommonFlags(command: Command): Command {
   return command
-    .option('--database <path>', 'the SQLite file (default: DATABASE_PATH or ./data/parkbench.sqlite)')
+    .option(
+      '--database <path or url>',
+      'the SQLite file, or a postgres:// URL (default: DATABASE_URL, else DATABASE_PATH or ./data/parkbench.sqlite)',
+    )
     .option('--json', 'print the result as JSON');
 }
 
@@ -39,19 +44,23 @@ export function withReadOnlyDatabase<T>(flags: CommonFlags, work: (ctx: AdminCon
 
 async function run<T>(flags: CommonFlags, readonly: boolean, work: (ctx: AdminContext) => T | Promise<T>): Promise<T> {
   const config = configFrom({ database: flags.database });
-  let db: Db;
+  let store: Store;
   try {
-    db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs, readonly });
+    // An idle pooled connection that fails (the server restarting) is
+    // replaced by the pool; the command's next query reports a real failure.
+    store = await openStore(config, { readonly, onIdleError: () => undefined, maxConnections: 2 });
   } catch (error) {
     if (error instanceof DatabaseRefusedError) throw new CliError(error.message, ExitCode.usage);
+    const message = error instanceof Error ? error.message : String(error);
+    // openStore names a PostgreSQL URL (its password masked) already.
     throw new CliError(
-      `cannot open the database ${config.databasePath}: ${error instanceof Error ? error.message : String(error)}`,
+      config.databaseUrl === undefined ? `cannot open the database ${storeLocation(config)}: ${message}` : message,
     );
   }
   try {
-    return await work({ config, db, now: Date.now() });
+    return await work({ config, store, now: Date.now() });
   } finally {
-    db.close();
+    await store.close();
   }
 }
 

@@ -3,8 +3,7 @@
 // the exit code that says whether every box has answered.
 import type { Command } from 'commander';
 import { awaitOperation, type ControlDeps, type OperationReport } from '../../api/control/operations.js';
-import type { Db } from '../../api/db/open.js';
-import { sqliteStore, type Store } from '../../api/db/store.js';
+import type { Store } from '../../api/db/store.js';
 import { systemClock } from '../../lib/clock.js';
 import { UsageError } from '../errors.js';
 
@@ -42,8 +41,8 @@ export function waitSeconds(flags: WaitFlags): number {
 }
 
 /** What a control operation of the CLI runs on: the store over the admin's database. */
-export function controlDeps(db: Db): ControlDeps {
-  return { store: sqliteStore(db) };
+export function controlDeps(store: Store): ControlDeps {
+  return { store };
 }
 
 /** Waits for the operation's deliveries (settled by the API process). */

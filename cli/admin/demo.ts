@@ -1,6 +1,5 @@
 // `parkbench admin demo`: idempotent demo data (api/demo/ensure.ts), printed
 // with its credentials.
-import { sqliteStore } from '../../api/db/store.js';
 import type { Command } from 'commander';
 import { ensureDemo } from '../../api/demo/ensure.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
@@ -16,7 +15,7 @@ export function registerDemoCommand(admin: Command): void {
     withDatabase(flags, async (ctx) => {
       printResult(
         flags,
-        await ensureDemo(sqliteStore(ctx.db), ctx.config.scryptLog2N, ctx.now),
+        await ensureDemo(ctx.store, ctx.config.scryptLog2N, ctx.now),
         'Demo data: these credentials are kept in clear in the database. Box credentials: `parkbench admin box provision --module-id N`.',
       );
     }),

@@ -1,6 +1,5 @@
 // `parkbench admin fleet provision`: flags, the fleet file and output; the
 // fleet itself is made by api/boxes/fleet.ts.
-import { sqliteStore } from '../../api/db/store.js';
 import { chmodSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { MAX_FLEET, provisionFleet } from '../../api/boxes/fleet.js';
@@ -41,7 +40,7 @@ export function registerFleetCommands(admin: Command): void {
         throw new UsageError(`--count must be an integer from 1 to ${MAX_FLEET}, got "${flags.count}"`);
       return withDatabase(flags, async (ctx) => {
         const { files, parkingIds } = await provisionFleet(
-          sqliteStore(ctx.db),
+          ctx.store,
           { parkingId, count, createParkings: flags.createParkings === true, mqttUrl: mqttUrlOf(ctx.config) },
           ctx.now,
         );

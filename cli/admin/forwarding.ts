@@ -3,7 +3,6 @@
 // `parkbench admin forwarding replay --parking ID --since ISO_TIME`: flags
 // and output; the outbox's administration is api/forwarding/administration.ts.
 import type { Command } from 'commander';
-import { sqliteStore } from '../../api/db/store.js';
 import {
   forwardingStatus,
   replayBoxLogs,
@@ -51,7 +50,7 @@ export function registerForwardingCommands(admin: Command): void {
     .action((flags: StatusFlags) => {
       const parkingId = flags.parking === undefined ? undefined : parseId('--parking', flags.parking);
       return withReadOnlyDatabase(flags, async (ctx) => {
-        const rows = await forwardingStatus(sqliteStore(ctx.db), parkingId);
+        const rows = await forwardingStatus(ctx.store, parkingId);
         if (flags.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         else printTable(rows);
       });
@@ -68,7 +67,7 @@ export function registerForwardingCommands(admin: Command): void {
     .action((flags: CommonFlags & { parking: string }) => {
       const parkingId = parseId('--parking', flags.parking);
       return withDatabase(flags, async (ctx) => {
-        const revival = await reviveDeadDeliveries(sqliteStore(ctx.db), parkingId, ctx.now);
+        const revival = await reviveDeadDeliveries(ctx.store, parkingId, ctx.now);
         const revived = revival.revived_deliveries;
         if (flags.json) process.stdout.write(`${JSON.stringify(revival)}\n`);
         else {
@@ -96,7 +95,7 @@ export function registerForwardingCommands(admin: Command): void {
       const parkingId = parseId('--parking', flags.parking);
       const since = parseIsoTimeFlag('--since', flags.since);
       return withDatabase(flags, async (ctx) => {
-        const replay = await replayBoxLogs(sqliteStore(ctx.db), parkingId, since, ctx.now);
+        const replay = await replayBoxLogs(ctx.store, parkingId, since, ctx.now);
         if (flags.json) process.stdout.write(`${JSON.stringify(replay)}\n`);
         else
           process.stdout.write(

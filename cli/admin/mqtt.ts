@@ -3,7 +3,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { sqliteStore } from '../../api/db/store.js';
 import { addMqttClient, mosquittoExport } from '../../api/mqtt/clients.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { CliError, UsageError } from '../errors.js';
@@ -35,7 +34,7 @@ export function registerMqttCommands(admin: Command): void {
       return withDatabase(flags, async (ctx) => {
         printResult(
           flags,
-          await addMqttClient(sqliteStore(ctx.db), name, role, ctx.now),
+          await addMqttClient(ctx.store, name, role, ctx.now),
           'The MQTT password is shown only now (it is stored hashed).',
         );
       });
@@ -59,7 +58,7 @@ export function registerMqttCommands(admin: Command): void {
         throw new UsageError('set both MQTT_USERNAME and MQTT_PASSWORD (the API account) or neither');
       return withReadOnlyDatabase(flags, async (ctx) => {
         const exported = await mosquittoExport(
-          sqliteStore(ctx.db),
+          ctx.store,
           topics,
           username === undefined || password === undefined ? undefined : { username, password },
         );

@@ -1,7 +1,6 @@
 // `parkbench admin operator add|remove|list`: accounts of the operator HTTP
 // API (api/operators/accounts.ts). The token is printed once, stored hashed.
 import type { Command } from 'commander';
-import { sqliteStore } from '../../api/db/store.js';
 import { addOperator, listOperators, removeOperator } from '../../api/operators/accounts.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
@@ -18,7 +17,7 @@ export function registerOperatorCommands(admin: Command): void {
     .requiredOption('--name <name>', "the operator's unique name")
     .action(async (flags: NameFlags) => {
       const name = parseName('--name', flags.name);
-      const added = await withDatabase(flags, (ctx) => addOperator(sqliteStore(ctx.db), name, ctx.now));
+      const added = await withDatabase(flags, (ctx) => addOperator(ctx.store, name, ctx.now));
       printResult(
         flags,
         added,
@@ -29,13 +28,13 @@ export function registerOperatorCommands(admin: Command): void {
     .requiredOption('--name <name>', "the operator's name")
     .action(async (flags: NameFlags) => {
       const name = parseName('--name', flags.name);
-      const removed = await withDatabase(flags, (ctx) => removeOperator(sqliteStore(ctx.db), name));
+      const removed = await withDatabase(flags, (ctx) => removeOperator(ctx.store, name));
       if (flags.json) printResult(flags, removed);
       else process.stdout.write(`operator "${name}" removed: its token is refused from now on\n`);
     });
   withCommonFlags(group.command('list').description('list the operators (never their tokens)')).action(
     async (flags: CommonFlags) => {
-      const operators = await withReadOnlyDatabase(flags, (ctx) => listOperators(sqliteStore(ctx.db)));
+      const operators = await withReadOnlyDatabase(flags, (ctx) => listOperators(ctx.store));
       if (flags.json) printResult(flags, operators);
       else
         process.stdout.write(

@@ -58,7 +58,7 @@ export function registerParkingAccessCommands(admin: Command): void {
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
         // A refusal is a domain error: cli/main.ts prints its one line (exit 1).
-        const deps = controlDeps(ctx.db);
+        const deps = controlDeps(ctx.store);
         const started =
           access === 'sealed'
             ? await refuseSetAccessSealed(deps.store, parkingId)
@@ -87,7 +87,7 @@ export function registerParkingAccessCommands(admin: Command): void {
       const parkingId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
-        const deps = controlDeps(ctx.db);
+        const deps = controlDeps(ctx.store);
         const started = await rotateIssuer(deps, parkingId, ctx.now, `admin parking rotate-issuer --id ${parkingId}`);
         await report(deps, flags, started, seconds);
       });

@@ -1,5 +1,4 @@
 // `parkbench admin parking create|show|forwarding`.
-import { sqliteStore } from '../../api/db/store.js';
 import type { Command } from 'commander';
 import { ACCESS_MODES, createParking, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
 import { nonPublicAddressOf } from '../../api/forwarding/address-guard.js';
@@ -57,7 +56,7 @@ async function createParkingRow(
   input: NewParkingInput,
   accessMode: AccessMode = DEFAULT_ACCESS_MODE,
 ): Promise<CreatedParking> {
-  const created = await createParking(sqliteStore(ctx.db), input, accessMode, ctx.now);
+  const created = await createParking(ctx.store, input, accessMode, ctx.now);
   return {
     id: created.id,
     name: input.name,
@@ -157,7 +156,7 @@ export function registerParkingCommands(admin: Command): void {
     .requiredOption('--id <id>', 'the secured parking id')
     .action((flags: ShowFlags) => {
       const id = parseId('--id', flags.id);
-      return withReadOnlyDatabase(flags, async (ctx) => printResult(flags, await parkingView(sqliteStore(ctx.db), id)));
+      return withReadOnlyDatabase(flags, async (ctx) => printResult(flags, await parkingView(ctx.store, id)));
     });
 
   withCommonFlags(
@@ -205,7 +204,7 @@ export function registerParkingCommands(admin: Command): void {
           : parseOverlapHours(flags.overlapHours);
       return withDatabase(flags, async (ctx) => {
         if (change !== undefined && !ctx.config.forwardingAllowPrivate) await warnIfPrivate(change.url);
-        const store = sqliteStore(ctx.db);
+        const store = ctx.store;
         let setting = change === undefined ? undefined : await setForwarding(store, parkingId, change, ctx.now);
         if (flags.rotateSecret === true) {
           // A first setting that made a secret has nothing to overlap with.

@@ -32,7 +32,7 @@ export function registerSmartKeyCommands(admin: Command): void {
       const keyId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
       return withDatabase(flags, async (ctx) => {
-        const deps = controlDeps(ctx.db);
+        const deps = controlDeps(ctx.store);
         const revoked = await revokeSmartKey(deps, keyId, ctx.now, `admin smart-key revoke --id ${keyId}`);
         const report = await waitForAnswers(deps.store, revoked.operation, seconds);
         const result = {

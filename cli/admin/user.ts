@@ -1,7 +1,6 @@
 // `parkbench admin user create`: flags checked with the registration's rules,
 // and output; the driver is made by api/users/create-driver.ts.
 import type { Command } from 'commander';
-import { sqliteStore } from '../../api/db/store.js';
 import { createDriver } from '../../api/users/create-driver.js';
 import {
   EMAIL_MAX_LENGTH,
@@ -49,7 +48,7 @@ export function registerUserCommands(admin: Command): void {
     .action(async (flags: CommonFlags & NewDriverFlags) => {
       const driver = checkDriver(flags);
       const created = await withDatabase(flags, (ctx) =>
-        createDriver(sqliteStore(ctx.db), driver, ctx.config.scryptLog2N, ctx.now),
+        createDriver(ctx.store, driver, ctx.config.scryptLog2N, ctx.now),
       );
       printResult(flags, created);
     });
