@@ -50,6 +50,8 @@ export interface ApiConfig {
   readonly tokenCacheSeconds: number;
   /** How long a write waits for a write lock another process holds, then 503 database_busy. */
   readonly databaseBusyTimeoutMs: number;
+  /** PostgreSQL: connections of this process's pool at most. */
+  readonly databasePoolSize: number;
   /** Largest request body accepted, bytes; larger ones get 413. */
   readonly bodyLimitBytes: number;
   /** Longest a client may take to send a whole request (headers and body),
@@ -296,6 +298,7 @@ export const DEFAULTS = Object.freeze({
   DATABASE_PATH: './data/parkbench.sqlite',
   DATABASE_URL: '', // postgres://user:password@host:5432/db: PostgreSQL instead of the SQLite file
   DATABASE_BUSY_TIMEOUT_MS: '5000', // a write waits this long for another process's lock, then 503
+  DATABASE_POOL_SIZE: '10', // PostgreSQL connections per API process at most
   MQTT_PORT: '1883',
   MQTT_URL: '',
   MQTT_USERNAME: '',
@@ -341,6 +344,7 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   databasePath: { key: 'databasePath', env: 'DATABASE_PATH', parse: text },
   databaseUrl: { key: 'databaseUrl', env: 'DATABASE_URL', parse: postgresUrl },
   databaseBusyTimeoutMs: { key: 'databaseBusyTimeoutMs', env: 'DATABASE_BUSY_TIMEOUT_MS', parse: integer(0, 600_000) },
+  databasePoolSize: { key: 'databasePoolSize', env: 'DATABASE_POOL_SIZE', parse: integer(1, 1000) },
   mqttPort: { key: 'mqttPort', env: 'MQTT_PORT', parse: integer(0, 65535) },
   mqttUrl: {
     key: 'mqttUrl',

@@ -17,7 +17,8 @@ export interface OpenStoreOptions {
   maxConnections?: number;
 }
 
-export type StoreConfig = Pick<ApiConfig, 'databasePath' | 'databaseUrl' | 'databaseBusyTimeoutMs'>;
+export type StoreConfig = Pick<ApiConfig, 'databasePath' | 'databaseUrl' | 'databaseBusyTimeoutMs'> &
+  Partial<Pick<ApiConfig, 'databasePoolSize'>>;
 
 /** The store, open and migrated; its `close` closes what it opened (the file or the pool). */
 export async function openStore(config: StoreConfig, options: OpenStoreOptions): Promise<Store> {

@@ -15,6 +15,7 @@ declare module 'fastify' {
 export const databasePlugin = fp(
   async (app: FastifyInstance, options: { config: StoreConfig }) => {
     const store = await openStore(options.config, {
+      maxConnections: options.config.databasePoolSize,
       // pg reports an idle connection's error (the server restarted, a proxy
       // closed it) on the pool; the pool drops it and the next query
       // reconnects, so it is worth a warning, not a crash.

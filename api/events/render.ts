@@ -110,7 +110,7 @@ export class StreamRenderer {
   /** A parking's forwarding, one entry per URL (none when it forwards nowhere or is gone). */
   async #forwarding(parkingId: number): Promise<ForwardingEntry[]> {
     try {
-      return (await forwardingStatus(this.store, parkingId));
+      return await forwardingStatus(this.store, parkingId);
     } catch (error) {
       if (error instanceof DomainError && error.kind === 'not_found') return []; // the parking is gone: nothing to show
       throw error;

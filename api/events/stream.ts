@@ -139,6 +139,7 @@ export class EventStream {
   readonly #clients = new Set<Client>();
   #timer: TimerHandle | undefined;
   #closed = false;
+  #lastFlush: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EventStreamOptions) {}
 
@@ -181,8 +182,16 @@ export class EventStream {
   }
 
   /** One flush of every client (the timer calls it every EVENTS_FLUSH_MS);
-   * resolves when it has sent what it had (a failed read sends nothing). */
-  async flush(): Promise<void> {
+   * resolves when it has sent what it had (a failed read sends nothing).
+   * Flushes run one after the other, never two at once: two would build
+   * the same client's messages from the same position and send them twice. */
+  flush(): Promise<void> {
+    const next = this.#lastFlush.then(() => this.#flushOnce());
+    this.#lastFlush = next.catch(() => undefined);
+    return next;
+  }
+
+  async #flushOnce(): Promise<void> {
     const cache = this.#newCache();
     const now = this.options.clock.now();
     const snapshots: Client[] = [];

@@ -19,14 +19,8 @@
 //   the fence (a later claim always moves it later), so a worker whose
 //   lease expired and was taken over changes nothing.
 import { randomUUID } from 'node:crypto';
-import type {
-  Kysely} from 'kysely';
-import {
-  sql,
-  type Expression,
-  type ExpressionBuilder,
-  type SqlBool,
-} from 'kysely';
+import type { Kysely } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Schema } from '../db/schema.js';
 import { changed, type Store } from '../db/store.js';
 import type { ForwardRow } from '../repositories/box-logs.js';

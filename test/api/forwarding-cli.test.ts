@@ -2,7 +2,6 @@
 // forwarding` (the secret shown once, --rotate-secret) through the real entry
 // point, on a database where forwarding has delivered, died and been
 // disabled by a 410.
-import { join } from 'node:path';
 import test from 'ava';
 import { loggedIn, tempDir, testApp, type TestApp } from '../helpers/api-app.js';
 import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
@@ -33,7 +32,7 @@ test('status per URL (pending, delivered, dead, disabled, last error); retry rev
   const app = await testApp(t, { tokenTtlSeconds: 86_400 * 30, forwardingAllowPrivate: true }, { dir, clock });
   const tokens = await loggedIn(app);
   const [delivered, dead, disabled] = [await seedParking(app), await seedParking(app), await seedParking(app)];
-  const env = { DATABASE_PATH: join(dir, 'db', 'test.sqlite') };
+  const env = app.databaseEnv;
   for (const [parking, receiver] of [
     [delivered, good],
     [dead, bad],
@@ -184,7 +183,7 @@ test('admin parking forwarding: a whsec_ secret shown once; --rotate-secret show
   const app = await testApp(t, {}, { dir });
   const parking = await seedParking(app);
   await app.app.close();
-  const env = { DATABASE_PATH: join(dir, 'db', 'test.sqlite') };
+  const env = app.databaseEnv;
   const set = (extra: string[]) =>
     runCli(['admin', 'parking', 'forwarding', '--parking', String(parking.id), ...extra, '--json'], { env });
 

@@ -4,10 +4,8 @@
 // secret from before Standard Webhooks; batches of 100 records and 256 KiB;
 // the worker started by buildApp; a restart with deliveries pending.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import test from 'ava';
-import { openDatabase } from '../../api/db/open.js';
-import { sqliteStore } from '../../api/db/store.js';
+import { openStore } from '../../api/db/open-store.js';
 import { OutboxRepository } from '../../api/forwarding/outbox.js';
 import { MAX_DELIVERY_BYTES, recordsThatFit } from '../../api/forwarding/record.js';
 import { newWebhookSecret } from '../../api/forwarding/signature.js';
@@ -239,13 +237,13 @@ test('a restart with deliveries pending (one cut short in flight) loses nothing'
   await send(first, logs(first, 2));
   t.true(await stepUntil(first.app, () => receiver.received.length >= 2, 10), 'the next attempt hangs in flight');
   await first.app.app.close(); // aborts it; nothing was delivered
-  const db = openDatabase(join(dir, 'db', 'test.sqlite'));
+  const stored = await openStore(first.app.config, { onIdleError: () => undefined });
   t.like(
-    (await new OutboxRepository(sqliteStore(db)).status())[0],
+    (await new OutboxRepository(stored).status())[0],
     { pending: 5, delivered: 0 },
-    'all still pending in the file',
+    'all still pending in the database',
   );
-  db.close();
+  await stored.close();
 
   receiver.answers = [ok];
   const before = receiver.received.length;

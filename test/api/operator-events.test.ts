@@ -73,9 +73,12 @@ function connect(
   });
 }
 
-/** One flush of the stream (EVENTS_FLUSH_MS on the app's clock). */
-function flush(stream: Stream): void {
+/** One flush of the stream (EVENTS_FLUSH_MS on the app's clock), and its end. */
+async function flush(stream: Stream): Promise<void> {
   stream.app.clock.advance(stream.app.config.eventsFlushMs);
+  // The timer's flush may be waiting for the one before it: this one is
+  // queued after it (one at a time), so the events before it are sent.
+  await stream.app.ctx.eventStream.flush();
 }
 
 const ofEvent = (event: string) => (message: SseMessage) => message.event === event;
@@ -223,7 +226,7 @@ test('a box log POSTed over HTTP arrives as box_logs, its box as boxes, its sess
   await client.next(ofEvent('snapshot'), 'the snapshot');
   const logId = await postVerifiedLog(stream, driver.accessToken, driver.smartKeyId, driver.accessCommand);
   t.is(client.messages.length, 1, 'nothing before the flush');
-  flush(stream);
+  await flush(stream);
   const logs = await client.next(ofEvent('box_logs'), 'the box log');
   t.like(logs.data, {
     box_logs: [{ id: logId, via: 'http', source: 'http', status: 'OK', verified: true, session_id: driver.sessionId }],
@@ -251,7 +254,7 @@ test('a box log POSTed over HTTP arrives as box_logs, its box as boxes, its sess
   );
   t.is(new Set(ids).size, ids.length);
   t.is(client.messages.length, 4);
-  flush(stream);
+  await flush(stream);
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.is(client.messages.length, 4, 'nothing new, nothing sent');
 });
@@ -262,7 +265,7 @@ test('a client that resumes from any message it got (Last-Event-ID or last_event
   const first = await connect(t, stream);
   await first.next(ofEvent('snapshot'), 'the snapshot');
   const logId = await postVerifiedLog(stream, driver.accessToken, driver.smartKeyId, driver.accessCommand);
-  flush(stream);
+  await flush(stream);
   await first.next(ofEvent('box_logs'), 'the box log');
   await first.next(ofEvent('sessions'), 'the session');
   await first.next(ofEvent('boxes'), 'the box');
@@ -316,7 +319,7 @@ test('a replay sends every missed box log, 200 a message; live, the newest 200 a
   );
   // Live: one message per flush, the newest 200.
   stream.app.ctx.events.publishBoxLogs(syntheticLogs(stream, 450, 10_000));
-  flush(stream);
+  await flush(stream);
   const live = await resumed.next(ofEvent('box_logs'), 'the live message', 3);
   const data = live.data as { box_logs: { id: number }[]; dropped: number };
   t.is(data.box_logs.length, 200);
@@ -366,7 +369,7 @@ test('an id too old (past the count cap or the window), from the future or not o
 async function flushUntil(stream: Stream, done: () => boolean, what: string): Promise<void> {
   for (let tries = 0; tries < 100 && !done(); tries++) {
     await new Promise((resolve) => setTimeout(resolve, 20));
-    if (!done()) flush(stream);
+    if (!done()) await flush(stream);
   }
   if (!done()) throw new Error(`not seen: ${what}`);
 }
@@ -449,7 +452,7 @@ test("over MQTT: a simulated box's state is `live` and its box log arrives with 
   const box = stream.parking.entrance;
   await simulatedBox(t, stream, box);
   await waitFor(() => stream.app.ctx.liveStates.of(box.moduleId) !== null, 'the retained state');
-  flush(stream);
+  await flush(stream);
   const boxes = await client.next(ofEvent('boxes'), 'the box with its live state');
   t.like(
     (boxes.data as { boxes: unknown[] }).boxes.find((one) => (one as { module_id: number }).module_id === box.moduleId),
@@ -487,7 +490,7 @@ test("over MQTT: a simulated box's state is `live` and its box log arrives with 
     qos: 1,
   });
   await waitFor(async () => (await value(stream.app.ctx.store, 'SELECT count(*) FROM box_logs')) === 1, 'the box log');
-  flush(stream);
+  await flush(stream);
   const logs = await client.next(ofEvent('box_logs'), 'the MQTT box log', from);
   t.like(logs.data, {
     box_logs: [
@@ -517,7 +520,7 @@ test('coalescing: 1,000 states of one box make one boxes message per flush, with
     ),
   );
   await waitFor(() => stream.app.ctx.liveStates.counters.accepted === 1000, '1,000 states');
-  flush(stream);
+  await flush(stream);
   const boxes = await client.next(ofEvent('boxes'), 'the boxes message');
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.is(client.messages.filter(ofEvent('boxes')).length, 1);
@@ -584,7 +587,7 @@ test('a client that does not read is skipped (its deltas coalesce), never queued
     const items = syntheticLogs(stream, 200, 1_000_000 + flushes * 200).map((item) => ({ ...item, command: big }));
     stream.app.ctx.events.publishBoxLogs(items);
     published += items.length * big.length;
-    flush(stream);
+    await flush(stream);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   t.true(events.counters.skipped >= 5, 'congested: skipped at flushes');
@@ -647,11 +650,11 @@ test("forwarding: a queued log and its delivery each change the parking's forwar
   const client = await connect(t, stream);
   await client.next(ofEvent('snapshot'), 'the snapshot');
   t.is((await postBoxLogs(setup.app, setup.token, { box_logs: logs(setup, 1) })).statusCode, 201);
-  flush(stream);
+  await flush(stream);
   const queued = await client.next(ofEvent('forwarding'), 'the queued log');
   t.like(queued.data, { forwarding: [{ parking_id: setup.parking.id, url: receiver.url, pending: 1, delivered: 0 }] });
   await setup.app.ctx.forwarding.runOnce();
-  flush(stream);
+  await flush(stream);
   const delivered = await client.next(ofEvent('forwarding'), 'the delivery', client.messages.indexOf(queued) + 1);
   t.like(delivered.data, { forwarding: [{ parking_id: setup.parking.id, pending: 0, delivered: 1 }] });
 });
@@ -723,13 +726,16 @@ test("availability: a box's availability message changes its entry in a boxes me
   const publisher = await boxClient(t, stream, box);
   await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'online', { qos: 1, retain: true });
   await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'online', 'online');
-  flush(stream);
+  // The box's event is published once its availability is stored (a read
+  // and a write on the store): flushed until it is there.
+  await flushUntil(stream, () => client.messages.some(ofEvent('boxes')), 'the box online');
   const boxes = await client.next(ofEvent('boxes'), 'the box online');
   t.like((boxes.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'online' }]);
   await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'offline', { qos: 1, retain: true });
   await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'offline', 'offline');
-  flush(stream);
-  const later = await client.next(ofEvent('boxes'), 'the box offline', client.messages.indexOf(boxes) + 1);
+  const after = client.messages.indexOf(boxes) + 1;
+  await flushUntil(stream, () => client.messages.slice(after).some(ofEvent('boxes')), 'the box offline');
+  const later = await client.next(ofEvent('boxes'), 'the box offline', after);
   t.like((later.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'offline' }]);
 });
 
@@ -820,7 +826,7 @@ test('a session item names its driver (first_name, last_name) and its smart keys
   t.deepEqual((snapshot.data as { sessions: unknown[] }).sessions[0], listed.json<unknown[]>()[0]);
   // A sessions event (any change of the session) carries the same.
   stream.app.ctx.events.publishSession(driver.sessionId);
-  flush(stream);
+  await flush(stream);
   const changed = await client.next(ofEvent('sessions'), 'the sessions message');
   t.like((changed.data as { sessions: unknown[] }).sessions[0], expected);
 });

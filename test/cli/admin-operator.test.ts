@@ -8,8 +8,12 @@ import { openDatabase } from '../../api/db/open.js';
 import { errorBody, tempDir, testApp } from '../helpers/api-app.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 
-function admin(t: ExecutionContext, databasePath = join(tempDir(t, 'parkbench-operator-'), 'data', 'admin.sqlite')) {
-  const env = { DATABASE_PATH: databasePath, SCRYPT_LOG2_N: '10', MQTT_URL: '' };
+function admin(
+  t: ExecutionContext,
+  databasePath = join(tempDir(t, 'parkbench-operator-'), 'data', 'admin.sqlite'),
+  database: Record<string, string> = { DATABASE_PATH: databasePath },
+) {
+  const env = { ...database, SCRYPT_LOG2_N: '10', MQTT_URL: '' };
   return {
     databasePath,
     run: (...args: string[]): Promise<CliResult> => runCli(['admin', 'operator', ...args], { env }),
@@ -68,7 +72,7 @@ test('a duplicate name is a one-line error, exit 1; a bad name exit 2; list show
 test('the token printed opens /api/operator/... of a running API; remove (another process) refuses it at once', async (t) => {
   const dir = tempDir(t);
   const app = await testApp(t, {}, { dir });
-  const cli = admin(t, app.config.databasePath);
+  const cli = admin(t, app.config.databasePath, app.databaseEnv);
   const { token } = JSON.parse((await cli.run('add', '--name', 'bench', '--json')).stdout) as { token: string };
   const parkings = () =>
     app.app.inject({ method: 'GET', url: '/api/operator/parkings', headers: { authorization: `Bearer ${token}` } });

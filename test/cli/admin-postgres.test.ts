@@ -9,7 +9,7 @@ import avaTest, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { freePort } from '../../lib/free-port.js';
 import { tempDir } from '../helpers/api-app.js';
-import { databaseForTest, postgresForFile } from '../helpers/postgres.js';
+import { postgresForFile } from '../helpers/postgres.js';
 import { testNeeding } from '../helpers/requires.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 
@@ -26,11 +26,25 @@ async function json<T = Record<string, unknown>>(t: ExecutionContext, result: Pr
   return JSON.parse(done.stdout) as T;
 }
 
-/** A fresh, empty database on the file's server. */
+/** A fresh, empty database on the file's server, dropped after the test. */
 async function emptyDatabase(t: ExecutionContext): Promise<string> {
-  process.env.PARKBENCH_TEST_DATABASE_URL ??= server().url;
-  return databaseForTest(t);
+  const name = `parkbench_admin_${process.pid}_${++made}`;
+  const onServer = async (text: string) => {
+    const client = new pg.Client({ connectionString: server().url });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await onServer(`CREATE DATABASE ${name}`);
+  t.teardown(() => onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  const url = new URL(server().url);
+  url.pathname = `/${name}`;
+  return url.toString();
 }
+let made = 0;
 
 /** Parking, boxes, a driver, an operator, forwarding: what each engine answers, ids and secrets left out. */
 async function session(t: ExecutionContext, database: string): Promise<unknown[]> {

@@ -116,9 +116,10 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
   const endTime = app.clock.now() + 10 * 60_000;
   await run(
     app.ctx.store,
-    "INSERT INTO smart_keys (user_id, parking_id, type, purpose, access_command, module_ids, start_time, end_time, created_at, signed_by) VALUES (?, ?, 'session_access', 'session', x'', ?, ?, ?, ?, ?)",
+    "INSERT INTO smart_keys (id, user_id, parking_id, type, purpose, access_command, module_ids, start_time, end_time, created_at, signed_by) VALUES ((SELECT coalesce(max(id), 0) + 1 FROM smart_keys), ?, ?, 'session_access', 'session', ?, ?, ?, ?, ?, ?)",
     userId,
     parking.id,
+    Buffer.alloc(0),
     JSON.stringify(parking.moduleIds),
     app.clock.now(),
     endTime,

@@ -27,8 +27,8 @@ async function allocateInTwoProcesses(
   return results.map((result) => JSON.parse(result.stdout) as number[]);
 }
 
-test('two processes taking sequences of one box at once: every number once, none skipped', async (t) => {
-  const app = await testApp(t);
+test('two processes taking sequences of one box at once: every number once, none skipped (SQLite: two processes on one file; on PostgreSQL, two pools in test/control/queue-store.test.ts)', async (t) => {
+  const app = await testApp(t, {}, { store: 'sqlite' });
   const parking = await seedParking(app, { boxes: ['entrance'] });
   const moduleId = parking.entrance.moduleId;
   const count = 2_000;

@@ -10,8 +10,7 @@ import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, parsePostgresUrl, type ApiConfig } from '../../api/config.js';
 import type { Dialect } from '../../api/db/store.js';
-import { databaseForTest } from './postgres.js';
-import { TEST_STORE_VARIABLE } from './stores.js';
+import { databaseForTest, TEST_STORE_VARIABLE } from './stores.js';
 import type { AppContext } from '../../api/context.js';
 import type { Db } from '../../api/db/open.js';
 import { hashIssuedSecret } from '../../api/auth/secrets.js';
@@ -68,7 +67,8 @@ export async function testApp(
       : undefined;
   const config = configWith({
     databasePath: join(dir, 'db', 'test.sqlite'),
-    ...(postgresUrl === undefined ? {} : { databaseUrl: parsePostgresUrl(postgresUrl) }),
+    // A small pool: a test file runs dozens of apps at once on one server.
+    ...(postgresUrl === undefined ? {} : { databaseUrl: parsePostgresUrl(postgresUrl), databasePoolSize: 3 }),
     scryptLog2N: TEST_SCRYPT_LOG2_N,
     ...overrides,
   });
@@ -99,6 +99,11 @@ export function sqliteConnection(test: TestApp): Db {
   const { store } = test.ctx;
   if (store.dialect !== 'sqlite') throw new Error('this test is about SQLite and runs on SQLite only');
   return store.sqlite;
+}
+
+/** The app's database as `--database` takes it: the SQLite file or the postgres:// URL. */
+export function databaseArgument(test: TestApp): string {
+  return test.databaseEnv.DATABASE_URL ?? test.config.databasePath;
 }
 
 /** The PostgreSQL database of each folder: two test apps given one `dir`

@@ -9,7 +9,7 @@
 // share it (a test wanting a clean slate makes its own tables or schema).
 // Declare those tests with `testNeeding('postgres', test)` (requires.ts).
 import { randomBytes } from 'node:crypto';
-import type { ExecutionContext, TestFn } from 'ava';
+import type { TestFn } from 'ava';
 import pg from 'pg';
 import { EXISTING_SERVER_VARIABLE, startPostgres } from '../../lib/postgres-server.js';
 
@@ -78,24 +78,4 @@ export function postgresForFile(test: TestFn): () => TestDatabase {
     if (database === undefined) throw new Error('postgresForFile: the database did not start (see test.before)');
     return database;
   };
-}
-
-/**
- * A fresh, empty database for one test on the run's server
- * (PARKBENCH_TEST_DATABASE_URL: `npm test` starts one through
- * scripts/with-postgres.ts), dropped at the test's end, after what the test
- * registered later (ava runs teardowns last first): an app on it closes first.
- */
-export async function databaseForTest(t: ExecutionContext): Promise<string> {
-  const serverUrl = process.env[EXISTING_SERVER_VARIABLE] ?? '';
-  if (serverUrl === '')
-    throw new Error(
-      `a test app on PostgreSQL needs a server: run through scripts/with-postgres.ts (npm test does) or set ${EXISTING_SERVER_VARIABLE}`,
-    );
-  const name = `parkbench_app_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await onServer(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
-  t.teardown(() => onServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)));
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
 }

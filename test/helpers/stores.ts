@@ -20,7 +20,7 @@ import pg from 'pg';
 import { parsePostgresUrl } from '../../api/config.js';
 import { openDatabase } from '../../api/db/open.js';
 import { openPostgresStore, sqliteStore, type Dialect, type Store } from '../../api/db/store.js';
-import { startTestDatabase, type TestDatabase } from './postgres.js';
+import { EXISTING_SERVER_VARIABLE, startTestDatabase, type TestDatabase } from './postgres.js';
 import { testNeeding } from './requires.js';
 
 /** Names the store(s) a test run uses: sqlite, postgres or both. */
@@ -122,8 +122,12 @@ class PostgresTemplates {
     await onServer(server.url, (client) => client.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`));
   }
 
-  async #makeTemplate(server: TestDatabase): Promise<string> {
-    const name = `parkbench_template_${process.pid}`;
+  /** A migrated template of this process on the server (test apps' copies). */
+  templateOn(server: TestDatabase): Promise<string> {
+    return this.#makeTemplate(server, `parkbench_app_template_${process.pid}`);
+  }
+
+  async #makeTemplate(server: TestDatabase, name = `parkbench_template_${process.pid}`): Promise<string> {
     await onServer(server.url, (client) => client.query(`CREATE DATABASE ${name}`));
     // Migrated, then closed: CREATE DATABASE ... TEMPLATE needs nobody connected to it.
     const store = await openPostgresStore(parsePostgresUrl(urlOf(server.url, name)), { onIdleError: () => undefined });
@@ -141,6 +145,38 @@ class PostgresTemplates {
     });
     return name;
   }
+}
+
+/** The migrated template of this process on the run's server, made at its first use. */
+let appTemplate: { server: TestDatabase; name: Promise<string> } | undefined;
+let appDatabases = 0;
+let creatingAppDatabase: Promise<unknown> = Promise.resolve();
+
+/**
+ * A fresh, migrated database for one test app on the run's server
+ * (PARKBENCH_TEST_DATABASE_URL: `npm test` starts one through
+ * scripts/with-postgres.ts), copied from a template migrated once per test
+ * file, and dropped at the test's end, after what the test registered later
+ * (ava runs teardowns last first): an app on it closes first.
+ */
+export async function databaseForTest(t: ExecutionContext): Promise<string> {
+  const serverUrl = process.env[EXISTING_SERVER_VARIABLE] ?? '';
+  if (serverUrl === '')
+    throw new Error(
+      `a test app on PostgreSQL needs a server: run through scripts/with-postgres.ts (npm test does) or set ${EXISTING_SERVER_VARIABLE}`,
+    );
+  if (appTemplate === undefined) {
+    const server: TestDatabase = { url: serverUrl, log: () => '', stop: () => Promise.resolve() };
+    appTemplate = { server, name: new PostgresTemplates().templateOn(server) };
+  }
+  const template = await appTemplate.name;
+  const name = `${template}_${++appDatabases}`;
+  // One at a time: PostgreSQL refuses to copy a template another copy is reading.
+  const created = creatingAppDatabase.then(() => createFromTemplate(serverUrl, name, template));
+  creatingAppDatabase = created.catch(() => undefined);
+  await created;
+  t.teardown(() => onServer(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)));
+  return urlOf(serverUrl, name);
 }
 
 function urlOf(serverUrl: string, database: string): string {

@@ -62,7 +62,7 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
   const gateway = await addMqttClient(seed, 'gateway', 'gw-external', 'gateway-password');
   const aclDir = join(dir, 'mosquitto');
   const exported = await runCli(['admin', 'mqtt-acl', '--format', 'mosquitto', '--out', aclDir, '--json'], {
-    env: { DATABASE_PATH: seed.config.databasePath, MQTT_USERNAME: API.username, MQTT_PASSWORD: API.password },
+    env: { ...seed.databaseEnv, MQTT_USERNAME: API.username, MQTT_PASSWORD: API.password },
   });
   if (exported.code !== 0) throw new Error(exported.stderr);
   const { url } = await startMosquitto(t, aclDir, operator);

@@ -138,7 +138,7 @@ test('one message at a time: a busy database holds its acknowledgement until the
   t.like(ingestion.counters, { stored: 1, busy: 1, refused: { failed: 0 } });
 });
 
-test('an MQTT message and an HTTP batch of one turn share one transaction (one batching path)', async (t) => {
+test('an MQTT message and an HTTP batch of one turn go through one batching path (one transaction on SQLite)', async (t) => {
   const { app, moduleId, responses } = await bench(t);
   const ingestion = new ResponseIngestion(app.ctx);
   const before = { ...app.ctx.groupCommit.counters };
@@ -147,7 +147,9 @@ test('an MQTT message and an HTTP batch of one turn share one transaction (one b
     ingestion.ingest(moduleId, Buffer.from(responses[0]?.payload ?? '')),
     app.ctx.groupCommit.run(() => 'an HTTP batch'),
   ]);
-  t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + 2 });
+  // One transaction on SQLite; on PostgreSQL an HTTP batch has one of its own (api/db/group-commit.ts).
+  const groups = app.ctx.store.dialect === 'sqlite' ? 1 : 2;
+  t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + groups, units: before.units + 2 });
   t.is((await verifiedSeqs(app)).length, 1);
 });
 

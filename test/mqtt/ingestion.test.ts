@@ -9,7 +9,7 @@ import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
-import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
+import { errorBody, loggedIn, testApp, type TestApp, databaseArgument } from '../helpers/api-app.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
 import {
   ACCESS_MODES,
@@ -136,7 +136,7 @@ for (const accessMode of ACCESS_MODES) {
       String(context.parking.entrance.moduleId),
       '--json',
       '--database',
-      context.app.config.databasePath,
+      databaseArgument(context.app),
     ]);
     t.is(status.code, 0, status.stderr);
     const [box] = JSON.parse(status.stdout) as {
@@ -155,7 +155,7 @@ for (const accessMode of ACCESS_MODES) {
       '--module-id',
       '4000000',
       '--database',
-      context.app.config.databasePath,
+      databaseArgument(context.app),
     ]);
     t.is(unknown.code, 1);
   });
