@@ -60,6 +60,11 @@ class HeldRenderer {
     return this.renderer.snapshot(nowMs);
   }
 
+  /** Reads waiting for `release`. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   release(): void {
     this.held = false;
     for (const resume of this.#waiting.splice(0)) resume();
@@ -139,7 +144,8 @@ storeTest(
 
     hub.publishBox(9401);
     renderer.held = true;
-    const flushing = stream.flush(); // its read held
+    const flushing = stream.flush();
+    await waitFor(() => renderer.waiting > 0, 'the flush reading'); // its read held
     const second = sink();
     stream.add(second, undefined); // joins meanwhile: its snapshot waits too
     hub.publishSession(sessionId); // arrives meanwhile

@@ -37,10 +37,16 @@ test('CI checks the formatting with the same prettier as npm run format, after l
   t.is(manifest.scripts['format'], 'prettier --write .');
 });
 
-test('CI runs the suite once, under c8, and counts it from the TAP summary', async (t) => {
-  const commands = await ciNpmCommands();
-  const suiteRuns = commands.filter((command) => /^npm (test|run coverage)\b/.test(command));
-  t.deepEqual(suiteRuns, ['npm run coverage -- --tap | tee "$tap"']);
+test('CI runs the suite under c8, then the files that build a test app again on PostgreSQL, and counts both from their TAP summaries', async (t) => {
+  const script = await read('.ci/run');
+  const passes = script
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /\bpass npm\b/.test(line));
+  t.deepEqual(passes, ['pass npm run coverage --', 'PARKBENCH_TEST_STORE=postgres pass npm test -- "${app_files[@]}"']);
+  t.regex(script, /mapfile -t app_files < <\(grep -rl --include='\*\.test\.ts' 'testApp\(' test \| sort\)/);
+  t.regex(script, /"\$@" --tap \| tee "\$tap"/);
+  t.regex(script, /echo "\$total_passed passed, \$total_failed failed"/);
 });
 
 test('npm run coverage is c8 over the same ava as npm test', async (t) => {
