@@ -158,8 +158,12 @@ export async function pumpUntil(
   const stepMs = options.stepMs ?? POLL_MS;
   for (let step = 0; step < (options.maxSteps ?? 200); step++) {
     if (await condition()) return;
-    // Real time for the broker, the box and ingestion to do their part.
-    for (let spin = 0; spin < 5 && !(await condition()); spin++)
+    // Real time for the broker, the box and ingestion to do their part
+    // before the clock moves on: up to 100 ms a step, since an answer the
+    // clock outran (BOX_ANSWER_TIMEOUT_MS passed in a few steps) is sent
+    // again under a new sequence, and on PostgreSQL under load the round
+    // trip takes tens of ms.
+    for (let spin = 0; spin < 10 && !(await condition()); spin++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     if (await condition()) return;
     clock.advance(stepMs);
