@@ -6,13 +6,13 @@
 // one-line refusals; `admin box status` lists what is pending.
 import test, { type ExecutionContext } from 'ava';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { join } from 'node:path';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import type { TestApp } from '../helpers/api-app.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import { revoke } from '../helpers/signed-box.js';
 import { addParking, controlApp, provisioningOf, startBox } from './bench.js';
 import { column, one, value } from '../helpers/sql.js';
+import { databaseArgument } from '../helpers/api-app.js';
 
 /** Runs CLI commands at once while the API's fake clock moves on (its poll). */
 async function whileApiRuns(app: TestApp, runs: Promise<CliResult>[]): Promise<CliResult[]> {
@@ -29,7 +29,7 @@ async function whileApiRuns(app: TestApp, runs: Promise<CliResult>[]): Promise<C
 }
 
 function admin(app: TestApp, ...args: string[]): Promise<CliResult> {
-  return runCli(['admin', ...args, '--database', join(app.dir, 'db', 'test.sqlite')]);
+  return runCli(['admin', ...args, '--database', databaseArgument(app)]);
 }
 
 async function keyOf(app: TestApp, parkingId: number): Promise<number> {

@@ -12,7 +12,7 @@ import { operationReport, setAccessSigned } from '../../api/control/operations.j
 import { Topics } from '../../lib/mqtt-topics.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
-import { tempDir, type TestApp } from '../helpers/api-app.js';
+import { databaseArgument, tempDir, type TestApp } from '../helpers/api-app.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -143,7 +143,7 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
     '--module-id',
     String(moduleId),
     '--database',
-    join(app.dir, 'db', 'test.sqlite'),
+    databaseArgument(app),
   ]);
   t.is(cli.code, 0, cli.stderr);
   t.true(
