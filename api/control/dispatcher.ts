@@ -70,6 +70,12 @@ export class ControlDispatcher {
     this.#logger = (options.logger ?? silentLogger).child({ component: 'api:control' });
   }
 
+  /** Deliveries under way in this process: sent, their answer not yet in
+   * nor timed out. A test stepping a fake clock waits for these first. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
   start(): void {
     this.#stopped = false;
     void this.tick();

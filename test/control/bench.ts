@@ -151,19 +151,23 @@ export async function startBox(
 /** Steps the fake clock (the dispatcher's poll, backoff and answer timeouts)
  * until `condition` holds, letting real I/O run between steps. */
 export async function pumpUntil(
-  clock: FakeClock,
+  app: Pick<TestApp, 'app' | 'clock'>,
   condition: () => boolean | Promise<boolean>,
   what: string,
   options: { stepMs?: number; maxSteps?: number } = {},
 ): Promise<void> {
+  const { clock } = app;
   const stepMs = options.stepMs ?? POLL_MS;
   for (let step = 0; step < (options.maxSteps ?? 200); step++) {
     if (await condition()) return;
     // Real time for the broker, the box and ingestion to do their part
-    // before the clock moves on: up to 100 ms a step, since an answer the
-    // clock outran (BOX_ANSWER_TIMEOUT_MS passed in a few steps) is sent
-    // again under a new sequence, and on PostgreSQL under load the round
-    // trip takes tens of ms.
+    // before the clock moves on. A delivery in flight is given up to 5 s of
+    // real time: a clock that outran its answer (BOX_ANSWER_TIMEOUT_MS is
+    // two steps) would send it again under a new sequence, and under a
+    // loaded CI (coverage, PostgreSQL) a round trip can take a second.
+    // Then up to 100 ms more for what the answer sets off.
+    for (let spin = 0; spin < 500 && (app.app.control?.inFlight ?? 0) > 0; spin++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     for (let spin = 0; spin < 10 && !(await condition()); spin++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     if (await condition()) return;

@@ -53,14 +53,14 @@ test('set-access signed: the parking switches only once every box answered OK; t
   const next = (await parkingOf(app, parking.id)).issuer_next_public_key;
   t.regex(next ?? '', /^[0-9a-f]{128}$/);
   await pumpUntil(
-    app.clock,
+    app,
     async () => (await statesOf(app, started.operation))[entranceId] === 'done',
     'the entrance box done',
   );
   t.is((await parkingOf(app, parking.id)).access_mode, 'sealed', 'the exit box has not got the key yet');
 
   const exit = await startBox(t, app, exitId);
-  await pumpUntil(app.clock, async () => (await parkingOf(app, parking.id)).access_mode === 'signed', 'the switch');
+  await pumpUntil(app, async () => (await parkingOf(app, parking.id)).access_mode === 'signed', 'the switch');
   const signed = await parkingOf(app, parking.id);
   t.like(signed, {
     issuer_public_key: next,
@@ -147,7 +147,7 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
   const late = await startBox(t, app, added);
 
   await pumpUntil(
-    app.clock,
+    app,
     async () => (await parkingOf(app, parking.id)).issuer_public_key === next,
     'signing with the new key',
   );
@@ -172,7 +172,7 @@ test('rotate-issuer: (new, current) to every box, sign with the new key, then (n
   t.is(await value(app.ctx.store, "SELECT count(*) FROM control_commands WHERE purpose = 'rotate_drop'"), 0);
   app.clock.advanceTo(endTime + 120_000 + 1);
   await pumpUntil(
-    app.clock,
+    app,
     async () => (await parkingOf(app, parking.id)).issuer_previous_public_key === null,
     'the previous key dropped',
   );

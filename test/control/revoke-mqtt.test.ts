@@ -48,7 +48,7 @@ test('revoke: both boxes get the REVOKE over MQTT and answer OK; then they answe
 
   const result = await revokeSmartKey(app.ctx, revoked.id, app.clock.now(), 'test');
   await pumpUntil(
-    app.clock,
+    app,
     async () => (await operationReport(app.ctx.store, result.operation)).done === 2,
     'both REVOKEs done',
   );
@@ -93,7 +93,7 @@ test('an offline box keeps its REVOKE pending through an API restart and gets it
   t.deepEqual(await statesOf(second, result.operation), { [moduleId]: 'pending' }, 'the restart lost nothing');
   await startBox(t, second, moduleId, box);
   await pumpUntil(
-    second.clock,
+    second,
     async () => (await statesOf(second, result.operation))[moduleId] === 'done',
     'the REVOKE delivered once the box is online',
   );
@@ -131,7 +131,7 @@ test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, f
   for (const id of ids) operations.push((await revokeSmartKey(app.ctx, id, app.clock.now(), 'test')).operation);
   const last = operations.at(-1) ?? '';
   await pumpUntil(
-    app.clock,
+    app,
     async () => (await operationReport(app.ctx.store, last)).pending === 0,
     'every REVOKE answered',
     {
@@ -194,7 +194,7 @@ test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at
   const key = await sessionKey(app, parking.id);
   const result = await revokeSmartKey(app.ctx, key.id, app.clock.now(), 'test');
   await pumpUntil(
-    app.clock,
+    app,
     async () => (await operationReport(app.ctx.store, result.operation)).pending === 0,
     'the REVOKE settled',
   );
@@ -247,6 +247,6 @@ test('a box online but silent: the REVOKE stays pending, sent again with a growi
   const before = sentAt.length;
   await client.publishAsync(topics.box(moduleId, 'availability'), 'offline', { retain: true });
   await client.publishAsync(topics.box(moduleId, 'availability'), 'online', { retain: true });
-  await pumpUntil(app.clock, () => sentAt.length > before, 'the send on coming online', { stepMs: 0, maxSteps: 50 });
+  await pumpUntil(app, () => sentAt.length > before, 'the send on coming online', { stepMs: 0, maxSteps: 50 });
   t.is(sentAt.at(-1), app.clock.now(), 'no clock step needed');
 });

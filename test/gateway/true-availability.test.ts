@@ -188,7 +188,7 @@ test('the control dispatcher sends nothing to a box whose gateway is dead, and d
 
   gateway();
   await pumpUntil(
-    app.clock,
+    app,
     async () => (await operationReport(app.ctx.store, result.operation)).done === 1,
     'the SET_ISSUER delivered through the restarted gateway',
     { maxSteps: 400 },
