@@ -1,4 +1,4 @@
-// npm run bench:processes [-- --rounds 2 --seconds 8 --boxes 40 --per-box 250]
+// npm run bench:processes [-- --rounds 2 --seconds 8 --boxes 40 --per-box 250 --store sqlite|postgres]
 //
 // Issue 18's "two API processes against one": box logs stored per second by
 // `parkbench api` processes sharing one database and one mosquitto, one
@@ -12,14 +12,18 @@
 //   to the processes' shared subscription; mosquitto acknowledges a publish
 //   when it has it, so the rate is the rows counted in the database from the
 //   first publish until the last one is stored.
-// Setup goes through the CLI, as an operator would do it.
+// Setup goes through the CLI, as an operator would do it. `--store postgres`:
+// the processes share a database on a PostgreSQL server started for the run
+// (as durable as the SQLite store, bench/support/bench-databases.ts), the
+// way issue 18 runs several processes; the default is one SQLite file.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { openDatabase } from '../api/db/open.js';
+import { openStore } from '../api/db/open-store.js';
 import { freePort } from '../lib/free-port.js';
 import { startMosquittoServer, type MosquittoServer } from '../lib/mosquitto.js';
+import { benchDatabases, benchStoreOf } from './support/bench-databases.js';
 import { boxLogBatch, type BoxLogFixture } from './support/box-log-batches.js';
 import { formatNumber, startTsx, type Child } from './support/processes.js';
 
@@ -33,16 +37,18 @@ const API_ACCOUNT = { username: 'parkbench-api', password: 'bench-api-password' 
 const bin = new URL('../bin/parkbench.js', import.meta.url);
 const worker = new URL('./support/ingest-worker.ts', import.meta.url);
 const directory = await mkdtemp(join(tmpdir(), 'pb-bench-processes-'));
-const databasePath = join(directory, 'bench.sqlite');
+const databases = await benchDatabases(benchStoreOf(argument('--store')), directory);
+const shared = await databases.fresh('processes');
+/** DATABASE_PATH or DATABASE_URL, as each process and admin command gets it. */
+const database = shared.env;
 /** Numbers the API processes' client ids and the fleet files. */
 let apiNumber = 0;
 let fleetNumber = 0;
-const database = { DATABASE_PATH: databasePath };
 
 let broker: MosquittoServer | undefined;
 try {
   console.log(
-    `API processes benchmark: 1 against 2 processes on one SQLite file and one mosquitto, ${rounds} rounds each, 2-core machine`,
+    `API processes benchmark: 1 against 2 processes on one ${databases.store === 'postgres' ? 'PostgreSQL database' : 'SQLite file'} and one mosquitto, ${rounds} rounds each, 2-core machine`,
   );
   const seeded = await seed();
   broker = await startMosquittoServer(join(directory, 'mosquitto'), API_ACCOUNT);
@@ -81,6 +87,7 @@ try {
   }
 } finally {
   await broker?.stop();
+  await databases.stop();
   await rm(directory, { recursive: true, force: true });
 }
 process.exit(0);
@@ -274,8 +281,17 @@ async function mqttRate(broker: MosquittoServer, parkingId: number): Promise<num
   const fleetFile = join(directory, `fleet-${(fleetNumber += 1)}.json`);
   await provisionFleet(parkingId, fleetFile);
   broker.reload();
-  const db = openDatabase(databasePath);
-  const count = db.prepare("SELECT count(*) FROM box_logs WHERE verified = 1 AND source = 'mqtt'").pluck();
+  const store = await openStore(shared.config, { onIdleError: () => undefined, maxConnections: 1 });
+  const count = async (): Promise<number> => {
+    const row = await store.kysely
+      .selectFrom('box_logs')
+      .select((eb) => eb.fn.countAll<number | string>().as('count'))
+      .where('verified', '=', 1)
+      .where('source', '=', 'mqtt')
+      .executeTakeFirstOrThrow();
+    // PostgreSQL's count(*) is a bigint, which pg hands over as a string.
+    return Number(row.count);
+  };
   const child = startTsx(worker, [
     '--mode',
     'boxes',
@@ -287,19 +303,19 @@ async function mqttRate(broker: MosquittoServer, parkingId: number): Promise<num
     String(perBox),
   ]);
   try {
-    const before = count.get() as number;
+    const before = await count();
     // The worker makes its responses and connects its boxes first: not the API's time.
     await child.line(/^publishing$/);
     const started = performance.now();
     const expected = boxes * perBox;
     const deadline = started + 120_000;
-    while ((count.get() as number) - before < expected) {
+    while ((await count()) - before < expected) {
       if (performance.now() > deadline) throw new Error('MQTT: not every response was stored within 2 minutes');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     return expected / ((performance.now() - started) / 1000);
   } finally {
-    db.close();
+    await store.close();
     await child.stop();
   }
 }

@@ -6,11 +6,12 @@
 import test from 'ava';
 import { BUSY_RETRY_MS, ResponseIngestion } from '../../api/mqtt/response-ingester.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
-import { sqliteConnection, testApp, type TestApp } from '../helpers/api-app.js';
+import { testApp, type TestApp } from '../helpers/api-app.js';
 import { holdWriteLock } from '../helpers/database-lock.js';
 import { seedParking } from '../helpers/parking.js';
 import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
 import { column } from '../helpers/sql.js';
+import { refuseBoxLogInsert } from '../helpers/refuse-box-log.js';
 
 async function bench(
   t: Parameters<typeof testApp>[0],
@@ -52,13 +53,11 @@ test('messages of one turn are one group, settled only once their logs are commi
   t.deepEqual(app.ctx.groupCommit.counters, { groups: before.groups + 1, units: before.units + responses.length });
 });
 
-test('a message that fails in the batch (a real SQLite error) or cannot become a log costs its neighbours nothing (SQLite: a trigger of its own makes the error)', async (t) => {
-  const { app, moduleId, responses } = await bench(t, 'sqlite');
+test('a message that fails in the batch (a real database error) or cannot become a log costs its neighbours nothing', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
   const doomed = responses[2]?.boxSeq ?? -1;
-  // A real constraint failure for one row in the middle of the batch.
-  sqliteConnection(app).exec(
-    `CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${doomed} BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
-  );
+  // A real failure for one row in the middle of the batch.
+  await refuseBoxLogInsert(app.ctx.store, doomed, 'refused by the test');
   const ingestion = new ResponseIngestion(app.ctx);
   const groups = app.ctx.groupCommit.counters.groups;
   await Promise.all([
@@ -195,13 +194,11 @@ test('the messages of one turn are stored by one ingestBoxLogs call: their box r
   t.is(app.ctx.groupCommit.ranAlone, 0);
 });
 
-test('a poison message among good ones in one turn: the good ones are stored once, the poison is counted, nothing of it is written (SQLite: a trigger of its own makes the poison)', async (t) => {
-  const { app, moduleId, responses } = await bench(t, 'sqlite');
+test('a poison message among good ones in one turn: the good ones are stored once, the poison is counted, nothing of it is written', async (t) => {
+  const { app, moduleId, responses } = await bench(t);
   const poison = responses[3]?.boxSeq ?? -1;
   // Fails at the poison's insert, after its neighbours of the batch were written.
-  sqliteConnection(app).exec(
-    `CREATE TRIGGER refuse_one BEFORE INSERT ON box_logs WHEN NEW.box_seq = ${poison} BEGIN SELECT RAISE(ABORT, 'poison'); END`,
-  );
+  await refuseBoxLogInsert(app.ctx.store, poison, 'poison');
   const ingestion = new ResponseIngestion(app.ctx);
   const groups = app.ctx.groupCommit.counters.groups;
   const taken: (number | undefined)[] = [];
