@@ -49,6 +49,14 @@ export interface ControlDispatcherOptions {
   readonly events?: Pick<EventPublisher, 'publishControl' | 'publishBox'>;
 }
 
+/** A send this dispatcher holds: its sequence, its sealed frame, and the
+ * attempts before it (what the backoff after no answer counts). */
+interface Claimed {
+  seq: number;
+  frame: Buffer;
+  attemptsBefore: number;
+}
+
 export interface DispatcherCounters {
   sent: number;
   unanswered: number;
@@ -137,18 +145,18 @@ export class ControlDispatcher {
     if (head.in_flight_until !== null && head.in_flight_until > now) return; // another process waits for its answer
     if (!justOnline && head.next_attempt_at > now) return;
     this.#inFlight.add(head.module_id);
-    void this.#deliver(head).finally(() => {
+    void this.#deliver(head, justOnline).finally(() => {
       this.#inFlight.delete(head.module_id);
       // The next command of the box, or a REPLAY's retry with its new sequence.
       void this.#kick(head.module_id, false);
     });
   }
 
-  async #deliver(head: ControlCommandRow): Promise<void> {
+  async #deliver(head: ControlCommandRow, justOnline: boolean): Promise<void> {
     const { clock, answerTimeoutMs } = this.options;
-    let sent: { seq: number; frame: Buffer } | undefined;
+    let sent: Claimed | undefined;
     try {
-      sent = await this.#claim(head, clock.now());
+      sent = await this.#claim(head, clock.now(), justOnline);
     } catch (error) {
       this.#logger.warn(
         { module_id: head.module_id, command: head.id, err: messageOf(error) },
@@ -173,7 +181,7 @@ export class ControlDispatcher {
     }
     this.#tell(head, 'unanswered', null);
     this.counters.unanswered++;
-    const delay = backoffDelay(this.options.retry, head.attempts);
+    const delay = backoffDelay(this.options.retry, sent.attemptsBefore);
     this.#logger.info(
       { module_id: head.module_id, command: head.id, control_seq: sent.seq, problem, retry_ms: delay },
       'control command unanswered; tried again later',
@@ -235,7 +243,7 @@ export class ControlDispatcher {
   /** In one write transaction: a fresh sequence and the row marked in
    * flight; then the frame. Undefined when the row is no longer ours to send.
    * The body awaits only its own queries (no send, no timer). */
-  async #claim(head: ControlCommandRow, now: number): Promise<{ seq: number; frame: Buffer } | undefined> {
+  async #claim(head: ControlCommandRow, now: number, justOnline: boolean): Promise<Claimed | undefined> {
     return this.options.store.kysely.transaction().execute(async (trx) => {
       const box = await trx
         .selectFrom('boxes')
@@ -244,8 +252,11 @@ export class ControlDispatcher {
         .executeTakeFirst();
       if (box === undefined) return undefined;
       const current = await this.#commands.findById(head.id, trx);
+      // `head` may be a read from before the last send's retryLater: this
+      // row is what the claim decides on.
       if (current?.state !== 'pending' || (current.in_flight_until !== null && current.in_flight_until > now))
         return undefined;
+      if (!justOnline && current.next_attempt_at > now) return undefined;
       const seq = await this.#sequences.next(head.module_id, trx);
       if (seq === undefined) {
         await this.#commands.settle(
@@ -262,11 +273,17 @@ export class ControlDispatcher {
         );
         return undefined;
       }
-      // Conditional on the row still pending and out of flight: another
+      // Conditional on the row still pending, out of flight and due: another
       // dispatcher that read it as free too gets false here (its sequence is
       // spent, a gap the box does not mind).
-      if (!(await this.#commands.claim(head.id, seq, now, now + this.options.answerTimeoutMs, trx))) return undefined;
-      return { seq, frame: sealControl(current, Buffer.from(box.box_key, 'hex'), seq) };
+      const until = now + this.options.answerTimeoutMs;
+      if (!(await this.#commands.claim(head.id, seq, now, until, { evenIfBackingOff: justOnline }, trx)))
+        return undefined;
+      return {
+        seq,
+        frame: sealControl(current, Buffer.from(box.box_key, 'hex'), seq),
+        attemptsBefore: current.attempts,
+      };
     });
   }
 }

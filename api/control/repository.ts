@@ -127,17 +127,21 @@ export class ControlCommandRepository {
   }
 
   /** Marks a command sent with `controlSeq`, in flight until `untilMs`;
-   * false when it is no longer pending or another dispatcher (any process)
-   * has it in flight. One conditional UPDATE: of two claims at once, on
-   * either engine, one changes the row and the other finds it in flight. */
+   * false when it is no longer pending, another dispatcher (any process)
+   * has it in flight, or (unless `evenIfBackingOff`: its box was just seen
+   * online) its next attempt is not due. One conditional UPDATE: of two
+   * claims at once, on either engine, one changes the row and the other
+   * finds it in flight; a claim from a read taken before the last send's
+   * retryLater committed finds it backing off. */
   async claim(
     id: number,
     controlSeq: number,
     nowMs: number,
     untilMs: number,
+    options: { evenIfBackingOff: boolean },
     on: Executor = this.#kysely,
   ): Promise<boolean> {
-    const result = await on
+    let update = on
       .updateTable('control_commands')
       .set((eb) => ({
         control_seq: controlSeq,
@@ -147,9 +151,9 @@ export class ControlCommandRepository {
       }))
       .where('id', '=', id)
       .where('state', '=', 'pending')
-      .where((eb) => eb.or([eb('in_flight_until', 'is', null), eb('in_flight_until', '<=', nowMs)]))
-      .executeTakeFirst();
-    return changed(result) === 1;
+      .where((eb) => eb.or([eb('in_flight_until', 'is', null), eb('in_flight_until', '<=', nowMs)]));
+    if (!options.evenIfBackingOff) update = update.where('next_attempt_at', '<=', nowMs);
+    return changed(await update.executeTakeFirst()) === 1;
   }
 
   /** Settles a command whatever its state (the dispatcher's own claim

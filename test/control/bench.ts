@@ -18,7 +18,7 @@ export const POLL_MS = 1_000;
 
 export function controlApp(
   t: ExecutionContext,
-  options: { dir?: string; config?: Partial<ApiConfig>; clock?: FakeClock; store?: 'sqlite' } = {},
+  options: { dir?: string; config?: Partial<ApiConfig>; clock?: FakeClock } = {},
 ): Promise<TestApp> {
   return testApp(
     t,
@@ -28,7 +28,6 @@ export function controlApp(
       startControl: true,
       ...(options.dir === undefined ? {} : { dir: options.dir }),
       ...(options.clock === undefined ? {} : { clock: options.clock }),
-      ...(options.store === undefined ? {} : { store: options.store }),
     },
   );
 }

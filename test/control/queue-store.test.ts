@@ -72,6 +72,9 @@ async function idOf(commands: ControlCommandRepository, operation: string, modul
   return row.id;
 }
 
+/** A claim by the poll: only a command whose next attempt is due. */
+const due = { evenIfBackingOff: false };
+
 storeTest(
   'insert queues one command per operation and box; a second insert of the same is nothing',
   async (t, store) => {
@@ -143,25 +146,43 @@ storeTest('claim: once while in flight; again with a new sequence once the lease
   const { parkingId, commands } = await queue(store);
   await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
   const id = await idOf(commands, 'revoke:7', 1);
-  t.true(await commands.claim(id, 5, NOW, NOW + 2_000));
+  t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
   t.like(await commands.findById(id), {
     control_seq: 5,
     attempts: 1,
     in_flight_until: NOW + 2_000,
     last_attempt_at: NOW,
   });
-  t.false(await commands.claim(id, 6, NOW + 1_999, NOW + 4_000), 'in flight');
-  t.true(await commands.claim(id, 7, NOW + 2_000, NOW + 4_000), 'the lease passed');
+  t.false(await commands.claim(id, 6, NOW + 1_999, NOW + 4_000, due), 'in flight');
+  t.true(await commands.claim(id, 7, NOW + 2_000, NOW + 4_000, due), 'the lease passed');
   t.like(await commands.findById(id), { control_seq: 7, attempts: 2, in_flight_until: NOW + 4_000 });
   await commands.settle(id, { state: 'done', status: 'OK', error: null, nextAttemptAt: NOW, replays: 0 }, NOW);
-  t.false(await commands.claim(id, 8, NOW + 10_000, NOW + 12_000), 'no longer pending');
+  t.false(await commands.claim(id, 8, NOW + 10_000, NOW + 12_000, due), 'no longer pending');
 });
+
+storeTest(
+  'claim: a command backing off is taken once its next attempt is due, or at once when its box was just seen online',
+  async (t, store) => {
+    const { parkingId, commands } = await queue(store);
+    await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
+    const id = await idOf(commands, 'revoke:7', 1);
+    t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
+    t.true(await commands.retryLater(id, 5, 'no answer in time', NOW + 3_000));
+    // A dispatcher that read the row before retryLater committed sees it free.
+    t.false(await commands.claim(id, 6, NOW + 2_000, NOW + 4_000, due), 'backing off');
+    t.false(await commands.claim(id, 6, NOW + 2_999, NOW + 5_000, due), 'still backing off');
+    t.true(await commands.claim(id, 6, NOW + 2_500, NOW + 4_500, { evenIfBackingOff: true }), 'its box just online');
+    t.like(await commands.findById(id), { control_seq: 6, attempts: 2, in_flight_until: NOW + 4_500 });
+    t.true(await commands.retryLater(id, 6, 'no answer in time', NOW + 8_000));
+    t.true(await commands.claim(id, 7, NOW + 8_000, NOW + 10_000, due), 'due');
+  },
+);
 
 storeTest('retryLater and settleSent change only the send that still holds the command', async (t, store) => {
   const { parkingId, commands } = await queue(store);
   await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
   const id = await idOf(commands, 'revoke:7', 1);
-  t.true(await commands.claim(id, 5, NOW, NOW + 2_000));
+  t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
   t.true(await commands.retryLater(id, 5, 'no answer in time', NOW + 3_000));
   t.like(await commands.findById(id), {
     state: 'pending',
@@ -171,7 +192,7 @@ storeTest('retryLater and settleSent change only the send that still holds the c
   });
   t.false(await commands.retryLater(id, 5, 'twice', NOW + 9_000), 'not in flight any more');
   // Taken again with 6: the send of 5 is over.
-  t.true(await commands.claim(id, 6, NOW + 3_000, NOW + 5_000));
+  t.true(await commands.claim(id, 6, NOW + 3_000, NOW + 5_000, due));
   const failed = { state: 'failed' as const, status: 'MALFORMED', error: 'x', nextAttemptAt: NOW, replays: 0 };
   t.false(await commands.retryLater(id, 5, 'late', NOW + 9_000));
   t.false(await commands.settleSent(id, 5, failed, NOW + 4_000));
@@ -243,8 +264,8 @@ storeTest('two processes claiming one command at once: one claim wins, every rou
     await commands.insert(revoke(parkingId, 1, operation), NOW);
     const id = await idOf(commands, operation, 1);
     const won = await Promise.all([
-      commands.claim(id, 2 * round + 1, NOW, NOW + 2_000),
-      theirs.claim(id, 2 * round + 2, NOW, NOW + 2_000),
+      commands.claim(id, 2 * round + 1, NOW, NOW + 2_000, due),
+      theirs.claim(id, 2 * round + 2, NOW, NOW + 2_000, due),
     ]);
     t.is(won.filter(Boolean).length, 1, `round ${round}: ${JSON.stringify(won)}`);
     const row = await commands.findById(id);
