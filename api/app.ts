@@ -15,6 +15,7 @@ import { onPaymentOutcome } from './sessions/service.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
 import { apiFormats } from './formats.js';
+import { refuseNulCharacters } from './nul-characters.js';
 import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
 import { benchPageRoutes } from './routes/bench-page.js';
@@ -107,6 +108,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addSchema(parkingSessionSchema);
   app.addSchema(sessionResponseSchema);
   app.setErrorHandler(apiErrorHandler);
+  app.addHook('preValidation', refuseNulCharacters);
   app.setNotFoundHandler((request, reply) => {
     const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
     void reply.status(404).send(error.body());
