@@ -66,6 +66,7 @@ export class ControlDispatcher {
   readonly counters: DispatcherCounters = { sent: 0, unanswered: 0 };
   readonly #online = new Map<number, boolean>();
   readonly #inFlight = new Set<number>();
+  #working = 0;
   readonly #commands: ControlCommandRepository;
   readonly #sequences: ControlSequences;
   readonly #logger: Logger;
@@ -82,6 +83,23 @@ export class ControlDispatcher {
    * nor timed out. A test stepping a fake clock waits for these first. */
   get inFlight(): number {
     return this.#inFlight.size;
+  }
+
+  /** Reads and writes of the queue under way (a poll, a claim, a retry's
+   * write; not a box's answer awaited): a test stepping a fake clock waits
+   * for none before the next step, so that the database's speed does not
+   * decide what the clock sees. */
+  get working(): number {
+    return this.#working;
+  }
+
+  async #busy<T>(work: () => Promise<T>): Promise<T> {
+    this.#working++;
+    try {
+      return await work();
+    } finally {
+      this.#working--;
+    }
   }
 
   start(): void {
@@ -118,9 +136,11 @@ export class ControlDispatcher {
     if (this.#timer !== undefined) this.options.clock.clearTimeout(this.#timer);
     this.#timer = this.options.clock.setTimeout(() => void this.tick(), this.options.pollMs);
     try {
-      for (const operation of await scheduleDueDrops(this.options.store, this.options.clock.now()))
-        this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
-      for (const head of await this.#commands.pendingHeads()) this.#consider(head, false);
+      await this.#busy(async () => {
+        for (const operation of await scheduleDueDrops(this.options.store, this.options.clock.now()))
+          this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
+        for (const head of await this.#commands.pendingHeads()) this.#consider(head, false);
+      });
     } catch (error) {
       // A busy database (another process writing) or a closing one: the next poll tries again.
       this.#logger.warn({ err: messageOf(error) }, 'control queue not read');
@@ -130,7 +150,7 @@ export class ControlDispatcher {
   async #kick(moduleId: number, online: boolean): Promise<void> {
     if (this.#stopped || this.#inFlight.has(moduleId)) return;
     try {
-      const head = await this.#commands.headOf(moduleId);
+      const head = await this.#busy(() => this.#commands.headOf(moduleId));
       if (head !== undefined) this.#consider(head, online);
     } catch (error) {
       this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'control queue not read');
@@ -156,7 +176,7 @@ export class ControlDispatcher {
     const { clock, answerTimeoutMs } = this.options;
     let sent: Claimed | undefined;
     try {
-      sent = await this.#claim(head, clock.now(), justOnline);
+      sent = await this.#busy(() => this.#claim(head, clock.now(), justOnline));
     } catch (error) {
       this.#logger.warn(
         { module_id: head.module_id, command: head.id, err: messageOf(error) },
@@ -174,9 +194,12 @@ export class ControlDispatcher {
       // Verified: ingestion settled it with the box log, unless the box did
       // not echo the command (a version 1 box answers the new kinds
       // MALFORMED with kind and key_id 0, docs/protocol.md step 2).
-      if ('answered' in outcome && outcome.answered.response !== null)
-        await this.#settleUnechoed(head, sent.seq, Buffer.from(outcome.answered.response, 'base64'));
-      await this.#tellSettled(head);
+      const { seq } = sent;
+      await this.#busy(async () => {
+        if ('answered' in outcome && outcome.answered.response !== null)
+          await this.#settleUnechoed(head, seq, Buffer.from(outcome.answered.response, 'base64'));
+        await this.#tellSettled(head);
+      });
       return;
     }
     this.#tell(head, 'unanswered', null);
@@ -187,7 +210,8 @@ export class ControlDispatcher {
       'control command unanswered; tried again later',
     );
     try {
-      await this.#commands.retryLater(head.id, sent.seq, problem, clock.now() + delay);
+      const { seq } = sent;
+      await this.#busy(() => this.#commands.retryLater(head.id, seq, problem, clock.now() + delay));
     } catch (error) {
       // Its in_flight_until passes: the next poll takes it again.
       this.#logger.warn(

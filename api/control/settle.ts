@@ -4,7 +4,7 @@
 // ingests it, so "done" and its effect (a parking switching keys) commit
 // together with the answer or not at all.
 import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
-import type { Executor, Store } from '../db/store.js';
+import type { Dialect, Executor, Store } from '../db/store.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow, type ControlKind } from './repository.js';
 import { applyIssuerStep } from './completion.js';
 import { ControlSequences, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
@@ -22,8 +22,10 @@ function kindOf(kind: number): ControlKind | undefined {
 export class ControlAnswers {
   readonly #commands: ControlCommandRepository;
   readonly #sequences: ControlSequences;
+  readonly #dialect: Dialect;
 
   constructor(store: Store) {
+    this.#dialect = store.dialect;
     this.#commands = new ControlCommandRepository(store);
     this.#sequences = new ControlSequences(store);
   }
@@ -46,25 +48,30 @@ export class ControlAnswers {
     if (outcome.skipTo !== undefined) await this.#sequences.skipTo(moduleId, outcome.skipTo, on);
     await this.#commands.settle(command.id, outcome, nowMs, on);
     if (outcome.state !== 'done') return;
-    await completeOperationOn(on, command.operation);
+    await completeOperationOn(on, this.#dialect, command);
   }
 }
 
 /** What an operation does once its last delivery is done, on the unit's
  * transaction: a REVOKE's has nothing more to do (the key was refused in
- * the service at once); a SET_ISSUER's moves the parking's issuer keys. */
-async function completeOperationOn(on: Executor, operation: string): Promise<void> {
-  const commands = await on
+ * the service at once); a SET_ISSUER's moves the parking's issuer keys.
+ * Two boxes' last answers ingested at once (two transactions of one
+ * process, or two processes) would each see the other's command still
+ * pending under PostgreSQL's READ COMMITTED, and neither would take the
+ * step: the parking's row is locked first, so the second reads after the
+ * first committed. SQLite runs one write transaction at a time. */
+async function completeOperationOn(on: Executor, dialect: Dialect, settled: ControlCommandRow): Promise<void> {
+  const body = JSON.parse(settled.body) as ControlBody;
+  if (!('issuer_key' in body)) return;
+  if (dialect === 'postgres')
+    await on.selectFrom('secured_parkings').select('id').where('id', '=', settled.parking_id).forUpdate().execute();
+  const states = await on
     .selectFrom('control_commands')
-    .select(['state', 'body', 'purpose', 'parking_id'])
-    .where('operation', '=', operation)
-    .orderBy('module_id')
+    .select('state')
+    .where('operation', '=', settled.operation)
     .execute();
-  if (commands.some((command) => command.state !== 'done')) return;
-  const [first] = commands;
-  if (first === undefined) return;
-  const body = JSON.parse(first.body) as ControlBody;
-  if ('issuer_key' in body) await applyIssuerStep(on, first.purpose, first.parking_id, body.issuer_key);
+  if (states.some((command) => command.state !== 'done')) return;
+  await applyIssuerStep(on, settled.purpose, settled.parking_id, body.issuer_key);
 }
 
 interface Outcome {

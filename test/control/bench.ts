@@ -150,7 +150,7 @@ export async function startBox(
 /** Steps the fake clock (the dispatcher's poll, backoff and answer timeouts)
  * until `condition` holds, letting real I/O run between steps. */
 export async function pumpUntil(
-  app: Pick<TestApp, 'app' | 'clock'>,
+  app: Pick<TestApp, 'app' | 'clock' | 'ctx'>,
   condition: () => boolean | Promise<boolean>,
   what: string,
   options: { stepMs?: number; maxSteps?: number } = {},
@@ -165,6 +165,7 @@ export async function pumpUntil(
     // two steps) would send it again under a new sequence, and under a
     // loaded CI (coverage, PostgreSQL) a round trip can take a second.
     // Then up to 100 ms more for what the answer sets off.
+    await dispatcherAtRest(app);
     for (let spin = 0; spin < 500 && (app.app.control?.inFlight ?? 0) > 0; spin++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     for (let spin = 0; spin < 10 && !(await condition()); spin++)
@@ -172,7 +173,26 @@ export async function pumpUntil(
     if (await condition()) return;
     clock.advance(stepMs);
   }
-  throw new Error(`timed out waiting for ${what}`);
+  // What the queue says, for the one who reads the failure.
+  const commands = await all(
+    app.ctx.store,
+    'SELECT id, module_id, purpose, state, attempts, control_seq, last_status, last_error, next_attempt_at, in_flight_until FROM control_commands ORDER BY id',
+  );
+  throw new Error(
+    `timed out waiting for ${what} (clock ${clock.now()}, dispatcher ${JSON.stringify(app.app.control?.counters)}, ${app.app.control?.inFlight ?? 0} in flight); control commands: ${JSON.stringify(commands)}`,
+  );
+}
+
+/** Waits (real time, up to 5 s) until the dispatcher has no read or write
+ * of its queue under way: what a step of the fake clock set off is done
+ * before the next step, on a fast database or a slow one. */
+export async function dispatcherAtRest(app: Pick<TestApp, 'app'>): Promise<void> {
+  for (let spin = 0; spin < 1_000; spin++) {
+    // What the clock's timers started synchronously, and their microtasks, first.
+    await new Promise((resolve) => setImmediate(resolve));
+    if ((app.app.control?.working ?? 0) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** The state of every control command of an operation, by module id. */

@@ -20,10 +20,20 @@ import {
   type AccessResult,
 } from '../../api/control/operations.js';
 import { ControlCommandRepository, type ControlBody } from '../../api/control/repository.js';
+import { ControlAnswers } from '../../api/control/settle.js';
 import { ControlSequences } from '../../api/control/sequence.js';
 import type { Store } from '../../api/db/store.js';
-import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
+import {
+  Barrier,
+  Direction,
+  FrameKind,
+  generateIssuerKeyPair,
+  parseResponse,
+  sealResponse,
+  Status,
+} from '../../firmware-protocol/index.js';
 import { secondStore } from '../helpers/second-store.js';
+import { column, value } from '../helpers/sql.js';
 import { insertBox, insertParking, insertSmartKey } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
 
@@ -395,5 +405,71 @@ storeTest(
       .set({ next_control_seq: 2 ** 32 })
       .execute();
     await t.throwsAsync(() => reserveControlSequences(store, 101), { message: /used every control sequence/ });
+  },
+);
+
+storeTest(
+  'the last two answers of a rotation settled at once in two transactions (two processes): the parking takes the step once, whichever commits last',
+  async (t, store) => {
+    const other = otherProcess(t, store);
+    const parking = await signedParking(store);
+    await insertBox(store, { moduleId: 101, parkingId: parking.id, createdAt: NOW });
+    await insertBox(store, { moduleId: 102, parkingId: parking.id, createdAt: NOW });
+    await rotateIssuer({ store }, parking.id, NOW, 'test');
+    const next = await value<string>(
+      store,
+      'SELECT issuer_next_public_key FROM secured_parkings WHERE id = ?',
+      parking.id,
+    );
+    t.truthy(next);
+    const commands = new ControlCommandRepository(store);
+    for (const moduleId of [101, 102]) {
+      const head = await commands.headOf(moduleId);
+      t.true(await commands.claim(head?.id ?? 0, 1, NOW, NOW + 2_000, { evenIfBackingOff: false }));
+    }
+    // Each box's verified OK to its SET_ISSUER (sequence 1).
+    const okOf = (moduleId: number) =>
+      parseResponse(
+        sealResponse(
+          {
+            status: Status.OK,
+            kind: FrameKind.SET_ISSUER,
+            moduleId,
+            keyId: 1,
+            boxSeq: 1,
+            boxTime: NOW / 1000,
+            batteryMv: 3_700,
+            barrier: Barrier.CLOSED,
+            direction: Direction.ENTRANCE,
+            remaining: 0xff,
+          },
+          Buffer.alloc(16, 7),
+          null,
+        ),
+      );
+    // The first answer's transaction stays open until the second's has started.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let firstSettled: () => void = () => undefined;
+    const settledFirst = new Promise<void>((resolve) => (firstSettled = resolve));
+    const first = store.kysely.transaction().execute(async (trx) => {
+      await new ControlAnswers(store).settle(trx, 101, okOf(101), NOW + 1_000);
+      firstSettled();
+      await held;
+    });
+    await settledFirst;
+    const second = other.kysely
+      .transaction()
+      .execute((trx) => new ControlAnswers(other).settle(trx, 102, okOf(102), NOW + 1_000));
+    // Time for the second to reach its lock (PostgreSQL) or its turn (SQLite).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    release();
+    await Promise.all([first, second]);
+    t.deepEqual(await column(store, 'SELECT state FROM control_commands ORDER BY module_id'), ['done', 'done']);
+    t.like(await accessStateOf(store, parking.id), {
+      issuer_public_key: next,
+      issuer_previous_public_key: parking.key,
+      switching: false,
+    });
   },
 );

@@ -14,7 +14,7 @@ import { operationReport, revokeSmartKey } from '../../api/control/operations.js
 import { parseResponse, statusName } from '../../firmware-protocol/index.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import { loggedIn, tempDir } from '../helpers/api-app.js';
-import { addParking, controlApp, pumpUntil, startBox, statesOf } from './bench.js';
+import { addParking, controlApp, dispatcherAtRest, pumpUntil, startBox, statesOf } from './bench.js';
 import type { TestApp } from '../helpers/api-app.js';
 import { all, value } from '../helpers/sql.js';
 
@@ -226,12 +226,13 @@ test('a box online but silent: the REVOKE stays pending, sent again with a growi
   const key = await sessionKey(app, parking.id);
   const result = await revokeSmartKey(app.ctx, key.id, app.clock.now(), 'test');
   const start = app.clock.now();
-  // 20 ms of real time a step for the dispatcher's reads and writes (a
-  // send that lags the clock is late, never early: the claim re-reads the
-  // row and takes it only when due).
+  // Each step waits for what it set off: the dispatcher's reads and writes,
+  // then its sends' arrival, so the fake clock times them on any database.
   for (let step = 0; step < 120; step++) {
     app.clock.advance(500);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await dispatcherAtRest(app);
+    for (let spin = 0; spin < 500 && sentAt.length < (app.app.control?.counters.sent ?? 0); spin++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
   }
   t.like((await operationReport(app.ctx.store, result.operation)).deliveries[0], {
     state: 'pending',

@@ -36,6 +36,12 @@ async function bench(
   return { app, moduleId: box.moduleId, responses: await makeVerifiedResponses(provisioning, 6, app.clock.now()) };
 }
 
+/** The transactions a group with a failing message takes: on SQLite one
+ * (each message in a savepoint of it when run again alone); on PostgreSQL,
+ * where a savepoint is a round trip, the group's, then one a message. */
+const transactionsOfFailedGroup = (app: TestApp): number =>
+  app.ctx.store.dialect === 'sqlite' ? 1 : 1 + app.ctx.groupCommit.ranAlone;
+
 const verifiedSeqs = async (app: TestApp): Promise<number[]> =>
   await column<number>(app.ctx.store, 'SELECT box_seq FROM box_logs WHERE verified = 1 ORDER BY box_seq');
 
@@ -79,8 +85,8 @@ test('a message that fails in the batch (a real database error) or cannot become
   });
   t.is(
     app.ctx.groupCommit.counters.groups,
-    groups + 1,
-    'one transaction: the failed message rolled back to its savepoint alone',
+    groups + transactionsOfFailedGroup(app),
+    'SQLite: one transaction, the failed message rolled back to its savepoint alone; PostgreSQL: the group, then each message alone',
   );
 });
 
@@ -215,8 +221,8 @@ test('a poison message among good ones in one turn: the good ones are stored onc
   );
   t.like(ingestion.counters, { stored: responses.length - 1, duplicates: 0, refused: { failed: 1 } });
   t.is(taken.length, responses.length - 1, 'listeners told of each stored log');
-  t.is(app.ctx.groupCommit.counters.groups, groups + 1, 'one transaction');
   t.is(app.ctx.groupCommit.ranAlone, responses.length, 'the batch failed once, then each message alone');
+  t.is(app.ctx.groupCommit.counters.groups, groups + transactionsOfFailedGroup(app));
   t.is(
     (await app.ctx.boxes.learned(moduleId))?.last_box_seq,
     Math.max(...rows),
