@@ -38,8 +38,8 @@ export function nulPath(root: unknown): string | undefined {
     if (typeof value === 'string') {
       if (value.includes('\0')) return pathOf(visit);
     } else if (typeof value === 'object' && value !== null) {
-      for (const [key, item] of Object.entries(value)) {
-        const child = { value: item, key, parent: visit };
+      for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+        const child: Visit = { value: item, key, parent: visit };
         if (key.includes('\0')) return pathOf(child);
         stack.push(child);
       }
@@ -50,7 +50,7 @@ export function nulPath(root: unknown): string | undefined {
 
 function pathOf(visit: Visit): string {
   const keys: string[] = [];
-  for (let at: Visit | undefined = visit; at?.parent !== undefined; at = at.parent) keys.push(at.key);
+  for (let at = visit; at.parent !== undefined; at = at.parent) keys.push(at.key);
   keys.reverse();
   // dottedPath reads ajv's JSON pointer ("/a/0/b"): escape as one.
   return dottedPath(keys.map((key) => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`).join(''));
