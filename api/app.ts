@@ -108,7 +108,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addSchema(parkingSessionSchema);
   app.addSchema(sessionResponseSchema);
   app.setErrorHandler(apiErrorHandler);
-  app.addHook('preValidation', refuseNulCharacters);
+  refuseNulCharacters(app);
   app.setNotFoundHandler((request, reply) => {
     const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
     void reply.status(404).send(error.body());

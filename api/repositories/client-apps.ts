@@ -13,7 +13,11 @@ const COLUMNS = ['id', 'name', 'client_app_id', 'client_secret_hash'] as const;
 export class ClientAppRepository {
   constructor(private readonly store: Store) {}
 
-  findByClientAppId(clientAppId: string): Promise<ClientAppRow | undefined> {
+  /** Undefined for an id holding U+0000: no client has one, and
+   * PostgreSQL's text refuses it with an error (registration looks the
+   * client up before the body's NUL check, api/nul-characters.ts). */
+  async findByClientAppId(clientAppId: string): Promise<ClientAppRow | undefined> {
+    if (clientAppId.includes('\0')) return undefined;
     return this.store.kysely
       .selectFrom('client_apps')
       .select(COLUMNS)
