@@ -72,6 +72,13 @@ async function idOf(commands: ControlCommandRepository, operation: string, modul
   return row.id;
 }
 
+/** The queue with one REVOKE queued for box 1 (operation revoke:7), and its id. */
+async function oneRevoke(store: Store): Promise<{ commands: ControlCommandRepository; id: number }> {
+  const { parkingId, commands } = await queue(store);
+  await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
+  return { commands, id: await idOf(commands, 'revoke:7', 1) };
+}
+
 /** A claim by the poll: only a command whose next attempt is due. */
 const due = { evenIfBackingOff: false };
 
@@ -143,9 +150,7 @@ storeTest('pendingHeads: the oldest pending command of each box, in id order; he
 });
 
 storeTest('claim: once while in flight; again with a new sequence once the lease has passed', async (t, store) => {
-  const { parkingId, commands } = await queue(store);
-  await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
-  const id = await idOf(commands, 'revoke:7', 1);
+  const { commands, id } = await oneRevoke(store);
   t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
   t.like(await commands.findById(id), {
     control_seq: 5,
@@ -163,9 +168,7 @@ storeTest('claim: once while in flight; again with a new sequence once the lease
 storeTest(
   'claim: a command backing off is taken once its next attempt is due, or at once when its box was just seen online',
   async (t, store) => {
-    const { parkingId, commands } = await queue(store);
-    await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
-    const id = await idOf(commands, 'revoke:7', 1);
+    const { commands, id } = await oneRevoke(store);
     t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
     t.true(await commands.retryLater(id, 5, 'no answer in time', NOW + 3_000));
     // A dispatcher that read the row before retryLater committed sees it free.
@@ -179,9 +182,7 @@ storeTest(
 );
 
 storeTest('retryLater and settleSent change only the send that still holds the command', async (t, store) => {
-  const { parkingId, commands } = await queue(store);
-  await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
-  const id = await idOf(commands, 'revoke:7', 1);
+  const { commands, id } = await oneRevoke(store);
   t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
   t.true(await commands.retryLater(id, 5, 'no answer in time', NOW + 3_000));
   t.like(await commands.findById(id), {
@@ -315,9 +316,7 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
 storeTest(
   'two dispatchers: one sends; the other takes over once the lease passed, and the late one changes nothing of it',
   async (t, store) => {
-    const { parkingId, commands } = await queue(store);
-    await commands.insert(revoke(parkingId, 1, 'revoke:7'), NOW);
-    const id = await idOf(commands, 'revoke:7', 1);
+    const { commands, id } = await oneRevoke(store);
     const clock = new FakeClock(NOW);
     const first = heldSends();
     const second = heldSends();
