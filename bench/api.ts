@@ -24,7 +24,9 @@
 //   BENCH_STORE (default sqlite) or postgres: the API on a PostgreSQL server
 //   started for the run (as durable as the SQLite store), the box logs then
 //   also against the floor, PostgreSQL's own insert of the same rows in
-//   statements of 50 from 4 connections, measured on that server (issue 18).
+//   statements of 50 from 4 connections, measured on that server (issue 18),
+//   BENCH_CPU_PROF=<dir>: the servers write V8 CPU profiles there (node
+//   --cpu-prof; open them in Chrome's DevTools), to see where a case's CPU goes.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -325,6 +327,12 @@ function serverCpuMicros(child: ChildProcess): Promise<CpuMicros> {
   });
 }
 
+/** node's flags for BENCH_CPU_PROF: the profile is written when the server exits. */
+function cpuProfileFlags(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
+}
+
 async function startServer(
   logLevel: string,
   databases: BenchDatabases,
@@ -333,7 +341,7 @@ async function startServer(
   const env = databases.store === 'postgres' ? (await databases.fresh(`api_${logLevel}`)).env : {};
   const child = fork(new URL(import.meta.url).pathname, ['--serve', logLevel], {
     env: { ...process.env, ...env },
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...cpuProfileFlags()],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const fixture = await new Promise<Fixture>((resolve, reject) => {
