@@ -4,13 +4,14 @@
 // on a VM) than on its 50 inserts; several requests parsed in one turn now
 // pay for one.
 //
-// Two kinds of unit, one path: work of its own (`run`: an HTTP batch of box
-// logs, all or nothing), and an input of a shared work (`runShared`: an MQTT
-// response message), whose inputs of one group are answered by one call, the
-// per-input work of a batch paid once. Only when that call fails does each of
-// its inputs run again alone, to find the one that fails: that one rejects,
-// the others are kept. A unit is an async function of the `Executor` it runs
-// its queries on (issue 18: the same units on both engines).
+// Two kinds of unit, one path: work of its own (`run`: all or nothing), and
+// an input of a shared work (`runShared`: an MQTT response message, an HTTP
+// batch of box logs, api/box-logs/http-batches.ts), whose inputs of one
+// group are answered by one call, the per-input work of a batch paid once.
+// Only when that call fails does each of its inputs run again alone, to
+// find the one that fails: that one rejects, the others are kept. A unit is
+// an async function of the `Executor` it runs its queries on (issue 18: the
+// same units on both engines).
 //
 // Per engine (docs/decisions/issue-18-store.md, "The ingestion core"):
 // - SQLite: one `BEGIN IMMEDIATE` per turn, a savepoint per unit (statements
@@ -23,10 +24,12 @@
 //   (test/api/box-logs-store.test.ts asserts it). Groups never overlap.
 // - PostgreSQL: a savepoint is a round trip, so none on the path that
 //   succeeds. The inputs of a shared work are one transaction on one pooled
-//   connection (the MQTT messages of a turn: one bulk insert); each HTTP
-//   batch is a transaction of its own, run concurrently (the pool gives the
-//   concurrency). A shared work that fails is rolled back whole, then each of
-//   its inputs runs alone in a transaction of its own.
+//   connection (the MQTT messages of a turn: one bulk insert; the HTTP
+//   batches of a turn: another); each work of its own is a transaction of
+//   its own. They run concurrently, and the groups of the next turns with
+//   them (the pool gives the concurrency). A shared work that fails is
+//   rolled back whole, then each of its inputs runs alone in a transaction
+//   of its own.
 //
 // What does not change:
 // - Each unit is all or nothing: a unit that throws is rolled back and its
@@ -78,9 +81,11 @@ interface Settle {
   readonly reject: (error: unknown) => void;
 }
 
-/** A unit is work of its own (an HTTP batch) or an input of a shared work (an MQTT message). */
+/** A unit is work of its own or an input of a shared work (an MQTT message, an HTTP batch). */
 type Unit = Settle &
   ({ readonly work: UnitWork<unknown> } | { readonly shared: SharedWork<unknown, unknown>; readonly input: unknown });
+
+type SharedUnit = Unit & { readonly shared: SharedWork<unknown, unknown>; readonly input: unknown };
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -92,8 +97,20 @@ export interface GroupCommitCounters {
 
 /** At most this many units a group; more waiting ones go in the next group(s), each on a turn of its own.
  * 500, as the MQTT batcher it replaced: each MQTT response message is a unit,
- * and a few hundred arrive in one turn under load; an HTTP unit is a whole batch. */
+ * and a few hundred arrive in one turn under load; an HTTP unit is a whole batch
+ * (http-batches.ts caps the logs of one insert). */
 export const DEFAULT_MAX_GROUP = 500;
+
+/**
+ * PostgreSQL: at most this many transactions of one shared work at once.
+ * Two, not one: while one waits for PostgreSQL (its insert, its COMMIT), the
+ * next reads its rows and verifies its responses, then waits for the rows
+ * the first holds; not more, as each one more splits the waiting inputs
+ * into smaller groups that queue on the same row locks (docs/benchmarks.md:
+ * one 17,900 to 20,000 logs/s over HTTP, two 16,700 to 25,400, on a noisy
+ * machine).
+ */
+const SHARED_IN_FLIGHT = 2;
 
 export class GroupCommit {
   readonly counters: GroupCommitCounters = { groups: 0, units: 0 };
@@ -108,6 +125,8 @@ export class GroupCommit {
   #current: (() => void)[] | undefined;
   /** PostgreSQL: the callbacks of the unit, wherever its awaits take it. */
   readonly #unitCallbacks = new AsyncLocalStorage<(() => void)[]>();
+  /** PostgreSQL: the inputs waiting for the transaction of their shared work running now. */
+  readonly #sharedQueues = new Map<SharedWork<unknown, unknown>, { waiting: SharedUnit[]; running: number }>();
   /** SQLite: a group is running (the next turn waits for it). */
   #sqliteRunning = false;
   /** Groups not settled yet (flush waits for them). */
@@ -327,7 +346,7 @@ export class GroupCommit {
     return outcomes;
   }
 
-  // ---- PostgreSQL: a transaction per HTTP batch, one per shared work ----
+  // ---- PostgreSQL: a transaction per work of its own, one per shared work ----
 
   async #postgresGroup(store: PostgresStore, units: readonly Unit[]): Promise<void> {
     const shares = sharesOf(units);
@@ -343,17 +362,50 @@ export class GroupCommit {
         this.#postgresShared(
           store,
           unit.shared,
-          indexes.map((at) => units[at] as Unit & { input: unknown }),
+          indexes.map((at) => units[at] as SharedUnit),
         ),
       );
     }
     await Promise.all(runs);
   }
 
+  /**
+   * The inputs join their shared work's queue; if fewer than
+   * SHARED_IN_FLIGHT transactions of that work are running, one more starts
+   * and, until the queue is empty, takes what waits (at most maxGroup inputs
+   * a transaction). So the inputs that arrive while its transactions run
+   * gather for the next. Why: the inputs of one shared work touch the same
+   * rows (the box and session of the logs of one box), so a transaction a
+   * turn would wait on the others' row locks until their COMMIT, one after
+   * the other, each for a turn's few inputs (one HTTP batch: 9,600 logs/s);
+   * gathered, the wait is paid once for all of them.
+   */
   async #postgresShared(
     store: PostgresStore,
     shared: SharedWork<unknown, unknown>,
-    units: readonly (Unit & { input: unknown })[],
+    units: readonly SharedUnit[],
+  ): Promise<void> {
+    let queue = this.#sharedQueues.get(shared);
+    if (queue === undefined) {
+      queue = { waiting: [], running: 0 };
+      this.#sharedQueues.set(shared, queue);
+    }
+    queue.waiting.push(...units);
+    if (queue.running >= SHARED_IN_FLIGHT) return;
+    queue.running += 1;
+    try {
+      while (queue.waiting.length > 0)
+        await this.#postgresSharedOnce(store, shared, queue.waiting.splice(0, this.maxGroup));
+    } finally {
+      queue.running -= 1;
+      if (queue.running === 0) this.#sharedQueues.delete(shared);
+    }
+  }
+
+  async #postgresSharedOnce(
+    store: PostgresStore,
+    shared: SharedWork<unknown, unknown>,
+    units: readonly SharedUnit[],
   ): Promise<void> {
     const inputs = units.map((unit) => unit.input);
     const together = await this.#postgresTransaction(store, answers(shared, inputs));
