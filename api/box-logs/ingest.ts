@@ -10,6 +10,8 @@
 //
 //   groupCommit.run((on) => ingestBoxLogs(deps, on, entries, { source: 'http', userId }))  // throws BoxLogRefusal (not_found, refused)
 //   ingestBoxLogs(deps, on, entries, { source: 'mqtt' }, lookups) // fo_user_id may be null; rows already read
+// (The route stores the batches of a turn together, http-batches.ts: each
+// checked by refusalOf, then one call for all.)
 import { isAccessKind, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
 import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -196,13 +198,9 @@ async function store(
   const receivedAtIso = new Date(receivedAt).toISOString();
   // The reads too are in the transaction: ids checked here cannot vanish
   // before the insert. One query a table for the whole group (MQTT
-  // ingestion read its rows already: nothing more is read then).
-  await lookups.load(on, {
-    users: idsOf(entries, (entry) => entry.fo_user_id),
-    smartKeys: idsOf(entries, (entry) => entry.smart_key_id),
-    boxes: entries.map((entry) => entry.equipment_id),
-    parkings: entries.map((entry) => entry.secured_parking_id),
-  });
+  // ingestion and the HTTP batches of a turn read their rows already:
+  // nothing more is read then).
+  await loadNamedRows(on, lookups, entries);
   const resolved = resolve(lookups, entries, options);
   const commandBytes = memo((base64: string) => Buffer.from(base64, 'base64'));
   const responses = verifiedResponses(
@@ -272,6 +270,32 @@ async function store(
   await ctx.ingestStore.enqueueOutbox(on, outbox, receivedAt);
   await ctx.ingestStore.noteObservations(on, [...observations.values()]);
   return { results, queued, stored: { items, boxes: observations.keys() } };
+}
+
+/** Reads the users, smart keys, boxes and parkings the entries name (those not read yet), one query a table. */
+export function loadNamedRows(on: Executor, lookups: BoxLogLookups, entries: readonly BoxLogInput[]): Promise<void> {
+  return lookups.load(on, {
+    users: idsOf(entries, (entry) => entry.fo_user_id),
+    smartKeys: idsOf(entries, (entry) => entry.smart_key_id),
+    boxes: entries.map((entry) => entry.equipment_id),
+    parkings: entries.map((entry) => entry.secured_parking_id),
+  });
+}
+
+/** Why ingestBoxLogs would refuse the entries (resolve's not_found, then
+ * refused), from rows already read (loadNamedRows); undefined if it would not. */
+export function refusalOf(
+  lookups: BoxLogLookups,
+  entries: readonly BoxLogInput[],
+  options: IngestOptions,
+): BoxLogRefusal | undefined {
+  try {
+    resolve(lookups, entries, options);
+    return undefined;
+  } catch (error) {
+    if (error instanceof BoxLogRefusal) return error;
+    throw error;
+  }
 }
 
 /** The ids a field names (nulls left out). */

@@ -1,7 +1,7 @@
 // Box-log ingestion's refusals (api/box-logs/errors.ts) as the registry's
 // HTTP errors: an id that names nothing is 404 resource_not_found, ids that
 // do not fit 422 validation_failed, each detail on the field it names.
-import { BoxLogRefusal } from '../box-logs/errors.js';
+import type { BoxLogRefusal } from '../box-logs/errors.js';
 import { ApiError } from '../errors.js';
 
 export function boxLogApiError(error: BoxLogRefusal): ApiError {
@@ -9,13 +9,4 @@ export function boxLogApiError(error: BoxLogRefusal): ApiError {
   return error.kind === 'not_found'
     ? new ApiError('resource_not_found', 'An id in the box logs does not exist; details name it.', details)
     : new ApiError('validation_failed', undefined, details);
-}
-
-/** Waits for an ingestion, its refusal turned into an ApiError. */
-export async function withBoxLogErrors<T>(pending: Promise<T>): Promise<T> {
-  try {
-    return await pending;
-  } catch (error) {
-    throw error instanceof BoxLogRefusal ? boxLogApiError(error) : error;
-  }
 }

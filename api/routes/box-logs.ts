@@ -5,13 +5,14 @@
 // {"box_logs": [{"id", "verified", "duplicate"}]} in request order.
 import type { FastifyInstance } from 'fastify';
 import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
-import { ingestBoxLogs } from '../box-logs/ingest.js';
+import { HttpBoxLogBatches } from '../box-logs/http-batches.js';
+import type { BoxLogIngestDeps } from '../box-logs/ingest.js';
 import { boxLogEntries, boxLogsBodySchema, type BoxLogsBody } from '../box-logs/validate.js';
 import type { ApiConfig } from '../config.js';
 import type { GroupCommit } from '../db/group-commit.js';
 import { ApiError } from '../errors.js';
 import { errorResponses } from '../schemas.js';
-import { withBoxLogErrors } from './box-log-errors.js';
+import { boxLogApiError } from './box-log-errors.js';
 
 const DESCRIPTION = [
   'Body: `{"box_logs": [{"box_log": {...spec 2.1...}}, ...]}`, at most BOX_LOGS_MAX_BATCH (1,000) elements.',
@@ -44,10 +45,11 @@ const resultSchema = {
  * ingestion needs (declared by api/box-logs/ingest.ts). */
 export type BoxLogRouteDeps = BearerDeps & {
   config: Pick<ApiConfig, 'boxLogsMaxBatch'>;
-  groupCommit: Pick<GroupCommit, 'run'>;
-} & Parameters<typeof ingestBoxLogs>[0];
+  groupCommit: Pick<GroupCommit, 'runShared'>;
+} & BoxLogIngestDeps;
 
 export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
+  const batches = new HttpBoxLogBatches(ctx);
   app.post<{ Body: BoxLogsBody }>(
     '/api/box_logs',
     {
@@ -64,13 +66,11 @@ export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
     async (request, reply) => {
       if (!request.user) throw new ApiError('unauthorized');
       // The body passed its schema (422 naming each bad field otherwise, before this handler).
-      const entries = boxLogEntries(request.body);
-      const userId = request.user.id;
-      // Shares a transaction with the other batches of this turn (group-commit.ts); answered once committed.
-      const results = await withBoxLogErrors(
-        ctx.groupCommit.run((on) => ingestBoxLogs(ctx, on, entries, { source: 'http', userId })),
-      );
-      return reply.status(201).send({ box_logs: results });
+      const batch = { entries: boxLogEntries(request.body), userId: request.user.id };
+      // Stored with the other batches of this turn (http-batches.ts); answered once committed.
+      const answer = await ctx.groupCommit.runShared(batches, batch);
+      if ('refused' in answer) throw boxLogApiError(answer.refused);
+      return reply.status(201).send({ box_logs: answer.stored });
     },
   );
 }

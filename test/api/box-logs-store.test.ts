@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { sql } from 'kysely';
 import { FrameKind, Status } from '../../firmware-protocol/index.js';
+import { HttpBoxLogBatches, type HttpBatch, type HttpBatchAnswer } from '../../api/box-logs/http-batches.js';
 import { ingestBoxLogs } from '../../api/box-logs/ingest.js';
 import type { BoxLogInput, IngestOptions } from '../../api/box-logs/types.js';
 import { BoxLogRefusal } from '../../api/box-logs/errors.js';
@@ -259,6 +260,78 @@ storeTest('refusals name the element and field; nothing of the batch is written'
   t.is((await store.kysely.selectFrom('box_logs').select('id').execute()).length, 0);
   t.like(await sessionOf(store, d.sessionId), { state: 'entering' });
 });
+
+storeTest(
+  'the HTTP batches of a group: each checked against its own driver, stored in inserts of at most logsPerInsert logs; a refused one stores nothing, its neighbours are kept',
+  async (t, store) => {
+    const { deps } = ingestionOn(store, new FakeClock(NOW));
+    const w = await world(store, false);
+    const d = await driver(store, w);
+    const other = await driver(store, w);
+    const inserts: number[] = [];
+    const rows = deps.ingestStore;
+    // Counts the inserts; the store's other methods bound to it (they read its private fields).
+    const ingestStore = new Proxy(rows, {
+      get: (target, property) => {
+        if (property === 'insertLogs')
+          return (on: Executor, logs: Parameters<typeof rows.insertLogs>[1]) => {
+            inserts.push(logs.length);
+            return target.insertLogs(on, logs);
+          };
+        const value = Reflect.get(target, property) as unknown;
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const batches = new HttpBoxLogBatches({ ...deps, ingestStore }, 3);
+    const unverified = (userId: number): BoxLogInput =>
+      entry({
+        foUserId: userId,
+        smartKeyId: null,
+        box: w.entrance,
+        parkingId: w.parkingId,
+        command: null,
+        response: null,
+      });
+    const verified = access(w, w.entrance, d);
+    const inputs: HttpBatch[] = [
+      { userId: d.userId, entries: [verified, unverified(d.userId)] },
+      { userId: d.userId, entries: [unverified(other.userId)] },
+      { userId: other.userId, entries: [unverified(other.userId), unverified(other.userId), unverified(other.userId)] },
+      { userId: d.userId, entries: [verified, { ...unverified(d.userId), equipment_id: 4242 }] },
+      { userId: d.userId, entries: [verified] },
+    ];
+    const groupsBefore = deps.groupCommit.counters.groups;
+    const answers = await Promise.all(inputs.map((input) => deps.groupCommit.runShared(batches, input)));
+    t.is(deps.groupCommit.counters.groups - groupsBefore, 1, 'one transaction');
+    t.is(deps.groupCommit.ranAlone, 0, 'no batch ran again alone');
+    t.deepEqual(inserts, [2, 3, 1], 'the stored batches in inserts of at most 3 logs; the refused ones in none');
+    const refusal = (answer: HttpBatchAnswer | undefined) =>
+      answer !== undefined && 'refused' in answer
+        ? { kind: answer.refused.kind, paths: answer.refused.details.map((detail) => detail.path) }
+        : answer;
+    t.deepEqual(refusal(answers[1]), { kind: 'refused', paths: ['box_logs[0].box_log.fo_user_id'] });
+    t.deepEqual(refusal(answers[3]), { kind: 'not_found', paths: ['box_logs[1].box_log.equipment_id'] });
+    const stored = (answer: HttpBatchAnswer | undefined) =>
+      answer !== undefined && 'stored' in answer ? answer.stored : [];
+    const [first, , third, , last] = answers.map(stored);
+    t.like(first, [
+      { verified: true, duplicate: false },
+      { verified: false, duplicate: false },
+    ]);
+    t.like(third, [{ verified: false }, { verified: false }, { verified: false }]);
+    t.deepEqual(
+      last,
+      [{ id: first?.[0]?.id, verified: true, duplicate: true }],
+      "the first batch's log, met again in a later insert",
+    );
+    const ids = [...(first ?? []), ...(third ?? [])].map((result) => result.id);
+    t.deepEqual(
+      (await store.kysely.selectFrom('box_logs').select('id').orderBy('id').execute()).map((row) => row.id),
+      ids,
+      'the logs of the kept batches, in request order, and nothing of the refused ones',
+    );
+  },
+);
 
 storeTest(
   'a verified OK at the exit box ends the session: end time, final amount, finished once paid',
