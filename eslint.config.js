@@ -28,7 +28,7 @@ const importBans = {
   'firmware-protocol': { may: [], packages: ['node:crypto'] },
   // @abandonware/noble: the BLE link the gateway and the conformance suite
   // share (lib/ble-central.ts), loaded lazily by lib/noble.ts.
-  lib: { may: ['firmware-protocol'], packages: ['node:*', 'mqtt', 'serialport', '@abandonware/noble'] },
+  lib: { may: ['firmware-protocol'], packages: ['node:*', 'mqtt', 'mqtt-packet', 'serialport', '@abandonware/noble'] },
   simulator: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'ws'] },
   gateway: { may: ['firmware-protocol', 'lib'], packages: ['node:*'] },
   api: { may: ['firmware-protocol', 'lib'] },

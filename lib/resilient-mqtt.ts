@@ -6,7 +6,8 @@
 // drop off the network for a while (fault injection). The simulator's boxes,
 // the gateway and the API's ingestion client are built on it.
 import { EventEmitter } from 'node:events';
-import mqtt, { type AckHandler, type IClientOptions, type MqttClient } from 'mqtt';
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { ACK_WINDOW, AckPipeline } from './ack-pipeline.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -78,8 +79,12 @@ export interface ResilientMqttOptions {
   readonly subscriptions?: readonly string[];
   readonly protocolVersion?: 4 | 5;
   /** Runs on each QoS 1 message before its PUBACK is sent: the broker keeps
-   * (and redelivers) a message until the work is done. Must not reject. */
+   * (and redelivers) a message until the work is done. Must not reject.
+   * Up to `ackWindow` messages are worked on at once (see AckPipeline). */
   readonly beforeAck?: (topic: string, payload: Buffer) => Promise<void>;
+  /** At most this many messages of `beforeAck` unacknowledged at once
+   * (MQTT 5: the Receive Maximum told to the broker); default ACK_WINDOW. */
+  readonly ackWindow?: number;
   /** Keep the broker's session across connections (clean start off, MQTT 5
    * Session Expiry Interval in seconds): what the broker routed to this
    * client and it did not acknowledge yet waits for it, on a reconnection
@@ -110,6 +115,8 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   readonly #queue: PublishQueue;
   readonly #logger: Logger;
   #client: MqttClient | undefined;
+  /** The QoS 1 messages of beforeAck being worked on, acknowledged once done. */
+  #acks: AckPipeline | undefined;
   #attempt = 0;
   #reconnectTimer: TimerHandle | undefined;
   #offlineUntil = 0;
@@ -149,10 +156,18 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     const connectOptions: IClientOptions = {
       clientId: options.clientId,
       clean: options.sessionExpirySeconds === undefined,
-      // MQTT 3.1.1 has no expiry: a session kept there lasts as the broker's settings say.
-      ...(options.sessionExpirySeconds === undefined || options.protocolVersion !== 5
-        ? {}
-        : { properties: { sessionExpiryInterval: options.sessionExpirySeconds } }),
+      // MQTT 3.1.1 has neither: a session kept there lasts as the broker's
+      // settings say, and the broker's own window bounds what it sends unacknowledged.
+      ...(options.protocolVersion === 5
+        ? {
+            properties: {
+              ...(options.sessionExpirySeconds === undefined
+                ? {}
+                : { sessionExpiryInterval: options.sessionExpirySeconds }),
+              ...(options.beforeAck === undefined ? {} : { receiveMaximum: options.ackWindow ?? ACK_WINDOW }),
+            },
+          }
+        : {}),
       reconnectPeriod: 0, // reconnection is ours: with backoff, on the injected clock
       connectTimeout: options.connectTimeoutMs ?? 10_000,
       protocolVersion: options.protocolVersion ?? 4,
@@ -161,10 +176,10 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
       ...(options.will === undefined
         ? {}
         : { will: { topic: options.will.topic, payload: Buffer.from(options.will.payload), qos: 1, retain: true } }),
-      ...(options.beforeAck === undefined ? {} : { customHandleAcks: acknowledgeAfter(options.beforeAck) }),
     };
     const client = mqtt.connect(options.url, connectOptions);
     this.#client = client;
+    if (options.beforeAck !== undefined) this.#acks = new AckPipeline(client, options.beforeAck);
     client.on('connect', () => this.#connected(client));
     client.on('close', () => this.#closed());
     client.on('error', (error) => this.#logger.warn({ err: error.message }, 'mqtt error'));
@@ -265,6 +280,8 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     if (this.#reconnectTimer !== undefined) this.options.clock.clearTimeout(this.#reconnectTimer);
     const client = this.#client;
     if (client === undefined) return;
+    // The PUBACKs of what is being worked on go out before the DISCONNECT.
+    await this.#acks?.settled();
     if (endSession && client.connected && this.options.protocolVersion === 5) {
       await new Promise<void>((resolve) =>
         client.end(false, { properties: { sessionExpiryInterval: 0 } }, () => resolve()),
@@ -338,15 +355,4 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
 export function disableNagle(client: MqttClient): void {
   const stream = client.stream as { setNoDelay?: (noDelay: boolean) => void };
   stream.setNoDelay?.(true);
-}
-
-/** MQTT.js's customHandleAcks: PUBACK (reason code 0, given as the first
- * argument as MQTT.js allows) once `work` is done. */
-function acknowledgeAfter(work: (topic: string, payload: Buffer) => Promise<void>): AckHandler {
-  return (topic, payload, _packet, done) => {
-    work(topic, payload).then(
-      () => done(0),
-      () => done(0),
-    );
-  };
 }

@@ -126,9 +126,9 @@ export class MqttService {
       ...(keptSession ? { sessionExpirySeconds: connection.sessionExpirySeconds } : {}),
       clock: options.clock,
       logger: logger.child({ component: 'api:mqtt' }),
-      // MQTT 5: MQTT.js calls customHandleAcks (the PUBACK after the commit)
-      // only for protocol version 5; on 3.1.1 it acknowledges at once and
-      // beforeAck never runs, so nothing would be ingested.
+      // MQTT 5: the broker is told how many responses may wait for their
+      // commit unacknowledged (Receive Maximum, lib/ack-pipeline.ts); on
+      // 3.1.1 its own window would bound them (mosquitto: 20).
       protocolVersion: 5,
       // Several API processes split the responses between them (MQTT 5 shared
       // subscriptions; mosquitto offers them to 3.1.1 clients too).
