@@ -39,6 +39,11 @@ export async function startMosquittoServer(
       `password_file ${join(aclDir, 'passwords')}`,
       `acl_file ${join(aclDir, 'acl')}`,
       'persistence false',
+      // mosquitto's default, 1,000 messages queued for a client beyond those
+      // in flight, drops the rest of a burst of responses (40 boxes x 250)
+      // before the API has stored them: what docs/beyond-one-machine.md asks
+      // of an operator's broker.
+      'max_queued_messages 100000',
       'log_dest stderr',
       // The default types, and the subscriptions (`subscribed` below).
       'log_type error',

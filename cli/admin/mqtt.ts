@@ -75,7 +75,8 @@ export function registerMqttCommands(admin: Command): void {
         printResult(
           flags,
           { format: 'mosquitto', password_file: passwordFile, acl_file: aclFile, accounts: exported.accounts },
-          `In mosquitto.conf:\n  allow_anonymous false\n  password_file ${passwordFile}\n  acl_file ${aclFile}`,
+          // max_queued_messages: mosquitto's default (1000) drops the rest of a burst of responses (docs/beyond-one-machine.md).
+          `In mosquitto.conf:\n  allow_anonymous false\n  password_file ${passwordFile}\n  acl_file ${aclFile}\n  max_queued_messages 100000`,
         );
       });
     });
