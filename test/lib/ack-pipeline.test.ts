@@ -5,13 +5,13 @@
 // message only after the PUBACK of the last: one message a commit (issue 18).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import avaTest from 'ava';
+import avaTest, { type ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
 import { tempDir } from '../helpers/api-app.js';
-import { startMosquitto } from '../helpers/mosquitto.js';
+import { startMosquitto, type Mosquitto } from '../helpers/mosquitto.js';
 import { testNeeding } from '../helpers/requires.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -38,13 +38,18 @@ class HeldWork {
   }
 }
 
-test('messages are worked on several at once, at most the window unacknowledged; a PUBACK frees its place only once its work is done', async (t) => {
+/** A mosquitto where ACCOUNT may use every topic. */
+async function brokerFor(t: ExecutionContext): Promise<Mosquitto> {
   const dir = tempDir(t, 'parkbench-acks-');
   writeFileSync(join(dir, 'passwords'), `${ACCOUNT.username}:${hashMqttPassword(ACCOUNT.password)}\n`, {
     mode: 0o600,
   });
   writeFileSync(join(dir, 'acl'), `user ${ACCOUNT.username}\ntopic readwrite #\n`, { mode: 0o600 });
-  const broker = await startMosquitto(t, dir, ACCOUNT);
+  return startMosquitto(t, dir, ACCOUNT);
+}
+
+test('messages are worked on several at once, at most the window unacknowledged; a PUBACK frees its place only once its work is done', async (t) => {
+  const broker = await brokerFor(t);
   const held = new HeldWork();
   const subscriber = new ResilientMqttClient({
     url: broker.url,
@@ -82,4 +87,47 @@ test('messages are worked on several at once, at most the window unacknowledged;
   held.finish('m5');
   await subscriber.stop();
   t.deepEqual(held.started, ['m1', 'm2', 'm3', 'm4', 'm5'], 'each once, in order');
+});
+
+test('stop sends the PUBACKs of what is being worked on before it disconnects: a kept session gets none of it again', async (t) => {
+  const broker = await brokerFor(t);
+  const subscriberOf = (beforeAck: (topic: string, payload: Buffer) => Promise<void>): ResilientMqttClient =>
+    new ResilientMqttClient({
+      url: broker.url,
+      ...ACCOUNT,
+      clientId: 'acks-kept',
+      clock: new FakeClock(),
+      protocolVersion: 5,
+      subscriptions: ['t/#'],
+      beforeAck,
+      sessionExpirySeconds: 60,
+    });
+  const held = new HeldWork();
+  const first = subscriberOf(held.work);
+  t.teardown(async () => {
+    held.finishAll();
+    await first.stop();
+  });
+  await first.start();
+  await broker.subscribed('acks-kept', 't/#');
+  const publisher = await mqtt.connectAsync(broker.url, { ...ACCOUNT, clientId: 'acks-publisher', protocolVersion: 5 });
+  t.teardown(() => publisher.endAsync(true));
+  for (const text of ['m1', 'm2']) await publisher.publishAsync('t/x', text, { qos: 1 });
+  await waitFor(() => held.started.length === 2, 'both worked on');
+
+  const stopped = first.stop();
+  held.finishAll();
+  await stopped;
+
+  // The same client id again, on the kept session: a message left unacknowledged would come first.
+  const heard: string[] = [];
+  const second = subscriberOf((_topic, payload) => {
+    heard.push(payload.toString());
+    return Promise.resolve();
+  });
+  t.teardown(() => second.stop({ endSession: true }));
+  await second.start();
+  await publisher.publishAsync('t/x', 'after', { qos: 1 });
+  await waitFor(() => heard.includes('after'), 'the message sent after the restart');
+  t.deepEqual(heard, ['after'], 'm1 and m2 were acknowledged before the first client stopped');
 });
