@@ -60,10 +60,12 @@ interface Claimed {
 export interface DispatcherCounters {
   sent: number;
   unanswered: number;
+  /** Claims that failed (the database busy or away): each left to the next poll. */
+  claimFailures: number;
 }
 
 export class ControlDispatcher {
-  readonly counters: DispatcherCounters = { sent: 0, unanswered: 0 };
+  readonly counters: DispatcherCounters = { sent: 0, unanswered: 0, claimFailures: 0 };
   readonly #online = new Map<number, boolean>();
   readonly #inFlight = new Set<number>();
   #working = 0;
@@ -165,22 +167,29 @@ export class ControlDispatcher {
     if (head.in_flight_until !== null && head.in_flight_until > now) return; // another process waits for its answer
     if (!justOnline && head.next_attempt_at > now) return;
     this.#inFlight.add(head.module_id);
-    void this.#deliver(head, justOnline).finally(() => {
+    let claimed = true;
+    void this.#deliver(head, justOnline, () => (claimed = false)).finally(() => {
       this.#inFlight.delete(head.module_id);
       // The next command of the box, or a REPLAY's retry with its new sequence.
-      void this.#kick(head.module_id, false);
+      // Not after a failed claim: the head is the same, and a database busy
+      // or away would fail it again at once, a loop of failures and warnings
+      // (on PostgreSQL a refused connection fails in a millisecond); the
+      // next poll tries it again.
+      if (claimed) void this.#kick(head.module_id, false);
     });
   }
 
-  async #deliver(head: ControlCommandRow, justOnline: boolean): Promise<void> {
+  async #deliver(head: ControlCommandRow, justOnline: boolean, claimFailed: () => void): Promise<void> {
     const { clock, answerTimeoutMs } = this.options;
     let sent: Claimed | undefined;
     try {
       sent = await this.#busy(() => this.#claim(head, clock.now(), justOnline));
     } catch (error) {
+      this.counters.claimFailures++;
+      claimFailed();
       this.#logger.warn(
         { module_id: head.module_id, command: head.id, err: messageOf(error) },
-        'control command not sent',
+        'control command not sent; tried again at the next poll',
       );
       return;
     }

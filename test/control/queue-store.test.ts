@@ -12,6 +12,7 @@ import { ControlSequences, MAX_CONTROL_SEQ } from '../../api/control/sequence.js
 import type { CommandOutcome } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { secondStore } from '../helpers/second-store.js';
+import { run } from '../helpers/sql.js';
 import { insertParking } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
 
@@ -367,3 +368,49 @@ storeTest(
     });
   },
 );
+
+/** A real database error in every claim, on either engine: a trigger refusing updates of control_commands. */
+async function refuseClaims(store: Store): Promise<void> {
+  if (store.dialect === 'sqlite') {
+    await run(
+      store,
+      "CREATE TRIGGER refuse_claims BEFORE UPDATE ON control_commands BEGIN SELECT RAISE(ABORT, 'claims refused'); END",
+    );
+    return;
+  }
+  await run(
+    store,
+    "CREATE FUNCTION refuse_claims() RETURNS trigger LANGUAGE plpgsql AS $body$ BEGIN RAISE EXCEPTION 'claims refused'; END $body$",
+  );
+  await run(
+    store,
+    'CREATE TRIGGER refuse_claims BEFORE UPDATE ON control_commands FOR EACH ROW EXECUTE FUNCTION refuse_claims()',
+  );
+}
+
+async function allowClaims(store: Store): Promise<void> {
+  await run(
+    store,
+    store.dialect === 'sqlite' ? 'DROP TRIGGER refuse_claims' : 'DROP TRIGGER refuse_claims ON control_commands',
+  );
+}
+
+storeTest('a claim that fails is tried again at the next poll, not at once: no loop of failures', async (t, store) => {
+  await oneRevoke(store);
+  const clock = new FakeClock(NOW);
+  const sends = heldSends();
+  const d = dispatcher(store, clock, sends.send);
+  t.teardown(() => d.stop());
+  await refuseClaims(store);
+  d.start();
+  await until(() => d.counters.claimFailures === 1 && d.working === 0 && d.inFlight === 0, 'the failed claim');
+  // Before, the box's head was read and claimed again at once, failing each
+  // time: a short wait for something that must not happen.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.is(d.counters.claimFailures, 1, 'not claimed again before the next poll');
+  t.is(sends.sent.length, 0);
+  await allowClaims(store);
+  clock.advance(1_000);
+  await until(() => sends.sent.length === 1, 'sent at the next poll');
+  t.is(d.counters.claimFailures, 1);
+});
