@@ -48,28 +48,50 @@ async function brokerFor(t: ExecutionContext): Promise<Mosquitto> {
   return startMosquitto(t, dir, ACCOUNT);
 }
 
-test('messages are worked on several at once, at most the window unacknowledged; a PUBACK frees its place only once its work is done', async (t) => {
-  const broker = await brokerFor(t);
-  const held = new HeldWork();
-  const subscriber = new ResilientMqttClient({
+/** A subscriber to t/# on `broker` as `clientId`, started and subscribed. */
+function subscriberOn(
+  broker: Mosquitto,
+  clientId: string,
+  beforeAck: (topic: string, payload: Buffer) => Promise<void>,
+  options: { ackWindow?: number; sessionExpirySeconds?: number } = {},
+): ResilientMqttClient {
+  return new ResilientMqttClient({
     url: broker.url,
     ...ACCOUNT,
-    clientId: 'acks-subscriber',
+    clientId,
     clock: new FakeClock(),
     protocolVersion: 5,
     subscriptions: ['t/#'],
-    beforeAck: held.work,
-    ackWindow: 3,
+    beforeAck,
+    ...options,
   });
-  // stop waits for the PUBACKs of what is worked on: a test that failed half way lets it all finish.
+}
+
+/** Starts `subscriber` with `held`'s work, and a publisher; both stopped when the test ends. stop waits
+ * for the PUBACKs of what is worked on: a test that failed half way lets it all finish first. */
+async function startWithPublisher(
+  t: ExecutionContext,
+  broker: Mosquitto,
+  clientId: string,
+  subscriber: ResilientMqttClient,
+  held: HeldWork,
+): Promise<mqtt.MqttClient> {
   t.teardown(async () => {
     held.finishAll();
     await subscriber.stop();
   });
   await subscriber.start();
-  await broker.subscribed('acks-subscriber', 't/#');
+  await broker.subscribed(clientId, 't/#');
   const publisher = await mqtt.connectAsync(broker.url, { ...ACCOUNT, clientId: 'acks-publisher', protocolVersion: 5 });
   t.teardown(() => publisher.endAsync(true));
+  return publisher;
+}
+
+test('messages are worked on several at once, at most the window unacknowledged; a PUBACK frees its place only once its work is done', async (t) => {
+  const broker = await brokerFor(t);
+  const held = new HeldWork();
+  const subscriber = subscriberOn(broker, 'acks-subscriber', held.work, { ackWindow: 3 });
+  const publisher = await startWithPublisher(t, broker, 'acks-subscriber', subscriber, held);
 
   for (const text of ['m1', 'm2', 'm3', 'm4', 'm5']) await publisher.publishAsync('t/x', text, { qos: 1 });
   await waitFor(() => held.started.length === 3, 'three messages worked on at once');
@@ -92,26 +114,10 @@ test('messages are worked on several at once, at most the window unacknowledged;
 test('stop sends the PUBACKs of what is being worked on before it disconnects: a kept session gets none of it again', async (t) => {
   const broker = await brokerFor(t);
   const subscriberOf = (beforeAck: (topic: string, payload: Buffer) => Promise<void>): ResilientMqttClient =>
-    new ResilientMqttClient({
-      url: broker.url,
-      ...ACCOUNT,
-      clientId: 'acks-kept',
-      clock: new FakeClock(),
-      protocolVersion: 5,
-      subscriptions: ['t/#'],
-      beforeAck,
-      sessionExpirySeconds: 60,
-    });
+    subscriberOn(broker, 'acks-kept', beforeAck, { sessionExpirySeconds: 60 });
   const held = new HeldWork();
   const first = subscriberOf(held.work);
-  t.teardown(async () => {
-    held.finishAll();
-    await first.stop();
-  });
-  await first.start();
-  await broker.subscribed('acks-kept', 't/#');
-  const publisher = await mqtt.connectAsync(broker.url, { ...ACCOUNT, clientId: 'acks-publisher', protocolVersion: 5 });
-  t.teardown(() => publisher.endAsync(true));
+  const publisher = await startWithPublisher(t, broker, 'acks-kept', first, held);
   for (const text of ['m1', 'm2']) await publisher.publishAsync('t/x', text, { qos: 1 });
   await waitFor(() => held.started.length === 2, 'both worked on');
 
