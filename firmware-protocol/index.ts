@@ -93,6 +93,7 @@ export type { ResponseFields, ParsedResponse, ResponseToVerify } from './respons
 export { initialBoxState, forgetExpiredTries } from './box.js';
 export type { BoxConfig, BoxState, BoxConditions, BoxDirection, KeyTries } from './box.js';
 export { decide, statusReport } from './decide.js';
+export { echoIsAuthenticated } from './answer-trust.js';
 export type { Decision, Effect, StatusReport } from './decide.js';
 export { crc16 } from './crc16.js';
 export { cobsEncode, cobsDecode } from './cobs.js';

@@ -128,7 +128,15 @@ export interface DecisionVector {
   state: BoxStateJson;
   conditions: { box_time: number; battery_mv: number; barrier: number; jammed: boolean };
   command: string;
-  expected: { status: number; status_name: string; response: string; state: BoxStateJson };
+  expected: {
+    status: number;
+    status_name: string;
+    response: string;
+    state: BoxStateJson;
+    /** docs/protocol.md, What an answer proves: whether the response's echoed
+     * kind and key_id are those of a frame the box authenticated. */
+    echo_authenticated: boolean;
+  };
 }
 
 export interface TestVectors {

@@ -7,6 +7,7 @@ import { sealCommand, sealRawCommand } from './command.js';
 import { crc16 } from './crc16.js';
 import { type BoxConditions, type BoxConfig, type BoxState } from './box.js';
 import { decide } from './decide.js';
+import { echoIsAuthenticated } from './answer-trust.js';
 import { issuerPublicKeyOf } from './issuer-keys.js';
 import { encodeLinkFrame } from './link-frame.js';
 import { P256, bigIntToBytes, mod, powMod } from './p256.js';
@@ -738,6 +739,26 @@ function versionTwoCases(sealedOk: Buffer): DecisionCase[] {
       step: 4,
       command: control(FrameKind.REVOKE, 6, revokeBody([{ keyId: 42, until: T0 }]), parkingKey),
     },
+    {
+      name: 'BATTERY_QUERY with key_id 0xffffffff and a made-up tag: AUTH_FAILED echoes the key_id, which proves nothing',
+      step: 4,
+      reading:
+        'the echo of a frame refused at step 4 is not authenticated (echo_authenticated false): a service learns no control sequence from it',
+      command: Buffer.concat([
+        control(FrameKind.BATTERY_QUERY, 0xffff_ffff, Buffer.alloc(0)).subarray(0, 22),
+        Buffer.from('0123456789abcdef', 'hex'),
+      ]),
+    },
+    {
+      name: 'REVOKE whose header names sequence 7 over the body and tag sealed for 6: AUTH_FAILED echoes 7',
+      step: 4,
+      reading: 'a refused REVOKE echoing the sequence of a pending one settles nothing (echo_authenticated false)',
+      command: (() => {
+        const frame = control(FrameKind.REVOKE, 6, revokeBody([{ keyId: 42, until: T0 }]));
+        frame.writeUInt32BE(7, 2);
+        return frame;
+      })(),
+    },
     { name: 'REVOKE with count 0', step: 5, command: control(FrameKind.REVOKE, 6, Buffer.from([0])) },
     {
       name: 'REVOKE with count 17',
@@ -902,6 +923,7 @@ function decisionVectors(): DecisionVector[] {
         status_name: statusName(decision.status) ?? '?',
         response: hex(decision.response),
         state: boxStateToJson(decision.state),
+        echo_authenticated: echoIsAuthenticated(decision),
       },
     };
   });

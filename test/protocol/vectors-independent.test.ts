@@ -70,7 +70,13 @@ interface Decision {
   state: { box_seq: number; last_control_seq: number; issuer_key: string | null; issuer_key_previous: string | null };
   conditions: { box_time: number; battery_mv: number; barrier: number; jammed: boolean };
   command: string;
-  expected: { status: number; status_name: string; response: string; state: { box_seq: number } };
+  expected: {
+    status: number;
+    status_name: string;
+    response: string;
+    state: { box_seq: number };
+    echo_authenticated: boolean;
+  };
 }
 interface Vectors {
   version: number;
@@ -601,9 +607,17 @@ for (const v of vectors.decisions) {
           : command.readUInt32BE(6) !== v.config.module_id,
         'the scope is not this box',
       );
+    // What an answer proves: the echo is authenticated exactly when the frame
+    // passed step 4, and its status is not step 5's MALFORMED (which steps 1
+    // and 2 give too, so a MALFORMED answer proves nothing).
+    const authentic = parsed && v.step !== 3 && authenticates(v, command, kind);
+    t.is(
+      v.expected.echo_authenticated,
+      authentic && v.step !== 5,
+      'echo_authenticated: the frame passed step 4 and the answer is not MALFORMED',
+    );
     if (!parsed || v.step === 3) return;
     // Step 4: whether the frame authenticates under what the box holds.
-    const authentic = authenticates(v, command, kind);
     t.is(
       authentic,
       v.step !== 4,
