@@ -1,4 +1,4 @@
-// What a verified response changes (issue 5): the session of its smart key,
+// What a verified response changes: the session of its smart key,
 // whichever access kind (ACCESS or ACCESS_SIGNED) carried it
 // (entering -> active at an entrance box, the end at an exit box, the tries
 // countdown) and the control sequence of its box. Runs inside the ingestion
@@ -10,6 +10,7 @@ import {
   Direction,
   REMAINING_NOT_APPLICABLE,
   Status,
+  echoIsAuthenticated,
   isAccessKind,
   isControlKind,
   type ParsedResponse,
@@ -33,6 +34,8 @@ export interface EffectDeps {
 export interface VerifiedResponse {
   box: BoxRow;
   response: ParsedResponse;
+  /** Bytes 10..21 of the command answered, as logged (the nonce in the response's AAD). */
+  commandNonce: Buffer;
   /** When the exchange happened (the log's created_at), ms. */
   happenedAt: number;
   receivedAt: number;
@@ -44,7 +47,7 @@ export function sessionIdOf(
   rows: BoxLogLookups,
   { box, response }: Pick<VerifiedResponse, 'box' | 'response'>,
 ): number | undefined {
-  if (!isAccessKind(response.kind)) return undefined;
+  if (!isAccessKind(response.kind) || !echoIsAuthenticated(response)) return undefined;
   const key = rows.smartKey(response.keyId);
   // A key minted by a test tool, a key of another parking, or a revoked key
   // (its logs are stored, but it moves its session no more): no session moves.
@@ -60,11 +63,17 @@ export async function applyVerifiedResponse(
   rows: BoxLogLookups,
 ): Promise<void> {
   const { box, response, happenedAt, receivedAt } = verified;
+  // docs/protocol.md, What an answer proves: an echo of a frame the box
+  // refused before or at step 4 (a made-up tag, another scope) names a
+  // kind and key_id that anyone may have written; it changes nothing.
+  if (!echoIsAuthenticated(response)) return;
   if (isControlKind(response.kind)) {
-    // docs/protocol.md, after step 11: move next_control_seq past any echoed control sequence.
-    await ctx.ingestStore.noteControlSequence(on, box.module_id, response.keyId, response.status === Status.OK);
-    // A REVOKE or SET_ISSUER the service queued: done, failed or sent again.
-    await ctx.ingestStore.settleControlAnswer(on, box.module_id, response, receivedAt);
+    // Move next_control_seq past the sequence the box accepted (OK,
+    // REVOCATION_FULL) or had passed already (REPLAY).
+    await ctx.ingestStore.noteControlSequence(on, box.module_id, response.keyId, response.status !== Status.REPLAY);
+    // A REVOKE or SET_ISSUER the service queued: done, failed or sent again,
+    // when this is the answer to the very frame it sent.
+    await ctx.ingestStore.settleControlAnswer(on, box.module_id, response, verified.commandNonce, receivedAt);
     return;
   }
   // ACCESS and ACCESS_SIGNED move sessions and tries alike (a signed

@@ -60,7 +60,7 @@ FROM box_logs b JOIN unnest($1::bigint[], $2::bigint[]) AS d(equipment_id, box_s
 WHERE b.verified = 1`;
 
 const OBSERVATIONS = `UPDATE boxes b SET last_seen_at = o.seen_at, last_box_seq = o.box_seq, last_box_time = o.box_time,
-  box_time_drift_seconds = o.drift, battery_mv = o.battery
+  box_time_drift_seconds = coalesce(o.drift, b.box_time_drift_seconds), battery_mv = o.battery
 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::integer[], $6::integer[])
   AS o(module_id, seen_at, box_seq, box_time, drift, battery)
 WHERE b.module_id = o.module_id AND (b.last_box_seq IS NULL OR b.last_box_seq < o.box_seq)`;
@@ -253,8 +253,14 @@ export class PostgresIngestStore implements IngestStore {
       .execute();
   }
 
-  settleControlAnswer(on: Executor, moduleId: number, response: ParsedResponse, nowMs: number): Promise<void> {
-    return this.#answers.settle(on, moduleId, response, nowMs);
+  settleControlAnswer(
+    on: Executor,
+    moduleId: number,
+    response: ParsedResponse,
+    commandNonce: Buffer,
+    nowMs: number,
+  ): Promise<void> {
+    return this.#answers.settle(on, moduleId, response, commandNonce, nowMs);
   }
 
   async enqueueOutbox(on: Executor, entries: readonly OutboxEntry[], nowMs: number): Promise<void> {

@@ -48,8 +48,8 @@ export class SqliteIngestStore implements IngestStore {
     this.#activate = db.prepare<[number]>(
       "UPDATE parking_sessions SET state = 'active' WHERE id = ? AND state = 'entering'",
     );
-    this.#observation = db.prepare<[number, number, number, number, number, number, number]>(
-      `UPDATE boxes SET last_seen_at = ?, last_box_seq = ?, last_box_time = ?, box_time_drift_seconds = ?, battery_mv = ?
+    this.#observation = db.prepare<[number, number, number, number | null, number, number, number]>(
+      `UPDATE boxes SET last_seen_at = ?, last_box_seq = ?, last_box_time = ?, box_time_drift_seconds = coalesce(?, box_time_drift_seconds), battery_mv = ?
        WHERE module_id = ? AND (last_box_seq IS NULL OR last_box_seq < ?)`,
     );
     this.#control = db.prepare<[{ next: number; accepted: number | null; module: number }]>(
@@ -110,8 +110,14 @@ export class SqliteIngestStore implements IngestStore {
     return Promise.resolve();
   }
 
-  settleControlAnswer(on: Executor, moduleId: number, response: ParsedResponse, nowMs: number): Promise<void> {
-    return this.#answers.settle(on, moduleId, response, nowMs);
+  settleControlAnswer(
+    on: Executor,
+    moduleId: number,
+    response: ParsedResponse,
+    commandNonce: Buffer,
+    nowMs: number,
+  ): Promise<void> {
+    return this.#answers.settle(on, moduleId, response, commandNonce, nowMs);
   }
 
   enqueueOutbox(_on: Executor, entries: readonly OutboxEntry[], nowMs: number): Promise<void> {

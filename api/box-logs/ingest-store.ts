@@ -1,5 +1,4 @@
-// The reads and writes of box-log ingestion (issue 18, "The ingestion core"
-// of docs/decisions/issue-18-store.md): set-based and async, one
+// The reads and writes of box-log ingestion: set-based and async, one
 // implementation per engine (ingest-store-sqlite.ts, ingest-store-postgres.ts),
 // every method run on the group commit's transaction (`on`). The logic
 // (resolve ids, verify, dedupe, decide a session's change) is ingest.ts and
@@ -40,8 +39,15 @@ export interface IngestStore {
   noteObservations(on: Executor, observations: readonly BoxObservation[]): Promise<void>;
   /** docs/protocol.md, after step 11: next_control_seq past an echoed control sequence (never back). */
   noteControlSequence(on: Executor, moduleId: number, sequence: number, accepted: boolean): Promise<void>;
-  /** The settle of a control command by a box's verified answer (api/control/settle.ts). */
-  settleControlAnswer(on: Executor, moduleId: number, response: ParsedResponse, nowMs: number): Promise<void>;
+  /** The settle of a control command by a box's verified answer to the
+   * frame with `commandNonce` (api/control/settle.ts). */
+  settleControlAnswer(
+    on: Executor,
+    moduleId: number,
+    response: ParsedResponse,
+    commandNonce: Buffer,
+    nowMs: number,
+  ): Promise<void>;
   enqueueOutbox(on: Executor, entries: readonly OutboxEntry[], nowMs: number): Promise<void>;
 }
 

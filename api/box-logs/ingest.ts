@@ -12,7 +12,13 @@
 //   ingestBoxLogs(deps, on, entries, { source: 'mqtt' }, lookups) // fo_user_id may be null; rows already read
 // (The route stores the batches of a turn together, http-batches.ts: each
 // checked by refusalOf, then one call for all.)
-import { isAccessKind, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
+import {
+  commandAadTail,
+  echoIsAuthenticated,
+  isAccessKind,
+  statusName,
+  type ParsedResponse,
+} from '../../firmware-protocol/index.js';
 import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Executor } from '../db/store.js';
@@ -98,12 +104,33 @@ function resolve(lookups: BoxLogLookups, entries: readonly BoxLogInput[], option
   return resolved;
 }
 
-/** The latest observation of each box in a batch (the one with the highest box_seq). */
+/** How far from its receipt an exchange's created_at may be and still time
+ * the box's clock: a phone uploads at once when it is online (its own clock
+ * a little off), and MQTT ingestion receives at once; an offline try
+ * uploaded hours later, or a created_at its uploader made up, says nothing
+ * of the box's clock now. */
+export const CLOCK_READING_WINDOW_MS = 5 * 60_000;
+
+/** When an exchange happened, as far as the service may believe its
+ * uploader: its created_at, never after the service received it; and
+ * whether it may time the box's clock. */
+export function exchangeTime(createdAt: string, receivedAt: number): { happenedAt: number; timesClock: boolean } {
+  const claimed = parseCreatedAt(createdAt) ?? receivedAt;
+  return {
+    happenedAt: Math.min(claimed, receivedAt),
+    timesClock: Math.abs(claimed - receivedAt) <= CLOCK_READING_WINDOW_MS,
+  };
+}
+
+/** The latest observation of each box in a batch (the one with the highest
+ * box_seq). Its box_seq, box_time and battery are the box's own (the tag
+ * covers them); when it was seen is bounded by its receipt, and it times
+ * the box's clock only when its created_at is within CLOCK_READING_WINDOW_MS of it. */
 function observe(
   observations: Map<number, BoxObservation>,
   box: BoxRow,
   response: ParsedResponse,
-  happenedAt: number,
+  { happenedAt, timesClock }: { happenedAt: number; timesClock: boolean },
 ): void {
   const previous = observations.get(box.module_id);
   if (previous && previous.boxSeq >= response.boxSeq) return;
@@ -112,9 +139,30 @@ function observe(
     seenAt: happenedAt,
     boxSeq: response.boxSeq,
     boxTime: response.boxTime,
-    driftSeconds: response.boxTime - Math.floor(happenedAt / 1000),
+    driftSeconds: timesClock ? response.boxTime - Math.floor(happenedAt / 1000) : null,
     batteryMv: response.batteryMv,
   });
+}
+
+/**
+ * The entry as it is stored: an exchange whose answer authenticates the
+ * access key it names (docs/protocol.md, What an answer proves) belongs to
+ * that key, whoever uploads it: a smart key of the box's parking gives the
+ * log its key and its driver; a key_id the service never issued, no key.
+ * Anything else stays as its uploader described it (resolve checked that).
+ */
+function attributed(
+  entry: BoxLogInput,
+  response: ParsedResponse | null,
+  box: BoxRow,
+  lookups: BoxLogLookups,
+): BoxLogInput {
+  if (response === null || !isAccessKind(response.kind) || !echoIsAuthenticated(response)) return entry;
+  const key = lookups.smartKey(response.keyId);
+  if (key === undefined || key.parking_id !== box.parking_id)
+    return entry.smart_key_id === null ? entry : { ...entry, smart_key_id: null };
+  if (entry.smart_key_id === key.id && entry.fo_user_id === key.user_id) return entry;
+  return { ...entry, smart_key_id: key.id, fo_user_id: key.user_id };
 }
 
 /**
@@ -225,7 +273,10 @@ async function store(
   });
   await lookups.loadSessions(on, sessionIds);
 
-  const logs = entries.map((entry, index): StoredBoxLog => ({
+  const stored = entries.map((entry, index) =>
+    attributed(entry, responses[index] ?? null, (resolved[index] as Resolved).box, lookups),
+  );
+  const logs = stored.map((entry, index): StoredBoxLog => ({
     source: options.source,
     entry,
     verified: responses[index] !== null,
@@ -239,20 +290,22 @@ async function store(
   const outbox: OutboxEntry[] = [];
   const observations = new Map<number, BoxObservation>();
   const results: BoxLogResult[] = [];
-  for (const [index, entry] of entries.entries()) {
-    const stored = inserted[index] as { id: number; duplicate: boolean };
-    if (stored.duplicate) {
-      results.push({ id: stored.id, verified: true, duplicate: true });
+  for (const [index, entry] of stored.entries()) {
+    const row = inserted[index] as { id: number; duplicate: boolean };
+    if (row.duplicate) {
+      results.push({ id: row.id, verified: true, duplicate: true });
       continue;
     }
     const response = responses[index] ?? null;
     const { box, parking } = resolved[index] as Resolved;
     const sessionId = entry.smart_key_id === null ? null : (lookups.smartKey(entry.smart_key_id)?.session_id ?? null);
-    items.push(streamItem(stored.id, entry, options, response, sessionId, receivedAt, receivedAtIso));
+    items.push(streamItem(row.id, entry, options, response, sessionId, receivedAt, receivedAtIso));
     if (response) {
-      const happenedAt = parseCreatedAt(entry.created_at) ?? receivedAt;
-      observe(observations, box, response, happenedAt);
-      await applyVerifiedResponse(ctx, on, { box, response, happenedAt, receivedAt }, lookups);
+      const time = exchangeTime(entry.created_at, receivedAt);
+      const { happenedAt } = time;
+      observe(observations, box, response, time);
+      const commandNonce = commandAadTail(entry.command === null ? null : commandBytes(entry.command));
+      await applyVerifiedResponse(ctx, on, { box, response, commandNonce, happenedAt, receivedAt }, lookups);
     }
     // The filter is here, at enqueue time: an unverified log (which its
     // sender may have invented) is never queued for a parking that
@@ -262,10 +315,10 @@ async function store(
       parking.forwarding_url &&
       (response !== null || parking.forwarding_unverified === 1)
     ) {
-      outbox.push({ boxLogId: stored.id, parkingId: parking.id, url: parking.forwarding_url });
+      outbox.push({ boxLogId: row.id, parkingId: parking.id, url: parking.forwarding_url });
       queued.add(parking.id);
     }
-    results.push({ id: stored.id, verified: response !== null, duplicate: false });
+    results.push({ id: row.id, verified: response !== null, duplicate: false });
   }
   await ctx.ingestStore.enqueueOutbox(on, outbox, receivedAt);
   await ctx.ingestStore.noteObservations(on, [...observations.values()]);

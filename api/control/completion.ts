@@ -36,6 +36,7 @@ function issuerStep<R>(
     case 'rotate_drop':
       return keys.forgetPrevious(parkingId, issuerKeyHex);
     case 'revoke':
+    case 'restore':
       return undefined;
   }
 }

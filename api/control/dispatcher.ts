@@ -18,7 +18,7 @@
 // The queue is polled every CONTROL_POLL_MS: rows an admin command wrote in
 // another process are picked up without a restart, and whatever was pending
 // when the API stopped goes out after it starts again.
-import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
+import { FrameKind, commandAadTail, sealCommand } from '../../firmware-protocol/index.js';
 import { backoffDelay, type BackoffPolicy } from '../../lib/backoff.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
@@ -310,13 +310,12 @@ export class ControlDispatcher {
       // dispatcher that read it as free too gets false here (its sequence is
       // spent, a gap the box does not mind).
       const until = now + this.options.answerTimeoutMs;
-      if (!(await this.#commands.claim(head.id, seq, now, until, { evenIfBackingOff: justOnline }, trx)))
+      // Sealed before the claim, which keeps its nonce: only an answer to this very frame settles the row.
+      const frame = sealControl(current, Buffer.from(box.box_key, 'hex'), seq);
+      const sent = { controlSeq: seq, nonce: commandAadTail(frame) };
+      if (!(await this.#commands.claim(head.id, sent, now, until, { evenIfBackingOff: justOnline }, trx)))
         return undefined;
-      return {
-        seq,
-        frame: sealControl(current, Buffer.from(box.box_key, 'hex'), seq),
-        attemptsBefore: current.attempts,
-      };
+      return { seq, frame, attemptsBefore: current.attempts };
     });
   }
 }

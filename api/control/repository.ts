@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { changed, type Executor, type Store } from '../db/store.js';
 
 export type ControlKind = 'REVOKE' | 'SET_ISSUER';
-export type ControlPurpose = 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop';
+export type ControlPurpose = 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop' | 'restore';
 export type ControlState = 'pending' | 'done' | 'failed';
 
 /** REVOKE: entries; SET_ISSUER: public keys in hex (previous null: none). */
@@ -36,6 +36,7 @@ export interface ControlCommandRow {
   attempts: number;
   replays: number;
   control_seq: number | null;
+  sent_nonce: string | null;
   in_flight_until: number | null;
   next_attempt_at: number;
   last_status: string | null;
@@ -135,7 +136,7 @@ export class ControlCommandRepository {
    * retryLater committed finds it backing off. */
   async claim(
     id: number,
-    controlSeq: number,
+    sent: { controlSeq: number; nonce: Buffer },
     nowMs: number,
     untilMs: number,
     options: { evenIfBackingOff: boolean },
@@ -144,7 +145,8 @@ export class ControlCommandRepository {
     let update = on
       .updateTable('control_commands')
       .set((eb) => ({
-        control_seq: controlSeq,
+        control_seq: sent.controlSeq,
+        sent_nonce: sent.nonce.toString('hex'),
         attempts: eb('attempts', '+', 1),
         in_flight_until: untilMs,
         last_attempt_at: nowMs,

@@ -30,7 +30,16 @@ export class ControlAnswers {
     this.#sequences = new ControlSequences(store);
   }
 
-  async settle(on: Executor, moduleId: number, response: ParsedResponse, nowMs: number): Promise<void> {
+  /** `commandNonce`: bytes 10..21 of the command the answer is bound to
+   * (its AAD); the caller passes only answers whose echo is authenticated
+   * (docs/protocol.md, What an answer proves). */
+  async settle(
+    on: Executor,
+    moduleId: number,
+    response: ParsedResponse,
+    commandNonce: Buffer,
+    nowMs: number,
+  ): Promise<void> {
     const kind = kindOf(response.kind);
     if (kind === undefined) return;
     // Built per call: a control answer is rare (not the box-log hot path).
@@ -41,8 +50,10 @@ export class ControlAnswers {
       .where('control_seq', '=', response.keyId)
       .where('kind', '=', kind)
       .where('state', '=', 'pending')
+      .where('sent_nonce', '=', commandNonce.toString('hex'))
       .executeTakeFirst();
-    if (command === undefined) return; // another tool's command, or settled already
+    // Another tool's command (the same sequence, another frame), or settled already.
+    if (command === undefined) return;
     const status = statusName(response.status) ?? `0x${response.status.toString(16).padStart(2, '0')}`;
     const outcome = outcomeOf(command, response.status, status, nowMs);
     if (outcome.skipTo !== undefined) await this.#sequences.skipTo(moduleId, outcome.skipTo, on);

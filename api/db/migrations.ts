@@ -536,6 +536,68 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX login_attempts_started ON login_attempts (started_at);
     `,
   },
+  {
+    version: 16,
+    name: 'control answers bound to the frame sent; boxes held by a conformance run',
+    rebuildsTables: true,
+    sql: `
+      -- sent_nonce: the nonce (24 hex digits) of the frame the dispatcher
+      -- sent last for the command; only an answer whose AAD carries it
+      -- settles the command (docs/protocol.md, What an answer proves).
+      -- purpose 'restore': a conformance run's put-back of the issuer keys
+      -- the service says the box holds, queued before the run touches them
+      -- (nothing to do on the parking once done). Both need the rebuild
+      -- (a CHECK changes).
+      CREATE TABLE control_commands_v16 (
+        id INTEGER PRIMARY KEY,
+        module_id INTEGER NOT NULL REFERENCES boxes(module_id),
+        kind TEXT NOT NULL CHECK (kind IN ('REVOKE', 'SET_ISSUER')),
+        body TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        purpose TEXT NOT NULL CHECK (purpose IN ('revoke', 'set_access', 'rotate_install', 'rotate_drop', 'restore')),
+        parking_id INTEGER NOT NULL REFERENCES secured_parkings(id),
+        smart_key_id INTEGER REFERENCES smart_keys(id),
+        requested_by TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        replays INTEGER NOT NULL DEFAULT 0,
+        control_seq INTEGER,
+        in_flight_until INTEGER,
+        next_attempt_at INTEGER NOT NULL,
+        last_status TEXT,
+        last_error TEXT,
+        last_attempt_at INTEGER,
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        sent_nonce TEXT,
+        UNIQUE (operation, module_id)
+      );
+      INSERT INTO control_commands_v16 (id, module_id, kind, body, operation, purpose, parking_id, smart_key_id,
+        requested_by, state, attempts, replays, control_seq, in_flight_until, next_attempt_at, last_status,
+        last_error, last_attempt_at, created_at, finished_at)
+      SELECT id, module_id, kind, body, operation, purpose, parking_id, smart_key_id, requested_by, state,
+        attempts, replays, control_seq, in_flight_until, next_attempt_at, last_status, last_error,
+        last_attempt_at, created_at, finished_at
+      FROM control_commands;
+      DROP TABLE control_commands;
+      ALTER TABLE control_commands_v16 RENAME TO control_commands;
+      CREATE INDEX control_commands_pending ON control_commands(module_id, id) WHERE state = 'pending';
+      CREATE INDEX control_commands_sequence ON control_commands(module_id, control_seq);
+
+      -- A box held by a conformance run (any API process): the control
+      -- dispatcher and the operator's control commands send it nothing
+      -- while held_until (ms) is in the future, so the run's block of
+      -- control sequences stays the box's only one. The run renews its
+      -- lease while it lasts and deletes the row when it ends; a process
+      -- that dies leaves a lease that passes.
+      CREATE TABLE box_holds (
+        module_id INTEGER PRIMARY KEY REFERENCES boxes(module_id),
+        holder TEXT NOT NULL,
+        held_until INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

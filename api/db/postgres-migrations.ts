@@ -50,6 +50,23 @@ CREATE INDEX login_attempts_key ON login_attempts(scope, key, started_at);
 CREATE INDEX login_attempts_started ON login_attempts(started_at);
 `,
     },
+    {
+      version: 16,
+      name: 'control answers bound to the frame sent; boxes held by a conformance run',
+      // As SQLite's (api/db/migrations.ts, 16); PostgreSQL changes the CHECK in place.
+      sql: `
+ALTER TABLE control_commands ADD COLUMN sent_nonce text;
+ALTER TABLE control_commands DROP CONSTRAINT control_commands_purpose_check;
+ALTER TABLE control_commands ADD CONSTRAINT control_commands_purpose_check
+  CHECK (purpose IN ('revoke', 'set_access', 'rotate_install', 'rotate_drop', 'restore'));
+CREATE TABLE box_holds (
+  module_id bigint PRIMARY KEY REFERENCES boxes(module_id),
+  holder text NOT NULL,
+  held_until bigint NOT NULL,
+  created_at bigint NOT NULL
+);
+`,
+    },
   ],
 };
 

@@ -224,7 +224,7 @@ export interface ControlCommandsTable {
   kind: 'REVOKE' | 'SET_ISSUER';
   body: string;
   operation: string;
-  purpose: 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop';
+  purpose: 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop' | 'restore';
   parking_id: number;
   smart_key_id: number | null;
   requested_by: string;
@@ -232,6 +232,8 @@ export interface ControlCommandsTable {
   attempts: Defaulted<number>;
   replays: Defaulted<number>;
   control_seq: number | null;
+  /** 24 hex digits: the nonce of the frame sent last. */
+  sent_nonce: string | null;
   in_flight_until: number | null;
   next_attempt_at: number;
   last_status: string | null;
@@ -239,6 +241,14 @@ export interface ControlCommandsTable {
   last_attempt_at: number | null;
   created_at: number;
   finished_at: number | null;
+}
+
+/** A box held by a conformance run: no control command goes to it while held_until (ms) is ahead. */
+export interface BoxHoldsTable {
+  module_id: number;
+  holder: string;
+  held_until: number;
+  created_at: number;
 }
 
 export interface ForwardingDisabledUrlsTable {
@@ -296,6 +306,7 @@ export interface Schema {
   forwarding_deliveries: ForwardingDeliveriesTable;
   forwarding_outbox: ForwardingOutboxTable;
   control_commands: ControlCommandsTable;
+  box_holds: BoxHoldsTable;
   forwarding_disabled_urls: ForwardingDisabledUrlsTable;
   box_availability: BoxAvailabilityTable;
   event_tickets: EventTicketsTable;

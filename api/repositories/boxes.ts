@@ -104,7 +104,7 @@ export class BoxRepository {
         last_seen_at: observation.seenAt,
         last_box_seq: observation.boxSeq,
         last_box_time: observation.boxTime,
-        box_time_drift_seconds: observation.driftSeconds,
+        ...(observation.driftSeconds === null ? {} : { box_time_drift_seconds: observation.driftSeconds }),
         battery_mv: observation.batteryMv,
       })
       .where('module_id', '=', observation.moduleId)
@@ -175,8 +175,8 @@ export interface BoxObservation {
   boxSeq: number;
   /** Unix seconds. */
   boxTime: number;
-  /** box_time minus the time seen, seconds. */
-  driftSeconds: number;
+  /** box_time minus the time seen, seconds; null when the exchange cannot time the box's clock (the last value stays). */
+  driftSeconds: number | null;
   batteryMv: number;
 }
 

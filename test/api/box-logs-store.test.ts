@@ -358,6 +358,8 @@ storeTest(
     const { deps } = ingestionOn(store, new FakeClock(NOW));
     const w = await world(store);
     const box = w.exit;
+    // The frame the dispatcher sent: its answer settles the command.
+    const frame = command(FrameKind.REVOKE, 41);
     await store.kysely
       .insertInto('control_commands')
       .values({
@@ -369,12 +371,12 @@ storeTest(
         parking_id: w.parkingId,
         requested_by: 'test',
         control_seq: 41,
+        sent_nonce: frame.subarray(10, 22).toString('hex'),
         in_flight_until: NOW + 30_000,
         next_attempt_at: NOW,
         created_at: NOW,
       })
       .execute();
-    const frame = command(FrameKind.REVOKE, 41);
     const answer = entry({
       foUserId: null,
       smartKeyId: null,
@@ -651,6 +653,8 @@ storeTest(
       .where('id', '=', w.parkingId)
       .execute();
     const box = w.entrance;
+    // The frame the dispatcher sent: its answer settles the command.
+    const frame = command(FrameKind.SET_ISSUER, 7);
     await store.kysely
       .insertInto('control_commands')
       .values({
@@ -662,12 +666,12 @@ storeTest(
         parking_id: w.parkingId,
         requested_by: 'test',
         control_seq: 7,
+        sent_nonce: frame.subarray(10, 22).toString('hex'),
         in_flight_until: NOW + 30_000,
         next_attempt_at: NOW,
         created_at: NOW,
       })
       .execute();
-    const frame = command(FrameKind.SET_ISSUER, 7);
     const answer = entry({
       foUserId: null,
       smartKeyId: null,

@@ -36,6 +36,7 @@ import { secondStore } from '../helpers/second-store.js';
 import { column, value } from '../helpers/sql.js';
 import { insertBox, insertParking, insertSmartKey } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
+import { sent } from '../helpers/control-send.js';
 
 const storeTest = storeTests(test);
 
@@ -425,7 +426,7 @@ storeTest(
     const commands = new ControlCommandRepository(store);
     for (const moduleId of [101, 102]) {
       const head = await commands.headOf(moduleId);
-      t.true(await commands.claim(head?.id ?? 0, 1, NOW, NOW + 2_000, { evenIfBackingOff: false }));
+      t.true(await commands.claim(head?.id ?? 0, sent(1), NOW, NOW + 2_000, { evenIfBackingOff: false }));
     }
     // Each box's verified OK to its SET_ISSUER (sequence 1).
     const okOf = (moduleId: number) =>
@@ -453,14 +454,14 @@ storeTest(
     let firstSettled: () => void = () => undefined;
     const settledFirst = new Promise<void>((resolve) => (firstSettled = resolve));
     const first = store.kysely.transaction().execute(async (trx) => {
-      await new ControlAnswers(store).settle(trx, 101, okOf(101), NOW + 1_000);
+      await new ControlAnswers(store).settle(trx, 101, okOf(101), sent(1).nonce, NOW + 1_000);
       firstSettled();
       await held;
     });
     await settledFirst;
     const second = other.kysely
       .transaction()
-      .execute((trx) => new ControlAnswers(other).settle(trx, 102, okOf(102), NOW + 1_000));
+      .execute((trx) => new ControlAnswers(other).settle(trx, 102, okOf(102), sent(1).nonce, NOW + 1_000));
     // Time for the second to reach its lock (PostgreSQL) or its turn (SQLite).
     await new Promise((resolve) => setTimeout(resolve, 200));
     release();

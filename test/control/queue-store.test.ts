@@ -15,6 +15,7 @@ import { secondStore } from '../helpers/second-store.js';
 import { run } from '../helpers/sql.js';
 import { insertParking } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
+import { sent } from '../helpers/control-send.js';
 
 const storeTest = storeTests(test);
 
@@ -152,39 +153,42 @@ storeTest('pendingHeads: the oldest pending command of each box, in id order; he
 
 storeTest('claim: once while in flight; again with a new sequence once the lease has passed', async (t, store) => {
   const { commands, id } = await oneRevoke(store);
-  t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
+  t.true(await commands.claim(id, sent(5), NOW, NOW + 2_000, due));
   t.like(await commands.findById(id), {
     control_seq: 5,
     attempts: 1,
     in_flight_until: NOW + 2_000,
     last_attempt_at: NOW,
   });
-  t.false(await commands.claim(id, 6, NOW + 1_999, NOW + 4_000, due), 'in flight');
-  t.true(await commands.claim(id, 7, NOW + 2_000, NOW + 4_000, due), 'the lease passed');
+  t.false(await commands.claim(id, sent(6), NOW + 1_999, NOW + 4_000, due), 'in flight');
+  t.true(await commands.claim(id, sent(7), NOW + 2_000, NOW + 4_000, due), 'the lease passed');
   t.like(await commands.findById(id), { control_seq: 7, attempts: 2, in_flight_until: NOW + 4_000 });
   await commands.settle(id, { state: 'done', status: 'OK', error: null, nextAttemptAt: NOW, replays: 0 }, NOW);
-  t.false(await commands.claim(id, 8, NOW + 10_000, NOW + 12_000, due), 'no longer pending');
+  t.false(await commands.claim(id, sent(8), NOW + 10_000, NOW + 12_000, due), 'no longer pending');
 });
 
 storeTest(
   'claim: a command backing off is taken once its next attempt is due, or at once when its box was just seen online',
   async (t, store) => {
     const { commands, id } = await oneRevoke(store);
-    t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
+    t.true(await commands.claim(id, sent(5), NOW, NOW + 2_000, due));
     t.true(await commands.retryLater(id, 5, 'no answer in time', NOW + 3_000));
     // A dispatcher that read the row before retryLater committed sees it free.
-    t.false(await commands.claim(id, 6, NOW + 2_000, NOW + 4_000, due), 'backing off');
-    t.false(await commands.claim(id, 6, NOW + 2_999, NOW + 5_000, due), 'still backing off');
-    t.true(await commands.claim(id, 6, NOW + 2_500, NOW + 4_500, { evenIfBackingOff: true }), 'its box just online');
+    t.false(await commands.claim(id, sent(6), NOW + 2_000, NOW + 4_000, due), 'backing off');
+    t.false(await commands.claim(id, sent(6), NOW + 2_999, NOW + 5_000, due), 'still backing off');
+    t.true(
+      await commands.claim(id, sent(6), NOW + 2_500, NOW + 4_500, { evenIfBackingOff: true }),
+      'its box just online',
+    );
     t.like(await commands.findById(id), { control_seq: 6, attempts: 2, in_flight_until: NOW + 4_500 });
     t.true(await commands.retryLater(id, 6, 'no answer in time', NOW + 8_000));
-    t.true(await commands.claim(id, 7, NOW + 8_000, NOW + 10_000, due), 'due');
+    t.true(await commands.claim(id, sent(7), NOW + 8_000, NOW + 10_000, due), 'due');
   },
 );
 
 storeTest('retryLater and settleSent change only the send that still holds the command', async (t, store) => {
   const { commands, id } = await oneRevoke(store);
-  t.true(await commands.claim(id, 5, NOW, NOW + 2_000, due));
+  t.true(await commands.claim(id, sent(5), NOW, NOW + 2_000, due));
   t.true(await commands.retryLater(id, 5, 'no answer in time', NOW + 3_000));
   t.like(await commands.findById(id), {
     state: 'pending',
@@ -194,7 +198,7 @@ storeTest('retryLater and settleSent change only the send that still holds the c
   });
   t.false(await commands.retryLater(id, 5, 'twice', NOW + 9_000), 'not in flight any more');
   // Taken again with 6: the send of 5 is over.
-  t.true(await commands.claim(id, 6, NOW + 3_000, NOW + 5_000, due));
+  t.true(await commands.claim(id, sent(6), NOW + 3_000, NOW + 5_000, due));
   const failed = { state: 'failed' as const, status: 'MALFORMED', error: 'x', nextAttemptAt: NOW, replays: 0 };
   t.false(await commands.retryLater(id, 5, 'late', NOW + 9_000));
   t.false(await commands.settleSent(id, 5, failed, NOW + 4_000));
@@ -266,8 +270,8 @@ storeTest('two processes claiming one command at once: one claim wins, every rou
     await commands.insert(revoke(parkingId, 1, operation), NOW);
     const id = await idOf(commands, operation, 1);
     const won = await Promise.all([
-      commands.claim(id, 2 * round + 1, NOW, NOW + 2_000, due),
-      theirs.claim(id, 2 * round + 2, NOW, NOW + 2_000, due),
+      commands.claim(id, sent(2 * round + 1), NOW, NOW + 2_000, due),
+      theirs.claim(id, sent(2 * round + 2), NOW, NOW + 2_000, due),
     ]);
     t.is(won.filter(Boolean).length, 1, `round ${round}: ${JSON.stringify(won)}`);
     const row = await commands.findById(id);
