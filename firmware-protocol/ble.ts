@@ -1,8 +1,8 @@
 // BLE link (docs/protocol.md, BLE link): frames travel in chunks; each chunk is a
 // header byte (bit 7 set on the last chunk, bits 0..6 a counter from 0) ||
-// up to MTU − 4 bytes. A frame therefore takes at most 128 chunks (the
-// counter never wraps, so counter 0 always starts a frame); a frame that
-// would need more at a given MTU is refused by chunkFrame.
+// up to MTU − 4 bytes, the MTU at least 23. A frame therefore takes at most
+// 128 chunks (the counter never wraps, so counter 0 always starts a frame);
+// the longest (225 bytes) takes 12 at MTU 23.
 import { MAX_COMMAND_LENGTH } from './constants.js';
 import { ProtocolError, ProtocolErrorCode } from './errors.js';
 
@@ -23,7 +23,10 @@ const LAST_CHUNK = 0x80;
 const COUNTER_MASK = 0x7f;
 /** ATT overhead (3 bytes) plus the chunk header (1 byte). */
 const CHUNK_OVERHEAD = 4;
-export const MIN_BLE_MTU = CHUNK_OVERHEAD + 1;
+/** docs/protocol.md, BLE link: the smallest ATT MTU of a BLE link (the core
+ * specification's ATT_MTU minimum, and what every link has before an
+ * exchange): 19 bytes of frame a chunk. */
+export const MIN_BLE_MTU = 23;
 export const MAX_CHUNKS = COUNTER_MASK + 1;
 
 /** Splits `frame` into chunks for `mtu`; a short frame is one chunk. */

@@ -92,6 +92,14 @@ export interface LinkFrameVector {
   bytes: string;
 }
 
+/** docs/protocol.md, BLE link: a frame in the chunks of an ATT MTU. */
+export interface BleChunksVector {
+  name: string;
+  mtu: number;
+  frame: string;
+  chunks: string[];
+}
+
 /** A box's persisted state in a decision vector, before and after. */
 export interface BoxStateJson {
   box_seq: number;
@@ -147,6 +155,7 @@ export interface TestVectors {
   signed_commands: SignedCommandVector[];
   responses: ResponseVector[];
   link_frames: LinkFrameVector[];
+  ble_chunks: BleChunksVector[];
   decisions: DecisionVector[];
 }
 

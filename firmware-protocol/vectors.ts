@@ -4,6 +4,7 @@
 import { Barrier, FrameKind, LinkType, Status, type StatusName, statusName } from './constants.js';
 import { type AccessBody, encodeAccessBody } from './command-body.js';
 import { sealCommand, sealRawCommand } from './command.js';
+import { MIN_BLE_MTU, chunkFrame } from './ble.js';
 import { crc16 } from './crc16.js';
 import { type BoxConditions, type BoxConfig, type BoxState } from './box.js';
 import { decide } from './decide.js';
@@ -15,6 +16,7 @@ import { type ResponseFields, sealResponseWithCommandNonce } from './response.js
 import { signDeterministic } from './rfc6979.js';
 import { assembleSignedFrame } from './signed-command.js';
 import {
+  type BleChunksVector,
   type CommandVector,
   type DecisionVector,
   type IssuerVector,
@@ -384,6 +386,26 @@ function linkFrameVectors(commands: Map<string, Buffer>, responses: ResponseVect
     frame('status request', LinkType.STATUS_REQUEST, Buffer.alloc(0)),
     frame('response: OK', LinkType.RESPONSE, okResponse),
     frame('status report', LinkType.STATUS_REPORT, report),
+  ];
+}
+
+function bleChunkVectors(commands: Map<string, Buffer>, responses: ResponseVector[]): BleChunksVector[] {
+  const chunks = (name: string, mtu: number, frame: Buffer): BleChunksVector => ({
+    name,
+    mtu,
+    frame: hex(frame),
+    chunks: chunkFrame(frame, mtu).map(hex),
+  });
+  const longest = commands.get('ACCESS_SIGNED, 32 modules, by issuer 1') ?? Buffer.alloc(0);
+  const okResponse = Buffer.from(responses.find((r) => r.name === 'OK')?.bytes ?? '', 'hex');
+  return [
+    chunks(
+      'ACCESS_SIGNED, 32 modules, at the smallest MTU (23): 11 chunks of 19 bytes and one of 16',
+      MIN_BLE_MTU,
+      longest,
+    ),
+    chunks('response: OK at MTU 23: 19 bytes, then 13', MIN_BLE_MTU, okResponse),
+    chunks('ACCESS_SIGNED, 32 modules, at MTU 247: one chunk', 247, longest),
   ];
 }
 
@@ -951,6 +973,7 @@ export function generateTestVectors(): TestVectors {
     signed_commands: signedCommands,
     responses,
     link_frames: linkFrameVectors(bytes, responses),
+    ble_chunks: bleChunkVectors(bytes, responses),
     decisions: decisionVectors(),
   };
 }

@@ -6,13 +6,18 @@
 import { EventEmitter } from 'node:events';
 import type { Clock, TimerHandle } from './clock.js';
 import { silentLogger, type Logger } from './logger.js';
-import { BleReassembler, BleUuid, chunkFrame, parseResponse, RESPONSE_LENGTH } from '../firmware-protocol/index.js';
+import {
+  BleReassembler,
+  BleUuid,
+  MIN_BLE_MTU,
+  chunkFrame,
+  parseResponse,
+  RESPONSE_LENGTH,
+} from '../firmware-protocol/index.js';
 import { isStatusReport, ResponseWaiter, type WaitOutcome } from './response-waiter.js';
 import { waitPoweredOn, type Characteristic, type Noble, type Peripheral } from './noble.js';
 import { messageOf } from './message-of.js';
 
-/** ATT MTU assumed when the stack does not say (the smallest there is). */
-const FALLBACK_MTU = 23;
 const LOCAL_NAME = /^PB-(\d{1,10})$/;
 const uuid = (value: string): string => value.replaceAll('-', '').toLowerCase();
 
@@ -176,7 +181,8 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
           throw new Error('the box service lacks its command or response characteristic');
         const connection: Connection = {
           command,
-          mtu: peripheral.mtu ?? FALLBACK_MTU,
+          // An ATT MTU is at least 23 (docs/protocol.md, BLE link); a smaller value is the platform's mistake.
+          mtu: Math.max(peripheral.mtu ?? MIN_BLE_MTU, MIN_BLE_MTU),
           waiter: new ResponseWaiter(clock),
           reassembler: new BleReassembler(RESPONSE_LENGTH),
         };

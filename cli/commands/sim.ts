@@ -1,6 +1,7 @@
 // `parkbench sim`: one simulated box (--box FILE) or a fleet (--fleet FILE),
 // on MQTT, a serial port and/or a virtual BLE radio, until Ctrl-C.
 import type { Command } from 'commander';
+import { MIN_BLE_MTU } from '../../firmware-protocol/index.js';
 import { scaledClock, systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget } from '../../lib/serial-target.js';
@@ -149,7 +150,7 @@ async function runSim(flags: SimFlags): Promise<void> {
     logger,
     ...(carPassMs === undefined ? {} : { carPassDelayMs: carPassMs }),
     ...(serial === undefined ? {} : { serial }),
-    ...(flags.ble === true ? { ble: { mtu: number('--ble-mtu', flags.bleMtu, 5, 517), serve: true } } : {}),
+    ...(flags.ble === true ? { ble: { mtu: number('--ble-mtu', flags.bleMtu, MIN_BLE_MTU, 517), serve: true } } : {}),
     ...(useMqtt
       ? {
           mqtt: {

@@ -15,7 +15,7 @@ const longest = signedAccess({ body: { moduleIds: Array.from({ length: 32 }, (_,
 if (longest.length !== MAX_COMMAND_LENGTH)
   throw new Error(`the longest command is ${longest.length} bytes, not ${MAX_COMMAND_LENGTH}`);
 
-for (const mtu of [6, 23, 27, 64, 185, 247, 512]) {
+for (const mtu of [23, 27, 64, 185, 247, 512]) {
   test(`MTU ${mtu}: chunks of at most MTU − 3 bytes, counters from 0, last bit on the last only; reassembles`, (t) => {
     const chunks = chunkFrame(longest, mtu);
     t.is(chunks.length, Math.ceil(longest.length / (mtu - 4)));
@@ -37,10 +37,12 @@ test('a short frame travels in a single chunk with header 0x80', (t) => {
   t.is(chunks[0]?.[0], 0x80);
 });
 
-test('chunkFrame refuses an MTU below 5, or a frame needing more than 128 chunks', (t) => {
-  t.throws(() => chunkFrame(longest, 4), { instanceOf: ProtocolError });
+test('chunkFrame refuses an MTU below 23, the smallest ATT MTU (docs/protocol.md, BLE link): the longest frame takes 12 chunks there', (t) => {
   t.throws(() => chunkFrame(longest, 5), { instanceOf: ProtocolError });
-  t.is(chunkFrame(Buffer.alloc(128, 1), 5).length, 128);
+  t.throws(() => chunkFrame(longest, 22), { instanceOf: ProtocolError, message: /MTU must be an integer >= 23/ });
+  t.is(chunkFrame(longest, 23).length, 12);
+  t.is(chunkFrame(Buffer.alloc(19 * 128, 1), 23).length, 128);
+  t.throws(() => chunkFrame(Buffer.alloc(19 * 128 + 1, 1), 23), { instanceOf: ProtocolError });
 });
 
 test('reassembler: a lost chunk drops the frame and is counted; the next frame comes through', (t) => {

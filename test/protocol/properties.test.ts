@@ -131,7 +131,7 @@ test('property 1: responses round-trip through seal, verify and parse; link fram
     fc.property(
       fc.constantFrom(...Object.values(LinkType)),
       fc.uint8Array({ maxLength: MAX_COMMAND_LENGTH }),
-      fc.integer({ min: 6, max: 300 }),
+      fc.integer({ min: 23, max: 300 }),
       (type, payload, mtu) => {
         const decoded = decodeLinkFrame(encodeLinkFrame(type, payload));
         const reassembler = new BleReassembler(512);

@@ -86,6 +86,7 @@ interface Vectors {
   signed_commands: (Header & { name: string; issuer: number; body: AccessBody; bytes: string })[];
   responses: { name: string; box_key: string; command_nonce: string; fields: ResponseFields; bytes: string }[];
   link_frames: { name: string; type: number; payload: string; bytes: string }[];
+  ble_chunks: { name: string; mtu: number; frame: string; chunks: string[] }[];
   decisions: Decision[];
 }
 
@@ -419,6 +420,7 @@ test('the file holds every section, every kind, every status and every link type
     'signed_commands',
     'responses',
     'link_frames',
+    'ble_chunks',
     'decisions',
   ]);
   const kinds = new Set([...vectors.commands, ...vectors.signed_commands].map((v) => v.kind));
@@ -571,6 +573,22 @@ for (const v of vectors.link_frames) {
 // command authenticates as the step says ----
 
 const DIRECTION = { entrance: 1, exit: 2 } as const;
+
+for (const v of vectors.ble_chunks) {
+  test(`BLE chunks "${v.name}": header (bit 7 on the last, counter from 0) || up to MTU − 4 bytes; joined, the frame`, (t) => {
+    t.true(v.mtu >= 23, 'an ATT MTU is at least 23');
+    const room = v.mtu - 4;
+    const frame = hex(v.frame);
+    t.is(v.chunks.length, Math.max(1, Math.ceil(frame.length / room)));
+    const parts = v.chunks.map(hex);
+    parts.forEach((chunk, index) => {
+      const last = index === parts.length - 1;
+      t.is(chunk.readUInt8(0), index | (last ? 0x80 : 0));
+      t.is(chunk.length - 1, last ? frame.length - room * index : room, 'every chunk full but the last');
+    });
+    t.deepEqual(Buffer.concat(parts.map((chunk) => chunk.subarray(1))), frame);
+  });
+}
 
 for (const v of vectors.decisions) {
   test(`decision (step ${v.step}) "${v.name}": a response of status ${v.expected.status_name} that verifies, echoes the command and fits the step`, (t) => {
