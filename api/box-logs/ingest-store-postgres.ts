@@ -33,23 +33,31 @@ const SESSION_COLUMNS = [
 ] as const;
 
 /**
- * Inserted in the order given (ORDER BY ord), so that the identity gives ids
- * in that order, as SQLite's one insert a row does: that is how an unverified
- * log finds its id among the rows returned (a verified one is found by its
- * key). Two groups meeting the same verified logs in opposite orders can
- * deadlock on the unique index: PostgreSQL then fails one (40P01), which is
- * a busy database (api/db/busy.ts: 503, MQTT tries again).
+ * Ids are drawn in the order given (ord), as SQLite's one insert a row
+ * gives them: that is how an unverified log finds its id among the rows
+ * returned (a verified one is found by its key), and the logs of a batch
+ * keep the order they came in. The rows then go in with verified logs in
+ * (equipment_id, box_seq) order: the unique index over them is where two
+ * groups meeting the same logs wait for each other, and in one order they
+ * only wait, where in the orders they came in (one group's a then b,
+ * another's b then a) they would deadlock.
  */
-const INSERT_LOGS = `INSERT INTO box_logs (source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
+const INSERT_LOGS = `WITH l AS (
+  SELECT *, nextval(pg_get_serial_sequence('box_logs', 'id')) AS id
+  FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+    $9::text[], $10::text[], $11::integer[], $12::text[], $13::double precision[], $14::double precision[],
+    $15::integer[], $16::bigint[], $17::integer[], $18::bigint[])
+    WITH ORDINALITY AS l(source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
+    command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq,
+    status, received_at, ord)
+  ORDER BY ord
+)
+INSERT INTO box_logs (id, source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
   command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at)
-SELECT source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
+SELECT id, source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
   command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at
-FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::text[],
-  $10::text[], $11::integer[], $12::text[], $13::double precision[], $14::double precision[], $15::integer[], $16::bigint[],
-  $17::integer[], $18::bigint[])
-  WITH ORDINALITY AS l(source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command, command_decrypted,
-  response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at, ord)
-ORDER BY ord
+FROM l
+ORDER BY CASE WHEN verified = 1 THEN equipment_id END, CASE WHEN verified = 1 THEN box_seq END, ord
 ON CONFLICT DO NOTHING
 RETURNING id, verified, equipment_id, box_seq`;
 
@@ -115,7 +123,7 @@ export class PostgresIngestStore implements IngestStore {
     this.#parkings = new CompiledOnce<ParkingRow>(kysely.selectFrom('secured_parkings').selectAll().where(ids));
     // In id order: two processes locking the same sessions take them in one order.
     this.#sessions = new CompiledOnce<SessionRow>(
-      kysely.selectFrom('parking_sessions').select(SESSION_COLUMNS).where(ids).orderBy('id').forUpdate(),
+      kysely.selectFrom('parking_sessions').select(SESSION_COLUMNS).where(ids).orderBy('id').forNoKeyUpdate(),
     );
     this.#answers = new ControlAnswers(store);
   }

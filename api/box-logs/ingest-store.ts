@@ -25,7 +25,7 @@ export interface IngestStore {
   boxes(on: Executor, moduleIds: readonly number[]): Promise<BoxRow[]>;
   parkings(on: Executor, ids: readonly number[]): Promise<ParkingRow[]>;
   /** The sessions, locked for the rest of the transaction on PostgreSQL
-   * (`FOR UPDATE`, in id order), so that two processes moving one session
+   * (`FOR NO KEY UPDATE`, in id order), so that two processes moving one session
    * serialize on its row; SQLite's write lock serializes them already. */
   sessionsForUpdate(on: Executor, ids: readonly number[]): Promise<SessionRow[]>;
   /** Stores the logs, in order; a verified one already stored (the partial

@@ -50,6 +50,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.js';
 import type { Executor, PostgresStore, SqliteStore, Store } from './store.js';
+import { isLostRace, retryingLostRaces } from './lost-race.js';
 
 interface SavepointStatements {
   readonly begin: Statement;
@@ -116,6 +117,8 @@ export class GroupCommit {
   readonly counters: GroupCommitCounters = { groups: 0, units: 0 };
   /** Inputs of a shared work run again alone because their shared run failed. */
   ranAlone = 0;
+  /** PostgreSQL: transactions run again after losing a race (a deadlock, a serialization failure). */
+  raceRetries = 0;
   /** afterCommit callbacks that threw (counted; the units settle anyway). */
   afterCommitFailures = 0;
   #pending: Unit[] = [];
@@ -423,19 +426,26 @@ export class GroupCommit {
     }
   }
 
-  /** `work` in a transaction of its own; its callbacks run after the COMMIT. */
+  /** `work` in a transaction of its own, run again when it lost a race
+   * (lost-race.ts); its callbacks run after the COMMIT. */
   async #postgresTransaction(store: PostgresStore, work: UnitWork<unknown>): Promise<Outcome> {
-    this.counters.groups += 1;
     let callbacks: (() => void)[] = [];
     let outcome: Outcome;
     try {
-      outcome = await store.kysely.transaction().execute(async (trx) => {
-        const ran = await this.#withCallbacks(() => work(trx));
-        // Thrown to roll back; answered below.
-        if (!ran.outcome.ok) throw new RolledBack(ran.outcome.error);
-        callbacks = ran.callbacks;
-        return ran.outcome;
-      });
+      outcome = await retryingLostRaces(
+        () => {
+          this.counters.groups += 1;
+          return store.kysely.transaction().execute(async (trx) => {
+            const ran = await this.#withCallbacks(() => work(trx));
+            // Thrown to roll back; answered below (a lost race as itself, to be run again).
+            if (!ran.outcome.ok)
+              throw isLostRace(ran.outcome.error) ? ran.outcome.error : new RolledBack(ran.outcome.error);
+            callbacks = ran.callbacks;
+            return ran.outcome;
+          });
+        },
+        () => (this.raceRetries += 1),
+      );
     } catch (error) {
       return { ok: false, error: error instanceof RolledBack ? error.cause : error };
     }

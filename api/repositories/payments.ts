@@ -65,7 +65,7 @@ export class PaymentRepository {
         .selectFrom('parking_sessions')
         .select('id')
         .where('id', '=', (eb) => eb.selectFrom('payments').select('session_id').where('id', '=', id))
-        .forUpdate()
+        .forNoKeyUpdate()
         .execute();
     const result = await on
       .updateTable('payments')

@@ -55,7 +55,7 @@ export class SessionRepository {
    * session and what records a payment's outcome both take it first. */
   async lock(id: number, on: Executor): Promise<SessionRow | undefined> {
     const query = on.selectFrom('parking_sessions').selectAll().where('id', '=', id);
-    return (this.#dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+    return (this.#dialect === 'postgres' ? query.forNoKeyUpdate() : query).executeTakeFirst();
   }
 
   async findOpenOfUser(userId: number, on: Executor = this.#kysely): Promise<SessionRow | undefined> {
