@@ -6,7 +6,7 @@
 // CLI does): all of it is in the database.
 //
 // Each operation is one transaction on the store (BEGIN IMMEDIATE on
-// SQLite; on PostgreSQL the parking's row is locked FOR UPDATE, or the smart
+// SQLite; on PostgreSQL the parking's row is locked FOR NO KEY UPDATE, or the smart
 // key's revocation is one conditional UPDATE), so two processes running the
 // same operation at once queue its commands once.
 import { sql } from 'kysely';
@@ -55,7 +55,7 @@ interface ParkingAccess {
 }
 
 /** The parking's access columns; `lock` takes its row lock on PostgreSQL
- * (FOR UPDATE: a second operation on it waits for the first to commit, then
+ * (FOR NO KEY UPDATE: a second operation on it waits for the first to commit, then
  * reads what it wrote). SQLite's write transaction holds the file already. */
 async function parkingAccessOf(
   on: Executor,
@@ -67,7 +67,7 @@ async function parkingAccessOf(
     .selectFrom('secured_parkings')
     .select(['id', 'access_mode', 'issuer_public_key', 'issuer_previous_public_key', 'issuer_next_public_key'])
     .where('id', '=', parkingId);
-  return (lock && dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  return (lock && dialect === 'postgres' ? query.forNoKeyUpdate() : query).executeTakeFirst();
 }
 
 export async function accessStateOf(store: Store, parkingId: number): Promise<AccessState | undefined> {
@@ -95,13 +95,22 @@ export interface OperationReport {
   done: number;
   pending: number;
   failed: number;
+  /** Deliveries an operator gave up on (admin control skip). */
+  skipped: number;
   deliveries: DeliveryReport[];
 }
 
 export async function operationReport(store: Store, operation: string): Promise<OperationReport> {
   const deliveries = (await new ControlCommandRepository(store).listOfOperation(operation)).map(deliveryOf);
   const count = (state: ControlState): number => deliveries.filter((delivery) => delivery.state === state).length;
-  return { operation, done: count('done'), pending: count('pending'), failed: count('failed'), deliveries };
+  return {
+    operation,
+    done: count('done'),
+    pending: count('pending'),
+    failed: count('failed'),
+    skipped: count('skipped'),
+    deliveries,
+  };
 }
 
 function deliveryOf(row: ControlCommandRow): DeliveryReport {

@@ -14,7 +14,7 @@ import { changed, type Executor, type Store } from '../db/store.js';
 
 export type ControlKind = 'REVOKE' | 'SET_ISSUER';
 export type ControlPurpose = 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop' | 'restore';
-export type ControlState = 'pending' | 'done' | 'failed';
+export type ControlState = 'pending' | 'done' | 'failed' | 'skipped';
 
 /** REVOKE: entries; SET_ISSUER: public keys in hex (previous null: none). */
 export type ControlBody =

@@ -63,7 +63,7 @@ export class ControlAnswers {
   }
 }
 
-/** What an operation does once its last delivery is done, on the unit's
+/** What an operation does once its last delivery is done (or skipped), on the caller's
  * transaction: a REVOKE's has nothing more to do (the key was refused in
  * the service at once); a SET_ISSUER's moves the parking's issuer keys.
  * Two boxes' last answers ingested at once (two transactions of one
@@ -71,17 +71,18 @@ export class ControlAnswers {
  * pending under PostgreSQL's READ COMMITTED, and neither would take the
  * step: the parking's row is locked first, so the second reads after the
  * first committed. SQLite runs one write transaction at a time. */
-async function completeOperationOn(on: Executor, dialect: Dialect, settled: ControlCommandRow): Promise<void> {
+export async function completeOperationOn(on: Executor, dialect: Dialect, settled: ControlCommandRow): Promise<void> {
   const body = JSON.parse(settled.body) as ControlBody;
   if (!('issuer_key' in body)) return;
   if (dialect === 'postgres')
-    await on.selectFrom('secured_parkings').select('id').where('id', '=', settled.parking_id).forUpdate().execute();
+    await on.selectFrom('secured_parkings').select('id').where('id', '=', settled.parking_id).forNoKeyUpdate().execute();
   const states = await on
     .selectFrom('control_commands')
     .select('state')
     .where('operation', '=', settled.operation)
     .execute();
-  if (states.some((command) => command.state !== 'done')) return;
+  // A delivery an operator skipped counts as taken: the operation goes on without it.
+  if (states.some((command) => command.state !== 'done' && command.state !== 'skipped')) return;
   await applyIssuerStep(on, settled.purpose, settled.parking_id, body.issuer_key);
 }
 

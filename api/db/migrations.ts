@@ -538,7 +538,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 16,
-    name: 'control answers bound to the frame sent; boxes held by a conformance run',
+    name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run',
     rebuildsTables: true,
     sql: `
       -- sent_nonce: the nonce (24 hex digits) of the frame the dispatcher
@@ -546,8 +546,9 @@ export const MIGRATIONS: readonly Migration[] = [
       -- settles the command (docs/protocol.md, What an answer proves).
       -- purpose 'restore': a conformance run's put-back of the issuer keys
       -- the service says the box holds, queued before the run touches them
-      -- (nothing to do on the parking once done). Both need the rebuild
-      -- (a CHECK changes).
+      -- (nothing to do on the parking once done). state 'skipped': an
+      -- operator gave up on the delivery (admin control skip); its operation
+      -- goes on without it. The CHECKs change, hence the rebuild.
       CREATE TABLE control_commands_v16 (
         id INTEGER PRIMARY KEY,
         module_id INTEGER NOT NULL REFERENCES boxes(module_id),
@@ -558,7 +559,7 @@ export const MIGRATIONS: readonly Migration[] = [
         parking_id INTEGER NOT NULL REFERENCES secured_parkings(id),
         smart_key_id INTEGER REFERENCES smart_keys(id),
         requested_by TEXT NOT NULL,
-        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed')),
+        state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed', 'skipped')),
         attempts INTEGER NOT NULL DEFAULT 0,
         replays INTEGER NOT NULL DEFAULT 0,
         control_seq INTEGER,

@@ -52,13 +52,16 @@ CREATE INDEX login_attempts_started ON login_attempts(started_at);
     },
     {
       version: 16,
-      name: 'control answers bound to the frame sent; boxes held by a conformance run',
+      name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run',
       // As SQLite's (api/db/migrations.ts, 16); PostgreSQL changes the CHECK in place.
       sql: `
 ALTER TABLE control_commands ADD COLUMN sent_nonce text;
 ALTER TABLE control_commands DROP CONSTRAINT control_commands_purpose_check;
 ALTER TABLE control_commands ADD CONSTRAINT control_commands_purpose_check
   CHECK (purpose IN ('revoke', 'set_access', 'rotate_install', 'rotate_drop', 'restore'));
+ALTER TABLE control_commands DROP CONSTRAINT control_commands_state_check;
+ALTER TABLE control_commands ADD CONSTRAINT control_commands_state_check
+  CHECK (state IN ('pending', 'done', 'failed', 'skipped'));
 CREATE TABLE box_holds (
   module_id bigint PRIMARY KEY REFERENCES boxes(module_id),
   holder text NOT NULL,

@@ -228,7 +228,7 @@ export interface ControlCommandsTable {
   parking_id: number;
   smart_key_id: number | null;
   requested_by: string;
-  state: Defaulted<'pending' | 'done' | 'failed'>;
+  state: Defaulted<'pending' | 'done' | 'failed' | 'skipped'>;
   attempts: Defaulted<number>;
   replays: Defaulted<number>;
   control_seq: number | null;

@@ -42,6 +42,7 @@ export function registerSmartKeyCommands(admin: Command): void {
           done: report.done,
           pending: report.pending,
           failed: report.failed,
+          skipped: report.skipped,
           deliveries: report.deliveries,
         };
         if (flags.json) printResult(flags, result);

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { registerBoxCommands } from '../admin/box.js';
 import { registerClientAppCommands } from '../admin/client-app.js';
+import { registerControlCommands } from '../admin/control.js';
 import { registerDemoCommand } from '../admin/demo.js';
 import { registerFleetCommands } from '../admin/fleet.js';
 import { registerForwardingCommands } from '../admin/forwarding.js';
@@ -21,6 +22,7 @@ export function registerAdminCommands(program: Command): void {
   registerParkingCommands(admin);
   registerParkingAccessCommands(admin);
   registerSmartKeyCommands(admin);
+  registerControlCommands(admin);
   registerBoxCommands(admin);
   registerUserCommands(admin);
   registerDemoCommand(admin);

@@ -32,7 +32,7 @@ const deliverySchema = {
   properties: {
     module_id: { type: 'integer' },
     kind: { type: 'string' },
-    state: { type: 'string', enum: ['pending', 'done', 'failed'] },
+    state: { type: 'string', enum: ['pending', 'done', 'failed', 'skipped'] },
     attempts: { type: 'integer' },
     last_status: { type: ['string', 'null'] },
     last_error: { type: ['string', 'null'] },
@@ -50,6 +50,7 @@ const revokeResponse = {
     done: { type: 'integer' },
     pending: { type: 'integer', description: 'REVOKE commands queued for boxes, not answered yet.' },
     failed: { type: 'integer' },
+    skipped: { type: 'integer', description: 'Deliveries an operator gave up on.' },
     deliveries: { type: 'array', items: deliverySchema },
   },
 } as const;

@@ -13,6 +13,7 @@ import { operatorActionRoutes, type OperatorActionRouteDeps } from './actions.js
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-commands.js';
 import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim.js';
 import { operatorConformanceRoutes } from './conformance.js';
+import { operatorControlRoutes, type OperatorControlRouteDeps } from './control-commands.js';
 import { operatorEventRoutes, type OperatorEventRouteDeps } from './events.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read.js';
 
@@ -21,6 +22,7 @@ export const OPERATOR_PREFIX = '/api/operator';
 export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorReadRouteDeps &
   OperatorActionRouteDeps &
+  OperatorControlRouteDeps &
   OperatorBoxCommandRouteDeps &
   OperatorEventRouteDeps &
   OperatorBoxSimRouteDeps;
@@ -41,6 +43,7 @@ export function operatorRoutes(
   });
   operatorReadRoutes(scope, ctx);
   operatorActionRoutes(scope, ctx);
+  operatorControlRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
   operatorConformanceRoutes(scope, conformanceRuns, mqtt);
