@@ -29,6 +29,20 @@ export interface BoxStatus {
   availability_since: string | null;
   /** The gateway the box is reached through, null for a box on MQTT itself or not known. */
   gateway_id: string | null;
+  /** Smart keys revoked at the service that still open this box: their
+   * REVOKE failed (REVOCATION_FULL, most often) or was skipped, they are in
+   * their window, and the box holds the issuer key that signed them. */
+  revocations_missing: MissingRevocation[];
+  /** What the operator can do about them; null when none is missing. */
+  remedy: string | null;
+}
+
+export interface MissingRevocation {
+  smart_key_id: number;
+  /** When the box stops taking the key by itself (its end + the box's skew). */
+  open_until: string;
+  /** Why its REVOKE did not reach the box. */
+  last_error: string | null;
 }
 
 /** One box, the boxes of one parking, or all of them. */
@@ -39,12 +53,14 @@ export interface BoxFilter {
 
 /** The statuses of the boxes the filter names, in module id order: one
  * query of the boxes with their availability, one of their pending commands. */
-export async function boxStatuses(store: Store, filter: BoxFilter): Promise<BoxStatus[]> {
+export async function boxStatuses(store: Store, filter: BoxFilter, nowMs: number): Promise<BoxStatus[]> {
   const { kysely } = store;
   let query = kysely
     .selectFrom('boxes as b')
     .leftJoin('box_availability as a', 'a.module_id', 'b.module_id')
+    .innerJoin('secured_parkings as p', 'p.id', 'b.parking_id')
     .select([
+      'p.access_mode',
       'b.module_id',
       'b.parking_id',
       'b.direction',
@@ -77,6 +93,11 @@ export async function boxStatuses(store: Store, filter: BoxFilter): Promise<BoxS
     store,
     rows.map((row) => row.module_id),
   );
+  const missing = await missingRevocationsOf(
+    store,
+    rows.map((row) => row.module_id),
+    nowMs,
+  );
   return rows.map((box) => ({
     module_id: box.module_id,
     parking_id: box.parking_id,
@@ -92,7 +113,52 @@ export async function boxStatuses(store: Store, filter: BoxFilter): Promise<BoxS
     availability_reason: box.reason,
     availability_since: isoOrNull(box.since),
     gateway_id: box.gateway_id,
+    revocations_missing: missing.get(box.module_id) ?? [],
+    remedy: missing.has(box.module_id) ? remedyOf(box.parking_id, box.access_mode) : null,
   }));
+}
+
+/** docs/operations.md, A revocation a box could not take. */
+function remedyOf(parkingId: number, accessMode: 'sealed' | 'signed'): string {
+  return accessMode === 'signed'
+    ? `parkbench admin parking rotate-issuer --id ${parkingId} --re-sign: the live keys are signed again and the previous issuer key leaves the boxes, and with it every revoked key's signature`
+    : 'a sealed parking cannot take its keys back: the revoked keys open this box until they expire; move the parking to signed (admin parking set-access --access signed)';
+}
+
+/** The revoked keys each box still takes (BoxStatus.revocations_missing), one query. */
+async function missingRevocationsOf(
+  store: Store,
+  moduleIds: readonly number[],
+  nowMs: number,
+): Promise<Map<number, MissingRevocation[]>> {
+  const byBox = new Map<number, MissingRevocation[]>();
+  if (moduleIds.length === 0) return byBox;
+  const rows = await store.kysely
+    .selectFrom('control_commands as c')
+    .innerJoin('smart_keys as k', 'k.id', 'c.smart_key_id')
+    .innerJoin('boxes as b', 'b.module_id', 'c.module_id')
+    .innerJoin('secured_parkings as p', 'p.id', 'k.parking_id')
+    .select(['c.module_id', 'k.id', 'k.end_time', 'k.signed_by', 'b.skew_seconds', 'c.last_error'])
+    .select(['p.access_mode', 'p.issuer_public_key', 'p.issuer_previous_public_key'])
+    .where('c.module_id', 'in', moduleIds)
+    .where('c.purpose', '=', 'revoke')
+    .where('c.state', 'in', ['failed', 'skipped'])
+    .where('k.revoked_at', 'is not', null)
+    .orderBy('c.module_id')
+    .orderBy('k.id')
+    .execute();
+  for (const row of rows) {
+    const openUntil = row.end_time + row.skew_seconds * 1000;
+    if (openUntil < nowMs) continue;
+    // A signed key whose issuer key the boxes no longer hold opens nothing.
+    const signer = row.signed_by?.toLowerCase() ?? null;
+    const held = [row.issuer_public_key, row.issuer_previous_public_key].map((key) => key?.toLowerCase() ?? null);
+    if (row.access_mode === 'signed' && signer !== null && !held.includes(signer)) continue;
+    const list = byBox.get(row.module_id) ?? [];
+    list.push({ smart_key_id: row.id, open_until: new Date(openUntil).toISOString(), last_error: row.last_error });
+    byBox.set(row.module_id, list);
+  }
+  return byBox;
 }
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

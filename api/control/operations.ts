@@ -18,6 +18,7 @@ import { DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
 import type { AccessMode } from '../repositories/parkings.js';
 import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
+import { reSignLiveKeys } from './re-sign.js';
 import { ControlCommandRepository, type ControlCommandRow, type ControlState } from './repository.js';
 
 /** What an operation runs on (the API's context has it; the CLI makes one). */
@@ -353,6 +354,7 @@ export async function rotateIssuer(
   parkingId: number,
   nowMs: number,
   requestedBy: string,
+  options: { reSign: boolean } = { reSign: false },
 ): Promise<AccessResult> {
   const operation = await store.kysely.transaction().execute(async (trx) => {
     const parking = await parkingOrRefuse(trx, store.dialect, parkingId, true);
@@ -373,6 +375,11 @@ export async function rotateIssuer(
     const pair = generateIssuerKeyPair();
     const publicHex = pair.publicKey.toString('hex');
     await new IssuerKeyTransitions(trx).installNext(parkingId, pair.privateKey.toString('hex'), publicHex);
+    await trx
+      .updateTable('secured_parkings')
+      .set({ issuer_re_sign: options.reSign ? 1 : 0 })
+      .where('id', '=', parkingId)
+      .execute();
     const started = `rotate_install:${parkingId}:${fingerprint(publicHex)}`;
     await queueSetIssuer(
       store,
@@ -393,7 +400,11 @@ export async function rotateIssuer(
 /**
  * The last step of every rotation: SET_ISSUER(current, none) to the boxes of
  * a parking that still has a previous key, once no smart key it signed is
- * valid (end_time + the largest skew of its boxes is past). Idempotent
+ * valid (end_time + the largest skew of its boxes is past) but revoked ones
+ * (the service refuses them already; dropping the key makes their signature
+ * useless at the boxes too). A rotation started with --re-sign first signs
+ * the live keys again with the current key (re-sign.ts), a batch a call, so
+ * its drop follows within a few polls. Idempotent
  * (one operation per current key, whichever process queues it first: the
  * check and the queueing are one transaction, under the parking's row lock
  * on PostgreSQL). Returns the operations queued.
@@ -402,7 +413,7 @@ export async function scheduleDueDrops(store: Store, nowMs: number): Promise<str
   const { kysely } = store;
   const parkings = await kysely
     .selectFrom('secured_parkings')
-    .select(['id', 'issuer_public_key', 'issuer_previous_public_key'])
+    .select(['id', 'issuer_private_key', 'issuer_public_key', 'issuer_previous_public_key', 'issuer_re_sign'])
     .where('issuer_previous_public_key', 'is not', null)
     .where('issuer_next_public_key', 'is', null)
     .where('issuer_public_key', 'is not', null)
@@ -421,11 +432,24 @@ export async function scheduleDueDrops(store: Store, nowMs: number): Promise<str
       .where('parking_id', '=', parking.id)
       .executeTakeFirst();
     const skewMs = (skew?.skew ?? DEFAULT_SKEW_SECONDS) * 1000;
+    if (parking.issuer_re_sign === 1 && parking.issuer_private_key !== null)
+      await reSignLiveKeys(
+        store,
+        {
+          id: parking.id,
+          issuer_private_key: parking.issuer_private_key,
+          issuer_public_key: current,
+          issuer_previous_public_key: previous,
+        },
+        nowMs,
+        skewMs,
+      );
     const stillValid = await kysely
       .selectFrom('smart_keys')
       .select(sql<number>`1`.as('one'))
       .where('parking_id', '=', parking.id)
       .where(sql<string>`lower(signed_by)`, '=', previous.toLowerCase())
+      .where('revoked_at', 'is', null)
       .where('end_time', '>=', nowMs - skewMs)
       .limit(1)
       .executeTakeFirst();

@@ -538,7 +538,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 16,
-    name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run',
+    name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign',
     rebuildsTables: true,
     sql: `
       -- sent_nonce: the nonce (24 hex digits) of the frame the dispatcher
@@ -597,6 +597,12 @@ export const MIGRATIONS: readonly Migration[] = [
         held_until INTEGER NOT NULL,
         created_at INTEGER NOT NULL
       );
+
+      -- A rotation started with --re-sign: once the service signs with the
+      -- new key, the live smart keys signed by the previous one are signed
+      -- again with the new one, so the previous key leaves the boxes as soon
+      -- as that is done, and with it every signature of a revoked key.
+      ALTER TABLE secured_parkings ADD COLUMN issuer_re_sign INTEGER NOT NULL DEFAULT 0;
     `,
   },
 ];

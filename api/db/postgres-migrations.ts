@@ -52,7 +52,7 @@ CREATE INDEX login_attempts_started ON login_attempts(started_at);
     },
     {
       version: 16,
-      name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run',
+      name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign',
       // As SQLite's (api/db/migrations.ts, 16); PostgreSQL changes the CHECK in place.
       sql: `
 ALTER TABLE control_commands ADD COLUMN sent_nonce text;
@@ -68,6 +68,7 @@ CREATE TABLE box_holds (
   held_until bigint NOT NULL,
   created_at bigint NOT NULL
 );
+ALTER TABLE secured_parkings ADD COLUMN issuer_re_sign integer NOT NULL DEFAULT 0;
 `,
     },
   ],

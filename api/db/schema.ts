@@ -78,6 +78,8 @@ export interface SecuredParkingsTable {
   created_at: number;
   forwarding_previous_secret: string | null;
   forwarding_previous_secret_until: number | null;
+  /** 1: the rotation under way re-signs the live smart keys (api/control/re-sign.ts). */
+  issuer_re_sign: Defaulted<number>;
 }
 
 export interface BoxesTable {

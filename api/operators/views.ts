@@ -29,7 +29,12 @@ export interface LastResponse {
   received_at: string;
 }
 
-export type OperatorBox = BoxStatus & { mac_address: string; last_response: LastResponse | null };
+/** A box as the operator API and the page show it: its status (the revocations it
+ * could not take are `admin box status`'s), its MAC, its newest verified response. */
+export type OperatorBox = Omit<BoxStatus, 'revocations_missing' | 'remedy'> & {
+  mac_address: string;
+  last_response: LastResponse | null;
+};
 
 export type OperatorParking = Omit<ParkingView, 'boxes'> & { boxes: OperatorBox[] };
 

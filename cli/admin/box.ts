@@ -62,7 +62,7 @@ export function registerBoxCommands(admin: Command): void {
         ...(flags.parking === undefined ? {} : { parkingId: parseId('--parking', flags.parking) }),
       };
       return withReadOnlyDatabase(flags, async (ctx) => {
-        const statuses = await boxStatuses(ctx.store, filter);
+        const statuses = await boxStatuses(ctx.store, filter, ctx.now);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
           return;
@@ -80,6 +80,11 @@ export function registerBoxCommands(admin: Command): void {
           process.stdout.write(
             `box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`,
           );
+          for (const missing of status.revocations_missing)
+            process.stdout.write(
+              `  AT RISK: revoked smart key ${missing.smart_key_id} still opens this box until ${missing.open_until} (${missing.last_error ?? 'its REVOKE did not reach the box'})\n`,
+            );
+          if (status.remedy !== null) process.stdout.write(`  remedy: ${status.remedy}\n`);
           for (const pending of status.pending_control_commands) {
             process.stdout.write(
               `  pending ${pending.kind} (${pending.purpose}) since ${pending.created_at}, ${pending.attempts} sends${pending.last_error === null ? '' : `, last: ${pending.last_error}`}\n`,

@@ -30,6 +30,7 @@ interface SetAccessFlags extends CommonFlags, WaitFlags {
 
 interface RotateFlags extends CommonFlags, WaitFlags {
   id: string;
+  reSign?: boolean;
 }
 
 /** Adds the subcommands to `admin parking` (registered by cli/admin/parking.ts). */
@@ -83,12 +84,23 @@ export function registerParkingAccessCommands(admin: Command): void {
     ),
   )
     .requiredOption('--id <n>', 'the secured parking id')
+    .option(
+      '--re-sign',
+      'sign the live smart keys again with the new key, so the previous key leaves the boxes at once and every signature it made (revoked keys included) opens nothing; phones fetch their key again',
+    )
     .action((flags: RotateFlags) => {
       const parkingId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
+      const reSign = flags.reSign === true;
       return withDatabase(flags, async (ctx) => {
         const deps = controlDeps(ctx.store);
-        const started = await rotateIssuer(deps, parkingId, ctx.now, `admin parking rotate-issuer --id ${parkingId}`);
+        const started = await rotateIssuer(
+          deps,
+          parkingId,
+          ctx.now,
+          `admin parking rotate-issuer --id ${parkingId}${reSign ? ' --re-sign' : ''}`,
+          { reSign },
+        );
         await report(deps, flags, started, seconds);
       });
     });

@@ -87,7 +87,7 @@ test('addBox: the box with its credentials; a missing parking, a taken module id
     'conflict',
     'MAC address 02:50:42:00:23:8D is already registered',
   );
-  await refusalAsync(t, () => boxStatuses(store, { moduleId: 7 }), 'not_found', 'no box with module id 7');
+  await refusalAsync(t, () => boxStatuses(store, { moduleId: 7 }, NOW), 'not_found', 'no box with module id 7');
   await refusalAsync(t, () => provisionBox(store, 7, URL), 'not_found', 'no box with module id 7');
 });
 

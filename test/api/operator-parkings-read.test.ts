@@ -74,7 +74,11 @@ async function perBox(store: Store): Promise<OperatorParking[]> {
     const view = await parkingView(store, id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
     const boxes = [];
-    for (const status of await boxStatuses(store, { parkingId: id })) {
+    for (const { revocations_missing: _missing, remedy: _remedy, ...status } of await boxStatuses(
+      store,
+      { parkingId: id },
+      NOW,
+    )) {
       boxes.push({
         ...status,
         mac_address: macs.get(status.module_id) ?? '',

@@ -339,7 +339,7 @@ storeTest(
       })
       .execute();
     await setAccessSigned({ store }, parkingId, { force: false }, NOW, 'test');
-    const statuses = await boxStatuses(store, { parkingId });
+    const statuses = await boxStatuses(store, { parkingId }, NOW);
     t.deepEqual(
       statuses.map((status) => status.module_id),
       [101, 102],
@@ -365,14 +365,14 @@ storeTest(
       created_at: new Date(NOW).toISOString(),
     });
     t.deepEqual(await pendingControlOf(store, 101), statuses[0]?.pending_control_commands);
-    t.deepEqual(await boxStatuses(store, { moduleId: 102 }), [statuses[1]]);
+    t.deepEqual(await boxStatuses(store, { moduleId: 102 }, NOW), [statuses[1]]);
     t.deepEqual(
-      (await boxStatuses(store, {})).map((status) => status.module_id),
+      (await boxStatuses(store, {}, NOW)).map((status) => status.module_id),
       [101, 102],
     );
-    t.deepEqual(await boxStatuses(store, { parkingId: empty }), []);
-    await t.throwsAsync(() => boxStatuses(store, { moduleId: 7 }), { message: 'no box with module id 7' });
-    await t.throwsAsync(() => boxStatuses(store, { parkingId: 999 }), { message: 'no secured parking with id 999' });
+    t.deepEqual(await boxStatuses(store, { parkingId: empty }, NOW), []);
+    await t.throwsAsync(() => boxStatuses(store, { moduleId: 7 }, NOW), { message: 'no box with module id 7' });
+    await t.throwsAsync(() => boxStatuses(store, { parkingId: 999 }, NOW), { message: 'no secured parking with id 999' });
   },
 );
 

@@ -74,7 +74,7 @@ async function bench(t: ExecutionContext): Promise<Bench> {
         '--log-level',
         'warn',
       ]),
-    status: async () => (await boxStatuses(app.ctx.store, { moduleId }))[0] as BoxStatus,
+    status: async () => (await boxStatuses(app.ctx.store, { moduleId }, app.clock.now()))[0] as BoxStatus,
     retainedBoxAvailability: async () => {
       const client = await mqtt.connectAsync(url, {
         username: operator.mqtt_username,

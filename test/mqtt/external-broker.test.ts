@@ -245,7 +245,7 @@ testWithCable(
         'warn',
       ]);
     const moduleId = bench.parking.entrance.moduleId;
-    const status = async (of: TestApp) => (await boxStatuses(of.ctx.store, { moduleId }))[0];
+    const status = async (of: TestApp) => (await boxStatuses(of.ctx.store, { moduleId }, of.clock.now()))[0];
     const derived = (of: TestApp) => of.app.mqtt?.availabilityOf(moduleId);
 
     const first = gateway();
