@@ -372,7 +372,9 @@ storeTest(
     );
     t.deepEqual(await boxStatuses(store, { parkingId: empty }, NOW), []);
     await t.throwsAsync(() => boxStatuses(store, { moduleId: 7 }, NOW), { message: 'no box with module id 7' });
-    await t.throwsAsync(() => boxStatuses(store, { parkingId: 999 }, NOW), { message: 'no secured parking with id 999' });
+    await t.throwsAsync(() => boxStatuses(store, { parkingId: 999 }, NOW), {
+      message: 'no secured parking with id 999',
+    });
   },
 );
 
