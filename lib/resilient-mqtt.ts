@@ -107,6 +107,53 @@ export interface ResilientMqttCounters {
   queueOverflows: number;
 }
 
+/** What became of a publish the caller waited for (publishAndWait). */
+export type PublishOutcome =
+  | { readonly outcome: 'taken' }
+  | { readonly outcome: 'refused'; readonly reasonCode: number; readonly reason: string }
+  | { readonly outcome: 'not_sent' };
+
+/** The MQTT 5 reason code of a broker's refusal (0x80 and above: a PUBACK's
+ * or a DISCONNECT's), from an error of MQTT.js, else undefined. */
+export function refusalCodeOf(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'number' && code >= 0x80 ? code : undefined;
+}
+
+/** "0x87 Not authorized": a reason code as a person reads it. */
+export function reasonOf(reasonCode: number): string {
+  const name = REASON_NAMES[reasonCode];
+  return `0x${reasonCode.toString(16).padStart(2, '0')}${name === undefined ? '' : ` ${name}`}`;
+}
+
+/** MQTT 5's reason codes of refusals a broker sends on a PUBACK or a DISCONNECT (3.4.2.1, 3.14.2.1). */
+const REASON_NAMES: Readonly<Record<number, string>> = {
+  0x80: 'Unspecified error',
+  0x81: 'Malformed Packet',
+  0x82: 'Protocol Error',
+  0x83: 'Implementation specific error',
+  0x87: 'Not authorized',
+  0x89: 'Server busy',
+  0x8b: 'Server shutting down',
+  0x8d: 'Keep Alive timeout',
+  0x8e: 'Session taken over',
+  0x90: 'Topic Name invalid',
+  0x91: 'Packet Identifier in use',
+  0x93: 'Receive Maximum exceeded',
+  0x94: 'Topic Alias invalid',
+  0x95: 'Packet too large',
+  0x96: 'Message rate too high',
+  0x97: 'Quota exceeded',
+  0x98: 'Administrative action',
+  0x99: 'Payload format invalid',
+  0x9a: 'Retain not supported',
+  0x9b: 'QoS not supported',
+  0x9c: 'Use another server',
+  0x9d: 'Server moved',
+  0x9f: 'Connection rate exceeded',
+  0xa0: 'Maximum connect time',
+};
+
 /** CONNACK codes that retrying cannot fix: bad credentials, not authorized. */
 const REFUSALS = new Set([4, 5, 134, 135]);
 
@@ -219,14 +266,22 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     if (client?.connected === true) this.#send(client, { id, item });
   }
 
-  /** Publishes and resolves once the broker took it (QoS 1), or the
-   * connection went away first. */
-  publishAndWait(topic: string, payload: string, options: { retain?: boolean } = {}): Promise<void> {
+  /** Publishes (QoS 1, not queued) and resolves with what the broker made
+   * of it: taken (its PUBACK), refused (an MQTT 5 PUBACK reason code of
+   * 0x80 or more, such as 0x87 Not authorized from its ACL), or not sent
+   * (no connection, or it went away first). */
+  publishAndWait(topic: string, payload: string, options: { retain?: boolean } = {}): Promise<PublishOutcome> {
     const client = this.#client;
-    if (client?.connected !== true) return Promise.resolve();
+    if (client?.connected !== true) return Promise.resolve({ outcome: 'not_sent' });
     return new Promise((resolve) => {
-      client.once('close', () => resolve());
-      client.publish(topic, payload, { qos: 1, retain: options.retain ?? false }, () => resolve());
+      const closed = (): void => resolve({ outcome: 'not_sent' });
+      client.once('close', closed);
+      client.publish(topic, payload, { qos: 1, retain: options.retain ?? false }, (error) => {
+        client.off('close', closed);
+        const reasonCode = refusalCodeOf(error);
+        if (reasonCode !== undefined) resolve({ outcome: 'refused', reasonCode, reason: reasonOf(reasonCode) });
+        else resolve(error ? { outcome: 'not_sent' } : { outcome: 'taken' });
+      });
     });
   }
 
