@@ -41,7 +41,7 @@ export interface QueuedEntry {
 
 /** Where publishes wait while the broker is away. An entry stays until the
  * broker took it (its PUBACK): a process killed between the publish and the
- * PUBACK publishes it again from a persistent queue (issue 12). */
+ * PUBACK publishes it again from a persistent queue. */
 export interface PublishQueue {
   /** Entries waiting, those being published included. */
   readonly size: number;

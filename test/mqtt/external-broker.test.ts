@@ -1,4 +1,4 @@
-// Ingestion against a real mosquitto (issue 7, `MQTT_URL`): mosquitto runs
+// Ingestion against a real mosquitto (`MQTT_URL`): mosquitto runs
 // with the password and ACL files of `parkbench admin mqtt-acl --format
 // mosquitto`, the API is a client of it with its own account (MQTT_USERNAME,
 // MQTT_PASSWORD) in a shared subscription group, and a simulated box on
