@@ -2,6 +2,7 @@
 // the names and comments), read from the environment and from flags of the
 // same meaning (flags win), validated once at start and frozen. Nothing reads
 // process.env elsewhere: the result is passed in explicitly.
+import { resolve } from 'node:path';
 
 export interface ApiConfig {
   /** Address the API (and later the embedded broker) listens on. */
@@ -10,10 +11,9 @@ export interface ApiConfig {
   readonly port: number;
   /** Base of links given to phones (pay_url, part 2). */
   readonly publicUrl: string;
-  /** The SQLite file; its folder is created. */
+  /** The SQLite file; its folder is created. Unused when databaseUrl is set. */
   readonly databasePath: string;
-  /** A PostgreSQL server (issue 18): parsed and checked at start, not used
-   * by the app yet (it runs on DATABASE_PATH whatever this says). */
+  /** A PostgreSQL server instead of the SQLite file (databaseFrom: which one wins). */
   readonly databaseUrl: PostgresUrl | undefined;
   /** Embedded broker port, used in provisioning files. */
   readonly mqttPort: number;
@@ -425,14 +425,18 @@ export const CONFIG_VARIABLES = Object.keys(DEFAULTS) as ConfigVariable[];
 
 /**
  * Builds the configuration from the environment and flags (keyed by variable
- * name, e.g. `{ PORT: '8080' }`; flags win). Throws ConfigError with one line
- * naming the variable on the first bad value.
+ * name, e.g. `{ PORT: '8080' }`; flags win). `commandDefaults` stand below
+ * the environment: a command's own defaults (`parkbench start`'s SQLite file
+ * under its --data-dir). Throws ConfigError with one line naming the variable
+ * on the first bad value.
  */
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
   flags: Readonly<Partial<Record<ConfigVariable, string | undefined>>> = {},
+  commandDefaults: Readonly<Partial<Record<ConfigVariable, string>>> = {},
 ): ApiConfig {
-  const raw = (variable: ConfigVariable): string => flags[variable] ?? env[variable] ?? DEFAULTS[variable];
+  const raw = (variable: ConfigVariable): string =>
+    flags[variable] ?? databaseVariable(variable, env, flags) ?? commandDefaults[variable] ?? DEFAULTS[variable];
   const values: Record<string, unknown> = {};
   for (const setting of Object.values(SETTINGS) as Setting<keyof ApiConfig>[]) {
     const variable = setting.env as ConfigVariable;
@@ -448,6 +452,36 @@ export function loadConfig(
   const config = values as unknown as ApiConfig;
   checkHttpTimeouts(config, (variable) => (flags[variable] !== undefined ? `--${flagName(variable)}` : variable));
   return Object.freeze(config);
+}
+
+/**
+ * The environment's value of a variable, where the database rule allows it.
+ * One rule for every command that opens the database (api, start, admin):
+ * a database flag (`--database`, `--database-url`, `--database-path`), then
+ * DATABASE_URL, then DATABASE_PATH, then the command's default file. A URL
+ * set wins over a path (api/db/open-store.ts opens PostgreSQL when
+ * databaseUrl is set), so a file given as a flag clears the environment's
+ * DATABASE_URL: the flag wins.
+ */
+function databaseVariable(
+  variable: ConfigVariable,
+  env: Readonly<Record<string, string | undefined>>,
+  flags: Readonly<Partial<Record<ConfigVariable, string | undefined>>>,
+): string | undefined {
+  if (variable === 'DATABASE_URL' && flags.DATABASE_PATH !== undefined) return '';
+  return env[variable];
+}
+
+/** `--database`: a postgres:// URL is DATABASE_URL's flag, anything else
+ * DATABASE_PATH's (the SQLite file). */
+export function databaseFlag(value: string): { DATABASE_URL: string } | { DATABASE_PATH: string } {
+  return /^postgres(ql)?:\/\//i.test(value.trim()) ? { DATABASE_URL: value } : { DATABASE_PATH: value };
+}
+
+/** The database in use, as the ready line and GET /health name it: the
+ * SQLite file's absolute path, or the PostgreSQL URL with its password masked. */
+export function databaseShown(config: Pick<ApiConfig, 'databasePath' | 'databaseUrl'>): string {
+  return config.databaseUrl?.shown ?? resolve(config.databasePath);
 }
 
 /** The HTTP timeouts against each other and against the waits a request may

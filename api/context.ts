@@ -147,6 +147,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
         windowMs: config.loginFailureWindowSeconds * 1000,
       },
       clock,
+      { lockWaitMs: config.databaseBusyTimeoutMs },
     ),
   };
   return ctx;

@@ -42,6 +42,10 @@ export const API_ERRORS = {
   header_fields_too_large: { status: 431, message: 'The request headers are larger than the limit.' },
   internal_error: { status: 500, message: 'Internal error.' },
   bad_box_response: { status: 502, message: 'The box answered with bytes that are not a response frame.' },
+  mqtt_publish_refused: {
+    status: 502,
+    message: "The MQTT broker refused the publish (its reason code in details): check the API's account in its ACL.",
+  },
   database_busy: {
     status: 503,
     message:

@@ -304,6 +304,7 @@ export class Gateway {
         bad_messages: this.counters.badMessages,
         bad_frames: this.badFrames,
         queued: this.queued,
+        refused_publishes: this.#mqtt.counters.refusedPublishes,
       },
       updated_at: new Date(this.options.clock.now()).toISOString(),
     };

@@ -21,10 +21,13 @@ export interface MosquittoServer {
   stop(): Promise<void>;
 }
 
-/** Starts mosquitto with the exported files in `aclDir`; resolves once it takes a login (`probe`). */
+/** Starts mosquitto with the exported files in `aclDir`; resolves once it
+ * takes a login (`probe`). `settings`: more lines of mosquitto.conf (a
+ * `max_packet_size`, say). */
 export async function startMosquittoServer(
   aclDir: string,
   probe: { username: string; password: string },
+  settings: readonly string[] = [],
 ): Promise<MosquittoServer> {
   const port = await freePort();
   const config = join(aclDir, 'mosquitto.conf');
@@ -51,6 +54,7 @@ export async function startMosquittoServer(
       'log_type notice',
       'log_type information',
       'log_type subscribe',
+      ...settings,
       '',
     ].join('\n'),
   );

@@ -5,6 +5,19 @@
 // (re)connection, and can be told to
 // drop off the network for a while (fault injection). The simulator's boxes,
 // the gateway and the API's ingestion client are built on it.
+//
+// A queued message the broker refuses for good is dropped after
+// MAX_PUBLISH_TRIES tries, counted (refusedPublishes) and logged once, so
+// it is not sent again forever and the messages behind it go. A refusal is
+// an MQTT 5 PUBACK reason code of 0x80 or more (0x87 Not authorized, ...;
+// the message is sent again at once until the tries are spent), or a
+// connection the broker closes on it (a packet over its size limit: MQTT
+// 3.1.1 has no refusal code, and MQTT 5's DISCONNECT names no message).
+// Which message a close was for is found by sending it alone: after a
+// connection closed with messages in flight, the next one sends the oldest
+// of them (the broker answers in order, so those before it got their PUBACK)
+// alone first, and the others once it is answered; a close while it is
+// alone is one of its tries.
 import { EventEmitter } from 'node:events';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { ACK_WINDOW, AckPipeline } from './ack-pipeline.js';
@@ -28,7 +41,7 @@ export interface QueuedEntry {
 
 /** Where publishes wait while the broker is away. An entry stays until the
  * broker took it (its PUBACK): a process killed between the publish and the
- * PUBACK publishes it again from a persistent queue (issue 12). */
+ * PUBACK publishes it again from a persistent queue. */
 export interface PublishQueue {
   /** Entries waiting, those being published included. */
   readonly size: number;
@@ -105,13 +118,65 @@ export interface ResilientMqttCounters {
   connects: number;
   /** Publishes dropped because the offline queue was full. */
   queueOverflows: number;
+  /** Publishes dropped because the broker refused them MAX_PUBLISH_TRIES times. */
+  refusedPublishes: number;
 }
+
+/** Tries of a queued message the broker refuses before it is dropped. */
+export const MAX_PUBLISH_TRIES = 3;
+
+/** What became of a publish the caller waited for (publishAndWait). */
+export type PublishOutcome =
+  | { readonly outcome: 'taken' }
+  | { readonly outcome: 'refused'; readonly reasonCode: number; readonly reason: string }
+  | { readonly outcome: 'not_sent' };
+
+/** The MQTT 5 reason code of a broker's refusal (0x80 and above: a PUBACK's
+ * or a DISCONNECT's), from an error of MQTT.js, else undefined. */
+export function refusalCodeOf(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'number' && code >= 0x80 ? code : undefined;
+}
+
+/** "0x87 Not authorized": a reason code as a person reads it. */
+export function reasonOf(reasonCode: number): string {
+  const name = REASON_NAMES[reasonCode];
+  return `0x${reasonCode.toString(16).padStart(2, '0')}${name === undefined ? '' : ` ${name}`}`;
+}
+
+/** MQTT 5's reason codes of refusals a broker sends on a PUBACK or a DISCONNECT (3.4.2.1, 3.14.2.1). */
+const REASON_NAMES: Readonly<Record<number, string>> = {
+  0x80: 'Unspecified error',
+  0x81: 'Malformed Packet',
+  0x82: 'Protocol Error',
+  0x83: 'Implementation specific error',
+  0x87: 'Not authorized',
+  0x89: 'Server busy',
+  0x8b: 'Server shutting down',
+  0x8d: 'Keep Alive timeout',
+  0x8e: 'Session taken over',
+  0x90: 'Topic Name invalid',
+  0x91: 'Packet Identifier in use',
+  0x93: 'Receive Maximum exceeded',
+  0x94: 'Topic Alias invalid',
+  0x95: 'Packet too large',
+  0x96: 'Message rate too high',
+  0x97: 'Quota exceeded',
+  0x98: 'Administrative action',
+  0x99: 'Payload format invalid',
+  0x9a: 'Retain not supported',
+  0x9b: 'QoS not supported',
+  0x9c: 'Use another server',
+  0x9d: 'Server moved',
+  0x9f: 'Connection rate exceeded',
+  0xa0: 'Maximum connect time',
+};
 
 /** CONNACK codes that retrying cannot fix: bad credentials, not authorized. */
 const REFUSALS = new Set([4, 5, 134, 135]);
 
 export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
-  readonly counters: ResilientMqttCounters = { connects: 0, queueOverflows: 0 };
+  readonly counters: ResilientMqttCounters = { connects: 0, queueOverflows: 0, refusedPublishes: 0 };
   readonly #queue: PublishQueue;
   readonly #logger: Logger;
   #client: MqttClient | undefined;
@@ -123,6 +188,12 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   #stopped = false;
   /** Queue entries sent on the current connection and not yet acknowledged. */
   #sending = new Set<number>();
+  /** Refusals of queued entries so far (entries refused at least once). */
+  readonly #refusals = new Map<number, number>();
+  /** The entry sent alone first on the next connection: the oldest in flight when the last one closed. */
+  #suspect: number | undefined;
+  /** The suspect is out alone on this connection; the others wait for its answer. */
+  #probing = false;
   readonly #subscriptions: Set<string>;
 
   constructor(private readonly options: ResilientMqttOptions) {
@@ -216,17 +287,25 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
     }
     const { id, dropped } = this.#queue.push(item);
     if (dropped) this.counters.queueOverflows++;
-    if (client?.connected === true) this.#send(client, { id, item });
+    if (client?.connected === true && !this.#probing) this.#send(client, { id, item });
   }
 
-  /** Publishes and resolves once the broker took it (QoS 1), or the
-   * connection went away first. */
-  publishAndWait(topic: string, payload: string, options: { retain?: boolean } = {}): Promise<void> {
+  /** Publishes (QoS 1, not queued) and resolves with what the broker made
+   * of it: taken (its PUBACK), refused (an MQTT 5 PUBACK reason code of
+   * 0x80 or more, such as 0x87 Not authorized from its ACL), or not sent
+   * (no connection, or it went away first). */
+  publishAndWait(topic: string, payload: string, options: { retain?: boolean } = {}): Promise<PublishOutcome> {
     const client = this.#client;
-    if (client?.connected !== true) return Promise.resolve();
+    if (client?.connected !== true) return Promise.resolve({ outcome: 'not_sent' });
     return new Promise((resolve) => {
-      client.once('close', () => resolve());
-      client.publish(topic, payload, { qos: 1, retain: options.retain ?? false }, () => resolve());
+      const closed = (): void => resolve({ outcome: 'not_sent' });
+      client.once('close', closed);
+      client.publish(topic, payload, { qos: 1, retain: options.retain ?? false }, (error) => {
+        client.off('close', closed);
+        const reasonCode = refusalCodeOf(error);
+        if (reasonCode !== undefined) resolve({ outcome: 'refused', reasonCode, reason: reasonOf(reasonCode) });
+        else resolve(error ? { outcome: 'not_sent' } : { outcome: 'taken' });
+      });
     });
   }
 
@@ -302,23 +381,87 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   }
 
   /** Publishes everything in the queue on a new connection: what a previous
-   * connection (or run) sent without a PUBACK goes again. */
+   * connection (or run) sent without a PUBACK goes again; the suspect of the
+   * last close alone first. */
   #publishQueued(client: MqttClient): void {
     this.#sending = new Set();
-    for (const entry of this.#queue.entries()) this.#send(client, entry);
+    this.#probing = false;
+    const entries = this.#queue.entries();
+    const suspect = entries.find((entry) => entry.id === this.#suspect);
+    if (suspect === undefined) {
+      this.#suspect = undefined;
+      for (const entry of entries) this.#send(client, entry);
+      return;
+    }
+    this.#probing = true;
+    this.#send(client, suspect, () => {
+      // Answered: taken, or refused with a reason code (and sent again).
+      this.#probing = false;
+      this.#suspect = undefined;
+      for (const entry of this.#queue.entries()) this.#send(client, entry);
+    });
   }
 
   /** An entry leaves the queue once the broker took it (PUBACK; written, for
-   * QoS 0), never before; on an error it waits for the next connection. */
-  #send(client: MqttClient, { id, item }: QueuedEntry): void {
+   * QoS 0), never before; after a connection lost, it waits for the next
+   * one; refused (a reason code), it goes again at once until its tries are
+   * spent. `answered` runs on the broker's answer, not on a lost connection. */
+  #send(client: MqttClient, { id, item }: QueuedEntry, answered?: () => void): void {
     const sending = this.#sending;
     if (sending.has(id)) return;
     sending.add(id);
     client.publish(item.topic, item.payload, { qos: item.qos, retain: item.retain }, (error) => {
-      sending.delete(id);
       // MQTT.js types the error optional but may pass null: no error either way.
-      if (!error) this.#queue.remove(id);
+      if (!error) {
+        sending.delete(id);
+        this.#queue.remove(id);
+        this.#refusals.delete(id);
+        answered?.();
+        return;
+      }
+      const reasonCode = refusalCodeOf(error);
+      // Still in flight for the close that comes (it names the suspect).
+      if (reasonCode === undefined) return;
+      sending.delete(id);
+      const dropped = this.#refused({ id, item }, reasonOf(reasonCode));
+      if (!dropped && sending === this.#sending && client.connected) this.#send(client, { id, item });
+      answered?.();
     });
+  }
+
+  /** One more refusal of an entry; past MAX_PUBLISH_TRIES it leaves the
+   * queue, counted and logged. Returns whether it was dropped. */
+  #refused({ id, item }: QueuedEntry, reason: string): boolean {
+    const tries = (this.#refusals.get(id) ?? 0) + 1;
+    if (tries < MAX_PUBLISH_TRIES) {
+      this.#refusals.set(id, tries);
+      return false;
+    }
+    this.#refusals.delete(id);
+    this.#queue.remove(id);
+    if (this.#suspect === id) this.#suspect = undefined;
+    this.counters.refusedPublishes++;
+    this.#logger.error(
+      { topic: item.topic, bytes: Buffer.byteLength(item.payload), tries, reason },
+      'publish dropped: the broker refused it every time',
+    );
+    return true;
+  }
+
+  /** On a close: a suspect out alone had a try; else the oldest entry in
+   * flight becomes the suspect. */
+  #noteSuspect(): void {
+    if (this.#probing && this.#suspect !== undefined) {
+      this.#probing = false;
+      const entry = this.#queue.entries().find((queued) => queued.id === this.#suspect);
+      if (entry !== undefined) this.#refused(entry, 'the broker closed the connection while it was sent alone');
+      return;
+    }
+    this.#suspect = undefined;
+    for (const id of this.#sending) {
+      this.#suspect = id;
+      break;
+    }
   }
 
   #subscribe(client: MqttClient, topics: string[]): void {
@@ -334,6 +477,7 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
 
   #closed(): void {
     if (this.#stopped) return;
+    this.#noteSuspect();
     this.emit('disconnect');
     if (this.#reconnectTimer !== undefined) return;
     const delay = Math.max(

@@ -1,20 +1,31 @@
 // Limits failed logins per username and per client address, in sliding
 // windows on an injected clock. The counts live in the store (table
-// login_attempts, migration 15), so every API process on one database shares
-// them (issue 18): two processes no longer give a guesser twice the tries.
-// Only failures count; a success clears its username's failures but not its
-// address's, so one good account cannot be used to reset an address that is
-// guessing others.
+// login_attempts), so every API process on one database shares them: two
+// processes do not give a guesser twice the tries. Only failures count; a
+// success clears its username's failures but not its address's, so one good
+// account cannot be used to reset an address that is guessing others.
 //
 // An attempt takes a slot in both windows BEFORE its password is hashed and
-// holds it while in flight: checking first and recording the failure after
-// the ~100 ms hash let a concurrent burst of any size through the check
-// (issue 12). The check and the take are one transaction, serialized per key
+// holds it while in flight: a check before the ~100 ms hash and a failure
+// recorded after it would let a concurrent burst of any size through the
+// check. The check and the take are one transaction, serialized per key
 // across processes: on PostgreSQL by transaction-scoped advisory locks on the
 // two keys (taken in a fixed order, so two attempts never wait on each other
 // crosswise), on SQLite by the write lock the transaction takes at BEGIN
 // IMMEDIATE (api/db/kysely-sqlite.ts). A failure keeps its rows, marked
 // failed; a success or an attempt ended without a verdict deletes its own.
+//
+// Those transactions run one at a time in each process (OneAtATime), so a
+// burst of logins holds one pool connection at the locks, not one per
+// attempt, and waits at most the lock wait (DATABASE_BUSY_TIMEOUT_MS) in
+// the queue and at the lock together (PostgreSQL's lock_timeout, set for the
+// transaction); past it the attempt is refused as busy: 503 with
+// Retry-After, its password never hashed.
+//
+// Retry-After counts failures only: a refused attempt is told when the
+// max-th newest failure leaves the window. When failures alone leave room
+// and attempts in flight fill it, each of those ends within a login (a
+// hash), and gives its slot back unless it fails: then 1 s.
 //
 // A process that dies mid-login (or cannot write an attempt's end: the
 // database went away) leaves its rows in flight: each row says when
@@ -23,6 +34,8 @@
 // or PRUNE_EVERY_ATTEMPTS, with a cap on the rows kept (MAX_ROWS).
 import { CompiledQuery } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
+import { DEFAULTS } from '../config.js';
+import { OneAtATime } from '../db/one-at-a-time.js';
 import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 
 export interface LoginLimits {
@@ -63,7 +76,10 @@ export const PRUNE_EVERY_ATTEMPTS = 1_000;
 
 /** The first key of pg_advisory_xact_lock(int, int) for login keys ("pkll"):
  * its own namespace beside the single-bigint locks (migrations). */
-const ADVISORY_LOCK_CLASS = 0x706b6c6c;
+export const ADVISORY_LOCK_CLASS = 0x706b6c6c;
+
+/** Retry-After when failures alone leave room and attempts in flight fill it, ms. */
+const IN_FLIGHT_WAIT_MS = 1000;
 
 type Scope = 'username' | 'address';
 
@@ -83,6 +99,8 @@ export interface LoginLimiterOptions {
   maxRows?: number;
   /** PRUNE_EVERY_ATTEMPTS unless told otherwise (tests). */
   pruneEveryAttempts?: number;
+  /** Longest an attempt waits for its turn and its locks, ms (DATABASE_BUSY_TIMEOUT_MS); then busy. */
+  lockWaitMs?: number;
 }
 
 export class LoginLimiter {
@@ -90,6 +108,10 @@ export class LoginLimiter {
   readonly #pruneEveryAttempts: number;
   /** The started_at of the max-th newest attempt of a key that still counts, if there are max. */
   readonly #nthNewest: CompiledOnce<{ started_at: number }>;
+  /** The started_at of the max-th newest failure of a key in the window, if there are max. */
+  readonly #nthNewestFailure: CompiledOnce<{ started_at: number }>;
+  /** The check-and-take transactions, one at a time in this process. */
+  readonly #turns: OneAtATime;
   readonly #insert: CompiledOnce<{ id: number }>;
   readonly #markFailed: CompiledOnce<unknown>;
   readonly #remove: CompiledOnce<unknown>;
@@ -107,6 +129,11 @@ export class LoginLimiter {
   ) {
     this.#maxRows = options.maxRows ?? MAX_ROWS;
     this.#pruneEveryAttempts = options.pruneEveryAttempts ?? PRUNE_EVERY_ATTEMPTS;
+    this.#turns = new OneAtATime(
+      clock,
+      options.lockWaitMs ?? Number(DEFAULTS.DATABASE_BUSY_TIMEOUT_MS),
+      'a login attempt',
+    );
     const db = store.kysely;
     // Built with placeholder values in the order each run gives them (CompiledOnce).
     this.#nthNewest = new CompiledOnce(
@@ -117,6 +144,18 @@ export class LoginLimiter {
         .where('key', '=', '')
         .where('started_at', '>', 0)
         .where((eb) => eb.or([eb('state', '=', 'failed'), eb('abandoned_at', '>', 0)]))
+        .orderBy('started_at', 'desc')
+        .limit(1)
+        .offset(0),
+    );
+    this.#nthNewestFailure = new CompiledOnce(
+      db
+        .selectFrom('login_attempts')
+        .select('started_at')
+        .where('scope', '=', 'username')
+        .where('key', '=', '')
+        .where('started_at', '>', 0)
+        .where('state', '=', 'failed')
         .orderBy('started_at', 'desc')
         .limit(1)
         .offset(0),
@@ -166,28 +205,36 @@ export class LoginLimiter {
    * counting attempts in flight, in every process on the database) or the
    * attempt, holding a slot in both windows. Check and take are one
    * transaction, serialized per key, so concurrent requests cannot all pass
-   * the check. */
+   * the check. Rejects with a busy error (isDatabaseBusy) when its turn or
+   * its locks do not come within the lock wait. */
   async begin(username: string, address: string): Promise<{ retryAfterSeconds: number } | LoginAttempt> {
     const key = normalize(username);
     const now = this.clock.now();
     await this.#pruneNow(now);
     // The body awaits only its own queries (on SQLite it shares the API's
     // connection: nothing may interleave).
-    const taken = await this.store.kysely.transaction().execute(async (trx) => {
-      if (this.store.dialect === 'postgres')
-        for (const lock of lockKeys(key, address))
+    const taken = await this.#turns.run((remainingMs) =>
+      this.store.kysely.transaction().execute(async (trx) => {
+        if (this.store.dialect === 'postgres') {
+          // For this transaction only; 0 would mean no bound at all.
           await trx.executeQuery(
-            CompiledQuery.raw('SELECT pg_advisory_xact_lock($1, $2)', [ADVISORY_LOCK_CLASS, lock]),
+            CompiledQuery.raw("SELECT set_config('lock_timeout', $1, true)", [`${Math.max(1, remainingMs)}ms`]),
           );
-      const wait = await this.#wait(trx, key, address, now);
-      if (wait > 0) return wait;
-      const abandonedAt = now + MAX_LOGIN_MS;
-      const rows = await this.#insert.run(trx, [
-        ...['username', key, now, 'in_flight', abandonedAt],
-        ...['address', address, now, 'in_flight', abandonedAt],
-      ]);
-      return rows.map((row) => row.id);
-    });
+          for (const lock of loginLockKeys(key, address))
+            await trx.executeQuery(
+              CompiledQuery.raw('SELECT pg_advisory_xact_lock($1, $2)', [ADVISORY_LOCK_CLASS, lock]),
+            );
+        }
+        const wait = await this.#wait(trx, key, address, now);
+        if (wait > 0) return wait;
+        const abandonedAt = now + MAX_LOGIN_MS;
+        const rows = await this.#insert.run(trx, [
+          ...['username', key, now, 'in_flight', abandonedAt],
+          ...['address', address, now, 'in_flight', abandonedAt],
+        ]);
+        return rows.map((row) => row.id);
+      }),
+    );
     if (typeof taken === 'number') return { retryAfterSeconds: taken };
     const ids = taken;
     this.#lastId = Math.max(this.#lastId, ...ids);
@@ -221,18 +268,16 @@ export class LoginLimiter {
   }
 
   async #waitMs(executor: Executor, scope: Scope, key: string, max: number, now: number): Promise<number> {
-    // Attempts in flight count as what they may become, failures. Room comes
-    // when the max-th newest leaves the window.
-    const [nth] = await this.#nthNewest.run(executor, [
-      scope,
-      key,
-      now - this.limits.windowMs,
-      'failed',
-      now,
-      1,
-      max - 1,
-    ]);
-    return nth === undefined ? 0 : Math.max(1, nth.started_at + this.limits.windowMs - now);
+    // Full when max attempts count: attempts in flight count as what they
+    // may become, failures.
+    const windowStart = now - this.limits.windowMs;
+    const [nth] = await this.#nthNewest.run(executor, [scope, key, windowStart, 'failed', now, 1, max - 1]);
+    if (nth === undefined) return 0;
+    // The wait counts failures only: room comes when the max-th newest
+    // failure leaves the window, or, with fewer failures, when an attempt in
+    // flight ends without failing.
+    const [failure] = await this.#nthNewestFailure.run(executor, [scope, key, windowStart, 'failed', 1, max - 1]);
+    return failure === undefined ? IN_FLIGHT_WAIT_MS : Math.max(1, failure.started_at + this.limits.windowMs - now);
   }
 
   async #pruneNow(now: number): Promise<void> {
@@ -245,10 +290,10 @@ export class LoginLimiter {
   }
 }
 
-/** The second keys of the advisory locks on both keys, in the order to take
- * them (ascending; one when both hash alike). A collision of two keys only
- * makes their attempts wait on each other. */
-function lockKeys(username: string, address: string): number[] {
+/** The second keys of the advisory locks on both keys (a username as
+ * normalized), in the order to take them (ascending; one when both hash
+ * alike). A collision of two keys only makes their attempts wait on each other. */
+export function loginLockKeys(username: string, address: string): number[] {
   const keys = [hash32(`username:${username}`), hash32(`address:${address}`)].sort((a, b) => a - b);
   return keys[0] === keys[1] ? keys.slice(0, 1) : keys;
 }

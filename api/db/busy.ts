@@ -15,12 +15,23 @@
 //   ended (57P01 admin shutdown, 57P02 crash shutdown: a restart, a failover
 //   of a managed service) or could not keep (class 08, connection
 //   exceptions): the transaction did not commit, the pool reconnects.
+// - This process's own queue in front of a lock (one-at-a-time.ts): a wait
+//   there past its bound, before any statement ran (DatabaseBusyError).
 
 const POSTGRES_BUSY = new Set(['55P03', '40001', '40P01', '53300', '57P03', '57P01', '57P02']);
 const POSTGRES_CONNECTION_EXCEPTION = '08';
 
+/** A wait of this process for its turn at the database passed its bound; nothing was run. */
+export class DatabaseBusyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DatabaseBusyError';
+  }
+}
+
 /** Whether `error` says the database is busy (a retry later may succeed). */
 export function isDatabaseBusy(error: unknown): boolean {
+  if (error instanceof DatabaseBusyError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   return (

@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { CommandContext, CommandMessage } from '../../lib/mqtt-messages.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
-import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
+import { ResilientMqttClient, type PublishOutcome } from '../../lib/resilient-mqtt.js';
 import type { ApiConfig } from '../config.js';
 import type { Store } from '../db/store.js';
 import { MqttAccountRepository } from './accounts.js';
@@ -288,23 +288,27 @@ export class MqttService {
   }
 
   /** Publishes a `sim/set` to a box (POST /api/operator/boxes/:module_id/sim;
-   * a simulated box applies it, a real one never subscribes). Resolves true
-   * once the broker took it, false when no broker is connected (an external
-   * broker's link is down). */
-  async publishSimSet(moduleId: number, settings: Readonly<Record<string, unknown>>): Promise<boolean> {
+   * a simulated box applies it, a real one never subscribes), with what the
+   * broker made of it: taken, refused (an external broker's MQTT 5 PUBACK
+   * reason code, such as 0x87 Not authorized from its ACL), or not sent (no
+   * broker connected: an external broker's link is down, the embedded one
+   * closing). */
+  async publishSimSet(
+    moduleId: number,
+    settings: Readonly<Record<string, unknown>>,
+  ): Promise<PublishOutcome & { topic: string }> {
     const topic = this.options.topics.box(moduleId, 'sim/set');
     const payload = JSON.stringify(settings);
     if (this.broker !== undefined) {
       try {
         await this.broker.publish(topic, payload);
-        return true;
+        return { outcome: 'taken', topic };
       } catch {
-        return false; // the embedded broker is closing
+        return { outcome: 'not_sent', topic }; // the embedded broker is closing
       }
     }
-    if (this.client?.connected !== true) return false;
-    await this.client.publishAndWait(topic, payload);
-    return true;
+    if (this.client === undefined) return { outcome: 'not_sent', topic };
+    return { ...(await this.client.publishAndWait(topic, payload)), topic };
   }
 
   async close(): Promise<void> {

@@ -17,7 +17,7 @@ import { registerUserCommands } from '../admin/user.js';
 export function registerAdminCommands(program: Command): void {
   const admin = program
     .command('admin')
-    .description("operator tools on the API's database (--database or DATABASE_PATH)");
+    .description("operator tools on the API's database (--database, else DATABASE_URL, else DATABASE_PATH)");
   registerClientAppCommands(admin);
   registerParkingCommands(admin);
   registerParkingAccessCommands(admin);

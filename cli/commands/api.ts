@@ -10,6 +10,7 @@ import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import {
   CONFIG_VARIABLES,
   ConfigError,
+  databaseFlag,
   flagName,
   loadConfig,
   type ApiConfig,
@@ -38,41 +39,39 @@ export function registerApiCommand(program: Command): void {
 }
 
 /** The configuration, with PORT 0 replaced by a free port (see lib/free-port.ts). */
-export async function withConcretePort(flags: Record<string, string | undefined>): Promise<ApiConfig> {
-  const config = configFrom(flags);
+export async function withConcretePort(
+  flags: Record<string, string | undefined>,
+  commandDefaults: Partial<Record<ConfigVariable, string>> = {},
+): Promise<ApiConfig> {
+  const config = configFrom(flags, process.env, commandDefaults);
   if (config.port !== 0) return config;
-  return configFrom({ ...flags, port: String(await freePortOn(config.host)) });
+  return configFrom({ ...flags, port: String(await freePortOn(config.host)) }, process.env, commandDefaults);
 }
 
-/** Reads flags (camelCase keys from commander) back to variable names. */
-export function configFrom(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv = process.env): ApiConfig {
+/** Reads flags (camelCase keys from commander) back to variable names;
+ * `--database` is a path or a URL (databaseFlag). Every command that opens
+ * the database comes here, so one rule decides which (loadConfig). */
+export function configFrom(
+  flags: Record<string, string | undefined>,
+  env: NodeJS.ProcessEnv = process.env,
+  commandDefaults: Partial<Record<ConfigVariable, string>> = {},
+): ApiConfig {
   const byVariable: Partial<Record<ConfigVariable, string>> = {};
   for (const variable of CONFIG_VARIABLES) {
     const key = flagName(variable).replace(/-([a-z])/g, (_match, letter: string) => letter.toUpperCase());
     const value = flags[key];
     if (value !== undefined) byVariable[variable] = value;
   }
-  if (flags.database !== undefined) databaseFlag(flags.database, byVariable);
+  // --database-path or --database-url, when given too, is the more precise flag.
+  if (flags.database !== undefined) Object.assign(byVariable, { ...databaseFlag(flags.database), ...byVariable });
   let config: ApiConfig;
   try {
-    config = loadConfig(env, byVariable);
+    config = loadConfig(env, byVariable, commandDefaults);
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(`bad configuration: ${error.message}`);
     throw error;
   }
   return config;
-}
-
-/** `--database`: a postgres:// URL selects PostgreSQL, anything else is the
- * SQLite file. A flag wins over the environment, so a file given here also
- * clears a DATABASE_URL set there (and a URL wins over DATABASE_PATH). */
-function databaseFlag(value: string, byVariable: Partial<Record<ConfigVariable, string>>): void {
-  if (/^postgres(ql)?:\/\//i.test(value.trim())) {
-    byVariable.DATABASE_URL ??= value;
-  } else {
-    byVariable.DATABASE_PATH ??= value;
-    byVariable.DATABASE_URL ??= '';
-  }
 }
 
 function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {

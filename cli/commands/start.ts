@@ -23,6 +23,7 @@ interface StartFlags {
   mqttPassword?: string;
   mqttAclOut?: string;
   databaseUrl?: string;
+  database?: string;
 }
 
 export function registerStartCommand(program: Command): void {
@@ -32,7 +33,15 @@ export function registerStartCommand(program: Command): void {
     .option('--host <address>', 'address the API and the broker listen on (or HOST)')
     .option('--port <port>', 'HTTP port (or PORT; default 3000)')
     .option('--mqtt-port <port>', 'MQTT port (or MQTT_PORT; default 1883)')
-    .option('--data-dir <dir>', "where the SQLite file and the boxes' state live", 'data')
+    .option(
+      '--data-dir <dir>',
+      "where the boxes' state lives, and the SQLite file unless DATABASE_URL or DATABASE_PATH names the database",
+      'data',
+    )
+    .option(
+      '--database <path or url>',
+      'the SQLite file, or a postgres:// URL (default: DATABASE_URL, else DATABASE_PATH, else DATA_DIR/parkbench.sqlite)',
+    )
     .option(
       '--mqtt-url <url>',
       'an external broker instead of the embedded one (or MQTT_URL); the bench checks it takes its accounts first',
@@ -43,7 +52,7 @@ export function registerStartCommand(program: Command): void {
       '--mqtt-acl-out <dir>',
       "with --mqtt-url: write mosquitto's password_file and acl_file of the bench's accounts here",
     )
-    .option('--database-url <url>', 'a PostgreSQL server instead of the SQLite file (or DATABASE_URL)')
+    .option('--database-url <url>', 'a PostgreSQL server instead of the SQLite file (as --database postgres://...)')
     .option('--fresh', 'start over with an empty database and new boxes')
     .option('--speed <n>', 'run the simulated boxes this many times faster', '1')
     .option(
@@ -55,30 +64,37 @@ export function registerStartCommand(program: Command): void {
       const logLevel = parseLogLevel(flags.logLevel);
       if (flags.mqttAclOut !== undefined && (flags.mqttUrl ?? process.env.MQTT_URL ?? '') === '')
         throw new UsageError('--mqtt-acl-out goes with an external broker (--mqtt-url or MQTT_URL)');
-      // --fresh deletes the bench's SQLite file; a server database may hold
-      // more than the bench, so parkbench never empties one.
-      if (flags.fresh === true && (flags.databaseUrl ?? process.env.DATABASE_URL ?? '') !== '')
-        throw new UsageError(
-          "--fresh empties the bench's SQLite file, not a PostgreSQL database: drop and create the database yourself (dropdb, createdb), or start without --fresh",
-        );
       const speed = Number(flags.speed);
       if (!Number.isFinite(speed) || speed <= 0 || speed > 10_000)
         throw new UsageError(`--speed must be a number above 0 and at most 10000, got "${flags.speed}"`);
-      const config = await withConcretePort({
-        host: flags.host,
-        port: flags.port,
-        mqttPort: flags.mqttPort,
-        databasePath: join(flags.dataDir, 'parkbench.sqlite'),
-        databaseUrl: flags.databaseUrl,
-        logLevel,
-        // The embedded broker unless an external one is named (the flag, or MQTT_URL).
-        mqttUrl: flags.mqttUrl,
-        mqttUsername: flags.mqttUsername,
-        mqttPassword: flags.mqttPassword,
-        // A bench forwards to a receiver on localhost: allowed here unless
-        // the environment says otherwise (parkbench api refuses by default).
-        forwardingAllowPrivate: process.env.FORWARDING_ALLOW_PRIVATE ?? 'true',
-      });
+      const config = await withConcretePort(
+        {
+          host: flags.host,
+          port: flags.port,
+          mqttPort: flags.mqttPort,
+          database: flags.database,
+          databaseUrl: flags.databaseUrl,
+          logLevel,
+          // The embedded broker unless an external one is named (the flag, or MQTT_URL).
+          mqttUrl: flags.mqttUrl,
+          mqttUsername: flags.mqttUsername,
+          mqttPassword: flags.mqttPassword,
+        },
+        {
+          // The database as every command finds it (api/config.ts), this
+          // command's default file under its data folder.
+          DATABASE_PATH: join(flags.dataDir, 'parkbench.sqlite'),
+          // A bench forwards to a receiver on localhost: allowed here unless
+          // the environment says otherwise (parkbench api refuses by default).
+          FORWARDING_ALLOW_PRIVATE: 'true',
+        },
+      );
+      // --fresh deletes the bench's SQLite file; a server database may hold
+      // more than the bench, so parkbench never empties one.
+      if (flags.fresh === true && config.databaseUrl !== undefined)
+        throw new UsageError(
+          "--fresh empties the bench's SQLite file, not a PostgreSQL database: drop and create the database yourself (dropdb, createdb), or start without --fresh",
+        );
       const bench = await startBench({
         config,
         dataDir: flags.dataDir,
@@ -124,6 +140,7 @@ function banner(info: ReadyInfo): string {
     `  dashboard    ${info.dashboard_url}`,
     '               (the bench page, logged in as operator "bench"; a new login each start)',
     `  MQTT         ${info.mqtt_url}   operator account: ${info.mqtt_operator.username} / ${info.mqtt_operator.password}`,
+    `  database     ${info.database}`,
     `  parking      ${info.parking_id}, boxes ${boxes}, simulated on MQTT`,
     `  client app   client_app_id ${info.client_app_id}`,
     `               client_secret ${info.client_secret}`,

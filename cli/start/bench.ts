@@ -1,13 +1,13 @@
 // The whole bench in one process: the API with its embedded broker (or as a
-// client of an external one: MQTT_URL) and its SQLite file under the data
-// folder, the demo data (made on the first run, the same afterwards), and
-// simulated entrance and exit boxes of the demo parking on MQTT. What
-// `npm start` runs.
+// client of an external one: MQTT_URL) and its database (the SQLite file
+// under the data folder unless the configuration names another), the demo
+// data (made on the first run, the same afterwards), and simulated entrance
+// and exit boxes of the demo parking on MQTT. What `npm start` runs.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { startMqtt, startService } from '../../api/server.js';
-import type { ApiConfig } from '../../api/config.js';
+import { databaseShown, type ApiConfig } from '../../api/config.js';
 import { provisionBox } from '../../api/boxes/provisioning.js';
 import { ensureDemo, type DemoData } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
@@ -48,6 +48,8 @@ export interface ReadyInfo {
   /** The bench page with an operator login in its fragment (`/bench#token=...`): never sent to the server. */
   dashboard_url: string;
   mqtt_url: string;
+  /** The database in use: the SQLite file's absolute path, or the PostgreSQL URL with its password masked. */
+  database: string;
   client_app_id: string;
   client_secret: string;
   driver: { email: string; password: string };
@@ -113,6 +115,7 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
         docs_url: `${apiUrl}/docs`,
         dashboard_url: `${apiUrl}/bench#token=${pageLogin.token}`,
         mqtt_url: mqttUrl,
+        database: databaseShown(config),
         client_app_id: demo.client_app_id,
         client_secret: demo.client_secret,
         driver: demo.driver,

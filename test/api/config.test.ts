@@ -1,7 +1,8 @@
 import test from 'ava';
 import { hostname } from 'node:os';
-import { ConfigError, DEFAULTS, loadConfig } from '../../api/config.js';
-import { mqttConnectionOf } from '../../cli/commands/api.js';
+import { resolve } from 'node:path';
+import { ConfigError, databaseShown, DEFAULTS, loadConfig } from '../../api/config.js';
+import { configFrom, mqttConnectionOf } from '../../cli/commands/api.js';
 
 test('defaults, frozen, with PUBLIC_URL derived from HOST and PORT', (t) => {
   const config = loadConfig({});
@@ -131,4 +132,30 @@ test('an external broker: a client id a restarted process takes again, and a ses
   t.throws(() => loadConfig({ MQTT_SESSION_EXPIRY_SECONDS: '-1' }), {
     message: /^MQTT_SESSION_EXPIRY_SECONDS must be an integer/,
   });
+});
+
+test('one database rule for every command: a database flag, then DATABASE_URL, then DATABASE_PATH, then the default', (t) => {
+  const url = 'postgres://park:hunter2@db.example/parkbench';
+  const where = (
+    env: Record<string, string>,
+    flags: Record<string, string> = {},
+    commandDefaults: Record<string, string> = {},
+  ): string => databaseShown(configFrom(flags, env, commandDefaults));
+  const file = (path: string): string => resolve(path);
+  t.is(where({}), file('./data/parkbench.sqlite'), 'the default');
+  t.is(
+    where({}, {}, { DATABASE_PATH: 'bench/parkbench.sqlite' }),
+    file('bench/parkbench.sqlite'),
+    "a command's default",
+  );
+  t.is(
+    where({ DATABASE_PATH: 'env.sqlite' }, {}, { DATABASE_PATH: 'bench/parkbench.sqlite' }),
+    file('env.sqlite'),
+    "DATABASE_PATH over a command's default",
+  );
+  t.is(where({ DATABASE_PATH: 'env.sqlite', DATABASE_URL: url }), 'postgres://park:***@db.example/parkbench');
+  t.is(where({ DATABASE_URL: url }, { database: 'flag.sqlite' }), file('flag.sqlite'), 'a file flag over DATABASE_URL');
+  t.is(where({ DATABASE_URL: url }, { databasePath: 'flag.sqlite' }), file('flag.sqlite'), 'so is --database-path');
+  t.is(where({ DATABASE_PATH: 'env.sqlite' }, { database: url }), 'postgres://park:***@db.example/parkbench');
+  t.is(where({}, { database: 'flag.sqlite', databaseUrl: url }), 'postgres://park:***@db.example/parkbench');
 });

@@ -1,26 +1,32 @@
 // The failed-login limiter (api/auth/login-limiter.ts) on both stores: the
 // limits per username and per address with attempts in flight counting, the
-// window sliding on an injected clock, Retry-After, an abandoned attempt, the
-// rows pruned and capped; and the point of issue 18: two API processes
-// (test/fixtures/login-burst.ts), each a limiter on its own connection to one
-// database, share the counts, so a concurrent burst split over both passes
-// exactly the limit. Real processes, not two connections in this one: on
-// SQLite a connection waiting for the write lock blocks its thread, and the
-// other connection could never commit.
+// window sliding on an injected clock, Retry-After from failures only, an
+// abandoned attempt, the rows pruned and capped; on PostgreSQL, the lock wait
+// bounded and a burst holding one pool connection at the lock; and two API
+// processes (test/fixtures/login-burst.ts), each a limiter on its own
+// connection to one database, sharing the counts, so a concurrent burst split
+// over both passes exactly the limit. Real processes, not two connections in
+// this one: on SQLite a connection waiting for the write lock blocks its
+// thread, and the other connection could never commit.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
+import { sql } from 'kysely';
 import {
+  ADVISORY_LOCK_CLASS,
   LoginLimiter,
+  loginLockKeys,
   MAX_LOGIN_MS,
   PRUNE_EVERY_MS,
   type LoginAttempt,
   type LoginLimits,
 } from '../../api/auth/login-limiter.js';
+import { isDatabaseBusy } from '../../api/db/busy.js';
 import type { Store } from '../../api/db/store.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { storeTests } from '../helpers/stores.js';
+import { waitFor } from '../helpers/wait.js';
 
 const storeTest = storeTests(test);
 const fixture = fileURLToPath(new URL('../fixtures/login-burst.ts', import.meta.url));
@@ -87,17 +93,21 @@ storeTest(
     );
     const inFlight = await started(limiter, 'a@example.com', '192.0.2.1');
     const failing = await started(limiter, 'A@example.com ', '192.0.2.2');
-    t.is(await limiter.retryAfterSeconds('a@example.com', '192.0.2.3'), 60, 'two in flight fill the username limit');
+    t.is(
+      await limiter.retryAfterSeconds('a@example.com', '192.0.2.3'),
+      1,
+      'two in flight fill the username limit: a second, since they are no failures yet',
+    );
     await failing.failed();
     await inFlight.succeeded();
     // The success cleared the failure and gave its own slot back.
     const third = await started(limiter, 'a@example.com', '192.0.2.1');
     const fourth = await started(limiter, 'a@example.com', '192.0.2.1');
-    t.is(await limiter.retryAfterSeconds('a@example.com', '192.0.2.1'), 60);
+    t.is(await limiter.retryAfterSeconds('a@example.com', '192.0.2.1'), 1);
     // A success now clears failures but leaves the attempt still in flight.
     await fourth.failed();
     await (await started(limiter, 'other@example.com', '192.0.2.1')).succeeded();
-    t.is(await limiter.retryAfterSeconds('a@example.com', '192.0.2.1'), 60, 'another username does not clear this one');
+    t.is(await limiter.retryAfterSeconds('a@example.com', '192.0.2.1'), 1, 'another username does not clear this one');
     await third.abandon();
     t.is(await limiter.retryAfterSeconds('a@example.com', '192.0.2.1'), 0, 'an abandoned attempt gives its slot back');
     await third.failed();
@@ -113,7 +123,7 @@ storeTest('the address limit counts attempts in flight across usernames', async 
     clock,
   );
   const attempts = await Promise.all([0, 1, 2].map((i) => started(limiter, `user${i}@example.com`, '198.51.100.1')));
-  t.deepEqual(await limiter.begin('user9@example.com', '198.51.100.1'), { retryAfterSeconds: 900 });
+  t.deepEqual(await limiter.begin('user9@example.com', '198.51.100.1'), { retryAfterSeconds: 1 });
   await attempts[0]?.succeeded();
   await attempts[1]?.failed();
   await attempts[2]?.failed();
@@ -147,12 +157,46 @@ storeTest(
     const fourth = await started(limiter, 'driver@example.com', '10.0.0.9');
     t.is(
       await limiter.retryAfterSeconds('driver@example.com', '10.0.0.9'),
-      10,
-      'the next room: the failure at 10 s leaves at 70 s',
+      1,
+      'full again with the fourth in flight, which is no failure yet',
     );
     await fourth.failed();
+    t.is(
+      await limiter.retryAfterSeconds('driver@example.com', '10.0.0.9'),
+      10,
+      'the fourth failed: the next room when the failure at 10 s leaves, at 70 s',
+    );
     clock.advance(60_000);
     t.is(await limiter.retryAfterSeconds('driver@example.com', '10.0.0.9'), 0, 'all out of the window');
+  },
+);
+
+storeTest(
+  'Retry-After counts failures only: attempts in flight filling the limit make it 1 s; once they fail, until the oldest counted failure leaves the window',
+  async (t, store) => {
+    const clock = new FakeClock();
+    const limiter = new LoginLimiter(
+      store,
+      { maxFailuresPerUsername: 3, maxFailuresPerAddress: 100, windowMs: 60_000 },
+      clock,
+    );
+    await (await started(limiter, 'driver@example.com', '10.0.0.1')).failed();
+    clock.advance(10_000);
+    const first = await started(limiter, 'driver@example.com', '10.0.0.2');
+    const second = await started(limiter, 'driver@example.com', '10.0.0.3');
+    t.deepEqual(
+      await limiter.begin('driver@example.com', '10.0.0.4'),
+      { retryAfterSeconds: 1 },
+      'one failure and two in flight: full, but either may end without failing within a login',
+    );
+    await first.failed();
+    t.is(await limiter.retryAfterSeconds('driver@example.com', '10.0.0.4'), 1, 'two failures and one in flight');
+    await second.failed();
+    t.deepEqual(
+      await limiter.begin('driver@example.com', '10.0.0.4'),
+      { retryAfterSeconds: 50 },
+      'three failures: room when the one at 0 s leaves the window, at 60 s',
+    );
   },
 );
 
@@ -164,7 +208,7 @@ storeTest(
     const limiter = new LoginLimiter(store, limits, clock);
     const slow = await started(limiter, 'driver@example.com', '10.0.0.1');
     clock.advance(MAX_LOGIN_MS - 1);
-    t.is(await limiter.retryAfterSeconds('driver@example.com', '10.0.0.1'), 900 - MAX_LOGIN_MS / 1000 + 1);
+    t.is(await limiter.retryAfterSeconds('driver@example.com', '10.0.0.1'), 1, 'in flight: full, no failure yet');
     clock.advance(1);
     t.is(await limiter.retryAfterSeconds('driver@example.com', '10.0.0.1'), 0, 'abandoned: the slot is free');
     await slow.failed();
@@ -218,5 +262,113 @@ storeTest.serial(
       t.is((a?.username ?? 0) + (b?.username ?? 0), 5, `round ${round}: 40 attempts for one username`);
       t.is((a?.address ?? 0) + (b?.address ?? 0), 7, `round ${round}: 40 attempts from one address`);
     }
+  },
+);
+
+/** Holds the advisory locks of a login's keys from a connection of the
+ * store's pool, as another process's attempt in the middle of its
+ * transaction; released at the test's end at the latest. */
+async function holdLoginLocks(
+  t: ExecutionContext,
+  store: Store,
+  username: string,
+  address: string,
+): Promise<() => Promise<void>> {
+  if (store.dialect !== 'postgres') throw new Error("advisory locks are PostgreSQL's");
+  const holder = await store.pool.connect();
+  await holder.query('BEGIN');
+  for (const key of loginLockKeys(username, address))
+    await holder.query('SELECT pg_advisory_xact_lock($1, $2)', [ADVISORY_LOCK_CLASS, key]);
+  let released = false;
+  const release = async (): Promise<void> => {
+    if (released) return;
+    released = true;
+    await holder.query('COMMIT');
+    holder.release();
+  };
+  t.teardown(release);
+  return release;
+}
+
+/** `promise`, or a failure once `ms` of real time passed (what must not hang, not a measure). */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+/** Advisory lock requests of the limiter's class waiting on the server. */
+async function waitingAtTheLock(store: Store): Promise<number> {
+  if (store.dialect !== 'postgres') return 0;
+  const result = await store.pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND NOT granted",
+    [ADVISORY_LOCK_CLASS >>> 0],
+  );
+  return result.rows[0]?.n ?? 0;
+}
+
+storeTest.on(
+  'postgres',
+  'the wait for the advisory locks is bounded (lock_timeout): past it the attempt is refused as busy, nothing taken (PostgreSQL: its locks)',
+  async (t, store) => {
+    const limiter = new LoginLimiter(
+      store,
+      { maxFailuresPerUsername: 5, maxFailuresPerAddress: 20, windowMs: 900_000 },
+      new FakeClock(),
+      { lockWaitMs: 200 },
+    );
+    await holdLoginLocks(t, store, 'driver@example.com', '10.0.0.1');
+    const error = await within(
+      limiter.begin('Driver@Example.com', '10.0.0.1').then(
+        () => undefined,
+        (reason: unknown) => reason,
+      ),
+      20_000,
+      'an attempt behind a held lock',
+    );
+    t.true(isDatabaseBusy(error), String(error));
+    t.is((error as { code?: string }).code, '55P03', 'lock_not_available');
+    t.is(await rows(store), 0, 'nothing taken');
+  },
+);
+
+storeTest.on(
+  'postgres',
+  'a burst waits at the locks on one pool connection, the rest in the process; past the lock wait those are refused as busy (PostgreSQL: its pool)',
+  async (t, store) => {
+    const clock = new FakeClock();
+    const limiter = new LoginLimiter(
+      store,
+      { maxFailuresPerUsername: 5, maxFailuresPerAddress: 20, windowMs: 900_000 },
+      clock,
+      { lockWaitMs: 60_000 },
+    );
+    const release = await holdLoginLocks(t, store, 'driver@example.com', '10.0.0.1');
+    // More attempts than the pool has connections (4 in these tests).
+    const burst = Array.from({ length: 8 }, () =>
+      limiter.begin('driver@example.com', '10.0.0.1').then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      ),
+    );
+    // Asked after the burst: served once a connection is free.
+    await within(store.kysely.selectNoFrom(sql<number>`1`.as('one')).execute(), 20_000, 'a query beside the burst');
+    await waitFor(async () => (await waitingAtTheLock(store)) >= 1, 'the first attempt at the lock');
+    t.is(await waitingAtTheLock(store), 1, 'one attempt of the process waits at the lock');
+
+    clock.advance(60_000);
+    await release();
+    const outcomes = await within(Promise.all(burst), 20_000, 'the burst');
+    const refused = outcomes.filter((outcome) => 'error' in outcome);
+    t.is(refused.length, 7, 'those that waited in the process past the lock wait');
+    for (const outcome of refused) t.true(isDatabaseBusy(outcome.error), String(outcome.error));
+    const admitted = outcomes.flatMap((outcome) => ('result' in outcome ? [outcome.result] : []));
+    t.is(admitted.length, 1, 'the one at the lock, once it was released');
+    t.false('retryAfterSeconds' in (admitted[0] ?? {}));
+    t.is(await rows(store), 2, "the first attempt's slots only");
   },
 );

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
+import { databaseShown } from '../../api/config.js';
 import { MIGRATIONS } from '../../api/db/migrations.js';
 import { API_ERRORS, OAUTH_ERRORS } from '../../api/errors.js';
 import { errorBody, sqliteConnection, testApp } from '../helpers/api-app.js';
@@ -8,7 +9,7 @@ test('GET /health: 200 once the database is open and migrated', async (t) => {
   const app = await testApp(t);
   const response = await app.app.inject({ method: 'GET', url: '/health' });
   t.is(response.statusCode, 200);
-  t.deepEqual(response.json(), { status: 'ok', migrations: MIGRATIONS.length });
+  t.deepEqual(response.json(), { status: 'ok', migrations: MIGRATIONS.length, database: databaseShown(app.config) });
 });
 
 test('the database folder is created, in WAL mode, and migrations run once (SQLite: its file)', async (t) => {

@@ -1,11 +1,13 @@
-// `parkbench start --database-url` (issue 18): the bench on a PostgreSQL
+// `parkbench start --database-url`: the bench on a PostgreSQL
 // database. The first start migrates the empty database and seeds the demo;
 // `parkbench app` plays a whole session; a second start finds the same demo
-// (the same client app) in the same database; `--fresh` is refused with a
+// (the same client app) in the same database, named by DATABASE_URL this
+// time, and says which (its password masked); `--fresh` is refused with a
 // URL, since parkbench never empties a server database.
 import { join } from 'node:path';
 import avaTest from 'ava';
 import pg from 'pg';
+import { parsePostgresUrl } from '../../api/config.js';
 import type { ReadyInfo } from '../../cli/start/bench.js';
 import { appSessionArgs } from '../../lib/app-session-args.js';
 import { freePort } from '../../lib/free-port.js';
@@ -22,13 +24,13 @@ test('start --database-url: the bench runs a whole session on PostgreSQL, and a 
   t.timeout(180_000);
   const dataDir = join(tempDir(t, 'parkbench-start-postgres-'), 'data');
   const { url } = database();
-  const args = async (): Promise<string[]> => [
+  const args = async (database: string[]): Promise<string[]> => [
     'start',
     ...['--data-dir', dataDir, '--port', String(await freePort()), '--mqtt-port', String(await freePort())],
-    ...['--database-url', url, '--speed', '20'],
+    ...[...database, '--speed', '20'],
   ];
 
-  const first = startCli(t, await args(), { LOG_LEVEL: 'warn' });
+  const first = startCli(t, await args(['--database-url', url]), { LOG_LEVEL: 'warn' });
   const ready = JSON.parse(
     (await first.waitForLine(/^parkbench ready /, 90_000)).slice('parkbench ready '.length),
   ) as ReadyInfo;
@@ -53,11 +55,22 @@ test('start --database-url: the bench runs a whole session on PostgreSQL, and a 
     await client.end();
   }
 
-  const again = startCli(t, await args(), { LOG_LEVEL: 'warn' });
+  // Again, the URL in the environment this time (and a DATABASE_PATH it wins over).
+  const again = startCli(t, await args([]), {
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: url,
+    DATABASE_PATH: join(dataDir, 'not-this.sqlite'),
+  });
   const readyAgain = JSON.parse(
     (await again.waitForLine(/^parkbench ready /, 90_000)).slice('parkbench ready '.length),
   ) as ReadyInfo;
   t.is(readyAgain.client_app_id, ready.client_app_id, 'the demo found in the database, not made anew');
+  t.is(readyAgain.database, parsePostgresUrl(url).shown, 'the ready line names the URL, its password masked');
+  t.is(ready.database, readyAgain.database);
+  const password = new URL(url).password;
+  if (password !== '') t.false(readyAgain.database.includes(password));
+  const health = (await (await fetch(`${readyAgain.api_url}/health`)).json()) as { database: string };
+  t.is(health.database, readyAgain.database);
   t.is(await again.stop('SIGTERM'), 0);
 });
 

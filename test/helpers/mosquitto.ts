@@ -8,13 +8,15 @@ import { startMosquittoServer, type MosquittoServer } from '../../lib/mosquitto.
 
 export type Mosquitto = Omit<MosquittoServer, 'stop'>;
 
-/** Starts mosquitto with the exported files in `aclDir`; resolves once it takes a login (`probe`). */
+/** Starts mosquitto with the exported files in `aclDir`; resolves once it
+ * takes a login (`probe`). `settings`: more lines of mosquitto.conf. */
 export async function startMosquitto(
   t: ExecutionContext,
   aclDir: string,
   probe: { username: string; password: string },
+  settings: readonly string[] = [],
 ): Promise<Mosquitto> {
-  const server = await startMosquittoServer(aclDir, probe);
+  const server = await startMosquittoServer(aclDir, probe, settings);
   t.teardown(async () => {
     if (!t.passed) t.log(server.log());
     await server.stop();

@@ -1,9 +1,10 @@
-// Ingestion against a real mosquitto (issue 7, `MQTT_URL`): mosquitto runs
+// Ingestion against a real mosquitto (`MQTT_URL`): mosquitto runs
 // with the password and ACL files of `parkbench admin mqtt-acl --format
 // mosquitto`, the API is a client of it with its own account (MQTT_USERNAME,
 // MQTT_PASSWORD) in a shared subscription group, and a simulated box on
 // mosquitto answers a session's access command.
 import avaTest, { type ExecutionContext } from 'ava';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
@@ -50,7 +51,11 @@ interface ExternalBench {
   provisioning: ReturnType<typeof parseProvisioning>;
 }
 
-async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
+/** `edit` rewrites the exported ACL file before mosquitto reads it. */
+async function externalBench(
+  t: ExecutionContext,
+  edit: (acl: string) => string = (acl) => acl,
+): Promise<ExternalBench> {
   const dir = tempDir(t);
   const seed = await testApp(t, {}, { dir });
   seed.clock.advanceTo(Date.now());
@@ -65,6 +70,8 @@ async function externalBench(t: ExecutionContext): Promise<ExternalBench> {
     env: { ...seed.databaseEnv, MQTT_USERNAME: API.username, MQTT_PASSWORD: API.password },
   });
   if (exported.code !== 0) throw new Error(exported.stderr);
+  const aclFile = join(aclDir, 'acl');
+  writeFileSync(aclFile, edit(readFileSync(aclFile, 'utf8')));
   const { url } = await startMosquitto(t, aclDir, operator);
   return {
     url,
@@ -302,4 +309,37 @@ test("through mosquitto: the operator API's sim/set goes out on the API's own ac
     return box.faults.jammed;
   }, 'the box jammed through mosquitto');
   t.deepEqual(box.snapshot().faults, ['jam']);
+});
+
+test("through mosquitto: a sim/set the broker's ACL refuses the API is a 502 naming the reason, not a 202", async (t) => {
+  // The exported ACL less the API's write on sim/set: mosquitto answers its
+  // MQTT 5 publish with PUBACK 0x87 Not authorized.
+  const simSetWrite = /^topic write parkbench\/boxes\/\+\/sim\/set\n/m;
+  const bench = await externalBench(t, (acl) =>
+    acl
+      .split('\n\n')
+      .map((block) => (block.startsWith(`user ${API.username}\n`) ? `${block}\n`.replace(simSetWrite, '') : block))
+      .join('\n\n'),
+  );
+  // Connected once it is started (startService waits for the first connection).
+  const api = await bench.api();
+  const { token } = await addOperator(api.ctx.store, 'bench', api.clock.now());
+  const moduleId = bench.parking.entrance.moduleId;
+  const response = await api.app.inject({
+    method: 'POST',
+    url: `/api/operator/boxes/${moduleId}/sim`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: { jam: true },
+  });
+  t.is(response.statusCode, 502, response.body);
+  t.deepEqual(response.json(), {
+    error: 'mqtt_publish_refused',
+    message: "The MQTT broker refused the publish (its reason code in details): check the API's account in its ACL.",
+    details: [
+      {
+        path: 'topic',
+        message: `the broker refused the publish on ${topics.box(moduleId, 'sim/set')}: 0x87 Not authorized`,
+      },
+    ],
+  });
 });

@@ -3,6 +3,8 @@
 // parser (lib/sim-set.ts) and published on `parkbench/boxes/{id}/sim/set`
 // through the API's MQTT side. 202: the broker took it; a simulated box
 // applies it (its published state shows it), a real box never subscribes.
+// 502 when the broker refused it (an external broker's ACL): an error, not
+// a 202, since nothing reaches the box.
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { CompiledOnce, type Store } from '../../db/store.js';
@@ -71,6 +73,11 @@ export function operatorBoxSimRoutes(
           },
           ...errorResponses(400, 401, 404, 415, 422),
           403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
+          502: {
+            $ref: 'ErrorBody#',
+            description:
+              'mqtt_publish_refused: the broker refused the publish (an MQTT 5 PUBACK reason code of 0x80 or more, such as 0x87 Not authorized from its ACL); details name the topic and the reason.',
+          },
           503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected.' },
         },
       },
@@ -89,8 +96,13 @@ export function operatorBoxSimRoutes(
           { path: 'module_id', message: `no box with module id ${moduleId}` },
         ]);
       const service = mqtt();
-      if (service === undefined || !(await service.publishSimSet(moduleId, settings)))
-        throw new ApiError('mqtt_unavailable');
+      if (service === undefined) throw new ApiError('mqtt_unavailable');
+      const published = await service.publishSimSet(moduleId, settings);
+      if (published.outcome === 'not_sent') throw new ApiError('mqtt_unavailable');
+      if (published.outcome === 'refused')
+        throw new ApiError('mqtt_publish_refused', undefined, [
+          { path: 'topic', message: `the broker refused the publish on ${published.topic}: ${published.reason}` },
+        ]);
       return reply.status(202).send({ module_id: moduleId, published: settings });
     },
   );
