@@ -46,26 +46,31 @@ const INSERT_LOGS = `WITH l AS (
   SELECT *, nextval(pg_get_serial_sequence('box_logs', 'id')) AS id
   FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[],
     $9::text[], $10::text[], $11::integer[], $12::text[], $13::double precision[], $14::double precision[],
-    $15::integer[], $16::bigint[], $17::integer[], $18::bigint[])
+    $15::integer[], $16::bigint[], $17::integer[], $18::bigint[], $19::text[])
     WITH ORDINALITY AS l(source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
     command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq,
-    status, received_at, ord)
+    status, received_at, message_digest, ord)
   ORDER BY ord
 )
 INSERT INTO box_logs (id, source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
-  command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at)
+  command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at,
+  message_digest)
 SELECT id, source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command,
-  command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at
+  command_decrypted, response, response_decrypted, offline, created_at, latitude, longitude, verified, box_seq, status, received_at,
+  message_digest
 FROM l
 ORDER BY CASE WHEN verified = 1 THEN equipment_id END, CASE WHEN verified = 1 THEN box_seq END, ord
 ON CONFLICT DO NOTHING
-RETURNING id, verified, equipment_id, box_seq`;
+RETURNING id, verified, equipment_id, box_seq, message_digest`;
 
 /** The stored ids of verified logs a group met again. */
 const VERIFIED_IDS = `SELECT b.id, b.equipment_id, b.box_seq
 FROM box_logs b JOIN unnest($1::bigint[], $2::bigint[]) AS d(equipment_id, box_seq)
   ON b.equipment_id = d.equipment_id AND b.box_seq = d.box_seq
 WHERE b.verified = 1`;
+
+/** The stored ids of MQTT messages a group met again. */
+const DIGEST_IDS = `SELECT id, message_digest FROM box_logs WHERE message_digest = ANY($1::text[])`;
 
 const OBSERVATIONS = `UPDATE boxes b SET last_seen_at = o.seen_at, last_box_seq = o.box_seq, last_box_time = o.box_time,
   box_time_drift_seconds = coalesce(o.drift, b.box_time_drift_seconds), battery_mv = o.battery
@@ -150,7 +155,7 @@ export class PostgresIngestStore implements IngestStore {
 
   async insertLogs(on: Executor, logs: readonly StoredBoxLog[]): Promise<{ id: number; duplicate: boolean }[]> {
     if (logs.length === 0) return [];
-    const columns: unknown[][] = Array.from({ length: 18 }, () => new Array<unknown>(logs.length));
+    const columns: unknown[][] = Array.from({ length: 19 }, () => new Array<unknown>(logs.length));
     logs.forEach((log, row) => {
       const e = log.entry;
       const values = [
@@ -172,18 +177,25 @@ export class PostgresIngestStore implements IngestStore {
         log.boxSeq,
         log.status,
         log.receivedAt,
+        log.messageDigest,
       ];
       values.forEach((value, column) => ((columns[column] as unknown[])[row] = value));
     });
     const inserted = (
-      await on.executeQuery<{ id: number; verified: number; equipment_id: number; box_seq: number | null }>(
-        CompiledQuery.raw(INSERT_LOGS, columns),
-      )
+      await on.executeQuery<{
+        id: number;
+        verified: number;
+        equipment_id: number;
+        box_seq: number | null;
+        message_digest: string | null;
+      }>(CompiledQuery.raw(INSERT_LOGS, columns))
     ).rows;
     const verifiedIds = new Map<string, number>();
     const unverifiedIds: number[] = [];
+    const digestIds = new Map<string, number>();
     for (const row of inserted) {
       if (row.verified === 1) verifiedIds.set(key(row.equipment_id, row.box_seq), row.id);
+      else if (row.message_digest !== null) digestIds.set(row.message_digest, row.id);
       else unverifiedIds.push(row.id);
     }
     unverifiedIds.sort((a, b) => a - b);
@@ -198,8 +210,29 @@ export class PostgresIngestStore implements IngestStore {
       ).rows;
       for (const row of rows) storedIds.set(key(row.equipment_id, row.box_seq), row.id);
     }
+    // MQTT messages not inserted: stored before (a redelivery).
+    const storedDigests = new Map<string, number>();
+    const digestsAgain = logs.flatMap((log) =>
+      log.messageDigest !== null && !digestIds.has(log.messageDigest) ? [log.messageDigest] : [],
+    );
+    if (digestsAgain.length > 0)
+      for (const row of (
+        await on.executeQuery<{ id: number; message_digest: string }>(CompiledQuery.raw(DIGEST_IDS, [digestsAgain]))
+      ).rows)
+        storedDigests.set(row.message_digest, row.id);
     let nextUnverified = 0;
     return logs.map((log) => {
+      if (log.messageDigest !== null) {
+        const fresh = digestIds.get(log.messageDigest);
+        if (fresh !== undefined) {
+          digestIds.delete(log.messageDigest);
+          storedDigests.set(log.messageDigest, fresh);
+          return { id: fresh, duplicate: false };
+        }
+        const stored = storedDigests.get(log.messageDigest);
+        if (stored === undefined) throw new Error(`box log of message ${log.messageDigest} ignored but not found`);
+        return { id: stored, duplicate: true };
+      }
       if (!log.verified) {
         const id = unverifiedIds[nextUnverified++];
         if (id === undefined) throw new Error('box log insert returned fewer rows than it was given');

@@ -283,6 +283,7 @@ async function store(
     boxSeq: responses[index]?.boxSeq ?? null,
     status: responses[index]?.status ?? null,
     receivedAt,
+    messageDigest: options.source === 'mqtt' && responses[index] === null ? (entry.mqtt_message_digest ?? null) : null,
   }));
   const inserted = await ctx.ingestStore.insertLogs(on, logs);
   /** Parkings with logs queued for forwarding. */
@@ -293,7 +294,7 @@ async function store(
   for (const [index, entry] of stored.entries()) {
     const row = inserted[index] as { id: number; duplicate: boolean };
     if (row.duplicate) {
-      results.push({ id: row.id, verified: true, duplicate: true });
+      results.push({ id: row.id, verified: responses[index] !== null, duplicate: true });
       continue;
     }
     const response = responses[index] ?? null;

@@ -29,13 +29,16 @@ export interface BoxLogInput {
   /** `YYYY-MM-DD HH:MM:SS`, UTC. */
   created_at: string;
   point_attributes: PointAttributes | null;
+  /** MQTT ingestion only: the SHA-256 (hex) of the message's box and payload,
+   * which stores an unverified log once however often the broker delivers it. */
+  mqtt_message_digest?: string;
 }
 
 /** One element of the 201 body, in request order. */
 export interface BoxLogResult {
   id: number;
   verified: boolean;
-  /** A verified response already stored: nothing new was stored, `id` is the stored log's. */
+  /** A verified response (or, over MQTT, a message) already stored: nothing new was stored, `id` is the stored log's. */
   duplicate: boolean;
 }
 

@@ -538,7 +538,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 16,
-    name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign',
+    name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign; MQTT messages stored once',
     rebuildsTables: true,
     sql: `
       -- sent_nonce: the nonce (24 hex digits) of the frame the dispatcher
@@ -603,6 +603,13 @@ export const MIGRATIONS: readonly Migration[] = [
       -- again with the new one, so the previous key leaves the boxes as soon
       -- as that is done, and with it every signature of a revoked key.
       ALTER TABLE secured_parkings ADD COLUMN issuer_re_sign INTEGER NOT NULL DEFAULT 0;
+
+      -- An unverified box log from MQTT is stored once per message: the
+      -- SHA-256 of its box and payload (a redelivery after a reconnect or a
+      -- crash is the same bytes); a verified one is deduplicated by its
+      -- box_seq already, so it carries none.
+      ALTER TABLE box_logs ADD COLUMN message_digest TEXT;
+      CREATE UNIQUE INDEX box_logs_message_digest ON box_logs(message_digest) WHERE message_digest IS NOT NULL;
     `,
   },
 ];

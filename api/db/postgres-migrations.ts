@@ -52,7 +52,7 @@ CREATE INDEX login_attempts_started ON login_attempts(started_at);
     },
     {
       version: 16,
-      name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign',
+      name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign; MQTT messages stored once',
       // As SQLite's (api/db/migrations.ts, 16); PostgreSQL changes the CHECK in place.
       sql: `
 ALTER TABLE control_commands ADD COLUMN sent_nonce text;
@@ -69,6 +69,8 @@ CREATE TABLE box_holds (
   created_at bigint NOT NULL
 );
 ALTER TABLE secured_parkings ADD COLUMN issuer_re_sign integer NOT NULL DEFAULT 0;
+ALTER TABLE box_logs ADD COLUMN message_digest text;
+CREATE UNIQUE INDEX box_logs_message_digest ON box_logs(message_digest) WHERE message_digest IS NOT NULL;
 `,
     },
   ],

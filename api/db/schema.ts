@@ -195,6 +195,8 @@ export interface BoxLogsTable {
   box_seq: number | null;
   status: number | null;
   received_at: number;
+  /** An unverified MQTT log: SHA-256 (hex) of its box and message, stored once. */
+  message_digest: string | null;
 }
 
 export interface ForwardingDeliveriesTable {

@@ -20,6 +20,7 @@
 // process past busy_timeout is no such message: nothing of it is written, it
 // stays unacknowledged, and it is tried again BUSY_RETRY_MS later on the
 // injected clock (the broker redelivers it if this process dies).
+import { createHash } from 'node:crypto';
 import {
   isAccessKind,
   isControlKind,
@@ -189,7 +190,10 @@ export class ResponseIngestion {
     const lookups = new BoxLogLookups(this.ctx.ingestStore);
     const now = this.ctx.clock.now();
     const parsed = received.map(
-      ({ moduleId, payload }): Taken | { moduleId: number; message: ReceivedResponseMessage; createdAt: string } => {
+      ({
+        moduleId,
+        payload,
+      }): Taken | { moduleId: number; message: ReceivedResponseMessage; createdAt: string; digest: string } => {
         let message: ReceivedResponseMessage;
         try {
           message = parseResponseMessage(payload);
@@ -205,7 +209,7 @@ export class ResponseIngestion {
             detail: `received_at ${JSON.stringify(message.received_at).slice(0, 60)} is not ISO 8601 with an offset in years ${FIRST_YEAR}..${LAST_YEAR}`,
           };
         }
-        return { moduleId, message, createdAt };
+        return { moduleId, message, createdAt, digest: messageDigestOf(moduleId, payload) };
       },
     );
     // The rows of the whole group, one query a table: the boxes and the ids
@@ -221,7 +225,7 @@ export class ResponseIngestion {
     await lookups.load(on, { parkings: messages.flatMap((one) => lookups.box(one.moduleId)?.parking_id ?? []) });
     const prepared = parsed.map((one): Taken | { response: IngestedResponse; entry: BoxLogInput } => {
       if (!('message' in one)) return one;
-      const { moduleId, message, createdAt } = one;
+      const { moduleId, message, createdAt, digest } = one;
       const box = lookups.box(moduleId);
       if (box === undefined) return { kind: 'unknown_box' };
       const response: IngestedResponse = {
@@ -231,7 +235,7 @@ export class ResponseIngestion {
         context: message.context,
         log: undefined,
       };
-      return { response, entry: this.#entry(lookups, box, message, createdAt) };
+      return { response, entry: this.#entry(lookups, box, message, createdAt, digest) };
     });
     const storing = prepared.filter((one) => 'entry' in one);
     let logs: BoxLogResult[] = [];
@@ -266,7 +270,13 @@ export class ResponseIngestion {
   /** The box log of a response: ids from the message's context when the
    * sender gave ones that fit the box's parking, else from the command itself
    * (key_id -> smart key -> driver). */
-  #entry(lookups: BoxLogLookups, box: BoxRow, message: ReceivedResponseMessage, createdAt: string): BoxLogInput {
+  #entry(
+    lookups: BoxLogLookups,
+    box: BoxRow,
+    message: ReceivedResponseMessage,
+    createdAt: string,
+    digest: string,
+  ): BoxLogInput {
     const { command, response, context } = message;
     const commandBytes = Buffer.from(command, 'base64');
     const header = parseCommandHeader(commandBytes);
@@ -303,6 +313,7 @@ export class ResponseIngestion {
       offline: false,
       created_at: createdAt,
       point_attributes: null,
+      mqtt_message_digest: digest,
     };
   }
 
@@ -322,6 +333,14 @@ export class ResponseIngestion {
     this.counters.refused[reason]++;
     this.#logger.warn({ module_id: moduleId, reason, detail }, 'response message not stored');
   }
+}
+
+/** What makes a message the same message: its box and its bytes. A broker
+ * redelivers a message as it was (after a reconnect, or to the kept session
+ * of a process that died before its PUBACK); the box log of an unverified
+ * one is stored once by it (box_logs.message_digest). */
+function messageDigestOf(moduleId: number, payload: Buffer): string {
+  return createHash('sha256').update(`${moduleId}\n`).update(payload).digest('hex');
 }
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC) of when the response was received: the

@@ -9,6 +9,8 @@ export interface StoredBoxLog {
   boxSeq: number | null;
   status: number | null;
   receivedAt: number;
+  /** An unverified MQTT log's message digest (stored once); null otherwise. */
+  messageDigest: string | null;
 }
 
 /** A stored log as forwarded (spec 2.2): the 2.1 fields and the driver's email. */
@@ -50,30 +52,35 @@ type InsertTuple = [
   number | null,
   number | null,
   number,
+  string | null,
 ];
 
 export class BoxLogRepository {
   private readonly insertRow;
-  private readonly insertVerifiedRow;
+  private readonly insertUniqueRow;
   private readonly verifiedBySeq;
+  private readonly byDigest;
   private readonly byId;
 
   constructor(db: Db) {
     const columns = `(source, fo_user_id, smart_key_id, equipment_id, secured_parking_id, type, command, command_decrypted, response, response_decrypted,
-       offline, created_at, latitude, longitude, verified, box_seq, status, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+       offline, created_at, latitude, longitude, verified, box_seq, status, received_at, message_digest)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
     this.insertRow = db.prepare<InsertTuple>(`INSERT INTO box_logs ${columns}`);
-    // The partial unique index on verified (equipment_id, box_seq) is the only
-    // uniqueness a box log can meet; ON CONFLICT DO NOTHING (unlike OR IGNORE)
-    // still raises on any other constraint, so nothing is dropped silently.
-    this.insertVerifiedRow = db.prepare<InsertTuple>(`INSERT INTO box_logs ${columns} ON CONFLICT DO NOTHING`);
+    // The partial unique indexes on verified (equipment_id, box_seq) and on
+    // message_digest are the only uniqueness a box log can meet; ON CONFLICT
+    // DO NOTHING (unlike OR IGNORE) still raises on any other constraint, so
+    // nothing is dropped silently.
+    this.insertUniqueRow = db.prepare<InsertTuple>(`INSERT INTO box_logs ${columns} ON CONFLICT DO NOTHING`);
     this.verifiedBySeq = db.prepare<[number, number], { id: number }>(
       'SELECT id FROM box_logs WHERE equipment_id = ? AND box_seq = ? AND verified = 1',
     );
+    this.byDigest = db.prepare<[string], { id: number }>('SELECT id FROM box_logs WHERE message_digest = ?');
     this.byId = db.prepare<[number], Record<string, unknown>>('SELECT * FROM box_logs WHERE id = ?');
   }
 
-  /** Stores a log; for a verified one already stored, stores nothing and
-   * returns the stored id with duplicate true. */
+  /** Stores a log; for a verified one, or an MQTT message, already stored,
+   * stores nothing and returns the stored id with duplicate true. */
   insert(log: StoredBoxLog): { id: number; duplicate: boolean } {
     const e = log.entry;
     const tuple: InsertTuple = [
@@ -95,10 +102,17 @@ export class BoxLogRepository {
       log.boxSeq,
       log.status,
       log.receivedAt,
+      log.messageDigest,
     ];
-    if (!log.verified) return { id: Number(this.insertRow.run(...tuple).lastInsertRowid), duplicate: false };
-    const result = this.insertVerifiedRow.run(...tuple);
+    if (!log.verified && log.messageDigest === null)
+      return { id: Number(this.insertRow.run(...tuple).lastInsertRowid), duplicate: false };
+    const result = this.insertUniqueRow.run(...tuple);
     if (result.changes === 1) return { id: Number(result.lastInsertRowid), duplicate: false };
+    if (log.messageDigest !== null) {
+      const stored = this.byDigest.get(log.messageDigest);
+      if (!stored) throw new Error(`box log of message ${log.messageDigest} ignored but not found`);
+      return { id: stored.id, duplicate: true };
+    }
     const existing = this.verifiedBySeq.get(e.equipment_id, log.boxSeq ?? -1);
     if (!existing) throw new Error(`verified box log ${e.equipment_id}/${String(log.boxSeq)} ignored but not found`);
     return { id: existing.id, duplicate: true };

@@ -11,6 +11,7 @@ import { PostgresIngestStore } from '../../api/box-logs/ingest-store-postgres.js
 import { ControlAnswers } from '../../api/control/settle.js';
 import { setAccessSigned } from '../../api/control/operations.js';
 import { GroupCommit } from '../../api/db/group-commit.js';
+import { RACE_ATTEMPTS } from '../../api/db/lost-race.js';
 import type { PostgresStore, Store } from '../../api/db/store.js';
 import type { StoredBoxLog } from '../../api/repositories/box-logs.js';
 import {
@@ -69,6 +70,7 @@ function verifiedLog(parkingId: number, boxSeq: number): StoredBoxLog {
     boxSeq,
     status: Status.OK,
     receivedAt: NOW,
+    messageDigest: null,
   };
 }
 
@@ -287,12 +289,13 @@ storeTest.on(
     await waitersOnLocks(t, store, 1);
     mayTakeA();
     const [ran] = await Promise.all([grouped, otherTransaction.catch((error: unknown) => error)]);
-    t.is(ran, 2, 'the group ran twice: it lost the first');
-    t.is(group.raceRetries, 1);
+    // It lost the first run; a loaded server may make it lose one more (RACE_ATTEMPTS bounds them).
+    t.true(ran >= 2 && ran <= RACE_ATTEMPTS, `the group ran ${ran} times`);
+    t.is(group.raceRetries, ran - 1);
     const phones = await store.kysely.selectFrom('users').select(['id', 'phone']).orderBy('id').execute();
     t.deepEqual(
       phones.map((row) => row.phone),
-      ['group 2', 'group 2'],
+      [`group ${ran}`, `group ${ran}`],
       'the group committed last',
     );
   },
