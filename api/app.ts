@@ -15,6 +15,7 @@ import { onPaymentOutcome } from './sessions/service.js';
 import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
 import { apiFormats } from './formats.js';
+import { redactedError, redactedUrlField, redactUrl } from './log-redaction.js';
 import { refuseNulCharacters } from './nul-characters.js';
 import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
@@ -25,7 +26,6 @@ import { healthRoutes } from './routes/health.js';
 import { meRoutes } from './routes/me.js';
 import { oauthRoutes } from './routes/oauth.js';
 import { OPERATOR_PREFIX, operatorRoutes } from './routes/operator/index.js';
-import { redactTicket } from './routes/operator/events.js';
 import { parkingSessionRoutes } from './routes/parking-sessions.js';
 import { payRoutes } from './routes/pay.js';
 import { smartKeyRoutes } from './routes/smart-keys.js';
@@ -61,7 +61,7 @@ export interface BuildAppOptions {
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const app = Fastify({
-    logger: withTicketRedaction(options.logger ?? false),
+    logger: withLogRedaction(options.logger ?? false),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     ajv: {
@@ -157,9 +157,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   return app;
 }
 
-/** The request logger prints URLs; an event stream's single-use ticket
- * (GET /api/operator/events?ticket=...) is replaced by `[redacted]`. */
-function withTicketRedaction(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+/** The request logger prints URLs, the error logger messages and node's
+ * bytes of a bad request, the forwarding worker its URL: every secret query
+ * parameter in them (`?access_token=`, an event stream's `?ticket=`, ...) is
+ * printed `[redacted]` (log-redaction.ts). */
+function withLogRedaction(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (logger === false || logger === undefined) return logger;
   const options = logger === true ? {} : logger;
   return {
@@ -168,11 +170,13 @@ function withTicketRedaction(logger: FastifyServerOptions['logger']): FastifySer
       ...options.serializers,
       req: (request: FastifyRequest) => ({
         method: request.method,
-        url: redactTicket(request.url),
+        url: redactUrl(request.url),
         host: request.host,
         remoteAddress: request.ip,
         remotePort: request.socket.remotePort,
       }),
+      err: redactedError,
+      url: redactedUrlField,
     },
   };
 }

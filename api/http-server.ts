@@ -2,13 +2,17 @@
 // fastify answer before a route's error handler is reached (a request that is
 // not valid HTTP, headers too large, a bad URL, an Expect header, no Host, a
 // compressed body). Each answers the registry's error body, or the payment
-// page's HTML on /pay/, never node's or fastify's own bodies.
+// page's HTML on /pay/, never node's or fastify's own bodies; every answer,
+// these and the routes', says `X-Content-Type-Options: nosniff`.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from './config.js';
 import { ApiError, type ApiErrorCode } from './errors.js';
 import { errorPage, isPaymentPath, PAGE_HEADERS, sendErrorPage } from './routes/pay.js';
+
+/** X-Content-Type-Options on every response, also those written below the routes. */
+const NOSNIFF = { name: 'x-content-type-options', value: 'nosniff' } as const;
 
 /** fastify's own options for the timeouts and the error paths it owns. */
 export function serverOptions(
@@ -41,7 +45,9 @@ export function configureServer(app: FastifyInstance, config: ApiConfig): void {
   server.requireHostHeader = false;
   // Without a listener node answers an unknown Expect with an empty 417.
   server.on('checkExpectation', answerExpectation);
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    // Every answer, errors included, is what its Content-Type says: no browser sniffs a JSON body into HTML.
+    void reply.header(NOSNIFF.name, NOSNIFF.value);
     done(requestHeadersError(request));
   });
 }
@@ -70,7 +76,10 @@ function answerExpectation(request: IncomingMessage, response: ServerResponse): 
 /** The body and headers of an error, as HTML on the payment page's paths. */
 function rendered(error: ApiError, url: string): { body: string; headers: Record<string, string> } {
   if (isPaymentPath(url)) return { body: errorPage(error.status), headers: PAGE_HEADERS };
-  return { body: JSON.stringify(error.body()), headers: { 'content-type': 'application/json; charset=utf-8' } };
+  return {
+    body: JSON.stringify(error.body()),
+    headers: { 'content-type': 'application/json; charset=utf-8', [NOSNIFF.name]: NOSNIFF.value },
+  };
 }
 
 /** The router's errors: a malformed percent-encoding, a too long path parameter. */
@@ -85,6 +94,8 @@ function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: Fa
     request.log.error({ err: error }, 'unhandled framework error');
   }
   const answer = apiError ?? new ApiError('internal_error');
+  // fastify calls this before any onRequest hook.
+  void reply.header(NOSNIFF.name, NOSNIFF.value);
   if (isPaymentPath(request.url)) {
     void sendErrorPage(reply, answer.status);
     return;

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { DomainError } from '../api/domain-error.js';
+import { UnsafeTargetError } from '../lib/atomic-file.js';
 import { CliError, ExitCode } from './errors.js';
 import { registerProtocolCommands } from './commands/protocol.js';
 import { registerApiCommand } from './commands/api.js';
@@ -67,6 +68,11 @@ function exitCodeFor(error: unknown): number {
   if (error instanceof CliError) {
     process.stderr.write(`parkbench: ${error.message}\n`);
     return error.exitCode;
+  }
+  if (error instanceof UnsafeTargetError) {
+    // A path that names a link, a folder or a device: the user must name another.
+    process.stderr.write(`parkbench: ${error.message}\n`);
+    return ExitCode.usage;
   }
   if (error instanceof DomainError) {
     // The operator's domain (api/) refused: its message is the one line, every kind a failure.

@@ -1,8 +1,6 @@
 // A box's provisioning file (lib/provisioning-file.ts) with a fresh MQTT
 // password: only its hash is stored, so the previous password stops working.
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { prepareFileAtomic, UnsafeTargetError, type PreparedFile } from '../../lib/atomic-file.js';
 import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
 import { randomSecret } from '../auth/secrets.js';
 import type { ApiConfig } from '../config.js';
@@ -72,31 +70,25 @@ export function provisioningText(file: ProvisioningFile): string {
 /**
  * Writes the provisioning file and stores its password's hash, both or
  * neither: a box whose new password was stored but never written out would be
- * locked out (issue 12). The file goes to a temporary file beside `out`
- * (flushed, mode 0600), then the hash is stored and the file renamed into
- * place in one transaction: a failed rename rolls the hash back.
+ * locked out. The file goes to a temporary file beside `out` (flushed, mode
+ * 0600), then the hash is stored and the file renamed into place in one
+ * transaction: a failed rename rolls the hash back. `out` must be a regular
+ * file or a new name (lib/atomic-file.ts): anything else rejects with
+ * UnsafeTargetError, nothing changed.
  */
 export async function writeProvisioning(store: Store, out: string, pending: PendingProvisioning): Promise<void> {
-  const temporary = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString('hex')}.tmp`);
+  let prepared: PreparedFile | undefined;
   try {
-    const fd = openSync(temporary, 'wx', 0o600);
-    try {
-      writeSync(fd, provisioningText(pending.file));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    prepared = await prepareFileAtomic(out, provisioningText(pending.file), { mode: 0o600 });
+    const file = prepared;
     // The body awaits only its own update; the rename is synchronous.
     await store.kysely.transaction().execute(async (trx) => {
       await pending.store(trx);
-      renameSync(temporary, out);
+      file.commitSync();
     });
   } catch (error) {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Never made, or already renamed.
-    }
+    prepared?.discard();
+    if (error instanceof UnsafeTargetError) throw error;
     throw failed(`cannot write ${out}: ${messageOf(error)} (nothing changed: the box keeps its MQTT password)`);
   }
 }

@@ -1,47 +1,13 @@
-// Forwarding must not be a server-side request forgery vector (issue 16): a
-// URL whose host resolves to a private, loopback or link-local address is
+// Forwarding must not be a server-side request forgery vector: a URL whose
+// host is or resolves to an address that is not public (address-rule.ts) is
 // refused unless FORWARDING_ALLOW_PRIVATE. The check is made at delivery
 // time on the very address the socket connects to (a lookup hook on the
 // request), so a name re-pointed after the URL was set, or resolving
 // differently each time, cannot slip through.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { lookup as lookupAll } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
-
-const RANGES: readonly (readonly [string, number, 'ipv4' | 'ipv6', string])[] = [
-  ['0.0.0.0', 8, 'ipv4', 'unspecified'],
-  ['10.0.0.0', 8, 'ipv4', 'private'],
-  ['100.64.0.0', 10, 'ipv4', 'private (shared address space)'],
-  ['127.0.0.0', 8, 'ipv4', 'loopback'],
-  ['169.254.0.0', 16, 'ipv4', 'link-local'],
-  ['172.16.0.0', 12, 'ipv4', 'private'],
-  ['192.168.0.0', 16, 'ipv4', 'private'],
-  ['224.0.0.0', 4, 'ipv4', 'multicast'],
-  ['240.0.0.0', 4, 'ipv4', 'reserved'],
-  ['::', 128, 'ipv6', 'unspecified'],
-  ['::1', 128, 'ipv6', 'loopback'],
-  ['fc00::', 7, 'ipv6', 'private (unique local)'],
-  ['fe80::', 10, 'ipv6', 'link-local'],
-  ['ff00::', 8, 'ipv6', 'multicast'],
-];
-
-const LISTS = RANGES.map(([network, prefix, type, kind]) => {
-  const list = new BlockList();
-  list.addSubnet(network, prefix, type);
-  return { list, type, kind };
-});
-
-/** What kind of non-public address `address` is (`loopback`, `private`,
- * `link-local`, ...), or undefined for a public one. An IPv4-mapped IPv6
- * address (::ffff:127.0.0.1) is judged as its IPv4 address. */
-export function nonPublicKind(address: string): string | undefined {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const ip = mapped?.[1] ?? address.replace(/^\[|\]$/g, '');
-  const family = isIP(ip);
-  if (family === 0) return undefined;
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  return LISTS.find((entry) => entry.type === type && entry.list.check(ip, type))?.kind;
-}
+import { isIP } from 'node:net';
+import { nonPublicKind } from './address-rule.js';
 
 /** The refusal, as the delivery's last error. */
 export class PrivateAddressError extends Error {

@@ -1,6 +1,5 @@
 // `parkbench admin fleet provision`: flags, the fleet file and output; the
 // fleet itself is made by api/boxes/fleet.ts.
-import { chmodSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { MAX_FLEET, provisionFleet } from '../../api/boxes/fleet.js';
 import { mqttUrlOf } from '../../api/boxes/provisioning.js';
@@ -8,6 +7,7 @@ import { MAX_BOXES_PER_PARKING } from '../../api/repositories/boxes.js';
 import { CliError, UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseId } from './validate.js';
+import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
 import { messageOf } from '../../lib/message-of.js';
 
 interface FleetFlags extends CommonFlags {
@@ -38,6 +38,8 @@ export function registerFleetCommands(admin: Command): void {
       const count = Number(flags.count);
       if (!/^\d+$/.test(flags.count) || count < 1 || count > MAX_FLEET)
         throw new UsageError(`--count must be an integer from 1 to ${MAX_FLEET}, got "${flags.count}"`);
+      // Before any box is added: a path that is no regular file is refused (exit 2).
+      checkReplaceable(flags.out);
       return withDatabase(flags, async (ctx) => {
         const { files, parkingIds } = await provisionFleet(
           ctx.store,
@@ -45,8 +47,7 @@ export function registerFleetCommands(admin: Command): void {
           ctx.now,
         );
         try {
-          writeFileSync(flags.out, `${JSON.stringify(files, null, 2)}\n`, { mode: 0o600 });
-          chmodSync(flags.out, 0o600);
+          await writeFileAtomic(flags.out, `${JSON.stringify(files, null, 2)}\n`, { mode: 0o600 });
         } catch (error) {
           throw new CliError(
             `cannot write ${flags.out}: ${messageOf(error)} (the boxes were added; \`parkbench admin box provision\` gives each file again)`,

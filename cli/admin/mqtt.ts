@@ -1,9 +1,10 @@
 // `parkbench admin mqtt-client add` and `parkbench admin mqtt-acl`: flags,
 // files and output; the accounts and the export are api/mqtt/clients.ts.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { addMqttClient, mosquittoExport } from '../../api/mqtt/clients.js';
+import { checkReplaceable, UnsafeTargetError, writeFileAtomic } from '../../lib/atomic-file.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { CliError, UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
@@ -64,12 +65,15 @@ export function registerMqttCommands(admin: Command): void {
         );
         const passwordFile = join(flags.out, 'passwords');
         const aclFile = join(flags.out, 'acl');
+        // Both refused before either is written when one is no regular file (exit 2).
+        checkReplaceable(passwordFile);
+        checkReplaceable(aclFile);
         try {
           mkdirSync(flags.out, { recursive: true });
-          writeFileSync(passwordFile, exported.passwords, { mode: 0o600 });
-          chmodSync(passwordFile, 0o600);
-          writeFileSync(aclFile, exported.acl, { mode: 0o644 });
+          await writeFileAtomic(passwordFile, exported.passwords, { mode: 0o600 });
+          await writeFileAtomic(aclFile, exported.acl, { mode: 0o644 });
         } catch (error) {
+          if (error instanceof UnsafeTargetError) throw error;
           throw new CliError(`cannot write into ${flags.out}: ${messageOf(error)}`);
         }
         printResult(

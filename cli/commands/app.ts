@@ -1,7 +1,7 @@
 // `parkbench app`: the mobile app's stand-in. Does what the phone does, step
 // by step, printing each step; exit code 0 only when every step did what it
 // should, else the failing step and why (exit 1).
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { BoxLogInput } from '../../api/box-logs/types.js';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -9,6 +9,7 @@ import { BoxChannel } from '../app/box-channel.js';
 import { runApp, type AppOptions } from '../app/flow.js';
 import { ApiClient, StepFailure } from '../app/http.js';
 import { CliError, UsageError } from '../errors.js';
+import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
 import { messageOf } from '../../lib/message-of.js';
 
 interface AppFlags {
@@ -77,6 +78,8 @@ export function registerAppCommand(program: Command): void {
         await uploadKept(api, client, driver, flags.upload, say);
         return;
       }
+      // A --offline-file that is no regular file is refused (exit 2) before the session starts.
+      if (flags.offline === true) checkReplaceable(flags.offlineFile);
       const options: AppOptions = {
         client,
         driver,
@@ -106,7 +109,7 @@ export function registerAppCommand(program: Command): void {
       try {
         const result = await runApp(api, boxes, options, say);
         if (result.kept.length > 0) {
-          await writeFile(flags.offlineFile, `${JSON.stringify(result.kept, null, 2)}\n`);
+          await writeFileAtomic(flags.offlineFile, `${JSON.stringify(result.kept, null, 2)}\n`);
           say(
             `✔ offline: ${result.kept.length} box logs kept in ${flags.offlineFile}; upload them with: parkbench app --upload ${flags.offlineFile} (plus the same --server, client and driver flags)`,
           );

@@ -5,8 +5,8 @@
 // provisioning file, 130 when interrupted (SIGINT; 143 for SIGTERM: the
 // command in flight is answered, the box's issuer keys are put back, and
 // what ran is reported).
-import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
 import { systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { loadNoble } from '../../lib/noble.js';
@@ -87,6 +87,8 @@ export function registerConformanceCommand(program: Command): void {
 
 async function runConformance(flags: ConformanceFlags): Promise<void> {
   const options = await parseConformanceFlags(flags, systemClock.now());
+  // A --junit path that is no regular file is refused (exit 2) before the box is touched.
+  if (options.junit !== undefined) checkReplaceable(options.junit);
   const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
   const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger);
   // SIGINT (or SIGTERM) stops the run after the command in flight, and the
@@ -128,7 +130,7 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
   process.stdout.write(options.json ? renderJson(report) : renderTable(report));
   const junit = options.junit;
   if (junit !== undefined) {
-    await writeFile(junit, renderJunit(report)).catch((error: unknown) => {
+    await writeFileAtomic(junit, renderJunit(report), { mode: 0o644 }).catch((error: unknown) => {
       throw new CliError(`cannot write ${junit}: ${messageOf(error)}`);
     });
   }

@@ -1,10 +1,11 @@
 // `parkbench protocol ...`: decode frames, seal or sign access commands, make
 // an issuer key pair, regenerate the test vectors (docs/protocol.md, Test vectors). The work
 // lives in cli/protocol/.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
 import { testVectorsJson } from '../../firmware-protocol/index.js';
+import { writeFileAtomic } from '../../lib/atomic-file.js';
 import { CliError } from '../errors.js';
 import { type FrameShape, decodeFrame } from '../protocol/decode.js';
 import { parseFrameText, parseIssuerPublicKeysFlag, parseKeyFlag } from '../protocol/input.js';
@@ -106,7 +107,7 @@ export function registerProtocolCommands(program: Command): void {
     .description('Regenerate firmware-protocol/test-vectors.json (deterministic: fixed keys and nonces)')
     .option('--out <file>', 'write here instead', defaultVectorsPath)
     .option('--check', 'write nothing; exit 1 if the file differs from what would be generated')
-    .action((flags: { out: string; check?: boolean }) => {
+    .action(async (flags: { out: string; check?: boolean }) => {
       const text = testVectorsJson();
       if (flags.check === true) {
         let current: string;
@@ -119,7 +120,7 @@ export function registerProtocolCommands(program: Command): void {
         process.stdout.write(`${flags.out} is up to date\n`);
         return;
       }
-      writeFileSync(flags.out, text);
+      await writeFileAtomic(flags.out, text, { mode: 0o644 });
       process.stdout.write(`wrote ${flags.out}\n`);
     });
 }

@@ -5,12 +5,13 @@
 // (the embedded broker's bench issues fresh ones each start): the demo
 // boxes' and the app stand-in's passwords are kept in the data folder, and
 // a start checks that the broker takes them before anything connects.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import type { Store } from '../../api/db/store.js';
 import { provisionBox, provisioningWithPassword } from '../../api/boxes/provisioning.js';
 import { ensureOperatorClient, mosquittoExport, operatorClientTakes } from '../../api/mqtt/clients.js';
+import { UnsafeTargetError, writeFileAtomic } from '../../lib/atomic-file.js';
 import type { ProvisioningFile } from '../../lib/provisioning-file.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { messageOf } from '../../lib/message-of.js';
@@ -93,18 +94,19 @@ export async function externalAccounts(options: {
   }
   try {
     mkdirSync(options.dataDir, { recursive: true });
-    writeFileSync(path, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
-    chmodSync(path, 0o600);
+    await writeFileAtomic(path, `${JSON.stringify(kept, null, 2)}\n`, { mode: 0o600 });
     if (options.aclOut !== undefined) {
       const exported = await mosquittoExport(options.store, options.topics, options.apiLogin);
       mkdirSync(options.aclOut, { recursive: true });
       const passwordFile = join(options.aclOut, 'passwords');
-      writeFileSync(passwordFile, exported.passwords, { mode: 0o600 });
-      chmodSync(passwordFile, 0o600);
-      writeFileSync(join(options.aclOut, 'acl'), exported.acl, { mode: 0o644 });
+      await writeFileAtomic(passwordFile, exported.passwords, { mode: 0o600 });
+      await writeFileAtomic(join(options.aclOut, 'acl'), exported.acl, { mode: 0o644 });
     }
   } catch (error) {
-    throw new CliError(`cannot keep the bench's MQTT accounts: ${messageOf(error)}`);
+    throw new CliError(
+      `cannot keep the bench's MQTT accounts: ${messageOf(error)}`,
+      error instanceof UnsafeTargetError ? ExitCode.usage : ExitCode.failure,
+    );
   }
   return { provisioning, operator };
 }

@@ -225,6 +225,12 @@ test('admin parking forwarding: a whsec_ secret shown once; --rotate-secret show
   );
   const byName = await set(['--url', 'http://localhost:9/hook', '--expose', 'true']);
   t.regex(byName.stderr, /^note: localhost resolves to (127\.0\.0\.1|::1) \(loopback\)/);
+  const mapped = await set(['--url', 'http://[0:0:0:0:0:ffff:127.0.0.1]:9/hook', '--expose', 'true']);
+  t.is(mapped.code, 0);
+  t.is(
+    mapped.stderr,
+    "note: ::ffff:7f00:1 (loopback, in IPv4-mapped IPv6): an API with FORWARDING_ALLOW_PRIVATE=false (parkbench api's default) refuses to deliver there; parkbench start allows it\n",
+  );
   const allowed = await runCli(
     [
       'admin',

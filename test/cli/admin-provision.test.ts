@@ -1,15 +1,21 @@
-// `parkbench admin box provision --out` (issue 12, item 10): a provision that
-// cannot write its file changes nothing, so the box keeps the MQTT password it
-// has; the new password is stored only once the file holding it is in place.
-import { readdirSync } from 'node:fs';
+// `parkbench admin box provision --out`: a provision that cannot write its
+// file changes nothing, so the box keeps the MQTT password it has; the new
+// password is stored only once the file holding it is in place. Only a
+// regular file or a new name is written: a symbolic link (not followed), a
+// folder, a device, a FIFO or a socket at the path is refused, exit 2.
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
 import test from 'ava';
 import Database from 'better-sqlite3';
 import { verifyMqttPassword } from '../../api/mqtt/password-hash.js';
 import { tempDir } from '../helpers/api-app.js';
 import { runCli } from '../helpers/run-cli.js';
 
-test('box provision --out into a missing folder: one line, exit 1, and the old MQTT password still works', async (t) => {
+/** A database with parking 1 and box 9101, and a reader of the box's stored MQTT password hash. */
+async function provisioned(t: ExecutionContext) {
   const dir = tempDir(t, 'parkbench-provision-');
   const env = { DATABASE_PATH: join(dir, 'admin.sqlite'), SCRYPT_LOG2_N: '10', MQTT_URL: '' };
   const run = (...args: string[]) => runCli(['admin', ...args], { env });
@@ -56,6 +62,11 @@ test('box provision --out into a missing folder: one line, exit 1, and the old M
       db.close();
     }
   };
+  return { dir, env, run, password, storedHash };
+}
+
+test('box provision --out into a missing folder: one line, exit 1, and the old MQTT password still works', async (t) => {
+  const { dir, run, password, storedHash } = await provisioned(t);
   const before = storedHash();
 
   const failed = await run(
@@ -72,20 +83,81 @@ test('box provision --out into a missing folder: one line, exit 1, and the old M
   t.is(storedHash(), before, 'the stored hash is unchanged');
   t.true(await verifyMqttPassword(password, storedHash()), 'the old password still logs in');
 
-  // A file that cannot be replaced (a folder in its place) fails the same way, leaving no temporary file.
-  const blocked = join(dir, 'blocked.json');
-  (await import('node:fs')).mkdirSync(blocked);
-  const refused = await run('box', 'provision', '--module-id', '9101', '--out', blocked);
-  t.is(refused.code, 1);
-  t.is(storedHash(), before);
-  t.deepEqual(
-    readdirSync(dir).filter((name) => name.endsWith('.tmp')),
-    [],
-  );
-
-  // And a provision that works still issues a new password.
+  // A provision that works still issues a new password, and one over that regular file too.
   const out = join(dir, 'box-9101.json');
   t.is((await run('box', 'provision', '--module-id', '9101', '--out', out)).code, 0);
   t.not(storedHash(), before);
   t.false(await verifyMqttPassword(password, storedHash()));
+  const first = readFileSync(out, 'utf8');
+  t.is((await run('box', 'provision', '--module-id', '9101', '--out', out)).code, 0);
+  t.not(readFileSync(out, 'utf8'), first, 'the regular file is replaced');
+  t.is(lstatSync(out).mode & 0o777, 0o600);
+});
+
+test('box provision --out refuses a symbolic link (not followed), a folder, a device, a FIFO and a socket: one line naming the path and why, exit 2, nothing changed', async (t) => {
+  const { dir, run, password, storedHash } = await provisioned(t);
+  const before = storedHash();
+
+  const victim = join(dir, 'victim.txt');
+  writeFileSync(victim, 'keep me');
+  const link = join(dir, 'link.json');
+  symlinkSync(victim, link);
+  const dangling = join(dir, 'dangling.json');
+  symlinkSync(join(dir, 'nowhere.json'), dangling);
+  const folder = join(dir, 'folder.json');
+  mkdirSync(folder);
+  const fifo = join(dir, 'fifo.json');
+  execFileSync('mkfifo', [fifo]);
+  const socket = join(dir, 'socket.json');
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  // A device node like /dev/full: made beside the others as root (mknod), else /dev/full itself (not writable then).
+  const device = process.getuid?.() === 0 ? join(dir, 'full.json') : '/dev/full';
+  if (device !== '/dev/full') execFileSync('mknod', [device, 'c', '1', '7']);
+
+  const cases: [string, string, (stats: Stats) => boolean][] = [
+    [link, 'a symbolic link', (stats) => stats.isSymbolicLink()],
+    [dangling, 'a symbolic link', (stats) => stats.isSymbolicLink()],
+    [folder, 'a directory', (stats) => stats.isDirectory()],
+    [device, 'a character device', (stats) => stats.isCharacterDevice()],
+    [fifo, 'a FIFO', (stats) => stats.isFIFO()],
+    [socket, 'a socket', (stats) => stats.isSocket()],
+  ];
+  for (const [path, what, still] of cases) {
+    const refused = await run('box', 'provision', '--module-id', '9101', '--out', path);
+    t.is(refused.code, 2, path);
+    t.is(refused.stdout, '', path);
+    t.is(
+      refused.stderr,
+      `parkbench: ${path} is ${what}: refused, only a regular file or a new name is written\n`,
+      path,
+    );
+    t.true(still(lstatSync(path)), `${path} is still ${what}`);
+  }
+  t.is(readFileSync(victim, 'utf8'), 'keep me', 'the link was not followed');
+  t.false(readdirSync(dir).includes('nowhere.json'), 'the dangling link was not followed');
+  t.is(storedHash(), before, 'the stored hash is unchanged');
+  t.true(await verifyMqttPassword(password, storedHash()), 'the old password still logs in');
+  t.deepEqual(
+    readdirSync(dir).filter((name) => name.endsWith('.tmp')),
+    [],
+  );
+});
+
+test('fleet provision --out to a symbolic link is refused before any box is added (exit 2)', async (t) => {
+  const { dir, run } = await provisioned(t);
+  const victim = join(dir, 'victim.txt');
+  writeFileSync(victim, 'keep me');
+  const link = join(dir, 'fleet.json');
+  symlinkSync(victim, link);
+  const refused = await run('fleet', 'provision', '--parking', '1', '--count', '2', '--out', link);
+  t.is(refused.code, 2);
+  t.is(
+    refused.stderr,
+    `parkbench: ${link} is a symbolic link: refused, only a regular file or a new name is written\n`,
+  );
+  t.is(readFileSync(victim, 'utf8'), 'keep me');
+  const shown = await run('parking', 'show', '--id', '1', '--json');
+  t.is((JSON.parse(shown.stdout) as { boxes: unknown[] }).boxes.length, 1, 'no box added');
 });

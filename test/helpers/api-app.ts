@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify';
 import { startService } from '../../api/server.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
@@ -58,6 +58,8 @@ export async function testApp(
     /** `sqlite` for a test of what only SQLite has (its busy timeout, its
      * file), whatever PARKBENCH_TEST_STORE says; its title says so. */
     store?: Dialect;
+    /** The app's logger (pino options, a stream to read the log lines); none by default. */
+    logger?: FastifyServerOptions['logger'];
   } = {},
 ): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
@@ -81,6 +83,7 @@ export async function testApp(
     startForwarding: options.startForwarding ?? false,
     startControl: options.startControl ?? false,
     ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   t.teardown(() => app.close());
   await app.ready();

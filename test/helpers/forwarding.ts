@@ -1,6 +1,7 @@
 // A parking that forwards its box logs to a local receiver, a driver with a
 // smart key for it, and box logs to post: what the forwarding tests share.
 import type { ExecutionContext } from 'ava';
+import type { FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from '../../api/config.js';
 import { setForwarding } from '../../api/parkings/forwarding.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
@@ -27,6 +28,7 @@ export interface ForwardingSetupOptions {
   forwardUnverified?: boolean;
   config?: Partial<ApiConfig>;
   clock?: FakeClock;
+  logger?: FastifyServerOptions['logger'];
 }
 
 /** A fake clock at the real time (whole seconds): the receiver's library
@@ -45,7 +47,12 @@ export async function forwardingSetup(
   const app = await testApp(
     t,
     { tokenTtlSeconds: 86_400 * 30, forwardingAllowPrivate: true, ...options.config },
-    { dir: options.dir, startForwarding: options.startForwarding ?? false, clock },
+    {
+      dir: options.dir,
+      startForwarding: options.startForwarding ?? false,
+      clock,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    },
   );
   const tokens = await loggedIn(app);
   const parking = await seedParking(app, { accessMode: options.accessMode ?? 'sealed' });

@@ -8,7 +8,7 @@
 // a client resuming with Last-Event-ID (or ?last_event_id=N, for a new
 // EventSource) within the replay window gets every event it missed.
 // The ticket never reaches a log line: the request logger prints the URL
-// with `ticket=` redacted (redactTicket, used by buildApp's logger).
+// with `ticket=` redacted (api/log-redaction.ts, used by buildApp's logger).
 import { fastifySSE } from '@fastify/sse';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../lib/clock.js';
@@ -29,13 +29,6 @@ export interface OperatorEventRouteDeps {
 const TICKET = new RegExp(TICKET_PATTERN);
 /** An event id we may have sent: decimal, at most 16 digits (ids are below 2^53). */
 const EVENT_ID = /^[0-9]{1,16}$/;
-
-/** `ticket=...` of a URL's query replaced by `ticket=[redacted]` (what the request logger prints). */
-export function redactTicket(url: string): string {
-  const query = url.indexOf('?');
-  if (query === -1) return url;
-  return url.slice(0, query) + url.slice(query).replace(/([?&]ticket=)[^&#]*/gi, '$1[redacted]');
-}
 
 const errors = {
   ...errorResponses(422),
