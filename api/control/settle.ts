@@ -75,7 +75,12 @@ export async function completeOperationOn(on: Executor, dialect: Dialect, settle
   const body = JSON.parse(settled.body) as ControlBody;
   if (!('issuer_key' in body)) return;
   if (dialect === 'postgres')
-    await on.selectFrom('secured_parkings').select('id').where('id', '=', settled.parking_id).forNoKeyUpdate().execute();
+    await on
+      .selectFrom('secured_parkings')
+      .select('id')
+      .where('id', '=', settled.parking_id)
+      .forNoKeyUpdate()
+      .execute();
   const states = await on
     .selectFrom('control_commands')
     .select('state')
