@@ -101,6 +101,10 @@ export interface ApiConfig {
   /** Longest wait between two sends of a control command a box does not
    * answer, ms (the backoff starts at 1 s and doubles up to this). */
   readonly controlRetryMaxMs: number;
+  /** The lease of a conformance run's hold on its box, ms: renewed every
+   * third of it while the run lasts; a process that dies frees the box
+   * (and its queued put-back) once it has passed. */
+  readonly conformanceHoldMs: number;
 }
 
 /** A DATABASE_URL, its parts as pg's client takes them. */
@@ -330,6 +334,7 @@ export const DEFAULTS = Object.freeze({
   FORWARDING_ALLOW_PRIVATE: 'false', // true under `parkbench start` (a bench forwards to localhost)
   CONTROL_POLL_MS: '1000', // the control-command queue is read this often
   CONTROL_RETRY_MAX_MS: '300000', // 5 minutes: longest backoff of an unanswered control command
+  CONFORMANCE_HOLD_MS: '60000', // a conformance run's hold on its box, renewed every 20 s
   EVENTS_REPLAY_SECONDS: '300', // 5 minutes of events kept for a resume (Last-Event-ID)
   EVENTS_REPLAY_MAX: '100000', // events kept at most (20,000 logs/s fills it in 5 s; then a snapshot)
   EVENTS_FLUSH_MS: '250', // one message per event name per client at most this often
@@ -411,6 +416,7 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
   forwardingAllowPrivate: { key: 'forwardingAllowPrivate', env: 'FORWARDING_ALLOW_PRIVATE', parse: boolean },
   controlPollMs: { key: 'controlPollMs', env: 'CONTROL_POLL_MS', parse: integer(10, 600_000) },
   controlRetryMaxMs: { key: 'controlRetryMaxMs', env: 'CONTROL_RETRY_MAX_MS', parse: integer(1000, 86_400_000) },
+  conformanceHoldMs: { key: 'conformanceHoldMs', env: 'CONFORMANCE_HOLD_MS', parse: integer(1000, 3_600_000) },
   eventsReplaySeconds: { key: 'eventsReplaySeconds', env: 'EVENTS_REPLAY_SECONDS', parse: integer(0, 86_400) },
   eventsReplayMax: { key: 'eventsReplayMax', env: 'EVENTS_REPLAY_MAX', parse: integer(1, 10_000_000) },
   eventsFlushMs: { key: 'eventsFlushMs', env: 'EVENTS_FLUSH_MS', parse: integer(10, 60_000) },

@@ -10,6 +10,7 @@ import { generateIssuerKeyPair, Status } from '../firmware-protocol/index.js';
 import { setIssuerCommand } from './box-under-test.js';
 import type { CaseResult } from './case-result.js';
 import { CaseRun, type SuiteContext } from './suite-context.js';
+import { SuiteInterrupted } from './interrupted.js';
 import { messageOf } from '../lib/message-of.js';
 
 export const RESTORE_CASE_NAME = "SET_ISSUER puts the box's issuer keys back";
@@ -29,7 +30,11 @@ export async function restoreIssuerKeys(context: SuiteContext): Promise<CaseResu
       { evenIfInterrupted: true },
     );
   } catch (error) {
-    run.fail(`the SET_ISSUER could not be sent: ${messageOf(error)}`);
+    run.fail(
+      error instanceof SuiteInterrupted
+        ? 'no answer: the wait for it was given up (the run was stopped)'
+        : `the SET_ISSUER could not be sent: ${messageOf(error)}`,
+    );
   }
   if (issuerKey === null) run.note('had none: now a key nobody can sign for');
   const base = {

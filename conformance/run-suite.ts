@@ -1,8 +1,9 @@
 // Runs the cases one after the other against an open target, then the
 // checks over the whole run. A failing case never stops the run: a timeout
 // or an exception is that case's failure, and the next case starts afresh.
-// An abort (SIGINT) stops it after the command in flight. Whatever happens,
-// once the suite has touched the box's issuer keys it puts them back.
+// An abort (SIGINT, the API stopping, an operator's cancel) stops it at once:
+// the wait for the command in flight ends (its answer is not checked). Whatever
+// happens, once the suite has touched the box's issuer keys it puts them back.
 import type { Clock } from '../lib/clock.js';
 import { BarrierWatch } from './barrier-watch.js';
 import type { BoxUnderTest } from './box-under-test.js';
@@ -11,7 +12,8 @@ import type { CaseResult, SuiteReport } from './case-result.js';
 import { casesFor, type ConformanceCase, type ProtocolVersion } from './cases/index.js';
 import { restoreIssuerKeys } from './restore-issuers.js';
 import { runChecks } from './run-checks.js';
-import { CaseRun, SuiteContext, SuiteInterrupted, type SuiteSettings } from './suite-context.js';
+import { SuiteInterrupted } from './interrupted.js';
+import { CaseRun, SuiteContext, type SuiteSettings } from './suite-context.js';
 import { messageOf } from '../lib/message-of.js';
 
 export interface RunSuiteOptions {
@@ -26,15 +28,19 @@ export interface RunSuiteOptions {
   readonly cases?: readonly ConformanceCase[];
   /** Called as each case ends (progress on a terminal). */
   readonly onResult?: (result: CaseResult) => void;
-  /** Aborted: no case starts, and the case running sends nothing more. */
+  /** Aborted: no case starts, and the case running sends nothing more and
+   * stops waiting at once. The put-back of the issuer keys is sent all the same. */
   readonly signal?: AbortSignal;
+  /** Aborted: the wait for the put-back's answer ends at once (the row then
+   * fails). Without it, that wait runs its course (--answer-ms). */
+  readonly putBackSignal?: AbortSignal;
 }
 
 export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
   const { box, target, clock, settings } = options;
-  const barrier = new BarrierWatch(clock);
+  const barrier = new BarrierWatch(clock, options.signal);
   target.onBarrier((observation) => barrier.add(observation));
-  const context = new SuiteContext(box, target, barrier, clock, settings, options.signal);
+  const context = new SuiteContext(box, target, barrier, clock, settings, options.signal, options.putBackSignal);
   const results: CaseResult[] = [];
   const started = clock.now();
   const record = (result: CaseResult): void => {

@@ -27,6 +27,7 @@ import {
   type ExpectedFields,
 } from './expectations.js';
 import { messageOf } from '../lib/message-of.js';
+import { SuiteInterrupted, untilInterrupted } from './interrupted.js';
 
 export interface SuiteSettings {
   /** Longest acceptable answer, ms (--answer-ms). */
@@ -44,14 +45,6 @@ export interface SuiteSettings {
 export interface TestIssuer {
   readonly privateKey: Buffer;
   readonly publicKey: Buffer;
-}
-
-/** The run was interrupted (SIGINT): no new command is sent. */
-export class SuiteInterrupted extends Error {
-  override readonly name = 'SuiteInterrupted';
-  constructor() {
-    super('interrupted');
-  }
 }
 
 /** One exchange of the run, with what its case expected. */
@@ -93,7 +86,11 @@ export class SuiteContext {
     readonly barrier: BarrierWatch,
     readonly clock: Clock,
     readonly settings: SuiteSettings,
+    /** Interrupts the run: no case starts, the wait under way ends at once. */
     readonly signal?: AbortSignal,
+    /** Ends the wait for the put-back of the issuer keys (sent even when
+     * the run was interrupted); without it, that wait runs its course. */
+    readonly putBackSignal?: AbortSignal,
   ) {
     this.#nextControlSeq = settings.controlSeq;
     this.#nextKeyId = settings.keyIdBase;
@@ -156,15 +153,22 @@ export class SuiteContext {
     return this.boxTimeNow();
   }
 
-  /** Sends, records and checks one command; the case's got and problems grow. */
+  /** Sends, records and checks one command; the case's got and problems
+   * grow. Rejects with SuiteInterrupted, recording nothing, when the run is
+   * interrupted before the answer (`evenIfInterrupted`, the put-back: when
+   * putBackSignal gives up on it). */
   async exchange(
     caseName: string,
     command: Buffer,
     expectation: Expectation,
     options: { evenIfInterrupted?: boolean } = {},
   ): Promise<{ checked: Checked; got: string; problems: string[] }> {
-    if (this.interrupted && options.evenIfInterrupted !== true) throw new SuiteInterrupted();
-    const exchange = await this.target.exchange(command, this.waitMs);
+    const evenIfInterrupted = options.evenIfInterrupted === true;
+    if (this.interrupted && !evenIfInterrupted) throw new SuiteInterrupted();
+    const exchange = await untilInterrupted(
+      this.target.exchange(command, this.waitMs),
+      evenIfInterrupted ? this.putBackSignal : this.signal,
+    );
     const expected = expectedFields(this.box, command, expectation);
     if (exchange.response === null) {
       this.exchanges.push({ caseName, exchange, expected, fields: null });

@@ -1,11 +1,19 @@
-// Conformance runs started from the operator API (issue 17): the suite of
-// conformance/ against one box, through the API's broker (MQTT target),
-// reported as the CLI reports it. One run per box at a time; the runs live in
-// this process's memory (the newest RUNS_KEPT_PER_BOX per box) and are lost
-// with it: a run is a bench session's tool, its JUnit and JSON are what
-// last. When the API stops, every run is aborted (the suite's signal, as
-// SIGINT does on the command line): the command in flight is answered and
-// the box's issuer keys are put back before the MQTT side closes.
+// Conformance runs started from the operator API: the suite of conformance/
+// against one box, through the API's broker (MQTT target), reported as the
+// CLI reports it. One run per box at a time, in every process: a run holds
+// its box (run-hold.ts) from its start to its end, so the control
+// dispatcher and the operator's control commands leave it alone, and its
+// put-back of the issuer keys is queued durably before the suite touches
+// them. The runs live in this process's memory (the newest RUNS_KEPT_PER_BOX
+// per box) and are lost with it: a run is a bench session's tool, its JUnit
+// and JSON are what last.
+//
+// A run is stopped by an operator's cancel, by the API stopping, or by the
+// loss of its hold: the suite's signal, as SIGINT on the command line. Its
+// waits end at once; the put-back is still sent, and waited for at most
+// PUT_BACK_AFTER_STOP_MS, so a silent box cannot hold the API's shutdown
+// back. What it could not confirm stays queued, and goes out once the box
+// is free.
 import { randomBytes } from 'node:crypto';
 import type { BoxUnderTest } from '../../conformance/box-under-test.js';
 import type { CaseResult, SuiteReport } from '../../conformance/case-result.js';
@@ -17,17 +25,22 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
 import { Topics } from '../../lib/mqtt-topics.js';
+import type { TimerHandle } from '../../lib/clock.js';
+import { RESTORE_CASE_NAME } from '../../conformance/restore-issuers.js';
 import type { ApiConfig } from '../config.js';
-import { ControlSequences } from '../control/sequence.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound, refused } from '../domain-error.js';
 import type { MqttService } from '../mqtt/mqtt-service.js';
+import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
 import { caseView, summaryView, type ConformanceRunView, type RunState } from './run-view.js';
-import { boxUnderTestOf, reserveControlSequences } from './suite-box.js';
+import { boxUnderTestOf } from './suite-box.js';
 import { SuiteLogins } from './suite-login.js';
 
 /** Runs kept per box, newest first; a running one is the newest, so it is never dropped. */
 export const RUNS_KEPT_PER_BOX = 10;
+
+/** How long a stopped run waits for the answer to its put-back, ms (injected clock). */
+export const PUT_BACK_AFTER_STOP_MS = 2_000;
 
 /** The command line's defaults (`parkbench conformance` without flags). */
 export const RUN_DEFAULTS = {
@@ -51,7 +64,7 @@ export interface ConformanceRunsDeps {
   /** The store: the box under test, its control sequences, the runs' MQTT operator account (suite-login.ts). */
   store: Store;
   clock: Clock;
-  config: Pick<ApiConfig, 'mqttUrl' | 'mqttUsername' | 'mqttPassword' | 'mqttTopicPrefix'>;
+  config: Pick<ApiConfig, 'mqttUrl' | 'mqttUsername' | 'mqttPassword' | 'mqttTopicPrefix' | 'conformanceHoldMs'>;
   logger: Logger;
   /** Called with the run's new state when it starts, as each case ends, and when it ends
    * (the bench page's event stream). A listener that throws is logged, never fails the run. */
@@ -64,12 +77,29 @@ interface Run {
   readonly options: RunOptions;
   readonly startedMs: number;
   readonly firstControlSeq: number;
+  /** The queued put-back of the issuer keys (control_commands.id); null for protocol 1. */
+  readonly restoreId: number | null;
   readonly results: CaseResult[];
+  /** Stops the cases (their waits end at once). */
   readonly abort: AbortController;
+  /** Ends the wait for the put-back's answer, PUT_BACK_AFTER_STOP_MS after `abort`. */
+  readonly putBackAbort: AbortController;
+  /** Why it was stopped (its error then), once it was. */
+  stoppedBecause: string | null;
+  putBackTimer: TimerHandle | undefined;
   state: RunState;
   endedMs: number | null;
   error: string | null;
   report: SuiteReport | undefined;
+}
+
+/** How the suite's own put-back went: passed or not, or never needed; a
+ * suite that started and left no report may have touched the keys. */
+function putBackOf(report: SuiteReport | undefined, suiteStarted: boolean): PutBack {
+  if (report === undefined) return suiteStarted ? 'unsure' : 'untouched';
+  const putBack = report.results.find((result) => result.name === RESTORE_CASE_NAME);
+  if (putBack === undefined) return 'untouched';
+  return putBack.result === 'pass' ? 'passed' : 'unsure';
 }
 
 /** A run that has ended, for its files; `report` undefined when the suite never ran (an error). */
@@ -91,46 +121,83 @@ export class ConformanceRuns {
   }
 
   /** Starts a run against the box; refuses (DomainError) an unknown box, a box
-   * under a run already, and a box its broker says is offline. */
-  async start(moduleId: number, options: RunOptions, broker: RunBroker): Promise<ConformanceRunView> {
+   * under a run already (this process's or another's), and a box its broker
+   * says is offline. `requestedBy`: who asks (the put-back's requested_by). */
+  async start(
+    moduleId: number,
+    options: RunOptions,
+    broker: RunBroker,
+    requestedBy = 'the operator API',
+  ): Promise<ConformanceRunView> {
     const current = this.#byBox.get(moduleId)?.find((id) => this.#runs.get(id)?.state === 'running');
     if (current !== undefined) throw conflict(`box ${moduleId} is under conformance run ${current}: one at a time`);
     // Its reads and reservation are awaited: a second start meanwhile is refused as the run's.
     if (this.#starting.has(moduleId)) throw conflict(`box ${moduleId} is starting a conformance run: one at a time`);
     this.#starting.add(moduleId);
     try {
-      return await this.#start(moduleId, options, broker);
+      return await this.#start(moduleId, options, broker, requestedBy);
     } finally {
       this.#starting.delete(moduleId);
     }
   }
 
-  async #start(moduleId: number, options: RunOptions, broker: RunBroker): Promise<ConformanceRunView> {
-    const { store, clock } = this.deps;
-    const box = await boxUnderTestOf(store, moduleId);
+  async #start(
+    moduleId: number,
+    options: RunOptions,
+    broker: RunBroker,
+    requestedBy: string,
+  ): Promise<ConformanceRunView> {
+    const { store, clock, config, logger } = this.deps;
     const availability = broker.availabilityOf(moduleId);
-    if (availability.availability === 'offline')
+    if (availability.availability === 'offline') {
+      // An unknown box is a 404 before it is offline.
+      await boxUnderTestOf(store, moduleId);
       throw refused(`box ${moduleId} is offline (${availability.reason ?? 'no reason given'}): no case could pass`);
-    if (options.protocol === 1 && box.parkingKey === null)
-      throw refused(`protocol 1 needs a box holding K_park: box ${moduleId} is of a signed parking`);
-    const firstControlSeq = await reserveControlSequences(store, moduleId);
+    }
+    const id = randomBytes(9).toString('base64url');
+    const held = await holdBox(store, {
+      moduleId,
+      runId: id,
+      protocol: options.protocol,
+      requestedBy,
+      nowMs: clock.now(),
+      leaseMs: config.conformanceHoldMs,
+    });
     const run: Run = {
-      id: randomBytes(9).toString('base64url'),
+      id,
       moduleId,
       options,
       startedMs: clock.now(),
-      firstControlSeq,
+      firstControlSeq: held.firstControlSeq,
+      restoreId: held.restoreId,
       results: [],
       abort: new AbortController(),
+      putBackAbort: new AbortController(),
+      stoppedBecause: null,
+      putBackTimer: undefined,
       state: 'running',
       endedMs: null,
       error: null,
       report: undefined,
     };
+    const lease = new HoldLease({
+      store,
+      clock,
+      logger,
+      moduleId,
+      runId: id,
+      leaseMs: config.conformanceHoldMs,
+      onLost: () =>
+        this.#stop(
+          run,
+          'interrupted: the run lost its hold on the box (its lease passed before it was renewed), so another command may have reached the box',
+        ),
+    });
+    lease.start();
     this.#keep(run);
-    this.deps.logger.info({ run_id: run.id, module_id: moduleId }, 'conformance run started');
+    logger.info({ run_id: run.id, module_id: moduleId }, 'conformance run started');
     this.#changed(run);
-    const done = this.#execute(run, box, broker.url).finally(() => this.#running.delete(moduleId));
+    const done = this.#execute(run, held.box, broker.url, lease).finally(() => this.#running.delete(moduleId));
     this.#running.set(moduleId, done);
     return this.#view(run);
   }
@@ -149,15 +216,41 @@ export class ConformanceRuns {
     return { run: this.#view(run), report: run.report };
   }
 
-  /** Aborts every run and waits for each to put the box's issuer keys back. */
+  /** Stops a running run (an operator's cancel): refuses (DomainError) a run
+   * this process does not have for that box, and one that has ended. The run
+   * ends soon after: its waits end at once, its put-back waits at most
+   * PUT_BACK_AFTER_STOP_MS. */
+  cancel(runId: string, moduleId: number, by: string): ConformanceRunView {
+    const run = this.#runs.get(runId);
+    if (run?.moduleId !== moduleId)
+      throw notFound(`no conformance run ${runId} of box ${moduleId} in this API process`);
+    if (run.state !== 'running') throw conflict(`conformance run ${runId} has ended (${run.state}): nothing to cancel`);
+    this.#stop(run, `cancelled by ${by}`);
+    return this.#view(run);
+  }
+
+  /** Stops every run and waits for each to end (its put-back tried, its hold released). */
   async close(): Promise<void> {
-    for (const run of this.#runs.values()) run.abort.abort();
+    for (const run of this.#runs.values()) if (run.state === 'running') this.#stop(run, 'interrupted: the API stopped');
     await Promise.allSettled(this.#running.values());
   }
 
-  async #execute(run: Run, box: BoxUnderTest, brokerUrl: string): Promise<void> {
-    const { clock, config, store } = this.deps;
+  /** Stops the run once: its cases at once, the wait for its put-back a little later. */
+  #stop(run: Run, because: string): void {
+    if (run.stoppedBecause !== null) return;
+    run.stoppedBecause = because;
+    this.deps.logger.info({ run_id: run.id, module_id: run.moduleId, because }, 'conformance run stopping');
+    run.abort.abort();
+    run.putBackTimer = this.deps.clock.setTimeout(() => run.putBackAbort.abort(), PUT_BACK_AFTER_STOP_MS);
+  }
+
+  async #execute(run: Run, box: BoxUnderTest, brokerUrl: string, lease: HoldLease): Promise<void> {
+    const { clock, config } = this.deps;
     let target: MqttBoxTarget | undefined;
+    let suiteStarted = false;
+    // Shown once the box is released: a run seen ended has left its box free.
+    let state: RunState;
+    let error: string | null = null;
     try {
       const login = await this.#logins.loginFor(brokerUrl);
       target = new MqttBoxTarget({
@@ -175,6 +268,7 @@ export class ConformanceRuns {
           cause: error,
         });
       }
+      suiteStarted = true;
       const report = await runSuite({
         box,
         target,
@@ -192,26 +286,53 @@ export class ConformanceRuns {
           this.#changed(run);
         },
         signal: run.abort.signal,
+        putBackSignal: run.putBackAbort.signal,
       });
-      // The sequences it reserved cover the run; past them if it took more.
-      await new ControlSequences(store).skipTo(run.moduleId, report.summary.control_seq.next);
       run.report = report;
       if (report.interrupted === true) {
-        run.state = 'error';
-        run.error = 'interrupted: the API stopped; the cases after the last one shown did not run';
-      } else run.state = report.summary.failed === 0 ? 'passed' : 'failed';
-    } catch (error) {
-      run.state = 'error';
-      run.error = messageOf(error);
+        state = 'error';
+        error = `${run.stoppedBecause ?? 'interrupted'}; the cases after the last one shown did not run`;
+      } else state = report.summary.failed === 0 ? 'passed' : 'failed';
+    } catch (failure) {
+      state = 'error';
+      error = messageOf(failure);
     } finally {
       await target?.close().catch(() => undefined);
     }
+    lease.stop();
+    await this.#release(run, putBackOf(run.report, suiteStarted));
+    if (run.putBackTimer !== undefined) clock.clearTimeout(run.putBackTimer);
+    run.state = state;
+    run.error = error;
     run.endedMs = clock.now();
     this.deps.logger.info(
       { run_id: run.id, module_id: run.moduleId, state: run.state, error: run.error ?? undefined },
       'conformance run ended',
     );
     this.#changed(run);
+  }
+
+  /** Ends the run's hold: the box's sequence past the run's, its queued
+   * put-back done or left pending, the box free. A database that refuses
+   * leaves the lease to pass, and the put-back pending, which then goes out
+   * (a second put-back of the same keys does no harm). */
+  async #release(run: Run, putBack: PutBack): Promise<void> {
+    const { store, clock, logger } = this.deps;
+    try {
+      await releaseBox(store, {
+        moduleId: run.moduleId,
+        runId: run.id,
+        restoreId: run.restoreId,
+        putBack,
+        nextControlSeq: run.report?.summary.control_seq.next ?? null,
+        nowMs: clock.now(),
+      });
+    } catch (error) {
+      logger.warn(
+        { run_id: run.id, module_id: run.moduleId, err: messageOf(error) },
+        'conformance run could not release its box; its hold passes with its lease',
+      );
+    }
   }
 
   /** Keeps the run, dropping the box's oldest beyond RUNS_KEPT_PER_BOX. */

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { boxUnderTest, type BoxUnderTest } from '../../conformance/box-under-test.js';
 import { parseProvisioning, provisioningFile } from '../../lib/provisioning-file.js';
 import { MAX_CONTROL_SEQ } from '../control/sequence.js';
-import type { Store } from '../db/store.js';
+import type { Executor, Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
 
 /** Control sequences a run keeps for itself: a run uses 20 to 25, the
@@ -21,15 +21,19 @@ export const RUN_CONTROL_SEQUENCES = 4_096;
  * else the current one; previous by the same rule as the file): a rotation
  * under way is completed by the put-back rather than undone.
  */
-export async function boxUnderTestOf(store: Store, moduleId: number): Promise<BoxUnderTest> {
+export async function boxUnderTestOf(
+  store: Store,
+  moduleId: number,
+  on: Executor = store.kysely,
+): Promise<BoxUnderTest> {
   // PARKINGS owns the boxes' and parkings' repositories: the two rows are small queries of ours.
-  const box = await store.kysely
+  const box = await on
     .selectFrom('boxes')
     .select(['module_id', 'parking_id', 'direction', 'mac_address', 'box_key', 'skew_seconds', 'min_battery_mv'])
     .where('module_id', '=', moduleId)
     .executeTakeFirst();
   if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const parking = await store.kysely
+  const parking = await on
     .selectFrom('secured_parkings')
     .select([
       'access_mode',
@@ -50,16 +54,23 @@ export async function boxUnderTestOf(store: Store, moduleId: number): Promise<Bo
 /**
  * The run's first control sequence, with the RUN_CONTROL_SEQUENCES after it
  * taken from the box's counter in ONE write (UPDATE ... RETURNING, as
- * control/sequence.ts's `next`), so the control dispatcher and the
- * operator's commands (any process) never send one of the run's while it
- * lasts: the box would answer theirs or the run's REPLAY. (Taken as a `next`
- * then a skip, a dispatcher's `next` between the two got the run's second.)
+ * control/sequence.ts's `next`), so no other sender (any process) is given
+ * one of the run's: the box would answer theirs or the run's REPLAY. (Taken
+ * as a `next` then a skip, a dispatcher's `next` between the two got the
+ * run's second.) A sender's sequence taken after the block is above it,
+ * which the box would take and then refuse the rest of the run: the run's
+ * hold (control/holds.ts), taken in the same transaction, keeps those
+ * senders away while the run lasts.
  */
 // The box's next sequence moves from `first` to `first + RUN_CONTROL_SEQUENCES`;
 // `first + RUN_CONTROL_SEQUENCES` must stay a sequence (≤ MAX_CONTROL_SEQ).
-export async function reserveControlSequences(store: Store, moduleId: number): Promise<number> {
+export async function reserveControlSequences(
+  store: Store,
+  moduleId: number,
+  on: Executor = store.kysely,
+): Promise<number> {
   const taken = RUN_CONTROL_SEQUENCES;
-  const row = await store.kysely
+  const row = await on
     .updateTable('boxes')
     .set((eb) => ({ next_control_seq: eb('next_control_seq', '+', taken) }))
     .where('module_id', '=', moduleId)
@@ -67,7 +78,7 @@ export async function reserveControlSequences(store: Store, moduleId: number): P
     .returning(sql<number>`next_control_seq - ${sql.lit(taken)}`.as('first'))
     .executeTakeFirst();
   if (row !== undefined) return row.first;
-  const box = await store.kysely
+  const box = await on
     .selectFrom('boxes')
     .select('next_control_seq')
     .where('module_id', '=', moduleId)

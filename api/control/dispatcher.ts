@@ -12,6 +12,12 @@
 //   retained availability AND its gateway's, api/mqtt/box-availability.ts;
 //   or any response of it arrives), else on a backoff on the injected clock;
 //   a box behind a dead gateway is offline and gets nothing;
+// - never to a box a conformance run holds (box_holds, holds.ts): the poll
+//   and the kicks skip it, and the claim, which takes the sequence first
+//   (the box's row written, so a run's reservation of its block and its hold
+//   commit before or after it, never in between), gives up when a hold is
+//   live; once the hold ends (or its lease passes) what is pending goes out
+//   with sequences above the run's block;
 // - the answer is stored as a box log by ingestion, which settles the row
 //   (settle.ts) in the same transaction; here only "no believable answer"
 //   is handled: the row stays pending and is tried again later.
@@ -26,6 +32,7 @@ import type { Store } from '../db/store.js';
 import type { EventPublisher } from '../events/types.js';
 import type { CommandOutcome } from '../mqtt/mqtt-service.js';
 import { scheduleDueDrops } from './operations.js';
+import { BoxHolds } from './holds.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow } from './repository.js';
 import { ControlSequences } from './sequence.js';
 import { settleUnechoed } from './settle.js';
@@ -71,6 +78,7 @@ export class ControlDispatcher {
   #working = 0;
   readonly #commands: ControlCommandRepository;
   readonly #sequences: ControlSequences;
+  readonly #holds: BoxHolds;
   readonly #logger: Logger;
   #timer: TimerHandle | undefined;
   #stopped = true;
@@ -78,6 +86,7 @@ export class ControlDispatcher {
   constructor(private readonly options: ControlDispatcherOptions) {
     this.#commands = new ControlCommandRepository(options.store);
     this.#sequences = new ControlSequences(options.store);
+    this.#holds = new BoxHolds(options.store);
     this.#logger = (options.logger ?? silentLogger).child({ component: 'api:control' });
   }
 
@@ -141,7 +150,7 @@ export class ControlDispatcher {
       await this.#busy(async () => {
         for (const operation of await scheduleDueDrops(this.options.store, this.options.clock.now()))
           this.#logger.info({ operation }, 'rotation: dropping the previous issuer key from the boxes');
-        for (const head of await this.#commands.pendingHeads()) this.#consider(head, false);
+        for (const head of await this.#commands.pendingHeads(this.options.clock.now())) this.#consider(head, false);
       });
     } catch (error) {
       // A busy database (another process writing) or a closing one: the next poll tries again.
@@ -152,7 +161,7 @@ export class ControlDispatcher {
   async #kick(moduleId: number, online: boolean): Promise<void> {
     if (this.#stopped || this.#inFlight.has(moduleId)) return;
     try {
-      const head = await this.#busy(() => this.#commands.headOf(moduleId));
+      const head = await this.#busy(() => this.#commands.headOf(moduleId, this.options.clock.now()));
       if (head !== undefined) this.#consider(head, online);
     } catch (error) {
       this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'control queue not read');
@@ -291,6 +300,9 @@ export class ControlDispatcher {
         return undefined;
       if (!justOnline && current.next_attempt_at > now) return undefined;
       const seq = await this.#sequences.next(head.module_id, trx);
+      // After the sequence, which wrote the box's row: a conformance run's
+      // hold committed before it is seen here (its spent sequence is a gap).
+      if ((await this.#holds.liveHoldOf(head.module_id, now, trx)) !== undefined) return undefined;
       if (seq === undefined) {
         await this.#commands.settle(
           head.id,

@@ -96,8 +96,10 @@ export class ControlCommandRepository {
     return row !== undefined;
   }
 
-  /** The first pending command of each box that has one, in id order: only it may be sent (in order). */
-  async pendingHeads(): Promise<ControlCommandRow[]> {
+  /** The first pending command of each box that has one, in id order: only
+   * it may be sent (in order). A box held by a conformance run at `nowMs`
+   * (box_holds) is left out: it gets nothing while the run lasts. */
+  async pendingHeads(nowMs: number): Promise<ControlCommandRow[]> {
     return this.#kysely
       .selectFrom('control_commands as c')
       .innerJoin(
@@ -111,18 +113,40 @@ export class ControlCommandRepository {
         (join) => join.onRef('head.id', '=', 'c.id'),
       )
       .selectAll('c')
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('box_holds as h')
+              .select('h.module_id')
+              .whereRef('h.module_id', '=', 'c.module_id')
+              .where('h.held_until', '>', nowMs),
+          ),
+        ),
+      )
       .orderBy('c.id')
       .execute();
   }
 
-  /** The first pending command of one box. */
-  async headOf(moduleId: number): Promise<ControlCommandRow | undefined> {
+  /** The first pending command of one box; none while a conformance run holds it at `nowMs`. */
+  async headOf(moduleId: number, nowMs: number): Promise<ControlCommandRow | undefined> {
     return this.#kysely
-      .selectFrom('control_commands')
-      .selectAll()
-      .where('module_id', '=', moduleId)
-      .where('state', '=', 'pending')
-      .orderBy('id')
+      .selectFrom('control_commands as c')
+      .selectAll('c')
+      .where('c.module_id', '=', moduleId)
+      .where('c.state', '=', 'pending')
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('box_holds as h')
+              .select('h.module_id')
+              .where('h.module_id', '=', moduleId)
+              .where('h.held_until', '>', nowMs),
+          ),
+        ),
+      )
+      .orderBy('c.id')
       .limit(1)
       .executeTakeFirst();
   }
@@ -162,6 +186,25 @@ export class ControlCommandRepository {
    * transaction: a box out of sequences). */
   async settle(id: number, outcome: ControlOutcome, nowMs: number, on: Executor = this.#kysely): Promise<void> {
     await on.updateTable('control_commands').set(settledColumns(outcome, nowMs)).where('id', '=', id).execute();
+  }
+
+  /** Settles a command no dispatcher has sent yet (still pending, no
+   * sequence taken: a conformance run's put-back it did itself); false,
+   * nothing changed, otherwise. */
+  async settleUnsent(
+    id: number,
+    outcome: ControlOutcome,
+    nowMs: number,
+    on: Executor = this.#kysely,
+  ): Promise<boolean> {
+    const result = await on
+      .updateTable('control_commands')
+      .set(settledColumns(outcome, nowMs))
+      .where('id', '=', id)
+      .where('state', '=', 'pending')
+      .where('control_seq', 'is', null)
+      .executeTakeFirst();
+    return changed(result) === 1;
   }
 
   /** Settles the send with `controlSeq` still in flight; false (nothing

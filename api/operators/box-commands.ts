@@ -7,12 +7,14 @@
 // - access: a one-off operator ACCESS (operator-access.ts).
 // The control kinds (docs/protocol.md, Command frame) are sealed under the box
 // key, key_id the box's next control sequence, taken for good in one write
-// (control/sequence.ts) so no other sender reuses it.
+// (control/sequence.ts) so no other sender reuses it. They are refused
+// (conflict, naming the run) while a conformance run holds the box
+// (control/holds.ts): the box would answer the run's next command REPLAY.
 import type { Clock } from '../../lib/clock.js';
+import { BoxHolds, heldBy } from '../control/holds.js';
 import { ControlSequences } from '../control/sequence.js';
 import type { Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
-import { BoxRepository } from '../repositories/boxes.js';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
 import { mintOperatorAccess } from './operator-access.js';
 
@@ -26,7 +28,8 @@ export interface PreparedBoxCommand {
 }
 
 /** The frame of `command` for the box, `operator` the one who sends it;
- * not_found for an unknown box, refused when its control sequences are used up. */
+ * not_found for an unknown box, refused when its control sequences are used
+ * up, conflict when a conformance run holds it (a control kind). */
 export async function prepareBoxCommand(
   { store }: { store: Store },
   clock: Clock,
@@ -41,18 +44,26 @@ export async function prepareBoxCommand(
   return { frame: await controlFrame(store, moduleId, command, clock.now()), smartKeyId: null };
 }
 
-/** The sealed frame of a control kind for the box. */
+/** The sealed frame of a control kind for the box. The sequence is taken
+ * first, then the hold is read, in one transaction: a run's reservation and
+ * hold commit before it (and are seen: refused, the sequence given back) or
+ * after it (its block starts above this sequence). */
 async function controlFrame(
   store: Store,
   moduleId: number,
   command: Exclude<BoxCommand, 'access'>,
   nowMs: number,
 ): Promise<Buffer> {
-  const box = await new BoxRepository(store).findByModuleId(moduleId);
-  if (!box) throw notFound(`no box with module id ${moduleId}`);
-  const seq = await new ControlSequences(store).next(moduleId);
+  const sealed = await store.kysely.transaction().execute(async (trx) => {
+    const box = await trx.selectFrom('boxes').select('box_key').where('module_id', '=', moduleId).executeTakeFirst();
+    if (!box) throw notFound(`no box with module id ${moduleId}`);
+    const seq = await new ControlSequences(store).next(moduleId, trx);
+    const hold = await new BoxHolds(store).liveHoldOf(moduleId, nowMs, trx);
+    if (hold !== undefined) throw heldBy(hold);
+    return { seq, key: Buffer.from(box.box_key, 'hex') };
+  });
+  const { seq, key } = sealed;
   if (seq === undefined) throw refused(`box ${moduleId} has used every control sequence`);
-  const key = Buffer.from(box.box_key, 'hex');
   if (command === 'battery_query' || command === 'status')
     return sealCommand({ kind: FrameKind.BATTERY_QUERY, key, keyId: seq, scope: moduleId });
   return sealCommand({

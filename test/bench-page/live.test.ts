@@ -2,8 +2,8 @@
 // `parkbench start`: a session's ACCESS through MQTT moves the card's
 // barrier and its box log reaches the stream within a second; a jam set from
 // the page makes the next ACCESS answer BARRIER_FAULT; a conformance run
-// from the page shows every case; a reconnect with last_event_id misses no
-// box log.
+// from the page shows every case, and one against a silent box is cancelled
+// from the page; a reconnect with last_event_id misses no box log.
 import Database from 'better-sqlite3';
 import test, { type ExecutionContext } from 'ava';
 import { appSessionArgs } from '../../lib/app-session-args.js';
@@ -12,6 +12,7 @@ import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.j
 import { launchBrowser, openPage } from '../helpers/browser.js';
 import { testNeeding } from '../helpers/requires.js';
 import { runCli } from '../helpers/run-cli.js';
+import { waitFor } from '../helpers/wait.js';
 import { chromiumInstalled } from '../../lib/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
@@ -217,6 +218,56 @@ browserTest(
     t.is(await panel.locator('a[data-download="junit"]').count(), 1);
     t.is(await panel.locator('a[data-download="json"]').count(), 1);
     t.deepEqual(runFetches, [], 'the page polled the run while the stream was live');
+  },
+);
+
+browserTest(
+  "a conformance run against a box that drops every command: the run's Cancel button stops it at once, the run ends in error saying who cancelled it",
+  async (t) => {
+    t.timeout(120_000);
+    const { bench } = running();
+    const page = await livePage(t);
+    const box = bench.ready.boxes[0]?.module_id ?? 0;
+    const api = (method: 'GET' | 'POST', path: string, body?: unknown) =>
+      fetch(`${bench.apiUrl}/api/operator${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${bench.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    t.is((await api('POST', `/boxes/${box}/sim`, { drop_commands: 1 })).status, 202);
+    t.teardown(async () => {
+      await api('POST', `/boxes/${box}/sim`, { drop_commands: 0 });
+    });
+    // The box shows the fault in its published state before the run starts.
+    await waitFor(
+      async () => {
+        const parkings = (await (await api('GET', '/parkings')).json()) as {
+          boxes: { module_id: number; live: { faults: string[] } | null }[];
+        }[];
+        const live = parkings.flatMap((parking) => parking.boxes).find((entry) => entry.module_id === box)?.live;
+        return live?.faults.some((fault) => fault.startsWith('drop_commands')) === true;
+      },
+      'the drop fault in the box state',
+      10_000,
+    );
+    await page.locator(`[data-module-id="${box}"] [data-action="conformance"]`).click();
+    const going = page.locator('[data-conformance-run][data-state="running"]');
+    await going.waitFor();
+    const runId = (await going.getAttribute('data-conformance-run')) ?? '';
+    // Each of its cases would wait 4 s for an answer that never comes: the run would last minutes.
+    await going.locator('[data-action="conformance-cancel"]').click();
+    const ended = page.locator(`[data-conformance-run="${runId}"][data-state="error"]`);
+    await ended.waitFor({ timeout: 15_000 });
+    t.regex((await ended.locator('[data-run-error]').textContent()) ?? '', /^cancelled by operator page-test/);
+    t.is(await ended.locator('[data-action="conformance-cancel"]').count(), 0);
+    const { run } = (await (await api('GET', `/conformance/${runId}`)).json()) as {
+      run: { state: string; error: string; module_id: number };
+    };
+    t.like(run, { state: 'error', module_id: box });
+    t.regex(run.error, /^cancelled by operator page-test/);
   },
 );
 

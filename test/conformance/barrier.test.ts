@@ -1,5 +1,6 @@
-// The barrier side of the suite: the watch waits on the injected clock, and
-// a barrier that does not come down within --cycle-ms fails the cycle case.
+// The barrier side of the suite: the watch waits on the injected clock (and
+// stops waiting when the run is interrupted), and a barrier that does not
+// come down within --cycle-ms fails the cycle case.
 import test from 'ava';
 import { systemClock } from '../../lib/clock.js';
 import { FakeClock } from '../../lib/fake-clock.js';
@@ -9,6 +10,7 @@ import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Simulation } from '../../simulator/simulation.js';
 import { BarrierWatch } from '../../conformance/barrier-watch.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
+import { SuiteInterrupted } from '../../conformance/interrupted.js';
 import { accessCases } from '../../conformance/cases/access-cases.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
@@ -34,6 +36,19 @@ test('the watch finds a state seen after a mark, and gives up on the fake clock'
     watch.since(1).map((observation) => observation.barrier),
     [Barrier.OPENING, Barrier.CLOSED],
   );
+});
+
+test('an interrupted run stops waiting for the barrier at once, its timer cleared; a wait begun after the interruption ends at once too', async (t) => {
+  const clock = new FakeClock();
+  const interrupt = new AbortController();
+  const watch = new BarrierWatch(clock, interrupt.signal);
+  const waiting = watch.waitFor(Barrier.OPENING, 0, 3_600_000);
+  t.is(clock.pendingTimers, 1);
+  interrupt.abort();
+  await t.throwsAsync(waiting, { instanceOf: SuiteInterrupted });
+  t.is(clock.pendingTimers, 0);
+  await t.throwsAsync(watch.waitFor(Barrier.CLOSED, 0, 3_600_000), { instanceOf: SuiteInterrupted });
+  t.is(clock.pendingTimers, 0);
 });
 
 test('a barrier that stays open longer than --cycle-ms fails the cycle case', async (t) => {

@@ -427,7 +427,7 @@ storeTest(
     t.truthy(next);
     const commands = new ControlCommandRepository(store);
     for (const moduleId of [101, 102]) {
-      const head = await commands.headOf(moduleId);
+      const head = await commands.headOf(moduleId, NOW);
       t.true(await commands.claim(head?.id ?? 0, sent(1), NOW, NOW + 2_000, { evenIfBackingOff: false }));
     }
     // Each box's verified OK to its SET_ISSUER (sequence 1).

@@ -7,6 +7,7 @@
 import test from 'ava';
 import type { Store } from '../../api/db/store.js';
 import { ControlDispatcher } from '../../api/control/dispatcher.js';
+import { BoxHolds } from '../../api/control/holds.js';
 import { ControlCommandRepository, type NewControlCommand } from '../../api/control/repository.js';
 import { ControlSequences, MAX_CONTROL_SEQ } from '../../api/control/sequence.js';
 import type { CommandOutcome } from '../../api/mqtt/mqtt-service.js';
@@ -128,7 +129,7 @@ storeTest('pendingHeads: the oldest pending command of each box, in id order; he
   const a = await idOf(commands, 'a', 2);
   const b = await idOf(commands, 'b', 1);
   t.deepEqual(
-    (await commands.pendingHeads()).map((row) => [row.operation, row.module_id]),
+    (await commands.pendingHeads(NOW)).map((row) => [row.operation, row.module_id]),
     [
       ['a', 2],
       ['b', 1],
@@ -139,17 +140,56 @@ storeTest('pendingHeads: the oldest pending command of each box, in id order; he
   await commands.settle(a, { ...done, state: 'done' }, NOW);
   await commands.settle(b, { ...done, state: 'failed' }, NOW);
   t.deepEqual(
-    (await commands.pendingHeads()).map((row) => [row.operation, row.module_id]),
+    (await commands.pendingHeads(NOW)).map((row) => [row.operation, row.module_id]),
     [
       ['c', 2],
       ['d', 1],
     ],
   );
-  t.like(await commands.headOf(1), { operation: 'd' });
+  t.like(await commands.headOf(1, NOW), { operation: 'd' });
   t.like(await commands.findById(a), { state: 'done', last_status: 'OK', finished_at: NOW });
   await commands.settle(await idOf(commands, 'd', 1), { ...done, state: 'done' }, NOW);
-  t.is(await commands.headOf(1), undefined);
+  t.is(await commands.headOf(1, NOW), undefined);
 });
+
+storeTest(
+  'a box held by a conformance run: pendingHeads and headOf leave it out while the lease is ahead; another run is refused, the lease renewed only while live, a passed one taken over',
+  async (t, store) => {
+    const { parkingId, commands } = await queue(store);
+    await commands.insert(revoke(parkingId, 1, 'a'), NOW);
+    await commands.insert(revoke(parkingId, 2, 'b'), NOW);
+    const holds = new BoxHolds(store);
+    const acquire = (holder: string, nowMs: number) =>
+      store.kysely.transaction().execute((trx) => holds.acquire(1, holder, nowMs, nowMs + 60_000, trx));
+    t.is(await acquire('run-1', NOW), undefined);
+    t.deepEqual(
+      (await commands.pendingHeads(NOW)).map((row) => row.operation),
+      ['b'],
+    );
+    t.is(await commands.headOf(1, NOW + 59_999), undefined);
+    t.like(await commands.headOf(2, NOW), { operation: 'b' });
+    // Another run (any process) gets the live hold back, and takes nothing.
+    t.like(await acquire('run-2', NOW + 1), { holder: 'run-1', held_until: NOW + 60_000 });
+    t.like(await holds.liveHoldOf(1, NOW + 1), { holder: 'run-1' });
+    // Renewed by its holder while live; by no one else.
+    t.true(await holds.renew(1, 'run-1', NOW + 20_000, NOW + 80_000));
+    t.false(await holds.renew(1, 'run-2', NOW + 20_000, NOW + 80_000));
+    t.is(await commands.headOf(1, NOW + 79_999), undefined);
+    // The lease passed (its process died): the box's head is back, the hold is not renewed but taken over.
+    t.like(await commands.headOf(1, NOW + 80_000), { operation: 'a' });
+    t.deepEqual(
+      (await commands.pendingHeads(NOW + 80_000)).map((row) => row.operation),
+      ['a', 'b'],
+    );
+    t.false(await holds.renew(1, 'run-1', NOW + 80_000, NOW + 140_000));
+    t.is(await acquire('run-2', NOW + 80_000), undefined);
+    // The late holder's release leaves the new one's hold alone.
+    await holds.release(1, 'run-1');
+    t.like(await holds.liveHoldOf(1, NOW + 80_001), { holder: 'run-2' });
+    await holds.release(1, 'run-2');
+    t.is(await holds.liveHoldOf(1, NOW + 80_001), undefined);
+  },
+);
 
 storeTest('claim: once while in flight; again with a new sequence once the lease has passed', async (t, store) => {
   const { commands, id } = await oneRevoke(store);

@@ -113,6 +113,11 @@ export function operatorBoxCommandRoutes(
           200: answerSchema,
           ...errorResponses(400, 401, 404, 415, 422),
           403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
+          409: {
+            $ref: 'ErrorBody#',
+            description:
+              'operation_refused: battery_query, time_set or status to a box a conformance run holds (the message names the run; cancel it or wait for its end), or to a box that has used every control sequence.',
+          },
           503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected.' },
           504: { $ref: 'ErrorBody#', description: 'box_timeout: the box did not answer in BOX_ANSWER_TIMEOUT_MS.' },
         },

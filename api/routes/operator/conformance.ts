@@ -1,7 +1,8 @@
-// The conformance suite run against a box from the operator API (issue 17):
+// The conformance suite run against a box from the operator API:
 // POST /api/operator/boxes/:module_id/conformance starts a run (202), GET
-// /api/operator/conformance/:run_id follows it as its cases end, and
-// .../junit.xml and .../report.json are the files `parkbench conformance
+// /api/operator/conformance/:run_id follows it as its cases end, POST
+// /api/operator/boxes/:module_id/conformance/:run_id/cancel stops it (202),
+// and .../junit.xml and .../report.json are the files `parkbench conformance
 // --junit FILE` and `--json` write, rendered by the same code.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { jsonFile, junitFile, type RunFile } from '../../conformance-runs/files.js';
@@ -77,11 +78,10 @@ export const conformanceRunSchema = {
 
 const runResponse = { type: 'object', required: ['run'], properties: { run: conformanceRunSchema } } as const;
 
-const runIdParams = {
-  type: 'object',
-  required: ['run_id'],
-  properties: { run_id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
-} as const;
+const runId = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
+const moduleId = { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } as const;
+
+const runIdParams = { type: 'object', required: ['run_id'], properties: { run_id: runId } } as const;
 
 const forbidden = { 403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." } };
 
@@ -124,11 +124,7 @@ export function operatorConformanceRoutes(
         summary:
           'Start the conformance suite against a box through the MQTT broker of the API; follow it at GET /api/operator/conformance/{run_id}',
         security: [{ operator: [] }],
-        params: {
-          type: 'object',
-          required: ['module_id'],
-          properties: { module_id: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$' } },
-        },
+        params: { type: 'object', required: ['module_id'], properties: { module_id: moduleId } },
         body: {
           type: 'object',
           description: "`{}` for the CLI's defaults; each field as the CLI flag of that name.",
@@ -163,7 +159,7 @@ export function operatorConformanceRoutes(
           409: {
             $ref: 'ErrorBody#',
             description:
-              'operation_refused: the box is under a run already, is offline, or has no control sequences left.',
+              'operation_refused: the box is under a run already (of this API process or another: its hold on the box is live), is offline, or has no control sequences left.',
           },
           503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected.' },
         },
@@ -184,6 +180,41 @@ export function operatorConformanceRoutes(
             cycleMs: body.cycle_ms ?? RUN_DEFAULTS.cycleMs,
           },
           service,
+          `operator ${request.operator?.name ?? 'unknown'} (HTTP)`,
+        ),
+      );
+      return reply.status(202).send({ run });
+    },
+  );
+
+  app.post<{ Params: { module_id: string; run_id: string } }>(
+    '/boxes/:module_id/conformance/:run_id/cancel',
+    {
+      schema: {
+        tags: ['operator'],
+        summary: 'Cancel a running conformance run: it stops at once and ends in error, its box free again',
+        description:
+          "The case in flight stops waiting at once and no other case starts; the box's issuer keys are put back (their answer waited for 2 s at most: a put-back not confirmed stays queued and goes out once the box is free). Answers 202 with the run as it is now; it ends (state error, error `cancelled by operator NAME; ...`) within a few seconds, as GET /api/operator/conformance/{run_id} and the event stream then show.",
+        security: [{ operator: [] }],
+        params: {
+          type: 'object',
+          required: ['module_id', 'run_id'],
+          properties: { module_id: moduleId, run_id: runId },
+        },
+        response: {
+          202: runResponse,
+          ...errorResponses(401, 404, 422),
+          ...forbidden,
+          409: { $ref: 'ErrorBody#', description: 'operation_refused: the run has ended already.' },
+        },
+      },
+    },
+    (request, reply) => {
+      const run = answering('run_id', () =>
+        runs.cancel(
+          request.params.run_id,
+          Number(request.params.module_id),
+          `operator ${request.operator?.name ?? 'unknown'}`,
         ),
       );
       return reply.status(202).send({ run });

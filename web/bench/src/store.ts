@@ -316,6 +316,14 @@ export function createStore(now: () => number = () => Date.now()): Store {
         // An older run's late event does not replace the one shown.
         if (current !== undefined && String(current.id) !== String(run.id) && current.started_at > run.started_at)
           return previous;
+        // Nor does an older view of the same run (a cancel's answer after the stream told its end):
+        // a run never goes back to running, and its cases only grow.
+        if (
+          current !== undefined &&
+          String(current.id) === String(run.id) &&
+          ((current.state !== 'running' && run.state === 'running') || current.cases.length > run.cases.length)
+        )
+          return previous;
         const runs = new Map(previous.runs);
         runs.set(run.module_id, run);
         return { ...previous, runs };

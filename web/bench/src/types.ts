@@ -123,6 +123,8 @@ export interface ConformanceRun {
   state: 'running' | 'passed' | 'failed' | 'error';
   started_at: string;
   ended_at: string | null;
+  /** Why it ended in error (the API stopped, cancelled by an operator, ...); null otherwise. */
+  error?: string | null;
   cases: ConformanceCase[];
   summary?: Record<string, unknown>;
 }

@@ -171,6 +171,19 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
         pending(`forwarding:${parkingId}`);
         void retryForwarding(api, parkingId).then((result) => store.result(`forwarding:${parkingId}`, result));
       },
+      cancel: (run: ConformanceRun) => {
+        const key = `conformance:${String(run.id)}`;
+        pending(key);
+        api
+          .post<{
+            run: ConformanceRun;
+          }>(`/boxes/${run.module_id}/conformance/${encodeURIComponent(String(run.id))}/cancel`, {})
+          .then(({ run: cancelled }) => {
+            store.result(key, { outcome: 'ok', text: 'cancelling: the run stops now' });
+            store.conformance(cancelled);
+          })
+          .catch((error: unknown) => store.result(key, failure(error)));
+      },
       download: (runId: string, file: 'junit.xml' | 'report.json') => {
         fetch(`/api/operator/conformance/${encodeURIComponent(runId)}/${file}`, {
           headers: { authorization: `Bearer ${props.token}` },
@@ -209,7 +222,12 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
             />
           </div>
           <div class="side-column">
-            <Conformance runs={state.runs} download={handlers.download} />
+            <Conformance
+              runs={state.runs}
+              results={state.results}
+              cancel={handlers.cancel}
+              download={handlers.download}
+            />
             <Chart chart={state.chart} />
             <BoxLogs logs={state.logs} dropped={state.droppedLogs} />
             <Sessions

@@ -1,15 +1,21 @@
 // Conformance runs started from the page: their cases fill in live (the
 // stream's `conformance` events; views/app.tsx polls every 500 ms only while
-// the stream is down), then the JUnit and JSON files, the same the CLI
-// writes, download with the token.
+// the stream is down), a running one can be cancelled (POST
+// .../conformance/:run_id/cancel), then the JUnit and JSON files, the same
+// the CLI writes, download with the token.
+import type { ActionResult as Result } from '../store';
 import type { ConformanceRun } from '../types';
+import { ActionResult } from './action-result';
 
 interface Props {
   runs: ReadonlyMap<number, ConformanceRun>;
+  /** The results of the runs' cancel buttons, by `conformance:<run id>`. */
+  results: ReadonlyMap<string, Result>;
+  cancel: (run: ConformanceRun) => void;
   download: (runId: string, file: 'junit.xml' | 'report.json') => void;
 }
 
-export function Conformance({ runs, download }: Props) {
+export function Conformance({ runs, results, cancel, download }: Props) {
   const shown = [...runs.values()].sort((a, b) => (a.started_at < b.started_at ? 1 : -1));
   if (shown.length === 0) return null;
   return (
@@ -25,7 +31,27 @@ export function Conformance({ runs, download }: Props) {
               <span class="muted">
                 {passed}/{run.cases.length} passed
               </span>
+              {run.state === 'running' && (
+                <>
+                  {' '}
+                  <button
+                    type="button"
+                    class="cancel"
+                    data-action="conformance-cancel"
+                    onClick={() => cancel(run)}
+                    disabled={results.get(`conformance:${id}`)?.outcome === 'pending'}
+                  >
+                    Cancel
+                  </button>
+                </>
+              )}
             </h3>
+            {run.error !== null && run.error !== undefined && run.error !== '' && (
+              <p class="muted wrap" data-run-error>
+                {run.error}
+              </p>
+            )}
+            <ActionResult result={results.get(`conformance:${id}`)} />
             <ol class="cases">
               {run.cases.map((c, index) => (
                 <li key={`${index}-${c.name}`} data-case={c.name} data-result={c.result}>
