@@ -1,6 +1,7 @@
 // The gateway's end of a box's serial cable (docs/protocol.md, Serial link
-// framing). On every open it flushes what the box sent before and asks for a
-// status report, which names the box (module_id): no mapping file needed.
+// framing). On every open it flushes what the box sent before (unless told
+// to read it, at the first open) and asks for a status report, which names
+// the box (module_id): no mapping file needed.
 // Commands go out as 0x01 frames, one response (0x81) is matched to each;
 // status reports (0x82) tell the box's state. Unplug and replug are survived.
 import { EventEmitter } from 'node:events';
@@ -18,6 +19,13 @@ export interface SerialBoxLinkOptions {
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
   readonly logger?: Logger;
+  /** Read what waits on the port at the first open instead of discarding
+   * it: answers a box sent while the previous run was down (a gateway that
+   * kept the commands they answer, gateway/command-journal.ts). */
+  readonly keepWaitingOnFirstOpen?: boolean;
+  /** Offered each response that answers no command sent on this link; true
+   * when it took it (it is not counted as unmatched then). */
+  readonly claimUnmatched?: (response: Buffer) => boolean;
 }
 
 export interface SerialBoxLinkEvents {
@@ -41,6 +49,7 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
   readonly #port: FramedSerialPort;
   readonly #waiter: ResponseWaiter;
   readonly #logger: Logger;
+  readonly #claimUnmatched: ((response: Buffer) => boolean) | undefined;
   #moduleId: number | undefined;
   /** Commands go out one at a time: a box answers in order, and a slow
    * cable must not interleave frames. */
@@ -49,7 +58,13 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
   constructor(options: SerialBoxLinkOptions) {
     super();
     this.#logger = (options.logger ?? silentLogger).child({ component: 'gateway:serial' });
-    this.#port = new FramedSerialPort({ ...options, logger: this.#logger, flushOnOpen: true });
+    this.#claimUnmatched = options.claimUnmatched;
+    const keepFirst = options.keepWaitingOnFirstOpen === true;
+    this.#port = new FramedSerialPort({
+      ...options,
+      logger: this.#logger,
+      flushOnOpen: () => !keepFirst || this.#port.opens > 0,
+    });
     this.#waiter = new ResponseWaiter(options.clock);
     this.#port.on('open', () => {
       // docs/protocol.md, Serial link framing: a gateway sends a status request whenever it opens a port.
@@ -116,7 +131,8 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
   #frame(frame: LinkFrame): void {
     switch (frame.type) {
       case LinkType.RESPONSE:
-        if (!this.#waiter.offer(frame.payload)) this.counters.unmatched++;
+        if (!this.#waiter.offer(frame.payload) && this.#claimUnmatched?.(frame.payload) !== true)
+          this.counters.unmatched++;
         return;
       case LinkType.STATUS_REPORT:
         this.#report(frame.payload);

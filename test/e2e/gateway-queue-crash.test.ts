@@ -42,7 +42,7 @@ function requestIds(packets: readonly PublishPacket[]): Set<string> {
 
 function queuedInFile(path: string): number {
   try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as unknown[]).length;
+    return (JSON.parse(readFileSync(path, 'utf8')) as { publishes: unknown[] }).publishes.length;
   } catch {
     return 0;
   }
