@@ -10,7 +10,11 @@
 // the old one, the folder fsync'd), so the file always holds a whole queue
 // and no one saw what a crash could make the gateway forget. Changes that
 // come while a write runs share the next write (a group commit): responses
-// and commands that arrive together cost one flush.
+// and commands that arrive together cost one flush. A removal (a PUBACK)
+// needs no flush of its own: forgotten by a crash, it costs a duplicate,
+// which ingestion drops. It rides on the next write, or is written
+// REMOVAL_WRITE_DELAY_MS later when nothing else comes: never ahead of the
+// next command or response, which would wait for it.
 //
 // A write that fails (a full disk) is counted, and what it held is handed
 // out all the same: held back it would be no safer from a crash, only
@@ -18,9 +22,13 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../lib/atomic-file.js';
+import { systemClock, type Clock, type TimerHandle } from '../lib/clock.js';
 import type { QueuedEntry, QueuedPublish } from '../lib/resilient-mqtt.js';
 import { messageOf } from '../lib/message-of.js';
 import { isTakenCommand, type GatewayQueue, type TakenCommand } from './command-journal.js';
+
+/** How long removals wait for a write to ride on before they get their own, ms. */
+export const REMOVAL_WRITE_DELAY_MS = 100;
 
 interface Entry extends QueuedEntry {
   /** The write holding it settled: it may be published. */
@@ -48,6 +56,8 @@ export class DiskPublishQueue implements GatewayQueue {
   #writing: Promise<void> = Promise.resolve();
   /** A write chained and not started yet: changes made now ride on it. */
   #nextWrite: Promise<void> | undefined;
+  /** Removals wait for a write to ride on until this fires. */
+  #removalTimer: TimerHandle | undefined;
   /** Items dropped because the queue was full. */
   overflows = 0;
   /** Writes of the file that failed. */
@@ -59,11 +69,16 @@ export class DiskPublishQueue implements GatewayQueue {
   private constructor(
     readonly path: string,
     private readonly limit: number,
+    private readonly clock: Clock,
   ) {}
 
   /** Opens the queue, picking up what a previous run left in it. */
-  static async open(path: string, limit = 10_000): Promise<DiskPublishQueue> {
-    const queue = new DiskPublishQueue(path, limit);
+  static async open(
+    path: string,
+    limit = 10_000,
+    { clock = systemClock }: { clock?: Clock } = {},
+  ): Promise<DiskPublishQueue> {
+    const queue = new DiskPublishQueue(path, limit, clock);
     // Every response is written here: a missing folder would fail each write.
     await mkdir(dirname(path), { recursive: true });
     let file: QueueFile | undefined;
@@ -103,7 +118,7 @@ export class DiskPublishQueue implements GatewayQueue {
     const index = this.#entries.findIndex((entry) => entry.id === id);
     if (index < 0) return;
     this.#entries.splice(index, 1);
-    void this.#persist();
+    this.#persistLater();
   }
 
   take(command: TakenCommand): { id: number; durable: Promise<void> } {
@@ -131,11 +146,24 @@ export class DiskPublishQueue implements GatewayQueue {
 
   /** Resolves once the file holds the queue as it is now. */
   flushed(): Promise<void> {
-    return this.#writing;
+    return this.#removalTimer === undefined ? this.#writing : this.#persist();
+  }
+
+  /** A removal: on the next write, or on one of its own soon. */
+  #persistLater(): void {
+    if (this.#nextWrite !== undefined || this.#removalTimer !== undefined) return;
+    this.#removalTimer = this.clock.setTimeout(() => {
+      this.#removalTimer = undefined;
+      void this.#persist();
+    }, REMOVAL_WRITE_DELAY_MS);
   }
 
   /** The write that will hold every change made so far. */
   #persist(): Promise<void> {
+    if (this.#removalTimer !== undefined) {
+      this.clock.clearTimeout(this.#removalTimer);
+      this.#removalTimer = undefined;
+    }
     if (this.#nextWrite !== undefined) return this.#nextWrite;
     const write = this.#writing.then(async () => {
       // The queue as it is when the write starts: every change before now is in it.

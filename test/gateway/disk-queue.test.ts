@@ -6,7 +6,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { DiskPublishQueue } from '../../gateway/disk-queue.js';
+import { DiskPublishQueue, REMOVAL_WRITE_DELAY_MS } from '../../gateway/disk-queue.js';
+import { FakeClock } from '../../lib/fake-clock.js';
 import type { QueuedPublish } from '../../lib/resilient-mqtt.js';
 import type { TakenCommand } from '../../gateway/command-journal.js';
 import { tempDir } from '../helpers/api-app.js';
@@ -95,6 +96,32 @@ test('changes that come together, or while a write runs, share one write', async
   t.is(inFile(path).commands.length, 50);
   t.true(queue.writes <= 3, `${queue.writes} writes for 850 changes`);
   t.is(queue.writeErrors, 0);
+});
+
+test('a removal (a PUBACK) rides on the next write, or gets its own a moment later', async (t) => {
+  const path = join(tempDir(t, 'parkbench-queue-'), 'queue.json');
+  const clock = new FakeClock(0);
+  const queue = await DiskPublishQueue.open(path, 10_000, { clock });
+  await queue.push(response(1)).durable;
+  await queue.push(response(2)).durable;
+  const [first, second] = queue.entries();
+  const writes = queue.writes;
+
+  // The PUBACK of the first, then a new command at once: one write holds both.
+  queue.remove(first?.id ?? -1);
+  await queue.take(command(1)).durable;
+  t.is(queue.writes, writes + 1);
+  t.deepEqual(inFile(path), { publishes: [response(2)], commands: [command(1)] });
+
+  // A PUBACK with nothing after it: written REMOVAL_WRITE_DELAY_MS later.
+  queue.remove(second?.id ?? -1);
+  clock.advance(REMOVAL_WRITE_DELAY_MS - 1);
+  await Promise.resolve();
+  t.is(queue.writes, writes + 1, 'not yet');
+  clock.advance(1);
+  await queue.flushed();
+  t.is(queue.writes, writes + 2);
+  t.deepEqual(inFile(path).publishes, []);
 });
 
 test('a command is kept until settled, settled in the write that holds its response; a restart finds the others', async (t) => {
