@@ -4,22 +4,26 @@
 // broker's PUBACK, whether the broker was away or took them without
 // acknowledging yet, and so do the commands it took and has not answered.
 //
-// Nothing leaves the queue before it is on disk: an entry is handed out for
-// publishing, and a command goes on a link, only once the write holding it
-// has flushed the file (lib/atomic-file.ts: written, fsync'd, renamed over
-// the old one, the folder fsync'd), so the file always holds a whole queue
-// and no one saw what a crash could make the gateway forget. Changes that
-// come while a write runs share the next write (a group commit): responses
-// and commands that arrive together cost one flush. A removal (a PUBACK)
-// needs no flush of its own: forgotten by a crash, it costs a duplicate,
-// which ingestion drops. It rides on the next write, or is written
-// REMOVAL_WRITE_DELAY_MS later when nothing else comes: never ahead of the
-// next command or response, which would wait for it.
+// The file is a log, one JSON line a change (a response queued or removed, a
+// command taken or settled) after a header line; the queue is what the
+// lines add up to. Nothing leaves the queue before it is on disk: an entry
+// is handed out for publishing, and a command goes on a link, only once the
+// append holding it is flushed (fdatasync), so no one saw what a crash could
+// make the gateway forget. Changes that come while a write runs share the
+// next append (a group commit): responses and commands that arrive together
+// cost one flush. A removal (a PUBACK) needs no flush of its own: forgotten
+// by a crash, it costs a duplicate, which ingestion drops. It rides on the
+// next append, or is written REMOVAL_WRITE_DELAY_MS later when nothing else
+// comes, never ahead of the next command or response, which would wait for
+// it. A crash in the middle of an append leaves a torn last line, which
+// opening skips; opening then writes the queue afresh (lib/atomic-file.ts:
+// a whole new file renamed over the old one), as does a write once the log
+// has grown to many times the queue.
 //
 // A write that fails (a full disk) is counted, and what it held is handed
 // out all the same: held back it would be no safer from a crash, only
-// undelivered; the next change writes the whole queue again.
-import { mkdir, readFile } from 'node:fs/promises';
+// undelivered; the next write rewrites the whole queue.
+import { mkdir, open as openFile, readFile, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from '../lib/atomic-file.js';
 import { systemClock, type Clock, type TimerHandle } from '../lib/clock.js';
@@ -29,6 +33,16 @@ import { isTakenCommand, type GatewayQueue, type TakenCommand } from './command-
 
 /** How long removals wait for a write to ride on before they get their own, ms. */
 export const REMOVAL_WRITE_DELAY_MS = 100;
+/** The log is written afresh once it has this many lines more than the queue has entries and commands. */
+const REWRITE_AFTER_LINES = 10_000;
+
+const HEADER = JSON.stringify({ parkbench_gateway_queue: 1 });
+
+type Change =
+  | { readonly op: 'push'; readonly id: number; readonly item: QueuedPublish }
+  | { readonly op: 'remove'; readonly id: number }
+  | { readonly op: 'take'; readonly id: number; readonly command: TakenCommand }
+  | { readonly op: 'settle'; readonly id: number };
 
 interface Entry extends QueuedEntry {
   /** The write holding it settled: it may be published. */
@@ -40,9 +54,8 @@ interface KeptCommand {
   readonly command: TakenCommand;
 }
 
-/** The file: `{"publishes": [...], "commands": [...]}` (a bare array of
- * publishes, as older gateways wrote it, is read too). */
-interface QueueFile {
+/** What a queue file holds: the responses waiting and the commands unanswered, oldest first. */
+export interface QueueContent {
   readonly publishes: readonly QueuedPublish[];
   readonly commands: readonly TakenCommand[];
 }
@@ -53,6 +66,14 @@ export class DiskPublishQueue implements GatewayQueue {
   /** Ids of the commands found in the file at open. */
   #recoveredIds = new Set<number>();
   #nextId = 1;
+  /** The log, open for appending. */
+  #file: FileHandle | undefined;
+  /** Lines in the log, the header left out. */
+  #lines = 0;
+  /** Changes not written yet. */
+  #changes: Change[] = [];
+  /** A write failed: the next one writes the whole queue afresh. */
+  #rewrite = false;
   #writing: Promise<void> = Promise.resolve();
   /** A write chained and not started yet: changes made now ride on it. */
   #nextWrite: Promise<void> | undefined;
@@ -72,7 +93,7 @@ export class DiskPublishQueue implements GatewayQueue {
     private readonly clock: Clock,
   ) {}
 
-  /** Opens the queue, picking up what a previous run left in it. */
+  /** Opens the queue, picking up what a previous run left in it, and writes it afresh. */
   static async open(
     path: string,
     limit = 10_000,
@@ -81,17 +102,11 @@ export class DiskPublishQueue implements GatewayQueue {
     const queue = new DiskPublishQueue(path, limit, clock);
     // Every response is written here: a missing folder would fail each write.
     await mkdir(dirname(path), { recursive: true });
-    let file: QueueFile | undefined;
-    try {
-      file = parseQueueFile(JSON.parse(await readFile(path, 'utf8')) as unknown);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
-        throw new Error(`${path}: not a publish queue (${messageOf(error)})`, { cause: error });
-    }
-    if (file === undefined) return queue;
-    queue.#entries = file.publishes.slice(-limit).map((item) => ({ id: queue.#nextId++, item, written: true }));
-    queue.#commands = file.commands.map((command) => ({ id: queue.#nextId++, command }));
+    const content = await readQueueFile(path);
+    queue.#entries = content.publishes.slice(-limit).map((item) => ({ id: queue.#nextId++, item, written: true }));
+    queue.#commands = content.commands.map((command) => ({ id: queue.#nextId++, command }));
     queue.#recoveredIds = new Set(queue.#commands.map((kept) => kept.id));
+    await queue.#writeAfresh();
     return queue;
   }
 
@@ -102,9 +117,11 @@ export class DiskPublishQueue implements GatewayQueue {
   push(item: QueuedPublish): { id: number; dropped: boolean; durable: Promise<void> } {
     const id = this.#nextId++;
     this.#entries.push({ id, item, written: false });
+    this.#changes.push({ op: 'push', id, item });
     const dropped = this.#entries.length > this.limit;
     if (dropped) {
-      this.#entries.shift();
+      const oldest = this.#entries.shift();
+      if (oldest !== undefined) this.#changes.push({ op: 'remove', id: oldest.id });
       this.overflows++;
     }
     return { id, dropped, durable: this.#persist() };
@@ -118,12 +135,14 @@ export class DiskPublishQueue implements GatewayQueue {
     const index = this.#entries.findIndex((entry) => entry.id === id);
     if (index < 0) return;
     this.#entries.splice(index, 1);
+    this.#changes.push({ op: 'remove', id });
     this.#persistLater();
   }
 
   take(command: TakenCommand): { id: number; durable: Promise<void> } {
     const id = this.#nextId++;
     this.#commands.push({ id, command });
+    this.#changes.push({ op: 'take', id, command });
     return { id, durable: this.#persist() };
   }
 
@@ -132,6 +151,7 @@ export class DiskPublishQueue implements GatewayQueue {
     if (index < 0) return;
     this.#commands.splice(index, 1);
     this.#recoveredIds.delete(id);
+    this.#changes.push({ op: 'settle', id });
     void this.#persist();
   }
 
@@ -139,14 +159,16 @@ export class DiskPublishQueue implements GatewayQueue {
     return this.#commands.filter((kept) => this.#recoveredIds.has(kept.id));
   }
 
-  /** Commands kept and not settled (a previous run's included). */
-  get commands(): number {
-    return this.#commands.length;
-  }
-
   /** Resolves once the file holds the queue as it is now. */
   flushed(): Promise<void> {
     return this.#removalTimer === undefined ? this.#writing : this.#persist();
+  }
+
+  /** Writes what is pending and closes the file. */
+  async close(): Promise<void> {
+    await this.flushed();
+    await this.#file?.close();
+    this.#file = undefined;
   }
 
   /** A removal: on the next write, or on one of its own soon. */
@@ -166,19 +188,21 @@ export class DiskPublishQueue implements GatewayQueue {
     }
     if (this.#nextWrite !== undefined) return this.#nextWrite;
     const write = this.#writing.then(async () => {
-      // The queue as it is when the write starts: every change before now is in it.
+      // The changes made when the write starts: every change before now is in it.
       this.#nextWrite = undefined;
+      const changes = this.#changes;
+      this.#changes = [];
       const entries = [...this.#entries];
-      const file: QueueFile = {
-        publishes: entries.map((entry) => entry.item),
-        commands: this.#commands.map((kept) => kept.command),
-      };
       this.writes++;
       try {
-        await writeFileAtomic(this.path, JSON.stringify(file));
+        const live = this.#entries.length + this.#commands.length;
+        if (this.#rewrite || this.#file === undefined || this.#lines + changes.length > live + REWRITE_AFTER_LINES)
+          await this.#writeAfresh();
+        else await this.#append(changes);
       } catch (error) {
         this.writeErrors++;
         this.lastWriteError = messageOf(error);
+        this.#rewrite = true;
       }
       for (const entry of entries) entry.written = true;
     });
@@ -186,17 +210,70 @@ export class DiskPublishQueue implements GatewayQueue {
     this.#writing = write;
     return write;
   }
+
+  async #append(changes: readonly Change[]): Promise<void> {
+    const file = this.#file;
+    if (file === undefined || changes.length === 0) return;
+    await file.appendFile(changes.map((change) => `${JSON.stringify(change)}\n`).join(''));
+    await file.datasync();
+    this.#lines += changes.length;
+  }
+
+  /** The whole queue as a new log, renamed over the old one; appends go there from now on. */
+  async #writeAfresh(): Promise<void> {
+    const changes: Change[] = [
+      ...this.#entries.map((entry): Change => ({ op: 'push', id: entry.id, item: entry.item })),
+      ...this.#commands.map((kept): Change => ({ op: 'take', id: kept.id, command: kept.command })),
+    ];
+    await writeFileAtomic(this.path, [HEADER, ...changes.map((change) => JSON.stringify(change))].join('\n') + '\n');
+    await this.#file?.close();
+    this.#file = await openFile(this.path, 'a');
+    this.#lines = changes.length;
+    this.#rewrite = false;
+  }
 }
 
-function parseQueueFile(value: unknown): QueueFile {
-  if (Array.isArray(value)) return { publishes: value.filter(isQueuedPublish), commands: [] };
-  const file = value as Partial<Record<keyof QueueFile, unknown>> | null;
-  if (typeof file !== 'object' || file === null || !Array.isArray(file.publishes) || !Array.isArray(file.commands))
-    throw new Error('neither {"publishes": [...], "commands": [...]} nor an array');
-  return {
-    publishes: (file.publishes as unknown[]).filter(isQueuedPublish),
-    commands: (file.commands as unknown[]).filter(isTakenCommand),
-  };
+/** What a queue file holds (nothing, when there is no file); throws if it is no queue file. */
+export async function readQueueFile(path: string): Promise<QueueContent> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { publishes: [], commands: [] };
+    throw error;
+  }
+  try {
+    return parseQueueFile(text);
+  } catch (error) {
+    throw new Error(`${path}: not a publish queue (${messageOf(error)})`, { cause: error });
+  }
+}
+
+function parseQueueFile(text: string): QueueContent {
+  // An older gateway's file: the queue as one JSON array of publishes.
+  if (text.trimStart().startsWith('['))
+    return { publishes: (JSON.parse(text) as unknown[]).filter(isQueuedPublish), commands: [] };
+  const lines = text.split('\n');
+  if (lines[0] !== HEADER) throw new Error(`its first line is not ${HEADER}`);
+  const publishes = new Map<number, QueuedPublish>();
+  const commands = new Map<number, TakenCommand>();
+  for (const [index, line] of lines.entries()) {
+    if (index === 0 || line === '') continue;
+    let change: Partial<Change>;
+    try {
+      change = JSON.parse(line) as Partial<Change>;
+    } catch (error) {
+      // A crash in the middle of an append tears the last line only.
+      if (index === lines.length - 1) break;
+      throw new Error(`line ${index + 1}: ${messageOf(error)}`, { cause: error });
+    }
+    if (typeof change.id !== 'number') continue;
+    if (change.op === 'push' && isQueuedPublish(change.item)) publishes.set(change.id, change.item);
+    else if (change.op === 'remove') publishes.delete(change.id);
+    else if (change.op === 'take' && isTakenCommand(change.command)) commands.set(change.id, change.command);
+    else if (change.op === 'settle') commands.delete(change.id);
+  }
+  return { publishes: [...publishes.values()], commands: [...commands.values()] };
 }
 
 function isQueuedPublish(value: unknown): value is QueuedPublish {

@@ -28,10 +28,10 @@
 // Then random rounds: the stream runs, the gateway is killed at a random
 // point of it, and started again.
 import avaTest from 'ava';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
+import { readQueueFile } from '../../gateway/disk-queue.js';
 import { tempDir } from '../helpers/api-app.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { addMqttClient, benchApp, provisioningFile, topics, type BenchApp } from '../helpers/mqtt-bench.js';
@@ -110,16 +110,10 @@ test('SIGKILL of the gateway at random points of a command stream: every respons
     await gateway.waitForLine(/^parkbench gateway ready /);
     return gateway;
   };
-  /** Nothing waits in the gateway's queue file: no command unanswered, no
-   * record the broker did not take (a bare array is an older gateway's file). */
-  const queueEmpty = (): boolean => {
-    try {
-      const file = JSON.parse(readFileSync(queueFile, 'utf8')) as
-        unknown[] | { publishes: unknown[]; commands: unknown[] };
-      return Array.isArray(file) ? file.length === 0 : file.publishes.length === 0 && file.commands.length === 0;
-    } catch {
-      return false;
-    }
+  /** Nothing waits in the gateway's queue file: no command unanswered, no record the broker did not take. */
+  const queueEmpty = async (): Promise<boolean> => {
+    const content = await readQueueFile(queueFile);
+    return content.publishes.length === 0 && content.commands.length === 0;
   };
 
   // The operator: publishes the commands, sees every record the gateway publishes.
