@@ -2,8 +2,8 @@
 // responses wait (gateway/disk-queue.ts): a command is written there before
 // it goes on a box's link, and leaves in the same write as its response
 // record. A gateway killed in between finds it at its next start: a late
-// answer still waiting on the cable is matched to it and published, and a
-// command no answer comes for gets its timeout record instead of silence.
+// answer is matched to it and published, and a command no answer comes for
+// gets its timeout record instead of silence.
 import type { CommandContext, Via } from '../lib/mqtt-messages.js';
 import { MemoryPublishQueue, type PublishQueue } from '../lib/resilient-mqtt.js';
 

@@ -11,9 +11,13 @@
 // goes on a link, and its response record is on disk, in the write that
 // lets the command go, before it is published and before the box is sent
 // its next command. A gateway killed in between finds the command at its
-// next start: an answer the box sent meanwhile, still waiting on the cable,
-// is read and published; a command no answer comes for gets its timeout
-// record.
+// next start: an answer that comes after it opened the link is matched to
+// it and published; a command no answer comes for within --answer-ms gets
+// its timeout record, so the service hears of every command the gateway
+// took. An answer the box sent while no gateway ran is gone: opening the
+// serial port discards what waits on it (node-serialport does at every
+// open; a real port receives nothing while closed), and the box protocol
+// has no retransmission to ask for it again.
 import type { Clock, TimerHandle } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import {
@@ -166,8 +170,6 @@ export class Gateway {
       target,
       clock: this.options.clock,
       logger: this.#logger,
-      // Answers to the commands of a previous run may wait on the cable.
-      keepWaitingOnFirstOpen: [...this.#late.values()].some((command) => command.via === 'serial'),
       claimUnmatched: (response) => this.#claimLate(response),
     });
     link.on('report', (report) => {

@@ -43,9 +43,8 @@ export interface FramedSerialPortOptions {
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
   readonly logger?: Logger;
-  /** Discard what the other side sent before the port was opened (asked
-   * at each open, when a function). */
-  readonly flushOnOpen?: boolean | (() => boolean);
+  /** Discard what the other side sent before the port was opened. */
+  readonly flushOnOpen?: boolean;
 }
 
 export interface FramedSerialPortEvents {
@@ -135,9 +134,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
     const { path, baudRate } = this.options.target;
     const port = (this.options.createPort ?? systemSerialPort)({ path, baudRate });
     await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
-    const { flushOnOpen } = this.options;
-    if (typeof flushOnOpen === 'function' ? flushOnOpen() : flushOnOpen === true)
-      await new Promise<void>((resolve) => port.flush(() => resolve()));
+    if (this.options.flushOnOpen === true) await new Promise<void>((resolve) => port.flush(() => resolve()));
     this.#parser.reset();
     this.#port = port;
     this.#attempt = 0;

@@ -1,7 +1,6 @@
 // The gateway's end of a box's serial cable (docs/protocol.md, Serial link
-// framing). On every open it flushes what the box sent before (unless told
-// to read it, at the first open) and asks for a status report, which names
-// the box (module_id): no mapping file needed.
+// framing). On every open it flushes what the box sent before and asks for a
+// status report, which names the box (module_id): no mapping file needed.
 // Commands go out as 0x01 frames, one response (0x81) is matched to each;
 // status reports (0x82) tell the box's state. Unplug and replug are survived.
 import { EventEmitter } from 'node:events';
@@ -19,12 +18,10 @@ export interface SerialBoxLinkOptions {
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
   readonly logger?: Logger;
-  /** Read what waits on the port at the first open instead of discarding
-   * it: answers a box sent while the previous run was down (a gateway that
-   * kept the commands they answer, gateway/command-journal.ts). */
-  readonly keepWaitingOnFirstOpen?: boolean;
-  /** Offered each response that answers no command sent on this link; true
-   * when it took it (it is not counted as unmatched then). */
+  /** Offered each response that answers no command sent on this link (a
+   * late answer to a command of a gateway's previous run,
+   * gateway/command-journal.ts); true when it took it (it is not counted as
+   * unmatched then). */
   readonly claimUnmatched?: (response: Buffer) => boolean;
 }
 
@@ -59,12 +56,7 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
     super();
     this.#logger = (options.logger ?? silentLogger).child({ component: 'gateway:serial' });
     this.#claimUnmatched = options.claimUnmatched;
-    const keepFirst = options.keepWaitingOnFirstOpen === true;
-    this.#port = new FramedSerialPort({
-      ...options,
-      logger: this.#logger,
-      flushOnOpen: () => !keepFirst || this.#port.opens > 0,
-    });
+    this.#port = new FramedSerialPort({ ...options, logger: this.#logger, flushOnOpen: true });
     this.#waiter = new ResponseWaiter(options.clock);
     this.#port.on('open', () => {
       // docs/protocol.md, Serial link framing: a gateway sends a status request whenever it opens a port.
