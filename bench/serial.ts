@@ -10,7 +10,13 @@
 // A pty does not emulate the baud rate (TOOLCHAIN.md), so what this measures
 // is the software's own time; on a real cable the round trip is about the
 // floor plus that. Target (issue 7): p50 within 5 ms of the floor.
+// The gateway runs twice: with its publish queue on disk, as `parkbench
+// gateway` runs it (each command and each response written and flushed to
+// disk before it goes on), and with the queue in memory, what the disk costs.
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { SerialPort } from 'serialport';
 import { systemClock } from '../lib/clock.js';
@@ -21,6 +27,7 @@ import { encodeLinkFrame, FrameKind, LinkType, parseResponse, sealCommand } from
 import { SimulatedBox } from '../simulator/simulated-box.js';
 import { defaultBatteryModel } from '../simulator/battery.js';
 import { BoxSerialLink } from '../simulator/links/serial-link.js';
+import { DiskPublishQueue } from '../gateway/disk-queue.js';
 import { Gateway } from '../gateway/gateway.js';
 import { startPtyPair } from '../lib/pty-pair.js';
 import { formatNumber, percentile, startTsx } from './support/processes.js';
@@ -61,12 +68,16 @@ console.log(
 );
 
 const bare = await bareEcho(count);
-const full = await throughGateway(count);
+const full = await throughGateway(count, 'disk');
+const inMemory = await throughGateway(count, 'memory');
 const overheadP50 = full.p50;
 console.log('');
 console.log(`bare pty echo:         p50 ${formatNumber(bare.p50, 2)} ms, p99 ${formatNumber(bare.p99, 2)} ms`);
 console.log(
-  `MQTT->gateway->pty->box->MQTT: p50 ${formatNumber(full.p50, 2)} ms, p99 ${formatNumber(full.p99, 2)} ms (${formatNumber(full.p50 / bare.p50, 1)}x the bare pty)`,
+  `MQTT->gateway->pty->box->MQTT: p50 ${formatNumber(full.p50, 2)} ms, p99 ${formatNumber(full.p99, 2)} ms (${formatNumber(full.p50 / bare.p50, 1)}x the bare pty; queue on disk, as parkbench gateway)`,
+);
+console.log(
+  `the same, queue in memory:     p50 ${formatNumber(inMemory.p50, 2)} ms, p99 ${formatNumber(inMemory.p99, 2)} ms (the disk costs ${formatNumber(full.p50 - inMemory.p50, 2)} ms at p50)`,
 );
 console.log(`on a real ${BAUD}-baud cable: about ${formatNumber(floorMs + full.p50, 2)} ms p50 (floor + software)`);
 console.log(
@@ -95,9 +106,10 @@ async function bareEcho(rounds: number): Promise<{ p50: number; p99: number }> {
   return summary(times);
 }
 
-async function throughGateway(rounds: number): Promise<{ p50: number; p99: number }> {
+async function throughGateway(rounds: number, queueOn: 'disk' | 'memory'): Promise<{ p50: number; p99: number }> {
   const broker = startTsx(new URL('./support/broker.ts', import.meta.url));
   const pair = await startPtyPair();
+  const folder = await mkdtemp(join(tmpdir(), 'pb-bench-queue-'));
   try {
     const url = `mqtt://127.0.0.1:${String((await broker.line(/^listening \d+$/, 30_000)).split(' ')[1])}`;
     const box = await SimulatedBox.start({
@@ -127,6 +139,7 @@ async function throughGateway(rounds: number): Promise<{ p50: number; p99: numbe
       clock: systemClock,
       serial: [{ path: pair.b, baudRate: BAUD }],
       answerTimeoutMs: 5_000,
+      ...(queueOn === 'disk' ? { queue: await DiskPublishQueue.open(join(folder, 'queue.json')) } : {}),
     });
     await gateway.start();
     while (!gateway.boxes.some((entry) => entry.moduleId === moduleId))
@@ -161,6 +174,7 @@ async function throughGateway(rounds: number): Promise<{ p50: number; p99: numbe
   } finally {
     await pair.close();
     await broker.stop();
+    await rm(folder, { recursive: true, force: true });
   }
 }
 

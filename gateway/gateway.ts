@@ -5,17 +5,37 @@
 // box's state (retained) and availability; and its own availability (last
 // will) and state. A command the box does not answer in time gives a
 // published timeout record, not silence.
+//
+// Nothing the gateway relies on lives only in its memory (docs/architecture.md,
+// Delivery guarantees): a command is written to the queue's file before it
+// goes on a link, and its response record is on disk, in the write that
+// lets the command go, before it is published and before the box is sent
+// its next command. A gateway killed in between finds the command at its
+// next start: an answer that comes after it opened the link is matched to
+// it and published; a command no answer comes for within --answer-ms gets
+// its timeout record, so the service hears of every command the gateway
+// took. An answer the box sent while no gateway ran is gone: opening the
+// serial port discards what waits on it (node-serialport does at every
+// open; a real port receives nothing while closed), and the box protocol
+// has no retransmission to ask for it again.
 import type { Clock, TimerHandle } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-import { parseCommandMessage, type MessageError, type ResponseMessage, type Via } from '../lib/mqtt-messages.js';
+import {
+  parseCommandMessage,
+  type CommandMessage,
+  type MessageError,
+  type ResponseMessage,
+  type Via,
+} from '../lib/mqtt-messages.js';
 import type { Topics } from '../lib/mqtt-topics.js';
-import { ResilientMqttClient, type PublishQueue } from '../lib/resilient-mqtt.js';
+import { ResilientMqttClient } from '../lib/resilient-mqtt.js';
 import type { SerialTarget } from '../lib/serial-target.js';
 import { MAX_COMMAND_LENGTH, parseResponse, type ResponseFields } from '../firmware-protocol/index.js';
 import { BleCentral } from '../lib/ble-central.js';
 import type { Noble } from '../lib/noble.js';
 import { stateFromResponse } from './box-state.js';
-import type { WaitOutcome } from '../lib/response-waiter.js';
+import { expectedEcho, type WaitOutcome } from '../lib/response-waiter.js';
+import { MemoryGatewayQueue, type GatewayQueue, type TakenCommand } from './command-journal.js';
 import { SerialBoxLink } from '../lib/serial-box-link.js';
 
 export interface GatewayOptions {
@@ -27,8 +47,9 @@ export interface GatewayOptions {
   readonly ble?: { readonly noble: Noble; readonly allow: readonly string[]; readonly idleMs?: number };
   /** How long a box may take to answer, ms. */
   readonly answerTimeoutMs: number;
-  /** Where responses wait for the broker's PUBACK (while it is away, too). */
-  readonly queue?: PublishQueue;
+  /** Where responses wait for the broker's PUBACK (while it is away, too)
+   * and the commands taken wait for their answer; in memory by default. */
+  readonly queue?: GatewayQueue;
   readonly logger?: Logger;
 }
 
@@ -58,12 +79,22 @@ export class Gateway {
   readonly #ble: BleCentral | undefined;
   readonly #routes = new Map<number, Route>();
   readonly #logger: Logger;
+  readonly #queue: GatewayQueue;
+  /** Per box, the turn of its last command: the next goes on the link once
+   * that one's record is on disk. */
+  readonly #turns = new Map<number, Promise<void>>();
+  /** Commands a previous run took and never answered, by journal id: a late
+   * answer on a link settles one, the rest get timeout records. */
+  readonly #late = new Map<number, TakenCommand>();
+  #lateTimer: TimerHandle | undefined;
   #stateTimer: TimerHandle | undefined;
 
   constructor(private readonly options: GatewayOptions) {
     this.id = options.mqtt.username;
     this.#logger = (options.logger ?? silentLogger).child({ component: 'gateway', gateway_id: this.id });
     const { topics, clock } = options;
+    this.#queue = options.queue ?? new MemoryGatewayQueue();
+    for (const { id, command } of this.#queue.recovered()) this.#late.set(id, command);
     this.#mqtt = new ResilientMqttClient({
       url: options.mqtt.url,
       username: options.mqtt.username,
@@ -72,7 +103,7 @@ export class Gateway {
       clock,
       will: { topic: topics.gateway(this.id, 'availability'), payload: 'offline' },
       logger: this.#logger,
-      ...(options.queue === undefined ? {} : { queue: options.queue }),
+      queue: this.#queue,
     });
     this.#mqtt.on('connect', () => this.#connected());
     this.#mqtt.on('message', (topic, payload) => this.#message(topic, payload));
@@ -107,6 +138,13 @@ export class Gateway {
    * the broker refuses the credentials), then opens the links. */
   async start(): Promise<void> {
     await this.#mqtt.start();
+    if (this.#late.size > 0) {
+      this.#logger.warn(
+        { commands: this.#late.size },
+        'commands of the previous run unanswered: waiting for their answers',
+      );
+      this.#lateTimer = this.options.clock.setTimeout(() => this.#lateUnanswered(), this.options.answerTimeoutMs);
+    }
     await Promise.all(this.#serialLinks.map((link) => link.start()));
     await this.#ble?.start();
     this.#logger.info(
@@ -117,6 +155,7 @@ export class Gateway {
 
   async stop(): Promise<void> {
     if (this.#stateTimer !== undefined) this.options.clock.clearTimeout(this.#stateTimer);
+    if (this.#lateTimer !== undefined) this.options.clock.clearTimeout(this.#lateTimer);
     await Promise.all(this.#serialLinks.map((link) => link.stop()));
     await this.#ble?.stop();
     const { topics } = this.options;
@@ -127,7 +166,12 @@ export class Gateway {
   }
 
   #serialLink(target: SerialTarget): SerialBoxLink {
-    const link = new SerialBoxLink({ target, clock: this.options.clock, logger: this.#logger });
+    const link = new SerialBoxLink({
+      target,
+      clock: this.options.clock,
+      logger: this.#logger,
+      claimUnmatched: (response) => this.#claimLate(response),
+    });
     link.on('report', (report) => {
       this.#reached(report.moduleId, { via: 'serial', send: (command, timeoutMs) => link.send(command, timeoutMs) });
       this.#publishBoxState(report);
@@ -210,20 +254,61 @@ export class Gateway {
       return;
     }
     this.counters.commands++;
-    void route
-      .send(command.frame, this.options.answerTimeoutMs)
-      .then((outcome) =>
-        this.#answered(parsed.moduleId, route.via, command.message.command, command.message.context ?? {}, outcome),
-      );
+    this.#relay(parsed.moduleId, route, command.frame, command.message);
   }
 
+  /** Keeps the command, relays it once it is on disk and the box's previous
+   * command is answered on disk, and queues its record. */
+  #relay(moduleId: number, route: Route, frame: Buffer, message: CommandMessage): void {
+    const context = message.context ?? {};
+    const taken = this.#queue.take({ module_id: moduleId, via: route.via, command: message.command, context });
+    const turn = Promise.all([this.#turns.get(moduleId), taken.durable])
+      .then(() => route.send(frame, this.options.answerTimeoutMs))
+      .catch((): WaitOutcome => ({ error: 'link_down' }))
+      .then((outcome) => this.#answered(moduleId, route.via, message.command, context, outcome, taken.id));
+    this.#turns.set(moduleId, turn);
+  }
+
+  /** A response on a link that answers no command sent in this run: the
+   * answer to a command of the previous run, if it matches one (its box,
+   * kind and key_id). */
+  #claimLate(response: Buffer): boolean {
+    if (this.#late.size === 0) return false;
+    let fields: ResponseFields;
+    try {
+      fields = parseResponse(response);
+    } catch {
+      return false;
+    }
+    for (const [id, taken] of this.#late) {
+      const echo = expectedEcho(Buffer.from(taken.command, 'base64'));
+      if (taken.module_id !== fields.moduleId || echo.kind !== fields.kind || echo.keyId !== fields.keyId) continue;
+      this.#late.delete(id);
+      this.#logger.info({ module_id: taken.module_id }, 'answer to a command of the previous run');
+      void this.#answered(taken.module_id, taken.via, taken.command, taken.context, { response }, id);
+      return true;
+    }
+    return false;
+  }
+
+  /** No answer came in time for these commands of the previous run. */
+  #lateUnanswered(): void {
+    this.#lateTimer = undefined;
+    for (const [id, taken] of this.#late)
+      void this.#answered(taken.module_id, taken.via, taken.command, taken.context, { error: 'timeout' }, id);
+    this.#late.clear();
+  }
+
+  /** Queues the command's record and lets the command go from the journal in
+   * the same write; resolves once that write is on disk. */
   #answered(
     moduleId: number,
     via: Route['via'],
     command: string,
     context: ResponseMessage['context'],
     outcome: WaitOutcome,
-  ): void {
+    takenId: number,
+  ): Promise<void> {
     const receivedAt = new Date(this.options.clock.now());
     let message: ResponseMessage;
     if ('response' in outcome) {
@@ -235,14 +320,18 @@ export class Gateway {
         via,
         context,
       };
-      this.#publishBoxState(parseResponse(outcome.response));
     } else {
       if (outcome.error === 'timeout') this.counters.timeouts++;
       else this.counters.linkDown++;
       message = { command, response: null, received_at: receivedAt.toISOString(), via, context, error: outcome.error };
     }
-    this.#mqtt.publish(this.options.topics.box(moduleId, 'response'), JSON.stringify(message));
+    const written = this.#mqtt.enqueue(this.options.topics.box(moduleId, 'response'), JSON.stringify(message));
+    this.#queue.settle(takenId);
     this.#scheduleState();
+    if (!('response' in outcome)) return written;
+    // The state it shows (box_seq among it) is published once the response is kept too.
+    const response = outcome.response;
+    return written.then(() => this.#publishBoxState(parseResponse(response)));
   }
 
   #publishBoxState(fields: ResponseFields): void {

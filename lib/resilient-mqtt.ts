@@ -41,13 +41,18 @@ export interface QueuedEntry {
 
 /** Where publishes wait while the broker is away. An entry stays until the
  * broker took it (its PUBACK): a process killed between the publish and the
- * PUBACK publishes it again from a persistent queue. */
+ * PUBACK publishes it again from a persistent queue. A persistent queue
+ * hands an entry out for publishing only once it is on disk (`durable`):
+ * nothing is published that a crash could make the process forget. */
 export interface PublishQueue {
-  /** Entries waiting, those being published included. */
+  /** Entries waiting, those being published and those not on disk yet included. */
   readonly size: number;
-  /** Adds one; `dropped` when the oldest had to go to make room. */
-  push(item: QueuedPublish): { id: number; dropped: boolean };
-  /** Everything waiting, oldest first; nothing is removed. */
+  /** Adds one; `dropped` when the oldest had to go to make room. `durable`
+   * (a persistent queue): settles once the entry is on disk, or its write
+   * failed; it is not published before. */
+  push(item: QueuedPublish): { id: number; dropped: boolean; durable?: Promise<void> };
+  /** Everything waiting that may be published (for a persistent queue, what
+   * its writes settled), oldest first; nothing is removed. */
   entries(): readonly QueuedEntry[];
   /** Removes an entry the broker took (no-op if it was dropped meanwhile). */
   remove(id: number): void;
@@ -274,20 +279,37 @@ export class ResilientMqttClient extends EventEmitter<ResilientMqttEvents> {
   }
 
   /** Publishes. Unless `queue` is false, the publish goes through the queue
-   * first and leaves it only once the broker took it: while the broker is
-   * away it waits there, and a connection lost before the PUBACK (MQTT.js
-   * forgets its in-flight publishes on reconnect) or a restart with a
-   * persistent queue sends it again. */
+   * first (see `enqueue`) and leaves it only once the broker took it: while
+   * the broker is away it waits there, and a connection lost before the
+   * PUBACK (MQTT.js forgets its in-flight publishes on reconnect) or a
+   * restart with a persistent queue sends it again. */
   publish(topic: string, payload: string, options: { qos?: 0 | 1; retain?: boolean; queue?: boolean } = {}): void {
-    const item: QueuedPublish = { topic, payload, qos: options.qos ?? 1, retain: options.retain ?? false };
-    const client = this.#client;
-    if (options.queue === false) {
-      if (client?.connected === true) client.publish(topic, payload, { qos: item.qos, retain: item.retain });
+    if (options.queue !== false) {
+      void this.enqueue(topic, payload, options);
       return;
     }
-    const { id, dropped } = this.#queue.push(item);
+    const client = this.#client;
+    if (client?.connected === true)
+      client.publish(topic, payload, { qos: options.qos ?? 1, retain: options.retain ?? false });
+  }
+
+  /** Puts a publish in the queue and publishes it once the queue keeps it:
+   * at once for a queue in memory, once it is on disk for a persistent one
+   * (nothing is published that a crash could make this process forget).
+   * Resolves then: whoever must not move on before that waits for it. */
+  enqueue(topic: string, payload: string, options: { qos?: 0 | 1; retain?: boolean } = {}): Promise<void> {
+    const item: QueuedPublish = { topic, payload, qos: options.qos ?? 1, retain: options.retain ?? false };
+    const { id, dropped, durable } = this.#queue.push(item);
     if (dropped) this.counters.queueOverflows++;
-    if (client?.connected === true && !this.#probing) this.#send(client, { id, item });
+    if (durable === undefined) {
+      if (this.#client?.connected === true && !this.#probing) this.#send(this.#client, { id, item });
+      return Promise.resolve();
+    }
+    return durable.then(() => {
+      // The client of now: the connection may have come or gone while the write ran.
+      const client = this.#client;
+      if (client?.connected === true && !this.#stopped && !this.#probing) this.#send(client, { id, item });
+    });
   }
 
   /** Publishes (QoS 1, not queued) and resolves with what the broker made

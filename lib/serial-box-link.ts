@@ -18,6 +18,11 @@ export interface SerialBoxLinkOptions {
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
   readonly logger?: Logger;
+  /** Offered each response that answers no command sent on this link (a
+   * late answer to a command of a gateway's previous run,
+   * gateway/command-journal.ts); true when it took it (it is not counted as
+   * unmatched then). */
+  readonly claimUnmatched?: (response: Buffer) => boolean;
 }
 
 export interface SerialBoxLinkEvents {
@@ -41,6 +46,7 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
   readonly #port: FramedSerialPort;
   readonly #waiter: ResponseWaiter;
   readonly #logger: Logger;
+  readonly #claimUnmatched: ((response: Buffer) => boolean) | undefined;
   #moduleId: number | undefined;
   /** Commands go out one at a time: a box answers in order, and a slow
    * cable must not interleave frames. */
@@ -49,6 +55,7 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
   constructor(options: SerialBoxLinkOptions) {
     super();
     this.#logger = (options.logger ?? silentLogger).child({ component: 'gateway:serial' });
+    this.#claimUnmatched = options.claimUnmatched;
     this.#port = new FramedSerialPort({ ...options, logger: this.#logger, flushOnOpen: true });
     this.#waiter = new ResponseWaiter(options.clock);
     this.#port.on('open', () => {
@@ -116,7 +123,8 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
   #frame(frame: LinkFrame): void {
     switch (frame.type) {
       case LinkType.RESPONSE:
-        if (!this.#waiter.offer(frame.payload)) this.counters.unmatched++;
+        if (!this.#waiter.offer(frame.payload) && this.#claimUnmatched?.(frame.payload) !== true)
+          this.counters.unmatched++;
         return;
       case LinkType.STATUS_REPORT:
         this.#report(frame.payload);

@@ -119,7 +119,7 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
   );
   await stopping;
   await gateway.stop();
-  await queue.flushed();
+  await queue.close();
   process.stdout.write(`parkbench gateway stopped ${JSON.stringify(gateway.snapshot())}\n`);
 }
 

@@ -10,12 +10,13 @@
 // gateway on the same queue file: every response must arrive (duplicates
 // are fine, ingestion deduplicates them).
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import avaTest from 'ava';
 import type { IPublishPacket as PublishPacket } from 'mqtt-packet';
 import mqtt from 'mqtt';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
+import { readQueueFile } from '../../gateway/disk-queue.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { tempDir } from '../helpers/api-app.js';
 import { startBroker, type TestBroker } from '../helpers/broker.js';
@@ -40,12 +41,8 @@ function requestIds(packets: readonly PublishPacket[]): Set<string> {
   );
 }
 
-function queuedInFile(path: string): number {
-  try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as unknown[]).length;
-  } catch {
-    return 0;
-  }
+async function queuedInFile(path: string): Promise<number> {
+  return (await readQueueFile(path)).publishes.length;
 }
 
 test('responses queued while the broker was down survive a SIGKILL between their publish and the PUBACK', async (t) => {
@@ -139,7 +136,11 @@ test('responses queued while the broker was down survive a SIGKILL between their
   // 3. The broker goes down; the box answers; the gateway queues every response on disk.
   await first.close();
   sim.child.kill('SIGCONT');
-  await waitFor(() => queuedInFile(queueFile) === RESPONSES, `${RESPONSES} responses in the queue file`, 20_000);
+  await waitFor(
+    async () => (await queuedInFile(queueFile)) === RESPONSES,
+    `${RESPONSES} responses in the queue file`,
+    20_000,
+  );
 
   // 4. The broker comes back but holds every response publish: no PUBACK.
   const held: PublishPacket[] = [];
@@ -185,5 +186,9 @@ test('responses queued while the broker was down survive a SIGKILL between their
     `in flight at the SIGKILL: ${inFlight}; delivered after the restart: ${requestIds(delivered).size} of ${RESPONSES} (${delivered.length} publishes)`,
   );
   t.is(requestIds(delivered).size, RESPONSES, 'every response delivered after the restart');
-  await waitFor(() => queuedInFile(queueFile) === 0, 'the queue file emptied once the broker took them all', 5_000);
+  await waitFor(
+    async () => (await queuedInFile(queueFile)) === 0,
+    'the queue file emptied once the broker took them all',
+    5_000,
+  );
 });
