@@ -58,7 +58,8 @@ export interface AppContext {
   forwarding: ForwardingWorker;
   loginLimiter: LoginLimiter;
   bearerCache: BearerCache;
-  /** Operator accounts of /api/operator/... (never cached: removal takes effect at once). */
+  /** Operator accounts of /api/operator/... (never cached: removal takes effect at
+   * once, on the next request and on the open event streams at their next flush). */
   operators: OperatorRepository;
   /** Raw events of the operator's event stream (api/events/): domain code publishes here. */
   events: EventHub;
@@ -85,6 +86,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     afterCommit: (callback) => groupCommit.afterCommit(callback),
   });
   const liveStates = new LiveBoxStates();
+  const operators = new OperatorRepository(store);
   const ctx: AppContext = {
     config,
     clock,
@@ -127,7 +129,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
       ...(log ? { log } : {}),
     }),
     bearerCache,
-    operators: new OperatorRepository(store),
+    operators,
     events,
     liveStates,
     eventTickets: new EventTicketRepository(store),
@@ -136,6 +138,8 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
       renderer: new StreamRenderer(store, liveStates),
       clock,
       flushMs: config.eventsFlushMs,
+      // A removed operator's streams end, whichever process removed it.
+      operatorTokens: (operatorIds) => operators.tokenHashesOf(operatorIds),
       onError: (error) =>
         log?.warn({ err: error }, 'the event stream could not read the store; the next flush tries again'),
     }),
