@@ -50,6 +50,15 @@ CREATE INDEX login_attempts_key ON login_attempts(scope, key, started_at);
 CREATE INDEX login_attempts_started ON login_attempts(started_at);
 `,
     },
+    {
+      version: 16,
+      name: 'parking sessions by start time, for the sessions of the day',
+      // As SQLite's (api/db/migrations.ts, 16).
+      sql: `
+CREATE INDEX parking_sessions_start ON parking_sessions(start_time, id);
+CREATE INDEX parking_sessions_open_start ON parking_sessions(start_time, id) WHERE state <> 'finished';
+`,
+    },
   ],
 };
 

@@ -3,11 +3,18 @@
 // renders what the operator routes return; its flushes await those reads
 // without losing or repeating messages when a client joins, an event
 // arrives or a client leaves meanwhile, and a read that fails sends nothing
-// and is tried again at the next flush.
+// and is tried again at the next flush. The snapshot's sessions are
+// bounded: the newest 200 of the day, with their count.
 import test from 'ava';
 import { EventHub } from '../../api/events/hub.js';
 import { LiveBoxStates } from '../../api/events/live-states.js';
-import { StreamRenderer, type FlushKeys, type Rendered, type Snapshot } from '../../api/events/render.js';
+import {
+  SNAPSHOT_SESSIONS,
+  StreamRenderer,
+  type FlushKeys,
+  type Rendered,
+  type Snapshot,
+} from '../../api/events/render.js';
 import { EventStream, type OutgoingMessage, type StreamSink } from '../../api/events/stream.js';
 import { BoxEntries } from '../../api/operators/box-entries.js';
 import { operatorSessions } from '../../api/operators/views.js';
@@ -323,5 +330,38 @@ storeTest(
     await waitFor(() => joining.closed, 'the joining client ended');
     t.deepEqual(joining.messages, [], 'not even its snapshot');
     t.is(stream.counters.revoked, 2);
+  },
+);
+
+storeTest(
+  'the snapshot holds the newest 200 sessions of the day, with how many there are and whether it was cut',
+  async (t, store) => {
+    const parkingId = await insertParking(store, { created_at: NOW });
+    const renderer = new StreamRenderer(store, new LiveBoxStates());
+    const dayStart = Math.floor(NOW / 86_400_000) * 86_400_000;
+    const session = async (startTime: number, state: 'entering' | 'finished') =>
+      insertSession(store, { userId: await insertUser(store, NOW), parkingId, startTime, state });
+    await session(dayStart - 3_600_000, 'finished'); // yesterday's, ended: not of the day
+    const openSinceYesterday = await session(dayStart - 3_600_000, 'entering');
+    const today = [await session(dayStart, 'finished'), await session(NOW, 'entering')];
+    const small = await renderer.snapshot(NOW);
+    t.deepEqual(
+      small.sessions.map((item) => item.id),
+      [...today].reverse().concat(openSinceYesterday),
+      'newest first, the open one of yesterday last',
+    );
+    t.is(small.sessions_total, 3);
+    t.false(small.sessions_truncated);
+
+    for (let n = 0; n < 200; n += 1) today.push(await session(NOW + 1_000 + n, 'finished'));
+    const cut = await renderer.snapshot(NOW + 10_000);
+    t.is(cut.sessions.length, SNAPSHOT_SESSIONS);
+    t.is(cut.sessions_total, 203);
+    t.true(cut.sessions_truncated);
+    t.deepEqual(
+      cut.sessions.map((item) => item.id),
+      today.slice(-200).reverse(),
+      "the newest 200 of today's",
+    );
   },
 );
