@@ -550,6 +550,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX parking_sessions_open_start ON parking_sessions (start_time, id) WHERE state <> 'finished';
     `,
   },
+  {
+    version: 17,
+    name: 'session creations per driver, shared by every API process',
+    sql: `
+      -- The token bucket of each driver's session creations
+      -- (api/sessions/create-limit.ts): full_at is when the bucket is full
+      -- again, SESSION_CREATE_BURST tokens; one row per driver who created a
+      -- session, written in the creation's own transaction, so every API
+      -- process on this database shares it.
+      CREATE TABLE session_create_limits (
+        user_id INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        full_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

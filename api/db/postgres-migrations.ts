@@ -59,6 +59,17 @@ CREATE INDEX parking_sessions_start ON parking_sessions(start_time, id);
 CREATE INDEX parking_sessions_open_start ON parking_sessions(start_time, id) WHERE state <> 'finished';
 `,
     },
+    {
+      version: 17,
+      name: 'session creations per driver, shared by every API process',
+      // As SQLite's (api/db/migrations.ts, 17).
+      sql: `
+CREATE TABLE session_create_limits (
+  user_id bigint PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+  full_at bigint NOT NULL
+);
+`,
+    },
   ],
 };
 
