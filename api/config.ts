@@ -73,6 +73,10 @@ export interface ApiConfig {
   readonly loginMaxFailuresPerAddress: number;
   /** Sliding window of the failed-login limits, seconds. */
   readonly loginFailureWindowSeconds: number;
+  /** Parking sessions a driver may create at once: the size of its token bucket. */
+  readonly sessionCreateBurst: number;
+  /** Tokens back in a driver's bucket per minute (one every 60,000 / this ms, rounded up). */
+  readonly sessionCreateRatePerMinute: number;
   /** scrypt cost for new password and secret hashes: N = 2^this. */
   readonly scryptLog2N: number;
   /** Trust X-Forwarded-For (behind a reverse proxy) for the client address. */
@@ -325,6 +329,8 @@ export const DEFAULTS = Object.freeze({
   LOGIN_MAX_FAILURES_PER_USERNAME: '5',
   LOGIN_MAX_FAILURES_PER_ADDRESS: '20',
   LOGIN_FAILURE_WINDOW_SECONDS: '900', // 15 minutes
+  SESSION_CREATE_BURST: '20', // sessions a driver may create at once, then 429
+  SESSION_CREATE_RATE_PER_MINUTE: '30', // one more every 2 s
   SCRYPT_LOG2_N: '15', // N = 32768, r = 8, p = 1: 32 MiB and some tens of ms a hash
   TRUST_PROXY: 'false',
   EXIT_KEY_MINUTES: '30', // exit key after an overstay
@@ -406,6 +412,12 @@ const SETTINGS: { [K in keyof ApiConfig]: Setting<K> } = {
     key: 'loginFailureWindowSeconds',
     env: 'LOGIN_FAILURE_WINDOW_SECONDS',
     parse: integer(1, 86_400),
+  },
+  sessionCreateBurst: { key: 'sessionCreateBurst', env: 'SESSION_CREATE_BURST', parse: integer(1, 1_000_000) },
+  sessionCreateRatePerMinute: {
+    key: 'sessionCreateRatePerMinute',
+    env: 'SESSION_CREATE_RATE_PER_MINUTE',
+    parse: integer(1, 60_000),
   },
   scryptLog2N: { key: 'scryptLog2N', env: 'SCRYPT_LOG2_N', parse: integer(10, 20) },
   trustProxy: { key: 'trustProxy', env: 'TRUST_PROXY', parse: boolean },

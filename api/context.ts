@@ -12,6 +12,7 @@ import type { Store } from './db/store.js';
 import { GroupCommit } from './db/group-commit.js';
 import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
+import { SessionCreateLimiter, sessionCreateLimitsOf } from './sessions/create-limit.js';
 import type { PaymentProvider } from './payments/provider.js';
 import { SandboxProvider } from './payments/sandbox.js';
 import { ForwardingWorker, type ForwardingLogger } from './forwarding/worker.js';
@@ -57,8 +58,11 @@ export interface AppContext {
   outbox: OutboxRepository;
   forwarding: ForwardingWorker;
   loginLimiter: LoginLimiter;
+  /** Each driver's token bucket of session creations, in the store. */
+  sessionCreateLimiter: SessionCreateLimiter;
   bearerCache: BearerCache;
-  /** Operator accounts of /api/operator/... (never cached: removal takes effect at once). */
+  /** Operator accounts of /api/operator/... (never cached: removal takes effect at
+   * once, on the next request and on the open event streams at their next flush). */
   operators: OperatorRepository;
   /** Raw events of the operator's event stream (api/events/): domain code publishes here. */
   events: EventHub;
@@ -85,6 +89,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     afterCommit: (callback) => groupCommit.afterCommit(callback),
   });
   const liveStates = new LiveBoxStates();
+  const operators = new OperatorRepository(store);
   const ctx: AppContext = {
     config,
     clock,
@@ -127,7 +132,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
       ...(log ? { log } : {}),
     }),
     bearerCache,
-    operators: new OperatorRepository(store),
+    operators,
     events,
     liveStates,
     eventTickets: new EventTicketRepository(store),
@@ -136,9 +141,12 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
       renderer: new StreamRenderer(store, liveStates),
       clock,
       flushMs: config.eventsFlushMs,
+      // A removed operator's streams end, whichever process removed it.
+      operatorTokens: (operatorIds) => operators.tokenHashesOf(operatorIds),
       onError: (error) =>
         log?.warn({ err: error }, 'the event stream could not read the store; the next flush tries again'),
     }),
+    sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, sessionCreateLimitsOf(config)),
     loginLimiter: new LoginLimiter(
       store,
       {

@@ -39,6 +39,10 @@ export const API_ERRORS = {
     status: 422,
     message: "The smart key's parking is not online: the phone sends access_command to the box itself.",
   },
+  too_many_sessions: {
+    status: 429,
+    message: 'The driver created parking sessions too fast; retry after the Retry-After seconds.',
+  },
   header_fields_too_large: { status: 431, message: 'The request headers are larger than the limit.' },
   internal_error: { status: 500, message: 'Internal error.' },
   bad_box_response: { status: 502, message: 'The box answered with bytes that are not a response frame.' },

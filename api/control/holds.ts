@@ -1,4 +1,4 @@
-// A box held by a conformance run (box_holds, migration 16): while its
+// A box held by a conformance run (table box_holds): while its
 // lease (held_until, ms on the injected clock) is ahead, the control
 // dispatcher sends the box nothing and the operator's control commands are
 // refused, in every API process, so the run's block of control sequences is

@@ -538,6 +538,35 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 16,
+    name: 'parking sessions by start time, for the sessions of the day',
+    sql: `
+      -- The event stream's snapshot reads the newest sessions of the day and
+      -- counts them (api/operators/views.ts, operatorSessionsOfDay), whatever
+      -- the table holds: today's through a range of the first index, the
+      -- open ones of earlier days through a range of the second (the query
+      -- writes state <> 'finished' as this literal, so both engines see that
+      -- the partial index applies).
+      CREATE INDEX parking_sessions_start ON parking_sessions (start_time, id);
+      CREATE INDEX parking_sessions_open_start ON parking_sessions (start_time, id) WHERE state <> 'finished';
+    `,
+  },
+  {
+    version: 17,
+    name: 'session creations per driver, shared by every API process',
+    sql: `
+      -- The token bucket of each driver's session creations
+      -- (api/sessions/create-limit.ts): full_at is when the bucket is full
+      -- again, SESSION_CREATE_BURST tokens; one row per driver who created a
+      -- session, written in the creation's own transaction, so every API
+      -- process on this database shares it.
+      CREATE TABLE session_create_limits (
+        user_id INTEGER PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+        full_at INTEGER NOT NULL
+      );
+    `,
+  },
+  {
+    version: 18,
     name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign; MQTT messages stored once',
     rebuildsTables: true,
     sql: `
@@ -549,7 +578,7 @@ export const MIGRATIONS: readonly Migration[] = [
       -- (nothing to do on the parking once done). state 'skipped': an
       -- operator gave up on the delivery (admin control skip); its operation
       -- goes on without it. The CHECKs change, hence the rebuild.
-      CREATE TABLE control_commands_v16 (
+      CREATE TABLE control_commands_v18 (
         id INTEGER PRIMARY KEY,
         module_id INTEGER NOT NULL REFERENCES boxes(module_id),
         kind TEXT NOT NULL CHECK (kind IN ('REVOKE', 'SET_ISSUER')),
@@ -573,7 +602,7 @@ export const MIGRATIONS: readonly Migration[] = [
         sent_nonce TEXT,
         UNIQUE (operation, module_id)
       );
-      INSERT INTO control_commands_v16 (id, module_id, kind, body, operation, purpose, parking_id, smart_key_id,
+      INSERT INTO control_commands_v18 (id, module_id, kind, body, operation, purpose, parking_id, smart_key_id,
         requested_by, state, attempts, replays, control_seq, in_flight_until, next_attempt_at, last_status,
         last_error, last_attempt_at, created_at, finished_at)
       SELECT id, module_id, kind, body, operation, purpose, parking_id, smart_key_id, requested_by, state,
@@ -581,7 +610,7 @@ export const MIGRATIONS: readonly Migration[] = [
         last_attempt_at, created_at, finished_at
       FROM control_commands;
       DROP TABLE control_commands;
-      ALTER TABLE control_commands_v16 RENAME TO control_commands;
+      ALTER TABLE control_commands_v18 RENAME TO control_commands;
       CREATE INDEX control_commands_pending ON control_commands(module_id, id) WHERE state = 'pending';
       CREATE INDEX control_commands_sequence ON control_commands(module_id, control_seq);
 

@@ -52,8 +52,28 @@ CREATE INDEX login_attempts_started ON login_attempts(started_at);
     },
     {
       version: 16,
+      name: 'parking sessions by start time, for the sessions of the day',
+      // As SQLite's (api/db/migrations.ts, 16).
+      sql: `
+CREATE INDEX parking_sessions_start ON parking_sessions(start_time, id);
+CREATE INDEX parking_sessions_open_start ON parking_sessions(start_time, id) WHERE state <> 'finished';
+`,
+    },
+    {
+      version: 17,
+      name: 'session creations per driver, shared by every API process',
+      // As SQLite's (api/db/migrations.ts, 17).
+      sql: `
+CREATE TABLE session_create_limits (
+  user_id bigint PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+  full_at bigint NOT NULL
+);
+`,
+    },
+    {
+      version: 18,
       name: 'control answers bound to the frame sent; skipped deliveries; boxes held by a conformance run; rotations that re-sign; MQTT messages stored once',
-      // As SQLite's (api/db/migrations.ts, 16); PostgreSQL changes the CHECK in place.
+      // As SQLite's (api/db/migrations.ts, 18); PostgreSQL changes the CHECK in place.
       sql: `
 ALTER TABLE control_commands ADD COLUMN sent_nonce text;
 ALTER TABLE control_commands DROP CONSTRAINT control_commands_purpose_check;

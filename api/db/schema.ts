@@ -280,7 +280,6 @@ export interface EventTicketsTable {
   used_at: number | null;
 }
 
-/** Every table, by name: Kysely<Schema> types every query of both engines. */
 /** One login attempt in one scope (api/auth/login-limiter.ts): in flight or failed. */
 export interface LoginAttemptsTable {
   id: Generated<number>;
@@ -293,6 +292,14 @@ export interface LoginAttemptsTable {
   abandoned_at: number;
 }
 
+/** A driver's token bucket of session creations (api/sessions/create-limit.ts). */
+export interface SessionCreateLimitsTable {
+  user_id: number;
+  /** When the bucket is full again, ms since the epoch. */
+  full_at: number;
+}
+
+/** Every table, by name: Kysely<Schema> types every query of both engines. */
 export interface Schema {
   migrations: MigrationsTable;
   client_apps: ClientAppsTable;
@@ -315,4 +322,5 @@ export interface Schema {
   box_availability: BoxAvailabilityTable;
   event_tickets: EventTicketsTable;
   login_attempts: LoginAttemptsTable;
+  session_create_limits: SessionCreateLimitsTable;
 }

@@ -29,13 +29,21 @@ export type ForwardingEntry = ForwardingStatus & { parking_id: number };
 export interface Snapshot {
   server_time: string;
   parkings: LiveParking[];
+  /** The newest SNAPSHOT_SESSIONS sessions of the day, newest first. */
   sessions: OperatorSession[];
+  /** How many sessions the day has: more than `sessions` holds when cut. */
+  sessions_total: number;
+  /** True when `sessions` holds only the newest SNAPSHOT_SESSIONS of them. */
+  sessions_truncated: boolean;
   box_logs: BoxLogStreamItem[];
   forwarding: ForwardingEntry[];
 }
 
 /** Box logs in a snapshot (the newest, oldest first). */
 export const SNAPSHOT_BOX_LOGS = 100;
+/** Sessions of the day in a snapshot at most (the newest): what a snapshot
+ * costs to read, render and send stays bounded, whatever the day holds. */
+export const SNAPSHOT_SESSIONS = 200;
 
 /** The parkings' box entries with their `live` state. */
 export function withLive(parkings: OperatorParking[], live: Pick<LiveBoxStates, 'of'>): LiveParking[] {
@@ -95,13 +103,15 @@ export class StreamRenderer {
   async snapshot(nowMs: number): Promise<Snapshot> {
     const startOfDay = Math.floor(nowMs / 86_400_000) * 86_400_000; // UTC
     const parkings = await this.#boxes.parkings();
-    const sessions = await operatorSessionsOfDay(this.store, startOfDay);
+    const sessions = await operatorSessionsOfDay(this.store, startOfDay, SNAPSHOT_SESSIONS);
     const logs = await operatorBoxLogs(this.store, { limit: SNAPSHOT_BOX_LOGS });
     const forwarding = await forwardingStatus(this.store, undefined);
     return {
       server_time: new Date(nowMs).toISOString(),
       parkings: withLive(parkings, this.live),
-      sessions,
+      sessions: sessions.sessions,
+      sessions_total: sessions.total,
+      sessions_truncated: sessions.total > sessions.sessions.length,
       box_logs: logs.box_logs.reverse().map(streamItemOf),
       forwarding: forwarding,
     };

@@ -35,8 +35,17 @@
 // MAX_BUFFERED_BYTES, is dropped (its EventSource reconnects and resumes
 // with Last-Event-ID, or gets a snapshot). So a slow page costs at most one
 // message of memory, never an unbounded queue.
+//
+// Owners: each client is for an operator and the token it was opened with
+// (owners.ts). After the reads of a flush (or of a joining client) and
+// before anything is sent, the stream reads those operators' current tokens
+// (one statement for all clients); a client whose operator was removed or
+// whose token was replaced, by any process on the database, is ended
+// (`revoked`) and sent nothing more. A flush with nothing to send checks at
+// least every OWNER_CHECK_MS, so a quiet stream ends too.
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import type { EventHub } from './hub.js';
+import { OWNER_CHECK_MS, stillHolds, type OperatorTokens, type StreamOwner } from './owners.js';
 import type { FlushKeys, Rendered, StreamRenderer } from './render.js';
 import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent } from './types.js';
 
@@ -77,6 +86,10 @@ export interface EventStreamOptions {
   readonly flushMs: number;
   readonly stallLimitMs?: number;
   readonly maxBufferedBytes?: number;
+  /** The current tokens of the clients' operators (the operators table). */
+  readonly operatorTokens: OperatorTokens;
+  /** OWNER_CHECK_MS unless told otherwise. */
+  readonly ownerCheckMs?: number;
   /** A read that failed (the flush or the snapshot is skipped). */
   readonly onError?: (error: unknown) => void;
 }
@@ -93,10 +106,13 @@ export interface EventStreamCounters {
   skipped: number;
   /** The most bytes a client's socket held at a flush (what a slow client costs). */
   peakBufferedBytes: number;
+  /** Clients ended because their operator was removed or its token replaced. */
+  revoked: number;
 }
 
 interface Client {
   readonly sink: StreamSink;
+  readonly owner: StreamOwner;
   lastId: number;
   /** Resuming: its first deltas send every box log (200 a message), none dropped. */
   replaying: boolean;
@@ -135,20 +151,22 @@ export class EventStream {
     dropped: 0,
     skipped: 0,
     peakBufferedBytes: 0,
+    revoked: 0,
   };
   readonly #clients = new Set<Client>();
   #timer: TimerHandle | undefined;
   #closed = false;
   #lastFlush: Promise<void> = Promise.resolve();
+  #ownersCheckedAt = -Infinity;
 
   constructor(private readonly options: EventStreamOptions) {}
 
-  /** A new client: a snapshot, or the events after `lastEventId` when the
-   * hub still has them all. Returns the function that removes it (at once,
-   * also while its first messages are being read). */
-  add(sink: StreamSink, lastEventId: number | undefined): () => void {
+  /** A new client of `owner`: a snapshot, or the events after `lastEventId`
+   * when the hub still has them all. Returns the function that removes it
+   * (at once, also while its first messages are being read). */
+  add(sink: StreamSink, lastEventId: number | undefined, owner: StreamOwner): () => void {
     const { hub } = this.options;
-    const client: Client = { sink, lastId: hub.headId, replaying: false, stalledSince: undefined };
+    const client: Client = { sink, owner, lastId: hub.headId, replaying: false, stalledSince: undefined };
     let removed = false;
     const join = async (): Promise<void> => {
       if (lastEventId !== undefined && hub.canResumeFrom(lastEventId)) {
@@ -158,11 +176,11 @@ export class EventStream {
         const cache = this.#newCache();
         this.#prepareDeltas(client, cache);
         cache.rendered = await this.#render(cache.keys);
-        if (removed || this.#closed) return;
+        if (!(await this.#stillWanted(client, () => removed))) return;
         this.#sendDeltas(client, cache);
       } else {
         const snapshot = await this.#readSnapshot();
-        if (removed || this.#closed) return;
+        if (!(await this.#stillWanted(client, () => removed))) return;
         this.#sendSnapshot(client, snapshot);
       }
       this.#clients.add(client);
@@ -216,10 +234,17 @@ export class EventStream {
       }
     }
     this.counters.clients = this.#clients.size;
+    const sends = snapshots.length > 0 || deltas.some((client) => client.lastId < this.options.hub.headId);
+    const ownersDue = now - this.#ownersCheckedAt >= (this.options.ownerCheckMs ?? OWNER_CHECK_MS);
     let snapshot: { headId: number; data: string } | undefined;
     try {
       if (snapshots.length > 0) snapshot = await this.#readSnapshot();
       if (deltas.length > 0) cache.rendered = await this.#render(cache.keys);
+      // After the reads: what they saw was there before the check.
+      if (sends || ownersDue) {
+        await this.#holds([...this.#clients]);
+        this.#ownersCheckedAt = now;
+      }
     } catch (error) {
       this.options.onError?.(error);
       return;
@@ -227,6 +252,30 @@ export class EventStream {
     if (this.#closed) return;
     for (const client of snapshots) if (this.#clients.has(client) && snapshot) this.#sendSnapshot(client, snapshot);
     for (const client of deltas) if (this.#clients.has(client)) this.#sendDeltas(client, cache);
+  }
+
+  /** A joining client, its first messages read: not removed meanwhile, and its operator still holds. */
+  async #stillWanted(client: Client, removed: () => boolean): Promise<boolean> {
+    if (removed() || this.#closed) return false;
+    return (await this.#holds([client])) && !removed() && !this.#closed;
+  }
+
+  /** Whether each of these clients' operator still holds, read from the
+   * store now; the others are ended (and removed). True when all hold. */
+  async #holds(clients: readonly Client[]): Promise<boolean> {
+    if (clients.length === 0) return true;
+    const operatorIds = [...new Set(clients.map((client) => client.owner.operatorId))];
+    const current = await this.options.operatorTokens(operatorIds);
+    let all = true;
+    for (const client of clients) {
+      if (stillHolds(client.owner, current)) continue;
+      all = false;
+      this.#clients.delete(client);
+      this.counters.revoked++;
+      client.sink.close();
+    }
+    this.counters.clients = this.#clients.size;
+    return all;
   }
 
   /** Stops the flushes and drops every client (the app closes). */

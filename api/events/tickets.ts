@@ -25,6 +25,16 @@ export interface IssuedTicket {
 export class EventTicketRepository {
   constructor(private readonly store: Store) {}
 
+  /** The operator's tickets not taken yet are void (its token was replaced:
+   * they were asked for with the previous one). */
+  async voidUnusedOf(operatorName: string): Promise<void> {
+    await this.store.kysely
+      .deleteFrom('event_tickets')
+      .where('used_at', 'is', null)
+      .where('operator_id', 'in', (eb) => eb.selectFrom('operators').select('id').where('name', '=', operatorName))
+      .execute();
+  }
+
   /** A fresh ticket for `operatorId`, valid until now + TICKET_TTL_MS. */
   async issue(operatorId: number, nowMs: number): Promise<IssuedTicket> {
     const { kysely } = this.store;
@@ -41,8 +51,10 @@ export class EventTicketRepository {
     return { ticket, expiresAt };
   }
 
-  /** Takes the ticket (once): its operator, or undefined when it is unknown, used or expired. */
-  async take(ticket: string, nowMs: number): Promise<{ id: number; name: string } | undefined> {
+  /** Takes the ticket (once): its operator, with the SHA-256 of the
+   * operator's token now (the stream opened with it ends when that token is
+   * replaced), or undefined when it is unknown, used or expired. */
+  async take(ticket: string, nowMs: number): Promise<{ id: number; name: string; tokenHash: Buffer } | undefined> {
     const row = await this.store.kysely
       .updateTable('event_tickets')
       .set({ used_at: nowMs })
@@ -56,9 +68,15 @@ export class EventTicketRepository {
           .select('operators.name')
           .whereRef('operators.id', '=', 'event_tickets.operator_id')
           .as('name'),
+        eb
+          .selectFrom('operators')
+          .select('operators.token_hash')
+          .whereRef('operators.id', '=', 'event_tickets.operator_id')
+          .as('token_hash'),
       ])
       .executeTakeFirst();
     // The operator is deleted with its tickets (ON DELETE CASCADE): a ticket taken has one.
-    return row === undefined || row.name === null ? undefined : { id: row.id, name: row.name };
+    if (row === undefined || row.name === null || row.token_hash === null) return undefined;
+    return { id: row.id, name: row.name, tokenHash: row.token_hash };
   }
 }

@@ -11,6 +11,7 @@
 import { newToken, tokenHash } from '../auth/secrets.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../domain-error.js';
+import { EventTicketRepository } from '../events/tickets.js';
 import { OperatorRepository } from './repository.js';
 
 export interface AddedOperator {
@@ -33,15 +34,20 @@ export async function addOperator(store: Store, name: string, nowMs: number): Pr
 }
 
 /** The operator `name` with a fresh token: created when missing, else its
- * token replaced (the previous one is refused from the next request on). What
- * `parkbench start` does for the bench page's login, each start. */
+ * token replaced (the previous one is refused from the next request on, the
+ * event-stream tickets asked for with it are void, and the streams opened
+ * with it end at their next flush). What `parkbench start` does for the
+ * bench page's login, each start. */
 export async function ensureOperator(store: Store, name: string, nowMs: number): Promise<AddedOperator> {
   const token = newToken();
   await new OperatorRepository(store).upsert(name, tokenHash(token), nowMs);
+  await new EventTicketRepository(store).voidUnusedOf(name);
   return { name, token };
 }
 
-/** Deletes the operator: its token is refused on the next request (nothing caches operator tokens). */
+/** Deletes the operator: its token is refused on the next request (nothing
+ * caches operator tokens), and its open event streams end at their next
+ * flush, in whichever API process they are (api/events/owners.ts). */
 export async function removeOperator(store: Store, name: string): Promise<{ name: string; removed: true }> {
   if (!(await new OperatorRepository(store).remove(name))) throw notFound(`no operator named "${name}"`);
   return { name, removed: true };

@@ -7,7 +7,8 @@
 // limiter's point: failures must not be cheap to try and dear to answer),
 // and the lookup key is a hash the attacker cannot steer, so timing says
 // nothing about stored tokens. Nothing caches operator tokens: `admin
-// operator remove` (another process) takes effect on the next request.
+// operator remove` (another process) takes effect on the next request, and
+// on the operator's open event streams at their next flush (api/events/owners.ts).
 //
 // A token that is not an operator's goes to the drivers' bearer check: a
 // driver's valid token gets 403 operator_required, anything else that
@@ -26,8 +27,9 @@ declare module 'fastify' {
     operatorTicket?: boolean;
   }
   interface FastifyRequest {
-    /** The authenticated operator, set by the operator hook on /api/operator/... */
-    operator: { id: number; name: string } | null;
+    /** The authenticated operator, set by the operator hook on /api/operator/...,
+     * with the SHA-256 of the token it came with (what an event stream is checked against). */
+    operator: { id: number; name: string; tokenHash: Buffer } | null;
   }
 }
 
@@ -68,7 +70,7 @@ export function operatorAuth(ctx: OperatorAuthDeps) {
     const hash = tokenHash(token);
     ctx.operators.findByTokenHash(hash).then((operator) => {
       if (operator && operator.token_hash.length === hash.length && timingSafeEqual(operator.token_hash, hash)) {
-        request.operator = { id: operator.id, name: operator.name };
+        request.operator = { id: operator.id, name: operator.name, tokenHash: operator.token_hash };
         done();
         return;
       }

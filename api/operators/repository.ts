@@ -26,6 +26,18 @@ export class OperatorRepository {
     return (await this.byHash.run(this.store.kysely, [hash]))[0];
   }
 
+  /** The token hash of each of these operators still there: what the event
+   * stream checks its clients against (one read through the primary key). */
+  async tokenHashesOf(operatorIds: readonly number[]): Promise<Map<number, Buffer>> {
+    if (operatorIds.length === 0) return new Map();
+    const rows = await this.store.kysely
+      .selectFrom('operators')
+      .select(['id', 'token_hash'])
+      .where('id', 'in', operatorIds)
+      .execute();
+    return new Map(rows.map((row) => [row.id, row.token_hash]));
+  }
+
   findByName(name: string): Promise<OperatorRow | undefined> {
     return this.store.kysely.selectFrom('operators').select(COLUMNS).where('name', '=', name).executeTakeFirst();
   }

@@ -131,15 +131,56 @@ export async function operatorSessionsById(
   return new Map(rows.map((row) => [row.id, toOperatorSession(row)]));
 }
 
-/** The sessions of the day (UTC, from `startOfDayMs`) and every open one, newest first. */
-export async function operatorSessionsOfDay(store: Store, startOfDayMs: number): Promise<OperatorSession[]> {
-  const rows = await sessionsQuery(store)
-    .where((eb) =>
-      eb.or([eb('s.start_time', '>=', startOfDayMs), eb('s.state', 'in', ['entering', 'active', 'exiting'])]),
-    )
-    .orderBy('s.id', 'desc')
-    .execute();
-  return rows.map(toOperatorSession);
+/** 'finished' as a literal in the SQL, as the partial indexes on open
+ * sessions are written: a bound parameter would hide from SQLite's planner
+ * that they apply. */
+const FINISHED = sql.lit<SessionState>('finished');
+
+/** The sessions of the day, at most a page of them, and how many there are. */
+export interface SessionsOfDay {
+  /** The newest `limit` (by start time, then id), newest first. */
+  sessions: OperatorSession[];
+  /** All the sessions of the day: more than `sessions` holds when it was cut. */
+  total: number;
+}
+
+/**
+ * The sessions of the day (started since `startOfDayMs`, UTC) and the open
+ * ones started before it: the newest `limit` of them and their count. The
+ * work is bounded by `limit` whatever the table holds: today's newest are a
+ * backward range of the index on (start_time, id), the older open ones a
+ * range of the partial index on open sessions, and the counts read the
+ * same ranges (migration 16).
+ */
+export async function operatorSessionsOfDay(store: Store, startOfDayMs: number, limit: number): Promise<SessionsOfDay> {
+  const newestFirst = (query: ReturnType<typeof sessionsQuery>) =>
+    query.orderBy('s.start_time', 'desc').orderBy('s.id', 'desc').limit(limit);
+  const today = await newestFirst(sessionsQuery(store).where('s.start_time', '>=', startOfDayMs)).execute();
+  const openBefore =
+    today.length < limit
+      ? await newestFirst(
+          sessionsQuery(store).where('s.state', '<>', FINISHED).where('s.start_time', '<', startOfDayMs),
+        ).execute()
+      : [];
+  const counts = await store.kysely
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('parking_sessions')
+        .select(eb.fn.countAll<number>().as('n'))
+        .where('start_time', '>=', startOfDayMs)
+        .as('today'),
+      eb
+        .selectFrom('parking_sessions')
+        .select(eb.fn.countAll<number>().as('n'))
+        .where('state', '<>', FINISHED)
+        .where('start_time', '<', startOfDayMs)
+        .as('open_before'),
+    ])
+    .executeTakeFirstOrThrow();
+  return {
+    sessions: [...today, ...openBefore].slice(0, limit).map(toOperatorSession),
+    total: Number(counts.today) + Number(counts.open_before),
+  };
 }
 
 /** Sessions with their driver's email and name and their smart keys, as the operator API shows them. */

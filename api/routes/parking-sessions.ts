@@ -8,7 +8,7 @@ import { ApiError } from '../errors.js';
 import { formatMinorUnits } from '../repositories/parkings.js';
 import { errorResponses } from '../schemas.js';
 import { finalizeResponseSchema } from '../sessions/schemas.js';
-import { createSession, finalizeSession, type SessionServiceDeps } from '../sessions/service.js';
+import { createSession, finalizeSession, type SessionCreateDeps } from '../sessions/service.js';
 import { sessionResponseBody, type SessionViewDeps } from '../sessions/view.js';
 import { withSessionErrors } from './session-errors.js';
 
@@ -36,7 +36,8 @@ interface CreateSessionBody {
 const CREATE_DESCRIPTION = [
   'Body: `{"parking_session": {"secured_parking_id": <int>}}`; unknown fields are ignored.',
   '400 missing_parameter when parking_session or secured_parking_id is missing (or null); 422 validation_failed when of the wrong type;',
-  '404 resource_not_found for an unknown parking; 422 session_refused (parking inactive, without boxes, or the driver already has an open session).',
+  '404 resource_not_found for an unknown parking; 422 session_refused (parking inactive, without boxes, or the driver already has an open session);',
+  "429 too_many_sessions with Retry-After past the driver's limit (SESSION_CREATE_BURST at once, then SESSION_CREATE_RATE_PER_MINUTE).",
 ].join(' ');
 
 function requireUser(request: { user: { id: number } | null }): number {
@@ -44,8 +45,8 @@ function requireUser(request: { user: { id: number } | null }): number {
   return request.user.id;
 }
 
-/** The session service and view, and bearer authentication. */
-export type ParkingSessionRouteDeps = BearerDeps & SessionServiceDeps & SessionViewDeps;
+/** The session service (with the creation limit) and view, and bearer authentication. */
+export type ParkingSessionRouteDeps = BearerDeps & SessionCreateDeps & SessionViewDeps;
 
 export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRouteDeps): void {
   const authenticate = bearerAuth(ctx);
@@ -59,7 +60,15 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
         description: CREATE_DESCRIPTION,
         security: [{ bearer: [] }],
         body: createSessionBodySchema,
-        response: { 201: { $ref: 'SessionResponse#' }, ...errorResponses(400, 401, 404, 413, 415, 422, 503) },
+        response: {
+          201: { $ref: 'SessionResponse#' },
+          ...errorResponses(400, 401, 404, 413, 415, 422, 503),
+          429: {
+            $ref: 'ErrorBody#',
+            description:
+              "too_many_sessions: the driver's creations went past SESSION_CREATE_BURST at once, then SESSION_CREATE_RATE_PER_MINUTE; nothing was created. Retry after Retry-After seconds.",
+          },
+        },
       },
       config: MISSING_IS_400,
       onRequest: authenticate,

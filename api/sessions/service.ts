@@ -17,7 +17,8 @@ import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
 import type { SessionRepository, SessionRow, SessionState } from '../repositories/sessions.js';
-import { SessionError } from './errors.js';
+import type { SessionCreateLimiter } from './create-limit.js';
+import { SessionCreateLimited, SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
 import { mintSmartKey, type KeyRequest, type MintDeps } from './smart-keys.js';
 
@@ -33,6 +34,11 @@ export interface SessionServiceDeps extends MintDeps {
   sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insert' | 'end'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
+}
+
+/** What a creation needs beyond the service: each driver's limit of creations. */
+export interface SessionCreateDeps extends SessionServiceDeps {
+  sessionCreateLimiter: Pick<SessionCreateLimiter, 'take' | 'limits'>;
 }
 
 /** What a payment outcome reads and changes. */
@@ -58,8 +64,9 @@ async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, user
   return `the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`;
 }
 
-/** Creates an `entering` session with its smart key and payment, atomically. */
-export async function createSession(ctx: SessionServiceDeps, userId: number, parkingId: number): Promise<SessionRow> {
+/** Creates an `entering` session with its smart key and payment, atomically;
+ * refused (SessionCreateLimited, nothing written) past the driver's limit. */
+export async function createSession(ctx: SessionCreateDeps, userId: number, parkingId: number): Promise<SessionRow> {
   const kysely = ctx.store.kysely;
   const parking = await parkingRow(kysely, parkingId);
   if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
@@ -74,6 +81,8 @@ export async function createSession(ctx: SessionServiceDeps, userId: number, par
   // Our SQLite driver begins it IMMEDIATE: another process waits instead of failing mid-way.
   const session = await kysely.transaction().execute(async (tx) => {
     const now = ctx.clock.now();
+    const wait = await ctx.sessionCreateLimiter.take(tx, userId, now);
+    if (wait > 0) throw new SessionCreateLimited(wait, ctx.sessionCreateLimiter.limits);
     // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
     const startTime = Math.floor(now / 1000) * 1000;
     const endTime = startTime + parking.max_duration_minutes * 60_000;

@@ -1,5 +1,5 @@
-// Migration 16 rebuilds control_commands (sent_nonce, purpose `restore`) and
-// adds box_holds: a database of migration 15 with a pending and a finished
+// The migration that binds control answers rebuilds control_commands (sent_nonce, purpose `restore`) and
+// adds box_holds: a database of the migration before it with a pending and a finished
 // command keeps every row and column; the new purpose and column are taken.
 import { join } from 'node:path';
 import test from 'ava';
@@ -9,8 +9,8 @@ import { tempDir } from '../helpers/api-app.js';
 
 const BINDING = MIGRATIONS.find((migration) => migration.name.startsWith('control answers bound'))?.version ?? 0;
 
-test('control commands of a migration 15 database keep every column; sent_nonce starts empty; restore and box_holds are taken', (t) => {
-  t.true(BINDING > 15);
+test('control commands of a database from before the binding keep every column; sent_nonce starts empty; restore and box_holds are taken', (t) => {
+  t.true(BINDING > 17);
   const db = new Database(join(tempDir(t), 'old.sqlite'));
   db.pragma('foreign_keys = ON');
   migrate(

@@ -3,7 +3,8 @@
 // embedded broker and the demo's two simulated boxes on MQTT. What a page
 // must do before anything moves: ask for a token, show the boxes with their
 // hooks, send its Content-Security-Policy and break none of it, keep hostile
-// names as text, fit a phone's width.
+// names as text, fit a phone's width, show the newest sessions of a busy day.
+import Database from 'better-sqlite3';
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import type { BenchProcess } from '../helpers/bench-process.js';
@@ -299,3 +300,71 @@ browserTest('1280x800 and 390x844: no sideways scrolling, every button reachable
   await page.locator('[data-login]').waitFor();
   t.false(await scrollsSideways(page));
 });
+
+// Last: it fills the day with sessions, which the tests above do not expect.
+browserTest(
+  'a day of more sessions than a snapshot holds: the newest 200 shown, the page says how many there are, a new one comes first',
+  async (t) => {
+    const { bench, browser } = running();
+    const { ready } = bench;
+    // 250 sessions started today, written straight into the bench's database (its API reads them at the next snapshot).
+    const db = new Database(bench.databasePath);
+    const now = Date.now();
+    const dayStart = Math.floor(now / 86_400_000) * 86_400_000;
+    db.pragma('busy_timeout = 10000');
+    const addUser = db.prepare(
+      "INSERT INTO users (email, password_hash, first_name, last_name, phone, created_at) VALUES (?, 'x', 'Many', ?, '+100', ?)",
+    );
+    const addSession = db.prepare(
+      `INSERT INTO parking_sessions (user_id, parking_id, state, start_time, end_time, entrance_remaining_tries,
+         exit_remaining_tries, amount_minor, currency, created_at) VALUES (?, ?, 'finished', ?, ?, 3, 3, 100, 'EUR', ?)`,
+    );
+    const ids = db.transaction(() =>
+      Array.from({ length: 250 }, (_, n) => {
+        const userId = Number(addUser.run(`many-${n}@example.com`, String(n), now).lastInsertRowid);
+        const start = Math.max(dayStart, now - 60_000 + n);
+        return Number(addSession.run(userId, ready.parking_id, start, start + 3_600_000, now).lastInsertRowid);
+      }),
+    )();
+    const total = (
+      db
+        .prepare("SELECT count(*) AS n FROM parking_sessions WHERE start_time >= ? OR state <> 'finished'")
+        .get(dayStart) as { n: number }
+    ).n;
+    db.close();
+
+    const opened = await openPage(browser);
+    const { page, context } = opened;
+    t.teardown(() => context.close());
+    await page.goto(`${bench.apiUrl}/bench#token=${bench.token}`);
+    const cut = page.locator('[data-sessions-cut]');
+    await cut.waitFor();
+    t.is(await cut.textContent(), `The newest 200 of ${total} sessions of the day.`);
+    t.is(await page.locator('[data-session-id]').count(), 200);
+    t.is(await page.locator(`[data-session-id="${ids.at(-1) ?? 0}"]`).count(), 1, 'the newest is shown');
+    t.is(await page.locator(`[data-session-id="${ids[0] ?? 0}"]`).count(), 0, 'the oldest is not');
+
+    // A new session comes first, counted; the oldest shown leaves.
+    const created = await bench.admin(
+      'user',
+      'create',
+      '--email',
+      'one.more@example.com',
+      '--password',
+      'correct horse battery',
+      '--first-name',
+      'One',
+      '--last-name',
+      'More',
+      '--phone',
+      '+10000000002',
+    );
+    t.is(created.code, 0, created.stderr);
+    const latest = await driverSession(bench, 'one.more@example.com', 'correct horse battery');
+    await page.locator(`[data-session-id="${latest.sessionId}"]`).waitFor();
+    await page.locator(`[data-sessions-total="${total + 1}"]`).waitFor();
+    t.is(await cut.textContent(), `The newest 200 of ${total + 1} sessions of the day.`);
+    t.is(await page.locator('[data-session-id]').count(), 200);
+    t.deepEqual(opened.pageErrors, []);
+  },
+);

@@ -68,7 +68,11 @@ storeTest('tickets: taken once, within their time, by their operator; old ones p
   const issued = await tickets.issue(operatorId, NOW);
   t.is(issued.expiresAt, NOW + TICKET_TTL_MS);
   t.regex(issued.ticket, /^[A-Za-z0-9_-]{43}$/);
-  t.deepEqual(await tickets.take(issued.ticket, NOW + 1), { id: operatorId, name: 'bench' });
+  t.deepEqual(await tickets.take(issued.ticket, NOW + 1), {
+    id: operatorId,
+    name: 'bench',
+    tokenHash: tokenHash(operator.token),
+  });
   t.is(await tickets.take(issued.ticket, NOW + 2), undefined, 'used');
   const late = await tickets.issue(operatorId, NOW);
   t.is(await tickets.take(late.ticket, NOW + TICKET_TTL_MS), undefined, 'expired');
@@ -77,6 +81,21 @@ storeTest('tickets: taken once, within their time, by their operator; old ones p
   await tickets.issue(operatorId, NOW + TICKET_TTL_MS + 3_600_001);
   const left = await store.kysely.selectFrom('event_tickets').select('id').execute();
   t.is(left.length, 1);
+});
+
+storeTest("a replaced token voids the operator's tickets not taken yet; another operator's stay", async (t, store) => {
+  await addOperator(store, 'bench', NOW);
+  await addOperator(store, 'other', NOW);
+  const operators = new OperatorRepository(store);
+  const idOf = async (name: string) => (await operators.findByName(name))?.id ?? 0;
+  const tickets = new EventTicketRepository(store);
+  const asked = await tickets.issue(await idOf('bench'), NOW);
+  const others = await tickets.issue(await idOf('other'), NOW);
+  const replaced = await ensureOperator(store, 'bench', NOW);
+  t.is(await tickets.take(asked.ticket, NOW + 1), undefined, 'asked for with the previous token');
+  t.like(await tickets.take(others.ticket, NOW + 1), { name: 'other' });
+  const fresh = await tickets.issue(await idOf('bench'), NOW);
+  t.deepEqual((await tickets.take(fresh.ticket, NOW + 1))?.tokenHash, tokenHash(replaced.token));
 });
 
 storeTest('a ticket taken twice at once: one wins', async (t, store) => {

@@ -16,8 +16,9 @@ import {
   createSession,
   finalizeSession,
   onPaymentOutcome,
-  type SessionServiceDeps,
+  type SessionCreateDeps,
 } from '../../api/sessions/service.js';
+import { SessionCreateLimiter } from '../../api/sessions/create-limit.js';
 import { secondStore } from '../helpers/second-store.js';
 import { insertBox, insertParking, insertUser } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
@@ -47,7 +48,7 @@ const key = (userId: number, parkingId: number, sessionId: number): NewSmartKey 
 });
 
 /** The session service over one store, as an API process builds it (api/context.ts, api/app.ts). */
-function service(store: Store, clock = new FakeClock(NOW)): SessionServiceDeps & { provider: SandboxProvider } {
+function service(store: Store, clock = new FakeClock(NOW)): SessionCreateDeps & { provider: SandboxProvider } {
   const sessions = new SessionRepository(store);
   const payments = new PaymentRepository(store);
   const provider = new SandboxProvider({
@@ -66,6 +67,7 @@ function service(store: Store, clock = new FakeClock(NOW)): SessionServiceDeps &
     payments,
     smartKeys: new SmartKeyRepository(store),
     paymentProvider: provider,
+    sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, { burst: 20, intervalMs: 2_000 }),
     clock,
     provider,
   };

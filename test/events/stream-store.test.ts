@@ -3,14 +3,25 @@
 // renders what the operator routes return; its flushes await those reads
 // without losing or repeating messages when a client joins, an event
 // arrives or a client leaves meanwhile, and a read that fails sends nothing
-// and is tried again at the next flush.
+// and is tried again at the next flush. The snapshot's sessions are
+// bounded: the newest 200 of the day, with their count.
 import test from 'ava';
 import { EventHub } from '../../api/events/hub.js';
 import { LiveBoxStates } from '../../api/events/live-states.js';
-import { StreamRenderer, type FlushKeys, type Rendered, type Snapshot } from '../../api/events/render.js';
+import {
+  SNAPSHOT_SESSIONS,
+  StreamRenderer,
+  type FlushKeys,
+  type Rendered,
+  type Snapshot,
+} from '../../api/events/render.js';
 import { EventStream, type OutgoingMessage, type StreamSink } from '../../api/events/stream.js';
 import { BoxEntries } from '../../api/operators/box-entries.js';
 import { operatorSessions } from '../../api/operators/views.js';
+import { addOperator, ensureOperator, removeOperator } from '../../api/operators/accounts.js';
+import { OperatorRepository } from '../../api/operators/repository.js';
+import { OWNER_CHECK_MS, type StreamOwner } from '../../api/events/owners.js';
+import { tokenHash } from '../../api/auth/secrets.js';
 import type { Store } from '../../api/db/store.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { insertBox, insertParking, insertSession, insertUser } from '../helpers/store-rows.js';
@@ -85,19 +96,30 @@ async function seeded(store: Store) {
   return { parkingId, sessionId };
 }
 
-function streamOn(store: Store) {
+/** The stream over the store, and an operator of it whose clients the tests add. */
+async function streamOn(store: Store) {
   const clock = new FakeClock(NOW);
   const hub = new EventHub({ clock, replayMs: 300_000, maxEvents: 10_000 });
   const renderer = new HeldRenderer(new StreamRenderer(store, new LiveBoxStates()));
   const errors: unknown[] = [];
+  const operators = new OperatorRepository(store);
   const stream = new EventStream({
     hub,
     renderer,
     clock,
     flushMs: FLUSH_MS,
+    operatorTokens: (ids) => operators.tokenHashesOf(ids),
     onError: (error) => errors.push(error),
   });
-  return { clock, hub, renderer, stream, errors };
+  const operator = await ownerOf(store, 'bench');
+  return { clock, hub, renderer, stream, errors, operator };
+}
+
+/** A new operator of the store, as a stream opened with its token is owned. */
+async function ownerOf(store: Store, name: string): Promise<StreamOwner> {
+  const { token } = await addOperator(store, name, NOW);
+  const row = await new OperatorRepository(store).findByName(name);
+  return { operatorId: row?.id ?? 0, tokenHash: tokenHash(token) };
 }
 
 /** A new client's first message (or its closing). */
@@ -136,9 +158,9 @@ storeTest(
   'a client that joins while a flush reads gets its snapshot, then every event after it exactly once',
   async (t, store) => {
     const { sessionId } = await seeded(store);
-    const { hub, renderer, stream } = streamOn(store);
+    const { hub, renderer, stream, operator } = await streamOn(store);
     const first = sink();
-    stream.add(first, undefined);
+    stream.add(first, undefined, operator);
     await joined(first);
     t.is(first.messages[0]?.event, 'snapshot');
 
@@ -147,7 +169,7 @@ storeTest(
     const flushing = stream.flush();
     await waitFor(() => renderer.waiting > 0, 'the flush reading'); // its read held
     const second = sink();
-    stream.add(second, undefined); // joins meanwhile: its snapshot waits too
+    stream.add(second, undefined, operator); // joins meanwhile: its snapshot waits too
     hub.publishSession(sessionId); // arrives meanwhile
     renderer.release();
     await flushing;
@@ -183,9 +205,9 @@ storeTest(
   'a client that leaves during a read is not written to; close during a read writes nothing',
   async (t, store) => {
     await seeded(store);
-    const { hub, renderer, stream } = streamOn(store);
+    const { hub, renderer, stream, operator } = await streamOn(store);
     const leaving = sink();
-    const remove = stream.add(leaving, undefined);
+    const remove = stream.add(leaving, undefined, operator);
     await joined(leaving);
     hub.publishBox(9402);
     renderer.held = true;
@@ -199,7 +221,7 @@ storeTest(
     );
 
     const staying = sink();
-    stream.add(staying, undefined);
+    stream.add(staying, undefined, operator);
     await joined(staying);
     hub.publishBox(9402);
     renderer.held = true;
@@ -217,9 +239,9 @@ storeTest(
 
 storeTest('a read that fails sends nothing; the next flush sends it all', async (t, store) => {
   await seeded(store);
-  const { hub, renderer, stream, errors } = streamOn(store);
+  const { hub, renderer, stream, errors, operator } = await streamOn(store);
   const client = sink();
-  stream.add(client, undefined);
+  stream.add(client, undefined, operator);
   await joined(client);
   hub.publishBox(9401);
   renderer.failing = true;
@@ -240,8 +262,106 @@ storeTest('a read that fails sends nothing; the next flush sends it all', async 
   // A snapshot that fails closes the new client (its EventSource comes back).
   renderer.failing = true;
   const refused = sink();
-  stream.add(refused, undefined);
+  stream.add(refused, undefined, operator);
   await joined(refused);
   t.true(refused.closed);
   t.deepEqual(refused.messages, []);
 });
+
+storeTest(
+  "a removed operator's client is ended before the next flush sends it anything; another operator's client gets it",
+  async (t, store) => {
+    const { sessionId } = await seeded(store);
+    const { hub, stream, operator } = await streamOn(store);
+    const removed = sink();
+    stream.add(removed, undefined, operator);
+    const staying = sink();
+    stream.add(staying, undefined, await ownerOf(store, 'other'));
+    await joined(removed);
+    await joined(staying);
+
+    await removeOperator(store, 'bench');
+    hub.publishSession(sessionId);
+    await stream.flush();
+    // The positive marker: the same flush sent the session to the other operator.
+    t.deepEqual(
+      staying.messages.map((message) => message.event),
+      ['snapshot', 'sessions'],
+    );
+    t.true(removed.closed);
+    t.deepEqual(
+      removed.messages.map((message) => message.event),
+      ['snapshot'],
+      'nothing after the removal',
+    );
+    t.is(stream.counters.revoked, 1);
+    t.is(stream.counters.clients, 1);
+  },
+);
+
+storeTest(
+  'a quiet client is ended within OWNER_CHECK_MS once its token is replaced; a joining one whose operator goes during its snapshot gets nothing',
+  async (t, store) => {
+    await seeded(store);
+    const { clock, renderer, stream, operator } = await streamOn(store);
+    const quiet = sink();
+    stream.add(quiet, undefined, operator);
+    await joined(quiet);
+    await stream.flush(); // checks its owner (the first flush does), nothing to send
+    await ensureOperator(store, 'bench', NOW); // a new token: the stream's is void
+    clock.advance(OWNER_CHECK_MS - 1);
+    await stream.flush();
+    t.false(quiet.closed, 'nothing to send and the check not due yet');
+    clock.advance(1);
+    await stream.flush();
+    t.true(quiet.closed, 'the check due: ended');
+    t.deepEqual(
+      quiet.messages.map((message) => message.event),
+      ['snapshot'],
+    );
+
+    const other = await ownerOf(store, 'other');
+    const joining = sink();
+    renderer.held = true;
+    stream.add(joining, undefined, other);
+    await waitFor(() => renderer.waiting > 0, 'the snapshot being read');
+    await removeOperator(store, 'other');
+    renderer.release();
+    await waitFor(() => joining.closed, 'the joining client ended');
+    t.deepEqual(joining.messages, [], 'not even its snapshot');
+    t.is(stream.counters.revoked, 2);
+  },
+);
+
+storeTest(
+  'the snapshot holds the newest 200 sessions of the day, with how many there are and whether it was cut',
+  async (t, store) => {
+    const parkingId = await insertParking(store, { created_at: NOW });
+    const renderer = new StreamRenderer(store, new LiveBoxStates());
+    const dayStart = Math.floor(NOW / 86_400_000) * 86_400_000;
+    const session = async (startTime: number, state: 'entering' | 'finished') =>
+      insertSession(store, { userId: await insertUser(store, NOW), parkingId, startTime, state });
+    await session(dayStart - 3_600_000, 'finished'); // yesterday's, ended: not of the day
+    const openSinceYesterday = await session(dayStart - 3_600_000, 'entering');
+    const today = [await session(dayStart, 'finished'), await session(NOW, 'entering')];
+    const small = await renderer.snapshot(NOW);
+    t.deepEqual(
+      small.sessions.map((item) => item.id),
+      [...today].reverse().concat(openSinceYesterday),
+      'newest first, the open one of yesterday last',
+    );
+    t.is(small.sessions_total, 3);
+    t.false(small.sessions_truncated);
+
+    for (let n = 0; n < 200; n += 1) today.push(await session(NOW + 1_000 + n, 'finished'));
+    const cut = await renderer.snapshot(NOW + 10_000);
+    t.is(cut.sessions.length, SNAPSHOT_SESSIONS);
+    t.is(cut.sessions_total, 203);
+    t.true(cut.sessions_truncated);
+    t.deepEqual(
+      cut.sessions.map((item) => item.id),
+      today.slice(-200).reverse(),
+      "the newest 200 of today's",
+    );
+  },
+);

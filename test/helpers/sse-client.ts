@@ -18,6 +18,10 @@ export interface SseClient {
   readonly messages: SseMessage[];
   /** Waits for a message after the first `from` ones that `match`es; returns it. */
   next(match: (message: SseMessage) => boolean, what: string, from?: number): Promise<SseMessage>;
+  /** True once the server ended the response (every message before the end is in `messages`). */
+  readonly ended: boolean;
+  /** Waits for the server to end the response. */
+  end(what: string): Promise<void>;
   close(): void;
 }
 
@@ -43,6 +47,10 @@ export function openSse(
         }
       });
       response.on('error', () => undefined);
+      let ended = false;
+      response.on('end', () => {
+        ended = true;
+      });
       const client: SseClient = {
         status: response.statusCode ?? 0,
         headers: response.headers,
@@ -55,6 +63,10 @@ export function openSse(
           }, what);
           return found as SseMessage;
         },
+        get ended() {
+          return ended;
+        },
+        end: (what) => waitFor(() => ended, what),
         close: () => req.destroy(),
       };
       t.teardown(() => client.close());

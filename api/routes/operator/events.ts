@@ -6,7 +6,9 @@
 //        headers) or Authorization: Bearer <operator token> (curl, scripts).
 // First a snapshot, then deltas coalesced per client (api/events/stream.ts);
 // a client resuming with Last-Event-ID (or ?last_event_id=N, for a new
-// EventSource) within the replay window gets every event it missed.
+// EventSource) within the replay window gets every event it missed. The
+// stream ends when its operator is removed or its token replaced, by any
+// process on the database (api/events/owners.ts).
 // The ticket never reaches a log line: the request logger prints the URL
 // with `ticket=` redacted (api/log-redaction.ts, used by buildApp's logger).
 import { fastifySSE } from '@fastify/sse';
@@ -117,6 +119,8 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
         if (operator === undefined) throw new ApiError('invalid_ticket');
         request.operator = operator;
       }
+      const operator = request.operator;
+      if (operator === null) throw new ApiError('unauthorized');
       const header = reply.sse.lastEventId;
       const resumeFrom = header !== null && EVENT_ID.test(header) ? header : request.query.last_event_id;
       reply.sse.keepAlive();
@@ -138,7 +142,8 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
         close: () => sse.close(),
         drop: () => raw.destroy(),
       };
-      const remove = stream.add(sink, resumeFrom === undefined ? undefined : Number(resumeFrom));
+      const owner = { operatorId: operator.id, tokenHash: operator.tokenHash };
+      const remove = stream.add(sink, resumeFrom === undefined ? undefined : Number(resumeFrom), owner);
       sse.onClose(remove);
     },
   );

@@ -16,6 +16,8 @@ import type {
 
 /** Box logs kept in the stream, newest first. */
 export const MAX_LOG_ROWS = 500;
+/** Sessions of the day shown, the newest: the snapshot sends at most as many. */
+export const MAX_SESSION_ROWS = 200;
 /** Seconds of the chart. */
 export const CHART_SECONDS = 60;
 
@@ -52,6 +54,8 @@ export interface State {
   logs: readonly BoxLog[];
   droppedLogs: number;
   sessions: ReadonlyMap<number, Session>;
+  /** The sessions of the day, shown or not (the newest MAX_SESSION_ROWS are shown). */
+  sessionsTotal: number;
   /** Smart keys seen in box logs, per session (for revoke when the session item names none). */
   sessionKeys: ReadonlyMap<number, readonly number[]>;
   forwarding: ReadonlyMap<number, readonly ForwardingStatus[]>;
@@ -101,12 +105,20 @@ export function initialState(): State {
     logs: [],
     droppedLogs: 0,
     sessions: new Map(),
+    sessionsTotal: 0,
     sessionKeys: new Map(),
     forwarding: new Map(),
     runs: new Map(),
     results: new Map(),
     chart: { seconds: [], commands: [], responses: [], latencyMs: [] },
   };
+}
+
+/** The newest MAX_SESSION_ROWS sessions (by id) of these. */
+function newestSessions(sessions: Map<number, Session>): Map<number, Session> {
+  if (sessions.size <= MAX_SESSION_ROWS) return sessions;
+  const kept = [...sessions.keys()].sort((a, b) => b - a).slice(0, MAX_SESSION_ROWS);
+  return new Map(kept.map((id) => [id, sessions.get(id) as Session]));
 }
 
 function groupForwarding(items: ForwardingStatus[], into: Map<number, readonly ForwardingStatus[]>): void {
@@ -255,7 +267,8 @@ export function createStore(now: () => number = () => Date.now()): Store {
           parkings,
           boxes,
           logs,
-          sessions: new Map(snapshot.sessions.map((session) => [session.id, session])),
+          sessions: newestSessions(new Map(snapshot.sessions.map((session) => [session.id, session]))),
+          sessionsTotal: snapshot.sessions_total ?? snapshot.sessions.length,
           sessionKeys: withKeys(new Map(), logs),
           forwarding,
         };
@@ -295,8 +308,18 @@ export function createStore(now: () => number = () => Date.now()): Store {
     sessions(changed) {
       enqueue((previous) => {
         const sessions = new Map(previous.sessions);
-        for (const session of changed) sessions.set(session.id, session);
-        return { ...previous, sessions };
+        // A session newer than every one known is new today; an unknown older
+        // one is one of those the snapshot left out (it leaves again below).
+        let newest = Math.max(0, ...sessions.keys());
+        let total = previous.sessionsTotal;
+        for (const session of changed) {
+          if (!sessions.has(session.id) && session.id > newest) {
+            total += 1;
+            newest = session.id;
+          }
+          sessions.set(session.id, session);
+        }
+        return { ...previous, sessions: newestSessions(sessions), sessionsTotal: Math.max(total, sessions.size) };
       });
     },
     forwarding(items) {

@@ -141,7 +141,12 @@ export interface ControlDelivery {
 export interface Snapshot {
   server_time: string;
   parkings: Parking[];
+  /** The newest 200 sessions of the day, at most. */
   sessions: Session[];
+  /** How many sessions the day has (absent from an older server: `sessions` is all of them). */
+  sessions_total?: number;
+  /** True when `sessions` holds only the newest of them. */
+  sessions_truncated?: boolean;
   box_logs: BoxLog[];
   forwarding: ForwardingStatus[];
 }

@@ -232,6 +232,7 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
             <BoxLogs logs={state.logs} dropped={state.droppedLogs} />
             <Sessions
               sessions={state.sessions}
+              total={state.sessionsTotal}
               sessionKeys={state.sessionKeys}
               results={state.results}
               revoke={handlers.revoke}

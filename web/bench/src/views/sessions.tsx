@@ -1,4 +1,5 @@
-// The sessions of the day: state, tries left, payment, and revoking their smart keys.
+// The sessions of the day: state, tries left, payment, and revoking their
+// smart keys; the newest 200 of them, saying so when the day has more.
 import { clockTime } from '../format';
 import type { ActionResult as Result } from '../store';
 import type { Session } from '../types';
@@ -6,16 +7,24 @@ import { ActionResult } from './action-result';
 
 interface Props {
   sessions: ReadonlyMap<number, Session>;
+  /** The sessions of the day, shown or not. */
+  total: number;
   sessionKeys: ReadonlyMap<number, readonly number[]>;
   results: ReadonlyMap<string, Result>;
   revoke: (sessionId: number, smartKeyIds: readonly number[]) => void;
 }
 
-export function Sessions({ sessions, sessionKeys, results, revoke }: Props) {
+export function Sessions({ sessions, total, sessionKeys, results, revoke }: Props) {
   const rows = [...sessions.values()].sort((a, b) => b.id - a.id);
+  const cut = total > rows.length;
   return (
-    <section class="panel" aria-labelledby="sessions-title">
+    <section class="panel" aria-labelledby="sessions-title" data-sessions-total={total}>
       <h2 id="sessions-title">Sessions of the day</h2>
+      {cut && (
+        <p class="muted" data-sessions-cut>
+          The newest {rows.length.toLocaleString('en')} of {total.toLocaleString('en')} sessions of the day.
+        </p>
+      )}
       {rows.length === 0 ? (
         <p class="empty">No session today.</p>
       ) : (
