@@ -305,7 +305,9 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 async function waitingAtTheLock(store: Store): Promise<number> {
   if (store.dialect !== 'postgres') return 0;
   const result = await store.pool.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND NOT granted",
+    // pg_locks is the server's: only this test's database counts (other files' tests share the server).
+    `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND NOT granted
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     [ADVISORY_LOCK_CLASS >>> 0],
   );
   return result.rows[0]?.n ?? 0;
@@ -357,7 +359,7 @@ storeTest.on(
     );
     // Asked after the burst: served once a connection is free.
     await within(store.kysely.selectNoFrom(sql<number>`1`.as('one')).execute(), 20_000, 'a query beside the burst');
-    await waitFor(async () => (await waitingAtTheLock(store)) >= 1, 'the first attempt at the lock');
+    await waitFor(async () => (await waitingAtTheLock(store)) >= 1, 'the first attempt at the lock', 20_000);
     t.is(await waitingAtTheLock(store), 1, 'one attempt of the process waits at the lock');
 
     clock.advance(60_000);
