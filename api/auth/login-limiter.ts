@@ -210,11 +210,13 @@ export class LoginLimiter {
   async begin(username: string, address: string): Promise<{ retryAfterSeconds: number } | LoginAttempt> {
     const key = normalize(username);
     const now = this.clock.now();
-    await this.#pruneNow(now);
+    // The prune runs in the attempt's turn: attempts take their turns in the
+    // order they began, and each one's wait bound counts from its begin.
     // The body awaits only its own queries (on SQLite it shares the API's
     // connection: nothing may interleave).
-    const taken = await this.#turns.run((remainingMs) =>
-      this.store.kysely.transaction().execute(async (trx) => {
+    const taken = await this.#turns.run(async (remainingMs) => {
+      await this.#pruneNow(now);
+      return this.store.kysely.transaction().execute(async (trx) => {
         if (this.store.dialect === 'postgres') {
           // For this transaction only; 0 would mean no bound at all.
           await trx.executeQuery(
@@ -233,8 +235,8 @@ export class LoginLimiter {
           ...['address', address, now, 'in_flight', abandonedAt],
         ]);
         return rows.map((row) => row.id);
-      }),
-    );
+      });
+    });
     if (typeof taken === 'number') return { retryAfterSeconds: taken };
     const ids = taken;
     this.#lastId = Math.max(this.#lastId, ...ids);
