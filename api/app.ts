@@ -84,12 +84,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   configureServer(app, config);
   await app.register(databasePlugin, { config });
-  const ctx = createContext(
-    config,
-    options.clock ?? systemClock,
-    app.store,
-    app.log.child({ component: 'api:forwarding' }),
-  );
+  const ctx = createContext(config, options.clock ?? systemClock, app.store, {
+    forwarding: app.log.child({ component: 'api:forwarding' }),
+    events: app.log.child({ component: 'api:events' }),
+  });
   app.decorate('ctx', ctx);
   // The provider reports outcomes; the session service decides what they change.
   ctx.paymentProvider.onOutcome((payment, on) => onPaymentOutcome(ctx, on, payment));
@@ -97,6 +95,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('preClose', async () => {
     await ctx.forwarding.stop();
   });
+  const { eventRelay } = ctx;
+  if (eventRelay !== undefined) {
+    await eventRelay.start();
+    app.addHook('preClose', () => eventRelay.close());
+  }
 
   // Only JSON (and, on the OAuth endpoints, forms): text/plain gets 415.
   app.removeContentTypeParser('text/plain');

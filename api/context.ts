@@ -6,6 +6,7 @@
 // few dependencies it uses (SessionServiceDeps, BearerDeps, ...), which this
 // record satisfies; buildApp wires the callbacks between them (a payment's
 // outcome to the session service), so this file imports no domain logic.
+import pg from 'pg';
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
 import type { Store } from './db/store.js';
@@ -23,6 +24,7 @@ import { LiveBoxStates } from './events/live-states.js';
 import { EventTicketRepository } from './events/tickets.js';
 import { StreamRenderer } from './events/render.js';
 import { EventStream } from './events/stream.js';
+import { EventRelay, type RelayLogger } from './events/relay.js';
 import { BoxRepository } from './repositories/boxes.js';
 import { ClientAppRepository } from './repositories/client-apps.js';
 import { ParkingRepository } from './repositories/parkings.js';
@@ -72,9 +74,19 @@ export interface AppContext {
   eventTickets: EventTicketRepository;
   /** The clients of GET /api/operator/events and their flushes. */
   eventStream: EventStream;
+  /** On PostgreSQL, the events of the other API processes on the database
+   * (started and closed by buildApp); none on SQLite. */
+  eventRelay: EventRelay | undefined;
 }
 
-export function createContext(config: ApiConfig, clock: Clock, store: Store, log?: ForwardingLogger): AppContext {
+/** Where the context's services log; none when absent. */
+export interface ContextLoggers {
+  forwarding?: ForwardingLogger;
+  events?: RelayLogger;
+}
+
+export function createContext(config: ApiConfig, clock: Clock, store: Store, loggers: ContextLoggers = {}): AppContext {
+  const log = loggers.forwarding;
   const tokens = new TokenRepository(store);
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
@@ -87,8 +99,21 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     replayMs: config.eventsReplaySeconds * 1000,
     maxEvents: config.eventsReplayMax,
     afterCommit: (callback) => groupCommit.afterCommit(callback),
+    onLocal: (kind, payload) => eventRelay?.add(kind, payload),
   });
   const liveStates = new LiveBoxStates();
+  const renderer = new StreamRenderer(store, liveStates);
+  const eventRelay =
+    store.dialect === 'postgres'
+      ? new EventRelay({
+          hub: events,
+          pool: store.pool,
+          connect: (applicationName) => new pg.Client({ ...store.pool.options, application_name: applicationName }),
+          readBoxLogs: (ids) => renderer.boxLogs(ids),
+          clock,
+          log: loggers.events ?? { warn: () => undefined },
+        })
+      : undefined;
   const operators = new OperatorRepository(store);
   const ctx: AppContext = {
     config,
@@ -138,7 +163,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     eventTickets: new EventTicketRepository(store),
     eventStream: new EventStream({
       hub: events,
-      renderer: new StreamRenderer(store, liveStates),
+      renderer,
       clock,
       flushMs: config.eventsFlushMs,
       // A removed operator's streams end, whichever process removed it.
@@ -146,6 +171,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
       onError: (error) =>
         log?.warn({ err: error }, 'the event stream could not read the store; the next flush tries again'),
     }),
+    eventRelay,
     sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, sessionCreateLimitsOf(config)),
     loginLimiter: new LoginLimiter(
       store,

@@ -9,6 +9,14 @@
 // ring once per flush). Inside a group commit unit it waits for the COMMIT
 // (api/db/group-commit.ts afterCommit): a unit rolled back publishes nothing.
 //
+// On PostgreSQL the events of every API process on the database reach every
+// other's hub (relay.ts): each locally published event is also handed to
+// `onLocal` (after the COMMIT, as it enters the ring), and the relay pushes
+// the other processes' events with `receive`, never handed back. When the
+// relay may have missed some (its connection was lost), `markGap` makes
+// every client's position one the hub cannot resume from: each gets a
+// snapshot at the next flush.
+//
 // Ids start at the clock's milliseconds times 1,000 when the hub is made:
 // they increase within a process, and the ids of an earlier process (which
 // started earlier and published fewer than 1,000 events a millisecond) are
@@ -31,6 +39,8 @@ export interface EventHubOptions {
   /** Defers a publish to the COMMIT of the group commit unit running now;
    * false outside one (api/db/group-commit.ts afterCommit). */
   readonly afterCommit?: (callback: () => void) => boolean;
+  /** Called with each event published in this process, as it enters the ring (relay.ts). */
+  readonly onLocal?: (kind: RawEvent['kind'], payload: unknown) => void;
 }
 
 export interface EventHubCounters {
@@ -148,7 +158,19 @@ export class EventHub implements EventPublisher {
     if (this.options.afterCommit?.(publish) !== true) publish();
   }
 
-  #push(kind: number, payload: unknown): void {
+  /** Events of another process (relay.ts): kept as this process's own are, never handed to onLocal. */
+  receive(kind: RawEvent['kind'], payloads: readonly unknown[]): void {
+    for (const payload of payloads) this.#push(KIND_CODE[kind], payload, false);
+  }
+
+  /** Some events may be missing after the head: every position up to it
+   * becomes one the hub cannot resume from (the clients get a snapshot). */
+  markGap(): void {
+    while (this.#count > 0) this.#dropOldest();
+    this.#headId++;
+  }
+
+  #push(kind: number, payload: unknown, local = true): void {
     const capacity = this.#kinds.length;
     if (this.#count === capacity) this.#dropOldest();
     const index = (this.#start + this.#count) % capacity;
@@ -158,6 +180,7 @@ export class EventHub implements EventPublisher {
     this.#headId++;
     this.#count++;
     this.counters.published++;
+    if (local) this.options.onLocal?.(KINDS[kind] as Kind, payload);
     if (this.#headId % 256 === 0) this.#expire(); // now and then: the window, not only the cap
   }
 

@@ -78,6 +78,9 @@ export interface Rendered {
   readonly forwarding: ReadonlyMap<number, ForwardingEntry[]>;
 }
 
+/** Box logs read in one query by id at most. */
+const BOX_LOGS_READ_AT_ONCE = 1_000;
+
 export class StreamRenderer {
   readonly #boxes: BoxEntries;
 
@@ -98,6 +101,18 @@ export class StreamRenderer {
     const forwarding = new Map<number, ForwardingEntry[]>();
     for (const parkingId of keys.parkings) forwarding.set(parkingId, await this.#forwarding(parkingId));
     return { boxes, sessions, forwarding };
+  }
+
+  /** The stream items of the box logs with these ids, oldest first (another
+   * process stored them: relay.ts), those that exist. */
+  async boxLogs(ids: readonly number[]): Promise<BoxLogStreamItem[]> {
+    const items: BoxLogStreamItem[] = [];
+    for (let start = 0; start < ids.length; start += BOX_LOGS_READ_AT_ONCE) {
+      const chunk = ids.slice(start, start + BOX_LOGS_READ_AT_ONCE);
+      const page = await operatorBoxLogs(this.store, { ids: chunk, limit: chunk.length });
+      items.push(...page.box_logs.reverse().map(streamItemOf));
+    }
+    return items;
   }
 
   async snapshot(nowMs: number): Promise<Snapshot> {

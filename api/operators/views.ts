@@ -341,7 +341,7 @@ interface BoxLogRow {
 /** Box logs newest first (by id), filtered, `limit` a page; the cursor must come from decodeCursor. */
 export async function operatorBoxLogs(
   store: Store,
-  filter: Omit<BoxLogFilter, 'cursor'> & { beforeId?: number },
+  filter: Omit<BoxLogFilter, 'cursor'> & { beforeId?: number; ids?: readonly number[] },
 ): Promise<BoxLogPage> {
   let query = store.kysely
     .selectFrom('box_logs as b')
@@ -370,6 +370,7 @@ export async function operatorBoxLogs(
     .orderBy('b.id', 'desc')
     .limit(filter.limit + 1);
   if (filter.beforeId !== undefined) query = query.where('b.id', '<', filter.beforeId);
+  if (filter.ids !== undefined) query = query.where('b.id', 'in', filter.ids.length > 0 ? [...filter.ids] : [0]);
   if (filter.moduleId !== undefined) query = query.where('b.equipment_id', '=', filter.moduleId);
   if (filter.sessionId !== undefined) query = query.where('k.session_id', '=', filter.sessionId);
   if (filter.status !== undefined)
