@@ -52,15 +52,14 @@ export interface BoxFilter {
 }
 
 /** The statuses of the boxes the filter names, in module id order: one
- * query of the boxes with their availability, one of their pending commands. */
+ * query of the boxes with their availability, one of their pending
+ * commands, one of the revoked keys they still take. */
 export async function boxStatuses(store: Store, filter: BoxFilter, nowMs: number): Promise<BoxStatus[]> {
   const { kysely } = store;
   let query = kysely
     .selectFrom('boxes as b')
     .leftJoin('box_availability as a', 'a.module_id', 'b.module_id')
-    .innerJoin('secured_parkings as p', 'p.id', 'b.parking_id')
     .select([
-      'p.access_mode',
       'b.module_id',
       'b.parking_id',
       'b.direction',
@@ -93,10 +92,10 @@ export async function boxStatuses(store: Store, filter: BoxFilter, nowMs: number
     store,
     rows.map((row) => row.module_id),
   );
-  const missing = await missingRevocationsOf(
+  const risks = await revocationRisksOf(
     store,
-    rows.map((row) => row.module_id),
     nowMs,
+    rows.map((row) => row.module_id),
   );
   return rows.map((box) => ({
     module_id: box.module_id,
@@ -113,52 +112,65 @@ export async function boxStatuses(store: Store, filter: BoxFilter, nowMs: number
     availability_reason: box.reason,
     availability_since: isoOrNull(box.since),
     gateway_id: box.gateway_id,
-    revocations_missing: missing.get(box.module_id) ?? [],
-    remedy: missing.has(box.module_id) ? remedyOf(box.parking_id, box.access_mode) : null,
+    ...(risks.get(box.module_id) ?? noRevocationRisk()),
   }));
 }
 
-/** docs/operations.md, A revocation a box could not take. */
-function remedyOf(parkingId: number, accessMode: 'sealed' | 'signed'): string {
-  return accessMode === 'signed'
-    ? `parkbench admin parking rotate-issuer --id ${parkingId} --re-sign: the live keys are signed again and the previous issuer key leaves the boxes, and with it every revoked key's signature`
-    : 'a sealed parking cannot take its keys back: the revoked keys open this box until they expire; move the parking to signed (admin parking set-access --access signed)';
-}
+/** Whether a box still takes keys revoked at the service: those keys and the remedy. */
+export type RevocationRisk = Pick<BoxStatus, 'revocations_missing' | 'remedy'>;
 
-/** The revoked keys each box still takes (BoxStatus.revocations_missing), one query. */
-async function missingRevocationsOf(
+/** A box that takes no revoked key (a new object each time: entries share no array). */
+export const noRevocationRisk = (): RevocationRisk => ({ revocations_missing: [], remedy: null });
+
+/**
+ * The revoked keys each box still takes (BoxStatus.revocations_missing) and
+ * what to do about them, by module id: one query for all the boxes named,
+ * or for every box when `moduleIds` is absent (the operator's snapshot: no
+ * list of every id in the statement). A box absent from the map is at no
+ * risk (noRevocationRisk).
+ */
+export async function revocationRisksOf(
   store: Store,
-  moduleIds: readonly number[],
   nowMs: number,
-): Promise<Map<number, MissingRevocation[]>> {
-  const byBox = new Map<number, MissingRevocation[]>();
-  if (moduleIds.length === 0) return byBox;
-  const rows = await store.kysely
+  moduleIds?: readonly number[],
+): Promise<Map<number, RevocationRisk>> {
+  const risks = new Map<number, RevocationRisk>();
+  if (moduleIds?.length === 0) return risks;
+  let query = store.kysely
     .selectFrom('control_commands as c')
     .innerJoin('smart_keys as k', 'k.id', 'c.smart_key_id')
     .innerJoin('boxes as b', 'b.module_id', 'c.module_id')
     .innerJoin('secured_parkings as p', 'p.id', 'k.parking_id')
-    .select(['c.module_id', 'k.id', 'k.end_time', 'k.signed_by', 'b.skew_seconds', 'c.last_error'])
+    .select(['c.module_id', 'k.id', 'k.end_time', 'k.signed_by', 'k.parking_id', 'b.skew_seconds', 'c.last_error'])
     .select(['p.access_mode', 'p.issuer_public_key', 'p.issuer_previous_public_key'])
-    .where('c.module_id', 'in', moduleIds)
     .where('c.purpose', '=', 'revoke')
     .where('c.state', 'in', ['failed', 'skipped'])
     .where('k.revoked_at', 'is not', null)
     .orderBy('c.module_id')
-    .orderBy('k.id')
-    .execute();
-  for (const row of rows) {
+    .orderBy('k.id');
+  if (moduleIds !== undefined) query = query.where('c.module_id', 'in', moduleIds);
+  for (const row of await query.execute()) {
     const openUntil = row.end_time + row.skew_seconds * 1000;
     if (openUntil < nowMs) continue;
     // A signed key whose issuer key the boxes no longer hold opens nothing.
     const signer = row.signed_by?.toLowerCase() ?? null;
     const held = [row.issuer_public_key, row.issuer_previous_public_key].map((key) => key?.toLowerCase() ?? null);
     if (row.access_mode === 'signed' && signer !== null && !held.includes(signer)) continue;
-    const list = byBox.get(row.module_id) ?? [];
-    list.push({ smart_key_id: row.id, open_until: new Date(openUntil).toISOString(), last_error: row.last_error });
-    byBox.set(row.module_id, list);
+    const missing = { smart_key_id: row.id, open_until: new Date(openUntil).toISOString(), last_error: row.last_error };
+    const known = risks.get(row.module_id);
+    if (known === undefined)
+      risks.set(row.module_id, { revocations_missing: [missing], remedy: remedyOf(row.parking_id, row.access_mode) });
+    else known.revocations_missing.push(missing);
   }
-  return byBox;
+  return risks;
+}
+
+/** docs/operations.md, A revocation a box could not take: the parking whose
+ * issuer signed the keys (a REVOKE goes only to its own parking's boxes). */
+function remedyOf(parkingId: number, accessMode: 'sealed' | 'signed'): string {
+  return accessMode === 'signed'
+    ? `parkbench admin parking rotate-issuer --id ${parkingId} --re-sign: the live keys are signed again and the previous issuer key leaves the boxes, and with it every revoked key's signature`
+    : 'a sealed parking cannot take its keys back: the revoked keys open this box until they expire; move the parking to signed (admin parking set-access --access signed)';
 }
 
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -92,10 +92,11 @@ export class StreamRenderer {
   }
 
   /** The boxes (as in GET /api/operator/parkings, with `parking_id` and
-   * `live`), sessions and parkings' forwarding of a flush. */
-  async render(keys: FlushKeys): Promise<Rendered> {
+   * `live`; the revoked keys they take as of `nowMs`), sessions and
+   * parkings' forwarding of a flush. */
+  async render(keys: FlushKeys, nowMs: number): Promise<Rendered> {
     const boxes = new Map<number, LiveBox>();
-    for (const [moduleId, entry] of await this.#boxes.boxes([...keys.boxes]))
+    for (const [moduleId, entry] of await this.#boxes.boxes([...keys.boxes], nowMs))
       boxes.set(moduleId, { ...entry, live: this.live.of(moduleId) });
     const sessions = await operatorSessionsById(this.store, [...keys.sessions]);
     const forwarding = new Map<number, ForwardingEntry[]>();
@@ -117,7 +118,7 @@ export class StreamRenderer {
 
   async snapshot(nowMs: number): Promise<Snapshot> {
     const startOfDay = Math.floor(nowMs / 86_400_000) * 86_400_000; // UTC
-    const parkings = await this.#boxes.parkings();
+    const parkings = await this.#boxes.parkings(nowMs);
     const sessions = await operatorSessionsOfDay(this.store, startOfDay, SNAPSHOT_SESSIONS);
     const logs = await operatorBoxLogs(this.store, { limit: SNAPSHOT_BOX_LOGS });
     const forwarding = await forwardingStatus(this.store, undefined);

@@ -308,7 +308,7 @@ export class EventStream {
   }
 
   #render(keys: FlushKeys): Promise<Rendered> {
-    return this.options.renderer.render(keys);
+    return this.options.renderer.render(keys, this.options.clock.now());
   }
 
   /** The snapshot, with the hub's head as it was before the read: the

@@ -1,15 +1,18 @@
 // Every box's entry of GET /api/operator/parkings (and of the event stream's
 // snapshot and `boxes` messages) read in sets: one statement for the boxes
 // with their availability and newest verified response, one for the pending
-// control commands, one for the parkings. A fleet of 5,000 boxes is three
-// statements, not 5,000 x 4 (issue 17: the bench page's first render). The
-// entries are the ones the per-box services give (boxStatuses, parkingView,
-// lastResponseOf; test/api/operator-parkings-read.test.ts compares them).
+// control commands, one for the revoked keys the boxes still take
+// (revocationRisksOf, as `admin box status` reads them), one for the
+// parkings. A fleet of 5,000 boxes is four statements, not 5,000 x 5: the
+// bench page's first render stays bounded. The entries are the ones the
+// per-box services give (boxStatuses, parkingView, lastResponseOf;
+// test/api/operator-parkings-read.test.ts compares them).
 //
 // BoxEntries reads through the store (either engine): GET
 // /api/operator/parkings, and the event stream's renderer (the boxes of a
 // flush in one read).
 import { sql } from 'kysely';
+import { noRevocationRisk, revocationRisksOf, type RevocationRisk } from '../boxes/status.js';
 import type { PendingControl } from '../control/operations.js';
 import type { Store } from '../db/store.js';
 import { parkingSettings } from '../parkings/view.js';
@@ -66,27 +69,31 @@ const PENDING_SQL = `SELECT module_id, id, kind, purpose, attempts, last_status,
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** The entries through the store: the same three reads, in portable SQL
- * (the raw texts above: no per-call builder; compiled per engine by Kysely). */
+/** The entries through the store: the same reads, in portable SQL (the raw
+ * texts above: no per-call builder; compiled per engine by Kysely). `nowMs`
+ * says which revoked keys a box still takes (those not expired by then). */
 export class BoxEntries {
+  readonly #store;
   readonly #kysely;
 
   constructor(store: Store) {
+    this.#store = store;
     this.#kysely = store.kysely;
   }
 
   /** Every parking (by id) with its boxes (by module id). */
-  async parkings(): Promise<OperatorParking[]> {
-    const [pendingRows, boxRows, parkingRows] = [
+  async parkings(nowMs: number): Promise<OperatorParking[]> {
+    const [pendingRows, boxRows, risks, parkingRows] = [
       (await sql<PendingRow>`${sql.raw(PENDING_SQL)} ORDER BY module_id, id`.execute(this.#kysely)).rows,
       (await sql<BoxEntryRow>`${sql.raw(BOX_ENTRY_SQL)} ORDER BY b.parking_id, b.module_id`.execute(this.#kysely)).rows,
+      await revocationRisksOf(this.#store, nowMs),
       await this.#kysely.selectFrom('secured_parkings').selectAll().orderBy('id').execute(),
     ];
-    return composeParkings(pendingRows, boxRows, parkingRows);
+    return composeParkings(pendingRows, boxRows, risks, parkingRows);
   }
 
-  /** The entries of these boxes, by module id (a box no longer there has none): two statements whatever their number. */
-  async boxes(moduleIds: readonly number[]): Promise<Map<number, OperatorBox>> {
+  /** The entries of these boxes, by module id (a box no longer there has none): three statements whatever their number. */
+  async boxes(moduleIds: readonly number[], nowMs: number): Promise<Map<number, OperatorBox>> {
     const entries = new Map<number, OperatorBox>();
     if (moduleIds.length === 0) return entries;
     const ids = sql.join(moduleIds.map((id) => sql`${id}`));
@@ -103,12 +110,18 @@ export class BoxEntries {
       if (of === undefined) pending.set(row.module_id, (of = []));
       of.push(pendingOf(row));
     }
-    for (const row of rows) entries.set(row.module_id, entryOf(row, pending.get(row.module_id) ?? []));
+    const risks = await revocationRisksOf(
+      this.#store,
+      nowMs,
+      rows.map((row) => row.module_id),
+    );
+    for (const row of rows)
+      entries.set(row.module_id, entryOf(row, pending.get(row.module_id) ?? [], risks.get(row.module_id)));
     return entries;
   }
 
   /** One box's entry, or undefined when there is no such box. */
-  async box(moduleId: number): Promise<OperatorBox | undefined> {
+  async box(moduleId: number, nowMs: number): Promise<OperatorBox | undefined> {
     const [row] = (
       await sql<BoxEntryRow>`${sql.raw(BOX_ENTRY_SQL)} WHERE b.module_id = ${moduleId}`.execute(this.#kysely)
     ).rows;
@@ -116,18 +129,20 @@ export class BoxEntries {
     const pending = (
       await sql<PendingRow>`${sql.raw(PENDING_SQL)} AND module_id = ${moduleId} ORDER BY id`.execute(this.#kysely)
     ).rows;
-    return entryOf(row, pending.map(pendingOf));
+    const risks = await revocationRisksOf(this.#store, nowMs, [moduleId]);
+    return entryOf(row, pending.map(pendingOf), risks.get(moduleId));
   }
 }
 
 /** Every parking (by id) with its settings (no secret) and each box's last known state, through the store. */
-export function operatorParkings(store: Store): Promise<OperatorParking[]> {
-  return new BoxEntries(store).parkings();
+export function operatorParkings(store: Store, nowMs: number): Promise<OperatorParking[]> {
+  return new BoxEntries(store).parkings(nowMs);
 }
 
 function composeParkings(
   pendingRows: readonly PendingRow[],
   boxRows: readonly BoxEntryRow[],
+  risks: ReadonlyMap<number, RevocationRisk>,
   parkings: readonly ParkingRow[],
 ): OperatorParking[] {
   const pending = new Map<number, PendingControl[]>();
@@ -140,7 +155,7 @@ function composeParkings(
   for (const row of boxRows) {
     let of = boxesOf.get(row.parking_id);
     if (of === undefined) boxesOf.set(row.parking_id, (of = []));
-    of.push(entryOf(row, pending.get(row.module_id) ?? []));
+    of.push(entryOf(row, pending.get(row.module_id) ?? [], risks.get(row.module_id)));
   }
   return parkings.map((parking) => ({ ...parkingSettings(parking), boxes: boxesOf.get(parking.id) ?? [] }));
 }
@@ -157,7 +172,7 @@ function pendingOf(row: PendingRow): PendingControl {
   };
 }
 
-function entryOf(row: BoxEntryRow, pending: PendingControl[]): OperatorBox {
+function entryOf(row: BoxEntryRow, pending: PendingControl[], risk: RevocationRisk | undefined): OperatorBox {
   return {
     module_id: row.module_id,
     parking_id: row.parking_id,
@@ -173,6 +188,7 @@ function entryOf(row: BoxEntryRow, pending: PendingControl[]): OperatorBox {
     availability_reason: row.reason,
     availability_since: iso(row.since),
     gateway_id: row.gateway_id,
+    ...(risk ?? noRevocationRisk()),
     mac_address: row.mac_address,
     last_response:
       row.log_id === null

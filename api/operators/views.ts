@@ -29,9 +29,10 @@ export interface LastResponse {
   received_at: string;
 }
 
-/** A box as the operator API and the page show it: its status (the revocations it
- * could not take are `admin box status`'s), its MAC, its newest verified response. */
-export type OperatorBox = Omit<BoxStatus, 'revocations_missing' | 'remedy'> & {
+/** A box as the operator API and the page show it: its status as `admin box
+ * status` gives it (the revoked keys it still takes and the remedy among
+ * them), its MAC, its newest verified response. */
+export type OperatorBox = BoxStatus & {
   mac_address: string;
   last_response: LastResponse | null;
 };

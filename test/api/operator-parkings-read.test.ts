@@ -1,12 +1,13 @@
-// Issue 17 (5,000 boxes on the bench page): GET /api/operator/parkings and
-// the event stream's snapshot read every box's state in a few set-based
+// GET /api/operator/parkings and the event stream's snapshot (a bench page
+// of 5,000 boxes) read every box's state in a few set-based
 // statements (one per kind), not several per box; the entries are the same
 // as the per-box services give (boxStatuses, parkingView, lastResponseOf).
 import test, { type ExecutionContext } from 'ava';
 import { BoxAvailabilityStore } from '../../api/boxes/availability.js';
 import { provisionFleet } from '../../api/boxes/fleet.js';
 import { boxStatuses } from '../../api/boxes/status.js';
-import { rotateIssuer } from '../../api/control/operations.js';
+import { intervene, listControlCommands } from '../../api/control/interventions.js';
+import { revokeSmartKey, rotateIssuer } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
 import { sqliteStore, type Store } from '../../api/db/store.js';
 import { operatorParkings } from '../../api/operators/box-entries.js';
@@ -16,6 +17,7 @@ import { Barrier } from '../../firmware-protocol/index.js';
 import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
 import { loggedIn, me, sqliteConnection, testApp } from '../helpers/api-app.js';
 import { seedParking } from '../helpers/parking.js';
+import { insertSmartKey } from '../helpers/store-rows.js';
 
 const NOW = Date.UTC(2026, 10, 23, 10, 0, 0);
 
@@ -50,7 +52,7 @@ async function fleet(store: Store, parkingId: number, count: number): Promise<vo
 async function statementsFor(t: ExecutionContext, db: Db): Promise<number> {
   const counting = countingStatements(db);
   // A store of its own over the counted connection (our driver prepares through it).
-  const parkings = await operatorParkings(sqliteStore(counting.db));
+  const parkings = await operatorParkings(sqliteStore(counting.db), NOW);
   t.true(parkings.length > 0);
   return counting.runs();
 }
@@ -61,7 +63,7 @@ test('operatorParkings: the same number of statements for 1 box and for 101 (set
   const few = await statementsFor(t, sqliteConnection(app));
   await fleet(app.ctx.store, parking.id, 100);
   const many = await statementsFor(t, sqliteConnection(app));
-  t.is((await operatorParkings(app.ctx.store)).flatMap((each) => each.boxes).length, 101);
+  t.is((await operatorParkings(app.ctx.store, NOW)).flatMap((each) => each.boxes).length, 101);
   t.is(many, few, `${few} statements with 1 box, ${many} with 101`);
   t.true(many <= 4, `${many} statements`);
 });
@@ -74,11 +76,7 @@ async function perBox(store: Store): Promise<OperatorParking[]> {
     const view = await parkingView(store, id);
     const macs = new Map(view.boxes.map((box) => [box.module_id, box.mac_address]));
     const boxes = [];
-    for (const { revocations_missing: _missing, remedy: _remedy, ...status } of await boxStatuses(
-      store,
-      { parkingId: id },
-      NOW,
-    )) {
+    for (const status of await boxStatuses(store, { parkingId: id }, NOW)) {
       boxes.push({
         ...status,
         mac_address: macs.get(status.module_id) ?? '',
@@ -90,7 +88,7 @@ async function perBox(store: Store): Promise<OperatorParking[]> {
   return parkings;
 }
 
-test('operatorParkings: every entry as the per-box services give it (availability, last response, pending control, empty parkings)', async (t) => {
+test('operatorParkings: every entry as the per-box services give it (availability, last response, pending control, revoked keys a box still takes, empty parkings)', async (t) => {
   const app = await testApp(t);
   const sealed = await seedParking(app);
   const signed = await seedParking(app, { accessMode: 'signed', boxes: ['entrance', 'exit'] });
@@ -121,10 +119,29 @@ test('operatorParkings: every entry as the per-box services give it (availabilit
     { availability: 'offline', reason: 'gateway gw-1 offline', since: NOW, gatewayId: 'gw-1' },
     NOW,
   );
+  // A revoked key whose REVOKE to the sealed entrance was skipped: that box still takes it.
+  await insertSmartKey(app.ctx.store, {
+    id: 7_001,
+    parkingId: sealed.id,
+    moduleIds: [sealed.entrance.moduleId, sealed.exit.moduleId],
+    startTime: NOW,
+  });
+  const revocation = await revokeSmartKey(app.ctx, 7_001, NOW, 'test');
+  t.is(revocation.pending, 2);
+  const [toEntrance] = await listControlCommands(app.ctx.store, {
+    moduleId: sealed.entrance.moduleId,
+    state: 'pending',
+    limit: 1,
+  });
+  await intervene(app.ctx.store, toEntrance?.id ?? 0, 'skip', NOW, 'test');
   const expected = await perBox(app.ctx.store);
   const boxes = expected.flatMap((parking) => parking.boxes);
+  t.like(boxes.find((box) => box.module_id === sealed.entrance.moduleId)?.revocations_missing[0], {
+    smart_key_id: 7_001,
+  });
+  t.true(boxes.some((box) => box.remedy === null));
   t.true(boxes.some((box) => box.pending_control_commands.length > 0));
   t.is(boxes.find((box) => box.module_id === sealed.exit.moduleId)?.last_response?.barrier, 'open');
   t.true(expected.some((parking) => parking.boxes.length === 0));
-  t.deepEqual(await operatorParkings(app.ctx.store), expected);
+  t.deepEqual(await operatorParkings(app.ctx.store, NOW), expected);
 });

@@ -1,9 +1,12 @@
-// The operator's reads on both stores (issue 18): GET /api/operator/sessions,
+// The operator's reads on both stores: GET /api/operator/sessions,
 // /box_logs and /parkings as api/operators/ gives them (operatorSessions,
 // operatorBoxLogs, operatorParkings, lastResponseOf), on rows seeded through
 // the store.
 import test from 'ava';
-import { setAccessSigned } from '../../api/control/operations.js';
+import { revokeSmartKey, setAccessSigned } from '../../api/control/operations.js';
+import { intervene } from '../../api/control/interventions.js';
+import { LiveBoxStates } from '../../api/events/live-states.js';
+import { StreamRenderer } from '../../api/events/render.js';
 import type { Store } from '../../api/db/store.js';
 import { operatorParkings } from '../../api/operators/box-entries.js';
 import { lastResponseOf, operatorBoxLogs, operatorSessions } from '../../api/operators/views.js';
@@ -215,7 +218,7 @@ storeTest(
     const { parkingId, otherParking, userId } = await seed(store);
     const ids = await insertLogs(store, parkingId, userId);
     await setAccessSigned({ store }, parkingId, { force: false }, NOW, 'test');
-    const parkings = await operatorParkings(store);
+    const parkings = await operatorParkings(store, NOW);
     t.deepEqual(
       parkings.map((parking) => [parking.id, parking.boxes.map((box) => box.module_id)]),
       [
@@ -230,5 +233,57 @@ storeTest(
     t.is(await lastResponseOf(store, 999), null);
     t.like(box101, { availability: 'unknown', mac_address: '02:00:00:00:00:65' });
     t.like(box101?.pending_control_commands[0], { kind: 'SET_ISSUER', purpose: 'set_access' });
+  },
+);
+
+storeTest(
+  'a box that still takes a revoked key (its REVOKE skipped): its entry in GET /api/operator/parkings, the snapshot and a flush carries the key and the remedy; the other box [] and null, and so does the at-risk one once the key has expired',
+  async (t, store) => {
+    const { parkingId } = await seed(store);
+    // Key 9 opens box 101 until NOW + 60 s; box 101's skew is 120 s.
+    const revoked = await revokeSmartKey({ store }, 9, NOW, 'test');
+    t.is(revoked.pending, 1);
+    const [command] = await store.kysely
+      .selectFrom('control_commands')
+      .select('id')
+      .where('module_id', '=', 101)
+      .execute();
+    await intervene(store, command?.id ?? 0, 'skip', NOW, 'test');
+
+    const openUntil = new Date(NOW + 60_000 + 120_000).toISOString();
+    const atRisk = {
+      revocations_missing: [
+        {
+          smart_key_id: 9,
+          open_until: openUntil,
+          last_error: 'skipped by test: box 101 may not hold what the REVOKE carried',
+        },
+      ],
+      remedy:
+        'a sealed parking cannot take its keys back: the revoked keys open this box until they expire; move the parking to signed (admin parking set-access --access signed)',
+    };
+    const noRisk = { revocations_missing: [], remedy: null };
+    const [parking] = await operatorParkings(store, NOW);
+    t.is(parking?.id, parkingId);
+    t.like(parking?.boxes[0], { module_id: 101, ...atRisk });
+    t.like(parking?.boxes[1], { module_id: 102, ...noRisk });
+
+    const renderer = new StreamRenderer(store, new LiveBoxStates());
+    const snapshot = await renderer.snapshot(NOW);
+    t.deepEqual(
+      snapshot.parkings[0]?.boxes.map((box) => [box.module_id, box.revocations_missing, box.remedy]),
+      [
+        [101, atRisk.revocations_missing, atRisk.remedy],
+        [102, [], null],
+      ],
+    );
+    const flushed = await renderer.render({ boxes: [101, 102], sessions: [], parkings: [] }, NOW);
+    t.like(flushed.boxes.get(101), atRisk);
+    t.like(flushed.boxes.get(102), noRisk);
+
+    // Past its end and the box's skew the box refuses the key itself.
+    const later = NOW + 180_001;
+    t.like((await operatorParkings(store, later))[0]?.boxes[0], noRisk);
+    t.like((await renderer.render({ boxes: [101], sessions: [], parkings: [] }, later)).boxes.get(101), noRisk);
   },
 );

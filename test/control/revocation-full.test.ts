@@ -1,6 +1,7 @@
 // A box whose revocation list is full takes no REVOKE (REVOCATION_FULL): the
 // key is refused by the service but still opens that box. `admin box status`
-// names the box at risk and the remedy, a rotation with --re-sign: the live
+// and the operator API (GET /api/operator/parkings, what the bench page
+// shows) name the box at risk and the remedy, a rotation with --re-sign: the live
 // keys are signed again with the new issuer key, the previous key leaves the
 // boxes at once, and with it the revoked key's signature. The real API with
 // its dispatcher on a fake clock, a real simulated box on its broker.
@@ -8,6 +9,8 @@ import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { boxStatuses } from '../../api/boxes/status.js';
 import { revokeSmartKey, rotateIssuer } from '../../api/control/operations.js';
+import { addOperator } from '../../api/operators/accounts.js';
+import type { OperatorParking } from '../../api/operators/views.js';
 import { FrameKind, parseResponse, sealCommand, statusName } from '../../firmware-protocol/index.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import type { TestApp } from '../helpers/api-app.js';
@@ -20,12 +23,26 @@ async function sessionKey(app: TestApp, parkingId: number): Promise<{ id: number
   return { id: key.id, command: Buffer.from(key.access_command, 'base64') };
 }
 
+/** The box's entry in GET /api/operator/parkings, as an operator reads it over HTTP. */
+async function operatorBoxOf(app: TestApp, token: string, moduleId: number) {
+  const answer = await app.app.inject({
+    method: 'GET',
+    url: '/api/operator/parkings',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (answer.statusCode !== 200) throw new Error(answer.body);
+  return answer
+    .json<OperatorParking[]>()
+    .flatMap((parking) => parking.boxes)
+    .find((box) => box.module_id === moduleId);
+}
+
 async function statusAt(box: RunningBox, command: Buffer): Promise<string | undefined> {
   const answer = await box.box.handleCommand(command);
   return answer === null ? undefined : statusName(parseResponse(answer).status);
 }
 
-test('a revocation the box could not take: box status names the key and the remedy; a rotation with --re-sign closes the box to it while live keys, fetched again, still open', async (t) => {
+test('a revocation the box could not take: box status and the operator API name the key and the remedy; a rotation with --re-sign closes the box to it while live keys, fetched again, still open', async (t) => {
   const app = await controlApp(t);
   const parking = await addParking(app, { signed: true, isOnline: true, boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
@@ -60,6 +77,10 @@ test('a revocation the box could not take: box status names the key and the reme
   t.like(atRisk?.revocations_missing[0], { smart_key_id: revoked.id });
   t.regex(atRisk?.revocations_missing[0]?.last_error ?? '', /REVOCATION_FULL/);
   t.regex(atRisk?.remedy ?? '', new RegExp(`rotate-issuer --id ${parking.id} --re-sign`));
+  const operator = (await addOperator(app.ctx.store, 'bench', app.clock.now())).token;
+  const operatorAtRisk = await operatorBoxOf(app, operator, moduleId);
+  t.deepEqual(operatorAtRisk?.revocations_missing, atRisk?.revocations_missing);
+  t.is(operatorAtRisk?.remedy, atRisk?.remedy);
 
   const rotation = await rotateIssuer(app.ctx, parking.id, app.clock.now(), 'test', { reSign: true });
   await pumpUntil(
@@ -83,4 +104,5 @@ test('a revocation the box could not take: box status names the key and the reme
   const [safe] = await boxStatuses(app.ctx.store, { moduleId }, app.clock.now());
   t.deepEqual(safe?.revocations_missing, []);
   t.is(safe?.remedy, null);
+  t.like(await operatorBoxOf(app, operator, moduleId), { revocations_missing: [], remedy: null });
 });

@@ -1,4 +1,4 @@
-// The event stream on the store (issue 18): its renderer reads each
+// The event stream on the store: its renderer reads each
 // flush's boxes and sessions in one statement each on both engines, and
 // renders what the operator routes return; its flushes await those reads
 // without losing or repeating messages when a client joins, an event
@@ -61,9 +61,9 @@ class HeldRenderer {
   #waiting: (() => void)[] = [];
   constructor(private readonly renderer: StreamRenderer) {}
 
-  async render(keys: FlushKeys): Promise<Rendered> {
+  async render(keys: FlushKeys, nowMs: number): Promise<Rendered> {
     await this.#gate();
-    return this.renderer.render(keys);
+    return this.renderer.render(keys, nowMs);
   }
 
   async snapshot(nowMs: number): Promise<Snapshot> {
@@ -130,12 +130,15 @@ async function joined(client: Collected): Promise<void> {
 storeTest('the renderer reads a flush set-based and renders what the operator routes return', async (t, store) => {
   const { parkingId, sessionId } = await seeded(store);
   const renderer = new StreamRenderer(store, new LiveBoxStates());
-  const rendered = await renderer.render({
-    boxes: [9401, 9402, 9999],
-    sessions: [sessionId, 424242],
-    parkings: [parkingId, 77],
-  });
-  const [parking] = await new BoxEntries(store).parkings();
+  const rendered = await renderer.render(
+    {
+      boxes: [9401, 9402, 9999],
+      sessions: [sessionId, 424242],
+      parkings: [parkingId, 77],
+    },
+    NOW,
+  );
+  const [parking] = await new BoxEntries(store).parkings(NOW);
   t.deepEqual(
     [...rendered.boxes.values()],
     (parking?.boxes ?? []).map((box) => ({ ...box, live: null })),

@@ -3,6 +3,7 @@
 // each parameter has a pattern or an enum, and a bad one is a 422 naming it.
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../db/store.js';
+import type { Clock } from '../../../lib/clock.js';
 import { ApiError } from '../../errors.js';
 import type { LiveBoxStates } from '../../events/live-states.js';
 import { withLive } from '../../events/render.js';
@@ -20,10 +21,12 @@ import {
   STATUS_NAMES,
 } from './schemas.js';
 
-/** The store the views read, and each box's newest MQTT state (`live`). */
+/** The store the views read, each box's newest MQTT state (`live`), and
+ * the time (which revoked keys a box still takes). */
 export interface OperatorReadRouteDeps {
   store: Store;
   liveStates: Pick<LiveBoxStates, 'of'>;
+  clock: Pick<Clock, 'now'>;
 }
 
 /** A page holds at most this many rows; the default is DEFAULT_LIMIT. */
@@ -61,7 +64,7 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
         response: { 200: { type: 'array', items: operatorParkingSchema }, ...errors },
       },
     },
-    async () => withLive(await operatorParkings(ctx.store), ctx.liveStates),
+    async () => withLive(await operatorParkings(ctx.store, ctx.clock.now()), ctx.liveStates),
   );
 
   app.get<{ Querystring: { state?: SessionState; parking_id?: string; limit?: string } }>(

@@ -44,6 +44,8 @@ export const operatorBoxSchema = {
     'availability_reason',
     'availability_since',
     'gateway_id',
+    'revocations_missing',
+    'remedy',
   ],
   properties: {
     module_id: { type: 'integer' },
@@ -74,6 +76,28 @@ export const operatorBoxSchema = {
     gateway_id: {
       ...nullable('string'),
       description: 'The gateway the box is reached through; null for a box on MQTT itself or not known yet.',
+    },
+    revocations_missing: {
+      type: 'array',
+      description:
+        'Smart keys revoked at the service that still open this box (its REVOKE failed, REVOCATION_FULL most often, or was skipped; the key is in its window; the box holds the issuer key that signed it): the box is at risk while this is not empty. Empty for a box at no risk.',
+      items: {
+        type: 'object',
+        required: ['smart_key_id', 'open_until', 'last_error'],
+        properties: {
+          smart_key_id: { type: 'integer' },
+          open_until: {
+            type: 'string',
+            description: "ISO time when the box stops taking the key by itself (the key's end plus the box's skew).",
+          },
+          last_error: { ...nullable('string'), description: 'Why its REVOKE did not reach the box.' },
+        },
+      },
+    },
+    remedy: {
+      ...nullable('string'),
+      description:
+        'What the operator can do about revocations_missing, one sentence (a signed parking: rotate its issuer with `parkbench admin parking rotate-issuer --id N --re-sign`); null when the box is at no risk.',
     },
     live: {
       type: ['object', 'null'],

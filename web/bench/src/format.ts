@@ -14,6 +14,24 @@ export function clockTime(iso: string | null | undefined): string {
   return timeFormat.format(ms);
 }
 
+let dayTimeFormat: Intl.DateTimeFormat | undefined;
+
+/** `23 Nov, 14:03:12` of an ISO time, in the browser's zone (a time that may
+ * be another day than today); the text as given when it does not parse. */
+export function dayTime(iso: string): string {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  dayTimeFormat ??= new Intl.DateTimeFormat([], {
+    day: 'numeric',
+    month: 'short',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+    hour12: false,
+  });
+  return dayTimeFormat.format(ms);
+}
+
 /** "12 s ago", "3 min ago", "2 h ago" from `nowMs`; "never" for null. */
 export function ago(iso: string | null | undefined, nowMs: number): string {
   if (iso === null || iso === undefined) return 'never';

@@ -26,6 +26,15 @@ export interface LastResponse {
   received_at: string;
 }
 
+/** A smart key revoked at the service that a box still takes (its REVOKE failed or was skipped). */
+export interface MissingRevocation {
+  smart_key_id: number;
+  /** When the box stops taking the key by itself (the key's end plus the box's skew). */
+  open_until: string;
+  /** Why its REVOKE did not reach the box (`REVOCATION_FULL: ...`, `skipped by ...`). */
+  last_error: string | null;
+}
+
 export interface Box {
   module_id: number;
   parking_id?: number;
@@ -41,6 +50,10 @@ export interface Box {
   availability_reason: string | null;
   availability_since: string | null;
   gateway_id: string | null;
+  /** The revoked keys the box still takes: the box is at risk while this is not empty. */
+  revocations_missing: MissingRevocation[];
+  /** What the operator can do about them, one sentence; null when none. */
+  remedy: string | null;
   live?: LiveState | null;
 }
 

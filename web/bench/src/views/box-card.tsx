@@ -1,5 +1,6 @@
 // One box: its barrier (animated by CSS), availability, battery, clock drift,
-// last seen, link, and its buttons. A class with shouldComponentUpdate so a
+// last seen, link, whether it still takes revoked keys (at-risk.tsx), and
+// its buttons. A class with shouldComponentUpdate so a
 // card renders again only when its own box, result or run changed: the store
 // keeps unchanged objects as they were (store.ts), so 5,000 cards cost one
 // comparison each when one box moves.
@@ -17,6 +18,7 @@ import type { ActionResult as Result } from '../store';
 import type { Box, Barrier as BarrierState, ConformanceRun } from '../types';
 import { BARRIERS } from '../types';
 import { ActionResult } from './action-result';
+import { AtRisk, AtRiskBadge } from './at-risk';
 import { Barrier } from './barrier';
 
 export interface BoxHandlers {
@@ -68,23 +70,30 @@ export class BoxCard extends Component<Props> {
     const faults = activeFaults(box);
     const battery = box.live?.battery_mv ?? box.battery_mv;
     const running = run?.state === 'running';
+    const missing = box.revocations_missing.length;
     return (
       <article
         class="card"
         data-module-id={id}
         data-barrier={barrier}
         data-availability={box.availability}
+        data-revocations-missing={missing}
         aria-label={`box ${id}`}
       >
         {/* Not built yet: one line of text (5,000 of these are the first render's DOM). */}
-        {!this.props.near && <h3 class="card-head">{`${id} ${box.direction} · ${box.availability}`}</h3>}
+        {!this.props.near && (
+          <h3 class="card-head">{`${id} ${box.direction} · ${box.availability}${missing > 0 ? ' · at risk' : ''}`}</h3>
+        )}
         {this.props.near && (
           <header class="card-head">
             <h3>
               {id} <span class="direction">{box.direction}</span>
             </h3>
-            <span class={`badge ${box.availability}`} title={box.availability_reason ?? undefined}>
-              {box.availability}
+            <span class="badges">
+              <AtRiskBadge box={box} />
+              <span class={`badge ${box.availability}`} title={box.availability_reason ?? undefined}>
+                {box.availability}
+              </span>
             </span>
           </header>
         )}
@@ -105,6 +114,7 @@ export class BoxCard extends Component<Props> {
                 <dd>{linkOf(box)}</dd>
               </dl>
             </div>
+            <AtRisk box={box} />
             {box.availability_reason !== null && <p class="reason">{box.availability_reason}</p>}
             {faults !== '' && <p class="faults">Faults: {faults}</p>}
             <div class="buttons">
