@@ -17,6 +17,7 @@ import { postOnce } from './post.js';
 import { forwardRecord } from './record.js';
 import { retryAfterMs, retryDelay } from './retry-schedule.js';
 import { webhookSignature } from './signature.js';
+import { FailureLines } from './failure-lines.js';
 import type { EventPublisher } from '../events/types.js';
 
 export { forwardRecord } from './record.js';
@@ -68,6 +69,7 @@ export class ForwardingWorker {
   private running: Promise<void> | undefined;
   private again = false;
   private readonly inFlight = new Set<AbortController>();
+  private readonly failureLines = new FailureLines();
 
   constructor(private readonly options: ForwardingOptions) {}
 
@@ -185,6 +187,7 @@ export class ForwardingWorker {
     const now = clock.now();
     if (attempt.ok) {
       if (!(await outbox.markDelivered(lease, now))) return this.lost(delivery, 'delivered');
+      this.failureLines.delivered(delivery.url);
       this.options.log?.info({ delivery: delivery.id, url: delivery.url, records }, 'box logs forwarded');
       return 'delivered';
     }
@@ -214,10 +217,21 @@ export class ForwardingWorker {
       retryAt === undefined ? { dead: true } : { dead: false, retryAt },
     );
     if (!held) return this.lost(delivery, error);
-    this.options.log?.warn(
-      { delivery: delivery.id, url: delivery.url, attempts: delivery.attempts + 1, error, dead: retryAt === undefined },
-      retryAt === undefined ? 'forwarding gave up (dead)' : 'forwarding failed; will retry',
-    );
+    const attempts = delivery.attempts + 1;
+    const suppressed = this.failureLines.take(delivery.url, attempts);
+    if (suppressed !== undefined) {
+      this.options.log?.warn(
+        {
+          delivery: delivery.id,
+          url: delivery.url,
+          attempts,
+          error,
+          dead: retryAt === undefined,
+          ...(suppressed > 0 ? { failures_not_logged: suppressed } : {}),
+        },
+        retryAt === undefined ? 'forwarding gave up (dead)' : 'forwarding failed; will retry',
+      );
+    }
     return 'failed';
   }
 

@@ -10,6 +10,11 @@ import { disableNagle } from '../../lib/resilient-mqtt.js';
 import { StepFailure } from './http.js';
 import { messageOf } from '../../lib/message-of.js';
 
+/** A broker's refusal of the login (CONNACK 4 or 5, MQTT 3.1.1 and 5 alike). */
+const LOGIN_REFUSED = /bad username or password|not authorized/i;
+const OPERATOR_ACCOUNT_HINT =
+  '--mqtt-username and --mqtt-password take an operator account of that broker: `parkbench start` prints one (op-demo-app, a new password each start), `parkbench admin demo` another (op-demo-tools, a new password each run), `parkbench admin mqtt-client add --name NAME --role operator` makes one';
+
 export class BoxChannel {
   private constructor(
     private readonly client: MqttClient,
@@ -33,7 +38,9 @@ export class BoxChannel {
       await client.subscribeAsync(topics.allBoxes('response'), { qos: 1 });
       return new BoxChannel(client, topics);
     } catch (error) {
-      throw new StepFailure(`cannot reach the boxes on ${url}: ${messageOf(error)}`);
+      const message = messageOf(error);
+      const hint = LOGIN_REFUSED.test(message) ? `; ${OPERATOR_ACCOUNT_HINT}` : '';
+      throw new StepFailure(`cannot reach the boxes on ${url}: ${message}${hint}`);
     }
   }
 

@@ -16,7 +16,7 @@ import type { BoxTarget } from '../../conformance/box-target.js';
 import { passedAll, type SuiteReport } from '../../conformance/case-result.js';
 import { renderJson } from '../../conformance/reports/json.js';
 import { renderJunit } from '../../conformance/reports/junit.js';
-import { renderTable } from '../../conformance/reports/table.js';
+import { DEFAULT_TABLE_WIDTH, renderTable } from '../../conformance/reports/table.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, freshKeyIdBase } from '../../conformance/suite-defaults.js';
 import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
@@ -127,7 +127,12 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
     process.off('SIGTERM', onSignal);
     await target.close().catch(() => undefined);
   }
-  process.stdout.write(options.json ? renderJson(report) : renderTable(report));
+  // The terminal's width; DEFAULT_TABLE_WIDTH when stdout is no terminal (piped, redirected).
+  process.stdout.write(
+    options.json
+      ? renderJson(report)
+      : renderTable(report, process.stdout.isTTY ? process.stdout.columns : DEFAULT_TABLE_WIDTH),
+  );
   const junit = options.junit;
   if (junit !== undefined) {
     await writeFileAtomic(junit, renderJunit(report), { mode: 0o644 }).catch((error: unknown) => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/api-app.js';
+import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 
 function admin(t: ExecutionContext) {
   const dir = tempDir(t, 'parkbench-admin-');
@@ -741,22 +742,29 @@ test('user create --json; duplicate email exit 1; bad flags exit 2', async (t) =
   }
 });
 
-test('demo is idempotent and its credentials work against the API', async (t) => {
+test('demo is idempotent and its credentials work against the API and the broker', async (t) => {
   const cli = admin(t);
-  const first = await cli.json<
-    Record<string, unknown> & {
-      driver: { email: string; password: string };
-      client_app_id: string;
-      client_secret: string;
-    }
-  >('demo');
-  t.deepEqual(keys(first), ['client_app_id', 'client_secret', 'driver', 'parking_id', 'boxes']);
+  type Demo = Record<string, unknown> & {
+    driver: { email: string; password: string };
+    client_app_id: string;
+    client_secret: string;
+    mqtt_operator: { username: string; password: string };
+  };
+  const first = await cli.json<Demo>('demo');
+  t.deepEqual(keys(first), ['client_app_id', 'client_secret', 'driver', 'parking_id', 'boxes', 'mqtt_operator']);
   t.deepEqual(first.boxes, [
     { module_id: 9101, direction: 'entrance', mac_address: '02:50:42:00:23:8D' },
     { module_id: 9102, direction: 'exit', mac_address: '02:50:42:00:23:8E' },
   ]);
-  const second = await cli.json('demo');
-  t.deepEqual(second, first);
+  const second = await cli.json<Demo>('demo');
+  const { mqtt_operator: firstOperator, ...firstData } = first;
+  const { mqtt_operator: secondOperator, ...secondData } = second;
+  t.deepEqual(secondData, firstData);
+  t.is(secondOperator.username, 'op-demo-tools');
+  t.is(secondOperator.username, firstOperator.username);
+  t.not(secondOperator.password, firstOperator.password, 'a new password at each run: the stored one is a hash');
+  const human = await cli.run('demo');
+  t.regex(human.stdout, /mqtt_operator:\n {2}username: op-demo-tools\n {2}password: \S+/);
 
   const { buildApp } = await import('../../api/app.js');
   const { configWith } = await import('../../api/config.js');
@@ -774,6 +782,13 @@ test('demo is idempotent and its credentials work against the API', async (t) =>
     },
   });
   t.is(response.statusCode, 200);
+  // The broker's login: the last password printed, as an operator; the one before no longer.
+  const accounts = new MqttAccountRepository(app.store);
+  const third = await cli.json<Demo>('demo');
+  t.like(await accounts.authenticate(third.mqtt_operator.username, third.mqtt_operator.password), {
+    role: 'operator',
+  });
+  t.is(await accounts.authenticate(second.mqtt_operator.username, second.mqtt_operator.password), null);
   const parking = await app.store.kysely
     .selectFrom('secured_parkings')
     .select(['name', 'currency', 'price_per_hour_minor', 'max_duration_minutes', 'tries'])

@@ -1,6 +1,7 @@
 // The bench page while things happen, in Debian's chromium against a real
 // `parkbench start`: a session's ACCESS through MQTT moves the card's
-// barrier and its box log reaches the stream within a second; a jam set from
+// barrier and its box log reaches the stream within a second, its latency
+// shown to the whole second; a jam set from
 // the page makes the next ACCESS answer BARRIER_FAULT; a conformance run
 // from the page shows every case, and one against a silent box is cancelled
 // from the page; a reconnect with last_event_id misses no box log.
@@ -141,6 +142,11 @@ browserTest(
     for (const log of fresh) {
       const delay = (seen[String(log.id)] ?? Infinity) - log.received_at;
       t.true(delay < 1_000, `box log ${log.id} reached the stream ${delay} ms after it was stored`);
+    }
+    // Latency at the resolution a box log's created_at has, whole seconds: no milliseconds made up.
+    for (const log of fresh) {
+      const row = (await page.locator(`[data-box-log-id="${log.id}"]`).innerText()).trim();
+      t.regex(row, /\s< \d+ s$/, `box log ${log.id}: "${row}"`);
     }
   },
 );

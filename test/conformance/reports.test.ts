@@ -61,6 +61,46 @@ test('the table has a row per case, the reasons of failures, and a summary line'
   t.true(lines.includes('1 passed, 1 failed, 1 skipped of 3 (serial, module 9101, 1234 ms)'));
 });
 
+test('the table fits the width it is given: the widest text columns wrap, nothing is cut, result and ms stay whole', (t) => {
+  const long: SuiteReport = {
+    ...report,
+    results: [
+      {
+        name: 'ACCESS_SIGNED whose signature is valid under the previous issuer key after a rotation',
+        step: 'checks, step 4 (issuer_key_previous, until SET_ISSUER with clear_previous)',
+        expected: '0x00 OK, then 0x13 BAD_SIGNATURE once the previous key is cleared by SET_ISSUER',
+        got: '0x00 OK, then 0x00 OK: the box still accepts the previous issuer key after clear_previous',
+        result: 'fail',
+        reason: 'accepted after clear_previous',
+        ms: 48_213,
+        wearing: false,
+      },
+    ],
+  };
+  const wide = renderTable(long, 1_000).split('\n');
+  t.true(
+    wide.some((line) => line.length > 252),
+    'one line a row when the width allows',
+  );
+  for (const width of [100, 80]) {
+    const lines = renderTable(long, width).split('\n');
+    const table = lines.slice(0, lines.indexOf(''));
+    t.true(
+      table.every((line) => line.length <= width),
+      `${width}: ${JSON.stringify(table.map((line) => line.length))}`,
+    );
+    t.regex(table[2] ?? '', /\s{2}FAIL\s{2}\s*48213$/, "result and ms on the row's first line");
+    // Every word of the longest cells is there: wrapped, not cut.
+    const body = table.slice(2).join(' ');
+    for (const word of [...(long.results[0]?.name.split(' ') ?? []), ...(long.results[0]?.got.split(' ') ?? [])])
+      t.true(body.includes(word), `${width}: "${word}" is shown`);
+  }
+  // Narrower still: a word longer than its column is broken inside.
+  const narrow = renderTable(long, 60).split('\n');
+  t.true(narrow.slice(0, narrow.indexOf('')).every((line) => line.length <= 60));
+  t.is(renderTable(report), renderTable(report, 100), 'width 100 when none is given');
+});
+
 test('the JSON is the results, the summary and whether the run was interrupted', (t) => {
   t.deepEqual(JSON.parse(renderJson(report)), JSON.parse(JSON.stringify(report)));
   t.is((JSON.parse(renderJson({ ...report, interrupted: true })) as { interrupted: boolean }).interrupted, true);

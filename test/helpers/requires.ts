@@ -1,5 +1,6 @@
 // Tests that need a Debian tool (socat for pty pairs, mosquitto for an
-// external broker, PostgreSQL's server binaries, chromium) are declared through `testNeeding`, so that `npm test` on a
+// external broker, PostgreSQL's server binaries, chromium, and curl, jq and
+// mosquitto-clients for the walk-through of docs/api.md) are declared through `testNeeding`, so that `npm test` on a
 // machine with only Node.js and npm passes: without the tool those tests are
 // skipped, with one line naming the package to install (chromium: the
 // browser tests of the bench page, test/bench-page/). Under CI (`CI=true`,
@@ -21,6 +22,13 @@ const TOOLS = {
     why: `a real PostgreSQL server, or an existing one named by ${EXISTING_SERVER_VARIABLE}`,
   },
   chromium: { package: 'chromium', why: "the bench page's browser tests drive Debian's chromium" },
+  // The tools of docs/api.md's walk-through, which test/e2e/api-walkthrough.test.ts runs as a script.
+  curl: { package: 'curl', why: "docs/api.md's walk-through calls the API with curl" },
+  jq: { package: 'jq', why: "docs/api.md's walk-through reads its ids and tokens from the responses with jq" },
+  mosquitto_sub: {
+    package: 'mosquitto-clients',
+    why: "docs/api.md's walk-through sends a box its command with mosquitto_pub and reads the answer with mosquitto_sub",
+  },
 } as const;
 
 export type Tool = keyof typeof TOOLS;

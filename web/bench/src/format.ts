@@ -55,6 +55,14 @@ export function volts(mv: number | null | undefined): string {
   return mv === null || mv === undefined ? '-' : `${(mv / 1000).toFixed(2)} V`;
 }
 
+/**
+ * A box log's latency (received_at minus created_at) at the resolution it
+ * has: created_at is whole seconds (`YYYY-MM-DD HH:MM:SS`), so the exchange
+ * happened up to a second after it and the latency is below the next whole
+ * second, "< 1 s", "< 2 s", ... Milliseconds would read the created_at's
+ * truncation as delay: logs of one second showing 80 to 900 ms.
+ */
 export function latency(ms: number | null | undefined): string {
-  return ms === null || ms === undefined ? '-' : `${Math.round(ms)} ms`;
+  if (ms === null || ms === undefined) return '-';
+  return `< ${Math.max(0, Math.floor(ms / 1000)) + 1} s`;
 }
