@@ -12,6 +12,7 @@ interface AddFlags extends CommonFlags {
   moduleId: string;
   mac: string;
   direction: string;
+  simulated?: boolean;
 }
 
 interface StatusFlags extends CommonFlags {
@@ -33,12 +34,17 @@ export function registerBoxCommands(admin: Command): void {
     .requiredOption('--module-id <n>', 'the module id, a u32, unique')
     .requiredOption('--mac <address>', 'AA:BB:CC:DD:EE:FF, unique')
     .requiredOption('--direction <direction>', 'entrance or exit')
+    .option(
+      '--simulated',
+      "a box parkbench's simulator plays (`parkbench start` runs it when it is in the demo parking); without it the box is hardware, never simulated",
+    )
     .action((flags: AddFlags) => {
       const input: NewBoxInput = {
         parkingId: parseId('--parking', flags.parking),
         moduleId: parseModuleId(flags.moduleId),
         macAddress: parseMac(flags.mac),
         direction: parseDirection(flags.direction),
+        simulated: flags.simulated === true,
       };
       return withDatabase(flags, async (ctx) => {
         printResult(
@@ -78,7 +84,7 @@ export function registerBoxCommands(admin: Command): void {
               ? status.availability
               : `${status.availability} (${status.availability_reason})`;
           process.stdout.write(
-            `box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`,
+            `box ${status.module_id} (${status.direction}, parking ${status.parking_id}, ${status.simulated ? 'simulated' : 'real'}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`,
           );
           for (const missing of status.revocations_missing)
             process.stdout.write(
