@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { addBox, type NewBoxInput } from '../../api/boxes/add.js';
 import { mqttUrlOf, newProvisioning, provisioningText, writeProvisioning } from '../../api/boxes/provisioning.js';
 import { boxStatuses } from '../../api/boxes/status.js';
+import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
 
@@ -22,7 +23,8 @@ interface StatusFlags extends CommonFlags {
 
 interface ProvisionFlags extends CommonFlags {
   moduleId: string;
-  out?: string;
+  /** true: `--out` without a path. */
+  out?: string | true;
 }
 
 export function registerBoxCommands(admin: Command): void {
@@ -104,7 +106,10 @@ export function registerBoxCommands(admin: Command): void {
     group.command('provision').description("print (or write) a box's provisioning file; issues a fresh MQTT password"),
   )
     .requiredOption('--module-id <n>', 'the module id')
-    .option('--out <file>', 'write the file (mode 0600) instead of printing it')
+    .option(
+      '--out [file]',
+      `write the file (mode 0600) instead of printing it; without a path, ${DEFAULT_OUTPUT_DIR}/box-<module_id>.json`,
+    )
     .action((flags: ProvisionFlags) => {
       const moduleId = parseModuleId(flags.moduleId);
       return withDatabase(flags, async (ctx) => {
@@ -115,11 +120,12 @@ export function registerBoxCommands(admin: Command): void {
           process.stdout.write(provisioningText(pending.file));
           return;
         }
-        await writeProvisioning(store, flags.out, pending);
-        if (flags.json) printResult(flags, { module_id: moduleId, out: flags.out });
+        const out = flags.out === true ? defaultOutput(`box-${moduleId}.json`) : flags.out;
+        await writeProvisioning(store, out, pending);
+        if (flags.json) printResult(flags, { module_id: moduleId, out });
         else
           process.stdout.write(
-            `provisioning file of box ${moduleId} written to ${flags.out} (mode 0600); the previous MQTT password no longer works\n`,
+            `provisioning file of box ${moduleId} written to ${out} (mode 0600); the previous MQTT password no longer works\n`,
           );
       });
     });
