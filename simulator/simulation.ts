@@ -4,7 +4,6 @@
 // faults. What `parkbench sim` runs, and what tests and benchmarks start in
 // process.
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Clock } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import type { Topics } from '../lib/mqtt-topics.js';
@@ -18,7 +17,7 @@ import { BoxBlePeripheral } from './links/ble-link.js';
 import { BoxMqttLink } from './links/mqtt-link.js';
 import { BoxSerialLink } from './links/serial-link.js';
 import { SimulatedBox } from './simulated-box.js';
-import { BoxStateFile } from './state-file.js';
+import { boxStateFileOf } from './state-file.js';
 import type { SimSetCommand } from '../lib/sim-set.js';
 import { messageOf } from '../lib/message-of.js';
 
@@ -39,7 +38,7 @@ export interface SimulationOptions {
   readonly serial?: SerialTarget;
   /** Boxes on a virtual BLE radio; `serve` also opens noble's WebSocket port. */
   readonly ble?: { readonly mtu?: number; readonly serve?: boolean; readonly radio?: VirtualRadio };
-  /** Folder of the state files (`box-<module_id>.json`); null keeps state in memory. */
+  /** Folder of the state files (`box-<module_id>-<fingerprint of the box key>.json`, state-file.ts); null keeps state in memory. */
   readonly stateDir: string | null;
   /** Applied to every box before its own settings from the fleet file. */
   readonly settings?: SimSetCommand;
@@ -94,7 +93,7 @@ export class Simulation {
         clock: options.clock,
         ...(options.stateDir === null
           ? {}
-          : { stateFile: new BoxStateFile(join(options.stateDir, `box-${member.provisioning.moduleId}.json`)) }),
+          : { stateFile: await boxStateFileOf(options.stateDir, member.provisioning) }),
         ...(options.barrierTimings === undefined ? {} : { barrierTimings: options.barrierTimings }),
         ...(options.carPassDelayMs === undefined ? {} : { carPassDelayMs: options.carPassDelayMs }),
         ...(options.bugs === undefined ? {} : { bugs: options.bugs }),

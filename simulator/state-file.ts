@@ -2,9 +2,14 @@
 // the paragraph after step 11): box_seq, the last control sequence, the tries per
 // key, the issuer keys and the revocation list. Kept in one JSON file per box,
 // replaced atomically, so a crash at any moment leaves the old state or the new
-// one.
-import { readFile } from 'node:fs/promises';
+// one. The file is named by the box's identity, its module id and a
+// fingerprint of its box key (boxStatePath), so two provisionings of one
+// module id (two databases, a box added again) never share state.
+import { createHash } from 'node:crypto';
+import { readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
 import { writeFileAtomic } from '../lib/atomic-file.js';
+import type { Provisioning } from '../lib/provisioning-file.js';
 import { initialBoxState, type BoxState, type KeyTries } from '../firmware-protocol/box.js';
 import { isIssuerPublicKey } from '../firmware-protocol/index.js';
 import { messageOf } from '../lib/message-of.js';
@@ -103,14 +108,8 @@ export class BoxStateFile {
 
   /** The saved state, or a new box's state (with the seed's issuer keys) when there is no file yet. */
   async load(seed: IssuerSeed = {}): Promise<BoxState> {
-    let text: string;
-    try {
-      text = await readFile(this.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return initialBoxState(seed);
-      throw new StateFileError(`${this.path}: cannot be read (${messageOf(error)})`);
-    }
-    return parseBoxState(text, this.path, seed);
+    const text = await textOf(this.path);
+    return text === undefined ? initialBoxState(seed) : parseBoxState(text, this.path, seed);
   }
 
   /** Resolves once `state` is durably on disk. */
@@ -120,6 +119,61 @@ export class BoxStateFile {
     // A failed save must not block the next one; the caller sees its own error.
     this.#pending = saved.catch(() => undefined);
     return saved;
+  }
+}
+
+/** The box's identity: what names its state file. */
+export type BoxIdentity = Pick<Provisioning, 'moduleId' | 'boxKey'>;
+
+/** `box-<module_id>-<fingerprint>.json` in `dir`: the fingerprint is the
+ * first 16 hex digits of the SHA-256 of the box key, which tells two
+ * provisionings apart and gives nothing of the key away. */
+export function boxStatePath(dir: string, box: BoxIdentity): string {
+  const fingerprint = createHash('sha256').update(box.boxKey).digest('hex').slice(0, 16);
+  return join(dir, `box-${box.moduleId}-${fingerprint}.json`);
+}
+
+/**
+ * The state file of a box in `dir`. A file named by the module id alone
+ * (`box-<module_id>.json`, the name an older parkbench gave it) is taken
+ * over, renamed to the identity's name, when it is this box's: when it holds
+ * an issuer key the provisioning file names (issuer keys are made per
+ * parking, so another database's box never holds one of them). Any other
+ * such file (another box's, one without issuer keys, one that does not
+ * parse) is left where it is: the box starts afresh.
+ */
+export async function boxStateFileOf(dir: string, box: Provisioning): Promise<BoxStateFile> {
+  const path = boxStatePath(dir, box);
+  const legacy = join(dir, `box-${box.moduleId}.json`);
+  if ((await textOf(path)) === undefined) {
+    const text = await textOf(legacy);
+    if (text !== undefined && holdsIssuerKeyOf(parsedOrUndefined(text, legacy), box)) await rename(legacy, path);
+  }
+  return new BoxStateFile(path);
+}
+
+function parsedOrUndefined(text: string, path: string): BoxState | undefined {
+  try {
+    return parseBoxState(text, path);
+  } catch {
+    return undefined;
+  }
+}
+
+function holdsIssuerKeyOf(state: BoxState | undefined, box: Provisioning): boolean {
+  if (state === undefined) return false;
+  const named = [box.issuerKey, box.issuerKeyPrevious].filter((key) => key !== null && key !== undefined);
+  const held = [state.issuerKey, state.issuerKeyPrevious].filter((key) => key !== null);
+  return held.some((key) => named.some((other) => Buffer.from(key).equals(other)));
+}
+
+/** The file's text, or undefined when there is none. */
+async function textOf(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StateFileError(`${path}: cannot be read (${messageOf(error)})`);
   }
 }
 

@@ -14,13 +14,15 @@ export interface NewBoxInput {
   moduleId: number;
   macAddress: string;
   direction: BoxDirection;
+  /** Played by parkbench's simulator (`parkbench start` runs the demo parking's); a box is real unless said so. */
+  simulated?: boolean;
 }
 
 /** The stored box as the operator gets it once: its MQTT password in clear instead of its hash. */
 export type AddedBox = Pick<
   BoxRow,
   'module_id' | 'parking_id' | 'direction' | 'mac_address' | 'box_key' | 'mqtt_username'
-> & { mqtt_password: string };
+> & { mqtt_password: string; simulated: boolean };
 
 /** The first key of pg_advisory_xact_lock(int, int) for box registrations ("pkbx"). */
 const BOX_REGISTRY_LOCK_CLASS = 0x706b6278;
@@ -72,5 +74,6 @@ export async function addBox(store: Store, input: NewBoxInput, nowMs: number): P
     box_key: boxKey,
     mqtt_username: mqttUsernameFor(input.moduleId),
     mqtt_password: mqttPassword,
+    simulated: input.simulated === true,
   };
 }

@@ -105,7 +105,8 @@ export async function provisionFleet(store: Store, request: FleetRequest, nowMs:
         throw conflict(`MAC address ${macAddress} is already registered`);
       const { boxKey, password, mqttPasswordHash } = secrets[index] as (typeof secrets)[number];
       await boxes.insert(
-        { moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash },
+        // Played by `parkbench sim --fleet`: simulated.
+        { moduleId, parkingId: parking.id, direction, macAddress, boxKey, mqttPasswordHash, simulated: true },
         nowMs,
         trx,
       );

@@ -11,6 +11,8 @@ export interface BoxStatus {
   module_id: number;
   parking_id: number;
   direction: BoxDirection;
+  /** Played by parkbench's simulator (the demo's boxes, a fleet's, `admin box add --simulated`); false: hardware. */
+  simulated: boolean;
   last_seen_at: string | null;
   battery_mv: number | null;
   box_time_drift_seconds: number | null;
@@ -63,6 +65,7 @@ export async function boxStatuses(store: Store, filter: BoxFilter, nowMs: number
       'b.module_id',
       'b.parking_id',
       'b.direction',
+      'b.simulated',
       'b.last_seen_at',
       'b.battery_mv',
       'b.box_time_drift_seconds',
@@ -101,6 +104,7 @@ export async function boxStatuses(store: Store, filter: BoxFilter, nowMs: number
     module_id: box.module_id,
     parking_id: box.parking_id,
     direction: box.direction,
+    simulated: box.simulated === 1,
     last_seen_at: isoOrNull(box.last_seen_at),
     battery_mv: box.battery_mv,
     box_time_drift_seconds: box.box_time_drift_seconds,

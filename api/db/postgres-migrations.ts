@@ -93,6 +93,17 @@ ALTER TABLE box_logs ADD COLUMN message_digest text;
 CREATE UNIQUE INDEX box_logs_message_digest ON box_logs(message_digest) WHERE message_digest IS NOT NULL;
 `,
     },
+    {
+      version: 19,
+      name: 'boxes marked simulated or real',
+      // As SQLite's (api/db/migrations.ts, 19).
+      sql: `
+ALTER TABLE boxes ADD COLUMN simulated integer NOT NULL DEFAULT 0;
+UPDATE boxes SET simulated = 1
+  WHERE (mac_address LIKE '02:50:42:%' AND parking_id IN (SELECT parking_id FROM demo))
+    OR mac_address LIKE '02:46:%';
+`,
+    },
   ],
 };
 

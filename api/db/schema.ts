@@ -101,6 +101,8 @@ export interface BoxesTable {
   box_time_drift_seconds: number | null;
   battery_mv: number | null;
   last_control_seq: number | null;
+  /** 1: parkbench's simulator plays the box; 0: hardware. */
+  simulated: Defaulted<number>;
 }
 
 export interface DemoTable {

@@ -1,5 +1,5 @@
 // Idempotent demo data. The first run creates a signed parking "Demo parking"
-// (EUR, 2.50/h, 120 min, 10 tries) with an entrance and an exit box, a client
+// (EUR, 2.50/h, 120 min, 10 tries) with a simulated entrance and exit box, a client
 // app and a driver; later runs return the same credentials. The demo client
 // secret and driver password are kept in clear in the `demo` table so they
 // can be printed again: demo data only.
@@ -23,7 +23,9 @@ export interface DemoData {
   client_secret: string;
   driver: { email: string; password: string };
   parking_id: number;
-  boxes: { module_id: number; direction: string; mac_address: string }[];
+  /** Every box of the demo parking; `simulated`: `parkbench start` plays it (the demo's own two, and
+   * those added with `admin box add --simulated`), else it is hardware. */
+  boxes: { module_id: number; direction: string; mac_address: string; simulated: boolean }[];
 }
 
 /** A locally administered MAC derived from the module id (02:50:42 = "PB"). */
@@ -45,6 +47,7 @@ async function read(store: Store, row: DemoRow): Promise<DemoData> {
       module_id: box.module_id,
       direction: box.direction,
       mac_address: box.mac_address,
+      simulated: box.simulated === 1,
     })),
   };
 }
@@ -98,10 +101,20 @@ export async function ensureDemo(store: Store, scryptLog2N: number, nowMs: numbe
   const [entrance, exit] = (await freeModuleIds(store, 2)) as [number, number];
   await addBox(
     store,
-    { parkingId: parking.id, moduleId: entrance, macAddress: demoMac(entrance), direction: 'entrance' },
+    {
+      parkingId: parking.id,
+      moduleId: entrance,
+      macAddress: demoMac(entrance),
+      direction: 'entrance',
+      simulated: true,
+    },
     nowMs,
   );
-  await addBox(store, { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit' }, nowMs);
+  await addBox(
+    store,
+    { parkingId: parking.id, moduleId: exit, macAddress: demoMac(exit), direction: 'exit', simulated: true },
+    nowMs,
+  );
   await demo.record({
     client_app_row_id: client.id,
     client_secret: client.client_secret,

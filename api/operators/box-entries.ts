@@ -25,6 +25,7 @@ interface BoxEntryRow {
   parking_id: number;
   direction: BoxDirection;
   mac_address: string;
+  simulated: number;
   last_seen_at: number | null;
   battery_mv: number | null;
   box_time_drift_seconds: number | null;
@@ -56,7 +57,7 @@ interface PendingRow {
 // The newest verified response of each box: a correlated lookup on the
 // unique index box_logs_verified_seq (equipment_id, box_seq) WHERE verified
 // = 1, inside the one statement (the box's own order, as lastResponseOf).
-const BOX_ENTRY_SQL = `SELECT b.module_id, b.parking_id, b.direction, b.mac_address, b.last_seen_at, b.battery_mv, b.box_time_drift_seconds,
+const BOX_ENTRY_SQL = `SELECT b.module_id, b.parking_id, b.direction, b.mac_address, b.simulated, b.last_seen_at, b.battery_mv, b.box_time_drift_seconds,
     b.last_box_seq, b.last_control_seq, b.next_control_seq, a.availability, a.reason, a.since, a.gateway_id,
     l.id AS log_id, l.response, l.source, l.received_at
   FROM boxes b
@@ -177,6 +178,7 @@ function entryOf(row: BoxEntryRow, pending: PendingControl[], risk: RevocationRi
     module_id: row.module_id,
     parking_id: row.parking_id,
     direction: row.direction,
+    simulated: row.simulated === 1,
     last_seen_at: iso(row.last_seen_at),
     battery_mv: row.battery_mv,
     box_time_drift_seconds: row.box_time_drift_seconds,

@@ -16,6 +16,8 @@ export interface BoxRow {
   skew_seconds: number;
   min_battery_mv: number;
   next_control_seq: number;
+  /** 1: parkbench's simulator plays the box (the demo's, a fleet's, `admin box add --simulated`); 0: hardware. */
+  simulated: number;
 }
 
 export interface NewBox {
@@ -25,6 +27,8 @@ export interface NewBox {
   macAddress: string;
   boxKey: string;
   mqttPasswordHash: string;
+  /** Played by parkbench's simulator; a box is real unless said so. */
+  simulated?: boolean;
 }
 
 /** docs/protocol.md, Command frame: an ACCESS frame lists at most 32 modules, so a parking holds at most 32 boxes. */
@@ -164,6 +168,7 @@ function boxValues(box: NewBox, nowMs: number): Insertable<BoxesTable> {
     box_key: box.boxKey,
     mqtt_username: mqttUsernameFor(box.moduleId),
     mqtt_password_hash: box.mqttPasswordHash,
+    simulated: box.simulated === true ? 1 : 0,
     created_at: nowMs,
   };
 }

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { addBox, type NewBoxInput } from '../../api/boxes/add.js';
 import { mqttUrlOf, newProvisioning, provisioningText, writeProvisioning } from '../../api/boxes/provisioning.js';
 import { boxStatuses } from '../../api/boxes/status.js';
+import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
 
@@ -12,6 +13,7 @@ interface AddFlags extends CommonFlags {
   moduleId: string;
   mac: string;
   direction: string;
+  simulated?: boolean;
 }
 
 interface StatusFlags extends CommonFlags {
@@ -21,7 +23,8 @@ interface StatusFlags extends CommonFlags {
 
 interface ProvisionFlags extends CommonFlags {
   moduleId: string;
-  out?: string;
+  /** true: `--out` without a path. */
+  out?: string | true;
 }
 
 export function registerBoxCommands(admin: Command): void {
@@ -33,12 +36,17 @@ export function registerBoxCommands(admin: Command): void {
     .requiredOption('--module-id <n>', 'the module id, a u32, unique')
     .requiredOption('--mac <address>', 'AA:BB:CC:DD:EE:FF, unique')
     .requiredOption('--direction <direction>', 'entrance or exit')
+    .option(
+      '--simulated',
+      "a box parkbench's simulator plays (`parkbench start` runs it when it is in the demo parking); without it the box is hardware, never simulated",
+    )
     .action((flags: AddFlags) => {
       const input: NewBoxInput = {
         parkingId: parseId('--parking', flags.parking),
         moduleId: parseModuleId(flags.moduleId),
         macAddress: parseMac(flags.mac),
         direction: parseDirection(flags.direction),
+        simulated: flags.simulated === true,
       };
       return withDatabase(flags, async (ctx) => {
         printResult(
@@ -78,7 +86,7 @@ export function registerBoxCommands(admin: Command): void {
               ? status.availability
               : `${status.availability} (${status.availability_reason})`;
           process.stdout.write(
-            `box ${status.module_id} (${status.direction}, parking ${status.parking_id}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`,
+            `box ${status.module_id} (${status.direction}, parking ${status.parking_id}, ${status.simulated ? 'simulated' : 'real'}): ${availability}; ${seen}; next control sequence ${status.next_control_seq}\n`,
           );
           for (const missing of status.revocations_missing)
             process.stdout.write(
@@ -98,7 +106,10 @@ export function registerBoxCommands(admin: Command): void {
     group.command('provision').description("print (or write) a box's provisioning file; issues a fresh MQTT password"),
   )
     .requiredOption('--module-id <n>', 'the module id')
-    .option('--out <file>', 'write the file (mode 0600) instead of printing it')
+    .option(
+      '--out [file]',
+      `write the file (mode 0600) instead of printing it; without a path, ${DEFAULT_OUTPUT_DIR}/box-<module_id>.json`,
+    )
     .action((flags: ProvisionFlags) => {
       const moduleId = parseModuleId(flags.moduleId);
       return withDatabase(flags, async (ctx) => {
@@ -109,11 +120,12 @@ export function registerBoxCommands(admin: Command): void {
           process.stdout.write(provisioningText(pending.file));
           return;
         }
-        await writeProvisioning(store, flags.out, pending);
-        if (flags.json) printResult(flags, { module_id: moduleId, out: flags.out });
+        const out = flags.out === true ? defaultOutput(`box-${moduleId}.json`) : flags.out;
+        await writeProvisioning(store, out, pending);
+        if (flags.json) printResult(flags, { module_id: moduleId, out });
         else
           process.stdout.write(
-            `provisioning file of box ${moduleId} written to ${flags.out} (mode 0600); the previous MQTT password no longer works\n`,
+            `provisioning file of box ${moduleId} written to ${out} (mode 0600); the previous MQTT password no longer works\n`,
           );
       });
     });

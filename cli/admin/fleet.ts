@@ -5,6 +5,7 @@ import { MAX_FLEET, provisionFleet } from '../../api/boxes/fleet.js';
 import { mqttUrlOf } from '../../api/boxes/provisioning.js';
 import { MAX_BOXES_PER_PARKING } from '../../api/repositories/boxes.js';
 import { CliError, UsageError } from '../errors.js';
+import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseId } from './validate.js';
 import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
@@ -13,7 +14,8 @@ import { messageOf } from '../../lib/message-of.js';
 interface FleetFlags extends CommonFlags {
   parking: string;
   count: string;
-  out: string;
+  /** Absent or true (`--out` without a path): data/fleet.json. */
+  out?: string | true;
   createParkings?: boolean;
 }
 
@@ -28,7 +30,7 @@ export function registerFleetCommands(admin: Command): void {
   )
     .requiredOption('--parking <id>', 'the secured parking id')
     .requiredOption('--count <n>', `how many boxes (1 to ${MAX_FLEET})`)
-    .requiredOption('--out <file>', 'the fleet file to write (mode 0600)')
+    .option('--out [file]', `the fleet file to write (mode 0600; default ${DEFAULT_OUTPUT_DIR}/fleet.json)`)
     .option(
       '--create-parkings',
       `spread boxes beyond the parking's room (${MAX_BOXES_PER_PARKING} boxes) over new parkings like it`,
@@ -38,8 +40,9 @@ export function registerFleetCommands(admin: Command): void {
       const count = Number(flags.count);
       if (!/^\d+$/.test(flags.count) || count < 1 || count > MAX_FLEET)
         throw new UsageError(`--count must be an integer from 1 to ${MAX_FLEET}, got "${flags.count}"`);
+      const out = flags.out === undefined || flags.out === true ? defaultOutput('fleet.json') : flags.out;
       // Before any box is added: a path that is no regular file is refused (exit 2).
-      checkReplaceable(flags.out);
+      checkReplaceable(out);
       return withDatabase(flags, async (ctx) => {
         const { files, parkingIds } = await provisionFleet(
           ctx.store,
@@ -47,10 +50,10 @@ export function registerFleetCommands(admin: Command): void {
           ctx.now,
         );
         try {
-          await writeFileAtomic(flags.out, `${JSON.stringify(files, null, 2)}\n`, { mode: 0o600 });
+          await writeFileAtomic(out, `${JSON.stringify(files, null, 2)}\n`, { mode: 0o600 });
         } catch (error) {
           throw new CliError(
-            `cannot write ${flags.out}: ${messageOf(error)} (the boxes were added; \`parkbench admin box provision\` gives each file again)`,
+            `cannot write ${out}: ${messageOf(error)} (the boxes were added; \`parkbench admin box provision\` gives each file again)`,
           );
         }
         printResult(
@@ -60,9 +63,9 @@ export function registerFleetCommands(admin: Command): void {
             parking_ids: parkingIds,
             first_module_id: files[0]?.module_id ?? null,
             last_module_id: files.at(-1)?.module_id ?? null,
-            out: flags.out,
+            out,
           },
-          `Run them: parkbench sim --fleet ${flags.out}`,
+          `Run them: parkbench sim --fleet ${out}`,
         );
       });
     });

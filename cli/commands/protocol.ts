@@ -7,6 +7,7 @@ import { type Command, Option } from 'commander';
 import { testVectorsJson } from '../../firmware-protocol/index.js';
 import { writeFileAtomic } from '../../lib/atomic-file.js';
 import { CliError } from '../errors.js';
+import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { type FrameShape, decodeFrame } from '../protocol/decode.js';
 import { parseFrameText, parseIssuerPublicKeysFlag, parseKeyFlag } from '../protocol/input.js';
 import { writeIssuerKey } from '../protocol/issuer-key.js';
@@ -96,9 +97,9 @@ export function registerProtocolCommands(program: Command): void {
     .description(
       'Make an issuer key pair (P-256) for trying ACCESS_SIGNED: write the private key (PEM, mode 0600, never over a file) and print the public key (128 hex digits)',
     )
-    .option('--out <file>', 'where the private key goes', 'issuer-key.pem')
-    .action((flags: { out: string }) => {
-      const publicKey = writeIssuerKey(flags.out);
+    .option('--out <file>', `where the private key goes (default ${DEFAULT_OUTPUT_DIR}/issuer-key.pem)`)
+    .action((flags: { out?: string }) => {
+      const publicKey = writeIssuerKey(flags.out ?? defaultOutput('issuer-key.pem'));
       process.stdout.write(`${publicKey}\n`);
     });
 

@@ -130,7 +130,19 @@ function apiLogger(level: string): FastifyServerOptions['logger'] {
 }
 
 function banner(info: ReadyInfo): string {
-  const boxes = info.boxes.map((box) => `${box.module_id} (${box.direction})`).join(', ');
+  const listed = (simulated: boolean) =>
+    info.boxes
+      .filter((box) => box.simulated === simulated)
+      .map((box) => `${box.module_id} (${box.direction})`)
+      .join(', ');
+  const [simulated, real] = [listed(true), listed(false)];
+  const boxes =
+    [
+      simulated === '' ? '' : `boxes ${simulated}, simulated on MQTT`,
+      real === '' ? '' : `real boxes ${real}, not simulated`,
+    ]
+      .filter((part) => part !== '')
+      .join('; ') || 'no boxes';
   return [
     '',
     'parkbench is running: the API, its MQTT broker and simulated boxes.',
@@ -141,7 +153,7 @@ function banner(info: ReadyInfo): string {
     '               (the bench page, logged in as operator "bench"; a new login each start)',
     `  MQTT         ${info.mqtt_url}   operator account: ${info.mqtt_operator.username} / ${info.mqtt_operator.password}`,
     `  database     ${info.database}`,
-    `  parking      ${info.parking_id}, boxes ${boxes}, simulated on MQTT`,
+    `  parking      ${info.parking_id}, ${boxes}`,
     `  client app   client_app_id ${info.client_app_id}`,
     `               client_secret ${info.client_secret}`,
     `  driver       ${info.driver.email} / ${info.driver.password}`,

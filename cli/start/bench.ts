@@ -1,8 +1,10 @@
 // The whole bench in one process: the API with its embedded broker (or as a
 // client of an external one: MQTT_URL) and its database (the SQLite file
 // under the data folder unless the configuration names another), the demo
-// data (made on the first run, the same afterwards), and simulated entrance
-// and exit boxes of the demo parking on MQTT. What `npm start` runs.
+// data (made on the first run, the same afterwards), and the demo parking's
+// simulated boxes on MQTT: its own entrance and exit boxes and those added
+// with `admin box add --simulated`, never a box added as real (its gateway
+// or its own link answers for it). What `npm start` runs.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -54,6 +56,7 @@ export interface ReadyInfo {
   client_secret: string;
   driver: { email: string; password: string };
   parking_id: number;
+  /** Every box of the demo parking; those with `simulated` run in this process. */
   boxes: DemoData['boxes'];
   mqtt_operator: { username: string; password: string };
   token_curl: string;
@@ -78,11 +81,12 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     app = await startService({ config, logger: options.apiLogger, version: options.version });
     const now = Date.now();
     const demo = await ensureDemo(app.ctx.store, config.scryptLog2N, now);
+    const simulated = demo.boxes.filter((box) => box.simulated).map((box) => box.module_id);
     const topics = new Topics(config.mqttTopicPrefix);
     const { provisioning, operator, mqttUrl } =
       config.mqttUrl === undefined
-        ? await embeddedBrokerAccounts(app, demo, now)
-        : await externalBrokerAccounts(app, options, demo, config.mqttUrl, topics, now);
+        ? await embeddedBrokerAccounts(app, simulated, now)
+        : await externalBrokerAccounts(app, options, simulated, config.mqttUrl, topics, now);
     // The bench page's login, fresh each start (the previous start's is refused from now on).
     const pageLogin = await ensureOperator(app.ctx.store, BENCH_OPERATOR, now);
     try {
@@ -142,16 +146,20 @@ interface BenchAccounts {
   mqttUrl: string;
 }
 
-/** The embedded broker, started now; every start issues the demo boxes and
- * the app stand-in fresh MQTT passwords (only hashes are kept) and hands
+/** The embedded broker, started now; every start issues the simulated boxes
+ * and the app stand-in fresh MQTT passwords (only hashes are kept) and hands
  * them to the simulated boxes in this process. */
-async function embeddedBrokerAccounts(app: FastifyInstance, demo: DemoData, now: number): Promise<BenchAccounts> {
+async function embeddedBrokerAccounts(
+  app: FastifyInstance,
+  simulated: readonly number[],
+  now: number,
+): Promise<BenchAccounts> {
   const { config } = app.ctx;
   const broker = await startMqtt(app, { connection: { mode: 'embedded', host: config.host, port: config.mqttPort } });
   const operator = await ensureOperatorClient(app.ctx.store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
   // The embedded broker's own URL: the port it got.
   const provisioning = [];
-  for (const box of demo.boxes) provisioning.push(await provisionBox(app.ctx.store, box.module_id, broker.url));
+  for (const moduleId of simulated) provisioning.push(await provisionBox(app.ctx.store, moduleId, broker.url));
   return { provisioning, operator, mqttUrl: broker.url };
 }
 
@@ -161,7 +169,7 @@ async function embeddedBrokerAccounts(app: FastifyInstance, demo: DemoData, now:
 async function externalBrokerAccounts(
   app: FastifyInstance,
   options: BenchOptions,
-  demo: DemoData,
+  simulated: readonly number[],
   url: string,
   topics: Topics,
   now: number,
@@ -175,7 +183,7 @@ async function externalBrokerAccounts(
     store: app.ctx.store,
     dataDir: options.dataDir,
     url,
-    moduleIds: demo.boxes.map((box) => box.module_id),
+    moduleIds: simulated,
     operatorName: DEMO_OPERATOR.name,
     operatorUsername: DEMO_OPERATOR.username,
     nowMs: now,

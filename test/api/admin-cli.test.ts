@@ -316,6 +316,7 @@ test('box add --json, uniqueness, 32 boxes a parking, unknown parking exit 1', a
     'box_key',
     'mqtt_username',
     'mqtt_password',
+    'simulated',
   ]);
   t.like(box, {
     module_id: 4294967295,
@@ -323,6 +324,7 @@ test('box add --json, uniqueness, 32 boxes a parking, unknown parking exit 1', a
     direction: 'entrance',
     mac_address: 'AA:BB:CC:DD:EE:01',
     mqtt_username: 'box-4294967295',
+    simulated: false,
   });
   t.regex(box.box_key as string, /^[0-9a-f]{32}$/);
   t.regex(box.mqtt_password as string, /^[A-Za-z0-9_-]+$/);
@@ -345,6 +347,47 @@ test('box add --json, uniqueness, 32 boxes a parking, unknown parking exit 1', a
   ]) {
     t.is((await cli.run('box', 'add', ...args)).code, 2, args.join(' '));
   }
+});
+
+test('box add marks a box real unless --simulated; box status (text and --json) says which; the demo makes simulated boxes', async (t) => {
+  const cli = admin(t);
+  const demo = await cli.json<{ parking_id: number }>('demo');
+  const add = (moduleId: string, mac: string, ...more: string[]) =>
+    cli.json<{ simulated: boolean }>(
+      'box',
+      'add',
+      ...['--parking', String(demo.parking_id), '--module-id', moduleId, '--mac', mac, '--direction', 'entrance'],
+      ...more,
+    );
+  t.false((await add('4242', '00:07:80:AA:BB:01')).simulated);
+  t.true((await add('4243', '00:07:80:AA:BB:02', '--simulated')).simulated);
+
+  const statuses = await cli.json<{ module_id: number; simulated: boolean }[]>('box', 'status');
+  t.deepEqual(
+    statuses.map(({ module_id, simulated }) => ({ module_id, simulated })),
+    [
+      { module_id: 4242, simulated: false },
+      { module_id: 4243, simulated: true },
+      { module_id: 9101, simulated: true },
+      { module_id: 9102, simulated: true },
+    ],
+  );
+  const text = await cli.run('box', 'status', '--parking', String(demo.parking_id));
+  t.is(text.code, 0, text.stderr);
+  t.regex(text.stdout, /^box 4242 \(entrance, parking 1, real\): /m);
+  t.regex(text.stdout, /^box 4243 \(entrance, parking 1, simulated\): /m);
+  t.regex(text.stdout, /^box 9101 \(entrance, parking 1, simulated\): /m);
+  const again = await cli.json<{ boxes: { module_id: number; simulated: boolean }[] }>('demo');
+  t.deepEqual(
+    again.boxes.map(({ module_id, simulated }) => ({ module_id, simulated })),
+    [
+      { module_id: 4242, simulated: false },
+      { module_id: 4243, simulated: true },
+      { module_id: 9101, simulated: true },
+      { module_id: 9102, simulated: true },
+    ],
+    "admin demo lists the demo parking's boxes, each simulated or real",
+  );
 });
 
 test('at most 32 boxes a parking', async (t) => {
@@ -753,8 +796,8 @@ test('demo is idempotent and its credentials work against the API and the broker
   const first = await cli.json<Demo>('demo');
   t.deepEqual(keys(first), ['client_app_id', 'client_secret', 'driver', 'parking_id', 'boxes', 'mqtt_operator']);
   t.deepEqual(first.boxes, [
-    { module_id: 9101, direction: 'entrance', mac_address: '02:50:42:00:23:8D' },
-    { module_id: 9102, direction: 'exit', mac_address: '02:50:42:00:23:8E' },
+    { module_id: 9101, direction: 'entrance', mac_address: '02:50:42:00:23:8D', simulated: true },
+    { module_id: 9102, direction: 'exit', mac_address: '02:50:42:00:23:8E', simulated: true },
   ]);
   const second = await cli.json<Demo>('demo');
   const { mqtt_operator: firstOperator, ...firstData } = first;

@@ -122,7 +122,7 @@ browserTest('no token: the login form; a bad token: the API error in the form, n
 });
 
 browserTest(
-  'logged in by #token: both demo boxes with their hooks, the fragment gone, the CSP sent and nothing refused',
+  'logged in by #token: both demo boxes with their hooks, labelled simulated, the fragment gone, the CSP sent and nothing refused',
   async (t) => {
     const { bench, browser } = running();
     const opened = await openPage(browser);
@@ -143,6 +143,7 @@ browserTest(
       await page.waitForSelector(`[data-module-id="${box.module_id}"][data-availability="online"]`);
       for (const action of ['open', 'status', 'battery', 'time-set', 'fault-jam', 'fault-clear', 'conformance'])
         t.is(await card.locator(`button[data-action="${action}"]`).count(), 1, action);
+      t.is(await card.locator('[data-box-kind]').textContent(), 'simulated');
     }
     t.is(new URL(page.url()).hash, '', 'the token left the address bar');
     t.is(await page.evaluate('sessionStorage.length'), 1, 'the token is kept for the tab');

@@ -65,6 +65,27 @@ async function provisioned(t: ExecutionContext) {
   return { dir, env, run, password, storedHash };
 }
 
+test('box provision --out without a path writes data/box-<module_id>.json and fleet provision without --out data/fleet.json, under the working directory; nothing else lands there', async (t) => {
+  const { dir, env, password, storedHash } = await provisioned(t);
+  const cwd = join(dir, 'checkout');
+  mkdirSync(cwd);
+  const run = (...args: string[]) => runCli(['admin', ...args], { env, cwd });
+  const box = await run('box', 'provision', '--module-id', '9101', '--out', '--json');
+  t.is(box.code, 0, box.stderr);
+  t.deepEqual(JSON.parse(box.stdout), { module_id: 9101, out: join('data', 'box-9101.json') });
+  const file = JSON.parse(readFileSync(join(cwd, 'data', 'box-9101.json'), 'utf8')) as { mqtt: { password: string } };
+  t.true(await verifyMqttPassword(file.mqtt.password, storedHash()));
+  t.false(await verifyMqttPassword(password, storedHash()));
+  t.is(lstatSync(join(cwd, 'data', 'box-9101.json')).mode & 0o777, 0o600);
+
+  const fleet = await run('fleet', 'provision', '--parking', '1', '--count', '2', '--json');
+  t.is(fleet.code, 0, fleet.stderr);
+  t.like(JSON.parse(fleet.stdout), { count: 2, out: join('data', 'fleet.json') });
+  t.is((JSON.parse(readFileSync(join(cwd, 'data', 'fleet.json'), 'utf8')) as unknown[]).length, 2);
+  t.deepEqual(readdirSync(cwd), ['data']);
+  t.deepEqual(readdirSync(join(cwd, 'data')).sort(), ['box-9101.json', 'fleet.json']);
+});
+
 test('box provision --out into a missing folder: one line, exit 1, and the old MQTT password still works', async (t) => {
   const { dir, run, password, storedHash } = await provisioned(t);
   const before = storedHash();

@@ -148,7 +148,7 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
   t.is(cli.code, 0, cli.stderr);
   t.true(
     cli.stdout.startsWith(
-      `box ${moduleId} (entrance, parking ${parkingId}): offline (gateway gw-bench-1 offline since ${killedAt});`,
+      `box ${moduleId} (entrance, parking ${parkingId}, real): offline (gateway gw-bench-1 offline since ${killedAt});`,
     ),
     cli.stdout,
   );

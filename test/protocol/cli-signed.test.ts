@@ -4,7 +4,7 @@
 // the box key. Each rule in process (fast), each exit code through the real
 // entry point (child processes).
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -343,6 +343,16 @@ test('CLI: issuer-key --out writes a fresh P-256 private key (PEM, mode 0600), p
   t.is(readFileSync(out, 'utf8'), pem, 'the existing key is kept: it may be the only copy');
   t.regex(other.stdout, /^[0-9a-f]{128}\n$/);
   t.not(other.stdout.trim(), publicHex, 'two runs, two keys');
+});
+
+test('CLI: issuer-key without --out writes data/issuer-key.pem under the working directory (an ignored folder), nothing beside it', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'pb-issuer-default-'));
+  const made = await runCli(['protocol', 'issuer-key'], { cwd });
+  t.is(made.code, 0, made.stderr);
+  t.regex(made.stdout, /^[0-9a-f]{128}\n$/);
+  t.deepEqual(readdirSync(cwd), ['data']);
+  t.deepEqual(readdirSync(join(cwd, 'data')), ['issuer-key.pem']);
+  t.is(statSync(join(cwd, 'data', 'issuer-key.pem')).mode & 0o777, 0o600);
 });
 
 test('CLI: decode --issuer-public-key (repeated) says valid or INVALID (exit 1); a bad key value exits 2 in one line', async (t) => {

@@ -32,6 +32,7 @@ export const operatorBoxSchema = {
   required: [
     'module_id',
     'direction',
+    'simulated',
     'mac_address',
     'last_seen_at',
     'battery_mv',
@@ -51,6 +52,11 @@ export const operatorBoxSchema = {
     module_id: { type: 'integer' },
     parking_id: { type: 'integer' },
     direction: { type: 'string' },
+    simulated: {
+      type: 'boolean',
+      description:
+        "True for a box parkbench's simulator plays (the demo's, a fleet's, one added with admin box add --simulated); false for hardware.",
+    },
     mac_address: { type: 'string' },
     last_seen_at: {
       ...nullable('string'),

@@ -39,6 +39,8 @@ export interface Box {
   module_id: number;
   parking_id?: number;
   direction: string;
+  /** Played by parkbench's simulator; false: hardware. */
+  simulated: boolean;
   mac_address: string;
   last_seen_at: string | null;
   battery_mv: number | null;

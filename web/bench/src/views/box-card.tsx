@@ -53,6 +53,16 @@ function activeFaults(box: Box): string {
   return (box.live?.faults ?? []).join(', ');
 }
 
+/** Whether parkbench's simulator plays the box or it is hardware. */
+function BoxKind({ simulated }: { simulated: boolean }) {
+  const kind = simulated ? 'simulated' : 'real';
+  return (
+    <span class="box-kind" data-box-kind={kind}>
+      {kind}
+    </span>
+  );
+}
+
 export class BoxCard extends Component<Props> {
   override shouldComponentUpdate(next: Props): boolean {
     return (
@@ -87,7 +97,7 @@ export class BoxCard extends Component<Props> {
         {this.props.near && (
           <header class="card-head">
             <h3>
-              {id} <span class="direction">{box.direction}</span>
+              {id} <span class="direction">{box.direction}</span> <BoxKind simulated={box.simulated} />
             </h3>
             <span class="badges">
               <AtRiskBadge box={box} />
