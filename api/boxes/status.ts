@@ -1,5 +1,6 @@
 // What each box last told the service in a verified response
 // (docs/protocol.md, Response frame), and its queued control commands.
+import { sql } from 'kysely';
 import { pendingControlOfBoxes, type PendingControl } from '../control/operations.js';
 import type { Store } from '../db/store.js';
 import { notFound } from '../domain-error.js';
@@ -140,19 +141,7 @@ export async function revocationRisksOf(
 ): Promise<Map<number, RevocationRisk>> {
   const risks = new Map<number, RevocationRisk>();
   if (moduleIds?.length === 0) return risks;
-  let query = store.kysely
-    .selectFrom('control_commands as c')
-    .innerJoin('smart_keys as k', 'k.id', 'c.smart_key_id')
-    .innerJoin('boxes as b', 'b.module_id', 'c.module_id')
-    .innerJoin('secured_parkings as p', 'p.id', 'k.parking_id')
-    .select(['c.module_id', 'k.id', 'k.end_time', 'k.signed_by', 'k.parking_id', 'b.skew_seconds', 'c.last_error'])
-    .select(['p.access_mode', 'p.issuer_public_key', 'p.issuer_previous_public_key'])
-    .where('c.purpose', '=', 'revoke')
-    .where('c.state', 'in', ['failed', 'skipped'])
-    .where('k.revoked_at', 'is not', null)
-    .orderBy('c.module_id')
-    .orderBy('k.id');
-  if (moduleIds !== undefined) query = query.where('c.module_id', 'in', moduleIds);
+  const query = unsettledRevokesQuery(store, moduleIds);
   for (const row of await query.execute()) {
     const openUntil = row.end_time + row.skew_seconds * 1000;
     if (openUntil < nowMs) continue;
@@ -167,6 +156,25 @@ export async function revocationRisksOf(
     else known.revocations_missing.push(missing);
   }
   return risks;
+}
+
+/** The REVOKEs that failed or were skipped, of revoked keys, with what
+ * decides whether each key still opens its box (exported for the test of
+ * its query plan). */
+export function unsettledRevokesQuery(store: Store, moduleIds?: readonly number[]) {
+  const query = store.kysely
+    .selectFrom('control_commands as c')
+    .innerJoin('smart_keys as k', 'k.id', 'c.smart_key_id')
+    .innerJoin('boxes as b', 'b.module_id', 'c.module_id')
+    .innerJoin('secured_parkings as p', 'p.id', 'k.parking_id')
+    .select(['c.module_id', 'k.id', 'k.end_time', 'k.signed_by', 'k.parking_id', 'b.skew_seconds', 'c.last_error'])
+    .select(['p.access_mode', 'p.issuer_public_key', 'p.issuer_previous_public_key'])
+    // As literals: the partial index control_commands_unsettled_revokes (migration 20) holds these rows only.
+    .where(sql<boolean>`c.purpose = 'revoke' AND c.state IN ('failed', 'skipped')`)
+    .where('k.revoked_at', 'is not', null)
+    .orderBy('c.module_id')
+    .orderBy('k.id');
+  return moduleIds === undefined ? query : query.where('c.module_id', 'in', moduleIds);
 }
 
 /** docs/operations.md, A revocation a box could not take: the parking whose

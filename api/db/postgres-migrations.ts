@@ -104,6 +104,15 @@ UPDATE boxes SET simulated = 1
     OR mac_address LIKE '02:46:%';
 `,
     },
+    {
+      version: 20,
+      name: 'the revocations a box could not take, found without reading every control command',
+      // As SQLite's (api/db/migrations.ts, 20).
+      sql: `
+CREATE INDEX control_commands_unsettled_revokes ON control_commands(module_id)
+  WHERE purpose = 'revoke' AND state IN ('failed', 'skipped');
+`,
+    },
   ],
 };
 
