@@ -286,7 +286,8 @@ export class ConformanceRuns {
           cycleMs: run.options.cycleMs,
           controlSeq: run.firstControlSeq,
           keyIdBase: freshKeyIdBase(),
-          firstAnswerMs: DEFAULT_WAIT_MS,
+          // A box that answers slowly (answer_ms) gets as long as one case would give it.
+          firstAnswerMs: Math.max(DEFAULT_WAIT_MS, 2 * run.options.answerMs),
           heldRevocations,
         },
         skipWearing: run.options.skipWearing,

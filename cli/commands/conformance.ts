@@ -58,7 +58,7 @@ export function registerConformanceCommand(program: Command): void {
     )
     .option(
       '--wait-ms <ms>',
-      "longest wait for the box's first answer (its serial port to appear, then an answer) before the cases",
+      "longest wait for the box's first answer (its serial port to appear, then an answer) before the cases; 0: none",
       String(DEFAULT_WAIT_MS),
     )
     .option('--control-seq <n>', 'first control sequence, going up by one (default: the current Unix time in seconds)')
@@ -129,7 +129,8 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
         cycleMs: options.cycleMs,
         controlSeq: options.controlSeq,
         keyIdBase: freshKeyIdBase(),
-        firstAnswerMs: options.waitMs,
+        // 0: the cases start at once, as against a box known to listen.
+        ...(options.waitMs > 0 ? { firstAnswerMs: options.waitMs } : {}),
         heldRevocations: Array.from({ length: options.heldRevocations }, () => U32_MAX),
       },
       skipWearing: options.skipWearing,
