@@ -4,6 +4,8 @@
 // An abort (SIGINT, the API stopping, an operator's cancel) stops it at once:
 // the wait for the command in flight ends (its answer is not checked). Whatever
 // happens, once the suite has touched the box's issuer keys it puts them back.
+// With `firstAnswerMs`, the cases wait for the box's first answer
+// (first-answer.ts); none in time rejects with SuiteNotStarted.
 import type { Clock } from '../lib/clock.js';
 import { BarrierWatch } from './barrier-watch.js';
 import type { BoxUnderTest } from './box-under-test.js';
@@ -13,6 +15,7 @@ import { casesFor, type ConformanceCase, type ProtocolVersion } from './cases/in
 import { restoreIssuerKeys } from './restore-issuers.js';
 import { runChecks } from './run-checks.js';
 import { SuiteInterrupted } from './interrupted.js';
+import { awaitFirstAnswer } from './first-answer.js';
 import { CaseRun, SuiteContext, type SuiteSettings } from './suite-context.js';
 import { messageOf } from '../lib/message-of.js';
 
@@ -47,6 +50,14 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
     results.push(result);
     options.onResult?.(result);
   };
+  if (settings.firstAnswerMs !== undefined) {
+    try {
+      await awaitFirstAnswer(context, settings.firstAnswerMs);
+    } catch (error) {
+      // Interrupted while waiting: no case starts, the report says so.
+      if (!(error instanceof SuiteInterrupted)) throw error;
+    }
+  }
   try {
     for (const conformanceCase of options.cases ?? casesFor(box, options.protocol)) {
       if (context.interrupted) break;

@@ -7,8 +7,10 @@
 // the run ends), and the revocations it added, so it knows how many of them
 // are live on the box.
 import type { Clock } from '../lib/clock.js';
+import { sequenceAfterReplay } from '../lib/control-sequence-skip.js';
 import {
   generateIssuerKeyPair,
+  isControlKind,
   parseResponse,
   Status,
   verifyResponse,
@@ -34,10 +36,17 @@ export interface SuiteSettings {
   readonly answerMs: number;
   /** Longest wait for a barrier cycle, ms (--cycle-ms). */
   readonly cycleMs: number;
-  /** The first control sequence (--control-seq). */
+  /** The first control sequence (--control-seq); a REPLAY moves the run past the box's. */
   readonly controlSeq: number;
+  /** Longest wait for the box's first answer before the cases, ms (--wait-ms);
+   * without it the cases start at once. */
+  readonly firstAnswerMs?: number;
   /** The first smart key id; each ACCESS case takes fresh ones. */
   readonly keyIdBase: number;
+  /** The `until` of each entry the box holds that the suite did not add
+   * (the service's revocations; U32_MAX: live all the run long), so the
+   * revocation list's capacity counts them. */
+  readonly heldRevocations?: readonly number[];
 }
 
 /** An issuer key pair the suite made for this run (docs/protocol.md, Keys): it
@@ -76,6 +85,8 @@ export class SuiteContext {
   /** The suite's entries on the box's revocation list, key_id -> until. */
   readonly #revoked = new Map<number, number>();
   #nextControlSeq: number;
+  /** REPLAY answers the suite did not expect, so far. */
+  #replays = 0;
   #nextKeyId: number;
   /** The last verified box_time and when (local clock, ms) it arrived. */
   #boxTime: { seconds: number; at: number } | undefined;
@@ -101,6 +112,30 @@ export class SuiteContext {
     return this.#nextControlSeq++;
   }
 
+  /** After a REPLAY of `refused` the suite did not expect: the box had
+   * accepted that sequence or a later one (an earlier run, the service), so
+   * the run goes on past it, as the service does (lib/control-sequence-skip.ts).
+   * Returns how many such REPLAYs the run has had. */
+  skipPastReplay(refused: number): number {
+    this.#replays++;
+    this.#nextControlSeq = Math.max(
+      this.#nextControlSeq,
+      sequenceAfterReplay(refused, this.#replays, this.clock.now()),
+    );
+    return this.#replays;
+  }
+
+  /** The sequence the next control command will carry (none is taken). */
+  get nextControlSeq(): number {
+    return this.#nextControlSeq;
+  }
+
+  /** A verified answer tells the box's clock and barrier. */
+  heard(fields: ParsedResponse): void {
+    this.#boxTime = { seconds: fields.boxTime, at: this.clock.now() };
+    this.barrier.add({ barrier: fields.barrier, at: this.clock.now(), source: 'response' });
+  }
+
   /** A smart key id no other case of this run uses, so tries do not mix (step 9). */
   keyId(): number {
     const id = this.#nextKeyId;
@@ -119,6 +154,13 @@ export class SuiteContext {
   liveRevocations(boxTime: number): number {
     let live = 0;
     for (const until of this.#revoked.values()) if (until + this.box.skewSeconds >= boxTime) live++;
+    return live;
+  }
+
+  /** Entries the box held before the run (settings.heldRevocations) still live at `boxTime`. */
+  heldLiveRevocations(boxTime: number): number {
+    let live = 0;
+    for (const until of this.settings.heldRevocations ?? []) if (until + this.box.skewSeconds >= boxTime) live++;
     return live;
   }
 
@@ -191,14 +233,23 @@ export class SuiteContext {
     }
     this.exchanges.push({ caseName, exchange, expected, fields });
     const problems: string[] = [];
-    if (!verifyResponse(exchange.response, this.box.boxKey, command)) {
-      problems.push('response tag does not verify for this command');
-    } else {
-      this.#boxTime = { seconds: fields.boxTime, at: this.clock.now() };
-      this.barrier.add({ barrier: fields.barrier, at: this.clock.now(), source: 'response' });
-    }
+    const verified = verifyResponse(exchange.response, this.box.boxKey, command);
+    if (verified) this.heard(fields);
+    else problems.push('response tag does not verify for this command');
     if (fields.status !== expected.status)
       problems.push(`status ${describeStatus(fields.status)}, expected ${describeStatus(expected.status)}`);
+    // An authenticated REPLAY (docs/protocol.md, What an answer proves) the case did not ask for.
+    if (
+      verified &&
+      fields.status === Status.REPLAY &&
+      expected.status !== Status.REPLAY &&
+      isControlKind(fields.kind)
+    ) {
+      this.skipPastReplay(fields.keyId);
+      problems.push(
+        `the box had accepted control sequence ${fields.keyId} or a later one (another sender, or an earlier run): the run goes on from ${this.#nextControlSeq}`,
+      );
+    }
     problems.push(...echoProblems(expected, fields));
     return { checked: { fields, exchange }, got: statusByte(fields.status), problems };
   }

@@ -1,5 +1,5 @@
 // What every runner of the suite shares (the command line, and the operator
-// API's runs, api/conformance-runs/): the default answer and cycle times, and
+// API's runs, api/conformance-runs/): the default answer, cycle and first-answer times, and
 // where a run draws its smart key ids from.
 import { randomInt } from 'node:crypto';
 
@@ -7,6 +7,10 @@ import { randomInt } from 'node:crypto';
 export const DEFAULT_ANSWER_MS = 2_000;
 /** Longest wait for OPENING then CLOSED after a valid ACCESS, ms (`--cycle-ms`). */
 export const DEFAULT_CYCLE_MS = 30_000;
+
+/** Longest wait for the box's first answer before the cases, ms (`--wait-ms`):
+ * a box started just before the suite gets this long to listen. */
+export const DEFAULT_WAIT_MS = 10_000;
 
 /** The smart key ids a run draws from: above any the service hands out
  * (it counts from 1), with room for the ~1,100 a run may take. */

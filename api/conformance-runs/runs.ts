@@ -19,7 +19,12 @@ import type { BoxUnderTest } from '../../conformance/box-under-test.js';
 import type { CaseResult, SuiteReport } from '../../conformance/case-result.js';
 import type { ProtocolVersion } from '../../conformance/cases/index.js';
 import { runSuite } from '../../conformance/run-suite.js';
-import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, freshKeyIdBase } from '../../conformance/suite-defaults.js';
+import {
+  DEFAULT_ANSWER_MS,
+  DEFAULT_CYCLE_MS,
+  DEFAULT_WAIT_MS,
+  freshKeyIdBase,
+} from '../../conformance/suite-defaults.js';
 import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -33,6 +38,7 @@ import { conflict, notFound, refused } from '../domain-error.js';
 import type { MqttService } from '../mqtt/mqtt-service.js';
 import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
 import { caseView, summaryView, type ConformanceRunView, type RunState } from './run-view.js';
+import { heldRevocationsOf } from './held-revocations.js';
 import { boxUnderTestOf } from './suite-box.js';
 import { SuiteLogins } from './suite-login.js';
 
@@ -268,6 +274,8 @@ export class ConformanceRuns {
           cause: error,
         });
       }
+      // What the service sent the box counts in its revocation list's capacity.
+      const heldRevocations = await heldRevocationsOf(this.deps.store, run.moduleId);
       suiteStarted = true;
       const report = await runSuite({
         box,
@@ -278,6 +286,9 @@ export class ConformanceRuns {
           cycleMs: run.options.cycleMs,
           controlSeq: run.firstControlSeq,
           keyIdBase: freshKeyIdBase(),
+          // A box that answers slowly (answer_ms) gets as long as one case would give it.
+          firstAnswerMs: Math.max(DEFAULT_WAIT_MS, 2 * run.options.answerMs),
+          heldRevocations,
         },
         skipWearing: run.options.skipWearing,
         protocol: run.options.protocol,

@@ -48,18 +48,3 @@ export class ControlSequences {
 }
 
 const skipTarget = (next: number): number => Math.min(next, MAX_CONTROL_SEQ + 1);
-
-/**
- * Where the sequence goes after the `replays`-th REPLAY (1, 2, 3) of
- * `refused`: the box accepted a higher sequence from another tool, by how
- * much is unknown. The conformance suite's default sequence is the Unix time
- * in seconds, so the first skip goes past now; later ones jump 2^24 and 2^28
- * past the refused one. The caller gives up after the third (bounded).
- */
-export function sequenceAfterReplay(refused: number, replays: number, nowMs: number): number {
-  if (replays <= 1) return Math.max(refused + 1_000, Math.floor(nowMs / 1000) + 1);
-  return refused + (replays === 2 ? 2 ** 24 : 2 ** 28);
-}
-
-/** REPLAY answers taken before a command is failed. */
-export const MAX_REPLAYS = 3;

@@ -7,7 +7,8 @@ import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } fro
 import type { Dialect, Executor, Store } from '../db/store.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow, type ControlKind } from './repository.js';
 import { applyIssuerStep } from './completion.js';
-import { ControlSequences, MAX_REPLAYS, sequenceAfterReplay } from './sequence.js';
+import { MAX_REPLAYS, sequenceAfterReplay } from '../../lib/control-sequence-skip.js';
+import { ControlSequences } from './sequence.js';
 
 function kindOf(kind: number): ControlKind | undefined {
   if (kind === FrameKind.REVOKE) return 'REVOKE';

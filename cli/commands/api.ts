@@ -18,7 +18,7 @@ import {
 } from '../../api/config.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
-import { onShutdownSignal } from '../signals.js';
+import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
 import { freePortOn } from '../../lib/free-port.js';
 
 /** How long shutdown may wait for requests in flight before giving up. */
@@ -32,9 +32,11 @@ export function registerApiCommand(program: Command): void {
     command.option(`--${flagName(variable)} <value>`, `overrides ${variable}`);
   }
   command.option('--database <path or url>', 'same as --database-path, or --database-url for a postgres:// URL');
-  command.action(async (flags: Record<string, string | undefined>) => {
-    const config = await withConcretePort(flags);
-    await serve(config, program.version() ?? 'unknown');
+  command.option(...NO_EXIT_WITH_PARENT);
+  command.action(async (options: Record<string, string | boolean | undefined>) => {
+    const { exitWithParent, ...flags } = options;
+    const config = await withConcretePort(flags as Record<string, string | undefined>);
+    await serve(config, program.version() ?? 'unknown', exitWithParent !== false);
   });
 }
 
@@ -85,10 +87,10 @@ function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
   };
 }
 
-async function serve(config: ApiConfig, version: string): Promise<void> {
+async function serve(config: ApiConfig, version: string, exitWithParent: boolean): Promise<void> {
   // Listening for signals before anything says "listening": whoever waits for
   // that may signal at once. A signal during start-up stops the API once up.
-  const stopping = onShutdownSignal();
+  const stopping = onShutdown({ exitWithParent });
   let app;
   try {
     app = await startService({ config, logger: loggerOptions(config), version, mqtt: mqttConnectionOf(config) });
@@ -105,8 +107,8 @@ async function serve(config: ApiConfig, version: string): Promise<void> {
     { dashboard_url: `${listeningUrl(running, config.host)}/bench` },
     'the bench page (log in with an operator token: parkbench admin operator add)',
   );
-  const signal = await stopping;
-  running.log.info({ signal }, 'stopping: finishing requests in flight');
+  const reason = await stopping;
+  running.log.info({ reason }, 'stopping: finishing requests in flight');
   const timer = setTimeout(() => {
     running.log.error('requests still in flight after the grace period; exiting');
     process.exit(1);

@@ -6,23 +6,24 @@
 // command in flight is answered, the box's issuer keys are put back, and
 // what ran is reported).
 import type { Command } from 'commander';
+import { U32_MAX } from '../../firmware-protocol/index.js';
 import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
 import { systemClock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
-import { loadNoble } from '../../lib/noble.js';
-import type { Provisioning } from '../../lib/provisioning-file.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
-import type { BoxTarget } from '../../conformance/box-target.js';
 import { passedAll, type SuiteReport } from '../../conformance/case-result.js';
 import { renderJson } from '../../conformance/reports/json.js';
 import { renderJunit } from '../../conformance/reports/junit.js';
 import { DEFAULT_TABLE_WIDTH, renderTable } from '../../conformance/reports/table.js';
 import { runSuite } from '../../conformance/run-suite.js';
-import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, freshKeyIdBase } from '../../conformance/suite-defaults.js';
-import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
-import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
-import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
-import { parseConformanceFlags, type ConformanceFlags, type TargetChoice } from '../conformance/flags.js';
+import { SuiteNotStarted } from '../../conformance/first-answer.js';
+import {
+  DEFAULT_ANSWER_MS,
+  DEFAULT_CYCLE_MS,
+  DEFAULT_WAIT_MS,
+  freshKeyIdBase,
+} from '../../conformance/suite-defaults.js';
+import { parseConformanceFlags, type ConformanceFlags } from '../conformance/flags.js';
+import { openTarget } from '../conformance/open-target.js';
 import { CliError, ExitCode } from '../errors.js';
 import { createCliLogger } from '../logger.js';
 import { messageOf } from '../../lib/message-of.js';
@@ -55,7 +56,17 @@ export function registerConformanceCommand(program: Command): void {
       'longest time for the barrier to show OPENING then CLOSED after a valid ACCESS',
       String(DEFAULT_CYCLE_MS),
     )
+    .option(
+      '--wait-ms <ms>',
+      "longest wait for the box's first answer (its serial port to appear, then an answer) before the cases; 0: none",
+      String(DEFAULT_WAIT_MS),
+    )
     .option('--control-seq <n>', 'first control sequence, going up by one (default: the current Unix time in seconds)')
+    .option(
+      '--held-revocations <n>',
+      "live revocations the box holds that the suite does not add (the service's own), counted in the list's capacity",
+      '0',
+    )
     .option(
       '--protocol <1|2>',
       'the protocol version of the box: 1 runs the version 1 cases alone (a box on version 1 firmware)',
@@ -90,7 +101,8 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
   // A --junit path that is no regular file is refused (exit 2) before the box is touched.
   if (options.junit !== undefined) checkReplaceable(options.junit);
   const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
-  const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger);
+  const waitUntil = systemClock.now() + options.waitMs;
+  const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger, waitUntil);
   // SIGINT (or SIGTERM) stops the run after the command in flight, and the
   // suite puts the box's issuer keys back before the report; a second signal
   // exits at once.
@@ -117,11 +129,17 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
         cycleMs: options.cycleMs,
         controlSeq: options.controlSeq,
         keyIdBase: freshKeyIdBase(),
+        // 0: the cases start at once, as against a box known to listen.
+        ...(options.waitMs > 0 ? { firstAnswerMs: options.waitMs } : {}),
+        heldRevocations: Array.from({ length: options.heldRevocations }, () => U32_MAX),
       },
       skipWearing: options.skipWearing,
       protocol: options.protocol,
       signal: interrupt.signal,
     });
+  } catch (error) {
+    if (error instanceof SuiteNotStarted) throw new CliError(error.message);
+    throw error;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
@@ -146,59 +164,4 @@ async function runConformance(flags: ConformanceFlags): Promise<void> {
 /** 128 + the signal's number, as a shell reports a command a signal stopped. */
 function exitCodeFor(signal: NodeJS.Signals): number {
   return signal === 'SIGTERM' ? 143 : 130;
-}
-
-async function openTarget(
-  choice: TargetChoice,
-  provisioning: Provisioning,
-  cycleMs: number,
-  logger: Logger,
-): Promise<BoxTarget> {
-  let target: BoxTarget;
-  switch (choice.kind) {
-    case 'serial':
-      target = new SerialBoxTarget({ target: choice.target, boxKey: provisioning.boxKey, clock: systemClock, logger });
-      break;
-    case 'ble': {
-      keepStdoutForResults();
-      const noble = await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))));
-      // Status reports come only while connected: stay connected through a barrier cycle.
-      target = new BleBoxTarget({
-        noble,
-        mac: choice.mac,
-        moduleId: provisioning.moduleId,
-        boxKey: provisioning.boxKey,
-        clock: systemClock,
-        logger,
-        idleMs: cycleMs + 60_000,
-      });
-      break;
-    }
-    case 'mqtt':
-      target = new MqttBoxTarget({
-        url: choice.url,
-        moduleId: provisioning.moduleId,
-        topics: choice.topics,
-        clock: systemClock,
-        ...(choice.username === undefined ? {} : { username: choice.username }),
-        ...(choice.password === undefined ? {} : { password: choice.password }),
-      });
-      break;
-  }
-  try {
-    await target.open();
-  } catch (error) {
-    await target.close().catch(() => undefined);
-    throw new CliError(`cannot reach the box over ${choice.kind}: ${messageOf(error)}`);
-  }
-  return target;
-}
-
-/** noble's WebSocket client (NOBLE_WEBSOCKET=1) prints its state with
- * console.log; stdout is for the results (--json must parse), so console.log
- * goes to stderr from here on. */
-function keepStdoutForResults(): void {
-  console.log = (...args: unknown[]): void => {
-    console.error(...args);
-  };
 }

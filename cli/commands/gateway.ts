@@ -10,7 +10,7 @@ import { Gateway } from '../../gateway/gateway.js';
 import { loadNoble } from '../../lib/noble.js';
 import { CliError, UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
-import { onShutdownSignal } from '../signals.js';
+import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
 import { messageOf } from '../../lib/message-of.js';
 
 interface GatewayFlags {
@@ -25,6 +25,7 @@ interface GatewayFlags {
   topicPrefix: string;
   queueFile?: string;
   logLevel: string;
+  exitWithParent: boolean;
 }
 
 export function registerGatewayCommand(program: Command): void {
@@ -48,6 +49,7 @@ export function registerGatewayCommand(program: Command): void {
       "where responses wait for the broker's PUBACK, across restarts (default ./data/gateway-<username>-queue.json)",
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
+    .option(...NO_EXIT_WITH_PARENT)
     .action(async (flags: GatewayFlags) => {
       await runGateway(flags);
     });
@@ -113,7 +115,7 @@ async function runGateway(flags: GatewayFlags): Promise<void> {
     throw new CliError(`cannot start the gateway: ${messageOf(error)}`);
   }
   // Listening before saying ready: whoever reads the ready line may signal at once.
-  const stopping = onShutdownSignal();
+  const stopping = onShutdown({ exitWithParent: flags.exitWithParent });
   process.stdout.write(
     `parkbench gateway ready ${JSON.stringify({ gateway_id: gateway.id, serial: serial.map((target) => target.path), ble: noble !== undefined })}\n`,
   );

@@ -13,7 +13,8 @@ import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../.
 import { Simulation, SimulationError, type SimulationOptions } from '../../simulator/simulation.js';
 import { CliError, UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
-import { onShutdownSignal } from '../signals.js';
+import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
+import { ReadyFile } from '../ready-file.js';
 import { messageOf } from '../../lib/message-of.js';
 
 interface SimFlags {
@@ -45,6 +46,8 @@ interface SimFlags {
   driftPpm?: string;
   bug: string[];
   logLevel: string;
+  readyFile?: string;
+  exitWithParent: boolean;
 }
 
 export function registerSimCommand(program: Command): void {
@@ -104,6 +107,11 @@ export function registerSimCommand(program: Command): void {
       [],
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
+    .option(
+      '--ready-file <path>',
+      'once the boxes answer on their links, write this file (JSON: pid, boxes, links); removed at exit',
+    )
+    .option(...NO_EXIT_WITH_PARENT)
     .action(async (flags: SimFlags) => {
       await runSim(flags);
     });
@@ -117,6 +125,8 @@ async function runSim(flags: SimFlags): Promise<void> {
   if ((flags.box === undefined) === (flags.fleet === undefined))
     throw new UsageError('give exactly one of --box FILE or --fleet FILE');
   const logLevel = parseLogLevel(flags.logLevel);
+  // A file left by a run that was killed must not say ready for this one.
+  const readyFile = flags.readyFile === undefined ? undefined : await ReadyFile.claim(flags.readyFile);
   const fleet = flags.fleet !== undefined;
   const members = await loadMembers(flags);
   const speed = number('--speed', flags.speed, 0.001, 1_000_000);
@@ -179,11 +189,22 @@ async function runSim(flags: SimFlags): Promise<void> {
     flags.ble === true ? 'ble' : undefined,
   ].filter((link) => link !== undefined);
   // Listening before saying ready: whoever reads the ready line may signal at once.
-  const stopping = onShutdownSignal();
-  process.stdout.write(
-    `parkbench sim ready ${JSON.stringify({ boxes: members.map((member) => member.provisioning.moduleId), links, speed })}\n`,
-  );
+  const stopping = onShutdown({ exitWithParent: flags.exitWithParent });
+  const ready = { boxes: members.map((member) => member.provisioning.moduleId), links, speed };
+  try {
+    await readyFile?.write({
+      pid: process.pid,
+      ...ready,
+      ...(serial === undefined ? {} : { serial: serial.path }),
+      ...(flags.mqtt === undefined ? {} : { mqtt: flags.mqtt }),
+    });
+  } catch (error) {
+    await simulation.stop();
+    throw new CliError(`cannot write --ready-file ${flags.readyFile ?? ''}: ${messageOf(error)}`);
+  }
+  process.stdout.write(`parkbench sim ready ${JSON.stringify(ready)}\n`);
   await stopping;
+  await readyFile?.remove();
   await simulation.stop();
   process.stdout.write(`parkbench sim stopped ${JSON.stringify(simulation.summary())}\n`);
 }

@@ -8,7 +8,7 @@ import { withConcretePort } from './api.js';
 import { startBench, type ReadyInfo } from '../start/bench.js';
 import { UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
-import { onShutdownSignal } from '../signals.js';
+import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
 
 interface StartFlags {
   host?: string;
@@ -24,6 +24,7 @@ interface StartFlags {
   mqttAclOut?: string;
   databaseUrl?: string;
   database?: string;
+  exitWithParent: boolean;
 }
 
 export function registerStartCommand(program: Command): void {
@@ -60,6 +61,7 @@ export function registerStartCommand(program: Command): void {
       'logs on stderr: fatal, error, warn, info, debug, trace or silent',
       process.env.LOG_LEVEL ?? 'warn',
     )
+    .option(...NO_EXIT_WITH_PARENT)
     .action(async (flags: StartFlags) => {
       const logLevel = parseLogLevel(flags.logLevel);
       if (flags.mqttAclOut !== undefined && (flags.mqttUrl ?? process.env.MQTT_URL ?? '') === '')
@@ -106,11 +108,11 @@ export function registerStartCommand(program: Command): void {
         ...(flags.mqttAclOut === undefined ? {} : { mqttAclOut: flags.mqttAclOut }),
       });
       // Listening before saying ready: whoever reads the ready line may signal at once.
-      const stopping = onShutdownSignal();
+      const stopping = onShutdown({ exitWithParent: flags.exitWithParent });
       process.stdout.write(banner(bench.info));
       process.stdout.write(`parkbench ready ${JSON.stringify(bench.info)}\n`);
-      const signal = await stopping;
-      process.stderr.write(`parkbench: ${signal}: stopping the boxes, the broker and the API\n`);
+      const reason = await stopping;
+      process.stderr.write(`parkbench: ${reason}: stopping the boxes, the broker and the API\n`);
       await bench.stop();
     });
 }

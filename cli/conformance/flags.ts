@@ -8,6 +8,7 @@ import { isMacAddress } from '../../lib/wire-patterns.js';
 import { U32_MAX, isIssuerPublicKey } from '../../firmware-protocol/index.js';
 import type { IssuerKeys } from '../../conformance/box-under-test.js';
 import type { ProtocolVersion } from '../../conformance/cases/index.js';
+import { REVOCATION_CAPACITY_BOUND } from '../../conformance/cases/revocation-cases.js';
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../lib/provisioning-file.js';
 import { UsageError } from '../errors.js';
 import { parseLogLevel } from '../logger.js';
@@ -24,7 +25,9 @@ export interface ConformanceFlags {
   topicPrefix: string;
   answerMs: string;
   cycleMs: string;
+  waitMs: string;
   controlSeq?: string;
+  heldRevocations: string;
   protocol: string;
   restoreIssuerKey?: string;
   restoreIssuerKeyPrevious?: string;
@@ -53,7 +56,11 @@ export interface ConformanceOptions {
   readonly protocol: ProtocolVersion;
   readonly answerMs: number;
   readonly cycleMs: number;
+  /** Longest wait for the box's first answer (its port to open, then an answer), ms. */
+  readonly waitMs: number;
   readonly controlSeq: number;
+  /** Live revocations the box holds that the suite does not add (--held-revocations). */
+  readonly heldRevocations: number;
   readonly skipWearing: boolean;
   readonly json: boolean;
   readonly junit: string | undefined;
@@ -68,10 +75,12 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
   const choice = targetChoice(flags);
   const answerMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const cycleMs = integer('--cycle-ms', flags.cycleMs, 1, 3_600_000);
+  const waitMs = integer('--wait-ms', flags.waitMs, 0, 3_600_000);
   const controlSeq =
     flags.controlSeq === undefined
       ? Math.floor(nowMs / 1000)
       : integer('--control-seq', flags.controlSeq, 1, MAX_FIRST_CONTROL_SEQ);
+  const heldRevocations = integer('--held-revocations', flags.heldRevocations, 0, REVOCATION_CAPACITY_BOUND);
   const logLevel = parseLogLevel(flags.logLevel);
   if (flags.box === undefined) throw new UsageError("--box FILE is required: the box's provisioning file");
   const provisioning = await loadBox(flags.box);
@@ -91,7 +100,9 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
     protocol,
     answerMs,
     cycleMs,
+    waitMs,
     controlSeq,
+    heldRevocations,
     skipWearing: flags.skipWearing === true,
     json: flags.json === true,
     junit: flags.junit,

@@ -13,6 +13,7 @@ import type { ConformanceRunView } from '../../api/conformance-runs/run-view.js'
 import { CONFORMANCE_OPERATOR_USERNAME } from '../../api/conformance-runs/suite-login.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { addOperator } from '../../api/operators/accounts.js';
+import { ControlCommandRepository } from '../../api/control/repository.js';
 import { startService } from '../../api/server.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { casesFor } from '../../conformance/cases/index.js';
@@ -31,19 +32,20 @@ interface Bench {
   app: FastifyInstance;
   token: string;
   moduleId: number;
+  parkingId: number;
   simulation: Simulation;
 }
 
 /** The API on the system clock with its embedded broker, an operator, a parking
  * with one box, and that box simulated on the broker (fast barrier), online. */
-async function bench(t: ExecutionContext, options: { signed?: boolean } = {}): Promise<Bench> {
+async function bench(t: ExecutionContext, options: { signed?: boolean; control?: boolean } = {}): Promise<Bench> {
   const dir = tempDir(t);
   const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N });
   const app = await startService({
     config,
     clock: systemClock,
     startForwarding: false,
-    startControl: false,
+    startControl: options.control === true,
     mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 },
   });
   t.teardown(() => app.close());
@@ -73,7 +75,7 @@ async function bench(t: ExecutionContext, options: { signed?: boolean } = {}): P
   t.teardown(() => simulation.stop());
   // Online once its availability is in: it subscribed to its command topic before publishing it.
   await waitFor(() => app.mqtt?.availabilityOf(moduleId).availability === 'online', 'the box online');
-  return { app, token, moduleId, simulation };
+  return { app, token, moduleId, parkingId: parking.id, simulation };
 }
 
 function request(
@@ -376,5 +378,52 @@ test('a run tells the event stream: a conformance event as it starts, as each ca
   t.deepEqual(
     sent.map((one) => one.cases.length),
     [...sent.map((one) => one.cases.length)].sort((a, c) => a - c),
+  );
+});
+
+test("a box holding the service's own revocations passes: the run counts what the service sent it in the revocation list's capacity", async (t) => {
+  const b = await bench(t, { control: true });
+  // Revocations of the service's keys, live for hours, delivered by its dispatcher.
+  const until = Math.floor(Date.now() / 1000) + 6 * 3600;
+  const commands = new ControlCommandRepository(b.app.ctx.store);
+  for (const batch of [0, 1]) {
+    await commands.insert(
+      {
+        moduleId: b.moduleId,
+        kind: 'REVOKE',
+        body: { entries: Array.from({ length: 10 }, (_, index) => ({ key_id: 100 + batch * 10 + index, until })) },
+        operation: `revoke:test-${batch}`,
+        purpose: 'revoke',
+        parkingId: b.parkingId,
+        requestedBy: 'test',
+      },
+      Date.now(),
+    );
+  }
+  await waitFor(
+    async () => (await commands.listOfOperation('revoke:test-1')).every((row) => row.state === 'done'),
+    'the REVOKEs delivered',
+    60_000,
+  );
+  t.true((await commands.listOfOperation('revoke:test-0')).every((row) => row.state === 'done'));
+
+  const started = await start(b, b.moduleId, { cycle_ms: 5_000 });
+  t.is(started.statusCode, 202, started.body);
+  const { run } = started.json<{ run: ConformanceRunView }>();
+  let latest = run;
+  await waitFor(
+    async () => {
+      latest = (await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}`)).json<{
+        run: ConformanceRunView;
+      }>().run;
+      return latest.state !== 'running';
+    },
+    'the run to end',
+    180_000,
+  );
+  t.is(latest.state, 'passed', JSON.stringify(latest.cases.filter((entry) => entry.result === 'fail')));
+  t.regex(
+    latest.cases.find((entry) => entry.name.startsWith('REVOKE at the 65th live entry'))?.got ?? '',
+    /full at live entry 65\b/,
   );
 });

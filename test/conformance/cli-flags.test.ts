@@ -15,6 +15,8 @@ const defaults = {
   topicPrefix: 'parkbench',
   answerMs: '2000',
   cycleMs: '30000',
+  waitMs: '10000',
+  heldRevocations: '0',
   logLevel: 'warn',
   protocol: '2',
 } as const;
@@ -59,6 +61,11 @@ test('each flag is validated: exactly one target, numbers in range, the provisio
       /--restore-issuer-key-previous goes with --restore-issuer-key/,
     ],
     [{ box: box.path, serial: '/dev/null', restoreIssuerKey: 'abc' }, /--restore-issuer-key must be 128 hex digits/],
+    [{ box: box.path, serial: '/dev/null', waitMs: '-1' }, /--wait-ms must be an integer from 0 to 3600000, got "-1"/],
+    [
+      { box: box.path, serial: '/dev/null', heldRevocations: 'x' },
+      /--held-revocations must be an integer from 0 to 1024/,
+    ],
     [
       { box: box.path, serial: '/dev/null', restoreIssuerKey: offCurve },
       /--restore-issuer-key is not a point on P-256/,
@@ -92,6 +99,8 @@ test('good flags: the defaults, and --control-seq from the clock', async (t) => 
   t.is(options.controlSeq, 1_767_225_600);
   t.is(options.answerMs, 2_000);
   t.is(options.cycleMs, 30_000);
+  t.is(options.waitMs, 10_000);
+  t.is(options.heldRevocations, 0);
   t.true(options.skipWearing);
   t.is(options.choice.kind, 'mqtt');
   const ble = await parseConformanceFlags({ ...defaults, box: box.path, ble: '00:07:80:cf:11:94', controlSeq: '5' }, 0);
@@ -142,10 +151,19 @@ test('through the entry point: bad flags exit 2 with one line, an unreachable bo
   const unknown = await runCli(['conformance', '--bogus']);
   t.is(unknown.code, 2, unknown.stderr);
   t.regex(unknown.stderr, /unknown option '--bogus'/);
-  const serial = await runCli(['conformance', '--box', box.path, '--serial', join(box.directory, 'no-such-tty')]);
+  // A port that never appears: tried again for --wait-ms, then its reason.
+  const serial = await runCli([
+    'conformance',
+    '--box',
+    box.path,
+    '--serial',
+    join(box.directory, 'no-such-tty'),
+    '--wait-ms',
+    '500',
+  ]);
   t.is(serial.code, 1, serial.stderr);
   t.regex(serial.stderr, /^parkbench: cannot reach the box over serial: .*no-such-tty.*\n$/);
-  const mqtt = await runCli(['conformance', '--box', box.path, '--mqtt', 'mqtt://127.0.0.1:1']);
+  const mqtt = await runCli(['conformance', '--box', box.path, '--mqtt', 'mqtt://127.0.0.1:1', '--wait-ms', '0']);
   t.is(mqtt.code, 1, mqtt.stderr);
   t.regex(mqtt.stderr, /^parkbench: cannot reach the box over mqtt: .*\n$/);
 });

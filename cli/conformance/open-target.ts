@@ -1,0 +1,87 @@
+// The link to the box under test, opened for `parkbench conformance`: a
+// serial port, BLE (noble) or a broker. A link that cannot open yet (a pty
+// that socat has not made, a broker still starting) is tried again until
+// `waitUntil` (--wait-ms); then its reason is one line, exit 1.
+import { sleep, systemClock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/message-of.js';
+import { loadNoble } from '../../lib/noble.js';
+import type { Provisioning } from '../../lib/provisioning-file.js';
+import type { BoxTarget } from '../../conformance/box-target.js';
+import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
+import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
+import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
+import { CliError } from '../errors.js';
+import type { TargetChoice } from './flags.js';
+
+/** Between two tries to open the link, ms. */
+const REOPEN_PAUSE_MS = 200;
+
+export async function openTarget(
+  choice: TargetChoice,
+  provisioning: Provisioning,
+  cycleMs: number,
+  logger: Logger,
+  waitUntil: number,
+): Promise<BoxTarget> {
+  const make = await targetMaker(choice, provisioning, cycleMs, logger);
+  for (;;) {
+    const target = make();
+    try {
+      await target.open();
+      return target;
+    } catch (error) {
+      await target.close().catch(() => undefined);
+      const left = waitUntil - systemClock.now();
+      if (left <= 0) throw new CliError(`cannot reach the box over ${choice.kind}: ${messageOf(error)}`);
+      await sleep(systemClock, Math.min(REOPEN_PAUSE_MS, left));
+    }
+  }
+}
+
+async function targetMaker(
+  choice: TargetChoice,
+  provisioning: Provisioning,
+  cycleMs: number,
+  logger: Logger,
+): Promise<() => BoxTarget> {
+  switch (choice.kind) {
+    case 'serial':
+      return () =>
+        new SerialBoxTarget({ target: choice.target, boxKey: provisioning.boxKey, clock: systemClock, logger });
+    case 'ble': {
+      keepStdoutForResults();
+      const noble = await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))));
+      // Status reports come only while connected: stay connected through a barrier cycle.
+      return () =>
+        new BleBoxTarget({
+          noble,
+          mac: choice.mac,
+          moduleId: provisioning.moduleId,
+          boxKey: provisioning.boxKey,
+          clock: systemClock,
+          logger,
+          idleMs: cycleMs + 60_000,
+        });
+    }
+    case 'mqtt':
+      return () =>
+        new MqttBoxTarget({
+          url: choice.url,
+          moduleId: provisioning.moduleId,
+          topics: choice.topics,
+          clock: systemClock,
+          ...(choice.username === undefined ? {} : { username: choice.username }),
+          ...(choice.password === undefined ? {} : { password: choice.password }),
+        });
+  }
+}
+
+/** noble's WebSocket client (NOBLE_WEBSOCKET=1) prints its state with
+ * console.log; stdout is for the results (--json must parse), so console.log
+ * goes to stderr from here on. */
+function keepStdoutForResults(): void {
+  console.log = (...args: unknown[]): void => {
+    console.error(...args);
+  };
+}
