@@ -5,9 +5,10 @@
 // process per database file that streams: nothing is relayed.)
 //
 // Sending: the hub hands each event published here (after its COMMIT) to
-// `add`; they gather into a batch, sent as soon as the one before it is
-// (one statement of pg_notify calls, relay-message.ts), so a burst of
-// ingestion costs a notification per round trip, not per event.
+// `add`; they gather for RELAY_EVERY_MS on the injected clock into one
+// batch, sent as one statement of pg_notify calls (relay-message.ts), so
+// ingestion at any rate costs at most one small statement every
+// RELAY_EVERY_MS, not one per event or per commit.
 //
 // Receiving: one connection of its own LISTENs. A batch from another
 // process names its box logs by id: the receiver reads those rows (one
@@ -37,6 +38,10 @@ import {
 } from './relay-message.js';
 import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent } from './types.js';
 
+/** Events gather this long before they are sent, ms: a batch at most every
+ * RELAY_EVERY_MS per process, whatever the rate of ingestion (a stream's
+ * client sees them at its next flush, EVENTS_FLUSH_MS, 250 by default). */
+export const RELAY_EVERY_MS = 25;
 export const RECONNECT_MS = 1_000;
 export const MAX_RECONNECT_MS = 30_000;
 
@@ -61,7 +66,9 @@ export class EventRelay {
   /** This process on the channel: its own batches come back to it and are skipped. */
   readonly origin = randomBytes(8).toString('hex');
   #outgoing: RelayBatch = emptyBatch();
-  /** The batches being sent, until none is left to send. */
+  /** The next send, RELAY_EVERY_MS after the first event it carries. */
+  #nextSend: TimerHandle | undefined;
+  /** The batch being sent. */
   #sending: Promise<void> | undefined;
   #batchNumber = 0;
   readonly #assembler = new BatchAssembler();
@@ -87,7 +94,11 @@ export class EventRelay {
     const listener = this.#listener;
     this.#listener = undefined;
     for (const client of [listener, this.#connecting]) await client?.end().catch(() => undefined);
-    await Promise.all([this.#receiving, this.#sending]);
+    // What gathered goes now, once the batch in flight is sent.
+    if (this.#nextSend !== undefined) this.options.clock.clearTimeout(this.#nextSend);
+    this.#nextSend = undefined;
+    await this.#sending;
+    await Promise.all([this.#receiving, this.#send()]);
   }
 
   /** An event published in this process (the hub's onLocal). */
@@ -114,30 +125,37 @@ export class EventRelay {
         batch.conformance.push(payload as ConformanceRunLike);
         break;
     }
-    this.#sending ??= this.#sendAll();
+    this.#scheduleSend();
   }
 
-  /** Sends what gathered, after this turn (the events published in it go
-   * in one batch), then again while more gathered meanwhile. */
-  async #sendAll(): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve));
-    while (!batchIsEmpty(this.#outgoing)) {
-      const batch = this.#outgoing;
-      this.#outgoing = emptyBatch();
-      const payloads = encodeBatch(this.origin, ++this.#batchNumber, batch);
-      try {
-        await this.options.pool.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [
-          RELAY_CHANNEL,
-          payloads,
-        ]);
-      } catch (error) {
-        // The other processes miss these events; their clients' snapshots
-        // (read from the database) will not, so they are told to take one.
-        this.options.log.warn({ err: error }, 'could not relay events to the other API processes');
-        await this.#tellGap();
-      }
+  #scheduleSend(): void {
+    if (this.#nextSend !== undefined || this.#sending !== undefined || this.#closed) return;
+    this.#nextSend = this.options.clock.setTimeout(() => {
+      this.#nextSend = undefined;
+      this.#sending = this.#send().finally(() => {
+        this.#sending = undefined;
+        if (!batchIsEmpty(this.#outgoing)) this.#scheduleSend();
+      });
+    }, RELAY_EVERY_MS);
+  }
+
+  /** Sends what gathered, as one batch (one statement). */
+  async #send(): Promise<void> {
+    if (batchIsEmpty(this.#outgoing)) return;
+    const batch = this.#outgoing;
+    this.#outgoing = emptyBatch();
+    const payloads = encodeBatch(this.origin, ++this.#batchNumber, batch);
+    try {
+      await this.options.pool.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [
+        RELAY_CHANNEL,
+        payloads,
+      ]);
+    } catch (error) {
+      // The other processes miss these events; their clients' snapshots
+      // (read from the database) will not, so they are told to take one.
+      this.options.log.warn({ err: error }, 'could not relay events to the other API processes');
+      await this.#tellGap();
     }
-    this.#sending = undefined;
   }
 
   /** An empty batch asks every receiver for a gap (a snapshot for its clients). */
