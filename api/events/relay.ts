@@ -5,7 +5,7 @@
 // process per database file that streams: nothing is relayed.)
 //
 // Sending: the hub hands each event published here (after its COMMIT) to
-// `add`; they gather for RELAY_EVERY_MS on the injected clock into one
+// `add`; they gather for RELAY_EVERY_MS (real time) into one
 // batch, sent as one statement of pg_notify calls (relay-message.ts), so
 // ingestion at any rate costs at most one small statement every
 // RELAY_EVERY_MS, not one per event or per commit.
@@ -67,7 +67,7 @@ export class EventRelay {
   readonly origin = randomBytes(8).toString('hex');
   #outgoing: RelayBatch = emptyBatch();
   /** The next send, RELAY_EVERY_MS after the first event it carries. */
-  #nextSend: TimerHandle | undefined;
+  #nextSend: NodeJS.Timeout | undefined;
   /** The batch being sent. */
   #sending: Promise<void> | undefined;
   #batchNumber = 0;
@@ -95,7 +95,7 @@ export class EventRelay {
     this.#listener = undefined;
     for (const client of [listener, this.#connecting]) await client?.end().catch(() => undefined);
     // What gathered goes now, once the batch in flight is sent.
-    if (this.#nextSend !== undefined) this.options.clock.clearTimeout(this.#nextSend);
+    clearTimeout(this.#nextSend);
     this.#nextSend = undefined;
     await this.#sending;
     await Promise.all([this.#receiving, this.#send()]);
@@ -130,13 +130,17 @@ export class EventRelay {
 
   #scheduleSend(): void {
     if (this.#nextSend !== undefined || this.#sending !== undefined || this.#closed) return;
-    this.#nextSend = this.options.clock.setTimeout(() => {
+    // A real-time timer, not the injected clock's: it only groups what this
+    // process sends (no behaviour waits on it), and a test stepping its
+    // clock sees only the timers of what it tests.
+    this.#nextSend = setTimeout(() => {
       this.#nextSend = undefined;
       this.#sending = this.#send().finally(() => {
         this.#sending = undefined;
         if (!batchIsEmpty(this.#outgoing)) this.#scheduleSend();
       });
     }, RELAY_EVERY_MS);
+    this.#nextSend.unref();
   }
 
   /** Sends what gathered, as one batch (one statement). */

@@ -1,13 +1,12 @@
 // The live stream across API processes on PostgreSQL (api/events/relay.ts):
 // two apps on one database, each with its own pool, listener and clock, as
 // two `parkbench api` processes have. A page connected to one sees the box
-// logs and sessions the other stores (sent RELAY_EVERY_MS after on the
-// sender's clock), its own once; when its listening
+// logs and sessions the other stores, its own once; when its listening
 // connection is cut, its clients get a snapshot and it listens again.
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { addOperator } from '../../api/operators/accounts.js';
-import { RECONNECT_MS, RELAY_EVERY_MS } from '../../api/events/relay.js';
+import { RECONNECT_MS } from '../../api/events/relay.js';
 import { Barrier, Status } from '../../firmware-protocol/index.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { me, tempDir, testApp, type TestApp } from '../helpers/api-app.js';
@@ -26,9 +25,6 @@ interface Process {
   base: string;
 }
 
-/** The processes of the test running now (the tests run one at a time). */
-let running: Process[] = [];
-
 /** Two API processes on one new database. */
 async function twoProcesses(t: ExecutionContext): Promise<[Process, Process]> {
   // The test apps' databases are made on this file's server (or the run's).
@@ -42,7 +38,6 @@ async function twoProcesses(t: ExecutionContext): Promise<[Process, Process]> {
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     started.push({ app, base: `http://127.0.0.1:${port}` });
   }
-  running = started;
   return started as [Process, Process];
 }
 
@@ -102,12 +97,10 @@ function streamedSessionIds(client: SseClient): number[] {
     .flatMap((message) => (message.data as { sessions: { id: number }[] }).sessions.map((session) => session.id));
 }
 
-/** Flushes `process` until its client was sent what `done` waits for; the
- * other processes' clocks step too, so that what they gathered is sent. */
+/** Flushes `process` until its client was sent what `done` waits for. */
 async function flushUntil(process: Process, done: () => boolean, what: string): Promise<void> {
   await waitFor(
     async () => {
-      for (const other of running) if (other !== process) other.app.clock.advance(RELAY_EVERY_MS);
       await flush(process);
       return done();
     },
