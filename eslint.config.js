@@ -11,16 +11,17 @@ import tseslint from 'typescript-eslint';
 // (a name, or a name ending in `*` for a prefix); elsewhere any package.
 const ourFolders = [
   'api',
-  'bench',
   'bin',
   'cli',
   'conformance',
   'firmware-protocol',
   'gateway',
   'lib',
+  'perf',
   'scripts',
   'simulator',
   'test',
+  'testkit',
   'web',
 ];
 const parts = ['api', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator'];
@@ -41,12 +42,15 @@ const importBans = {
   conformance: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'mqtt'] },
   cli: { may: [...parts] },
   bin: { may: ['cli'] },
-  bench: { may: [...parts] },
+  // What tests and benchmarks start and only they use: a PostgreSQL server,
+  // mosquitto, chromium's launch options, a pty pair. Never product code.
+  testkit: { may: ['lib'], packages: ['node:*', 'mqtt'] },
+  perf: { may: [...parts, 'testkit'] },
   // Developer tools (the page's build, the screenshots): like the benchmarks.
-  scripts: { may: [...parts] },
+  scripts: { may: [...parts, 'testkit'] },
   // The bench page runs in a browser: its view layer and charts, nothing of ours.
   web: { may: [], packages: ['preact', 'uplot'] },
-  test: { may: [...parts, 'cli', 'test'] },
+  test: { may: [...parts, 'cli', 'test', 'testkit'] },
 };
 
 const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -8,7 +8,7 @@
 // lists every bad field), before its handler, for what the schema let by.
 //
 // Cost: walking every value of a 50-log batch took 9% of the box-log
-// route's rate (bench:api). JSON text can hold a NUL only as the escape
+// route's rate (perf:api). JSON text can hold a NUL only as the escape
 // \u0000 (a raw control character is invalid JSON), so a JSON body is
 // parsed by fastify's own parser and walked only when its text holds that
 // escape; form bodies, query strings and path parameters (small) always are.

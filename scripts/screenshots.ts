@@ -5,7 +5,7 @@
 // through both boxes (so the stream, the sessions and the chart have
 // something to show); then Debian's chromium (playwright-core) opens the
 // `dashboard_url` the ready line gives (/bench#token=...) and shoots.
-// In scripts/ rather than bench/: it measures nothing.
+// In scripts/ rather than perf/: it measures nothing.
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { appSessionArgs } from '../lib/app-session-args.js';
-import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../lib/chromium.js';
+import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../testkit/chromium.js';
 import { freePort } from '../lib/free-port.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -8,7 +8,7 @@
 // server, or when PostgreSQL is not installed (those tests then skip with
 // one line, or fail under CI: test/helpers/requires.ts). The server stops
 // and its folder goes when the command ends, however this process ends
-// (lib/postgres-server.ts's watchdog).
+// (testkit/postgres-server.ts's watchdog).
 //
 // Usage: tsx scripts/with-postgres.ts <command> [args...]
 import { spawn } from 'node:child_process';
@@ -17,7 +17,7 @@ import {
   postgresBinDir,
   startPostgres,
   type PostgresServer,
-} from '../lib/postgres-server.js';
+} from '../testkit/postgres-server.js';
 
 const [command, ...args] = process.argv.slice(2);
 if (command === undefined) {

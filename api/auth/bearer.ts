@@ -28,7 +28,7 @@ const MAX_TOKEN_LENGTH = 512;
 /** The token hash of the last Authorization header each connection sent. A
  * keep-alive client sends the same header on every request: comparing it
  * with its own previous one skips the parse and the SHA-256, which under load
- * cost a protected route over 1 µs of its ~13 µs of JavaScript (bench:api).
+ * cost a protected route over 1 µs of its ~13 µs of JavaScript (perf:api).
  * Only the hash is reused: the cache lookup, expiry and revocation run on
  * every request. The comparison is with what this same connection sent, so
  * its timing tells a client nothing about anyone else's token. */

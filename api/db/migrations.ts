@@ -256,7 +256,7 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- No query reads box logs by parking and nothing deletes a parking (the
       -- foreign key check would want it then): the index only cost every
-      -- insert, 5 to 10% of box log ingestion (bench:api).
+      -- insert, 5 to 10% of box log ingestion (perf:api).
       DROP INDEX box_logs_parking;
     `,
   },

@@ -40,7 +40,7 @@ export function openDatabase(
     db.pragma('synchronous = NORMAL'); // safe with WAL: a crash loses at most the last commits, never consistency
     // A checkpoint runs inside the commit that crosses this many WAL pages, on
     // the event loop. SQLite's 1,000 (a 4 MB copy) stalled requests long
-    // enough to set session creation's p99 (bench:api: 23 to 29 ms against
+    // enough to set session creation's p99 (perf:api: 23 to 29 ms against
     // 17 ms with 200); smaller ones cost no measurable throughput.
     db.pragma('wal_autocheckpoint = 200');
     migrate(db);

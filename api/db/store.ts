@@ -119,7 +119,7 @@ export function changed(result: {
  * A query built and compiled once, run with new values: for the paths run
  * per request or per message (the bearer lookup, a box log's insert), where
  * Kysely's builder and compiler cost more than the query itself
- * (bench:store-driver: 0.26 to 0.35 of the bare rate built per row, 0.66 to
+ * (perf:store-driver: 0.26 to 0.35 of the bare rate built per row, 0.66 to
  * 0.88 compiled once). Build it with placeholder values in the order
  * `run` will be given them: the compiled SQL binds them in that order
  * (test/db/store.test.ts checks it on both engines).

@@ -117,7 +117,7 @@ export class PacketSizeScanner {
  * aedes pulls its bytes only with `conn.read(null)` on 'readable'
  * (aedes/lib/client.js, nextBatch), so the fixed headers are seen before the
  * parser gets them, with no second stream in between. A Duplex wrapped around
- * the socket did the same at about 8% of bench:ingest (every byte and every
+ * the socket did the same at about 8% of perf:ingest (every byte and every
  * write through one more stream). A refusal destroys the socket at once (the
  * client sees the connection close: MQTT 3.1.1 has no code to refuse a packet
  * with) and is reported to `onRefused`; the complete packets before it still

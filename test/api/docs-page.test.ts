@@ -6,7 +6,7 @@
 // `Authorization: Bearer <token>` reads as written.
 import test from 'ava';
 import type { Browser } from 'playwright-core';
-import { chromiumInstalled } from '../../lib/chromium.js';
+import { chromiumInstalled } from '../../testkit/chromium.js';
 import { DOCS_CSP } from '../../api/routes/docs.js';
 import { testApp } from '../helpers/api-app.js';
 import { launchBrowser, openPage } from '../helpers/browser.js';

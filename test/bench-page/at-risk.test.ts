@@ -11,7 +11,7 @@ import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.j
 import { launchBrowser, openPage } from '../helpers/browser.js';
 import { testNeeding } from '../helpers/requires.js';
 import { waitFor } from '../helpers/wait.js';
-import { chromiumInstalled } from '../../lib/chromium.js';
+import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 

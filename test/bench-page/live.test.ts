@@ -14,7 +14,7 @@ import { launchBrowser, openPage } from '../helpers/browser.js';
 import { testNeeding } from '../helpers/requires.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
-import { chromiumInstalled } from '../../lib/chromium.js';
+import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 

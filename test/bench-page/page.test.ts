@@ -29,7 +29,7 @@ function running(): { bench: BenchProcess; browser: Browser } {
 
 test.before(async () => {
   // Nothing to start when chromium is absent: the tests below are skipped.
-  if (!(await import('../../lib/chromium.js')).chromiumInstalled()) return;
+  if (!(await import('../../testkit/chromium.js')).chromiumInstalled()) return;
   bench = await startBenchProcess();
   const parking = await bench.admin(
     'parking',

@@ -36,7 +36,7 @@ test('no file of cli/ runs SQL, holds a transaction, uses a repository or makes 
   t.deepEqual(found, []);
 });
 
-test('bench/, test/ and api/ do not import cli/admin/: the domain they need is in api/', (t) => {
+test('perf/, test/ and api/ do not import cli/admin/: the domain they need is in api/', (t) => {
   const found: string[] = [];
   for (const file of [...sources('bench'), ...sources('test'), ...sources('api')]) {
     const text = readFileSync(join(root, file), 'utf8');

@@ -32,7 +32,7 @@ import { testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
-import { startPtyPair } from '../../lib/pty-pair.js';
+import { startPtyPair } from '../../testkit/pty-pair.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { waitFor } from '../helpers/wait.js';
 import { testNeeding } from '../helpers/requires.js';

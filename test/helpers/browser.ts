@@ -4,7 +4,7 @@
 // /usr/bin/chromium is absent, a failure under CI. One browser per test
 // file; each test opens a fresh context (its own sessionStorage).
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM_PATH, chromiumArgs } from '../../lib/chromium.js';
+import { CHROMIUM_PATH, chromiumArgs } from '../../testkit/chromium.js';
 
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;

@@ -1,10 +1,10 @@
 // A real mosquitto (Debian's package, installed by .ci/run) on a free
 // loopback port, configured with the password and ACL files that
-// `parkbench admin mqtt-acl --format mosquitto` wrote (lib/mosquitto.ts).
+// `parkbench admin mqtt-acl --format mosquitto` wrote (testkit/mosquitto.ts).
 // Stopped when the test ends; its log shown when the test failed.
 // Declare the tests that use it with `testNeeding('mosquitto', test)` (requires.ts).
 import type { ExecutionContext } from 'ava';
-import { startMosquittoServer, type MosquittoServer } from '../../lib/mosquitto.js';
+import { startMosquittoServer, type MosquittoServer } from '../../testkit/mosquitto.js';
 
 export type Mosquitto = Omit<MosquittoServer, 'stop'>;
 

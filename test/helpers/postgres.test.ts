@@ -1,4 +1,4 @@
-// test/helpers/postgres.ts and lib/postgres-server.ts: a real PostgreSQL
+// test/helpers/postgres.ts and testkit/postgres-server.ts: a real PostgreSQL
 // started for a test file, reachable with `pg`, gone with its folder after
 // stop() and after the process that started it is killed; on an existing
 // server (PARKBENCH_TEST_DATABASE_URL), a fresh database per call, dropped.
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { freePort, portIsFree } from '../../lib/free-port.js';
-import { postgresBinDir, startPostgres } from '../../lib/postgres-server.js';
+import { postgresBinDir, startPostgres } from '../../testkit/postgres-server.js';
 import { postgresForFile, startTestDatabase } from './postgres.js';
 import { testNeeding } from './requires.js';
 

@@ -1,4 +1,4 @@
-// PostgreSQL for a test file: a server of its own (lib/postgres-server.ts:
+// PostgreSQL for a test file: a server of its own (testkit/postgres-server.ts:
 // Debian's binaries, a temporary cluster on a free port, fsync off, stopped
 // and removed at the end, even when the test process dies), or, when
 // PARKBENCH_TEST_DATABASE_URL names an existing server, a fresh database
@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TestFn } from 'ava';
 import pg from 'pg';
-import { EXISTING_SERVER_VARIABLE, startPostgres } from '../../lib/postgres-server.js';
+import { EXISTING_SERVER_VARIABLE, startPostgres } from '../../testkit/postgres-server.js';
 
 export { EXISTING_SERVER_VARIABLE };
 

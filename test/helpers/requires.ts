@@ -8,8 +8,8 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { ImplementationFn, SerialFn, TestFn } from 'ava';
-import { CHROMIUM_PATH, chromiumInstalled } from '../../lib/chromium.js';
-import { postgresBinDir } from '../../lib/postgres-server.js';
+import { CHROMIUM_PATH, chromiumInstalled } from '../../testkit/chromium.js';
+import { postgresBinDir } from '../../testkit/postgres-server.js';
 import { EXISTING_SERVER_VARIABLE } from './postgres.js';
 
 /** The tools tests run, with the Debian package that provides each. */

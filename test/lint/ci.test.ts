@@ -83,7 +83,7 @@ test('c8 prints a summary and writes lcov into coverage/, which git ignores, wit
 
 test("CI installs Debian's postgresql when its server binaries are missing, and starts no server itself", async (t) => {
   const ci = await read('.ci/run');
-  // The test helper finds the binaries where the package puts them (lib/postgres-server.ts, postgresBinDir).
+  // The test helper finds the binaries where the package puts them (testkit/postgres-server.ts, postgresBinDir).
   t.regex(ci, /compgen -G '\/usr\/lib\/postgresql\/\*\/bin\/initdb' >\/dev\/null \|\| need\+=\(postgresql\)/);
   t.notRegex(ci, /pg_ctl|pg_ctlcluster|service postgresql|systemctl/);
 });

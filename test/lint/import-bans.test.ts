@@ -35,7 +35,7 @@ test(
 
 // lib/ imports firmware-protocol/ only, and Node, mqtt, serialport,
 // @abandonware/noble (the BLE link the gateway and the conformance suite share).
-for (const part of ['api', 'simulator', 'gateway', 'conformance', 'cli', 'test', 'bench']) {
+for (const part of ['api', 'simulator', 'gateway', 'conformance', 'cli', 'test', 'perf']) {
   test(banned, 'lib/x.ts', `import { x } from '../${part}/x.js';`, 'lib/README.md');
 }
 test(banned, 'lib/x.ts', "import fastify from 'fastify';", 'lib/README.md');
@@ -73,7 +73,7 @@ test(
 test(banned, 'gateway/x.ts', "import noble from '@abandonware/noble';", 'gateway/README.md');
 
 // api/ imports firmware-protocol/ and lib/ only: no other part, not cli/.
-for (const part of ['simulator', 'gateway', 'conformance', 'cli', 'test', 'bench']) {
+for (const part of ['simulator', 'gateway', 'conformance', 'cli', 'test', 'perf']) {
   test(banned, 'api/routes/x.ts', `import { x } from '../../${part}/x.js';`, 'api/README.md');
 }
 test(allowed, 'api/x.ts', "import fastify from 'fastify';\nimport { systemClock } from '../lib/clock.js';");
@@ -95,7 +95,7 @@ test(
   'api/routes/operator/conformance.ts',
   "import { ConformanceRuns } from '../../conformance-runs/runs.js';",
 );
-for (const part of ['simulator', 'gateway', 'cli', 'test', 'bench']) {
+for (const part of ['simulator', 'gateway', 'cli', 'test', 'perf']) {
   test(
     banned,
     'api/conformance-runs/x.ts',
@@ -150,33 +150,33 @@ test(
   'conformance/README.md',
 );
 
-// bench/ does not import test/ or cli/, no file excepted: what it shares with
-// the tests lives in lib/ (free ports, the pty pair) and simulator/ (responses
-// made ahead by a simulated box); nothing imports bench/.
-test(banned, 'bench/x.ts', "import { freePort } from '../test/helpers/free-port.js';", 'bench/README.md');
-test(banned, 'bench/support/x.ts', "import { startPtyPair } from '../../test/helpers/pty-pair.js';", 'bench/README.md');
-test(banned, 'bench/x.ts', "import { provisionFleet } from '../cli/admin/fleet.js';", 'bench/README.md');
-test(banned, 'bench/ingest.ts', "import { freePort } from '../test/helpers/free-port.js';", 'bench/README.md');
-test(banned, 'bench/serial.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'bench/README.md');
+// perf/ does not import test/ or cli/, no file excepted: what it shares with
+// the tests lives in lib/ (free ports) and testkit/ (the pty pair, the test servers) and simulator/ (responses
+// made ahead by a simulated box); nothing imports perf/.
+test(banned, 'perf/x.ts', "import { freePort } from '../test/helpers/free-port.js';", 'perf/README.md');
+test(banned, 'perf/support/x.ts', "import { startPtyPair } from '../../test/helpers/pty-pair.js';", 'perf/README.md');
+test(banned, 'perf/x.ts', "import { provisionFleet } from '../cli/admin/fleet.js';", 'perf/README.md');
+test(banned, 'perf/ingest.ts', "import { freePort } from '../test/helpers/free-port.js';", 'perf/README.md');
+test(banned, 'perf/serial.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'perf/README.md');
 test(
   banned,
-  'bench/support/ingest-worker.ts',
+  'perf/support/ingest-worker.ts',
   "import { verifiedResponses } from '../../test/helpers/verified-responses.js';",
-  'bench/README.md',
+  'perf/README.md',
 );
 test(
   allowed,
-  'bench/support/x.ts',
-  "import { freePort } from '../../lib/free-port.js';\nimport { startPtyPair } from '../../lib/pty-pair.js';\nimport { makeVerifiedResponses } from '../../simulator/verified-responses.js';",
+  'perf/support/x.ts',
+  "import { freePort } from '../../lib/free-port.js';\nimport { startPtyPair } from '../../testkit/pty-pair.js';\nimport { makeVerifiedResponses } from '../../simulator/verified-responses.js';",
 );
-test(banned, 'bench/ingest.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'bench/README.md');
+test(banned, 'perf/ingest.ts', "import { startPtyPair } from '../test/helpers/pty-pair.js';", 'perf/README.md');
 test(
   allowed,
-  'bench/x.ts',
+  'perf/x.ts',
   "import { buildApp } from '../api/app.js';\nimport { Gateway } from '../gateway/gateway.js';\nimport { Simulation } from '../simulator/simulation.js';",
 );
-test(banned, 'test/api/x.test.ts', "import { x } from '../../bench/api.js';", 'test/README.md');
-test(banned, 'cli/x.ts', "import { x } from '../bench/api.js';", 'cli/README.md');
+test(banned, 'test/api/x.test.ts', "import { x } from '../../perf/api.js';", 'test/README.md');
+test(banned, 'cli/x.ts', "import { x } from '../perf/api.js';", 'cli/README.md');
 
 // cli/ imports every part but never test/.
 test(banned, 'cli/admin/x.ts', "import { testApp } from '../../test/helpers/api-app.js';", 'cli/README.md');
@@ -202,4 +202,32 @@ test(
 // scripts/ (developer tools) import the parts, not test/ or cli/.
 test(banned, 'scripts/x.ts', "import { runCli } from '../test/helpers/run-cli.js';", 'scripts/README.md');
 test(banned, 'scripts/x.ts', "import { startBench } from '../cli/start/bench.js';", 'scripts/README.md');
-test(allowed, 'scripts/x.ts', "import { chromiumArgs } from '../lib/chromium.js';\nimport { build } from 'esbuild';");
+test(
+  allowed,
+  'scripts/x.ts',
+  "import { chromiumArgs } from '../testkit/chromium.js';\nimport { build } from 'esbuild';",
+);
+
+// testkit/ (the test servers and the pty pair) serves tests, benchmarks and
+// developer scripts only: no product folder imports it.
+for (const [file, climb] of [
+  ['api/x.ts', '..'],
+  ['api/box-logs/x.ts', '../..'],
+  ['cli/commands/x.ts', '../..'],
+  ['lib/x.ts', '..'],
+  ['simulator/x.ts', '..'],
+  ['gateway/x.ts', '..'],
+  ['conformance/x.ts', '..'],
+] as const) {
+  const folder = file.split('/')[0] ?? '';
+  test(banned, file, `import { startPostgres } from '${climb}/testkit/postgres-server.js';`, `${folder}/README.md`);
+}
+test(banned, 'testkit/x.ts', "import { buildApp } from '../api/app.js';", 'testkit/README.md');
+test(banned, 'testkit/x.ts', "import { testApp } from '../test/helpers/api-app.js';", 'testkit/README.md');
+test(
+  allowed,
+  'testkit/x.ts',
+  "import { freePort } from '../lib/free-port.js';\nimport mqtt from 'mqtt';\nimport { spawn } from 'node:child_process';",
+);
+test(allowed, 'test/db/x.test.ts', "import { startPostgres } from '../../testkit/postgres-server.js';");
+test(allowed, 'perf/x.ts', "import { startMosquittoServer } from '../testkit/mosquitto.js';");

@@ -8,7 +8,18 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const sourceFolders = ['api', 'bench', 'bin', 'cli', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator'];
+const sourceFolders = [
+  'api',
+  'bin',
+  'cli',
+  'conformance',
+  'firmware-protocol',
+  'gateway',
+  'lib',
+  'perf',
+  'simulator',
+  'testkit',
+];
 
 /** Every .ts file of the source folders, as `folder/…/file.ts`, with its text. */
 async function sources(): Promise<Map<string, string>> {

@@ -26,7 +26,7 @@ import type {
   SealedProvisioning as Provisioning,
 } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
-import { startPtyPair } from '../../lib/pty-pair.js';
+import { startPtyPair } from '../../testkit/pty-pair.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';

@@ -2,7 +2,7 @@
 
 // What Date#toLocaleTimeString([], { hour12: false }) gives, made once:
 // toLocaleTimeString builds a formatter at every call, and clockTime runs
-// for every box-log row and card (bench/dashboard.ts profiled it first).
+// for every box-log row and card (perf/dashboard.ts profiled it first).
 let timeFormat: Intl.DateTimeFormat | undefined;
 
 /** `HH:MM:SS` of an ISO time, in the browser's zone; the text as given when it does not parse. */

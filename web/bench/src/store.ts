@@ -188,7 +188,7 @@ export function createStore(now: () => number = () => Date.now()): Store {
   // Updates in slices: a frame applies at most one large stream message (a
   // snapshot, up to 100 changed boxes, up to 200 box logs) and every small
   // change queued before the next one, so the style and layout of the cards
-  // and rows it changes fall in frames of their own (bench/dashboard.ts:
+  // and rows it changes fall in frames of their own (perf/dashboard.ts:
   // frames over 100 ms when a flush's boxes and logs landed in one frame).
   // The server sends a few such messages a second: the queue never lags.
   const flush = (all: boolean): void => {

@@ -1,7 +1,7 @@
 // The live box-log stream, newest first, the newest MAX_LOG_ROWS kept. At
 // 1,000 logs a second half the list is new at every update, so a row is one
 // element holding one line of text in fixed-width columns (not a table row
-// of seven cells: bench/dashboard.ts measured the cells' style and layout as
+// of seven cells: perf/dashboard.ts measured the cells' style and layout as
 // the longest part of a frame), in a fixed-height, strictly contained list
 // whose rows out of view are skipped (`content-visibility: auto`). A row is
 // a class with shouldComponentUpdate: a log never changes.

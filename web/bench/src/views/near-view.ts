@@ -1,6 +1,6 @@
 // One IntersectionObserver for every parking section of a large fleet: a
 // section learns when it comes within a screen or so of the viewport, and
-// only then builds its cards' bodies and buttons (bench/dashboard.ts: 5,000
+// only then builds its cards' bodies and buttons (perf/dashboard.ts: 5,000
 // full cards cost seconds of DOM building before the first paint).
 const MARGIN = '1200px 0px';
 

@@ -1,4 +1,4 @@
-// npm run bench:dashboard [-- --boxes 5000 --rate 1000 --seconds 15 --publishers 100]
+// npm run perf:dashboard [-- --boxes 5000 --rate 1000 --seconds 15 --publishers 100]
 //
 // The bench page with a fleet on it (issue 17): `parkbench api` (its own
 // process: the embedded broker, the ingestion, the event stream) on a
@@ -20,7 +20,7 @@ import { provisionFleet } from '../api/boxes/fleet.js';
 import { sqliteStore } from '../api/db/store.js';
 import { addOperator } from '../api/operators/accounts.js';
 import { ParkingRepository } from '../api/repositories/parkings.js';
-import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../lib/chromium.js';
+import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../testkit/chromium.js';
 import { freePort } from '../lib/free-port.js';
 import { formatNumber, percentile, startTsx } from './support/processes.js';
 
@@ -75,7 +75,7 @@ interface Meter {
 }
 
 if (!chromiumInstalled()) {
-  console.error(`bench:dashboard: chromium is not at ${CHROMIUM_PATH}: apt-get install chromium`);
+  console.error(`perf:dashboard: chromium is not at ${CHROMIUM_PATH}: apt-get install chromium`);
   process.exit(1);
 }
 

@@ -1,5 +1,5 @@
-// `npm run bench:pg-floor`: PostgreSQL's own bulk insert of box logs, the
-// floor that issue 18's figures (bench:api and bench:ingest on PostgreSQL)
+// `npm run perf:pg-floor`: PostgreSQL's own bulk insert of box logs, the
+// floor that issue 18's figures (perf:api and perf:ingest on PostgreSQL)
 // compare against. No parkbench code runs in between: `pg` sends rows of the
 // box_logs table itself (api/db/postgres-baseline.ts BOX_LOGS_TABLE: its columns, CHECKs, foreign
 // keys and the partial unique index on verified (equipment_id, box_seq)) with
@@ -14,17 +14,17 @@
 //   the `pg-copy-streams` package, which is not a dependency (and COPY has no
 //   ON CONFLICT nor RETURNING, which storing a verified log needs).
 //
-// On two servers of lib/postgres-server.ts: the test helper's (fsync,
+// On two servers of testkit/postgres-server.ts: the test helper's (fsync,
 // synchronous_commit and full_page_writes off), and one as durable as the
 // SQLite store (fsync on, synchronous_commit off: a crash of the machine
 // loses the last commits, never consistency, as SQLite's WAL with
-// synchronous=NORMAL). With 1 client, and with BENCH_PG_CLIENTS (default 4)
+// synchronous=NORMAL). With 1 client, and with PERF_PG_CLIENTS (default 4)
 // connections inserting at once. The rows' contents (sealed responses,
 // commands) are made before the clock starts.
 //
-//   BENCH_SECONDS (default 3) per case, BENCH_PG_CLIENTS (default 4).
+//   PERF_SECONDS (default 3) per case, PERF_PG_CLIENTS (default 4).
 import pg from 'pg';
-import { startPostgres, TEST_SETTINGS } from '../lib/postgres-server.js';
+import { startPostgres, TEST_SETTINGS } from '../testkit/postgres-server.js';
 import { formatNumber } from './support/processes.js';
 import {
   DURABLE_AS_SQLITE,
@@ -36,8 +36,8 @@ import {
   type Figure,
 } from './support/pg-floor-cases.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const CLIENTS = Number(process.env.BENCH_PG_CLIENTS ?? 4);
+const SECONDS = Number(process.env.PERF_SECONDS ?? 3);
+const CLIENTS = Number(process.env.PERF_PG_CLIENTS ?? 4);
 
 const SERVERS: { name: string; settings: Record<string, string> }[] = [
   { name: 'test server (fsync off)', settings: { ...TEST_SETTINGS } },

@@ -1,4 +1,4 @@
-// npm run bench:fleet [-- --count 5000]
+// npm run perf:fleet [-- --count 5000]
 //
 // A fleet of simulated boxes on one broker: how long they take to connect,
 // how much memory each costs, and how fast every box answers one command

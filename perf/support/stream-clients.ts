@@ -1,4 +1,4 @@
-// Clients of the operator event stream for bench:ingest: real SSE
+// Clients of the operator event stream for perf:ingest: real SSE
 // connections (GET /api/operator/events with the operator's bearer token),
 // each reading every byte as a page would and counting its messages by
 // event name (a blank line ends a message; the `event:` line names it).

@@ -15,8 +15,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { freePort } from './free-port.js';
-import { messageOf } from './message-of.js';
+import { freePort } from '../lib/free-port.js';
+import { messageOf } from '../lib/message-of.js';
 
 /** The system user the server runs as when this process is root. */
 export const POSTGRES_TEST_USER = 'parkbench-test';

@@ -1,13 +1,13 @@
 // A mosquitto (Debian's package) on a free loopback port, configured with
 // the password and ACL files `parkbench admin mqtt-acl --format mosquitto`
-// wrote: the external broker of the tests and of `npm run bench:processes`.
+// wrote: the external broker of the tests and of `npm run perf:processes`.
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { freePort } from './free-port.js';
-import { messageOf } from './message-of.js';
+import { freePort } from '../lib/free-port.js';
+import { messageOf } from '../lib/message-of.js';
 
 export interface MosquittoServer {
   readonly url: string;

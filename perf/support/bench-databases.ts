@@ -3,12 +3,12 @@
 // (`--store postgres`), as durable as the SQLite store (fsync on,
 // synchronous_commit off). On PostgreSQL it also measures the floor: the
 // server's own bulk insert of the same box-log rows, on the same server in
-// the same run (bench/support/pg-floor-cases.ts).
+// the same run (perf/support/pg-floor-cases.ts).
 import { join } from 'node:path';
 import pg from 'pg';
 import { parsePostgresUrl } from '../../api/config.js';
 import type { StoreConfig } from '../../api/db/open-store.js';
-import { startPostgres, type PostgresServer } from '../../lib/postgres-server.js';
+import { startPostgres, type PostgresServer } from '../../testkit/postgres-server.js';
 import {
   DURABLE_AS_SQLITE,
   FLOOR_SCHEMA,

@@ -1,4 +1,4 @@
-// `npm run bench:protocol`: operations per second of the box protocol's hot
+// `npm run perf:protocol`: operations per second of the box protocol's hot
 // paths, against a bare node:crypto aes-128-ccm seal of the same size as an
 // ACCESS command, measured in the same run. Each figure is the median of
 // several timed rounds after a warm-up (a 2-core machine is noisy).

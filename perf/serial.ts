@@ -1,4 +1,4 @@
-// npm run bench:serial [-- --count 300]
+// npm run perf:serial [-- --count 300]
 //
 // Command -> response round trip through the whole serial bench: an MQTT
 // command message, the gateway, a socat pty pair standing in for the USB
@@ -29,7 +29,7 @@ import { defaultBatteryModel } from '../simulator/battery.js';
 import { BoxSerialLink } from '../simulator/links/serial-link.js';
 import { DiskPublishQueue } from '../gateway/disk-queue.js';
 import { Gateway } from '../gateway/gateway.js';
-import { startPtyPair } from '../lib/pty-pair.js';
+import { startPtyPair } from '../testkit/pty-pair.js';
 import { formatNumber, percentile, startTsx } from './support/processes.js';
 
 const BAUD = 115_200;

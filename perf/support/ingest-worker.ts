@@ -76,7 +76,7 @@ if (mode === 'bare') {
     });
     clients.push(...(await Promise.all(batch)));
   }
-  // For a caller that times the stream itself (bench:processes: stored, not acknowledged).
+  // For a caller that times the stream itself (perf:processes: stored, not acknowledged).
   process.stdout.write('publishing\n');
   const started = performance.now();
   await Promise.all(

@@ -1,4 +1,4 @@
-// npm run bench:ingest [-- --boxes 200 --per-box 250 --bare-count 50000 --stream-rounds 2 --store sqlite|postgres]
+// npm run perf:ingest [-- --boxes 200 --per-box 250 --bare-count 50000 --stream-rounds 2 --store sqlite|postgres]
 //
 // Box responses -> stored box logs per second, through `parkbench api` (its
 // own process: the embedded aedes broker and the ingestion, which commits

@@ -1,5 +1,5 @@
-// npm run bench:processes [-- --rounds 2 --seconds 8 --boxes 40 --per-box 250 --store sqlite|postgres]
-// (BENCH_MQTT_DEADLINE_MS, default 120,000: how long an MQTT round may take)
+// npm run perf:processes [-- --rounds 2 --seconds 8 --boxes 40 --per-box 250 --store sqlite|postgres]
+// (PERF_MQTT_DEADLINE_MS, default 120,000: how long an MQTT round may take)
 //
 // Issue 18's "two API processes against one": box logs stored per second by
 // `parkbench api` processes sharing one database and one mosquitto, one
@@ -15,7 +15,7 @@
 //   first publish until the last one is stored.
 // Setup goes through the CLI, as an operator would do it. `--store postgres`:
 // the processes share a database on a PostgreSQL server started for the run
-// (as durable as the SQLite store, bench/support/bench-databases.ts), the
+// (as durable as the SQLite store, perf/support/bench-databases.ts), the
 // way issue 18 runs several processes; the default is one SQLite file.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { openStore } from '../api/db/open-store.js';
 import { freePort } from '../lib/free-port.js';
-import { startMosquittoServer, type MosquittoServer } from '../lib/mosquitto.js';
+import { startMosquittoServer, type MosquittoServer } from '../testkit/mosquitto.js';
 import { benchDatabases, benchStoreOf } from './support/bench-databases.js';
 import { boxLogBatch, type BoxLogFixture } from './support/box-log-batches.js';
 import { formatNumber, startTsx, type Child } from './support/processes.js';
@@ -309,7 +309,7 @@ async function mqttRate(broker: MosquittoServer, parkingId: number): Promise<num
     await child.line(/^publishing$/);
     const started = performance.now();
     const expected = boxes * perBox;
-    const deadlineMs = Number(process.env.BENCH_MQTT_DEADLINE_MS ?? 120_000);
+    const deadlineMs = Number(process.env.PERF_MQTT_DEADLINE_MS ?? 120_000);
     const deadline = started + deadlineMs;
     while ((await count()) - before < expected) {
       if (performance.now() > deadline) {

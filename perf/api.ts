@@ -1,4 +1,4 @@
-// `npm run bench:api`: the API under autocannon on 127.0.0.1, each figure
+// `npm run perf:api`: the API under autocannon on 127.0.0.1, each figure
 // next to a baseline measured in the same run (the machine may be shared).
 // Part 1: token issuance (password grant; scrypt of the password dominates on purpose) and
 // an authenticated no-op route against a bare route with the same response.
@@ -17,15 +17,15 @@
 // The bearer comparison, whose requests cost ~20 µs, takes many 1-second
 // rounds: its effect is a few percent and the VM's bursts are ±20%.
 //
-//   BENCH_SECONDS (default 5) per case, BENCH_CONNECTIONS (default 50),
-//   BENCH_ROUNDS (default 8) rounds of the box log comparison,
-//   BENCH_AUTH_ROUNDS (default 24) 1-second rounds of the bearer comparison,
-//   BENCH_PARTS (default auth,sessions,box-logs) the parts to run,
-//   BENCH_STORE (default sqlite) or postgres: the API on a PostgreSQL server
+//   PERF_SECONDS (default 5) per case, PERF_CONNECTIONS (default 50),
+//   PERF_ROUNDS (default 8) rounds of the box log comparison,
+//   PERF_AUTH_ROUNDS (default 24) 1-second rounds of the bearer comparison,
+//   PERF_PARTS (default auth,sessions,box-logs) the parts to run,
+//   PERF_STORE (default sqlite) or postgres: the API on a PostgreSQL server
 //   started for the run (as durable as the SQLite store), the box logs then
 //   also against the floor, PostgreSQL's own insert of the same rows in
 //   statements of 50 from 4 connections, measured on that server (issue 18),
-//   BENCH_CPU_PROF=<dir>: the servers write V8 CPU profiles there (node
+//   PERF_CPU_PROF=<dir>: the servers write V8 CPU profiles there (node
 //   --cpu-prof; open them in Chrome's DevTools), to see where a case's CPU goes.
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,19 +42,19 @@ import { seedDrivers, seedParking } from './support/api-seed.js';
 import { boxLogBatch, type BoxLogFixture } from './support/box-log-batches.js';
 import { benchDatabases, benchStoreOf, type BenchDatabases } from './support/bench-databases.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SECONDS = Number(process.env.PERF_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.PERF_CONNECTIONS ?? 50);
 const PART_NAMES = ['auth', 'sessions', 'box-logs'] as const;
-const PARTS = new Set((process.env.BENCH_PARTS ?? PART_NAMES.join(',')).split(',').map((part) => part.trim()));
+const PARTS = new Set((process.env.PERF_PARTS ?? PART_NAMES.join(',')).split(',').map((part) => part.trim()));
 const unknownParts = [...PARTS].filter((part) => !(PART_NAMES as readonly string[]).includes(part));
 if (unknownParts.length > 0) {
-  console.error(`BENCH_PARTS: unknown part ${unknownParts.join(', ')} (known: ${PART_NAMES.join(', ')})`);
+  console.error(`PERF_PARTS: unknown part ${unknownParts.join(', ')} (known: ${PART_NAMES.join(', ')})`);
   process.exit(2);
 }
 /** Bare and real runs alternate this many times. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
-const AUTH: Rounds = { rounds: Number(process.env.BENCH_AUTH_ROUNDS ?? 24), seconds: 1 };
-const STORE = benchStoreOf(process.env.BENCH_STORE);
+const ROUNDS = Number(process.env.PERF_ROUNDS ?? 8);
+const AUTH: Rounds = { rounds: Number(process.env.PERF_AUTH_ROUNDS ?? 24), seconds: 1 };
+const STORE = benchStoreOf(process.env.PERF_STORE);
 
 interface Fixture {
   base: string;
@@ -96,7 +96,7 @@ function boxLogRequest(
 }
 
 /** Drivers seeded for session creation (every request takes a new one). */
-const SESSION_DRIVERS = PARTS.has('sessions') ? Number(process.env.BENCH_SESSION_DRIVERS ?? 40_000) : 0;
+const SESSION_DRIVERS = PARTS.has('sessions') ? Number(process.env.PERF_SESSION_DRIVERS ?? 40_000) : 0;
 /** The fixed rate of the session latency case, requests per second. */
 const SESSION_RATE = 200;
 let nextSessionToken = 0;
@@ -206,7 +206,7 @@ const CASES: Record<string, Case> = {
 /** The child: builds the app, seeds it, listens, reports the fixture. */
 async function serve(logLevel: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'parkbench-bench-'));
-  // The parent's database on PostgreSQL (BENCH_STORE=postgres), else a file of this process.
+  // The parent's database on PostgreSQL (PERF_STORE=postgres), else a file of this process.
   const databaseUrl = process.env.DATABASE_URL;
   const config = configWith({
     databasePath: join(dir, 'bench.sqlite'),
@@ -327,9 +327,9 @@ function serverCpuMicros(child: ChildProcess): Promise<CpuMicros> {
   });
 }
 
-/** node's flags for BENCH_CPU_PROF: the profile is written when the server exits. */
+/** node's flags for PERF_CPU_PROF: the profile is written when the server exits. */
 function cpuProfileFlags(): string[] {
-  const dir = process.env.BENCH_CPU_PROF;
+  const dir = process.env.PERF_CPU_PROF;
   return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
 }
 
@@ -524,7 +524,7 @@ async function compareSessions(fixture: Fixture, child: ChildProcess): Promise<v
   );
   if (nextSessionToken > fixture.sessionTokens.length)
     console.log(
-      `warning: ${nextSessionToken} requests for ${fixture.sessionTokens.length} drivers: the later ones were 422 (set BENCH_SESSION_DRIVERS)`,
+      `warning: ${nextSessionToken} requests for ${fixture.sessionTokens.length} drivers: the later ones were 422 (set PERF_SESSION_DRIVERS)`,
     );
   console.log('');
 }

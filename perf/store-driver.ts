@@ -1,5 +1,5 @@
-// `npm run bench:store-driver`: what Kysely costs the SQLite path (issue 18:
-// bench:api and bench:ingest may drop by no more than 10%). Box logs as the
+// `npm run perf:store-driver`: what Kysely costs the SQLite path (issue 18:
+// perf:api and perf:ingest may drop by no more than 10%). Box logs as the
 // API stores a POST's batch: 50 verified rows a transaction, one INSERT ... ON
 // CONFLICT DO NOTHING a row, on a WAL file opened and migrated as the API
 // opens it (api/db/open.ts: synchronous NORMAL, foreign keys on, the real
@@ -18,10 +18,10 @@
 // - and, to tell the async change from Kysely's own cost, better-sqlite3
 //   with an await after each row.
 //
-// The cases take turns, ROUNDS rounds of BENCH_SECONDS each, and each round's
+// The cases take turns, ROUNDS rounds of PERF_SECONDS each, and each round's
 // ratio is against the baseline of the same round (the machine is shared).
 //
-//   BENCH_SECONDS (default 2) per case and round, BENCH_ROUNDS (default 3).
+//   PERF_SECONDS (default 2) per case and round, PERF_ROUNDS (default 3).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,8 +32,8 @@ import { BetterSqliteDialect } from '../api/db/kysely-sqlite.js';
 import { openDatabase } from '../api/db/open.js';
 import { formatNumber } from './support/processes.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.PERF_SECONDS ?? 2);
+const ROUNDS = Number(process.env.PERF_ROUNDS ?? 3);
 const BATCH = 50;
 
 interface BoxLogRow {
@@ -75,7 +75,7 @@ raw.exec(`
     VALUES (1, 1, 1, 'session', 'session', x'00', '[1001]', ${now}, ${now + 3_600_000}, ${now});
 `);
 
-// The contents of a verified log over HTTP (sizes as bench:api's bodies: a
+// The contents of a verified log over HTTP (sizes as perf:api's bodies: a
 // 48-byte command and a sealed response, in base64), made before any clock.
 const command = Buffer.alloc(48, 7).toString('base64');
 const response = Buffer.alloc(40, 9).toString('base64');
