@@ -17,7 +17,7 @@ import { RESTORE_CASE_NAME } from '../../conformance/restore-issuers.js';
 import { parseResponse, statusName } from '../../firmware-protocol/index.js';
 import { silentLogger } from '../../lib/logger.js';
 import type { SimulatedBox } from '../../simulator/simulated-box.js';
-import { addParking, controlApp, dispatcherAtRest, pumpUntil, startBox } from '../control/bench.js';
+import { addParking, controlApp, dispatcherAtRest, pumpUntil, startBox } from '../helpers/control-bench.js';
 import { errorBody, type TestApp } from '../helpers/api-app.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import { all } from '../helpers/sql.js';

@@ -7,8 +7,8 @@ import { addOperator } from '../../api/operators/accounts.js';
 import { FrameKind, parseCommandHeader, Status } from '../../firmware-protocol/index.js';
 import { errorBody, type TestApp } from '../helpers/api-app.js';
 import { waitFor } from '../helpers/wait.js';
-import { addParking, controlApp, startBox } from '../control/bench.js';
-import { sendCommand, setSim, untilSubscribed } from './operator-box-bench.js';
+import { addParking, controlApp, startBox } from '../helpers/control-bench.js';
+import { sendCommand, setSim, untilSubscribed } from '../helpers/operator-box.js';
 import { one } from '../helpers/sql.js';
 
 interface Answer {

@@ -4,8 +4,8 @@
 import test from 'ava';
 import { addOperator } from '../../api/operators/accounts.js';
 import { errorBody, testApp } from '../helpers/api-app.js';
-import { addParking, controlApp, startBox } from '../control/bench.js';
-import { sendCommand as send, untilSubscribed } from './operator-box-bench.js';
+import { addParking, controlApp, startBox } from '../helpers/control-bench.js';
+import { sendCommand as send, untilSubscribed } from '../helpers/operator-box.js';
 import { one } from '../helpers/sql.js';
 
 test('BATTERY_QUERY and TIME_SET reach the simulated box; its verified answers come back and are stored as box logs', async (t) => {

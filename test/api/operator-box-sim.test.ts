@@ -5,8 +5,8 @@ import test from 'ava';
 import { addOperator } from '../../api/operators/accounts.js';
 import { errorBody, testApp } from '../helpers/api-app.js';
 import { waitFor } from '../helpers/wait.js';
-import { addParking, controlApp, startBox } from '../control/bench.js';
-import { setSim, untilSubscribed } from './operator-box-bench.js';
+import { addParking, controlApp, startBox } from '../helpers/control-bench.js';
+import { setSim, untilSubscribed } from '../helpers/operator-box.js';
 
 test('a sim/set reaches the simulated box: 202 with what was published, the box jammed and its battery low', async (t) => {
   const app = await controlApp(t);

@@ -31,7 +31,7 @@ import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { MqttAcl } from '../../api/mqtt/acl.js';
 import { provisioningOf, type SeededBox } from '../helpers/parking.js';
-import { sendCommand, untilSubscribed } from './operator-box-bench.js';
+import { sendCommand, untilSubscribed } from '../helpers/operator-box.js';
 import { all, value } from '../helpers/sql.js';
 
 interface Stream {

@@ -14,7 +14,7 @@ import { SuiteInterrupted } from '../../conformance/interrupted.js';
 import { accessCases } from '../../conformance/cases/access-cases.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
-import { boxFile } from './fixtures.js';
+import { boxFile } from '../helpers/conformance-fixtures.js';
 
 test('the watch finds a state seen after a mark, and gives up on the fake clock', async (t) => {
   const clock = new FakeClock();

@@ -13,7 +13,7 @@ import type { SuiteReport } from '../../conformance/case-result.js';
 import { CANNOT_RESTART } from '../../conformance/cases/power-cycle-case.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
-import { boxFile, FAST_BARRIER, keysOf, reportRows, type BoxFile } from './fixtures.js';
+import { boxFile, FAST_BARRIER, keysOf, reportRows, type BoxFile } from '../helpers/conformance-fixtures.js';
 
 /** Only the power cycle does not pass: this target cannot restart the box. */
 function assertAllPassed(t: ExecutionContext, report: SuiteReport, box: BoxFile): void {

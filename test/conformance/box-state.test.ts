@@ -13,7 +13,7 @@ import { startCli } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { runCli } from '../helpers/run-cli.js';
 import { testNeeding } from '../helpers/requires.js';
-import { boxFile, FAST_BARRIER_FLAGS, type BoxFile, type JsonReport } from './fixtures.js';
+import { boxFile, FAST_BARRIER_FLAGS, type BoxFile, type JsonReport } from '../helpers/conformance-fixtures.js';
 
 const test = testNeeding('socat', avaTest);
 

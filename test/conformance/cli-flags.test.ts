@@ -9,7 +9,7 @@ import { UsageError } from '../../cli/errors.js';
 import { parseConformanceFlags, type ConformanceFlags } from '../../cli/conformance/flags.js';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { runCli } from '../helpers/run-cli.js';
-import { boxFile, keysOf } from './fixtures.js';
+import { boxFile, keysOf } from '../helpers/conformance-fixtures.js';
 
 const defaults = {
   topicPrefix: 'parkbench',

@@ -6,8 +6,8 @@ import test from 'ava';
 import { brokerForTest } from '../helpers/broker.js';
 import { startCli } from '../helpers/cli-process.js';
 import { waitFor } from '../helpers/wait.js';
-import { boxFile, keysOf, reportRows, type JsonReport } from './fixtures.js';
-import { conformance, failedNames, simOnBroker } from './mqtt-sim.js';
+import { boxFile, keysOf, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
+import { conformance, failedNames, simOnBroker } from '../helpers/conformance-mqtt-sim.js';
 
 test('a box with the accept-revoked bug (step 8a) fails exactly the REVOKED case; its issuer keys are put back all the same', async (t) => {
   const broker = await brokerForTest(t);

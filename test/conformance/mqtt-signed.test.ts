@@ -6,8 +6,8 @@
 import test from 'ava';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { brokerForTest } from '../helpers/broker.js';
-import { boxFile, keysOf, reportRows, type BoxKind, type JsonReport } from './fixtures.js';
-import { conformance, failedNames, simOnBroker } from './mqtt-sim.js';
+import { boxFile, keysOf, reportRows, type BoxKind, type JsonReport } from '../helpers/conformance-fixtures.js';
+import { conformance, failedNames, simOnBroker } from '../helpers/conformance-mqtt-sim.js';
 
 const SKIPPED_POWER_CYCLE = {
   name: 'issuer keys, revocations, tries and the control sequence survive a power cycle',

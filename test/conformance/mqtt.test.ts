@@ -7,8 +7,8 @@ import test from 'ava';
 import { casesFor } from '../../conformance/cases/index.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { runCli } from '../helpers/run-cli.js';
-import { boxFile, keysOf, reportRows, RUN_CHECKS, type JsonReport } from './fixtures.js';
-import { conformance, simOnBroker } from './mqtt-sim.js';
+import { boxFile, keysOf, reportRows, RUN_CHECKS, type JsonReport } from '../helpers/conformance-fixtures.js';
+import { conformance, simOnBroker } from '../helpers/conformance-mqtt-sim.js';
 
 test('a simulated box on a real broker passes every case over MQTT; exit 0', async (t) => {
   const broker = await brokerForTest(t);

@@ -17,7 +17,7 @@ import { runSuite } from '../../conformance/run-suite.js';
 import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
 import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
 import { brokerForTest } from '../helpers/broker.js';
-import { boxFile, FAST_BARRIER, keysOf, reportRows, type BoxFile } from './fixtures.js';
+import { boxFile, FAST_BARRIER, keysOf, reportRows, type BoxFile } from '../helpers/conformance-fixtures.js';
 
 const POWER_CYCLE = 'issuer keys, revocations, tries and the control sequence survive a power cycle';
 

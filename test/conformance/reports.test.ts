@@ -4,7 +4,7 @@ import type { SuiteReport } from '../../conformance/case-result.js';
 import { renderJson } from '../../conformance/reports/json.js';
 import { renderJunit } from '../../conformance/reports/junit.js';
 import { renderTable } from '../../conformance/reports/table.js';
-import { assertWellFormedXml } from './fixtures.js';
+import { assertWellFormedXml } from '../helpers/conformance-fixtures.js';
 
 const report: SuiteReport = {
   results: [

@@ -10,7 +10,7 @@ import { runCli, type CliResult } from '../helpers/run-cli.js';
 import type { TestApp } from '../helpers/api-app.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import { revoke } from '../helpers/signed-box.js';
-import { addParking, controlApp, provisioningOf, startBox } from './bench.js';
+import { addParking, controlApp, provisioningOf, startBox } from '../helpers/control-bench.js';
 import { column, one, value } from '../helpers/sql.js';
 import { databaseArgument } from '../helpers/api-app.js';
 

@@ -11,7 +11,7 @@ import { databaseArgument, loggedIn, type TestApp } from '../helpers/api-app.js'
 import { createSession } from '../helpers/parking.js';
 import { runCli } from '../helpers/run-cli.js';
 import { all, run } from '../helpers/sql.js';
-import { addParking, controlApp, pumpUntil, startBox, statesOf } from './bench.js';
+import { addParking, controlApp, pumpUntil, startBox, statesOf } from '../helpers/control-bench.js';
 
 async function operatorGet(app: TestApp, token: string, url: string) {
   return app.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });

@@ -16,7 +16,7 @@ import { parseResponse, signAccessCommand, statusName } from '../../firmware-pro
 import type { SimulatedBox } from '../../simulator/simulated-box.js';
 import { loggedIn, me, testApp, type TestApp } from '../helpers/api-app.js';
 import { seedParking } from '../helpers/parking.js';
-import { addParking, controlApp, provisioningOf, pumpUntil, startBox, statesOf } from './bench.js';
+import { addParking, controlApp, provisioningOf, pumpUntil, startBox, statesOf } from '../helpers/control-bench.js';
 import { all, run, value } from '../helpers/sql.js';
 
 /** An ACCESS_SIGNED of key 77, valid around now, for these boxes, signed by `privateKeyHex`. */

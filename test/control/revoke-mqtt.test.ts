@@ -14,7 +14,7 @@ import { operationReport, revokeSmartKey } from '../../api/control/operations.js
 import { parseResponse, statusName } from '../../firmware-protocol/index.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import { loggedIn, tempDir } from '../helpers/api-app.js';
-import { addParking, controlApp, dispatcherAtRest, pumpUntil, startBox, statesOf } from './bench.js';
+import { addParking, controlApp, dispatcherAtRest, pumpUntil, startBox, statesOf } from '../helpers/control-bench.js';
 import type { TestApp } from '../helpers/api-app.js';
 import { all, value } from '../helpers/sql.js';
 

@@ -4,7 +4,7 @@
 import avaTest from 'ava';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { boxFile } from '../conformance/fixtures.js';
+import { boxFile } from '../helpers/conformance-fixtures.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
 import { folderWithParkbench, processGone, runScript } from '../helpers/shell-script.js';

@@ -19,7 +19,7 @@ import { freePort } from '../../lib/free-port.js';
 import { parseProvisioning, type Provisioning } from '../../lib/provisioning-file.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
-import { FAST_BARRIER } from '../conformance/fixtures.js';
+import { FAST_BARRIER } from '../helpers/conformance-fixtures.js';
 import { tempDir } from '../helpers/api-app.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { postgresForFile } from '../helpers/postgres.js';

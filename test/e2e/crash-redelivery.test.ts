@@ -14,7 +14,7 @@ import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { freePort } from '../../lib/free-port.js';
 import { makeVerifiedResponses } from '../../simulator/verified-responses.js';
-import { brokerFixture } from '../mqtt/fixtures.js';
+import { brokerFixture } from '../helpers/mqtt-fixtures.js';
 
 const topics = new Topics();
 const MODULE_ID = 9151;

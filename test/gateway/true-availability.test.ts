@@ -18,7 +18,7 @@ import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
-import { addParking, controlApp, provisioningOf, pumpUntil } from '../control/bench.js';
+import { addParking, controlApp, provisioningOf, pumpUntil } from '../helpers/control-bench.js';
 import { value } from '../helpers/sql.js';
 
 // Skipped, with one line naming the package, where socat is not installed (a failure under CI).

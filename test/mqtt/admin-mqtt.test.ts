@@ -6,7 +6,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { startMosquitto } from '../helpers/mosquitto.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
-import { brokerFixture } from './fixtures.js';
+import { brokerFixture } from '../helpers/mqtt-fixtures.js';
 import { testNeeding } from '../helpers/requires.js';
 
 // Skipped, with one line naming the package, where mosquitto is not installed (a failure under CI).

@@ -6,7 +6,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import type { MqttAccount } from '../../api/mqtt/acl.js';
 import { startEmbeddedBroker, type EmbeddedBroker, type ResponseIngester } from '../../api/mqtt/broker.js';
-import { brokerFixture, type BrokerFixture } from './fixtures.js';
+import { brokerFixture, type BrokerFixture } from '../helpers/mqtt-fixtures.js';
 import { waitFor } from '../helpers/wait.js';
 import { sqliteStore } from '../../api/db/store.js';
 

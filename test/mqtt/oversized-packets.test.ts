@@ -9,7 +9,7 @@ import { Topics } from '../../lib/mqtt-topics.js';
 import { startCli } from '../helpers/cli-process.js';
 import { freePort } from '../../lib/free-port.js';
 import { waitFor } from '../helpers/wait.js';
-import { brokerFixture } from './fixtures.js';
+import { brokerFixture } from '../helpers/mqtt-fixtures.js';
 
 const topics = new Topics();
 const CLIENTS = 8;

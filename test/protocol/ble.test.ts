@@ -8,7 +8,7 @@ import {
   bleLocalName,
   chunkFrame,
 } from '../../firmware-protocol/index.js';
-import { signedAccess } from './fixtures.js';
+import { signedAccess } from '../helpers/protocol-fixtures.js';
 
 /** docs/protocol.md, Sizes: the longest command, an ACCESS_SIGNED of 32 modules (225 bytes). */
 const longest = signedAccess({ body: { moduleIds: Array.from({ length: 32 }, (_, i) => i) } });

@@ -6,7 +6,7 @@ import { decodeFrame, detectShape } from '../../cli/protocol/decode.js';
 import { parseFrameText } from '../../cli/protocol/input.js';
 import { sealAccessBase64 } from '../../cli/protocol/seal-access.js';
 import { LinkType, encodeLinkFrame, openCommand } from '../../firmware-protocol/index.js';
-import { access, boxKey, parkingKey } from './fixtures.js';
+import { access, boxKey, parkingKey } from '../helpers/protocol-fixtures.js';
 
 const flags = {
   parkingKey: parkingKey.toString('hex'),

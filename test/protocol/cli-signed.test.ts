@@ -39,7 +39,7 @@ import {
   setIssuer,
   signedAccess,
   state,
-} from './fixtures.js';
+} from '../helpers/protocol-fixtures.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'parkbench-cli-signed-'));
 const keyFile = (name: string, text: string | Buffer): string => {

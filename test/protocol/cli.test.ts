@@ -13,7 +13,7 @@ import {
   sealCommand,
 } from '../../firmware-protocol/index.js';
 import { runCli } from '../helpers/run-cli.js';
-import { access, boxKey, conditions, config, parkingKey, state } from './fixtures.js';
+import { access, boxKey, conditions, config, parkingKey, state } from '../helpers/protocol-fixtures.js';
 
 const keyHex = parkingKey.toString('hex');
 const sealArgs = (overrides: Record<string, string> = {}): string[] => {

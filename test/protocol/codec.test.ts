@@ -31,7 +31,7 @@ import {
   parkingKey,
   parkingKeyNext,
   timeSet,
-} from './fixtures.js';
+} from '../helpers/protocol-fixtures.js';
 
 const fields: ResponseFields = {
   status: Status.OK,

@@ -29,7 +29,7 @@ import {
   parkingKeyNext,
   state,
   timeSet,
-} from './fixtures.js';
+} from '../helpers/protocol-fixtures.js';
 
 const name = (status: number): string => statusName(status) ?? String(status);
 

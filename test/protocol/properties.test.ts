@@ -43,7 +43,7 @@ import {
   otherIssuerPublic,
   parkingKey,
   state,
-} from './fixtures.js';
+} from '../helpers/protocol-fixtures.js';
 
 const u32 = fc.nat({ max: 0xffffffff });
 const u8 = fc.nat({ max: 0xff });

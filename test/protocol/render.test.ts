@@ -23,7 +23,7 @@ import {
   signedAccess,
   state,
   timeSet,
-} from './fixtures.js';
+} from '../helpers/protocol-fixtures.js';
 
 test('renderCommand with the key shows the body', (t) => {
   t.is(

@@ -14,7 +14,7 @@ import {
   sealResponse,
   statusReport,
 } from '../../firmware-protocol/index.js';
-import { access, boxKey, conditions, config, signedAccess, state } from './fixtures.js';
+import { access, boxKey, conditions, config, signedAccess, state } from '../helpers/protocol-fixtures.js';
 
 test('CRC-16/CCITT-FALSE check value: "123456789" gives 0x29B1', (t) => {
   t.is(crc16(Buffer.from('123456789', 'ascii')), 0x29b1);

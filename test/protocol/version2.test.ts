@@ -42,7 +42,7 @@ import {
   setIssuer,
   signedAccess,
   state,
-} from './fixtures.js';
+} from '../helpers/protocol-fixtures.js';
 
 const name = (status: number): string => statusName(status) ?? String(status);
 const zeros = Buffer.alloc(64);

@@ -5,8 +5,8 @@ import type { ExecutionContext } from 'ava';
 import { systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
-import { runCli, type CliResult } from '../helpers/run-cli.js';
-import { FAST_BARRIER, type BoxFile, type JsonReport } from './fixtures.js';
+import { runCli, type CliResult } from './run-cli.js';
+import { FAST_BARRIER, type BoxFile, type JsonReport } from './conformance-fixtures.js';
 
 export async function simOnBroker(
   t: ExecutionContext,

@@ -1,6 +1,6 @@
 // What the operator box tests share: the two box routes as an operator
 // sends them, and the wait until a simulated box's link has subscribed.
-import type { TestApp } from '../helpers/api-app.js';
+import type { TestApp } from './api-app.js';
 import type { SimulatedBox } from '../../simulator/simulated-box.js';
 
 export function sendCommand(app: TestApp, token: string, moduleId: number | string, payload: unknown) {

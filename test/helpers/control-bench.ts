@@ -11,8 +11,8 @@ import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import type { ApiConfig } from '../../api/config.js';
-import { testApp, type TestApp } from '../helpers/api-app.js';
-import { all } from '../helpers/sql.js';
+import { testApp, type TestApp } from './api-app.js';
+import { all } from './sql.js';
 
 export const POLL_MS = 1_000;
 
