@@ -1,5 +1,5 @@
-// `npm run bench:store-driver`: what Kysely costs the SQLite path (issue 18:
-// bench:api and bench:ingest may drop by no more than 10%). Box logs as the
+// `npm run bench:store-driver`: what Kysely costs the SQLite path
+// (bench:api and bench:ingest may drop by no more than 10% for it). Box logs as the
 // API stores a POST's batch: 50 verified rows a transaction, one INSERT ... ON
 // CONFLICT DO NOTHING a row, on a WAL file opened and migrated as the API
 // opens it (api/db/open.ts: synchronous NORMAL, foreign keys on, the real

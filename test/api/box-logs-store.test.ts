@@ -1,4 +1,4 @@
-// Box-log ingestion on both stores (issue 18, "The ingestion core"): the same
+// Box-log ingestion on both stores (docs/decisions/, "The ingestion core"): the same
 // ingestBoxLogs over each engine's IngestStore, through the group commit,
 // with its dependencies built on a `Store` (test/helpers/box-logs.ts
 // ingestionOn): a batch stored (every field, duplicates, refusals naming the
