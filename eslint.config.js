@@ -33,8 +33,8 @@ const importBans = {
   simulator: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'ws'] },
   gateway: { may: ['firmware-protocol', 'lib'], packages: ['node:*'] },
   api: { may: ['firmware-protocol', 'lib'] },
-  // The one folder of api/ that runs the conformance suite (issue 17: a run
-  // from the operator API): it alone of api/ may import conformance/, so the
+  // The one folder of api/ that runs the conformance suite (a run from the
+  // operator API): it alone of api/ may import conformance/, so the
   // API builds a BoxUnderTest from its database and writes the CLI's own
   // reports. Named so no other folder nests `conformance`, which the
   // climbing regex below would take for the top-level one.
@@ -125,7 +125,7 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
-  // Options of the strict preset (issue 15, item 8), each kept narrow.
+  // Options of the strict preset, each kept narrow.
   {
     rules: {
       // Numbers format the same way everywhere (ports, counts, ids, byte

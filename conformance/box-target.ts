@@ -39,7 +39,7 @@ export interface BoxTarget {
   /** Power-cycles the box and resolves once the link is back, for the case
    * "all of it survives a power cycle" (docs/protocol.md, the paragraph after the
    * checks). Absent when the target cannot: none of the command line's can
-   * today (serial, BLE and MQTT reach a box, they do not power it); a test
+   * (serial, BLE and MQTT reach a box, they do not power it); a test
    * harness that runs the simulator in process can. */
   restart?(): Promise<void>;
   /** Status reports whose tag did not verify under the box key (ignored). */

@@ -8,7 +8,7 @@
 // handleMessage). The API's ingestion acknowledges after its COMMIT, so
 // through an external broker it stored one message a commit: about 250 a
 // second on PostgreSQL, 1,800 on SQLite, and past mosquitto's queue of
-// 1,000 a client the broker dropped the rest (issue 18). Here the work
+// 1,000 a client the broker dropped the rest. Here the work
 // starts and the next packet is read at once; how many wait unacknowledged
 // is bounded by the broker, told our MQTT 5 Receive Maximum (ackWindow).
 //

@@ -2,7 +2,7 @@
 // the cable being pulled: it reopens with backoff, parses frames through the
 // link decoder, and writes only while open. The simulator's box side and the
 // gateway's side of a cable are both built on it. The port itself comes from
-// a factory (STYLE.md 3, transports are injected): serialport's by default,
+// a factory, so the transport is injected: serialport's by default,
 // one on @serialport/binding-mock in the unit tests.
 import { EventEmitter } from 'node:events';
 import { SerialPort } from 'serialport';

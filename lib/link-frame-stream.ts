@@ -1,4 +1,4 @@
-// The serial link as a stream (STYLE.md: stream parsers are thin): a
+// The serial link as a stream, kept thin: a
 // Transform over firmware-protocol's pure LinkFrameDecoder. Bytes in, whole
 // link frames out; bad frames are counted by the decoder, never passed on.
 import { Transform, type TransformCallback } from 'node:stream';

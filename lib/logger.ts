@@ -1,5 +1,5 @@
-// The logger a library takes (STYLE.md: libraries take a logger, apps own
-// pino). pino's Logger satisfies it; tests pass silentLogger.
+// The logger a library takes: a library logs through the logger its
+// caller hands it, and the apps own pino. pino's Logger satisfies it; tests pass silentLogger.
 
 type LogMethod = (fields: object, message?: string) => void;
 

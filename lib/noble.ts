@@ -1,5 +1,5 @@
 // Loading noble. `import '@abandonware/noble'` throws at import on a machine
-// without Bluetooth (TOOLCHAIN.md), so it is loaded only when BLE is asked
+// without Bluetooth, so it is loaded only when BLE is asked
 // for; with bindings given (a virtual radio in tests or the simulator's), it
 // is built through noble's own injection point instead.
 import type * as NobleModule from '@abandonware/noble';

@@ -1,5 +1,5 @@
-// Matches a box's responses to the commands sent to it (STYLE.md: a small
-// waiter with a timeout). A response answers the oldest pending command with
+// Matches a box's responses to the commands sent to it, each with
+// a timeout. A response answers the oldest pending command with
 // the same kind and key_id, which a box echoes whenever it could parse the
 // header (docs/protocol.md, steps 1 and 2, and the paragraph after step 11); a command it could not parse is answered
 // with kind 0 and key_id 0.

@@ -24,7 +24,7 @@
 //   PERF_STORE (default sqlite) or postgres: the API on a PostgreSQL server
 //   started for the run (as durable as the SQLite store), the box logs then
 //   also against the floor, PostgreSQL's own insert of the same rows in
-//   statements of 50 from 4 connections, measured on that server (issue 18),
+//   statements of 50 from 4 connections, measured on that server,
 //   PERF_CPU_PROF=<dir>: the servers write V8 CPU profiles there (node
 //   --cpu-prof; open them in Chrome's DevTools), to see where a case's CPU goes.
 import { fork, type ChildProcess } from 'node:child_process';

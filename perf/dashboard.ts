@@ -1,6 +1,6 @@
 // npm run perf:dashboard [-- --boxes 5000 --rate 1000 --seconds 15 --publishers 100]
 //
-// The bench page with a fleet on it (issue 17): `parkbench api` (its own
+// The bench page with a fleet on it: `parkbench api` (its own
 // process: the embedded broker, the ingestion, the event stream) on a
 // database of 5,000 boxes, the page in Debian's chromium at 1280x800, then
 // 1,000 verified box logs a second streaming in from simulated boxes'

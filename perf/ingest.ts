@@ -7,13 +7,13 @@
 // responses made beforehand by a SimulatedBox, at QoS 1, as fast as the
 // broker acknowledges them. Baseline, in the same run: a bare aedes broker in
 // its own process and two plain clients (one publisher, one subscriber, QoS
-// 1). Targets (issue 7): at least 10,000 box logs stored per second; goal:
+// 1). Targets: at least 10,000 box logs stored per second; goal:
 // half the bare broker's rate.
-// Then the event stream (issue 17): the same ingestion without and with three
+// Then the event stream: the same ingestion without and with three
 // clients of GET /api/operator/events attached (real SSE connections from
 // this process, reading every byte), alternating, --stream-rounds times each:
 // target, at least 0.9 of the rate without them.
-// `--store postgres` (issue 18): the API on a PostgreSQL server started for
+// `--store postgres`: the API on a PostgreSQL server started for
 // the run (as durable as the SQLite store), the floor measured on it in the
 // same run: the server's own insert of the same rows, 500 a statement (a
 // group of messages is one statement); target 10,000 stored/s there too.
@@ -174,7 +174,7 @@ async function seedFleet(
   const store = await openStore(database.config, { onIdleError: () => undefined });
   try {
     const now = Date.now();
-    // Sealed on purpose, though new parkings are signed by default (issue 13):
+    // Sealed on purpose, though new parkings are signed by default:
     // the figures compare with runs from before protocol version 2.
     const parkingId = await new ParkingRepository(store).insert(
       {

@@ -1,5 +1,5 @@
 // `npm run perf:pg-floor`: PostgreSQL's own bulk insert of box logs, the
-// floor that issue 18's figures (perf:api and perf:ingest on PostgreSQL)
+// floor that the PostgreSQL store's figures (perf:api and perf:ingest on PostgreSQL)
 // compare against. No parkbench code runs in between: `pg` sends rows of the
 // box_logs table itself (api/db/postgres-baseline.ts BOX_LOGS_TABLE: its columns, CHECKs, foreign
 // keys and the partial unique index on verified (equipment_id, box_seq)) with
@@ -47,7 +47,7 @@ const CASES = [valuesCase(50), unnestCase(50), unnestCase(500)];
 const templates = new Map([50, 500].map((rows) => [rows, rowsLike(rows)]));
 
 console.log(
-  `PostgreSQL bulk insert of box logs (the floor of issue 18), ${SECONDS} s a case, 2-core machine; COPY not measured (needs pg-copy-streams)\n`,
+  `PostgreSQL bulk insert of box logs (the floor of the PostgreSQL store), ${SECONDS} s a case, 2-core machine; COPY not measured (needs pg-copy-streams)\n`,
 );
 const figures: Figure[] = [];
 for (const server of SERVERS) {

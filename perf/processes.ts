@@ -1,7 +1,7 @@
 // npm run perf:processes [-- --rounds 2 --seconds 8 --boxes 40 --per-box 250 --store sqlite|postgres]
 // (PERF_MQTT_DEADLINE_MS, default 120,000: how long an MQTT round may take)
 //
-// Issue 18's "two API processes against one": box logs stored per second by
+// Two API processes against one: box logs stored per second by
 // `parkbench api` processes sharing one database and one mosquitto, one
 // process against two, in alternating rounds (the machine is shared: a burst
 // of load spoils one round, not the figure; the verdict is the median of the
@@ -16,7 +16,7 @@
 // Setup goes through the CLI, as an operator would do it. `--store postgres`:
 // the processes share a database on a PostgreSQL server started for the run
 // (as durable as the SQLite store, perf/support/bench-databases.ts), the
-// way issue 18 runs several processes; the default is one SQLite file.
+// way several processes share a store; the default is one SQLite file.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

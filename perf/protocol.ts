@@ -2,8 +2,8 @@
 // paths, against a bare node:crypto aes-128-ccm seal of the same size as an
 // ACCESS command, measured in the same run. Each figure is the median of
 // several timed rounds after a warm-up (a 2-core machine is noisy).
-// Target (issue 2): open + decide ACCESS >= 100,000/s and within 3x of the bare cipher.
-// Target (issue 13): sign ACCESS_SIGNED within 1.3x of a bare crypto.sign, and
+// Target: open + decide ACCESS >= 100,000/s and within 3x of the bare cipher.
+// Target: sign ACCESS_SIGNED within 1.3x of a bare crypto.sign, and
 // verify + decide ACCESS_SIGNED within 1.3x of a bare crypto.verify, of the
 // same bytes, in the same run.
 import { createCipheriv, sign, verify } from 'node:crypto';

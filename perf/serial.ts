@@ -7,9 +7,9 @@
 //   - the wire's floor: the link frames' bytes × 10 bits / baud, the time a
 //     real 115200-baud cable needs for the bytes alone;
 //   - a bare round trip on the same pty (a raw echo), what the pty itself costs.
-// A pty does not emulate the baud rate (TOOLCHAIN.md), so what this measures
+// A pty does not emulate the baud rate, so what this measures
 // is the software's own time; on a real cable the round trip is about the
-// floor plus that. Target (issue 7): p50 within 5 ms of the floor.
+// floor plus that. Target: p50 within 5 ms of the floor.
 // The gateway runs twice: with its publish queue on disk, as `parkbench
 // gateway` runs it (each command and each response written and flushed to
 // disk before it goes on), and with the queue in memory, what the disk costs.

@@ -1,20 +1,20 @@
-// `npm run perf:store-driver`: what Kysely costs the SQLite path (issue 18:
-// perf:api and perf:ingest may drop by no more than 10%). Box logs as the
-// API stores a POST's batch: 50 verified rows a transaction, one INSERT ... ON
-// CONFLICT DO NOTHING a row, on a WAL file opened and migrated as the API
-// opens it (api/db/open.ts: synchronous NORMAL, foreign keys on, the real
-// box_logs table with its partial unique index), through:
+// `npm run perf:store-driver`: what Kysely costs the SQLite path (perf:api
+// and perf:ingest may drop by no more than 10% for it). Box logs as the API
+// stores a POST's batch: 50 verified rows a transaction, one INSERT ... ON
+// CONFLICT DO NOTHING a row, on a WAL file opened and migrated as the API opens
+// it (api/db/open.ts: synchronous NORMAL, foreign keys on, the real box_logs
+// table with its partial unique index), through:
 //
 // - better-sqlite3 alone, one prepared statement in a synchronous
 //   BEGIN IMMEDIATE transaction: the baseline, as api/repositories/box-logs.ts
-//   and api/db/group-commit.ts do today;
+//   and api/db/group-commit.ts do;
 // - Kysely with our driver (api/db/kysely-sqlite.ts: statement cache,
 //   BEGIN IMMEDIATE), each row a query built, compiled and awaited;
 // - Kysely with its own SqliteDialect (a prepare per execution, a deferred BEGIN);
 // - Kysely with our driver, the INSERT built and compiled once and run with
 //   each row's parameters (Kysely's executor alone, without its builder);
 // - Kysely with our driver, the 50 rows as one multi-row INSERT (what a
-//   dialect branch could do; not what the API does today).
+//   dialect branch could do; not what the API does).
 // - and, to tell the async change from Kysely's own cost, better-sqlite3
 //   with an await after each row.
 //

@@ -4,7 +4,7 @@
 // one update of the boxes' observations. Why: on PostgreSQL a batch alone
 // is about ten round trips and a COMMIT, and batches of one box wait on
 // each other for its row until each commits; 20 batches of a turn together
-// pay for one (issue 18). On SQLite they share a transaction already; now
+// pay for one. On SQLite, where writes are serialized anyway, they share
 // their statements too.
 //
 // Each batch keeps its own answer: a batch that ingestion refuses (an id

@@ -1,7 +1,7 @@
-// Box-log ingestion's reads and writes on SQLite (ingest-store.ts): today's
+// Box-log ingestion's reads and writes on SQLite (ingest-store.ts):
 // prepared better-sqlite3 statements, one execution per id or row (the
-// fastest thing there, measured: docs/decisions/issue-18-store.md, "The
-// query layer"), on the one connection inside the group commit's
+// fastest thing there, measured: docs/decisions/store-sqlite-and-postgresql.md,
+// "The query layer"), on the one connection inside the group commit's
 // transaction. Every promise here is resolved when returned, so a group
 // completes within one macrotask and nothing interleaves on the connection.
 // Only a control command's settle goes through Kysely (rare: not per log).

@@ -1,5 +1,5 @@
 // A box log as the ingestion path takes it, whoever sends it: the HTTP route
-// (spec 2.1, validated by validate.ts) or MQTT ingestion (issue 7).
+// (spec 2.1, validated by validate.ts) or MQTT ingestion.
 
 export type BoxLogType = 'in' | 'out' | 'control';
 export type BoxLogSource = 'http' | 'mqtt';

@@ -1,4 +1,4 @@
-// The operator's control operations (issue 13): revoke a smart key, move a
+// The operator's control operations: revoke a smart key, move a
 // sealed parking to signed, rotate a signed parking's issuer key. Each one
 // changes the service at once where it can (a revoked key is refused
 // now), and queues the control commands its boxes need (control_commands),

@@ -3,7 +3,7 @@
 // delivered by the API's dispatcher, settled by the ingestion of the box's
 // verified answer (in whichever process ingests it).
 //
-// Two classes over one table (issue 18): ControlCommandRepository on the
+// Two classes over one table: ControlCommandRepository on the
 // store (SQLite or PostgreSQL, async), for the dispatcher, the operation
 // reports, the box status and the operations' transactions (a smart key
 // revoked, a parking's issuer keys); ControlCommandsSqlite on SQLite's

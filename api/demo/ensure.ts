@@ -81,7 +81,7 @@ export async function ensureDemo(store: Store, scryptLog2N: number, nowMs: numbe
     scryptLog2N,
     nowMs,
   );
-  // Signed, as new parkings are (issue 13). A demo database made by an older
+  // Signed, as new parkings are. A demo database made by an older
   // parkbench keeps its sealed demo parking (migration 8): `start` provisions
   // its boxes with its parking key and `app` sends its sealed ACCESS.
   const parking = await createParking(

@@ -1,4 +1,4 @@
-// What the event hub carries (issue 17, the operator's live event stream):
+// What the event hub carries (the operator's live event stream):
 // the raw events domain code publishes, and the narrow publisher interface
 // it is handed in its `*Deps`. A raw event is small and built without JSON
 // or a database read: most name what changed (a box, a session, a parking's

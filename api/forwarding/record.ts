@@ -1,5 +1,5 @@
 // What a delivery's body holds: a JSON array of spec 2.2 records, unchanged by
-// Standard Webhooks (issue 16), and its size limit.
+// Standard Webhooks, and its size limit.
 import type { ForwardRow } from '../repositories/box-logs.js';
 
 /** Records per delivery (one POST). */
@@ -9,7 +9,7 @@ export const MAX_RECORDS_PER_DELIVERY = 100;
 export const MAX_DELIVERY_BYTES = 256 * 1024;
 
 /** A record of spec 2.2: the 2.1 fields, `email` added, no wrapper; and
- * `verified`, whether the server checked the box's response (issue 12). */
+ * `verified`, whether the server checked the box's response. */
 export function forwardRecord(row: ForwardRow): Record<string, unknown> {
   return {
     fo_user_id: row.fo_user_id,

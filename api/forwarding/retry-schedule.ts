@@ -1,5 +1,5 @@
 // When a failed delivery is tried again: the schedule Standard Webhooks
-// recommends (issue 16), immediately then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+// recommends, immediately then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
 // 14 h, 20 h and 24 h after each failure, with jitter; after the tenth failed
 // attempt (about 3 days and 4 hours) the delivery is dead.
 

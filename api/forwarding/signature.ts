@@ -1,4 +1,4 @@
-// Standard Webhooks 1.0 signatures (issue 16): a receiver verifies a
+// Standard Webhooks 1.0 signatures: a receiver verifies a
 // delivery with the library it already uses (e.g. the `standardwebhooks` npm
 // package). The signed content is "webhook-id.webhook-timestamp.body"; the
 // header `webhook-signature` is `v1,<base64 HMAC-SHA256>`, one per live

@@ -1,4 +1,4 @@
-// The forwarding worker (spec 6, issues 5 and 16): groups waiting outbox
+// The forwarding worker (spec 6): groups waiting outbox
 // rows into deliveries and POSTs each as a JSON array of spec 2.2 records,
 // signed as Standard Webhooks 1.0 says (webhook-id, webhook-timestamp,
 // webhook-signature). Only a 2xx delivers (a 3xx is a failure, not

@@ -1,5 +1,5 @@
-// Who may publish and subscribe to what on the bench's broker (issue 7,
-// docs/architecture.md, Access). Pure rules over the topic layout: the embedded
+// Who may publish and subscribe to what on the bench's broker
+// (docs/architecture.md, Access). Pure rules over the topic layout: the embedded
 // broker asks them on every publish and subscribe, and the mosquitto export
 // writes the same rules as an ACL file.
 import type { Topics } from '../../lib/mqtt-topics.js';

@@ -1,4 +1,4 @@
-// True availability of a box (issue 17): its own retained availability AND,
+// True availability of a box: its own retained availability AND,
 // when it is reached through a gateway, the gateway's. A gateway's last will
 // covers only the gateway's own availability topic, so when a gateway dies
 // the retained `online` it published for its boxes goes stale; here a box

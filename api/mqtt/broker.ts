@@ -47,7 +47,7 @@ export interface BrokerCounters {
   refusedLogins: number;
   refusedPublishes: number;
   refusedSubscriptions: number;
-  /** Connections closed for a packet over the size limit (issue 12). */
+  /** Connections closed for a packet over the size limit. */
   refusedPackets: number;
 }
 

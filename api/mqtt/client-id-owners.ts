@@ -1,4 +1,4 @@
-// Which account holds each MQTT client id (issue 12). aedes keys sessions by
+// Which account holds each MQTT client id. aedes keys sessions by
 // client id alone: an account connecting with another's id would take over
 // its stored session (subscriptions and queued messages, `sessionPresent`)
 // or kick its live connection [MQTT-3.1.4-2]. The broker refuses such a

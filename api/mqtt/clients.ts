@@ -1,5 +1,5 @@
 // MQTT accounts of gateways and operators, and the access rules exported for
-// an external mosquitto (issue 7). Boxes' accounts are made with the boxes
+// an external mosquitto. Boxes' accounts are made with the boxes
 // (api/boxes/).
 import { randomSecret } from '../auth/secrets.js';
 import type { Store } from '../db/store.js';

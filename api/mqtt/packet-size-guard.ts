@@ -1,5 +1,5 @@
 // Refuses an MQTT packet whose fixed header declares more bytes than allowed,
-// before its body is buffered (issue 12). aedes 1.x hands mqtt-packet no size
+// before its body is buffered. aedes 1.x hands mqtt-packet no size
 // limit: a CONNECT declaring 256 MB is kept in memory as it streams in, until
 // the 30 s connect timeout. A PacketSizeScanner reads each fixed header as
 // the bytes arrive (MQTT 3.1.1, 2.2: one type byte, then the remaining length

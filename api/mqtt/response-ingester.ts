@@ -1,4 +1,4 @@
-// MQTT ingestion (issue 7): a response message on
+// MQTT ingestion: a response message on
 // `parkbench/boxes/{module_id}/response` becomes a box log through the same
 // path as POST /api/box_logs (ingestBoxLogs: same verification of the tag,
 // same session effects, same deduplication of verified logs, same

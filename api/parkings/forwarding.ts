@@ -1,6 +1,6 @@
 // Where a parking's box logs are forwarded (spec section 6): the URL, on or
-// off, unverified logs too or not, and the Standard Webhooks signing secret
-// (issue 16): made once, shown once, rotated with an overlap.
+// off, unverified logs too or not, and the Standard Webhooks signing secret:
+// made once, shown once, rotated with an overlap.
 import type { Executor, Store } from '../db/store.js';
 import { notFound, refused } from '../domain-error.js';
 import { newWebhookSecret } from '../forwarding/signature.js';

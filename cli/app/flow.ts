@@ -1,4 +1,4 @@
-// What the phone app does, step by step, printing each step (issue 8): log
+// What the phone app does, step by step, printing each step: log
 // in (or register), create a parking session, open the entrance box with the
 // smart key, upload the box log, pay in the sandbox, open the exit box,
 // upload again. Each step checks that the API and the box did what they

@@ -1,4 +1,4 @@
-// `parkbench start --mqtt-url`: the bench on an external broker (issue 18).
+// `parkbench start --mqtt-url`: the bench on an external broker.
 // Such a broker knows parkbench's accounts only from files it loaded
 // (mosquitto's password_file and acl_file, `admin mqtt-acl`), so the
 // accounts the bench uses keep their passwords from one start to the next

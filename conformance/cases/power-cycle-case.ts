@@ -3,7 +3,7 @@
 // sequence, the issuer keys and the revocation list survive a restart of the
 // box"), checked where the target can restart the box; box_seq is checked
 // over the whole run (run-checks.ts). No target of the command line can
-// today: the case then says so and is skipped.
+// restart a box: the case then says so and is skipped.
 import { Status } from '../../firmware-protocol/index.js';
 import { revokeCommand, signedAccessCommand, type AccessSpec } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';

@@ -14,7 +14,7 @@ export interface BenchParking {
 export async function seedParking(ctx: AppContext, firstModuleId: number): Promise<BenchParking> {
   const now = ctx.clock.now();
   const parkingKey = randomKeyHex();
-  // Sealed on purpose, though new parkings are signed by default (issue 13):
+  // Sealed on purpose, though new parkings are signed by default:
   // the figures compare with runs from before protocol version 2.
   const id = await ctx.parkings.insert(
     {

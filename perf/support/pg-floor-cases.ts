@@ -1,5 +1,5 @@
-// PostgreSQL's own bulk insert of box logs, the floor issue 18's figures
-// compare against (perf:pg-floor, and perf:api / perf:ingest on
+// PostgreSQL's own bulk insert of box logs, the floor the PostgreSQL
+// store's figures compare against (perf:pg-floor, and perf:api / perf:ingest on
 // PostgreSQL in the same run): `pg` sends rows of the box_logs table itself
 // (api/db/postgres-baseline.ts BOX_LOGS_TABLE: its columns, CHECKs, foreign
 // keys and the partial unique index on verified (equipment_id, box_seq))

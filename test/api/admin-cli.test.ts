@@ -59,7 +59,7 @@ test('parking create --json, with validation of every flag (exit 2, one line)', 
     'parking_key',
     'issuer_public_key',
   ]);
-  // Signed by default (issue 13): an issuer public key, no parking key.
+  // Signed by default: an issuer public key, no parking key.
   t.like(parking, {
     id: 1,
     currency: 'EUR',

@@ -28,7 +28,7 @@ const hostile = fc.oneof(
     '__proto__',
     'constructor',
   ),
-  // Off their format (issue 12): years outside 0001..9999, lone surrogates, NUL.
+  // Off their format: years outside 0001..9999, lone surrogates, NUL.
   fc.constantFrom(
     '0000-01-01 00:00:00',
     '+10000-01-01 00:00:00',

@@ -1,11 +1,12 @@
-// Box-log ingestion on both stores (issue 18, "The ingestion core"): the same
-// ingestBoxLogs over each engine's IngestStore, through the group commit,
+// Box-log ingestion on both stores
+// (docs/decisions/store-sqlite-and-postgresql.md, "The ingestion core"): the
+// same ingestBoxLogs over each engine's IngestStore, through the group commit,
 // with its dependencies built on a `Store` (test/helpers/box-logs.ts
 // ingestionOn): a batch stored (every field, duplicates, refusals naming the
-// field), the session effects, the box observation, the outbox rows, a
-// control command settled; the group commit's units; and the races across
-// processes (two stores on one database): the same verified log stored
-// once, the entrance and exit of one session in one millisecond.
+// field), the session effects, the box observation, the outbox rows, a control
+// command settled; the group commit's units; and the races across processes
+// (two stores on one database): the same verified log stored once, the entrance
+// and exit of one session in one millisecond.
 import { randomBytes } from 'node:crypto';
 import test from 'ava';
 import { sql } from 'kysely';

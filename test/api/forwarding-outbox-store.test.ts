@@ -1,4 +1,4 @@
-// The forwarding outbox on both stores (issue 18; api/forwarding/outbox.ts):
+// The forwarding outbox on both stores (api/forwarding/outbox.ts):
 // the repository's behaviour, and what must hold when several processes
 // share one database: a waiting row grouped into one delivery only, a due
 // delivery claimed by one worker only, an attempt's outcome recorded only

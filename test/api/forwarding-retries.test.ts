@@ -1,4 +1,4 @@
-// Forwarding's failures (issue 16), on the injected clock, against real local
+// Forwarding's failures, on the injected clock, against real local
 // receivers: the Standard Webhooks retry schedule with jitter then dead, a
 // Retry-After on 429 and 503, 410 Gone disabling the URL until revived, a
 // receiver that hangs past the attempt timeout, a 301 not followed, and

@@ -1,4 +1,4 @@
-// Forwarding (spec 6, issues 5 and 16) to real local HTTP servers: Standard
+// Forwarding (spec 6) to real local HTTP servers: Standard
 // Webhooks deliveries of spec 2.2 records, each verified by the receiver
 // with the `standardwebhooks` package; secret rotation and its overlap; a
 // secret from before Standard Webhooks; batches of 100 records and 256 KiB;

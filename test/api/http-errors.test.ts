@@ -1,6 +1,6 @@
 // Errors node and fastify answer below the routes, over a raw socket (an HTTP
 // client library refuses to send most of these): each gives the registry's
-// error body, or the payment page's HTML on /pay/ (issue 12, items 8 and 12).
+// error body, or the payment page's HTML on /pay/.
 import { gzipSync } from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import { API_ERRORS } from '../../api/errors.js';

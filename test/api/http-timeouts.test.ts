@@ -1,5 +1,5 @@
 // A request whose body never comes is answered or closed within the configured
-// timeouts, and the server keeps answering others meanwhile (issue 12, item 4).
+// timeouts, and the server keeps answering others meanwhile.
 import test from 'ava';
 import type { Socket } from 'node:net';
 import { testApp } from '../helpers/api-app.js';

@@ -6,7 +6,7 @@
 // the issuer's private key (hex, base64, base64url) is looked for in every
 // output: CLI stdout and stderr, provisioning files, API bodies, the OpenAPI
 // document and the API's logs at trace level. It must be in none
-// (docs/protocol.md, Keys; issue 13).
+// (docs/protocol.md, Keys).
 import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';

@@ -143,7 +143,7 @@ test('concurrent successes of one account are never counted as failures once the
 
 test('over real sockets with the default limits and scrypt cost: a burst of 300 guesses for one account hashes at most 5', async (t) => {
   // The production cost (tens of ms a hash) keeps guesses in flight while the
-  // burst arrives, as in the reported attack; after the fix only 5 are hashed.
+  // burst arrives, as in an attack; the limiter lets only 5 be hashed.
   const app = await testApp(t, { scryptLog2N: configWith({}).scryptLog2N });
   await register(app);
   const address = await app.app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,4 +1,4 @@
-// Issue 17: the operator HTTP API (/api/operator/...). The real app (testApp,
+// The operator HTTP API (/api/operator/...). The real app (testApp,
 // app.inject): operator tokens made by the domain service `admin operator
 // add` calls, a driver's real token, parkings, sessions and box logs seeded
 // through the services and routes that make them.

@@ -1,4 +1,4 @@
-// The conformance suite run from the operator API (issue 17): a real API on
+// The conformance suite run from the operator API: a real API on
 // its embedded broker, a real simulated box logged in to it with its own
 // account, the run started over HTTP and followed as its cases end; its
 // JUnit and JSON are the command line's. The API runs on the system clock

@@ -1,4 +1,4 @@
-// Issue 15, item 1: the operator's domain as services (api/boxes/,
+// The operator's domain as services (api/boxes/,
 // api/parkings/, api/mqtt/clients.ts, api/forwarding/administration.ts,
 // api/demo/), called on a database without the CLI. They refuse with a
 // DomainError of a kind (not a CliError) whose message is the CLI's line.

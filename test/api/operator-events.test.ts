@@ -1,4 +1,4 @@
-// Issue 17: the operator's live event stream, GET /api/operator/events
+// The operator's live event stream, GET /api/operator/events
 // (api/events/, api/routes/operator/events.ts). The real app on a real
 // socket (app.inject cannot stream), read by a real SSE client
 // (test/helpers/sse-client.ts); the flushes run on the app's FakeClock, so

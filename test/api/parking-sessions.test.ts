@@ -80,7 +80,7 @@ test('201: every field and type of 4.4, 2.5 and 2.6', async (t) => {
   t.is(Date.parse(session.end_time) - Date.parse(session.start_time as string), 90 * 60_000);
 
   const key = body.smart_key;
-  // Spec 2.6's fields plus revoked_at (issue 13: null until an operator revokes the key).
+  // Spec 2.6's fields plus revoked_at (null until an operator revokes the key).
   t.deepEqual(Object.keys(key).sort(), [
     'access_command',
     'access_points',

@@ -1,6 +1,6 @@
 // The body schema the OpenAPI document shows for POST /api/box_logs and POST
-// /api/car_driver/parking_sessions is the one that validates (issue 15, item
-// 4): a field added to the route's schema appears in the document AND is
+// /api/car_driver/parking_sessions is the one that validates: a
+// field added to the route's schema appears in the document AND is
 // enforced, with the route's 400-versus-422 rule. The schemas are changed
 // before the app is built, in this file's own worker process.
 import test from 'ava';

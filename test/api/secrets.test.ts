@@ -50,7 +50,7 @@ test('client secrets: SHA-256 hashes naming their algorithm; older scrypt client
   t.true(await verifyClientSecret(secret, hash));
   t.true(
     await verifyClientSecret(secret, await hashSecret(secret, 10)),
-    'a client made before the change still logs in',
+    'a client whose secret is stored as an scrypt hash still logs in',
   );
   t.false(await verifyClientSecret(secret, undefined), 'unknown client');
 });

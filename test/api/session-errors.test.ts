@@ -1,4 +1,4 @@
-// The session service refuses with domain errors (issue 15, item 3): a
+// The session service refuses with domain errors: a
 // DomainError, never an HTTP type, which the parking session routes map
 // through the registry to the same status and body as before.
 import test from 'ava';

@@ -1,4 +1,4 @@
-// Which database the CLI and the API agree to open (issue 12, item 11), through
+// Which database the CLI and the API agree to open, through
 // the real entry point: read-only commands never create or migrate one, and
 // work on a database they may only read; nothing adds parkbench's tables to
 // another program's SQLite file; a database from a newer parkbench stops

@@ -1,4 +1,4 @@
-// `parkbench admin ... --database <path or url>` (issue 18): every admin
+// `parkbench admin ... --database <path or url>`: every admin
 // command takes a postgres:// URL as it takes a SQLite file, through the real
 // entry point. The same commands on each engine give the same output; a
 // read-only command never migrates an empty PostgreSQL database; a server

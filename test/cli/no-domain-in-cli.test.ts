@@ -1,4 +1,4 @@
-// Issue 15, item 1: the operator's domain lives in api/ services (api/boxes/,
+// The operator's domain lives in api/ services (api/boxes/,
 // api/parkings/, api/mqtt/clients.ts, ...); cli/ keeps flags, output and exit
 // codes. This reads every file of cli/ for what only domain code does: SQL,
 // transactions, repositories, making secrets and hashes. Nothing but the CLI

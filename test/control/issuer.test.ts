@@ -1,4 +1,4 @@
-// set-access and rotate-issuer end to end (issue 13): the real API on a fake
+// set-access and rotate-issuer end to end: the real API on a fake
 // clock, real simulated boxes on MQTT. A sealed parking moves to signed only
 // once every box holds the new key, and a frame signed by it then opens
 // them; a rotation installs (new, current), signs with the new key once all

@@ -1,4 +1,4 @@
-// The control operations on both stores (issue 18): revoke, set-access,
+// The control operations on both stores: revoke, set-access,
 // rotate-issuer, the rotation's drops, the box status and the conformance
 // run's reservation, and their races across processes (two stores on one
 // database, as two API or admin processes have): one revocation queues the

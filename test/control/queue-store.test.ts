@@ -1,5 +1,5 @@
-// The control queue and the per-box control sequence on both stores (issue
-// 18): ControlCommandRepository and ControlSequences, and the races across
+// The control queue and the per-box control sequence on both stores:
+// ControlCommandRepository and ControlSequences, and the races across
 // processes (two stores on one database, as two API processes have): a
 // sequence is given once, a command is claimed by one dispatcher, and a
 // dispatcher whose lease passed and was taken over changes nothing of the

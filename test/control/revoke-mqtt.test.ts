@@ -1,4 +1,4 @@
-// Revocation end to end (issue 13): the real API (embedded broker,
+// Revocation end to end: the real API (embedded broker,
 // dispatcher, ingestion) on a fake clock and real simulated boxes on MQTT.
 // The REVOKE reaches every box of the key; the box answers REVOKED to that
 // key and nothing else changes. A box that is offline keeps its command

@@ -1,4 +1,4 @@
-// A revoked smart key in the service (issue 13): its open route refuses it
+// A revoked smart key in the service: its open route refuses it
 // (403 smart_key_revoked), GET shows revoked_at, and its verified box logs
 // are stored but move its session no more. A REVOKE is queued per box of its
 // module list, once, however often the operator runs the command.

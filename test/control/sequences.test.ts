@@ -1,4 +1,4 @@
-// The control sequence stays one per box across processes (issue 13): two
+// The control sequence stays one per box across processes: two
 // processes on the same database take sequences of one box at the same
 // time, each in one atomic write; no number is given twice and none is lost.
 import test from 'ava';

@@ -1,4 +1,4 @@
-// The same bench through BLE, in process (issue 7, tests): the gateway's real
+// The same bench through BLE, in process: the gateway's real
 // noble code, built on the simulator's virtual radio through noble's
 // with-bindings injection point, reaches a simulated box advertising as a
 // BLE peripheral; the API with its embedded broker stores the answer and the

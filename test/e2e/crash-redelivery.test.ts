@@ -1,4 +1,4 @@
-// Nothing acknowledged is lost (docs/architecture.md, Delivery; issue 7): a box
+// Nothing acknowledged is lost (docs/architecture.md, Delivery): a box
 // streams N distinct verified responses at QoS 1 to `parkbench api` (its
 // embedded broker commits each box log before the PUBACK); the API is killed
 // with SIGKILL in the middle of the stream and started again on the same

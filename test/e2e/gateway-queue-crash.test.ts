@@ -1,5 +1,5 @@
 // A gateway killed between publishing its queued responses and the broker's
-// PUBACKs loses none of them (issue 12, item 7). Real parts: `parkbench
+// PUBACKs loses none of them. Real parts: `parkbench
 // gateway` and `parkbench sim` as child processes on a socat pty pair, real
 // aedes brokers on one port (down, then back), and a SIGKILL.
 //

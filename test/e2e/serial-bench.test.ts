@@ -1,4 +1,4 @@
-// The whole serial bench with real parts (issue 7, tests): the API with its
+// The whole serial bench with real parts: the API with its
 // embedded broker, a gateway on one end of a socat pty pair, `parkbench sim`
 // as a child process on the other end with a provisioning file from the
 // database. A session is created over HTTP, an operator publishes its access

@@ -108,7 +108,7 @@ test.serial(
         { verified: 1, type: 'out' },
       ],
     );
-    // The demo parking is signed (issue 13): its smart key is an ACCESS_SIGNED, its boxes hold no parking key.
+    // The demo parking is signed: its smart key is an ACCESS_SIGNED, its boxes hold no parking key.
     t.like(db.prepare('SELECT access_mode, parking_key FROM secured_parkings WHERE id = ?').get(ready.parking_id), {
       access_mode: 'signed',
       parking_key: null,

@@ -1,4 +1,4 @@
-// `parkbench start --mqtt-url` (issue 18): the bench on an external
+// `parkbench start --mqtt-url`: the bench on an external
 // mosquitto. The first start writes the bench's accounts for mosquitto and
 // stops, saying the broker does not have them; once mosquitto reloaded them,
 // the next start runs with the same passwords and `parkbench app` plays a

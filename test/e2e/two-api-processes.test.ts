@@ -1,4 +1,4 @@
-// Several API processes (issue 18), with real processes: two `parkbench api`
+// Several API processes, with real processes: two `parkbench api`
 // on one database and one mosquitto, the box responses taken as a shared
 // subscription; a stream of verified responses from a box over MQTT, and of
 // box-log POSTs over HTTP spread over both processes; the entrance and the

@@ -1,4 +1,4 @@
-// True availability (issue 17): a box reached through a gateway is offline
+// True availability: a box reached through a gateway is offline
 // when its gateway is. Real parts: the API with its embedded broker on a fake
 // clock, a real `parkbench gateway` process with the box on a socat pty pair
 // (the simulated box on the other end), killed with SIGKILL (the broker

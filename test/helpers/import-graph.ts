@@ -1,5 +1,5 @@
 // The import graph of our TypeScript files, type imports included (a cycle
-// through types still ties the modules together: issue 15, item 3; eslint's
+// through types still ties the modules together; eslint's
 // import-x/no-cycle skips `import type`, and its resolver's platform
 // bindings are not all on this machine's registry, which breaks `npm ci`). Imports are read with
 // TypeScript's own `ts.preProcessFile`, relative specifiers resolved as

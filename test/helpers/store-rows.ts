@@ -27,7 +27,7 @@ export async function insertParking(
   return row.id;
 }
 
-// Box-log ingestion (issue 18): the rows a batch of box logs reads.
+// Box-log ingestion: the rows a batch of box logs reads.
 
 let nextSeed = 1;
 

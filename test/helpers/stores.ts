@@ -1,4 +1,4 @@
-// A test on each store (issue 18): `storeTest(title, fn)` declares the test
+// A test on each store: `storeTest(title, fn)` declares the test
 // once per store, `title [sqlite]` and `title [postgres]`, each with a
 // fresh, migrated database of its own:
 //

@@ -1,5 +1,5 @@
 // The receiver's side of Standard Webhooks, done with the `standardwebhooks`
-// npm package a third party would use (issue 16): nothing of ours checks
+// npm package a third party would use: nothing of ours checks
 // our signatures.
 import { Webhook } from 'standardwebhooks';
 import type { Received } from './receiver.js';

@@ -2,7 +2,7 @@
 // several QoS 1 messages are worked on at once, each acknowledged only once
 // its work is done, and never more unacknowledged than the window told to
 // the broker (MQTT 5 Receive Maximum). Before, MQTT.js took the next
-// message only after the PUBACK of the last: one message a commit (issue 18).
+// message only after the PUBACK of the last: one message a commit.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import avaTest, { type ExecutionContext } from 'ava';

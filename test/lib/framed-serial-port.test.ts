@@ -1,4 +1,5 @@
-// FramedSerialPort on serialport's mock binding (STYLE.md 3 and 4): reconnects,
+// FramedSerialPort on serialport's mock binding (the port injected, as
+// every transport is): reconnects,
 // replug and framing, on the injected clock, without socat. The same class over
 // real pty pairs is covered by the integration tests (test/simulator/serial-link,
 // test/gateway/gateway-serial, test/e2e/serial-bench).

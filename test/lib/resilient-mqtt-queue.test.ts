@@ -1,5 +1,5 @@
-// ResilientMqttClient keeps a queued publish until the broker's PUBACK (issue
-// 12, item 7): one sent on a connection that is lost before its PUBACK goes
+// ResilientMqttClient keeps a queued publish until the broker's PUBACK:
+// one sent on a connection that is lost before its PUBACK goes
 // again on the next connection (MQTT.js's reconnect forgets its in-flight
 // publishes), and the queue empties only once a broker took it.
 import test from 'ava';

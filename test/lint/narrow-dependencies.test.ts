@@ -1,4 +1,4 @@
-// Narrow dependencies (issue 15, item 3): a service, a route or a view
+// Narrow dependencies: a service, a route or a view
 // declares the few things it uses beside it (`*Deps`), and the whole
 // AppContext stays with the code that builds and wires it. A module that
 // takes the bundle again hides what it touches; this test names it.

@@ -1,4 +1,4 @@
-// No import cycle among our modules, type imports included (issue 15, item 3):
+// No import cycle among our modules, type imports included:
 // eslint's import-x/no-cycle would catch a runtime cycle but skips `import type`,
 // and the cycle the issue names (api/context.ts -> sessions/service.ts ->
 // sessions/smart-keys.ts -> context.ts) ran through a type import.

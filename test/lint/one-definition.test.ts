@@ -1,4 +1,4 @@
-// One name, one meaning, one definition (issue 15, item 9): over the source
+// One name, one meaning, one definition: over the source
 // of every part, the command line and the benchmarks (test/ is left out: a
 // test may write a format out on purpose, as vectors-independent.test.ts
 // does), an exported name is declared in one file, and each wire pattern and

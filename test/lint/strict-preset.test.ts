@@ -1,5 +1,5 @@
-// eslint.config.js lints with typescript-eslint's strict type-checked preset
-// (issue 15, item 8), with two options of ours: numbers in template literals,
+// eslint.config.js lints with typescript-eslint's strict type-checked preset,
+// with two options of ours: numbers in template literals,
 // shorthand arrows returning void. The rules needing types are read from the
 // config a file gets; the others are shown on a snippet (helpers/lint-snippet.ts).
 import test from 'ava';

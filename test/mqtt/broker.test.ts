@@ -194,7 +194,7 @@ test('retained messages still reach exact and wildcard subscriptions (indexed pe
   t.deepEqual(wildcard, [`${topics.box(9101, 'availability')}=online`]);
 });
 
-// Issue 12, item 2: packets over MQTT_MAX_PACKET_BYTES are refused at their
+// Packets over MQTT_MAX_PACKET_BYTES are refused at their
 // fixed header; nothing of them is published or retained.
 test('a logged-in client publishing an oversized retained message is disconnected and nothing is retained', async (t) => {
   const fixture = await brokerFixture(t);
@@ -242,7 +242,7 @@ async function retainedUnder(started: EmbeddedBroker, filters: string[]): Promis
   return found;
 }
 
-// Issue 12, item 3: a client id (and its stored session) belongs to the
+// A client id (and its stored session) belongs to the
 // account that holds it.
 async function connectAs(
   url: string,

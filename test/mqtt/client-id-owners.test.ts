@@ -1,4 +1,4 @@
-// Who holds an MQTT client id (issue 12): the account of its live
+// Who holds an MQTT client id: the account of its live
 // connections, then of the persistent session it left behind.
 import test from 'ava';
 import { ClientIdOwners } from '../../api/mqtt/client-id-owners.js';

@@ -1,5 +1,5 @@
 // POST /api/car_driver/smart_keys/:id/open when the box's answer cannot be
-// trusted (issue 12, item 9): a box on the embedded broker (a real MQTT
+// trusted: a box on the embedded broker (a real MQTT
 // client with the box's account) answers the command with bytes that are no
 // response frame (502 bad_box_response), or with a real frame one bit off
 // (200, verified false, and nothing read from the unverified bytes).

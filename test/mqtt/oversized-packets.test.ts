@@ -1,4 +1,4 @@
-// Issue 12, item 2: a client declaring a huge packet is refused at its fixed
+// A client declaring a huge packet is refused at its fixed
 // header, before the broker buffers the body. Against a real `parkbench api`
 // process, whose memory is what the HTTP API shares.
 import { execFileSync } from 'node:child_process';

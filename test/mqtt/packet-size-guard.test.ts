@@ -1,4 +1,4 @@
-// The fixed-header scanner in front of aedes (issue 12): split headers,
+// The fixed-header scanner in front of aedes: split headers,
 // several packets in one chunk, the CONNECT limit, a malformed length.
 import test from 'ava';
 import { PacketSizeScanner, type PacketRefusal } from '../../api/mqtt/packet-size-guard.js';

@@ -1,5 +1,5 @@
 // buildApp builds the HTTP app and nothing else; startService (api/server.ts)
-// builds it and starts the MQTT side beside it (issue 15, item 3): the open
+// builds it and starts the MQTT side beside it: the open
 // route reaches the box through it, and closing the app stops both.
 import test from 'ava';
 import mqtt from 'mqtt';

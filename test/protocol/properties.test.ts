@@ -1,4 +1,7 @@
-// Bad input, as properties (fast-check), issue 2 items 1-4.
+// Bad input, as properties (fast-check): round trips (1), a changed bit or
+// byte never accepted (2), random bytes never throwing anything but
+// ProtocolError (3), the streaming decoder recovering from noise (4), no
+// frame passing for another kind (5).
 import test from 'ava';
 import fc from 'fast-check';
 import {

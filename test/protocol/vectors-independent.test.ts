@@ -1,5 +1,5 @@
 // firmware-protocol/test-vectors.json checked by something that did not write
-// it (issue 15, item 7). vectors.test.ts checks the file against the
+// it. vectors.test.ts checks the file against the
 // generator and firmware-protocol/ against the file, so a generator bug would
 // be a bug in both. Here every vector is recomputed from docs/protocol.md
 // alone, with node:crypto calls written out in this file: its own header and
