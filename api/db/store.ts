@@ -1,4 +1,4 @@
-// The store (issue 18; docs/decisions/issue-18-store.md): the server
+// The store (docs/decisions/issue-18-store.md): the server
 // database as repositories see it, SQLite or PostgreSQL behind one typed
 // query layer (Kysely<Schema>). A repository written against `Store` runs
 // its queries through `store.kysely` on both engines and branches on
@@ -26,7 +26,7 @@ import type { PostgresUrl } from '../config.js';
 import { BetterSqliteDialect } from './kysely-sqlite.js';
 import type { Db } from './open.js';
 import { createPostgresPool } from './postgres-pool.js';
-import { checkPostgresCurrent, migratePostgres } from './postgres-migrations.js';
+import { checkPostgresCurrent, migratePostgres } from './migrate-postgres.js';
 import type { Schema } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';

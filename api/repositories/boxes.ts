@@ -35,7 +35,7 @@ export interface NewBox {
 export const MAX_BOXES_PER_PARKING = 32;
 
 /** A new box's skew_seconds and min_battery_mv: the defaults of the boxes
- * table (api/db/migrations.ts, migration 1), the same as a provisioning file's. */
+ * table (api/db/migrations/, version 1), the same as a provisioning file's. */
 export { DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS } from '../../lib/provisioning-file.js';
 
 export function mqttUsernameFor(moduleId: number): string {
