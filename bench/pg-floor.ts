@@ -1,8 +1,8 @@
 // `npm run bench:pg-floor`: PostgreSQL's own bulk insert of box logs, the
-// floor that issue 18's figures (bench:api and bench:ingest on PostgreSQL)
-// compare against. No parkbench code runs in between: `pg` sends rows of the
-// box_logs table itself (api/db/migrations/014-operator-smart-keys.ts BOX_LOGS_TABLE: its columns, CHECKs, foreign
-// keys and the partial unique index on verified (equipment_id, box_seq)) with
+// floor that the PostgreSQL figures of bench:api and bench:ingest compare
+// against. No parkbench code runs in between: `pg` sends rows of the box_logs
+// table itself (BOX_LOGS_TABLE of api/db/migrations/014-operator-smart-keys.ts:
+// its columns, CHECKs, foreign keys and the partial unique index on verified (equipment_id, box_seq)) with
 // ON CONFLICT DO NOTHING RETURNING id, as storing a verified log needs.
 //
 // Cases, each a statement per batch, each statement its own transaction:

@@ -6,10 +6,10 @@
 // bulk insert, GREATEST against SQLite's two-argument max, a row lock).
 //
 // On SQLite the store wraps the connection the rest of the API already
-// uses (api/db/open.ts): one connection, so a repository still on
-// better-sqlite3 statements and one already on Kysely see the same data
-// and the same transactions' effects while the conversion goes folder by
-// folder. On PostgreSQL it owns a pg pool, migrated under the advisory
+// uses (api/db/open.ts): one connection, so the paths that stay on
+// better-sqlite3 statements (the group commit's box-log insert) and the
+// repositories on Kysely see the same data and the same transactions'
+// effects. On PostgreSQL it owns a pg pool, migrated under the advisory
 // lock before it is handed out.
 import {
   CompiledQuery,

@@ -1,7 +1,7 @@
 // The forwarding outbox (spec 6): rows written with their box logs, grouped
 // into deliveries of up to 100 records and 256 KiB for one URL, the
-// deliveries' states, and the URLs a 410 Gone disabled. On the store
-// (issue 18): several API processes, on one SQLite file or one PostgreSQL
+// deliveries' states, and the URLs a 410 Gone disabled. On the store:
+// several API processes, on one SQLite file or one PostgreSQL
 // database, share it, and
 //
 // - a waiting row is grouped into one delivery only: grouping runs in a

@@ -1,9 +1,9 @@
-// PostgreSQL's own bulk insert of box logs, the floor issue 18's figures
+// PostgreSQL's own bulk insert of box logs, the floor the PostgreSQL figures
 // compare against (bench:pg-floor, and bench:api / bench:ingest on
 // PostgreSQL in the same run): `pg` sends rows of the box_logs table itself
-// (api/db/migrations/014-operator-smart-keys.ts BOX_LOGS_TABLE: its columns, CHECKs, foreign
-// keys and the partial unique index on verified (equipment_id, box_seq))
-// with ON CONFLICT DO NOTHING RETURNING id, as storing a verified log needs.
+// (BOX_LOGS_TABLE of api/db/migrations/014-operator-smart-keys.ts: its
+// columns, CHECKs, foreign keys and the partial unique index on verified
+// (equipment_id, box_seq)) with ON CONFLICT DO NOTHING RETURNING id, as storing a verified log needs.
 // No parkbench code runs in between.
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
