@@ -24,7 +24,7 @@ import { messageOf } from './message-of.js';
 import { isMacAddress } from './wire-patterns.js';
 
 /** What a file may leave out, and what a new box of the service gets (the
- * boxes table's defaults, api/db/migrations.ts): docs/protocol.md, step 7.
+ * boxes table's defaults, api/db/migrations/001-client-apps-drivers-tokens-parkings-boxes-demo.ts): docs/protocol.md, step 7.
  * The skew is the protocol's own default. */
 export { DEFAULT_SKEW_SECONDS };
 export const DEFAULT_MIN_BATTERY_MV = 3300;

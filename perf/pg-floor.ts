@@ -1,8 +1,8 @@
 // `npm run perf:pg-floor`: PostgreSQL's own bulk insert of box logs, the
-// floor that the PostgreSQL store's figures (perf:api and perf:ingest on PostgreSQL)
-// compare against. No parkbench code runs in between: `pg` sends rows of the
-// box_logs table itself (api/db/postgres-baseline.ts BOX_LOGS_TABLE: its columns, CHECKs, foreign
-// keys and the partial unique index on verified (equipment_id, box_seq)) with
+// floor that the PostgreSQL figures of perf:api and perf:ingest compare
+// against. No parkbench code runs in between: `pg` sends rows of the box_logs
+// table itself (BOX_LOGS_TABLE of api/db/migrations/014-operator-smart-keys.ts:
+// its columns, CHECKs, foreign keys and the partial unique index on verified (equipment_id, box_seq)) with
 // ON CONFLICT DO NOTHING RETURNING id, as storing a verified log needs.
 //
 // Cases, each a statement per batch, each statement its own transaction:

@@ -27,39 +27,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, type Insertable } from 'kysely';
 import { BetterSqliteDialect } from '../api/db/kysely-sqlite.js';
 import { openDatabase } from '../api/db/open.js';
+import type { BoxLogsTable, Schema } from '../api/db/schema.js';
 import { formatNumber } from './support/processes.js';
 
 const SECONDS = Number(process.env.PERF_SECONDS ?? 2);
 const ROUNDS = Number(process.env.PERF_ROUNDS ?? 3);
 const BATCH = 50;
 
-interface BoxLogRow {
-  source: string;
-  fo_user_id: number | null;
-  smart_key_id: number | null;
-  equipment_id: number;
-  secured_parking_id: number;
-  type: string;
-  command: string | null;
-  command_decrypted: string | null;
-  response: string | null;
-  response_decrypted: string | null;
-  offline: number;
-  created_at: string;
-  latitude: number | null;
-  longitude: number | null;
-  verified: number;
-  box_seq: number | null;
-  status: number | null;
-  received_at: number;
-}
-
-interface Schema {
-  box_logs: BoxLogRow;
-}
+/** A box log as the benchmark inserts it: every column but the id and the MQTT message digest. */
+type BoxLogRow = Required<Omit<Insertable<BoxLogsTable>, 'id' | 'message_digest'>>;
 
 const folder = mkdtempSync(join(tmpdir(), 'parkbench-bench-store-'));
 const path = join(folder, 'bench.sqlite');

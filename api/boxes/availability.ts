@@ -1,18 +1,15 @@
 // The derived availability of each box (api/mqtt/box-availability.ts), kept
 // in the database so that every process reads it: the API process writes
 // each change, `admin box status` and the operator API read it.
-import type { Kysely } from 'kysely';
-import type { Schema } from '../db/schema.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { BoxAvailabilityTable, Schema } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import type { AvailabilityValue, DerivedAvailability } from '../mqtt/box-availability.js';
+import type { DerivedAvailability } from '../mqtt/box-availability.js';
 
-interface AvailabilityRow {
-  module_id: number;
-  availability: AvailabilityValue;
-  reason: string | null;
-  since: number | null;
-  gateway_id: string | null;
-}
+type AvailabilityRow = Pick<
+  Selectable<BoxAvailabilityTable>,
+  'module_id' | 'availability' | 'reason' | 'since' | 'gateway_id'
+>;
 
 export class BoxAvailabilityStore {
   readonly #kysely: Kysely<Schema>;

@@ -1,4 +1,4 @@
-// Durable control commands (migration 9): what the service owes each box,
+// Durable control commands (schema version 9): what the service owes each box,
 // in the order it must arrive. Written by admin commands (any process),
 // delivered by the API's dispatcher, settled by the ingestion of the box's
 // verified answer (in whichever process ingests it).
@@ -9,42 +9,20 @@
 // revoked, a parking's issuer keys); ControlCommandsSqlite on SQLite's
 // connection, synchronous, for the settle by a box's verified answer (the
 // box-log ingestion's group commit).
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { ControlCommandsTable } from '../db/schema.js';
 import { changed, type Executor, type Store } from '../db/store.js';
 
-export type ControlKind = 'REVOKE' | 'SET_ISSUER';
-export type ControlPurpose = 'revoke' | 'set_access' | 'rotate_install' | 'rotate_drop' | 'restore';
-export type ControlState = 'pending' | 'done' | 'failed' | 'skipped';
+export type ControlKind = ControlCommandRow['kind'];
+export type ControlPurpose = ControlCommandRow['purpose'];
+export type ControlState = ControlCommandRow['state'];
 
 /** REVOKE: entries; SET_ISSUER: public keys in hex (previous null: none). */
 export type ControlBody =
   | { readonly entries: readonly { readonly key_id: number; readonly until: number }[] }
   | { readonly issuer_key: string; readonly issuer_key_previous: string | null };
 
-export interface ControlCommandRow {
-  id: number;
-  module_id: number;
-  kind: ControlKind;
-  /** JSON of a ControlBody. */
-  body: string;
-  operation: string;
-  purpose: ControlPurpose;
-  parking_id: number;
-  smart_key_id: number | null;
-  requested_by: string;
-  state: ControlState;
-  attempts: number;
-  replays: number;
-  control_seq: number | null;
-  sent_nonce: string | null;
-  in_flight_until: number | null;
-  next_attempt_at: number;
-  last_status: string | null;
-  last_error: string | null;
-  last_attempt_at: number | null;
-  created_at: number;
-  finished_at: number | null;
-}
+export type ControlCommandRow = Selectable<ControlCommandsTable>;
 
 export interface NewControlCommand {
   moduleId: number;

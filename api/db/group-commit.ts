@@ -13,7 +13,7 @@
 // an async function of the `Executor` it runs its queries on (issue 18: the
 // same units on both engines).
 //
-// Per engine (docs/decisions/issue-18-store.md, "The ingestion core"):
+// Per engine (docs/decisions/store-sqlite-and-postgresql.md, "The ingestion core"):
 // - SQLite: one `BEGIN IMMEDIATE` per turn, a savepoint per unit (statements
 //   prepared once). The units' queries are prepared better-sqlite3
 //   statements (api/box-logs/ingest-store-sqlite.ts) whose awaits resolve at

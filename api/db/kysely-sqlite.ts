@@ -1,4 +1,4 @@
-// Kysely over better-sqlite3, our driver (issue 18; docs/decisions/issue-18-store.md).
+// Kysely over better-sqlite3, our driver (docs/decisions/store-sqlite-and-postgresql.md).
 // Kysely's own SqliteDriver does two things the SQLite path cannot afford:
 //
 // 1. It prepares every statement on every execution. Preparing costs about

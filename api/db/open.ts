@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { checkSchema, checkSchemaCurrent, migrate } from './migrations.js';
+import { checkSchema, checkSchemaCurrent, migrate } from './migrate-sqlite.js';
 import { DatabaseRefusedError } from './refused.js';
 
 export type Db = Database.Database;

@@ -1,7 +1,7 @@
-// The tables as Kysely sees them (issue 18): one description of every row
-// for both engines, so a query written once is typed once. It mirrors the
-// schema at the last migration (api/db/migrations.ts for SQLite,
-// api/db/postgres-baseline.ts for PostgreSQL); test/db/schema-types.test.ts
+// The tables as Kysely sees them: one description of every row for both
+// engines, so a query written once is typed once, and every row type of the
+// repositories is derived from it (Selectable, Pick). It mirrors the schema
+// at the last version (api/db/migrations/); test/db/schema-types.test.ts
 // compares its columns with both databases' own, so a migration that adds a
 // column without it here fails.
 //
@@ -15,6 +15,9 @@ import type { BoxDirection } from '../../firmware-protocol/index.js';
 
 /** A column the database fills by default but an insert may set. */
 type Defaulted<T> = ColumnType<T, T | undefined, T>;
+
+/** Columns of a LEFT JOIN's right side: each null when no row matched. */
+export type OuterJoined<Row> = { [Column in keyof Row]: Row[Column] | null };
 
 export interface MigrationsTable {
   version: number;
@@ -50,6 +53,8 @@ export interface TokensTable {
   refresh_expires_at: number;
   created_at: number;
   revoked_at: number | null;
+  /** The id of the family's first pair (the login); rotation keeps it. Null
+   * only inside the transaction that inserts the pair. */
   family_id: number | null;
 }
 
@@ -64,18 +69,26 @@ export interface SecuredParkingsTable {
   is_online: Defaulted<number>;
   is_active: Defaulted<number>;
   access_mode: 'sealed' | 'signed';
+  /** K_park: set for a sealed parking; null for a signed one created signed. */
   parking_key: string | null;
   parking_key_next: string | null;
+  /** The P-256 scalar (64 hex) smart keys are signed with; never leaves the database. */
   issuer_private_key: string | null;
+  /** X || Y (128 hex) of issuer_private_key. */
   issuer_public_key: string | null;
+  /** The key boxes keep as issuer_key_previous after a rotation. */
   issuer_previous_public_key: string | null;
+  /** A pair being installed on the boxes (SET_ISSUER) that signs nothing yet. */
   issuer_next_private_key: string | null;
   issuer_next_public_key: string | null;
   forwarding_url: string | null;
   forwarding_expose: Defaulted<number>;
+  /** The parking's Standard Webhooks secret (whsec_..., or an older one, api/forwarding/signature.ts). */
   forwarding_secret: string | null;
+  /** 1: unverified box logs are forwarded too (each record says `verified`). */
   forwarding_unverified: Defaulted<number>;
   created_at: number;
+  /** The secret a rotation replaced: it signs too until forwarding_previous_secret_until (ms). */
   forwarding_previous_secret: string | null;
   forwarding_previous_secret_until: number | null;
   /** 1: the rotation under way re-signs the live smart keys (api/control/re-sign.ts). */
@@ -101,7 +114,7 @@ export interface BoxesTable {
   box_time_drift_seconds: number | null;
   battery_mv: number | null;
   last_control_seq: number | null;
-  /** 1: parkbench's simulator plays the box; 0: hardware. */
+  /** 1: parkbench's simulator plays the box (the demo's, a fleet's, `admin box add --simulated`); 0: hardware. */
   simulated: Defaulted<number>;
 }
 

@@ -1,4 +1,4 @@
-// The store (issue 18; docs/decisions/issue-18-store.md): the server
+// The store (docs/decisions/store-sqlite-and-postgresql.md): the server
 // database as repositories see it, SQLite or PostgreSQL behind one typed
 // query layer (Kysely<Schema>). A repository written against `Store` runs
 // its queries through `store.kysely` on both engines and branches on
@@ -6,10 +6,10 @@
 // bulk insert, GREATEST against SQLite's two-argument max, a row lock).
 //
 // On SQLite the store wraps the connection the rest of the API already
-// uses (api/db/open.ts): one connection, so a repository still on
-// better-sqlite3 statements and one already on Kysely see the same data
-// and the same transactions' effects while the conversion goes folder by
-// folder. On PostgreSQL it owns a pg pool, migrated under the advisory
+// uses (api/db/open.ts): one connection, so the paths that stay on
+// better-sqlite3 statements (the group commit's box-log insert) and the
+// repositories on Kysely see the same data and the same transactions'
+// effects. On PostgreSQL it owns a pg pool, migrated under the advisory
 // lock before it is handed out.
 import {
   CompiledQuery,
@@ -26,7 +26,7 @@ import type { PostgresUrl } from '../config.js';
 import { BetterSqliteDialect } from './kysely-sqlite.js';
 import type { Db } from './open.js';
 import { createPostgresPool } from './postgres-pool.js';
-import { checkPostgresCurrent, migratePostgres } from './postgres-migrations.js';
+import { checkPostgresCurrent, migratePostgres } from './migrate-postgres.js';
 import type { Schema } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';

@@ -1,6 +1,6 @@
 // The forwarding outbox (spec 6): rows written with their box logs, grouped
 // into deliveries of up to 100 records and 256 KiB for one URL, the
-// deliveries' states, and the URLs a 410 Gone disabled. On the store,
+// deliveries' states, and the URLs a 410 Gone disabled. On the store:
 // several API processes, on one SQLite file or one PostgreSQL
 // database, share it, and
 //
@@ -19,9 +19,9 @@
 //   the fence (a later claim always moves it later), so a worker whose
 //   lease expired and was taken over changes nothing.
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Schema } from '../db/schema.js';
+import type { ForwardingDeliveriesTable, Schema } from '../db/schema.js';
 import { changed, type Store } from '../db/store.js';
 import type { ForwardRow } from '../repositories/box-logs.js';
 import type { ParkingRow } from '../repositories/parkings.js';
@@ -29,18 +29,12 @@ import { forwardRecord, MAX_RECORDS_PER_DELIVERY, recordsThatFit } from './recor
 
 export { MAX_RECORDS_PER_DELIVERY } from './record.js';
 
-export type DeliveryState = 'pending' | 'delivered' | 'dead';
+export type DeliveryState = ForwardingDeliveriesTable['state'];
 
-export interface DeliveryRow {
-  id: string;
-  parking_id: number;
-  url: string;
-  state: DeliveryState;
-  attempts: number;
-  next_attempt_at: number;
-  oldest_record_at: number;
-  last_error: string | null;
-}
+export type DeliveryRow = Pick<
+  Selectable<ForwardingDeliveriesTable>,
+  'id' | 'parking_id' | 'url' | 'state' | 'attempts' | 'next_attempt_at' | 'oldest_record_at' | 'last_error'
+>;
 
 /** A delivery taken for one attempt, until `until` (ms): the attempt's
  * outcome is recorded only while the lease is still this one. */

@@ -2,20 +2,17 @@
 // gateways and operators get theirs from `parkbench admin mqtt-client add`.
 // The API's own account on an external broker comes from MQTT_USERNAME and
 // MQTT_PASSWORD; on the embedded broker the API needs none.
+import type { Selectable } from 'kysely';
+import type { MqttClientsTable } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { MqttAccount } from './acl.js';
 import { verifyMqttPassword } from './password-hash.js';
 
-export type ClientRole = 'gateway' | 'operator';
-
-export interface MqttClientRow {
-  name: string;
-  role: ClientRole;
-  username: string;
-  password_hash: string;
-}
+export type ClientRole = MqttClientsTable['role'];
 
 const CLIENT_COLUMNS = ['name', 'role', 'username', 'password_hash'] as const;
+
+export type MqttClientRow = Pick<Selectable<MqttClientsTable>, (typeof CLIENT_COLUMNS)[number]>;
 
 export class MqttAccountRepository {
   constructor(private readonly store: Store) {}

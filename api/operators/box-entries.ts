@@ -11,48 +11,45 @@
 // BoxEntries reads through the store (either engine): GET
 // /api/operator/parkings, and the event stream's renderer (the boxes of a
 // flush in one read).
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { noRevocationRisk, revocationRisksOf, type RevocationRisk } from '../boxes/status.js';
 import type { PendingControl } from '../control/operations.js';
+import type {
+  BoxAvailabilityTable,
+  BoxesTable,
+  BoxLogsTable,
+  ControlCommandsTable,
+  OuterJoined,
+} from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { parkingSettings } from '../parkings/view.js';
 import type { ParkingRow } from '../repositories/parkings.js';
-import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { lastResponseOfRow, type OperatorBox, type OperatorParking } from './views.js';
 
-interface BoxEntryRow {
-  module_id: number;
-  parking_id: number;
-  direction: BoxDirection;
-  mac_address: string;
-  simulated: number;
-  last_seen_at: number | null;
-  battery_mv: number | null;
-  box_time_drift_seconds: number | null;
-  last_box_seq: number | null;
-  last_control_seq: number | null;
-  next_control_seq: number;
-  availability: 'online' | 'offline' | 'unknown' | null;
-  reason: string | null;
-  since: number | null;
-  gateway_id: string | null;
+type BoxEntryRow = Pick<
+  Selectable<BoxesTable>,
+  | 'module_id'
+  | 'parking_id'
+  | 'direction'
+  | 'mac_address'
+  | 'simulated'
+  | 'last_seen_at'
+  | 'battery_mv'
+  | 'box_time_drift_seconds'
+  | 'last_box_seq'
+  | 'last_control_seq'
+  | 'next_control_seq'
+> &
+  OuterJoined<Pick<Selectable<BoxAvailabilityTable>, 'availability' | 'reason' | 'since' | 'gateway_id'>> &
   /** The newest verified response (box_logs), all null without one. */
-  log_id: number | null;
-  response: string | null;
-  source: 'http' | 'mqtt' | null;
-  received_at: number | null;
-}
+  OuterJoined<
+    Pick<Selectable<BoxLogsTable>, 'response' | 'source' | 'received_at'> & { log_id: Selectable<BoxLogsTable>['id'] }
+  >;
 
-interface PendingRow {
-  module_id: number;
-  id: number;
-  kind: string;
-  purpose: string;
-  attempts: number;
-  last_status: string | null;
-  last_error: string | null;
-  created_at: number;
-}
+type PendingRow = Pick<
+  Selectable<ControlCommandsTable>,
+  'module_id' | 'id' | 'kind' | 'purpose' | 'attempts' | 'last_status' | 'last_error' | 'created_at'
+>;
 
 // The newest verified response of each box: a correlated lookup on the
 // unique index box_logs_verified_seq (equipment_id, box_seq) WHERE verified

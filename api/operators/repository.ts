@@ -1,15 +1,12 @@
-// Operator accounts (migration 11): a name and the SHA-256 of the bearer token.
+// Operator accounts (schema version 11): a name and the SHA-256 of the bearer token.
+import type { Selectable } from 'kysely';
+import type { OperatorsTable } from '../db/schema.js';
 import { CompiledOnce, changed, type Store } from '../db/store.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 
-export interface OperatorRow {
-  id: number;
-  name: string;
-  token_hash: Buffer;
-  created_at: number;
-}
-
 const COLUMNS = ['id', 'name', 'token_hash', 'created_at'] as const;
+
+export type OperatorRow = Pick<Selectable<OperatorsTable>, (typeof COLUMNS)[number]>;
 
 export class OperatorRepository {
   private readonly byHash: CompiledOnce<OperatorRow>;

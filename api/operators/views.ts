@@ -2,7 +2,8 @@
 // logs a page at a time, and the shapes of a parking's boxes (read in sets by
 // box-entries.ts: operatorParkings).
 import type { BoxStatus } from '../boxes/status.js';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
+import type { BoxLogsTable, OperatorsTable, OuterJoined, SmartKeysTable, UsersTable } from '../db/schema.js';
 import type { Dialect, Store } from '../db/store.js';
 import { notFound } from '../domain-error.js';
 import type { ParkingView } from '../parkings/view.js';
@@ -56,12 +57,7 @@ export async function lastResponseOf(store: Store, moduleId: number): Promise<La
   return lastResponseOfRow(row);
 }
 
-export interface LastResponseRow {
-  id: number;
-  response: string | null;
-  source: 'http' | 'mqtt';
-  received_at: number;
-}
+export type LastResponseRow = Pick<Selectable<BoxLogsTable>, 'id' | 'response' | 'source' | 'received_at'>;
 
 export function lastResponseOfRow(row: LastResponseRow | undefined): LastResponse | null {
   if (row === undefined) return null;
@@ -230,13 +226,11 @@ export type OperatorSessionRow = Pick<
   | 'amount_minor'
   | 'currency'
   | 'ended_at'
-> & {
-  email: string;
-  first_name: string;
-  last_name: string;
-  /** A JSON array of integers. */
-  smart_key_ids: string;
-};
+> &
+  Pick<Selectable<UsersTable>, 'email' | 'first_name' | 'last_name'> & {
+    /** A JSON array of integers. */
+    smart_key_ids: string;
+  };
 
 /** A session row (its driver's email and name, its smart keys) as the operator API shows it. */
 export function toOperatorSession(row: OperatorSessionRow): OperatorSession {
@@ -318,26 +312,29 @@ export function decodeCursor(cursor: string): number | undefined {
   return Number.isSafeInteger(id) ? id : undefined;
 }
 
-interface BoxLogRow {
-  id: number;
-  source: 'http' | 'mqtt';
-  equipment_id: number;
-  secured_parking_id: number;
-  fo_user_id: number | null;
-  smart_key_id: number | null;
-  session_id: number | null;
-  key_purpose: KeyPurpose | null;
-  operator: string | null;
-  type: string;
-  command: string | null;
-  response: string | null;
-  offline: number;
-  created_at: string;
-  verified: number;
-  box_seq: number | null;
-  status: number | null;
-  received_at: number;
-}
+type BoxLogRow = Pick<
+  Selectable<BoxLogsTable>,
+  | 'id'
+  | 'source'
+  | 'equipment_id'
+  | 'secured_parking_id'
+  | 'fo_user_id'
+  | 'smart_key_id'
+  | 'type'
+  | 'command'
+  | 'response'
+  | 'offline'
+  | 'created_at'
+  | 'verified'
+  | 'box_seq'
+  | 'status'
+  | 'received_at'
+> &
+  OuterJoined<{
+    session_id: Selectable<SmartKeysTable>['session_id'];
+    key_purpose: Selectable<SmartKeysTable>['purpose'];
+    operator: Selectable<OperatorsTable>['name'];
+  }>;
 
 /** Box logs newest first (by id), filtered, `limit` a page; the cursor must come from decodeCursor. */
 export async function operatorBoxLogs(

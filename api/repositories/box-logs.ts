@@ -1,5 +1,7 @@
 // Box logs (spec 2.1) as stored, with what verification found.
+import type { Selectable } from 'kysely';
 import type { Db } from '../db/open.js';
+import type { BoxLogsTable, OuterJoined, UsersTable } from '../db/schema.js';
 import type { BoxLogInput, BoxLogSource } from '../box-logs/types.js';
 
 export interface StoredBoxLog {
@@ -14,24 +16,25 @@ export interface StoredBoxLog {
 }
 
 /** A stored log as forwarded (spec 2.2): the 2.1 fields and the driver's email. */
-export interface ForwardRow {
-  id: number;
-  fo_user_id: number | null;
-  smart_key_id: number | null;
-  equipment_id: number;
-  secured_parking_id: number;
-  type: string;
-  command: string | null;
-  command_decrypted: string | null;
-  response: string | null;
-  response_decrypted: string | null;
-  offline: number;
-  created_at: string;
-  latitude: number | null;
-  longitude: number | null;
-  email: string | null;
-  verified: number;
-}
+export type ForwardRow = Pick<
+  Selectable<BoxLogsTable>,
+  | 'id'
+  | 'fo_user_id'
+  | 'smart_key_id'
+  | 'equipment_id'
+  | 'secured_parking_id'
+  | 'type'
+  | 'command'
+  | 'command_decrypted'
+  | 'response'
+  | 'response_decrypted'
+  | 'offline'
+  | 'created_at'
+  | 'latitude'
+  | 'longitude'
+  | 'verified'
+> &
+  OuterJoined<Pick<Selectable<UsersTable>, 'email'>>;
 
 type InsertTuple = [
   string,

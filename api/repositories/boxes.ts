@@ -1,24 +1,10 @@
 // Boxes (access-point modules) of the secured parkings.
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import type { Insertable, Kysely } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { BoxesTable, Schema } from '../db/schema.js';
 import { CompiledOnce, greatest, type Dialect, type Executor, type Store } from '../db/store.js';
 
-export interface BoxRow {
-  id: number;
-  module_id: number;
-  parking_id: number;
-  direction: BoxDirection;
-  mac_address: string;
-  box_key: string;
-  mqtt_username: string;
-  mqtt_password_hash: string;
-  skew_seconds: number;
-  min_battery_mv: number;
-  next_control_seq: number;
-  /** 1: parkbench's simulator plays the box (the demo's, a fleet's, `admin box add --simulated`); 0: hardware. */
-  simulated: number;
-}
+export type BoxRow = Selectable<BoxesTable>;
 
 export interface NewBox {
   moduleId: number;
@@ -35,7 +21,7 @@ export interface NewBox {
 export const MAX_BOXES_PER_PARKING = 32;
 
 /** A new box's skew_seconds and min_battery_mv: the defaults of the boxes
- * table (api/db/migrations.ts, migration 1), the same as a provisioning file's. */
+ * table (api/db/migrations/, version 1), the same as a provisioning file's. */
 export { DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS } from '../../lib/provisioning-file.js';
 
 export function mqttUsernameFor(moduleId: number): string {

@@ -1,14 +1,11 @@
 // Client applications (the spec's client_app_id / client_secret).
+import type { Selectable } from 'kysely';
+import type { ClientAppsTable } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 
-export interface ClientAppRow {
-  id: number;
-  name: string;
-  client_app_id: string;
-  client_secret_hash: string;
-}
-
 const COLUMNS = ['id', 'name', 'client_app_id', 'client_secret_hash'] as const;
+
+export type ClientAppRow = Pick<Selectable<ClientAppsTable>, (typeof COLUMNS)[number]>;
 
 export class ClientAppRepository {
   constructor(private readonly store: Store) {}

@@ -1,16 +1,11 @@
 // The one row of `parkbench admin demo`'s data (table `demo`): its client
 // secret and driver password in clear, so they can be printed again.
-import type { Kysely } from 'kysely';
-import type { Schema } from '../db/schema.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { DemoTable, Schema } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 
-export interface DemoRow {
-  client_app_row_id: number;
-  client_secret: string;
-  user_id: number;
-  driver_password: string;
-  parking_id: number;
-}
+/** The row but its id (always 1). */
+export type DemoRow = Omit<Selectable<DemoTable>, 'id'>;
 
 export class DemoRepository {
   readonly #kysely: Kysely<Schema>;

@@ -1,46 +1,14 @@
 // Secured parkings. Money in integer minor units; parking keys as 32 hex
 // digits, issuer keys as hex (docs/protocol.md, Keys; migration 8).
-import type { Insertable, Kysely } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Schema, SecuredParkingsTable } from '../db/schema.js';
 import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 
-export interface ParkingRow {
-  id: number;
-  name: string;
-  description: string | null;
-  currency: string;
-  price_per_hour_minor: number;
-  max_duration_minutes: number;
-  tries: number;
-  is_online: number;
-  is_active: number;
-  access_mode: AccessMode;
-  /** K_park: set for a sealed parking; null for a signed one created signed. */
-  parking_key: string | null;
-  parking_key_next: string | null;
-  /** The P-256 scalar (64 hex) smart keys are signed with; never leaves the database. */
-  issuer_private_key: string | null;
-  /** X || Y (128 hex) of issuer_private_key. */
-  issuer_public_key: string | null;
-  /** The key boxes keep as issuer_key_previous after a rotation. */
-  issuer_previous_public_key: string | null;
-  /** A pair being installed on the boxes (SET_ISSUER) that signs nothing yet. */
-  issuer_next_private_key: string | null;
-  issuer_next_public_key: string | null;
-  forwarding_url: string | null;
-  forwarding_expose: number;
-  /** The parking's Standard Webhooks secret (whsec_..., or an older one, api/forwarding/signature.ts). */
-  forwarding_secret: string | null;
-  /** The secret a rotation replaced: it signs too until forwarding_previous_secret_until (ms). */
-  forwarding_previous_secret: string | null;
-  forwarding_previous_secret_until: number | null;
-  /** 1: unverified box logs are forwarded too (each record says `verified`). */
-  forwarding_unverified: number;
-}
+export type ParkingRow = Selectable<SecuredParkingsTable>;
 
 /** docs/protocol.md, Keys: access commands sealed under K_park (version 1
  * firmware) or signed by the parking's issuer key pair. */
-export type AccessMode = 'sealed' | 'signed';
+export type AccessMode = SecuredParkingsTable['access_mode'];
 
 /** The keys a new parking starts with. */
 export type NewParkingKeys =

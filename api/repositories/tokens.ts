@@ -1,17 +1,8 @@
 // Access + refresh token pairs, stored only as SHA-256 hashes.
+import type { Selectable } from 'kysely';
+import type { TokensTable } from '../db/schema.js';
 import { CompiledOnce, changed, type Executor, type Store } from '../db/store.js';
 import type { PublicUser } from './users.js';
-
-export interface TokenPairRow {
-  id: number;
-  user_id: number;
-  client_app_id: number;
-  access_expires_at: number;
-  refresh_expires_at: number;
-  revoked_at: number | null;
-  /** The id of the family's first pair (the login); rotation keeps it. */
-  family_id: number;
-}
 
 export interface NewTokenPair {
   userId: number;
@@ -22,13 +13,10 @@ export interface NewTokenPair {
   refreshExpiresAt: number;
 }
 
-/** A bearer lookup: the user with the state of the token. */
-export interface BearerRow extends PublicUser {
-  /** The token pair's id (the user's is `id`). */
-  pair_id: number;
-  access_expires_at: number;
-  revoked_at: number | null;
-}
+/** A bearer lookup: the user with the state of the token; pair_id is the
+ * token pair's id (the user's is `id`). */
+export type BearerRow = PublicUser &
+  Pick<Selectable<TokensTable>, 'access_expires_at' | 'revoked_at'> & { pair_id: Selectable<TokensTable>['id'] };
 
 const PAIR_COLUMNS = [
   'id',
@@ -39,6 +27,11 @@ const PAIR_COLUMNS = [
   'revoked_at',
   'family_id',
 ] as const;
+
+/** A pair as committed: family_id is set in the transaction that inserts it. */
+export type TokenPairRow = Omit<Pick<Selectable<TokensTable>, (typeof PAIR_COLUMNS)[number]>, 'family_id'> & {
+  family_id: NonNullable<TokensTable['family_id']>;
+};
 
 export class TokenRepository {
   private readonly bearer: CompiledOnce<BearerRow>;

@@ -1,24 +1,15 @@
 // Car drivers.
+import type { Selectable } from 'kysely';
+import type { UsersTable } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 
-export interface UserRow {
-  id: number;
-  email: string;
-  password_hash: string;
-  first_name: string;
-  last_name: string;
-  phone: string;
-}
+const COLUMNS = ['id', 'email', 'password_hash', 'first_name', 'last_name', 'phone'] as const;
+
+export type UserRow = Pick<Selectable<UsersTable>, (typeof COLUMNS)[number]>;
 
 /** What the API shows of a user: never the password hash. */
-export interface PublicUser {
-  id: number;
-  email: string;
-  first_name: string;
-  last_name: string;
-  phone: string;
-}
+export type PublicUser = Omit<UserRow, 'password_hash'>;
 
 export interface NewUser {
   email: string;
@@ -31,8 +22,6 @@ export interface NewUser {
 export function publicUser(row: PublicUser): PublicUser {
   return { id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, phone: row.phone };
 }
-
-const COLUMNS = ['id', 'email', 'password_hash', 'first_name', 'last_name', 'phone'] as const;
 
 export class UserRepository {
   constructor(private readonly store: Store) {}

@@ -1,14 +1,14 @@
-// PostgreSQL's own bulk insert of box logs, the floor the PostgreSQL
-// store's figures compare against (perf:pg-floor, and perf:api / perf:ingest on
+// PostgreSQL's own bulk insert of box logs, the floor the PostgreSQL figures
+// compare against (perf:pg-floor, and perf:api / perf:ingest on
 // PostgreSQL in the same run): `pg` sends rows of the box_logs table itself
-// (api/db/postgres-baseline.ts BOX_LOGS_TABLE: its columns, CHECKs, foreign
-// keys and the partial unique index on verified (equipment_id, box_seq))
-// with ON CONFLICT DO NOTHING RETURNING id, as storing a verified log needs.
+// (BOX_LOGS_TABLE of api/db/migrations/014-operator-smart-keys.ts: its
+// columns, CHECKs, foreign keys and the partial unique index on verified
+// (equipment_id, box_seq)) with ON CONFLICT DO NOTHING RETURNING id, as storing a verified log needs.
 // No parkbench code runs in between.
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { randomKeyHex } from '../../api/auth/secrets.js';
-import { BOX_LOGS_TABLE } from '../../api/db/postgres-baseline.js';
+import { BOX_LOGS_TABLE } from '../../api/db/migrations/index.js';
 import { boxLogBatch } from './box-log-batches.js';
 
 /** A server as durable as the SQLite store: a crash of the machine loses

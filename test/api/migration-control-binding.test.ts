@@ -4,7 +4,8 @@
 import { join } from 'node:path';
 import test from 'ava';
 import Database from 'better-sqlite3';
-import { MIGRATIONS, migrate } from '../../api/db/migrations.js';
+import { MIGRATIONS } from '../../api/db/migrations/index.js';
+import { migrate } from '../../api/db/migrate-sqlite.js';
 import { tempDir } from '../helpers/api-app.js';
 
 const BINDING = MIGRATIONS.find((migration) => migration.name.startsWith('control answers bound'))?.version ?? 0;

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 import test from 'ava';
 import Database from 'better-sqlite3';
 import { hashIssuedSecret, tokenHash } from '../../api/auth/secrets.js';
-import { MIGRATIONS, migrate } from '../../api/db/migrations.js';
+import { MIGRATIONS } from '../../api/db/migrations/index.js';
+import { migrate } from '../../api/db/migrate-sqlite.js';
 import { loggedIn, me, passwordGrant, tempDir, testApp, type TestApp, type Tokens } from '../helpers/api-app.js';
 
 function refresh(app: TestApp, refreshToken: string) {

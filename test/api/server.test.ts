@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { databaseShown } from '../../api/config.js';
-import { MIGRATIONS } from '../../api/db/migrations.js';
+import { MIGRATIONS } from '../../api/db/migrations/index.js';
 import { API_ERRORS, OAUTH_ERRORS } from '../../api/errors.js';
 import { errorBody, sqliteConnection, testApp } from '../helpers/api-app.js';
 

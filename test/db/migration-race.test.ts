@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { MIGRATIONS } from '../../api/db/migrations.js';
+import { MIGRATIONS } from '../../api/db/migrations/index.js';
 
 const run = promisify(execFile);
 const fixture = fileURLToPath(new URL('../fixtures/migrate-fresh-files.ts', import.meta.url));

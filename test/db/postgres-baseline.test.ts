@@ -1,11 +1,11 @@
-// PostgreSQL's baseline (api/db/postgres-baseline.ts) equals SQLite's schema
-// at the baseline's version (api/db/migrations.ts): both built for real
-// (SQLite through migrate(), PostgreSQL on the test server) and described the
-// same way, table by table, column by column (name, type class, nullability,
-// default or not, primary key), with their indexes and unique constraints.
-// Then the baseline with the later PostgreSQL migrations
-// (api/db/postgres-migrations.ts) against SQLite after its last one.
-// A migration added without its PostgreSQL form fails here. CHECK
+// PostgreSQL's baseline (the PostgreSQL step of the baseline version,
+// api/db/migrations/) equals SQLite's schema at that version: both built for
+// real (SQLite through migrate(), PostgreSQL on the test server) and
+// described the same way, table by table, column by column (name, type
+// class, nullability, default or not, primary key), with their indexes and
+// unique constraints. Then the baseline with the PostgreSQL steps of the
+// later versions against SQLite after its last one. A version whose two
+// steps differ fails here. CHECK
 // constraints and foreign keys are not compared (their text differs between
 // the engines); index predicates are compared as present or not.
 // Also the pg pool of api/db/postgres-pool.ts: int8 read as a Number.
@@ -13,9 +13,9 @@ import test, { type ExecutionContext } from 'ava';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { parsePostgresUrl } from '../../api/config.js';
-import { MIGRATIONS, migrate } from '../../api/db/migrations.js';
-import { POSTGRES_BASELINE_SQL, POSTGRES_BASELINE_VERSION } from '../../api/db/postgres-baseline.js';
-import { POSTGRES_MIGRATIONS } from '../../api/db/postgres-migrations.js';
+import { POSTGRES_MIGRATIONS } from '../../api/db/migrate-postgres.js';
+import { migrate } from '../../api/db/migrate-sqlite.js';
+import { MIGRATIONS, POSTGRES_BASELINE_VERSION } from '../../api/db/migrations/index.js';
 import { createPostgresPool } from '../../api/db/postgres-pool.js';
 import { postgresForFile } from '../helpers/postgres.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -232,7 +232,7 @@ test('the baseline stands for the migrations up to its version; each later one h
 });
 
 withPostgres("PostgreSQL's baseline equals SQLite's schema at the baseline's version", async (t) => {
-  const { describe } = await postgresSchema(t, (client) => client.query(POSTGRES_BASELINE_SQL));
+  const { describe } = await postgresSchema(t, (client) => client.query(POSTGRES_MIGRATIONS.baselineSql));
   const postgres = await describe();
   const sqlite = sqliteSchema(POSTGRES_BASELINE_VERSION);
   t.deepEqual(Object.keys(postgres).sort(), Object.keys(sqlite).sort(), 'the same tables');
@@ -241,7 +241,7 @@ withPostgres("PostgreSQL's baseline equals SQLite's schema at the baseline's ver
 
 withPostgres("PostgreSQL's baseline and later migrations equal SQLite's schema after the last migration", async (t) => {
   const { describe } = await postgresSchema(t, async (client) => {
-    await client.query(POSTGRES_BASELINE_SQL);
+    await client.query(POSTGRES_MIGRATIONS.baselineSql);
     for (const migration of POSTGRES_MIGRATIONS.later) await client.query(migration.sql);
   });
   const postgres = await describe();
@@ -264,7 +264,7 @@ withPostgres(
       'ALTER TABLE users DROP CONSTRAINT users_email_key',
     ]) {
       const { describe } = await postgresSchema(t, async (client) => {
-        await client.query(POSTGRES_BASELINE_SQL);
+        await client.query(POSTGRES_MIGRATIONS.baselineSql);
         await client.query(drift);
       });
       t.notDeepEqual(await describe(), sqlite, drift);
@@ -273,7 +273,7 @@ withPostgres(
 );
 
 withPostgres('the pool reads int8 as a Number, and refuses one beyond 2^53 rather than round it', async (t) => {
-  const { client } = await postgresSchema(t, (client) => client.query(POSTGRES_BASELINE_SQL));
+  const { client } = await postgresSchema(t, (client) => client.query(POSTGRES_MIGRATIONS.baselineSql));
   const now = Date.now();
   const inserted = await client.query<{ id: unknown; created_at: unknown }>(
     `INSERT INTO secured_parkings (name, currency, price_per_hour_minor, max_duration_minutes, tries, access_mode, parking_key, created_at)

@@ -1,4 +1,4 @@
-// Migrations on PostgreSQL (api/db/postgres-migrations.ts) on the test
+// Migrations on PostgreSQL (api/db/migrate-postgres.ts) on the test
 // server: the baseline on an empty database, then the later ones, all once
 // even when two pools (two processes' worth of connections) migrate one
 // database at the same moment; another program's database and a newer
@@ -6,8 +6,8 @@
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
 import { parsePostgresUrl } from '../../api/config.js';
-import { MIGRATIONS } from '../../api/db/migrations.js';
-import { POSTGRES_MIGRATIONS, migratePostgres, type PostgresMigrationPlan } from '../../api/db/postgres-migrations.js';
+import { MIGRATIONS } from '../../api/db/migrations/index.js';
+import { POSTGRES_MIGRATIONS, migratePostgres, type PostgresMigrationPlan } from '../../api/db/migrate-postgres.js';
 import { createPostgresPool } from '../../api/db/postgres-pool.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { postgresForFile } from '../helpers/postgres.js';

@@ -1,23 +1,18 @@
-// PostgreSQL's first migration (issue 18; docs/decisions/issue-18-store.md):
-// the schema SQLite has after its last migration, written for PostgreSQL, in
-// one transaction, recorded as every version up to `version` applied. There
-// is no PostgreSQL database to carry through SQLite's history; migrations
-// after this one are written once for both engines.
+// Version 14 on SQLite; on PostgreSQL, the baseline: the schema SQLite has
+// at version 14, written for PostgreSQL and applied to an empty database in
+// one transaction, recorded as every version up to 14 applied. No PostgreSQL
+// database is carried through SQLite's earlier history, so versions 1 to 13
+// have no PostgreSQL step; every version after this one has both.
+// test/db/postgres-baseline.test.ts builds both engines and compares them.
 //
-// test/db/postgres-baseline.test.ts builds both (SQLite through migrate(),
-// PostgreSQL from this) and compares them table by table, column by column,
-// index by index: a migration added to api/db/migrations.ts without its
-// PostgreSQL form here fails it.
-//
-// Types: an INTEGER PRIMARY KEY the database assigns is a bigint identity;
-// ids, foreign keys, module ids, sequences, amounts and times (ms since the
-// epoch) are bigint; flags (0/1), counts, tries and small measures stay
-// integer, so both engines return the same numbers (the pool parses int8
-// as a Number: api/db/postgres-pool.ts). TEXT is text, BLOB bytea, REAL
-// double precision. Comments on what the columns mean are in migrations.ts.
-
-/** The SQLite migration this baseline equals. */
-export const POSTGRES_BASELINE_VERSION = 14;
+// PostgreSQL types: an INTEGER PRIMARY KEY the database assigns is a bigint
+// identity; ids, foreign keys, module ids, sequences, amounts and times (ms
+// since the epoch) are bigint; flags (0/1), counts, tries and small measures
+// stay integer, so both engines return the same numbers (the pool parses
+// int8 as a Number: api/db/postgres-pool.ts). TEXT is text, BLOB bytea, REAL
+// double precision. What the columns mean is said in the SQLite step of the
+// version that adds them.
+import type { Migration } from './migration.js';
 
 /** The box_logs table and its partial unique index (perf/pg-floor.ts inserts into the same table). */
 export const BOX_LOGS_TABLE = `CREATE TABLE box_logs (
@@ -43,7 +38,49 @@ export const BOX_LOGS_TABLE = `CREATE TABLE box_logs (
 );
 CREATE UNIQUE INDEX box_logs_verified_seq ON box_logs(equipment_id, box_seq) WHERE verified = 1;`;
 
-export const POSTGRES_BASELINE_SQL = `
+const migration: Migration = {
+  version: 14,
+  name: 'operator smart keys: a one-off ACCESS an operator sends a box',
+  rebuildsTables: true,
+  sqlite: `
+      -- POST /api/operator/boxes/:module_id/commands {"command": "access"}
+      -- (api/operators/operator-access.ts) mints a smart key of purpose
+      -- operator: no driver (user_id null) and no session, the operator in
+      -- operator_id (null once that operator is removed; the description
+      -- keeps the name). user_id becomes nullable, hence the rebuild.
+      CREATE TABLE smart_keys_v13 (
+        id INTEGER PRIMARY KEY CHECK (id BETWEEN 1 AND 4294967295),
+        user_id INTEGER REFERENCES users(id),
+        parking_id INTEGER NOT NULL REFERENCES secured_parkings(id),
+        session_id INTEGER REFERENCES parking_sessions(id),
+        operator_id INTEGER REFERENCES operators(id) ON DELETE SET NULL,
+        type TEXT NOT NULL,
+        description TEXT,
+        purpose TEXT NOT NULL CHECK (purpose IN ('session', 'exit', 'operator')),
+        access_command BLOB NOT NULL,
+        module_ids TEXT NOT NULL,
+        start_time INTEGER NOT NULL,
+        end_time INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        signed_by TEXT,
+        revoked_at INTEGER,
+        -- A driver's key has a driver; an operator's has none and no session.
+        CHECK ((purpose = 'operator') = (user_id IS NULL)),
+        CHECK (purpose <> 'operator' OR session_id IS NULL)
+      );
+      INSERT INTO smart_keys_v13 (id, user_id, parking_id, session_id, operator_id, type, description, purpose,
+        access_command, module_ids, start_time, end_time, created_at, signed_by, revoked_at)
+      SELECT id, user_id, parking_id, session_id, NULL, type, description, purpose,
+        access_command, module_ids, start_time, end_time, created_at, signed_by, revoked_at
+      FROM smart_keys;
+      DROP TABLE smart_keys;
+      ALTER TABLE smart_keys_v13 RENAME TO smart_keys;
+      CREATE INDEX smart_keys_user ON smart_keys(user_id);
+      CREATE INDEX smart_keys_session ON smart_keys(session_id);
+      CREATE INDEX smart_keys_operator ON smart_keys(operator_id);
+    `,
+  // PostgreSQL's baseline, recorded as every version up to this one applied.
+  postgres: `
 CREATE TABLE migrations (
   version integer PRIMARY KEY,
   name text NOT NULL,
@@ -297,4 +334,7 @@ CREATE TABLE event_tickets (
   used_at bigint
 );
 CREATE INDEX event_tickets_expiry ON event_tickets(expires_at);
-`;
+`,
+};
+
+export default migration;
