@@ -37,7 +37,12 @@ function setting<T, V extends string>(definition: Setting<T, V>): Setting<T, V> 
 }
 
 export const SETTINGS = Object.freeze({
-  host: setting({ variable: 'HOST', default: '127.0.0.1', parse: text, meaning: 'address to listen on' }),
+  host: setting({
+    variable: 'HOST',
+    default: '127.0.0.1',
+    parse: text,
+    meaning: 'address the API and its embedded MQTT broker listen on',
+  }),
   port: setting({
     variable: 'PORT',
     default: '3000',

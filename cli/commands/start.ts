@@ -84,7 +84,7 @@ export function registerStartCommand(program: Command): void {
           mqttPassword: flags.mqttPassword,
         },
         {
-          // The database as every command finds it (api/config.ts), this
+          // The database as every command finds it (api/config/load.ts), this
           // command's default file under its data folder.
           DATABASE_PATH: join(flags.dataDir, 'parkbench.sqlite'),
           // A bench forwards to a receiver on localhost: allowed here unless
