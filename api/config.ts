@@ -12,4 +12,4 @@ export {
   type ConfigVariable,
 } from './config/settings.js';
 export { configWith, databaseFlag, databaseShown, loadConfig } from './config/load.js';
-export { settingOption, settingsTable, withSettingsTable } from './config/describe.js';
+export { settingOption, settingsTable, settingsTableIn, withSettingsTable } from './config/describe.js';

@@ -49,13 +49,25 @@ function plain(markdown: string): string {
 
 const TABLE_HEADER = '| variable | default | meaning |';
 
-/** `document` with its settings table (the lines from TABLE_HEADER to the
- * first line that is not a table row) replaced by `table`. */
+/** The settings table of `document`: the lines from TABLE_HEADER to the
+ * first line that is not a table row. */
+export function settingsTableIn(document: string): string {
+  const lines = document.split('\n');
+  const [start, end] = tableBounds(lines);
+  return lines.slice(start, end).join('\n');
+}
+
+/** `document` with its settings table replaced by `table`. */
 export function withSettingsTable(document: string, table: string): string {
   const lines = document.split('\n');
+  const [start, end] = tableBounds(lines);
+  return [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
+}
+
+function tableBounds(lines: readonly string[]): [start: number, end: number] {
   const start = lines.indexOf(TABLE_HEADER);
   if (start === -1) throw new Error(`no settings table (a line "${TABLE_HEADER}") in the document`);
   let end = start;
   while (end < lines.length && lines[end]?.startsWith('|') === true) end += 1;
-  return [...lines.slice(0, start), table, ...lines.slice(end)].join('\n');
+  return [start, end];
 }
