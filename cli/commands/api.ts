@@ -13,6 +13,7 @@ import {
   databaseFlag,
   flagName,
   loadConfig,
+  settingOption,
   type ApiConfig,
   type ConfigVariable,
 } from '../../api/config.js';
@@ -29,7 +30,7 @@ export function registerApiCommand(program: Command): void {
     .command('api')
     .description('Run the parking access HTTP API (configuration: environment variables or these flags; flags win)');
   for (const variable of CONFIG_VARIABLES) {
-    command.option(`--${flagName(variable)} <value>`, `overrides ${variable}`);
+    command.option(...settingOption(variable));
   }
   command.option('--database <path or url>', 'same as --database-path, or --database-url for a postgres:// URL');
   command.option(...NO_EXIT_WITH_PARENT);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { FastifyServerOptions } from 'fastify';
 import { withConcretePort } from './api.js';
+import { settingOption } from '../../api/config.js';
 import { startBench, type ReadyInfo } from '../start/bench.js';
 import { UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
@@ -31,9 +32,9 @@ export function registerStartCommand(program: Command): void {
   program
     .command('start')
     .description('Run the whole bench: the API with its MQTT broker, demo data, and simulated entrance and exit boxes')
-    .option('--host <address>', 'address the API and the broker listen on (or HOST)')
-    .option('--port <port>', 'HTTP port (or PORT; default 3000)')
-    .option('--mqtt-port <port>', 'MQTT port (or MQTT_PORT; default 1883)')
+    .option(...settingOption('HOST'))
+    .option(...settingOption('PORT'))
+    .option(...settingOption('MQTT_PORT'))
     .option(
       '--data-dir <dir>',
       "where the boxes' state lives, and the SQLite file unless DATABASE_URL or DATABASE_PATH names the database",
@@ -47,13 +48,13 @@ export function registerStartCommand(program: Command): void {
       '--mqtt-url <url>',
       'an external broker instead of the embedded one (or MQTT_URL); the bench checks it takes its accounts first',
     )
-    .option('--mqtt-username <name>', "the API's account on the external broker (or MQTT_USERNAME)")
-    .option('--mqtt-password <password>', 'its password (or MQTT_PASSWORD)')
+    .option(...settingOption('MQTT_USERNAME'))
+    .option(...settingOption('MQTT_PASSWORD'))
     .option(
       '--mqtt-acl-out <dir>',
       "with --mqtt-url: write mosquitto's password_file and acl_file of the bench's accounts here",
     )
-    .option('--database-url <url>', 'a PostgreSQL server instead of the SQLite file (as --database postgres://...)')
+    .option(...settingOption('DATABASE_URL'))
     .option('--fresh', 'start over with an empty database and new boxes')
     .option('--speed <n>', 'run the simulated boxes this many times faster', '1')
     .option(
@@ -83,7 +84,7 @@ export function registerStartCommand(program: Command): void {
           mqttPassword: flags.mqttPassword,
         },
         {
-          // The database as every command finds it (api/config.ts), this
+          // The database as every command finds it (api/config/load.ts), this
           // command's default file under its data folder.
           DATABASE_PATH: join(flags.dataDir, 'parkbench.sqlite'),
           // A bench forwards to a receiver on localhost: allowed here unless
