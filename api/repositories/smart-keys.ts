@@ -3,9 +3,9 @@
 //
 // SmartKeyRepository on the store (SQLite or PostgreSQL, async): the
 // session service, the driver's routes, the operator's operations.
-import { sql, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Selectable } from 'kysely';
 import type { Schema } from '../db/schema.js';
-import { changed, CompiledOnce, type Executor, type Store } from '../db/store.js';
+import { changed, CompiledOnce, type Dialect, type Executor, type Store } from '../db/store.js';
 
 /** `operator`: a one-off ACCESS an operator sent (api/operators/operator-access.ts): no driver, no session. */
 export type SmartKeyRow = Selectable<Schema['smart_keys']>;
@@ -27,8 +27,16 @@ export interface NewSmartKey {
 /** Tries to take the next key id before giving up (each failure is a concurrent insert that took it). */
 const ID_TRIES = 20;
 
+/** The first key of pg_advisory_xact_lock(int, int) for the next key id ("pksk"). */
+const KEY_ID_LOCK_CLASS = 0x706b736b;
+
+/** PostgreSQL: waits until no other transaction is taking a key id, and
+ * holds the lock until this one ends. */
+const LOCK_KEY_IDS = CompiledQuery.raw('SELECT pg_advisory_xact_lock($1, 0)', [KEY_ID_LOCK_CLASS]);
+
 export class SmartKeyRepository {
   readonly #kysely;
+  readonly #dialect: Dialect;
   // Per request (the open route, a session's body): compiled once.
   readonly #byId;
   readonly #latestOfSession;
@@ -38,6 +46,7 @@ export class SmartKeyRepository {
 
   constructor(store: Store) {
     this.#kysely = store.kysely;
+    this.#dialect = store.dialect;
     this.#byId = new CompiledOnce(this.#kysely.selectFrom('smart_keys').selectAll().where('id', '=', 0));
     this.#latestOfSession = new CompiledOnce(
       this.#kysely.selectFrom('smart_keys').selectAll().where('session_id', '=', 0).orderBy('id', 'desc').limit(1),
@@ -74,9 +83,16 @@ export class SmartKeyRepository {
    * it is known only now); call setCommand in the same transaction. The id
    * is the next after the largest (SQLite's rowid rule, kept on PostgreSQL,
    * where the column has no identity: ids are the service's 32-bit key ids);
-   * a concurrent insert that took it first makes this one try the next. */
+   * a concurrent insert that took it first makes this one try the next.
+   * On PostgreSQL the largest is read in a snapshot that misses the keys
+   * of transactions not yet committed, and a conflict with one of them
+   * waits for its end: concurrent creations would queue on each other's
+   * ids and give up after ID_TRIES (bench:api's sessions, 50 at once, saw
+   * 500s). So a transaction-scoped advisory lock makes one transaction at a
+   * time take a key id, until its commit; SQLite's one writer does the same. */
   async insert(key: NewSmartKey, nowMs: number, on: Executor = this.#kysely): Promise<number> {
     const values = Object.values(newKeyValues(key, nowMs));
+    if (this.#dialect === 'postgres') await on.executeQuery(LOCK_KEY_IDS);
     for (let attempt = 0; attempt < ID_TRIES; attempt += 1) {
       const [row] = await this.#insert.run(on, values);
       if (row !== undefined) return row.id;
