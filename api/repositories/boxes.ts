@@ -32,12 +32,16 @@ export class BoxRepository {
   readonly #kysely: Kysely<Schema>;
   readonly #dialect: Dialect;
   readonly #byModule: CompiledOnce<BoxRow>;
+  readonly #ofParking: CompiledOnce<BoxRow>;
 
   constructor(store: Store) {
     this.#kysely = store.kysely;
     this.#dialect = store.dialect;
     // Read per MQTT login and per request (box logs, sessions): compiled once.
     this.#byModule = new CompiledOnce(this.#kysely.selectFrom('boxes').selectAll().where('module_id', '=', 0));
+    this.#ofParking = new CompiledOnce(
+      this.#kysely.selectFrom('boxes').selectAll().where('parking_id', '=', 0).orderBy('module_id'),
+    );
   }
 
   async findByModuleId(moduleId: number, on: Executor = this.#kysely): Promise<BoxRow | undefined> {
@@ -53,7 +57,7 @@ export class BoxRepository {
   }
 
   listOfParking(parkingId: number, on: Executor = this.#kysely): Promise<BoxRow[]> {
-    return on.selectFrom('boxes').selectAll().where('parking_id', '=', parkingId).orderBy('module_id').execute();
+    return this.#ofParking.run(on, [parkingId]);
   }
 
   async countOf(parkingId: number, on: Executor = this.#kysely): Promise<number> {

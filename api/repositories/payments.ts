@@ -23,6 +23,9 @@ export class PaymentRepository {
   // Per request (every session body lists its payments; the pay page reads by token): compiled once.
   readonly #ofSession;
   readonly #byToken;
+  // Per session created (its payment written and read back in its transaction): compiled once.
+  readonly #byId;
+  readonly #insert;
 
   constructor(store: Store) {
     this.#kysely = store.kysely;
@@ -31,6 +34,11 @@ export class PaymentRepository {
       this.#kysely.selectFrom('payments').selectAll().where('session_id', '=', 0).orderBy('id'),
     );
     this.#byToken = new CompiledOnce(this.#kysely.selectFrom('payments').selectAll().where('token', '=', ''));
+    this.#byId = new CompiledOnce(this.#kysely.selectFrom('payments').selectAll().where('id', '=', 0));
+    // Its values bound in newRow's order.
+    this.#insert = new CompiledOnce(
+      this.#kysely.insertInto('payments').values(newRow(PLACEHOLDER_PAYMENT, 0)).returning('id'),
+    );
   }
 
   async findByToken(token: string, on: Executor = this.#kysely): Promise<PaymentRow | undefined> {
@@ -38,7 +46,7 @@ export class PaymentRepository {
   }
 
   async findById(id: number, on: Executor = this.#kysely): Promise<PaymentRow | undefined> {
-    return on.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+    return (await this.#byId.run(on, [id]))[0];
   }
 
   async listOfSession(sessionId: number, on: Executor = this.#kysely): Promise<PaymentRow[]> {
@@ -46,11 +54,8 @@ export class PaymentRepository {
   }
 
   async insert(payment: NewPayment, nowMs: number, on: Executor = this.#kysely): Promise<number> {
-    const row = await on
-      .insertInto('payments')
-      .values(newRow(payment, nowMs))
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const [row] = await this.#insert.run(on, Object.values(newRow(payment, nowMs)));
+    if (row === undefined) throw new Error('a payment insert returned no id');
     return row.id;
   }
 
@@ -77,6 +82,16 @@ export class PaymentRepository {
   }
 }
 
+const PLACEHOLDER_PAYMENT: NewPayment = {
+  sessionId: 0,
+  provider: '',
+  token: '',
+  purpose: 'session',
+  amountMinor: 0,
+  currency: '',
+};
+
+/** The columns of a new payment, in the order its compiled insert binds them. */
 function newRow(payment: NewPayment, nowMs: number) {
   return {
     session_id: payment.sessionId,

@@ -36,6 +36,7 @@ export class SessionRepository {
   // Per request (the driver's current session, a session read back): compiled once.
   readonly #byId;
   readonly #openOfUser;
+  readonly #insert;
 
   constructor(store: Store) {
     this.#kysely = store.kysely;
@@ -43,6 +44,14 @@ export class SessionRepository {
     this.#byId = new CompiledOnce(this.#kysely.selectFrom('parking_sessions').selectAll().where('id', '=', 0));
     this.#openOfUser = new CompiledOnce(
       this.#kysely.selectFrom('parking_sessions').selectAll().where('user_id', '=', 0).where('state', '<>', 'finished'),
+    );
+    // Per creation, inside its transaction: compiled once, its values bound in newSessionValues' order.
+    this.#insert = new CompiledOnce(
+      this.#kysely
+        .insertInto('parking_sessions')
+        .values(newSessionValues(PLACEHOLDER_SESSION, 0))
+        .onConflict((oc) => oc.doNothing())
+        .returning('id'),
     );
   }
 
@@ -68,24 +77,7 @@ export class SessionRepository {
    * NOTHING rather than catching the violation: on PostgreSQL a failed
    * statement would abort the caller's transaction. */
   async insert(session: NewSession, nowMs: number, on: Executor = this.#kysely): Promise<number | undefined> {
-    const row = await on
-      .insertInto('parking_sessions')
-      .values({
-        user_id: session.userId,
-        parking_id: session.parkingId,
-        state: 'entering',
-        start_time: session.startTime,
-        end_time: session.endTime,
-        entrance_remaining_tries: session.tries,
-        exit_remaining_tries: session.tries,
-        amount_minor: session.amountMinor,
-        currency: session.currency,
-        created_at: nowMs,
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    return row?.id;
+    return (await this.#insert.run(on, Object.values(newSessionValues(session, nowMs))))[0]?.id;
   }
 
   /** Ends an open session; false when it had ended already (a concurrent finalize or exit). */
@@ -127,4 +119,30 @@ export class SessionRepository {
       .where('id', '=', id)
       .execute();
   }
+}
+
+const PLACEHOLDER_SESSION: NewSession = {
+  userId: 0,
+  parkingId: 0,
+  startTime: 0,
+  endTime: 0,
+  tries: 0,
+  amountMinor: 0,
+  currency: '',
+};
+
+/** The columns of a new session, in the order its compiled insert binds them. */
+function newSessionValues(session: NewSession, nowMs: number) {
+  return {
+    user_id: session.userId,
+    parking_id: session.parkingId,
+    state: 'entering' as const,
+    start_time: session.startTime,
+    end_time: session.endTime,
+    entrance_remaining_tries: session.tries,
+    exit_remaining_tries: session.tries,
+    amount_minor: session.amountMinor,
+    currency: session.currency,
+    created_at: nowMs,
+  };
 }

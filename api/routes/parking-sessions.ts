@@ -9,7 +9,7 @@ import { formatMinorUnits } from '../repositories/parkings.js';
 import { errorResponses } from '../schemas.js';
 import { finalizeResponseSchema } from '../sessions/schemas.js';
 import { createSession, finalizeSession, type SessionCreateDeps } from '../sessions/service.js';
-import { sessionResponseBody, type SessionViewDeps } from '../sessions/view.js';
+import { createdSessionBody, sessionResponseBody, type SessionViewDeps } from '../sessions/view.js';
 import { withSessionErrors } from './session-errors.js';
 
 /** The body of a creation. Exported so that a test can add a field and see it
@@ -75,13 +75,13 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     },
     async (request, reply) => {
       const userId = requireUser(request);
-      const session = await withSessionErrors(() =>
+      const created = await withSessionErrors(() =>
         createSession(ctx, userId, request.body.parking_session.secured_parking_id),
       );
       return reply
         .status(201)
         .header('Location', '/api/car_driver/parking_sessions/current')
-        .send(await sessionResponseBody(ctx, session));
+        .send(createdSessionBody(ctx, created));
     },
   );
 

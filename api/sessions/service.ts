@@ -11,34 +11,51 @@
 // EXIT_KEY_MINUTES so nobody is locked in.
 import type { ApiConfig } from '../config.js';
 import type { EventPublisher } from '../events/types.js';
+import type { GroupCommit } from '../db/group-commit.js';
 import type { Executor, Store } from '../db/store.js';
 import type { PaymentProvider } from '../payments/provider.js';
-import type { BoxRow } from '../repositories/boxes.js';
-import type { ParkingRow } from '../repositories/parkings.js';
+import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
+import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
 import type { SessionRepository, SessionRow, SessionState } from '../repositories/sessions.js';
+import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
 import type { SessionCreateLimiter } from './create-limit.js';
 import { SessionCreateLimited, SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
 import { mintSmartKey, type KeyRequest, type MintDeps } from './smart-keys.js';
 
-/** What the session service touches: the store (its transactions, and the
- * parkings and boxes it reads), the sessions and payments it writes, the
+/** What the session service touches: the store (its transactions), the
+ * parkings and boxes it reads, the sessions and payments it writes, the
  * smart keys it mints, the provider that creates payments, and the event
  * stream it tells of a session's change (api/events/; rendered from the
  * database at the stream's next flush). */
 export interface SessionServiceDeps extends MintDeps {
   events: Pick<EventPublisher, 'publishSession'>;
   store: Pick<Store, 'kysely'>;
+  parkings: Pick<ParkingRepository, 'findById'>;
+  boxes: Pick<BoxRepository, 'listOfParking'>;
   config: Pick<ApiConfig, 'exitKeyMinutes'>;
   sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insert' | 'end'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
 }
 
-/** What a creation needs beyond the service: each driver's limit of creations. */
+/** What a creation needs beyond the service: each driver's limit of
+ * creations, the group commit its transaction joins, and its key read back. */
 export interface SessionCreateDeps extends SessionServiceDeps {
   sessionCreateLimiter: Pick<SessionCreateLimiter, 'take' | 'limits'>;
+  groupCommit: Pick<GroupCommit, 'run'>;
+  smartKeys: MintDeps['smartKeys'] & Pick<SmartKeyRepository, 'findById'>;
+}
+
+/** A session just created, with the rows its response shows, as its
+ * transaction wrote them: its smart key and payment, its parking and boxes. */
+export interface CreatedSession {
+  session: SessionRow;
+  key: SmartKeyRow;
+  payment: PaymentRow;
+  parking: ParkingRow;
+  boxes: readonly BoxRow[];
 }
 
 /** What a payment outcome reads and changes. */
@@ -48,29 +65,26 @@ export interface PaymentOutcomeDeps {
   payments: Pick<PaymentRepository, 'listOfSession'>;
 }
 
-// The parking and boxes a session needs, read here inside the session's own
-// transaction (the secured_parkings and boxes tables are the parkings
-// repositories'; issue 18's conversion reads them in place).
-function parkingRow(on: Executor, id: number): Promise<ParkingRow | undefined> {
-  return on.selectFrom('secured_parkings').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-function boxesOfParking(on: Executor, parkingId: number): Promise<BoxRow[]> {
-  return on.selectFrom('boxes').selectAll().where('parking_id', '=', parkingId).orderBy('module_id').execute();
-}
-
 async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): Promise<string> {
   const open = await ctx.sessions.findOpenOfUser(userId);
   return `the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`;
 }
 
 /** Creates an `entering` session with its smart key and payment, atomically;
- * refused (SessionCreateLimited, nothing written) past the driver's limit. */
-export async function createSession(ctx: SessionCreateDeps, userId: number, parkingId: number): Promise<SessionRow> {
-  const kysely = ctx.store.kysely;
-  const parking = await parkingRow(kysely, parkingId);
+ * refused (SessionCreateLimited, nothing written) past the driver's limit.
+ * The writes are one unit of the group commit (api/db/group-commit.ts): on
+ * SQLite the creations of one turn of the event loop share a transaction,
+ * each in a savepoint of its own, so under load a creation no longer pays a
+ * BEGIN and a COMMIT of its own; on PostgreSQL each is a transaction of its
+ * own. Either way the promise settles after the COMMIT. */
+export async function createSession(
+  ctx: SessionCreateDeps,
+  userId: number,
+  parkingId: number,
+): Promise<CreatedSession> {
+  const parking = await ctx.parkings.findById(parkingId);
   if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
-  const boxes = await boxesOfParking(kysely, parking.id);
+  const boxes = await ctx.boxes.listOfParking(parking.id);
   const reasons: string[] = [];
   if (parking.is_active !== 1) reasons.push('the secured parking is not active');
   if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
@@ -78,8 +92,8 @@ export async function createSession(ctx: SessionCreateDeps, userId: number, park
   const [first, ...rest] = reasons;
   if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
-  // Our SQLite driver begins it IMMEDIATE: another process waits instead of failing mid-way.
-  const session = await kysely.transaction().execute(async (tx) => {
+  // SQLite's group transaction begins IMMEDIATE: another process waits instead of failing mid-way.
+  const created = await ctx.groupCommit.run(async (tx): Promise<CreatedSession | undefined> => {
     const now = ctx.clock.now();
     const wait = await ctx.sessionCreateLimiter.take(tx, userId, now);
     if (wait > 0) throw new SessionCreateLimited(wait, ctx.sessionCreateLimiter.limits);
@@ -102,7 +116,7 @@ export async function createSession(ctx: SessionCreateDeps, userId: number, park
     );
     // The unique index caught a concurrent creation (another process, say): nothing written.
     if (id === undefined) return undefined;
-    await mintSmartKey(ctx, tx, {
+    const keyId = await mintSmartKey(ctx, tx, {
       userId,
       parking,
       sessionId: id,
@@ -114,15 +128,17 @@ export async function createSession(ctx: SessionCreateDeps, userId: number, park
       maxEntries: parking.tries,
       maxExits: parking.tries,
     });
-    await ctx.paymentProvider.createPayment(
+    const payment = await ctx.paymentProvider.createPayment(
       { sessionId: id, purpose: 'session', amountMinor, currency: parking.currency },
       tx,
     );
-    return mustFind(ctx, tx, id);
+    const key = await ctx.smartKeys.findById(keyId, tx);
+    if (!key) throw new Error(`smart key ${keyId} vanished after insert`);
+    return { session: await mustFind(ctx, tx, id), key, payment, parking, boxes };
   });
-  if (session === undefined) throw new SessionError('refused', 'parking', [await openSessionReason(ctx, userId)]);
-  ctx.events.publishSession(session.id);
-  return session;
+  if (created === undefined) throw new SessionError('refused', 'parking', [await openSessionReason(ctx, userId)]);
+  ctx.events.publishSession(created.session.id);
+  return created;
 }
 
 async function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, on: Executor, id: number): Promise<SessionRow> {
@@ -216,7 +232,7 @@ export async function endSession(
   endMs: number,
   exitKey: boolean,
 ): Promise<EndResult> {
-  const parking = await parkingRow(on, session.parking_id);
+  const parking = await ctx.parkings.findById(session.parking_id, on);
   if (!parking) throw new Error(`session ${session.id} lacks its parking`);
   const plan = planEnd(parking, session, await ctx.payments.listOfSession(session.id, on), endMs, exitKey);
   const end = { state: plan.state, endTime: endMs, amountMinor: plan.finalMinor, exitTries: plan.exitTries };
@@ -228,7 +244,11 @@ export async function endSession(
       on,
     );
   if (plan.exitKey)
-    await mintSmartKey(ctx, on, exitKeyRequest(ctx, session, parking, await boxesOfParking(on, parking.id), endMs));
+    await mintSmartKey(
+      ctx,
+      on,
+      exitKeyRequest(ctx, session, parking, await ctx.boxes.listOfParking(parking.id, on), endMs),
+    );
   ctx.events.publishSession(session.id);
   return { session: await mustFind(ctx, on, session.id), extraMinor: plan.extraMinor, ended: true };
 }

@@ -11,6 +11,7 @@ import {
 } from '../repositories/payments.js';
 import type { SessionRow, SessionState } from '../repositories/sessions.js';
 import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
+import type { CreatedSession } from './service.js';
 import { isoTime } from './time.js';
 
 export interface SmartKeyBody {
@@ -49,7 +50,7 @@ export interface SessionResponseBody {
 }
 
 /** Keys' bodies read their parkings and their boxes' MAC addresses (the
- * parkings' tables, read here in place; issue 18). */
+ * parkings' tables, read here in place). */
 export interface SmartKeyViewDeps {
   store: Pick<Store, 'kysely'>;
 }
@@ -131,8 +132,28 @@ export interface SessionViewDeps extends SmartKeyViewDeps {
 export async function sessionResponseBody(ctx: SessionViewDeps, session: SessionRow): Promise<SessionResponseBody> {
   const key = await ctx.smartKeys.latestOf(session.id);
   const payments = await ctx.payments.listOfSession(session.id);
-  const payment = currentPayment(payments);
   const [keyBody] = key ? await smartKeyBodies(ctx, [key]) : [];
+  return responseBody(ctx, session, keyBody, payments);
+}
+
+/** Spec 4.4's body for a session just created, from the rows its creation
+ * wrote and read (api/sessions/service.ts, CreatedSession): the same body
+ * sessionResponseBody reads back, without reading it again. */
+export function createdSessionBody(
+  ctx: Pick<SessionViewDeps, 'paymentProvider'>,
+  created: Pick<CreatedSession, 'session' | 'key' | 'payment' | 'parking' | 'boxes'>,
+): SessionResponseBody {
+  const macs = new Map(created.boxes.map((box) => [box.module_id, box.mac_address]));
+  return responseBody(ctx, created.session, smartKeyBody(created.key, created.parking, macs), [created.payment]);
+}
+
+function responseBody(
+  ctx: Pick<SessionViewDeps, 'paymentProvider'>,
+  session: SessionRow,
+  keyBody: SmartKeyBody | undefined,
+  payments: readonly PaymentRow[],
+): SessionResponseBody {
+  const payment = currentPayment(payments);
   if (!keyBody || !payment) throw new Error(`session ${session.id} lacks its parking, key or payment`);
   return {
     pay_url: ctx.paymentProvider.payUrl(payment),

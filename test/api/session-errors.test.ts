@@ -37,7 +37,7 @@ test('the service raises DomainErrors: not_found for an unknown parking or sessi
     kind: 'not_found',
     message: 'no parking session 999 of this driver',
   });
-  const session = await createSessionOf(app.ctx, userId, (await seedParking(app)).id);
+  const { session } = await createSessionOf(app.ctx, userId, (await seedParking(app)).id);
   await finalizeSession(app.ctx, userId, session.id);
   t.like(await domain(() => finalizeSession(app.ctx, userId, session.id)), { kind: 'refused' });
 });

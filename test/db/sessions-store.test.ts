@@ -8,6 +8,9 @@ import { FakeClock } from '../../lib/fake-clock.js';
 import type { Store } from '../../api/db/store.js';
 import { noEvents } from '../../api/events/types.js';
 import { SandboxProvider, TEST_CARD_SUCCEEDS } from '../../api/payments/sandbox.js';
+import { GroupCommit } from '../../api/db/group-commit.js';
+import { BoxRepository } from '../../api/repositories/boxes.js';
+import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { PaymentRepository } from '../../api/repositories/payments.js';
 import { SessionRepository, type NewSession } from '../../api/repositories/sessions.js';
 import { SmartKeyRepository, type NewSmartKey } from '../../api/repositories/smart-keys.js';
@@ -63,11 +66,14 @@ function service(store: Store, clock = new FakeClock(NOW)): SessionCreateDeps & 
     events: noEvents,
     store,
     config: { exitKeyMinutes: 10 },
+    parkings: new ParkingRepository(store),
+    boxes: new BoxRepository(store),
     sessions,
     payments,
     smartKeys: new SmartKeyRepository(store),
     paymentProvider: provider,
     sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, { burst: 20, intervalMs: 2_000 }),
+    groupCommit: new GroupCommit(store),
     clock,
     provider,
   };
@@ -218,7 +224,7 @@ storeTest('finalize twice at once (two connections): one ends the session, the o
   for (let round = 0; round < 5; round += 1) {
     const userId = await insertUser(store, NOW);
     // Past the window: each finalize would add an overstay payment and an exit key.
-    const created = await createSession(service(store), userId, parkingId);
+    const { session: created } = await createSession(service(store), userId, parkingId);
     const later = NOW + 2 * 3_600_000;
     const outcomes = await Promise.all([
       refusal(finalizeSession(service(store, new FakeClock(later)), userId, created.id)),
@@ -248,7 +254,7 @@ storeTest(
     const parkingId = await parkingWithBoxes(store);
     for (let round = 0; round < 8; round += 1) {
       const userId = await insertUser(store, NOW);
-      const created = await createSession(service(store), userId, parkingId);
+      const { session: created } = await createSession(service(store), userId, parkingId);
       const [payment] = await new PaymentRepository(store).listOfSession(created.id);
       if (payment === undefined) return t.fail('no payment');
       // Within the window: the session payment covers the minutes used, so paid means finished.

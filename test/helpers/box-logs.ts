@@ -15,6 +15,8 @@ import type { BoxLogInput, BoxLogResult, IngestOptions } from '../../api/box-log
 import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
 import { sessionEnd } from '../../api/box-logs/session-end.js';
 import { SandboxProvider } from '../../api/payments/sandbox.js';
+import { BoxRepository } from '../../api/repositories/boxes.js';
+import { ParkingRepository } from '../../api/repositories/parkings.js';
 import { PaymentRepository } from '../../api/repositories/payments.js';
 import { SessionRepository } from '../../api/repositories/sessions.js';
 import { SmartKeyRepository } from '../../api/repositories/smart-keys.js';
@@ -149,6 +151,8 @@ export function ingestionOn(
     clock,
     events,
     config: { exitKeyMinutes: 15 },
+    parkings: new ParkingRepository(store),
+    boxes: new BoxRepository(store),
     sessions: new SessionRepository(store),
     payments,
     smartKeys: new SmartKeyRepository(store),
