@@ -1,9 +1,11 @@
 // Maps every error to the one error body, so that nothing a client sends ever
 // gives a 500: fastify's own errors (bad JSON, body too large, bad media type,
-// schema validation) become 4xx with stable codes. Only real bugs give 500,
-// logged with their stack.
+// schema validation) become 4xx with stable codes, and the domain's refusals
+// (DomainError, api/domain-error.ts) the code of their kind or the one they
+// carry, here and nowhere else. Only real bugs give 500, logged with their stack.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseBusy } from './db/busy.js';
+import { DomainError, type DomainErrorKind } from './domain-error.js';
 import { ApiError, OAuthError, type ApiErrorCode, type ErrorDetail } from './errors.js';
 import { FORMAT_MESSAGES, PATTERN_MESSAGES } from './schemas.js';
 
@@ -77,7 +79,46 @@ export const MISSING_IS_400 = { missingParameter: true } as const;
 declare module 'fastify' {
   interface FastifyContextConfig {
     missingParameter?: boolean;
+    /** The request field a route's domain refusals are about when they name
+     * none themselves (`id`, `module_id`, ...): see `refusalsAbout`. */
+    refusalField?: string;
   }
+}
+
+/** Route config (fastify's `config`) naming the request field that a
+ * DomainError of the route is about, when the error names no field itself:
+ * the operator's domain says "no parking 7", the route knows it is `id`. */
+export function refusalsAbout(field: string): { refusalField: string } {
+  return { refusalField: field };
+}
+
+/** The registry code of each kind; `failed` is a fault of ours, not of the
+ * request: a 500 like any bug. */
+const CODE_OF_KIND: Record<DomainErrorKind, ApiErrorCode | undefined> = {
+  not_found: 'resource_not_found',
+  conflict: 'operation_refused',
+  refused: 'operation_refused',
+  failed: undefined,
+};
+
+/** The ApiError of a domain refusal: the code it carries or its kind's, its
+ * problems as details (or its message on the route's field, `$` when the
+ * route names none), Retry-After in whole seconds (at least 1) when it says
+ * when to retry. Undefined for a `failed` one. */
+export function domainApiError(error: DomainError, routeField: string | undefined): ApiError | undefined {
+  const { problems, code = CODE_OF_KIND[error.kind], summary, retryAfterMs } = error.answer;
+  if (code === undefined) return undefined;
+  const details = problems?.map(({ path, message }) => ({ path, message })) ?? [
+    { path: routeField ?? '$', message: error.message },
+  ];
+  const headers: Record<string, string> =
+    retryAfterMs === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
+  return new ApiError(code, summary, details, headers);
+}
+
+function domainError(error: Error, request: FastifyRequest): ApiError | undefined {
+  if (!(error instanceof DomainError)) return undefined;
+  return domainApiError(error, request.routeOptions.config.refusalField);
 }
 
 function isMissingParameterRoute(request: FastifyRequest): boolean {
@@ -155,7 +196,11 @@ function missingParameterError(error: FastifyError, request: FastifyRequest): Ap
 }
 
 export function apiErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const apiError = missingParameterError(error, request) ?? toApiError(error) ?? internal(error, request);
+  const apiError =
+    missingParameterError(error, request) ??
+    domainError(error, request) ??
+    toApiError(error) ??
+    internal(error, request);
   if (apiError.code === 'database_busy') request.log.warn({ err: error }, 'database busy: answered 503');
   void reply.status(apiError.status).headers(apiError.headers).send(apiError.body());
 }

@@ -34,13 +34,14 @@ export interface BoxLogInput {
   mqtt_message_digest?: string;
 }
 
-/** One element of the 201 body, in request order. */
-export interface BoxLogResult {
+/** One element of the 201 body, in request order (a type, not an
+ * interface, so that it fits the response schema's open object type). */
+export type BoxLogResult = {
   id: number;
   verified: boolean;
   /** A verified response (or, over MQTT, a message) already stored: nothing new was stored, `id` is the stored log's. */
   duplicate: boolean;
-}
+};
 
 export interface IngestOptions {
   source: BoxLogSource;

@@ -12,18 +12,20 @@ import { U32_MAX } from '../../firmware-protocol/index.js';
 import { BASE64_PATTERN } from '../../lib/wire-patterns.js';
 import { SQL_TIME_FORMAT, WELL_FORMED_TEXT_PATTERN } from '../schemas.js';
 import { parseSqlTime } from '../sessions/time.js';
+import type { FromSchema } from 'json-schema-to-ts';
 import type { BoxLogInput } from './types.js';
 
 /** A command is at most 169 bytes (228 in base64); room for what a buggy app sends. */
 const MAX_BASE64_LENGTH = 1024;
 const MAX_TEXT_LENGTH = 4096;
 
-const base64 = (description: string) => ({
-  type: ['string', 'null'],
-  maxLength: MAX_BASE64_LENGTH,
-  pattern: BASE64_PATTERN,
-  description,
-});
+const base64 = (description: string) =>
+  ({
+    type: ['string', 'null'],
+    maxLength: MAX_BASE64_LENGTH,
+    pattern: BASE64_PATTERN,
+    description,
+  }) as const;
 const text = { type: ['string', 'null'], maxLength: MAX_TEXT_LENGTH, pattern: WELL_FORMED_TEXT_PATTERN } as const;
 
 /** One box log (spec 2.1). Exported so that a test can add a field and see it enforced. */
@@ -78,18 +80,8 @@ export function boxLogsBodySchema(maxBatch: number) {
   } as const;
 }
 
-/** A body that passed boxLogsBodySchema, as fastify hands it over. */
-export interface BoxLogsBody {
-  box_logs: {
-    box_log: Omit<
-      BoxLogInput,
-      'command' | 'command_decrypted' | 'response' | 'response_decrypted' | 'point_attributes'
-    > &
-      Partial<
-        Pick<BoxLogInput, 'command' | 'command_decrypted' | 'response' | 'response_decrypted' | 'point_attributes'>
-      >;
-  }[];
-}
+/** A body that passed boxLogsBodySchema, as fastify hands it over (its type derived from the schema). */
+export type BoxLogsBody = FromSchema<ReturnType<typeof boxLogsBodySchema>>;
 
 /** The last time parsed: the logs of a batch mostly share a few seconds. */
 let lastCreatedAt: { text: string; ms: number | undefined } = { text: '', ms: undefined };

@@ -2,11 +2,13 @@
 // /api/operator/conformance/:run_id, and the `conformance` event of the
 // bench page's stream): its cases as they ended, in the CLI's words, and a
 // summary that is the CLI's once the run has ended (counts so far before).
+// Types rather than interfaces, so that they fit the open object types the
+// route derives from its response schema.
 import type { CaseResult, SuiteReport } from '../../conformance/case-result.js';
 
 export type RunState = 'running' | 'passed' | 'failed' | 'error';
 
-export interface RunCaseView {
+export type RunCaseView = {
   name: string;
   step: string;
   expected: string;
@@ -15,9 +17,9 @@ export interface RunCaseView {
   reason: string | null;
   ms: number;
   wearing: boolean;
-}
+};
 
-export interface RunSummaryView {
+export type RunSummaryView = {
   target: 'mqtt';
   module_id: number;
   total: number;
@@ -30,9 +32,9 @@ export interface RunSummaryView {
   control_seq: { first: number; next: number | null };
   /** Stopped before every case ran (the API was stopping). */
   interrupted: boolean;
-}
+};
 
-export interface ConformanceRunView {
+export type ConformanceRunView = {
   id: string;
   module_id: number;
   state: RunState;
@@ -43,7 +45,7 @@ export interface ConformanceRunView {
   options: { skip_wearing: boolean; protocol: 1 | 2; answer_ms: number; cycle_ms: number };
   cases: RunCaseView[];
   summary: RunSummaryView;
-}
+};
 
 export function caseView(result: CaseResult): RunCaseView {
   return {

@@ -12,6 +12,7 @@ import type { SessionRow, SessionState } from '../repositories/sessions.js';
 import type { KeyPurpose } from '../repositories/smart-keys.js';
 import {
   barrierName,
+  type BarrierName,
   isProtocolError,
   parseResponse,
   Status,
@@ -24,7 +25,7 @@ export interface LastResponse {
   box_log_id: number;
   status: StatusName | null;
   /** The barrier then, lowercase: closed, opening, open, closing, fault. */
-  barrier: string | null;
+  barrier: Lowercase<BarrierName> | null;
   /** How that response reached the service: http (a phone's upload) or mqtt (the box, through a gateway or its own link). */
   via: 'http' | 'mqtt';
   received_at: string;
@@ -62,11 +63,12 @@ export type LastResponseRow = Pick<Selectable<BoxLogsTable>, 'id' | 'response' |
 export function lastResponseOfRow(row: LastResponseRow | undefined): LastResponse | null {
   if (row === undefined) return null;
   let status: StatusName | null = null;
-  let barrier: string | null = null;
+  let barrier: Lowercase<BarrierName> | null = null;
   try {
     const frame = parseResponse(Buffer.from(row.response ?? '', 'base64'));
     status = statusName(frame.status) ?? null;
-    barrier = barrierName(frame.barrier)?.toLowerCase() ?? null;
+    // toLowerCase() is typed string; the name's lowercase is what it returns.
+    barrier = (barrierName(frame.barrier)?.toLowerCase() as Lowercase<BarrierName> | undefined) ?? null;
   } catch (error) {
     // Verified responses parsed once already; a frame that no longer does says nothing.
     if (!isProtocolError(error)) throw error;

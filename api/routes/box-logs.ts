@@ -7,12 +7,12 @@ import type { FastifyInstance } from 'fastify';
 import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { HttpBoxLogBatches } from '../box-logs/http-batches.js';
 import type { BoxLogIngestDeps } from '../box-logs/ingest.js';
-import { boxLogEntries, boxLogsBodySchema, type BoxLogsBody } from '../box-logs/validate.js';
+import { boxLogEntries, boxLogsBodySchema } from '../box-logs/validate.js';
 import type { ApiConfig } from '../config.js';
 import type { GroupCommit } from '../db/group-commit.js';
 import { ApiError } from '../errors.js';
 import { errorResponses } from '../schemas.js';
-import { boxLogApiError } from './box-log-errors.js';
+import { typedRoutes } from '../typed-routes.js';
 
 const DESCRIPTION = [
   'Body: `{"box_logs": [{"box_log": {...spec 2.1...}}, ...]}`, at most BOX_LOGS_MAX_BATCH (1,000) elements.',
@@ -48,9 +48,10 @@ export type BoxLogRouteDeps = BearerDeps & {
   groupCommit: Pick<GroupCommit, 'runShared'>;
 } & BoxLogIngestDeps;
 
-export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
+export function boxLogRoutes(instance: FastifyInstance, ctx: BoxLogRouteDeps): void {
+  const app = typedRoutes(instance);
   const batches = new HttpBoxLogBatches(ctx);
-  app.post<{ Body: BoxLogsBody }>(
+  app.post(
     '/api/box_logs',
     {
       schema: {
@@ -69,7 +70,7 @@ export function boxLogRoutes(app: FastifyInstance, ctx: BoxLogRouteDeps): void {
       const batch = { entries: boxLogEntries(request.body), userId: request.user.id };
       // Stored with the other batches of this turn (http-batches.ts); answered once committed.
       const answer = await ctx.groupCommit.runShared(batches, batch);
-      if ('refused' in answer) throw boxLogApiError(answer.refused);
+      if ('refused' in answer) throw answer.refused;
       return reply.status(201).send({ box_logs: answer.stored });
     },
   );

@@ -3,7 +3,7 @@
 // RFC 6749 5.2 `{error, error_description}`, so they live in their own
 // encapsulated scope with the form parser and their own error handler.
 import formbody from '@fastify/formbody';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   authenticateClient,
   BASIC_CHALLENGE,
@@ -16,24 +16,7 @@ import {
 import type { ApiConfig } from '../config.js';
 import { OAuthError } from '../errors.js';
 import { oauthErrorHandler } from '../error-handler.js';
-
-interface TokenBody {
-  grant_type?: string;
-  username?: string;
-  password?: string;
-  refresh_token?: string;
-  client_app_id?: string;
-  client_id?: string;
-  client_secret?: string;
-}
-
-interface RevokeBody {
-  token?: string;
-  token_type_hint?: string;
-  client_app_id?: string;
-  client_id?: string;
-  client_secret?: string;
-}
+import { typedRoutes } from '../typed-routes.js';
 
 const param = (description: string) => ({ type: 'string', maxLength: 4096, description }) as const;
 
@@ -131,7 +114,8 @@ function required(value: string | undefined, name: string): string {
 /** The OAuth logic's dependencies, and the body limit of form bodies. */
 export type OAuthRouteDeps = OAuthDeps & { config: Pick<ApiConfig, 'bodyLimitBytes'> };
 
-export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Promise<void> {
+export async function oauthRoutes(instance: FastifyInstance, ctx: OAuthRouteDeps): Promise<void> {
+  const app = typedRoutes(instance);
   await app.register(formbody, { bodyLimit: ctx.config.bodyLimitBytes });
   app.setErrorHandler(oauthErrorHandler);
   // Token responses must never be cached (RFC 6749 5.1).
@@ -140,7 +124,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
     done(null, payload);
   });
 
-  app.post<{ Body: TokenBody | undefined }>(
+  app.post(
     '/api/oauth/token',
     {
       schema: {
@@ -157,7 +141,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
       },
     },
     async (request) => {
-      const body = request.body ?? {};
+      const body = request.body; // an object: fastify validates a missing body as null, which its schema refuses
       const grantType = required(body.grant_type, 'grant_type');
       switch (grantType) {
         case 'password': {
@@ -176,7 +160,7 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
     },
   );
 
-  app.post<{ Body: RevokeBody | undefined }>(
+  app.post(
     '/api/oauth/revoke',
     {
       schema: {
@@ -198,11 +182,12 @@ export async function oauthRoutes(app: FastifyInstance, ctx: OAuthRouteDeps): Pr
       },
     },
     async (request, reply) => {
-      const body = request.body ?? {};
+      const body = request.body; // an object: fastify validates a missing body as null, which its schema refuses
       const token = required(body.token, 'token');
       const client = await authenticateClient(ctx, clientCredentials(request, body));
       await revokeToken(ctx, client, token, body.token_type_hint);
-      return reply.status(200).send();
+      // An empty body (RFC 7009 2.2): nothing to serialise, so no payload of the schema's type.
+      return (reply as FastifyReply).status(200).send();
     },
   );
 }

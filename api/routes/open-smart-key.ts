@@ -1,9 +1,9 @@
-// POST /api/car_driver/smart_keys/:id/open (issue 7): for parkings with
+// POST /api/car_driver/smart_keys/:id/open: for parkings with
 // is_online true the phone does not talk to the box; the server publishes
 // the key's access command on the box's command topic and answers with the
 // box's response (stored as a box log like any other), or 504 when the box
 // does not answer within BOX_ANSWER_TIMEOUT_MS. Only a verified response is
-// read (issue 12): bytes that are no response frame are 502, and a frame whose
+// read: bytes that are no response frame are 502, and a frame whose
 // tag does not verify answers null status and remaining, as nothing in it can
 // be believed.
 import type { FastifyInstance } from 'fastify';
@@ -15,10 +15,7 @@ import type { MqttService } from '../mqtt/mqtt-service.js';
 import type { ParkingRepository } from '../repositories/parkings.js';
 import type { SmartKeyRepository } from '../repositories/smart-keys.js';
 import { errorResponses } from '../schemas.js';
-
-interface OpenBody {
-  module_id: number;
-}
+import { typedRoutes } from '../typed-routes.js';
 
 const openResponseSchema = {
   type: 'object',
@@ -49,11 +46,12 @@ export interface OpenSmartKeyRouteDeps extends BearerDeps {
 }
 
 export function openSmartKeyRoutes(
-  app: FastifyInstance,
+  instance: FastifyInstance,
   ctx: OpenSmartKeyRouteDeps,
   mqtt: () => MqttService | undefined,
 ): void {
-  app.post<{ Params: { id: string }; Body: OpenBody }>(
+  const app = typedRoutes(instance);
+  app.post(
     '/api/car_driver/smart_keys/:id/open',
     {
       schema: {
@@ -64,6 +62,7 @@ export function openSmartKeyRoutes(
         security: [{ bearer: [] }],
         params: {
           type: 'object',
+          required: ['id'],
           properties: { id: { type: 'string', description: 'The smart key id; anything else is 404.' } },
         },
         body: {

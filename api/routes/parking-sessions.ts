@@ -10,7 +10,7 @@ import { errorResponses } from '../schemas.js';
 import { finalizeResponseSchema } from '../sessions/schemas.js';
 import { createSession, finalizeSession, type SessionCreateDeps } from '../sessions/service.js';
 import { createdSessionBody, sessionResponseBody, type SessionViewDeps } from '../sessions/view.js';
-import { withSessionErrors } from './session-errors.js';
+import { typedRoutes } from '../typed-routes.js';
 
 /** The body of a creation. Exported so that a test can add a field and see it
  * enforced. A parameter absent or null is a 400 missing_parameter, one of the
@@ -29,10 +29,6 @@ export const createSessionBodySchema = {
   },
 } as const;
 
-interface CreateSessionBody {
-  parking_session: { secured_parking_id: number };
-}
-
 const CREATE_DESCRIPTION = [
   'Body: `{"parking_session": {"secured_parking_id": <int>}}`; unknown fields are ignored.',
   '400 missing_parameter when parking_session or secured_parking_id is missing (or null); 422 validation_failed when of the wrong type;',
@@ -48,10 +44,11 @@ function requireUser(request: { user: { id: number } | null }): number {
 /** The session service (with the creation limit) and view, and bearer authentication. */
 export type ParkingSessionRouteDeps = BearerDeps & SessionCreateDeps & SessionViewDeps;
 
-export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRouteDeps): void {
+export function parkingSessionRoutes(instance: FastifyInstance, ctx: ParkingSessionRouteDeps): void {
+  const app = typedRoutes(instance);
   const authenticate = bearerAuth(ctx);
 
-  app.post<{ Body: CreateSessionBody }>(
+  app.post(
     '/api/car_driver/parking_sessions',
     {
       schema: {
@@ -75,9 +72,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     },
     async (request, reply) => {
       const userId = requireUser(request);
-      const created = await withSessionErrors(() =>
-        createSession(ctx, userId, request.body.parking_session.secured_parking_id),
-      );
+      const created = await createSession(ctx, userId, request.body.parking_session.secured_parking_id);
       return reply
         .status(201)
         .header('Location', '/api/car_driver/parking_sessions/current')
@@ -106,7 +101,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
     },
   );
 
-  app.put<{ Params: { id: string } }>(
+  app.put(
     '/api/car_driver/parking_sessions/:id/finalize',
     {
       schema: {
@@ -116,6 +111,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
         security: [{ bearer: [] }],
         params: {
           type: 'object',
+          required: ['id'],
           properties: { id: { type: 'string', description: 'The session id; anything else is 404.' } },
         },
         response: { 200: finalizeResponseSchema, ...errorResponses(401, 404, 422, 503) },
@@ -129,7 +125,7 @@ export function parkingSessionRoutes(app: FastifyInstance, ctx: ParkingSessionRo
         throw new ApiError('resource_not_found', undefined, [
           { path: 'id', message: `no parking session ${raw.slice(0, 40)} of this driver` },
         ]);
-      const { session, extraMinor } = await withSessionErrors(() => finalizeSession(ctx, userId, Number(raw)));
+      const { session, extraMinor } = await finalizeSession(ctx, userId, Number(raw));
       return { ...(await sessionResponseBody(ctx, session)), extra_amount: formatMinorUnits(extraMinor) };
     },
   );

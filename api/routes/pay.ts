@@ -9,6 +9,7 @@ import type { PageResult, PaymentProvider } from '../payments/provider.js';
 import { isDatabaseBusy } from '../db/busy.js';
 import { BUSY_RETRY_AFTER_SECONDS } from '../error-handler.js';
 import { ApiError } from '../errors.js';
+import { typedRoutes } from '../typed-routes.js';
 
 /** No scripts, no external anything; the token in the URL never leaks by Referer. */
 export const PAGE_HEADERS = {
@@ -46,14 +47,20 @@ function isFields(body: unknown): body is Record<string, unknown> {
   return typeof body === 'object' && body !== null && !Array.isArray(body);
 }
 
-const tokenParams = { type: 'object', properties: { token: { type: 'string' } } } as const;
+const tokenParams = { type: 'object', required: ['token'], properties: { token: { type: 'string' } } } as const;
+
+/** The query's return_url as sent: the query has no schema, the provider judges it. */
+function returnUrlOf(query: unknown): unknown {
+  return typeof query === 'object' && query !== null ? (query as Record<string, unknown>).return_url : undefined;
+}
 
 /** The provider serves the pay page and takes its callback. */
 export interface PayRouteDeps {
   paymentProvider: Pick<PaymentProvider, 'page' | 'callback'>;
 }
 
-export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promise<void> {
+export async function payRoutes(instance: FastifyInstance, ctx: PayRouteDeps): Promise<void> {
+  const app = typedRoutes(instance);
   await app.register(formbody, { bodyLimit: 16_384 });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (isDatabaseBusy(error)) {
@@ -76,7 +83,7 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
     void sendErrorPage(reply, status);
   });
 
-  app.get<{ Params: { token: string }; Querystring: Record<string, unknown> }>(
+  app.get(
     '/pay/:token',
     {
       schema: {
@@ -87,11 +94,11 @@ export async function payRoutes(app: FastifyInstance, ctx: PayRouteDeps): Promis
       },
     },
     async (request, reply) =>
-      send(reply, await ctx.paymentProvider.page(request.params.token, request.query.return_url)),
+      send(reply, await ctx.paymentProvider.page(request.params.token, returnUrlOf(request.query))),
   );
 
   // The body is whatever a parser made of it (form fields, or any JSON: null, an array), hence unknown.
-  app.post<{ Params: { token: string }; Body: unknown }>(
+  app.post(
     '/pay/:token',
     {
       schema: {

@@ -18,19 +18,7 @@ import {
   PRINTABLE_TEXT_PATTERN,
   errorResponses,
 } from '../schemas.js';
-
-interface RegistrationBody {
-  api_car_driver_fo_user: {
-    email: string;
-    password: string;
-    password_confirmation: string;
-    first_name: string;
-    last_name: string;
-    phone: string;
-  };
-  client_app_id: string;
-  client_secret: string;
-}
+import { typedRoutes } from '../typed-routes.js';
 
 /** Names and phone: printable text (schemas.ts), trimmed when stored. */
 const text = (maxLength: number) => ({ type: 'string', maxLength, pattern: PRINTABLE_TEXT_PATTERN }) as const;
@@ -78,7 +66,8 @@ export interface RegisterDriverRouteDeps {
   users: Pick<UserRepository, 'findByEmail' | 'insert'>;
 }
 
-export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRouteDeps): void {
+export function registerDriverRoutes(instance: FastifyInstance, ctx: RegisterDriverRouteDeps): void {
+  const app = typedRoutes(instance);
   async function checkClient(request: FastifyRequest): Promise<void> {
     const credentials = clientCredentialsOf(request.body);
     if (!credentials) throw new ApiError('invalid_client', 'client_app_id and client_secret are required.');
@@ -87,7 +76,7 @@ export function registerDriverRoutes(app: FastifyInstance, ctx: RegisterDriverRo
     if (!ok) throw new ApiError('invalid_client');
   }
 
-  app.post<{ Body: RegistrationBody }>(
+  app.post(
     '/api/car_driver',
     {
       schema: {

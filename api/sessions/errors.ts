@@ -1,13 +1,19 @@
 // How the session service refuses: a DomainError (never an HTTP type) that
 // says what it is about, the parking a session was asked for or the session
-// named, with one reason per problem found. The parking session routes map it
-// to the registry's codes (api/routes/session-errors.ts); MQTT ingestion and
-// the admin CLI read its kind and message.
+// named, with one reason per problem found, each on the request field that
+// names it. The HTTP error handler answers not found with 404
+// resource_not_found, a refused creation with 422 session_refused, a refused
+// finalize (the session already ended) with 422 session_finished, and a
+// creation past the driver's limit with 429 too_many_sessions and
+// Retry-After; MQTT ingestion and the admin CLI read its kind and message.
 import { DomainError } from '../domain-error.js';
 import type { SessionCreateLimits } from './create-limit.js';
 
 /** What a refusal is about: the parking asked for, or the session named. */
 export type SessionSubject = 'parking' | 'session';
+
+/** Where a creation names its parking, and a finalize its session. */
+const PATHS = { parking: 'parking_session.secured_parking_id', session: 'id' } as const;
 
 export class SessionError extends DomainError {
   override readonly name: string = 'SessionError';
@@ -17,7 +23,10 @@ export class SessionError extends DomainError {
     readonly subject: SessionSubject,
     readonly reasons: readonly [string, ...string[]],
   ) {
-    super(kind, reasons.join('; '));
+    super(kind, reasons.join('; '), {
+      problems: reasons.map((message) => ({ path: PATHS[subject], message })),
+      ...(kind === 'refused' ? { code: subject === 'parking' ? 'session_refused' : 'session_finished' } : {}),
+    });
   }
 }
 
@@ -31,9 +40,11 @@ export class SessionCreateLimited extends DomainError {
     readonly retryAfterMs: number,
     readonly limits: SessionCreateLimits,
   ) {
-    super(
-      'refused',
-      `the driver created parking sessions too fast: at most ${limits.burst} at once, then one every ${limits.intervalMs / 1000} s; the next one in ${Math.ceil(retryAfterMs / 1000)} s`,
-    );
+    const message = `the driver created parking sessions too fast: at most ${limits.burst} at once, then one every ${limits.intervalMs / 1000} s; the next one in ${Math.ceil(retryAfterMs / 1000)} s`;
+    super('refused', message, {
+      problems: [{ path: 'parking_session', message }],
+      code: 'too_many_sessions',
+      retryAfterMs,
+    });
   }
 }

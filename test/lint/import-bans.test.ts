@@ -176,6 +176,7 @@ test(
   "import { buildApp } from '../api/app.js';\nimport { Gateway } from '../gateway/gateway.js';\nimport { Simulation } from '../simulator/simulation.js';",
 );
 test(banned, 'test/api/x.test.ts', "import { x } from '../../perf/api.js';", 'test/README.md');
+test(allowed, 'test/bench-page/x.ts', "import type { Box } from '../../web/bench/src/types.js';");
 test(banned, 'cli/x.ts', "import { x } from '../perf/api.js';", 'cli/README.md');
 
 // cli/ imports every part but never test/.

@@ -4,12 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../lib/clock.js';
 import { revokeSmartKey } from '../../control/operations.js';
 import type { Store } from '../../db/store.js';
+import { refusalsAbout } from '../../error-handler.js';
 import { ApiError } from '../../errors.js';
 import { forwardingStatus, reviveDeadDeliveries } from '../../forwarding/administration.js';
 import type { SmartKeyRepository } from '../../repositories/smart-keys.js';
 import { errorResponses } from '../../schemas.js';
 import type { EventPublisher } from '../../events/types.js';
-import { answering } from './domain-errors.js';
+import { typedRoutes } from '../../typed-routes.js';
 import { idParams } from './schemas.js';
 
 /** The database the services write, the clock, the keys (an unknown id is a
@@ -55,7 +56,8 @@ const revokeResponse = {
   },
 } as const;
 
-const forwardingStatusResponse = {
+/** Exported for the bench page's contract test. */
+export const forwardingStatusResponse = {
   type: 'array',
   items: {
     type: 'object',
@@ -81,10 +83,12 @@ const revivalResponse = {
   },
 } as const;
 
-export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRouteDeps): void {
-  app.post<{ Params: { id: string } }>(
+export function operatorActionRoutes(instance: FastifyInstance, ctx: OperatorActionRouteDeps): void {
+  const app = typedRoutes(instance);
+  app.post(
     '/smart_keys/:id/revoke',
     {
+      config: refusalsAbout('id'),
       schema: {
         tags: ['operator'],
         summary: 'Revoke a smart key: refused by the service at once, a REVOKE queued for each box it opens',
@@ -98,18 +102,17 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
       if (!(await ctx.smartKeys.findById(id)))
         throw new ApiError('resource_not_found', undefined, [{ path: 'id', message: `no smart key with id ${id}` }]);
       const operator = request.operator?.name ?? 'unknown';
-      const result = await answering('id', () =>
-        revokeSmartKey(ctx, id, ctx.clock.now(), `operator ${operator} (HTTP)`),
-      );
+      const result = await revokeSmartKey(ctx, id, ctx.clock.now(), `operator ${operator} (HTTP)`);
       // Their pending control commands changed.
       for (const delivery of result.deliveries) ctx.events.publishBox(delivery.module_id);
       return { ...result, revoked_at: new Date(result.revoked_at).toISOString() };
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     '/parkings/:id/forwarding',
     {
+      config: refusalsAbout('id'),
       schema: {
         tags: ['operator'],
         summary: "A parking's forwarding per URL: box logs pending, delivered, dead",
@@ -118,12 +121,13 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
         response: { 200: forwardingStatusResponse, ...errors },
       },
     },
-    (request) => answering('id', () => forwardingStatus(ctx.store, Number(request.params.id))),
+    (request) => forwardingStatus(ctx.store, Number(request.params.id)),
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/parkings/:id/forwarding/retry',
     {
+      config: refusalsAbout('id'),
       schema: {
         tags: ['operator'],
         summary: "Retry a parking's dead deliveries now, and send again to URLs a 410 Gone disabled",
@@ -134,7 +138,7 @@ export function operatorActionRoutes(app: FastifyInstance, ctx: OperatorActionRo
     },
     async (request) => {
       const id = Number(request.params.id);
-      const revival = await answering('id', () => reviveDeadDeliveries(ctx.store, id, ctx.clock.now()));
+      const revival = await reviveDeadDeliveries(ctx.store, id, ctx.clock.now());
       ctx.events.publishForwarding(id);
       return revival;
     },

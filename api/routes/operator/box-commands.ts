@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ApiConfig } from '../../config.js';
 import type { Store } from '../../db/store.js';
+import { refusalsAbout } from '../../error-handler.js';
 import { ApiError } from '../../errors.js';
 import type { ControlDelivery, EventPublisher } from '../../events/types.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
@@ -17,7 +18,7 @@ import { BOX_COMMANDS, prepareBoxCommand, type BoxCommand } from '../../operator
 import { errorResponses } from '../../schemas.js';
 import type { Clock } from '../../../lib/clock.js';
 import { barrierName, isProtocolError, parseResponse, statusName } from '../../../firmware-protocol/index.js';
-import { answering } from './domain-errors.js';
+import { typedRoutes } from '../../typed-routes.js';
 
 /** The database (the box, its control sequence), the clock (TIME_SET), the
  * answer timeout, the event stream (control deliveries, the box anew). */
@@ -89,13 +90,15 @@ const answerSchema = {
 } as const;
 
 export function operatorBoxCommandRoutes(
-  app: FastifyInstance,
+  instance: FastifyInstance,
   ctx: OperatorBoxCommandRouteDeps,
   mqtt: () => MqttService | undefined,
 ): void {
-  app.post<{ Params: { module_id: string }; Body: { command: BoxCommand } }>(
+  const app = typedRoutes(instance);
+  app.post(
     '/boxes/:module_id/commands',
     {
+      config: refusalsAbout('module_id'),
       schema: {
         tags: ['operator'],
         summary:
@@ -130,9 +133,7 @@ export function operatorBoxCommandRoutes(
       if (service === undefined) throw new ApiError('mqtt_unavailable');
       const operator = request.operator;
       if (operator === null) throw new ApiError('unauthorized');
-      const { frame, smartKeyId } = await answering('module_id', () =>
-        prepareBoxCommand(ctx, ctx.clock, moduleId, command, operator),
-      );
+      const { frame, smartKeyId } = await prepareBoxCommand(ctx, ctx.clock, moduleId, command, operator);
       const context = smartKeyId === null ? {} : { smart_key_id: smartKeyId };
       const tell = deliveryTeller(ctx, moduleId, command);
       tell('sent', null);

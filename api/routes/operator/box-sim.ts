@@ -13,6 +13,7 @@ import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { errorResponses } from '../../schemas.js';
 import { parseSimSet, SimSetError, simSetFields } from '../../../lib/sim-set.js';
 import { moduleIdParams } from './box-commands.js';
+import { typedRoutes } from '../../typed-routes.js';
 
 /** The store (the box must be one of ours). */
 export interface OperatorBoxSimRouteDeps {
@@ -38,13 +39,14 @@ const simSetSchema = {
   type: 'object',
   description: 'A sim/set: any of these; an unknown or bad field is 422 naming it.',
   properties: Object.fromEntries(simSetFields.map((name) => [name, { description: FIELD_DESCRIPTIONS[name] ?? name }])),
-};
+} as const;
 
 export function operatorBoxSimRoutes(
-  app: FastifyInstance,
+  instance: FastifyInstance,
   ctx: OperatorBoxSimRouteDeps,
   mqtt: () => MqttService | undefined,
 ): void {
+  const app = typedRoutes(instance);
   // Whether the box is ours (PARKINGS owns the boxes' repository: a small query of ours), compiled once.
   const { kysely } = ctx.store;
   const boxExists = new CompiledOnce(
@@ -53,7 +55,7 @@ export function operatorBoxSimRoutes(
       .select(sql<number>`1`.as('one'))
       .where('module_id', '=', 0),
   );
-  app.post<{ Params: { module_id: string }; Body: Record<string, unknown> }>(
+  app.post(
     '/boxes/:module_id/sim',
     {
       schema: {

@@ -7,12 +7,14 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { jsonFile, junitFile, type RunFile } from '../../conformance-runs/files.js';
 import { RUN_DEFAULTS, type ConformanceRuns, type EndedRun } from '../../conformance-runs/runs.js';
+import { refusalsAbout } from '../../error-handler.js';
 import { ApiError } from '../../errors.js';
 import type { MqttService } from '../../mqtt/mqtt-service.js';
 import { errorResponses } from '../../schemas.js';
-import { answering } from './domain-errors.js';
+import { typedRoutes } from '../../typed-routes.js';
 
-const nullable = (type: string) => ({ type: [type, 'null'] });
+/** A type or null, literal so that the schema's type can be derived from it. */
+const nullable = <T extends 'string' | 'integer'>(type: T) => ({ type: [type, 'null'] }) as const;
 
 const caseSchema = {
   type: 'object',
@@ -85,16 +87,9 @@ const runIdParams = { type: 'object', required: ['run_id'], properties: { run_id
 
 const forbidden = { 403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." } };
 
-interface StartBody {
-  skip_wearing?: boolean;
-  protocol?: 1 | 2;
-  answer_ms?: number;
-  cycle_ms?: number;
-}
-
 /** A finished run's file; a run still going, or one that never reached the suite, has none. */
 function fileOf(runs: ConformanceRuns, runId: string, render: typeof junitFile): RunFile {
-  const ended: EndedRun = answering('run_id', () => runs.ended(runId));
+  const ended: EndedRun = runs.ended(runId);
   if (ended.report === undefined)
     throw new ApiError('operation_refused', undefined, [
       { path: 'run_id', message: `conformance run ${runId} ended before the suite ran: ${ended.run.error ?? 'error'}` },
@@ -112,13 +107,15 @@ function sendFile(reply: FastifyReply, file: RunFile, type: string): FastifyRepl
 }
 
 export function operatorConformanceRoutes(
-  app: FastifyInstance,
+  instance: FastifyInstance,
   runs: ConformanceRuns,
   mqtt: () => MqttService | undefined,
 ): void {
-  app.post<{ Params: { module_id: string }; Body: StartBody | undefined }>(
+  const app = typedRoutes(instance);
+  app.post(
     '/boxes/:module_id/conformance',
     {
+      config: refusalsAbout('module_id'),
       schema: {
         tags: ['operator'],
         summary:
@@ -167,29 +164,28 @@ export function operatorConformanceRoutes(
     },
     async (request, reply) => {
       const moduleId = Number(request.params.module_id);
-      const body = request.body ?? {};
+      const body = request.body; // an object: fastify validates a missing body as null, which its schema refuses
       const service = mqtt();
       if (service === undefined) throw new ApiError('mqtt_unavailable');
-      const run = await answering('module_id', () =>
-        runs.start(
-          moduleId,
-          {
-            skipWearing: body.skip_wearing ?? RUN_DEFAULTS.skipWearing,
-            protocol: body.protocol ?? RUN_DEFAULTS.protocol,
-            answerMs: body.answer_ms ?? RUN_DEFAULTS.answerMs,
-            cycleMs: body.cycle_ms ?? RUN_DEFAULTS.cycleMs,
-          },
-          service,
-          `operator ${request.operator?.name ?? 'unknown'} (HTTP)`,
-        ),
+      const run = await runs.start(
+        moduleId,
+        {
+          skipWearing: body.skip_wearing ?? RUN_DEFAULTS.skipWearing,
+          protocol: body.protocol ?? RUN_DEFAULTS.protocol,
+          answerMs: body.answer_ms ?? RUN_DEFAULTS.answerMs,
+          cycleMs: body.cycle_ms ?? RUN_DEFAULTS.cycleMs,
+        },
+        service,
+        `operator ${request.operator?.name ?? 'unknown'} (HTTP)`,
       );
       return reply.status(202).send({ run });
     },
   );
 
-  app.post<{ Params: { module_id: string; run_id: string } }>(
+  app.post(
     '/boxes/:module_id/conformance/:run_id/cancel',
     {
+      config: refusalsAbout('run_id'),
       schema: {
         tags: ['operator'],
         summary: 'Cancel a running conformance run: it stops at once and ends in error, its box free again',
@@ -210,18 +206,16 @@ export function operatorConformanceRoutes(
       },
     },
     (request, reply) => {
-      const run = answering('run_id', () =>
-        runs.cancel(
-          request.params.run_id,
-          Number(request.params.module_id),
-          `operator ${request.operator?.name ?? 'unknown'}`,
-        ),
+      const run = runs.cancel(
+        request.params.run_id,
+        Number(request.params.module_id),
+        `operator ${request.operator?.name ?? 'unknown'}`,
       );
       return reply.status(202).send({ run });
     },
   );
 
-  app.get<{ Params: { run_id: string } }>(
+  app.get(
     '/conformance/:run_id',
     {
       schema: {
@@ -251,9 +245,10 @@ export function operatorConformanceRoutes(
     },
   };
 
-  app.get<{ Params: { run_id: string } }>(
+  app.get(
     '/conformance/:run_id/junit.xml',
     {
+      config: refusalsAbout('run_id'),
       schema: {
         tags: ['operator'],
         summary: 'The JUnit XML of an ended run: what `parkbench conformance --junit FILE` writes',
@@ -271,9 +266,10 @@ export function operatorConformanceRoutes(
     (request, reply) => sendFile(reply, fileOf(runs, request.params.run_id, junitFile), 'application/xml'),
   );
 
-  app.get<{ Params: { run_id: string } }>(
+  app.get(
     '/conformance/:run_id/report.json',
     {
+      config: refusalsAbout('run_id'),
       schema: {
         tags: ['operator'],
         summary: 'The JSON report of an ended run: what `parkbench conformance --json` prints',

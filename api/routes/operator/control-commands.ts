@@ -7,10 +7,11 @@ import type { Clock } from '../../../lib/clock.js';
 import { intervene, listControlCommands, type Intervention } from '../../control/interventions.js';
 import type { ControlState } from '../../control/repository.js';
 import type { Store } from '../../db/store.js';
+import { refusalsAbout } from '../../error-handler.js';
 import type { EventPublisher } from '../../events/types.js';
 import { errorResponses } from '../../schemas.js';
-import { answering } from './domain-errors.js';
 import { idParams } from './schemas.js';
+import { typedRoutes } from '../../typed-routes.js';
 
 export interface OperatorControlRouteDeps {
   store: Store;
@@ -68,8 +69,9 @@ const SUMMARIES: Record<Intervention, string> = {
   skip: 'Give up on a control command: skipped, its operation goes on without it (a rotation takes its step if it was the last); 409 when it is done',
 };
 
-export function operatorControlRoutes(app: FastifyInstance, ctx: OperatorControlRouteDeps): void {
-  app.get<{ Querystring: { box?: string; state?: ControlState } }>(
+export function operatorControlRoutes(instance: FastifyInstance, ctx: OperatorControlRouteDeps): void {
+  const app = typedRoutes(instance);
+  app.get(
     '/control_commands',
     {
       schema: {
@@ -95,9 +97,10 @@ export function operatorControlRoutes(app: FastifyInstance, ctx: OperatorControl
   );
 
   for (const intervention of ['retry', 'skip'] as const) {
-    app.post<{ Params: { id: string } }>(
+    app.post(
       `/control_commands/:id/${intervention}`,
       {
+        config: refusalsAbout('id'),
         schema: {
           tags: ['operator'],
           summary: SUMMARIES[intervention],
@@ -108,8 +111,12 @@ export function operatorControlRoutes(app: FastifyInstance, ctx: OperatorControl
       },
       async (request) => {
         const operator = request.operator?.name ?? 'unknown';
-        const command = await answering('id', () =>
-          intervene(ctx.store, Number(request.params.id), intervention, ctx.clock.now(), `operator ${operator} (HTTP)`),
+        const command = await intervene(
+          ctx.store,
+          Number(request.params.id),
+          intervention,
+          ctx.clock.now(),
+          `operator ${operator} (HTTP)`,
         );
         ctx.events.publishBox(command.module_id);
         return command;

@@ -1,5 +1,4 @@
-// The operator's live event stream (issue 17; the contract: /work's
-// S22-CONTRACT, docs/api.md "Event stream"):
+// The operator's live event stream (the contract: docs/api.md "Event stream"):
 //   POST /api/operator/events/tickets (operator bearer) -> 201 {ticket, expires_at}
 //   GET  /api/operator/events  text/event-stream (@fastify/sse), with either
 //        ?ticket=T (single use, 30 s: browsers, whose EventSource cannot set
@@ -19,6 +18,7 @@ import { ApiError } from '../../errors.js';
 import type { EventStream, StreamSink } from '../../events/stream.js';
 import { TICKET_PATTERN, type EventTicketRepository } from '../../events/tickets.js';
 import { errorResponses } from '../../schemas.js';
+import { typedRoutes } from '../../typed-routes.js';
 
 /** What the stream routes use. */
 export interface OperatorEventRouteDeps {
@@ -45,7 +45,8 @@ const errors = {
 /** The @fastify/sse serializer: our messages' data is JSON text already (serialized once for every client). */
 const passThrough = (data: unknown): string => (typeof data === 'string' ? data : JSON.stringify(data));
 
-export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorEventRouteDeps): Promise<void> {
+export async function operatorEventRoutes(instance: FastifyInstance, ctx: OperatorEventRouteDeps): Promise<void> {
+  const scope = typedRoutes(instance);
   // Heartbeat comments under the server's idle timeout (HTTP_CONNECTION_TIMEOUT_MS), so a quiet stream stays open.
   await scope.register(fastifySSE, {
     heartbeatInterval: Math.max(1_000, Math.floor(ctx.config.httpConnectionTimeoutMs / 2)),
@@ -86,7 +87,7 @@ export async function operatorEventRoutes(scope: FastifyInstance, ctx: OperatorE
     },
   );
 
-  scope.get<{ Querystring: { ticket?: string; last_event_id?: string } }>(
+  scope.get(
     '/events',
     {
       sse: { kind: 'only', serializer: passThrough },

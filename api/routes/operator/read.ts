@@ -4,15 +4,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../db/store.js';
 import type { Clock } from '../../../lib/clock.js';
+import { refusalsAbout } from '../../error-handler.js';
 import { ApiError } from '../../errors.js';
 import type { LiveBoxStates } from '../../events/live-states.js';
 import { withLive } from '../../events/render.js';
 import { operatorParkings } from '../../operators/box-entries.js';
 import { decodeCursor, operatorBoxLogs, operatorSessions } from '../../operators/views.js';
-import type { SessionState } from '../../repositories/sessions.js';
 import { DECIMAL_ID_PATTERN, errorResponses } from '../../schemas.js';
-import type { StatusName } from '../../../firmware-protocol/index.js';
-import { answering } from './domain-errors.js';
 import {
   operatorBoxLogSchema,
   operatorParkingSchema,
@@ -20,6 +18,7 @@ import {
   SESSION_STATES,
   STATUS_NAMES,
 } from './schemas.js';
+import { typedRoutes } from '../../typed-routes.js';
 
 /** The store the views read, each box's newest MQTT state (`live`), and
  * the time (which revoked keys a box still takes). */
@@ -53,7 +52,8 @@ const errors = {
   403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
 };
 
-export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteDeps): void {
+export function operatorReadRoutes(instance: FastifyInstance, ctx: OperatorReadRouteDeps): void {
+  const app = typedRoutes(instance);
   app.get(
     '/parkings',
     {
@@ -67,9 +67,10 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
     async () => withLive(await operatorParkings(ctx.store, ctx.clock.now()), ctx.liveStates),
   );
 
-  app.get<{ Querystring: { state?: SessionState; parking_id?: string; limit?: string } }>(
+  app.get(
     '/sessions',
     {
+      config: refusalsAbout('parking_id'),
       schema: {
         tags: ['operator'],
         summary: 'Parking sessions, newest first',
@@ -88,26 +89,15 @@ export function operatorReadRoutes(app: FastifyInstance, ctx: OperatorReadRouteD
     (request) => {
       const { state, parking_id: parkingId } = request.query;
       const limit = limitOf(request.query.limit);
-      return answering('parking_id', () =>
-        operatorSessions(ctx.store, {
-          limit,
-          ...(state === undefined ? {} : { state }),
-          ...(parkingId === undefined ? {} : { parkingId: Number(parkingId) }),
-        }),
-      );
+      return operatorSessions(ctx.store, {
+        limit,
+        ...(state === undefined ? {} : { state }),
+        ...(parkingId === undefined ? {} : { parkingId: Number(parkingId) }),
+      });
     },
   );
 
-  app.get<{
-    Querystring: {
-      box?: string;
-      session?: string;
-      status?: StatusName;
-      verified?: 'true' | 'false';
-      cursor?: string;
-      limit?: string;
-    };
-  }>(
+  app.get(
     '/box_logs',
     {
       schema: {

@@ -2,7 +2,8 @@
 import { Status } from '../../../firmware-protocol/index.js';
 import { DECIMAL_ID_PATTERN } from '../../schemas.js';
 
-const nullable = (type: string) => ({ type: [type, 'null'] });
+/** A type or null, literal so that the schema's type can be derived from it. */
+const nullable = <T extends 'string' | 'integer'>(type: T) => ({ type: [type, 'null'] }) as const;
 
 export const idParams = {
   type: 'object',

@@ -2,6 +2,8 @@
 // (docs/api.md, "Operator API"; the contract of the bench page). Written out
 // here rather than imported from api/: the page runs in a browser and may
 // import nothing of the Node code, and these are only the fields it shows.
+// test/bench-page/payload-types.ts fails `npm run typecheck` when they
+// drift from the API's payload types and response schemas.
 
 export const BARRIERS = ['closed', 'opening', 'open', 'closing', 'fault'] as const;
 export type Barrier = (typeof BARRIERS)[number];
@@ -14,7 +16,7 @@ export interface LiveState {
   box_time: string | null;
   box_seq: number | null;
   /** The faults switched on, as the box names them (`jam`, `delay_ms=3000`, ...); empty when none. */
-  faults: string[];
+  faults: readonly string[];
   updated_at: string;
 }
 
@@ -88,8 +90,6 @@ export interface Session {
   last_name: string;
   /** Every smart key of the session, oldest first: what its revoke button revokes. */
   smart_key_ids: number[];
-  /** Shown when the API sends it. */
-  payment_status?: string | null;
 }
 
 export interface BoxLog {

@@ -64,9 +64,6 @@ export function Sessions({ sessions, total, sessionKeys, results, revoke }: Prop
                     </td>
                     <td>
                       {session.amount} {session.currency}
-                      {session.payment_status !== null && session.payment_status !== undefined
-                        ? ` · ${session.payment_status}`
-                        : ''}
                     </td>
                     <td>
                       <button
