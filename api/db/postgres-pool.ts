@@ -1,4 +1,4 @@
-// The pg pool of the PostgreSQL store (issue 18; not used by the app yet).
+// The pg pool of the PostgreSQL store.
 // pg returns int8 (bigint) columns as strings, since they may exceed 2^53;
 // ours never do (ids, times in ms, sequences), and the SQLite path returns
 // numbers, so this pool parses them to Number, and refuses one that would

@@ -1,4 +1,4 @@
-// The bench page (issue 17): `GET /bench` and its built assets under
+// The bench page: `GET /bench` and its built assets under
 // `/bench/assets/`, from web/bench/dist, which `npm run build:page` writes
 // (`npm install` runs it: nothing is built here, at run time). No auth to load
 // them: the page asks for an operator token and calls /api/operator/... with

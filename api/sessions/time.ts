@@ -12,7 +12,7 @@ export function unixSeconds(ms: number): number {
   return Math.floor(ms / 1000);
 }
 
-// Times received (issue 12): one rule for the years accepted, 0001..9999 in
+// Times received: one rule for the years accepted, 0001..9999 in
 // four digits, whether the time comes as a box log's `created_at` or as an
 // MQTT `received_at`. Outside it a time cannot be written back in either
 // format (toISOString gives `+010000-…`), and years 0..99 are where

@@ -1,4 +1,4 @@
-// Client apps, users and token pairs on both stores (issue 18): what the
+// Client apps, users and token pairs on both stores: what the
 // OAuth endpoints and the bearer lookup rely on, and the races that must
 // hold across processes on PostgreSQL: two rotations of one pair at once
 // (one wins, nothing is stored for the other), the same email registered

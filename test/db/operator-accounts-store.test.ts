@@ -1,5 +1,5 @@
 // Operators, their event-stream tickets and the MQTT accounts on both
-// stores (issue 18), with the races that must hold across processes on
+// stores, with the races that must hold across processes on
 // PostgreSQL: a ticket taken twice at once (one wins), one operator name
 // added twice at once (one row), the bench's operator ensured twice at once.
 import test from 'ava';

@@ -1,4 +1,4 @@
-// Parkings and boxes on both stores (issue 18): the repositories, the box
+// Parkings and boxes on both stores: the repositories, the box
 // registrations (api/boxes/add.ts, fleet.ts), the forwarding settings and the
 // availability and demo rows, and the races across processes (two stores on
 // one database, as two API or admin processes have): the 32 boxes of a

@@ -1,4 +1,4 @@
-// Sessions, payments and smart keys on both stores (issue 18): the
+// Sessions, payments and smart keys on both stores: the
 // repositories, and the races that must hold across processes on
 // PostgreSQL (two pools on one database, as two API processes): two
 // creations for one driver at once, two finalizes at once, and a payment

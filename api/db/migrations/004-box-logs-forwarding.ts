@@ -35,7 +35,7 @@ const migration: Migration = {
       CREATE UNIQUE INDEX box_logs_verified_seq ON box_logs(equipment_id, box_seq) WHERE verified = 1;
       CREATE INDEX box_logs_parking ON box_logs(secured_parking_id);
 
-      -- What the service learns from verified responses (PROTOCOL.md).
+      -- What the service learns from verified responses (docs/protocol.md).
       ALTER TABLE boxes ADD COLUMN last_seen_at INTEGER;
       ALTER TABLE boxes ADD COLUMN last_box_seq INTEGER;
       ALTER TABLE boxes ADD COLUMN last_box_time INTEGER;
