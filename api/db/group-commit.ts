@@ -101,7 +101,7 @@ export class GroupCommit {
   runShared<I, R>(shared: SharedWork<I, R>, input: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.#enqueue({
-        shared: shared as SharedWork<unknown, unknown>,
+        shared,
         input,
         resolve: resolve as (value: unknown) => void,
         reject,
