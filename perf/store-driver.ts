@@ -7,7 +7,7 @@
 //
 // - better-sqlite3 alone, one prepared statement in a synchronous
 //   BEGIN IMMEDIATE transaction: the baseline, as api/repositories/box-logs.ts
-//   and api/db/group-commit.ts do;
+//   and api/db/group-commit-sqlite.ts do;
 // - Kysely with our driver (api/db/kysely-sqlite.ts: statement cache,
 //   BEGIN IMMEDIATE), each row a query built, compiled and awaited;
 // - Kysely with its own SqliteDialect (a prepare per execution, a deferred BEGIN);

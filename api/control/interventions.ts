@@ -74,9 +74,9 @@ export async function intervene(
   requestedBy: string,
 ): Promise<ControlCommandView> {
   return store.kysely.transaction().execute(async (trx) => {
-    let query = trx.selectFrom('control_commands').selectAll().where('id', '=', id);
-    if (store.dialect === 'postgres') query = query.forNoKeyUpdate();
-    const row = await query.executeTakeFirst();
+    const row = await store
+      .lockForUpdate(trx.selectFrom('control_commands').selectAll().where('id', '=', id))
+      .executeTakeFirst();
     if (row === undefined) throw notFound(`no control command with id ${id}`);
     if (intervention === 'retry') await retry(trx, row, nowMs, requestedBy);
     else await skip(trx, store, row, nowMs, requestedBy);
@@ -122,5 +122,5 @@ async function skip(
     })
     .where('id', '=', row.id)
     .execute();
-  await completeOperationOn(on, store.dialect, { ...row, state: 'skipped' });
+  await completeOperationOn(on, store, { ...row, state: 'skipped' });
 }

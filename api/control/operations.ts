@@ -12,6 +12,7 @@
 import { sql } from 'kysely';
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { sleep, type Clock } from '../../lib/clock.js';
+import type { RowLocks } from '../db/row-locks.js';
 import { changed, type Executor, type Store } from '../db/store.js';
 import { DomainError } from '../domain-error.js';
 import { DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
@@ -60,7 +61,7 @@ interface ParkingAccess {
  * reads what it wrote). SQLite's write transaction holds the file already. */
 async function parkingAccessOf(
   on: Executor,
-  dialect: Store['dialect'],
+  locks: RowLocks,
   parkingId: number,
   lock = false,
 ): Promise<ParkingAccess | undefined> {
@@ -68,11 +69,11 @@ async function parkingAccessOf(
     .selectFrom('secured_parkings')
     .select(['id', 'access_mode', 'issuer_public_key', 'issuer_previous_public_key', 'issuer_next_public_key'])
     .where('id', '=', parkingId);
-  return (lock && dialect === 'postgres' ? query.forNoKeyUpdate() : query).executeTakeFirst();
+  return (lock ? locks.lockForUpdate(query) : query).executeTakeFirst();
 }
 
 export async function accessStateOf(store: Store, parkingId: number): Promise<AccessState | undefined> {
-  const parking = await parkingAccessOf(store.kysely, store.dialect, parkingId);
+  const parking = await parkingAccessOf(store.kysely, store, parkingId);
   if (parking === undefined) return undefined;
   return {
     access_mode: parking.access_mode,
@@ -233,19 +234,14 @@ export interface AccessResult extends OperationReport {
 
 const fingerprint = (publicKeyHex: string): string => publicKeyHex.slice(0, 16);
 
-async function parkingOrRefuse(
-  on: Executor,
-  dialect: Store['dialect'],
-  parkingId: number,
-  lock = false,
-): Promise<ParkingAccess> {
-  const parking = await parkingAccessOf(on, dialect, parkingId, lock);
+async function parkingOrRefuse(on: Executor, locks: RowLocks, parkingId: number, lock = false): Promise<ParkingAccess> {
+  const parking = await parkingAccessOf(on, locks, parkingId, lock);
   if (parking === undefined) throw new ControlRefusal(`no secured parking with id ${parkingId}`);
   return parking;
 }
 
 async function accessResult(store: Store, parkingId: number, operation: string): Promise<AccessResult> {
-  const parking = await parkingOrRefuse(store.kysely, store.dialect, parkingId);
+  const parking = await parkingOrRefuse(store.kysely, store, parkingId);
   return {
     parking_id: parkingId,
     access_mode: parking.access_mode,
@@ -310,7 +306,7 @@ export async function setAccessSigned(
 ): Promise<AccessResult> {
   const operation = await store.kysely.transaction().execute(async (trx) => {
     const transitions = new IssuerKeyTransitions(trx);
-    const parking = await parkingOrRefuse(trx, store.dialect, parkingId, true);
+    const parking = await parkingOrRefuse(trx, store, parkingId, true);
     if (parking.access_mode === 'signed') throw new ControlRefusal(`parking ${parkingId} is already signed`);
     const next = parking.issuer_next_public_key;
     if (next !== null) {
@@ -334,7 +330,7 @@ export async function setAccessSigned(
 
 /** signed -> sealed is refused: its boxes would need K_park again. */
 export async function refuseSetAccessSealed(store: Store, parkingId: number): Promise<never> {
-  const parking = await parkingOrRefuse(store.kysely, store.dialect, parkingId);
+  const parking = await parkingOrRefuse(store.kysely, store, parkingId);
   if (parking.access_mode === 'sealed') throw new ControlRefusal(`parking ${parkingId} is already sealed`);
   throw new ControlRefusal(
     `parking ${parkingId} is signed: going back to sealed would put K_park on its boxes again, which parkbench does not do`,
@@ -357,7 +353,7 @@ export async function rotateIssuer(
   options: { reSign: boolean } = { reSign: false },
 ): Promise<AccessResult> {
   const operation = await store.kysely.transaction().execute(async (trx) => {
-    const parking = await parkingOrRefuse(trx, store.dialect, parkingId, true);
+    const parking = await parkingOrRefuse(trx, store, parkingId, true);
     if (parking.access_mode === 'sealed' || parking.issuer_public_key === null) {
       if (parking.issuer_next_public_key !== null)
         throw new ControlRefusal(`parking ${parkingId} is still moving to signed; rotate once it is signed`);
@@ -455,7 +451,7 @@ export async function scheduleDueDrops(store: Store, nowMs: number): Promise<str
       .executeTakeFirst();
     if (stillValid !== undefined) continue;
     const queuedNow = await kysely.transaction().execute(async (trx) => {
-      const locked = await parkingAccessOf(trx, store.dialect, parking.id, true);
+      const locked = await parkingAccessOf(trx, store, parking.id, true);
       if (locked?.issuer_public_key !== current || locked.issuer_previous_public_key === null) return false;
       const exists = await trx
         .selectFrom('control_commands')

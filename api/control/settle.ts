@@ -4,7 +4,8 @@
 // ingests it, so "done" and its effect (a parking switching keys) commit
 // together with the answer or not at all.
 import { FrameKind, Status, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
-import type { Dialect, Executor, Store } from '../db/store.js';
+import type { RowLocks } from '../db/row-locks.js';
+import type { Executor, Store } from '../db/store.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow, type ControlKind } from './repository.js';
 import { applyIssuerStep } from './completion.js';
 import { MAX_REPLAYS, sequenceAfterReplay } from '../../lib/control-sequence-skip.js';
@@ -23,10 +24,10 @@ function kindOf(kind: number): ControlKind | undefined {
 export class ControlAnswers {
   readonly #commands: ControlCommandRepository;
   readonly #sequences: ControlSequences;
-  readonly #dialect: Dialect;
+  readonly #locks: RowLocks;
 
   constructor(store: Store) {
-    this.#dialect = store.dialect;
+    this.#locks = store;
     this.#commands = new ControlCommandRepository(store);
     this.#sequences = new ControlSequences(store);
   }
@@ -60,7 +61,7 @@ export class ControlAnswers {
     if (outcome.skipTo !== undefined) await this.#sequences.skipTo(moduleId, outcome.skipTo, on);
     await this.#commands.settle(command.id, outcome, nowMs, on);
     if (outcome.state !== 'done') return;
-    await completeOperationOn(on, this.#dialect, command);
+    await completeOperationOn(on, this.#locks, command);
   }
 }
 
@@ -72,16 +73,10 @@ export class ControlAnswers {
  * pending under PostgreSQL's READ COMMITTED, and neither would take the
  * step: the parking's row is locked first, so the second reads after the
  * first committed. SQLite runs one write transaction at a time. */
-export async function completeOperationOn(on: Executor, dialect: Dialect, settled: ControlCommandRow): Promise<void> {
+export async function completeOperationOn(on: Executor, locks: RowLocks, settled: ControlCommandRow): Promise<void> {
   const body = JSON.parse(settled.body) as ControlBody;
   if (!('issuer_key' in body)) return;
-  if (dialect === 'postgres')
-    await on
-      .selectFrom('secured_parkings')
-      .select('id')
-      .where('id', '=', settled.parking_id)
-      .forNoKeyUpdate()
-      .execute();
+  await locks.takeRowLocks(on.selectFrom('secured_parkings').select('id').where('id', '=', settled.parking_id));
   const states = await on
     .selectFrom('control_commands')
     .select('state')

@@ -1,41 +1,41 @@
-// The store (docs/decisions/store-sqlite-and-postgresql.md): the server
-// database as repositories see it, SQLite or PostgreSQL behind one typed
-// query layer (Kysely<Schema>). A repository written against `Store` runs
-// its queries through `store.kysely` on both engines and branches on
+// The store: the server database as repositories see it, SQLite or
+// PostgreSQL behind one typed query layer (Kysely<Schema>)
+// (docs/decisions/store-sqlite-and-postgresql.md). A repository written against `Store`
+// runs its queries through `store.kysely` on both engines and branches on
 // `store.dialect` only where the engines differ for speed or semantics (a
-// bulk insert, GREATEST against SQLite's two-argument max, a row lock).
+// bulk insert, GREATEST against SQLite's two-argument max). What differs by
+// engine in how transactions run, the store gives: its group commit engine
+// (api/db/group-commit.ts) and its row locks (`lockForUpdate`,
+// api/db/row-locks.ts).
 //
-// On SQLite the store wraps the connection the rest of the API already
-// uses (api/db/open.ts): one connection, so the paths that stay on
+// On SQLite the store wraps the connection the rest of the API uses
+// (api/db/open.ts): one connection, so the paths that stay on
 // better-sqlite3 statements (the group commit's box-log insert) and the
 // repositories on Kysely see the same data and the same transactions'
 // effects. On PostgreSQL it owns a pg pool, migrated under the advisory
 // lock before it is handed out.
-import {
-  CompiledQuery,
-  Kysely,
-  PostgresDialect,
-  sql,
-  type Compilable,
-  type Expression,
-  type RawBuilder,
-  type Transaction,
-} from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql, type Compilable, type Expression, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import type { PostgresUrl } from '../config.js';
 import { BetterSqliteDialect } from './kysely-sqlite.js';
+import type { Executor } from './executor.js';
+import { PostgresGroupCommit } from './group-commit-postgres.js';
+import { SqliteGroupCommit } from './group-commit-sqlite.js';
+import type { GroupCommitEngine, GroupCommitEngineOptions } from './group-commit-units.js';
 import type { Db } from './open.js';
 import { createPostgresPool } from './postgres-pool.js';
 import { checkPostgresCurrent, migratePostgres } from './migrate-postgres.js';
+import { postgresRowLocks, sqliteRowLocks, type RowLocks } from './row-locks.js';
 import type { Schema } from './schema.js';
+
+export type { Executor } from './executor.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** What runs a query: the store's Kysely, or a transaction of it. */
-export type Executor = Kysely<Schema> | Transaction<Schema>;
-
-interface StoreBase {
+interface StoreBase extends RowLocks {
   readonly kysely: Kysely<Schema>;
+  /** How this engine runs the groups of a group commit (api/db/group-commit.ts). */
+  groupCommitEngine(options: GroupCommitEngineOptions): GroupCommitEngine;
   /** Closes what the store owns (the pool on PostgreSQL; on SQLite the
    * connection stays its opener's, api/db/plugin.ts). */
   close(): Promise<void>;
@@ -61,6 +61,8 @@ export function sqliteStore(db: Db): SqliteStore {
     dialect: 'sqlite',
     kysely,
     sqlite: db,
+    groupCommitEngine: (options) => new SqliteGroupCommit(kysely, db, options),
+    ...sqliteRowLocks,
     // Kysely's destroy would close the connection through our driver: the opener closes it.
     close: () => Promise.resolve(),
   };
@@ -91,11 +93,19 @@ export async function openPostgresStore(url: PostgresUrl, options: OpenPostgresO
     await pool.end();
     throw error;
   }
+  return postgresStore(pool);
+}
+
+/** The store over a pool on a migrated database (openPostgresStore opens
+ * and migrates one); its `close` ends the pool. */
+export function postgresStore(pool: pg.Pool): PostgresStore {
   const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   return {
     dialect: 'postgres',
     kysely,
     pool,
+    groupCommitEngine: (options) => new PostgresGroupCommit(kysely, options),
+    ...postgresRowLocks,
     // Ends the pool too.
     close: () => kysely.destroy(),
   };

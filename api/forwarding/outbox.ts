@@ -103,7 +103,7 @@ export class OutboxRepository {
    * were made. Rows another process is grouping at the same time are left
    * to it. */
   async groupWaiting(nowMs: number): Promise<number> {
-    const { kysely, dialect } = this.store;
+    const { kysely } = this.store;
     return kysely.transaction().execute(async (trx) => {
       const urls = await trx
         .selectFrom('forwarding_outbox')
@@ -114,7 +114,7 @@ export class OutboxRepository {
       let made = 0;
       for (const { url, parking_id: parkingId } of urls) {
         for (;;) {
-          let waitingQuery = trx
+          const waitingQuery = trx
             .selectFrom('forwarding_outbox as o')
             .innerJoin('box_logs as b', 'b.id', 'o.box_log_id')
             .leftJoin('users as u', 'u.id', 'b.fo_user_id')
@@ -125,8 +125,9 @@ export class OutboxRepository {
             .orderBy('o.id')
             .limit(MAX_RECORDS_PER_DELIVERY);
           // The outbox rows only (not their box logs or users); SQLite's write transaction serializes instead.
-          if (dialect === 'postgres') waitingQuery = waitingQuery.forUpdate('o').skipLocked();
-          const waiting = await waitingQuery.execute();
+          const waiting = await this.store
+            .lockForUpdate(waitingQuery, { strength: 'update', of: 'o', skipLocked: true })
+            .execute();
           if (waiting.length === 0) break;
           const rows = waiting.slice(
             0,

@@ -36,7 +36,7 @@ export const MAX_OVERLAP_HOURS = 720;
  * shown once is the one stored. */
 async function lockParking(store: Store, on: Executor, parkingId: number): Promise<ParkingRow> {
   const query = on.selectFrom('secured_parkings').selectAll().where('id', '=', parkingId);
-  const parking = await (store.dialect === 'postgres' ? query.forNoKeyUpdate() : query).executeTakeFirst();
+  const parking = await store.lockForUpdate(query).executeTakeFirst();
   if (!parking) throw notFound(`no secured parking with id ${parkingId}`);
   return parking;
 }

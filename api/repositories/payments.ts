@@ -2,7 +2,8 @@
 // or PostgreSQL, async).
 import type { Selectable } from 'kysely';
 import type { Schema } from '../db/schema.js';
-import { changed, CompiledOnce, type Dialect, type Executor, type Store } from '../db/store.js';
+import type { RowLocks } from '../db/row-locks.js';
+import { changed, CompiledOnce, type Executor, type Store } from '../db/store.js';
 
 export type PaymentRow = Selectable<Schema['payments']>;
 export type PaymentState = PaymentRow['state'];
@@ -19,7 +20,7 @@ export interface NewPayment {
 
 export class PaymentRepository {
   readonly #kysely;
-  readonly #dialect: Dialect;
+  readonly #locks: RowLocks;
   // Per request (every session body lists its payments; the pay page reads by token): compiled once.
   readonly #ofSession;
   readonly #byToken;
@@ -29,7 +30,7 @@ export class PaymentRepository {
 
   constructor(store: Store) {
     this.#kysely = store.kysely;
-    this.#dialect = store.dialect;
+    this.#locks = store;
     this.#ofSession = new CompiledOnce(
       this.#kysely.selectFrom('payments').selectAll().where('session_id', '=', 0).orderBy('id'),
     );
@@ -65,13 +66,12 @@ export class PaymentRepository {
    * the database), as the session's end does: an outcome and a finalize at
    * once are serialized, and the later sees what the earlier wrote. */
   async setState(id: number, state: PaymentState, nowMs: number, on: Executor = this.#kysely): Promise<boolean> {
-    if (this.#dialect === 'postgres')
-      await on
+    await this.#locks.takeRowLocks(
+      on
         .selectFrom('parking_sessions')
         .select('id')
-        .where('id', '=', (eb) => eb.selectFrom('payments').select('session_id').where('id', '=', id))
-        .forNoKeyUpdate()
-        .execute();
+        .where('id', '=', (eb) => eb.selectFrom('payments').select('session_id').where('id', '=', id)),
+    );
     const result = await on
       .updateTable('payments')
       .set({ state, updated_at: nowMs })

@@ -4,7 +4,8 @@
 // sessions through its own set-based IngestStore (api/box-logs/).
 import type { Selectable } from 'kysely';
 import type { Schema } from '../db/schema.js';
-import { changed, CompiledOnce, type Dialect, type Executor, type Store } from '../db/store.js';
+import type { RowLocks } from '../db/row-locks.js';
+import { changed, CompiledOnce, type Executor, type Store } from '../db/store.js';
 
 export type SessionRow = Selectable<Schema['parking_sessions']>;
 export type SessionState = SessionRow['state'];
@@ -32,7 +33,7 @@ export interface SessionEnd {
 
 export class SessionRepository {
   readonly #kysely;
-  readonly #dialect: Dialect;
+  readonly #locks: RowLocks;
   // Per request (the driver's current session, a session read back): compiled once.
   readonly #byId;
   readonly #openOfUser;
@@ -40,7 +41,7 @@ export class SessionRepository {
 
   constructor(store: Store) {
     this.#kysely = store.kysely;
-    this.#dialect = store.dialect;
+    this.#locks = store;
     this.#byId = new CompiledOnce(this.#kysely.selectFrom('parking_sessions').selectAll().where('id', '=', 0));
     this.#openOfUser = new CompiledOnce(
       this.#kysely.selectFrom('parking_sessions').selectAll().where('user_id', '=', 0).where('state', '<>', 'finished'),
@@ -64,7 +65,7 @@ export class SessionRepository {
    * session and what records a payment's outcome both take it first. */
   async lock(id: number, on: Executor): Promise<SessionRow | undefined> {
     const query = on.selectFrom('parking_sessions').selectAll().where('id', '=', id);
-    return (this.#dialect === 'postgres' ? query.forNoKeyUpdate() : query).executeTakeFirst();
+    return this.#locks.lockForUpdate(query).executeTakeFirst();
   }
 
   async findOpenOfUser(userId: number, on: Executor = this.#kysely): Promise<SessionRow | undefined> {

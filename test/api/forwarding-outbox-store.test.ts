@@ -10,10 +10,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
 import { openDatabase } from '../../api/db/open.js';
-import type { Schema } from '../../api/db/schema.js';
-import { sqliteStore, type Store } from '../../api/db/store.js';
+import { postgresStore, sqliteStore, type Store } from '../../api/db/store.js';
 import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
 import { OutboxRepository, type DeliveryRow } from '../../api/forwarding/outbox.js';
 import { newWebhookSecret } from '../../api/forwarding/signature.js';
@@ -37,9 +35,9 @@ function secondStore(t: ExecutionContext, store: Store): Store {
   }
   const pool = new pg.Pool({ ...store.pool.options, max: 4 });
   pool.on('error', () => undefined);
-  const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-  t.teardown(() => kysely.destroy());
-  return { dialect: 'postgres', kysely, pool, close: () => kysely.destroy() };
+  const second = postgresStore(pool);
+  t.teardown(() => second.close());
+  return second;
 }
 
 /** Another process on the store's database: on SQLite a child process with

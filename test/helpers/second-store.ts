@@ -3,11 +3,9 @@
 // would have, for races across processes run in one test. Closed at the
 // test's end, before the database is dropped.
 import type { ExecutionContext } from 'ava';
-import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { openDatabase } from '../../api/db/open.js';
-import type { Schema } from '../../api/db/schema.js';
-import { sqliteStore, type Store } from '../../api/db/store.js';
+import { postgresStore, sqliteStore, type Store } from '../../api/db/store.js';
 
 export function secondStore(t: ExecutionContext, store: Store): Store {
   if (store.dialect === 'sqlite') {
@@ -18,7 +16,7 @@ export function secondStore(t: ExecutionContext, store: Store): Store {
   // The same options, the int8 parser among them (api/db/postgres-pool.ts).
   const pool = new pg.Pool(store.pool.options);
   pool.on('error', () => undefined);
-  const kysely = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-  t.teardown(() => kysely.destroy());
-  return { dialect: 'postgres', kysely, pool, close: () => kysely.destroy() };
+  const second = postgresStore(pool);
+  t.teardown(() => second.close());
+  return second;
 }
