@@ -1,16 +1,15 @@
-// The store (issue 18; docs/decisions/issue-18-store.md): the server
+// The store (docs/decisions/issue-18-store.md): the server
 // database as repositories see it, SQLite or PostgreSQL behind one typed
 // query layer (Kysely<Schema>). A repository written against `Store` runs
 // its queries through `store.kysely` on both engines and branches on
 // `store.dialect` only where the engines differ for speed or semantics (a
 // bulk insert, GREATEST against SQLite's two-argument max, a row lock).
 //
-// On SQLite the store wraps the connection the rest of the API already
-// uses (api/db/open.ts): one connection, so a repository still on
-// better-sqlite3 statements and one already on Kysely see the same data
-// and the same transactions' effects while the conversion goes folder by
-// folder. On PostgreSQL it owns a pg pool, migrated under the advisory
-// lock before it is handed out.
+// On SQLite the store wraps one better-sqlite3 connection (api/db/open.ts),
+// which Kysely runs on and which code written for SQLite alone (box-log
+// ingestion's statements) reaches as `store.sqlite`: both see the same data
+// and the same transactions' effects. On PostgreSQL it owns a pg pool,
+// migrated under the advisory lock before it is handed out.
 import {
   CompiledQuery,
   Kysely,
@@ -37,7 +36,7 @@ export type Executor = Kysely<Schema> | Transaction<Schema>;
 interface StoreBase {
   readonly kysely: Kysely<Schema>;
   /** Closes what the store owns (the pool on PostgreSQL; on SQLite the
-   * connection stays its opener's, api/db/plugin.ts). */
+   * connection stays its opener's: api/db/open-store.ts closes it). */
   close(): Promise<void>;
 }
 

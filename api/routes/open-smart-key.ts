@@ -1,9 +1,9 @@
-// POST /api/car_driver/smart_keys/:id/open (issue 7): for parkings with
+// POST /api/car_driver/smart_keys/:id/open: for parkings with
 // is_online true the phone does not talk to the box; the server publishes
 // the key's access command on the box's command topic and answers with the
 // box's response (stored as a box log like any other), or 504 when the box
 // does not answer within BOX_ANSWER_TIMEOUT_MS. Only a verified response is
-// read (issue 12): bytes that are no response frame are 502, and a frame whose
+// read: bytes that are no response frame are 502, and a frame whose
 // tag does not verify answers null status and remaining, as nothing in it can
 // be believed.
 import type { FastifyInstance } from 'fastify';
@@ -51,7 +51,7 @@ export interface OpenSmartKeyRouteDeps extends BearerDeps {
 export function openSmartKeyRoutes(
   app: FastifyInstance,
   ctx: OpenSmartKeyRouteDeps,
-  mqtt: () => MqttService | undefined,
+  mqtt: MqttService | undefined,
 ): void {
   app.post<{ Params: { id: string }; Body: OpenBody }>(
     '/api/car_driver/smart_keys/:id/open',
@@ -120,9 +120,8 @@ export function openSmartKeyRoutes(
           { path: 'module_id', message: 'is not an access point of this smart key' },
         ]);
       }
-      const service = mqtt();
-      if (service === undefined) throw new ApiError('mqtt_unavailable');
-      const outcome = await service.sendCommand(
+      if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
+      const outcome = await mqtt.sendCommand(
         moduleId,
         key.access_command,
         { fo_user_id: user.id, smart_key_id: key.id },

@@ -114,7 +114,7 @@ function sendFile(reply: FastifyReply, file: RunFile, type: string): FastifyRepl
 export function operatorConformanceRoutes(
   app: FastifyInstance,
   runs: ConformanceRuns,
-  mqtt: () => MqttService | undefined,
+  mqtt: MqttService | undefined,
 ): void {
   app.post<{ Params: { module_id: string }; Body: StartBody | undefined }>(
     '/boxes/:module_id/conformance',
@@ -168,8 +168,7 @@ export function operatorConformanceRoutes(
     async (request, reply) => {
       const moduleId = Number(request.params.module_id);
       const body = request.body ?? {};
-      const service = mqtt();
-      if (service === undefined) throw new ApiError('mqtt_unavailable');
+      if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
       const run = await answering('module_id', () =>
         runs.start(
           moduleId,
@@ -179,7 +178,7 @@ export function operatorConformanceRoutes(
             answerMs: body.answer_ms ?? RUN_DEFAULTS.answerMs,
             cycleMs: body.cycle_ms ?? RUN_DEFAULTS.cycleMs,
           },
-          service,
+          mqtt,
           `operator ${request.operator?.name ?? 'unknown'} (HTTP)`,
         ),
       );

@@ -1,5 +1,4 @@
-// The operator's live event stream (issue 17; the contract: /work's
-// S22-CONTRACT, docs/api.md "Event stream"):
+// The operator's live event stream (the contract: docs/api.md "Event stream"):
 //   POST /api/operator/events/tickets (operator bearer) -> 201 {ticket, expires_at}
 //   GET  /api/operator/events  text/event-stream (@fastify/sse), with either
 //        ?ticket=T (single use, 30 s: browsers, whose EventSource cannot set
@@ -10,7 +9,7 @@
 // stream ends when its operator is removed or its token replaced, by any
 // process on the database (api/events/owners.ts).
 // The ticket never reaches a log line: the request logger prints the URL
-// with `ticket=` redacted (api/log-redaction.ts, used by buildApp's logger).
+// with `ticket=` redacted (api/log-redaction.ts, used by the process's logger, api/app-logger.ts).
 import { fastifySSE } from '@fastify/sse';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../lib/clock.js';
