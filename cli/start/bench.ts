@@ -92,8 +92,11 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
       config.mqttUrl === undefined
         ? undefined
         : await externalBrokerAccounts(store, options, simulated, config.mqttUrl, topics, now);
+    // The service's from here: it closes the store, also when it fails to start.
+    const handed = store;
+    store = undefined;
     service = await createService(config, {
-      store,
+      store: handed,
       version: options.version,
       mqtt: mqttConnectionOf(config),
       ...(logger === undefined ? {} : { logger }),
@@ -101,7 +104,7 @@ export async function startBench(options: BenchOptions): Promise<RunningBench> {
     const { app } = service;
     const { provisioning, operator, mqttUrl } = external ?? (await embeddedBrokerAccounts(service, simulated, now));
     // The bench page's login, fresh each start (the previous start's is refused from now on).
-    const pageLogin = await ensureOperator(store, BENCH_OPERATOR, now);
+    const pageLogin = await ensureOperator(handed, BENCH_OPERATOR, now);
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
