@@ -14,9 +14,7 @@ import { CONFORMANCE_OPERATOR_USERNAME } from '../../api/conformance-runs/suite-
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { addOperator } from '../../api/operators/accounts.js';
 import { ControlCommandRepository } from '../../api/control/repository.js';
-import { createService } from '../../api/service.js';
-import type { AppContext } from '../../api/context.js';
-import type { MqttService } from '../../api/mqtt/mqtt-service.js';
+import { createService, type Service } from '../../api/service.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { casesFor } from '../../conformance/cases/index.js';
 import { RESTORE_CASE_NAME } from '../../conformance/restore-issuers.js';
@@ -30,10 +28,7 @@ import { errorBody, loggedIn, tempDir, testApp, TEST_SCRYPT_LOG2_N } from '../he
 import { openSse } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait.js';
 
-interface Bench {
-  app: FastifyInstance;
-  ctx: AppContext;
-  mqtt: MqttService | undefined;
+interface Bench extends Pick<Service, 'app' | 'ctx' | 'mqtt'> {
   token: string;
   moduleId: number;
   parkingId: number;
