@@ -1,21 +1,16 @@
 // buildApp(options) returns the HTTP app, routes registered, not listening:
-// the CLI listens, tests inject. The database opens (and migrates) while the
-// app loads and closes with it. The MQTT side starts beside it, not inside
-// (startService / startMqtt, server.ts); until then the open route answers
-// 503 mqtt_unavailable.
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+// the CLI listens, tests inject. It is built last by createService
+// (service.ts) from the parts built before it: the services, the MQTT side
+// when there is one, the conformance runs, the logger. Without MQTT the open
+// route answers 503 mqtt_unavailable.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiConfig } from './config.js';
-import { systemClock, type Clock } from '../lib/clock.js';
-import { createContext, type AppContext } from './context.js';
-import { ConformanceRuns } from './conformance-runs/runs.js';
-import type { ControlDispatcher } from './control/dispatcher.js';
+import type { AppContext } from './context.js';
+import type { ConformanceRuns } from './conformance-runs/runs.js';
 import type { MqttService } from './mqtt/mqtt-service.js';
 import { openSmartKeyRoutes } from './routes/open-smart-key.js';
-import { onPaymentOutcome } from './sessions/service.js';
-import { databasePlugin } from './db/plugin.js';
 import { apiErrorHandler } from './error-handler.js';
 import { apiFormats } from './formats.js';
-import { redactedError, redactedUrlField, redactUrl } from './log-redaction.js';
 import { refuseNulCharacters } from './nul-characters.js';
 import { configureServer, serverOptions } from './http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
@@ -33,35 +28,25 @@ import { registerDriverRoutes } from './routes/register-driver.js';
 import { publicUserSchema } from './schemas.js';
 import { parkingSessionSchema, sessionResponseSchema, smartKeySchema } from './sessions/schemas.js';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** What routes share (config, clock, repositories): for in-process
-     * callers such as MQTT ingestion, and for tests. */
-    ctx: AppContext;
-    /** The MQTT side (broker or client, ingestion), once startMqtt (server.ts) started it. */
-    mqtt?: MqttService;
-    /** Delivers queued control commands (REVOKE, SET_ISSUER), once startMqtt (server.ts) started it. */
-    control?: ControlDispatcher;
-  }
-}
-
 export interface BuildAppOptions {
   config: ApiConfig;
-  /** Injected time (token expiry, login windows); the system clock by default. */
-  clock?: Clock;
-  /** fastify's logger option: false in tests, pino options from the CLI. */
-  logger?: FastifyServerOptions['logger'];
+  /** The services routes share (context.ts). */
+  ctx: AppContext;
+  /** The MQTT side (broker or client, ingestion); absent, the routes that
+   * reach a box answer 503 mqtt_unavailable. */
+  mqtt: MqttService | undefined;
+  /** The conformance runs of the operator API, in this process's memory. */
+  conformanceRuns: ConformanceRuns;
+  /** The process's logger (app-logger.ts); none: the app logs nothing. */
+  logger: FastifyBaseLogger | undefined;
   /** Version shown in the OpenAPI document. */
   version?: string;
-  /** Start the forwarding worker (default true); tests drive it with
-   * `app.ctx.forwarding.runOnce()` or start it on a fake clock. */
-  startForwarding?: boolean;
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const { config } = options;
+  const { config, ctx, mqtt, conformanceRuns } = options;
   const app = Fastify({
-    logger: withLogRedaction(options.logger ?? false),
+    ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     ajv: {
@@ -83,23 +68,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ...serverOptions(config),
   });
   configureServer(app, config);
-  await app.register(databasePlugin, { config });
-  const ctx = createContext(config, options.clock ?? systemClock, app.store, {
-    forwarding: app.log.child({ component: 'api:forwarding' }),
-    events: app.log.child({ component: 'api:events' }),
-  });
-  app.decorate('ctx', ctx);
-  // The provider reports outcomes; the session service decides what they change.
-  ctx.paymentProvider.onOutcome((payment, on) => onPaymentOutcome(ctx, on, payment));
-  // Stopped before the database closes (onClose); a delivery cut short stays pending.
-  app.addHook('preClose', async () => {
-    await ctx.forwarding.stop();
-  });
-  const { eventRelay } = ctx;
-  if (eventRelay !== undefined) {
-    await eventRelay.start();
-    app.addHook('preClose', () => eventRelay.close());
-  }
 
   // Only JSON (and, on the OAuth endpoints, forms): text/plain gets 415.
   app.removeContentTypeParser('text/plain');
@@ -127,59 +95,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register((scope) => oauthRoutes(scope, ctx));
   await app.register((scope) => payRoutes(scope, ctx));
   boxLogRoutes(app, ctx);
-  // Conformance runs from the operator API, in this process's memory. Its
-  // preClose is added before startMqtt's (server.ts), so fastify runs it
-  // first: each run is aborted and puts the box's issuer keys back while the
-  // broker is still up.
-  const conformanceRuns = new ConformanceRuns({
-    store: ctx.store,
-    clock: ctx.clock,
-    config,
-    logger: app.log.child({ component: 'api:conformance' }),
-    // The bench page follows a run through the event stream's `conformance` events.
-    onChange: (run) => ctx.events.publishConformance(run),
-  });
-  app.addHook('preClose', async () => {
-    await conformanceRuns.close();
-  });
   await app.register(
     (scope, _options, done) => {
-      operatorRoutes(scope, ctx, () => app.mqtt, conformanceRuns);
+      operatorRoutes(scope, ctx, mqtt, conformanceRuns);
       done();
     },
     { prefix: OPERATOR_PREFIX },
   );
-  // The MQTT side, once startMqtt (server.ts) has decorated the app with it.
-  openSmartKeyRoutes(app, ctx, () => app.mqtt);
-  if (options.startForwarding !== false) {
-    app.addHook('onReady', (done) => {
-      ctx.forwarding.start();
-      done();
-    });
-  }
+  openSmartKeyRoutes(app, ctx, mqtt);
   return app;
-}
-
-/** The request logger prints URLs, the error logger messages and node's
- * bytes of a bad request, the forwarding worker its URL: every secret query
- * parameter in them (`?access_token=`, an event stream's `?ticket=`, ...) is
- * printed `[redacted]` (log-redaction.ts). */
-function withLogRedaction(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
-  if (logger === false || logger === undefined) return logger;
-  const options = logger === true ? {} : logger;
-  return {
-    ...options,
-    serializers: {
-      ...options.serializers,
-      req: (request: FastifyRequest) => ({
-        method: request.method,
-        url: redactUrl(request.url),
-        host: request.host,
-        remoteAddress: request.ip,
-        remotePort: request.socket.remotePort,
-      }),
-      err: redactedError,
-      url: redactedUrlField,
-    },
-  };
 }

@@ -1,11 +1,12 @@
-// The composition root: every service of an app, built once over its
-// database and passed in (no globals): the configuration, the clock,
+// The services of the API over its store, built once by createService
+// (service.ts) and passed in (no globals): the configuration, the clock,
 // repositories, the failed-login limiter, the bearer cache, the payment
-// provider, the group commit of box log requests, and the forwarding worker
-// (started by buildApp). No module takes the whole record: each declares the
-// few dependencies it uses (SessionServiceDeps, BearerDeps, ...), which this
-// record satisfies; buildApp wires the callbacks between them (a payment's
-// outcome to the session service), so this file imports no domain logic.
+// provider, the group commit of box log requests, the event hub and stream,
+// and the forwarding worker (started by createService). No module takes the
+// whole record: each declares the few dependencies it uses
+// (SessionServiceDeps, BearerDeps, ...), which this record satisfies;
+// createService wires the callbacks between them (a payment's outcome to the
+// session service), so this file imports no domain logic.
 import pg from 'pg';
 import type { ApiConfig } from './config.js';
 import type { Clock } from '../lib/clock.js';
@@ -75,7 +76,7 @@ export interface AppContext {
   /** The clients of GET /api/operator/events and their flushes. */
   eventStream: EventStream;
   /** On PostgreSQL, the events of the other API processes on the database
-   * (started and closed by buildApp); none on SQLite. */
+   * (started and closed by createService); none on SQLite. */
   eventRelay: EventRelay | undefined;
 }
 

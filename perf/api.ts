@@ -33,9 +33,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import { buildApp } from '../api/app.js';
 import { hashIssuedSecret, hashSecret } from '../api/auth/secrets.js';
 import { configWith, parsePostgresUrl } from '../api/config.js';
+import { appLogger } from '../api/app-logger.js';
+import { createService } from '../api/service.js';
 import { ClientAppRepository } from '../api/repositories/client-apps.js';
 import { UserRepository } from '../api/repositories/users.js';
 import { seedDrivers, seedParking } from './support/api-seed.js';
@@ -217,7 +218,9 @@ async function serve(logLevel: string): Promise<void> {
     loginMaxFailuresPerAddress: 1e6,
   });
   // Logs go to the child's stdout, which the parent sends to /dev/null.
-  const app = await buildApp({ config, logger: logLevel === 'silent' ? false : { level: logLevel } });
+  const { app, ctx } = await createService(config, {
+    logger: appLogger(logLevel === 'silent' ? false : { level: logLevel }),
+  });
   // The baseline: a route on the same server (same hooks, same serializer)
   // answering the same JSON without authentication.
   app.get('/bench/bare', { schema: { response: { 200: { $ref: 'User#' } } } }, () => BENCH_USER);
@@ -238,13 +241,13 @@ async function serve(logLevel: string): Promise<void> {
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   const client = { client_app_id: 'bench-client', client_secret: 'bench-secret' };
   const driver = { email: BENCH_USER.email, password: 'bench password' };
-  await new ClientAppRepository(app.ctx.store).insert(
+  await new ClientAppRepository(ctx.store).insert(
     'bench',
     client.client_app_id,
     hashIssuedSecret(client.client_secret),
     Date.now(),
   );
-  await new UserRepository(app.ctx.store).insert(
+  await new UserRepository(ctx.store).insert(
     {
       email: driver.email,
       passwordHash: await hashSecret(driver.password, config.scryptLog2N),
@@ -261,9 +264,9 @@ async function serve(logLevel: string): Promise<void> {
   });
   if (response.status !== 200) throw new Error(`bench login failed: ${await response.text()}`);
   const { access_token: accessToken } = (await response.json()) as { access_token: string };
-  const parking = await seedParking(app.ctx, 7_000_000);
-  const clientRow = await new ClientAppRepository(app.ctx.store).findByClientAppId(client.client_app_id);
-  const sessionTokens = (await seedDrivers(app.ctx, clientRow?.id ?? 1, SESSION_DRIVERS, 'session')).map(
+  const parking = await seedParking(ctx, 7_000_000);
+  const clientRow = await new ClientAppRepository(ctx.store).findByClientAppId(client.client_app_id);
+  const sessionTokens = (await seedDrivers(ctx, clientRow?.id ?? 1, SESSION_DRIVERS, 'session')).map(
     ([, token]) => token,
   );
   const sample = await fetch(`${address}/api/car_driver/parking_sessions`, {
@@ -296,7 +299,7 @@ async function serve(logLevel: string): Promise<void> {
   };
   // The seeding wrote megabytes to the WAL: checkpoint them now, or the first
   // commit measured pays for copying them all into the database file.
-  if (app.store.dialect === 'sqlite') app.store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  if (ctx.store.dialect === 'sqlite') ctx.store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   process.send?.(fixture);
   // The parent asks for CPU time around each case: server CPU per request is
   // steadier than throughput on a shared machine.

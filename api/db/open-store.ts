@@ -1,6 +1,6 @@
 // Opens the server database the configuration names: PostgreSQL when
 // DATABASE_URL is set, else the SQLite file at DATABASE_PATH. The one place
-// that chooses the engine: the API (api/db/plugin.ts) and every admin
+// that chooses the engine: the API service (api/service.ts) and every admin
 // command (cli/admin/context.ts) open their store here, so `--database`
 // takes a path or a postgres:// URL alike.
 import type { ApiConfig } from '../config.js';

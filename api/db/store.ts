@@ -8,12 +8,11 @@
 // (api/db/group-commit.ts) and its row locks (`lockForUpdate`,
 // api/db/row-locks.ts).
 //
-// On SQLite the store wraps the connection the rest of the API uses
-// (api/db/open.ts): one connection, so the paths that stay on
-// better-sqlite3 statements (the group commit's box-log insert) and the
-// repositories on Kysely see the same data and the same transactions'
-// effects. On PostgreSQL it owns a pg pool, migrated under the advisory
-// lock before it is handed out.
+// On SQLite the store wraps one better-sqlite3 connection (api/db/open.ts),
+// which Kysely runs on and which code written for SQLite alone (box-log
+// ingestion's statements) reaches as `store.sqlite`: both see the same data
+// and the same transactions' effects. On PostgreSQL it owns a pg pool,
+// migrated under the advisory lock before it is handed out.
 import { CompiledQuery, Kysely, PostgresDialect, sql, type Compilable, type Expression, type RawBuilder } from 'kysely';
 import type pg from 'pg';
 import type { PostgresUrl } from '../config.js';
@@ -37,7 +36,7 @@ interface StoreBase extends RowLocks {
   /** How this engine runs the groups of a group commit (api/db/group-commit.ts). */
   groupCommitEngine(options: GroupCommitEngineOptions): GroupCommitEngine;
   /** Closes what the store owns (the pool on PostgreSQL; on SQLite the
-   * connection stays its opener's, api/db/plugin.ts). */
+   * connection stays its opener's: api/db/open-store.ts closes it). */
   close(): Promise<void>;
 }
 

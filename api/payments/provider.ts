@@ -29,7 +29,7 @@ export interface PaymentProvider {
   /** The provider's callback; for the sandbox its own form's POST. */
   callback(token: string, form: Readonly<Record<string, unknown>>): Promise<PageResult>;
   /** Calls `listener` with each payment whose state the provider changed.
-   * The provider reports outcomes; the composition root (buildApp) wires
+   * The provider reports outcomes; the composition root (api/service.ts) wires
    * the session service, which decides what they change. */
   onOutcome(listener: PaymentOutcomeListener): void;
 }

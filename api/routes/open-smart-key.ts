@@ -48,7 +48,7 @@ export interface OpenSmartKeyRouteDeps extends BearerDeps {
 export function openSmartKeyRoutes(
   instance: FastifyInstance,
   ctx: OpenSmartKeyRouteDeps,
-  mqtt: () => MqttService | undefined,
+  mqtt: MqttService | undefined,
 ): void {
   const app = typedRoutes(instance);
   app.post(
@@ -119,9 +119,8 @@ export function openSmartKeyRoutes(
           { path: 'module_id', message: 'is not an access point of this smart key' },
         ]);
       }
-      const service = mqtt();
-      if (service === undefined) throw new ApiError('mqtt_unavailable');
-      const outcome = await service.sendCommand(
+      if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
+      const outcome = await mqtt.sendCommand(
         moduleId,
         key.access_command,
         { fo_user_id: user.id, smart_key_id: key.id },

@@ -4,8 +4,8 @@
 // flight finish, closes the database and exits 0.
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import type { FastifyServerOptions } from 'fastify';
-import { startService } from '../../api/server.js';
+import { appLogger, type AppLoggerOptions } from '../../api/app-logger.js';
+import { createService, type Service } from '../../api/service.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import {
   CONFIG_VARIABLES,
@@ -77,7 +77,7 @@ export function configFrom(
   return config;
 }
 
-function loggerOptions(config: ApiConfig): FastifyServerOptions['logger'] {
+function loggerOptions(config: ApiConfig): AppLoggerOptions {
   return {
     level: config.logLevel,
     // Readable on a terminal, JSON otherwise (files, log shippers, tests).
@@ -92,18 +92,22 @@ async function serve(config: ApiConfig, version: string, exitWithParent: boolean
   // Listening for signals before anything says "listening": whoever waits for
   // that may signal at once. A signal during start-up stops the API once up.
   const stopping = onShutdown({ exitWithParent });
-  let app;
+  let service: Service | undefined;
   try {
-    app = await startService({ config, logger: loggerOptions(config), version, mqtt: mqttConnectionOf(config) });
-    await app.listen({ host: config.host, port: config.port });
+    service = await createService(config, {
+      logger: appLogger(loggerOptions(config)),
+      version,
+      mqtt: mqttConnectionOf(config),
+    });
+    await service.app.listen({ host: config.host, port: config.port });
   } catch (error) {
-    await app?.close();
+    await service?.close();
     // A database it must not use is the operator's to fix, like a bad setting.
     if (error instanceof DatabaseRefusedError)
       throw new CliError(`cannot start the API: ${error.message}`, ExitCode.usage);
     throw new CliError(`cannot start the API: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const running = app;
+  const running = service.app;
   running.log.info(
     { dashboard_url: `${listeningUrl(running, config.host)}/bench` },
     'the bench page (log in with an operator token: parkbench admin operator add)',

@@ -3,7 +3,7 @@
 // machine-readable line: `parkbench ready {json}`.
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { FastifyServerOptions } from 'fastify';
+import type { AppLoggerOptions } from '../../api/app-logger.js';
 import { withConcretePort } from './api.js';
 import { settingOption } from '../../api/config.js';
 import { startBench, type ReadyInfo } from '../start/bench.js';
@@ -119,7 +119,7 @@ export function registerStartCommand(program: Command): void {
 }
 
 /** The API's logs go to stderr, so stdout ends with the ready line. */
-function apiLogger(level: string): FastifyServerOptions['logger'] {
+function apiLogger(level: string): AppLoggerOptions {
   if (level === 'silent') return false;
   if (process.stderr.isTTY)
     return {

@@ -7,16 +7,17 @@
 // or its own link answers for it). What `npm start` runs.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { startMqtt, startService } from '../../api/server.js';
+import { appLogger, type AppLoggerOptions } from '../../api/app-logger.js';
+import { createService, openApiStore, type Service } from '../../api/service.js';
 import { databaseShown, type ApiConfig } from '../../api/config.js';
+import type { Store } from '../../api/db/store.js';
 import { provisionBox } from '../../api/boxes/provisioning.js';
 import { ensureDemo, type DemoData } from '../../api/demo/ensure.js';
 import { DomainError } from '../../api/domain-error.js';
 import { ensureOperatorClient } from '../../api/mqtt/clients.js';
 import { ensureOperator } from '../../api/operators/accounts.js';
 import { scaledClock, systemClock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
+import { silentLogger, type Logger } from '../../lib/logger.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseProvisioning, type ProvisioningFile } from '../../lib/provisioning-file.js';
 import { mqttConnectionOf } from '../commands/api.js';
@@ -37,7 +38,7 @@ export interface BenchOptions {
   readonly dataDir: string;
   readonly fresh: boolean;
   readonly speed: number;
-  readonly apiLogger: FastifyServerOptions['logger'];
+  readonly apiLogger: AppLoggerOptions;
   readonly simLogger: Logger;
   readonly version: string;
   /** With an external broker (config.mqttUrl): where to write mosquitto's password and ACL files. */
@@ -70,25 +71,40 @@ export interface RunningBench {
 export async function startBench(options: BenchOptions): Promise<RunningBench> {
   const { config } = options;
   if (options.fresh) await removeBenchData(options.dataDir, config.databasePath);
-  let app: FastifyInstance | undefined;
+  const logger = appLogger(options.apiLogger);
+  // The store is the bench's until the service takes it.
+  let store: Store | undefined;
+  let service: Service | undefined;
   let simulation: Simulation | undefined;
   const stop = async (): Promise<void> => {
     await simulation?.stop();
-    await app?.close();
+    await (service === undefined ? store?.close() : service.close());
   };
   try {
-    // The HTTP app first, MQTT beside it once the accounts it needs are there.
-    app = await startService({ config, logger: options.apiLogger, version: options.version });
+    // The store first, with the demo data and, for an external broker, the
+    // accounts it must know; then the service, which connects to MQTT.
+    store = await openApiStore(config, logger ?? silentLogger);
     const now = Date.now();
-    const demo = await ensureDemo(app.ctx.store, config.scryptLog2N, now);
+    const demo = await ensureDemo(store, config.scryptLog2N, now);
     const simulated = demo.boxes.filter((box) => box.simulated).map((box) => box.module_id);
     const topics = new Topics(config.mqttTopicPrefix);
-    const { provisioning, operator, mqttUrl } =
+    const external =
       config.mqttUrl === undefined
-        ? await embeddedBrokerAccounts(app, simulated, now)
-        : await externalBrokerAccounts(app, options, simulated, config.mqttUrl, topics, now);
+        ? undefined
+        : await externalBrokerAccounts(store, options, simulated, config.mqttUrl, topics, now);
+    // The service's from here: it closes the store, also when it fails to start.
+    const handed = store;
+    store = undefined;
+    service = await createService(config, {
+      store: handed,
+      version: options.version,
+      mqtt: mqttConnectionOf(config),
+      ...(logger === undefined ? {} : { logger }),
+    });
+    const { app } = service;
+    const { provisioning, operator, mqttUrl } = external ?? (await embeddedBrokerAccounts(service, simulated, now));
     // The bench page's login, fresh each start (the previous start's is refused from now on).
-    const pageLogin = await ensureOperator(app.ctx.store, BENCH_OPERATOR, now);
+    const pageLogin = await ensureOperator(handed, BENCH_OPERATOR, now);
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
@@ -146,28 +162,28 @@ interface BenchAccounts {
   mqttUrl: string;
 }
 
-/** The embedded broker, started now; every start issues the simulated boxes
- * and the app stand-in fresh MQTT passwords (only hashes are kept) and hands
- * them to the simulated boxes in this process. */
+/** The embedded broker, started by the service; every start issues the
+ * simulated boxes and the app stand-in fresh MQTT passwords (only hashes are
+ * kept) and hands them to the simulated boxes in this process. */
 async function embeddedBrokerAccounts(
-  app: FastifyInstance,
+  service: Service,
   simulated: readonly number[],
   now: number,
 ): Promise<BenchAccounts> {
-  const { config } = app.ctx;
-  const broker = await startMqtt(app, { connection: { mode: 'embedded', host: config.host, port: config.mqttPort } });
-  const operator = await ensureOperatorClient(app.ctx.store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
+  const { store } = service.ctx;
   // The embedded broker's own URL: the port it got.
+  const url = service.mqtt?.url ?? '';
+  const operator = await ensureOperatorClient(store, DEMO_OPERATOR.name, DEMO_OPERATOR.username, now);
   const provisioning = [];
-  for (const moduleId of simulated) provisioning.push(await provisionBox(app.ctx.store, moduleId, broker.url));
-  return { provisioning, operator, mqttUrl: broker.url };
+  for (const moduleId of simulated) provisioning.push(await provisionBox(store, moduleId, url));
+  return { provisioning, operator, mqttUrl: url };
 }
 
 /** An external broker (MQTT_URL): the accounts it must have loaded, kept
  * from one start to the next (external-broker.ts), checked against it
  * before the API and the boxes connect. */
 async function externalBrokerAccounts(
-  app: FastifyInstance,
+  store: Store,
   options: BenchOptions,
   simulated: readonly number[],
   url: string,
@@ -180,7 +196,7 @@ async function externalBrokerAccounts(
       ? undefined
       : { username: config.mqttUsername, password: config.mqttPassword };
   const { provisioning, operator } = await externalAccounts({
-    store: app.ctx.store,
+    store,
     dataDir: options.dataDir,
     url,
     moduleIds: simulated,
@@ -197,7 +213,6 @@ async function externalBrokerAccounts(
     ...provisioning.map((file) => ({ username: file.mqtt.username, password: file.mqtt.password })),
   ];
   await checkLogins(url, logins, options.mqttAclOut);
-  await startMqtt(app, { connection: mqttConnectionOf(config) });
   return { provisioning, operator, mqttUrl: url };
 }
 

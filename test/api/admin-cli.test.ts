@@ -809,10 +809,11 @@ test('demo is idempotent and its credentials work against the API and the broker
   const human = await cli.run('demo');
   t.regex(human.stdout, /mqtt_operator:\n {2}username: op-demo-tools\n {2}password: \S+/);
 
-  const { buildApp } = await import('../../api/app.js');
+  const { createService } = await import('../../api/service.js');
   const { configWith } = await import('../../api/config.js');
-  const app = await buildApp({ config: configWith({ databasePath: cli.env.DATABASE_PATH }) });
-  t.teardown(() => app.close());
+  const service = await createService(configWith({ databasePath: cli.env.DATABASE_PATH }));
+  const { app } = service;
+  t.teardown(() => service.close());
   const response = await app.inject({
     method: 'POST',
     url: '/api/oauth/token',
@@ -826,13 +827,13 @@ test('demo is idempotent and its credentials work against the API and the broker
   });
   t.is(response.statusCode, 200);
   // The broker's login: the last password printed, as an operator; the one before no longer.
-  const accounts = new MqttAccountRepository(app.store);
+  const accounts = new MqttAccountRepository(service.ctx.store);
   const third = await cli.json<Demo>('demo');
   t.like(await accounts.authenticate(third.mqtt_operator.username, third.mqtt_operator.password), {
     role: 'operator',
   });
   t.is(await accounts.authenticate(second.mqtt_operator.username, second.mqtt_operator.password), null);
-  const parking = await app.store.kysely
+  const parking = await service.ctx.store.kysely
     .selectFrom('secured_parkings')
     .select(['name', 'currency', 'price_per_hour_minor', 'max_duration_minutes', 'tries'])
     .executeTakeFirst();

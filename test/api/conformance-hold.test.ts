@@ -149,7 +149,7 @@ test("while a run holds a box: the dispatcher sends it nothing, the operator's c
     config: app.config,
     logger: silentLogger,
   });
-  const broker = app.app.mqtt;
+  const broker = app.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
   const second = await t.throwsAsync(() => elsewhere.start(held, RUN_DEFAULTS, broker));
   t.like(second, { kind: 'conflict' });

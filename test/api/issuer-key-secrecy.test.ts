@@ -14,7 +14,8 @@ import test from 'ava';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import mqtt from 'mqtt';
 import { hashIssuedSecret } from '../../api/auth/secrets.js';
-import { startService } from '../../api/server.js';
+import { appLogger } from '../../api/app-logger.js';
+import { createService } from '../../api/service.js';
 import { configWith } from '../../api/config.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
@@ -44,15 +45,15 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
   const databasePath = join(dir, 'signed.sqlite');
   const clock = new FakeClock(Date.now());
   const config = configWith({ databasePath, scryptLog2N: TEST_SCRYPT_LOG2_N });
-  const app = await startService({
-    config,
+  const service = await createService(config, {
     clock,
-    logger: { level: 'trace', stream },
+    logger: appLogger({ level: 'trace', stream }),
     mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 },
   });
-  t.teardown(() => app.close());
+  const { app } = service;
+  t.teardown(() => service.close());
   await app.ready();
-  const brokerUrl = app.mqtt?.url ?? '';
+  const brokerUrl = service.mqtt?.url ?? '';
 
   // The operator's side: the real CLI on the API's database, while it runs.
   const outputs: string[] = [];
@@ -186,7 +187,7 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
     return response;
   };
   const client = { client_app_id: 'signed-client', client_secret: 'signed-client-secret-0123' };
-  await new ClientAppRepository(app.ctx.store).insert(
+  await new ClientAppRepository(service.ctx.store).insert(
     'signed',
     client.client_app_id,
     hashIssuedSecret(client.client_secret),
@@ -219,7 +220,7 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
   );
 
   // The phone's stand-in sends it to the box over MQTT; the box answers; the API stores it.
-  await new MqttAccountRepository(app.ctx.store).addClient(
+  await new MqttAccountRepository(service.ctx.store).addClient(
     { name: 'phone', role: 'operator', username: 'op-phone', password_hash: hashMqttPassword('op-pw') },
     clock.now(),
   );
@@ -238,8 +239,8 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
     Status.OK,
     'the box opened with the service smart key',
   );
-  await waitFor(() => (app.mqtt?.ingestion.counters.stored ?? 0) === 1, 'the box log stored');
-  const log = (await app.store.kysely
+  await waitFor(() => (service.mqtt?.ingestion.counters.stored ?? 0) === 1, 'the box log stored');
+  const log = (await service.ctx.store.kysely
     .selectFrom('box_logs')
     .select(['verified', 'smart_key_id', 'command_decrypted'])
     .executeTakeFirst()) as {
@@ -295,7 +296,7 @@ test("a signed parking's box opens with the service's smart key, and the issuer 
 
   // Now look for the private keys (of both parkings) everywhere.
   const privateKeys = (
-    await app.store.kysely.selectFrom('secured_parkings').select('issuer_private_key').orderBy('id').execute()
+    await service.ctx.store.kysely.selectFrom('secured_parkings').select('issuer_private_key').orderBy('id').execute()
   ).map((row) => row.issuer_private_key ?? 'none'); // a parking without one fails the regex below
   t.is(privateKeys.length, 3, 'two parkings and the demo one: fleet provision of 2 boxes needed no new parking');
   t.is(app.log.level, 'trace', 'every line the API logs is captured');

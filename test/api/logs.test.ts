@@ -2,7 +2,8 @@
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import test from 'ava';
-import { buildApp } from '../../api/app.js';
+import { appLogger } from '../../api/app-logger.js';
+import { createService } from '../../api/service.js';
 import { hashSecret } from '../../api/auth/secrets.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith } from '../../api/config.js';
@@ -18,11 +19,15 @@ test('passwords, client secrets and tokens never appear in the logs', async (t) 
     },
   });
   const config = configWith({ databasePath: join(tempDir(t), 'logs.sqlite'), scryptLog2N: 10 });
-  const app = await buildApp({ config, clock: new FakeClock(), logger: { level: 'trace', stream } });
-  t.teardown(() => app.close());
+  const service = await createService(config, {
+    clock: new FakeClock(),
+    logger: appLogger({ level: 'trace', stream }),
+  });
+  const { app } = service;
+  t.teardown(() => service.close());
   await app.ready();
   const client = { client_app_id: 'log-client', client_secret: 'log-client-secret-value' };
-  await new ClientAppRepository(app.ctx.store).insert(
+  await new ClientAppRepository(service.ctx.store).insert(
     'log',
     client.client_app_id,
     await hashSecret(client.client_secret, 10),

@@ -119,7 +119,7 @@ for (const signed of [false, true]) {
     });
 
     // One try: the same command again opens nothing.
-    const again = await app.app.mqtt?.sendCommand(moduleId, key.access_command, {}, 2_000);
+    const again = await app.mqtt?.sendCommand(moduleId, key.access_command, {}, 2_000);
     if (again === undefined || 'error' in again) return t.fail('no answer to the second try');
     t.true(again.answered.log?.verified);
     t.is(

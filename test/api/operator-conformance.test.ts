@@ -14,7 +14,7 @@ import { CONFORMANCE_OPERATOR_USERNAME } from '../../api/conformance-runs/suite-
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { addOperator } from '../../api/operators/accounts.js';
 import { ControlCommandRepository } from '../../api/control/repository.js';
-import { startService } from '../../api/server.js';
+import { createService, type Service } from '../../api/service.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { casesFor } from '../../conformance/cases/index.js';
 import { RESTORE_CASE_NAME } from '../../conformance/restore-issuers.js';
@@ -28,8 +28,7 @@ import { errorBody, loggedIn, tempDir, testApp, TEST_SCRYPT_LOG2_N } from '../he
 import { openSse } from '../helpers/sse-client.js';
 import { waitFor } from '../helpers/wait.js';
 
-interface Bench {
-  app: FastifyInstance;
+interface Bench extends Pick<Service, 'app' | 'ctx' | 'mqtt'> {
   token: string;
   moduleId: number;
   parkingId: number;
@@ -41,8 +40,7 @@ interface Bench {
 async function bench(t: ExecutionContext, options: { signed?: boolean; control?: boolean } = {}): Promise<Bench> {
   const dir = tempDir(t);
   const config = configWith({ databasePath: join(dir, 'db', 'test.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N });
-  const app = await startService({
-    config,
+  const { app, ctx, mqtt } = await createService(config, {
     clock: systemClock,
     startForwarding: false,
     startControl: options.control === true,
@@ -50,18 +48,18 @@ async function bench(t: ExecutionContext, options: { signed?: boolean; control?:
   });
   t.teardown(() => app.close());
   await app.ready();
-  const { token } = await addOperator(app.ctx.store, 'bench', Date.now());
+  const { token } = await addOperator(ctx.store, 'bench', Date.now());
   const parking = await addParking(
-    { ctx: app.ctx, clock: systemClock },
+    { ctx: ctx, clock: systemClock },
     { boxes: ['entrance'], ...(options.signed === true ? { signed: true } : {}) },
   );
   const moduleId = parking.moduleIds[0] ?? 0;
-  const url = app.mqtt?.url ?? '';
+  const url = mqtt?.url ?? '';
   const simulation = await Simulation.start({
     members: [
       {
         provisioning: {
-          ...(await provisioningOf({ ctx: app.ctx }, moduleId)),
+          ...(await provisioningOf({ ctx: ctx }, moduleId)),
           mqtt: { url, username: `box-${moduleId}`, password: `pw-${moduleId}` },
         },
         settings: {},
@@ -74,8 +72,8 @@ async function bench(t: ExecutionContext, options: { signed?: boolean; control?:
   });
   t.teardown(() => simulation.stop());
   // Online once its availability is in: it subscribed to its command topic before publishing it.
-  await waitFor(() => app.mqtt?.availabilityOf(moduleId).availability === 'online', 'the box online');
-  return { app, token, moduleId, parkingId: parking.id, simulation };
+  await waitFor(() => mqtt?.availabilityOf(moduleId).availability === 'online', 'the box online');
+  return { app, ctx, mqtt, token, moduleId, parkingId: parking.id, simulation };
 }
 
 function request(
@@ -99,7 +97,7 @@ function start(b: Pick<Bench, 'app' | 'token'>, moduleId: number | string, paylo
 
 /** What `parkbench conformance` runs on this box, row by row: its cases, the put-back, the checks. */
 async function cliRows(b: Bench, protocol: 1 | 2 = 2): Promise<{ names: string[]; checks: number }> {
-  const box = boxUnderTest(await provisioningOf({ ctx: b.app.ctx }, b.moduleId));
+  const box = boxUnderTest(await provisioningOf({ ctx: b.ctx }, b.moduleId));
   const names = casesFor(box, protocol).map((conformanceCase) => conformanceCase.name);
   return { names: protocol === 1 ? names : [...names, RESTORE_CASE_NAME], checks: RUN_CHECKS };
 }
@@ -154,7 +152,7 @@ test('a run from the API passes every case of the CLI run, filling in as it goes
   });
   t.is(typeof latest.ended_at, 'string');
   // The control sequences it took are the service's: the next command sends one after them.
-  const next = (await b.app.ctx.boxes.findByModuleId(b.moduleId))?.next_control_seq ?? 0;
+  const next = (await b.ctx.boxes.findByModuleId(b.moduleId))?.next_control_seq ?? 0;
   t.true(next >= (latest.summary.control_seq.next ?? Infinity), `next_control_seq ${next}`);
 
   const json = await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}/report.json`);
@@ -242,7 +240,7 @@ test("an unknown box 404, a driver's token 403, bad fields 422 naming them, prot
 test('a box its broker says is offline is refused: no case could pass', async (t) => {
   const b = await bench(t);
   await b.simulation.stop();
-  await waitFor(() => b.app.mqtt?.availabilityOf(b.moduleId).availability === 'offline', 'the box offline');
+  await waitFor(() => b.mqtt?.availabilityOf(b.moduleId).availability === 'offline', 'the box offline');
   const refused = await start(b, b.moduleId);
   t.is(refused.statusCode, 409);
   t.like(errorBody(t, refused), { error: 'operation_refused', details: [{ path: 'module_id' }] });
@@ -256,7 +254,7 @@ test('the API stopping aborts a run and the box gets its issuer keys back before
     return key === undefined || key === null ? null : Buffer.from(key).toString('hex');
   };
   const hex = (key: Buffer | null | undefined): string | null => key?.toString('hex') ?? null;
-  const parkingKeys = await provisioningOf({ ctx: b.app.ctx }, b.moduleId);
+  const parkingKeys = await provisioningOf({ ctx: b.ctx }, b.moduleId);
   t.is(held(), hex(parkingKeys.issuerKey));
   const started = await start(b, b.moduleId, { skip_wearing: true, cycle_ms: 5_000 });
   t.is(started.statusCode, 202, started.body);
@@ -275,13 +273,13 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
   const b = await bench(t);
   const changes: ConformanceRunView[] = [];
   const runs = new ConformanceRuns({
-    store: b.app.ctx.store,
+    store: b.ctx.store,
     clock: systemClock,
-    config: b.app.ctx.config,
+    config: b.ctx.config,
     logger: silentLogger,
     onChange: (run) => changes.push(run),
   });
-  const broker = b.app.mqtt;
+  const broker = b.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
   const run = await runs.start(b.moduleId, { ...RUN_DEFAULTS, skipWearing: true, protocol: 1 }, broker);
   await waitFor(() => changes.at(-1)?.state !== 'running', 'the run to end', 120_000);
@@ -297,7 +295,7 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
     [0, ...Array.from({ length: final?.cases.length ?? 0 }, (_, index) => index + 1), final?.cases.length ?? 0],
   );
   t.deepEqual(runs.get(run.id), final);
-  t.like(await new MqttAccountRepository(b.app.ctx.store).findClient(CONFORMANCE_OPERATOR_USERNAME), {
+  t.like(await new MqttAccountRepository(b.ctx.store).findClient(CONFORMANCE_OPERATOR_USERNAME), {
     role: 'operator',
   });
 });
@@ -305,7 +303,7 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
 test('a box keeps its newest runs only; a run aborted before its first case ends in error with its report', async (t) => {
   const app = await controlApp(t);
   const moduleId = (await addParking(app, { boxes: ['entrance'] })).moduleIds[0] ?? 0;
-  const broker = app.app.mqtt;
+  const broker = app.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
   const runs = new ConformanceRuns({
     store: app.ctx.store,
@@ -337,7 +335,7 @@ test('a run tells the event stream: a conformance event as it starts, as each ca
   const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
   const client = await openSse(t, base, '/api/operator/events', { authorization: `Bearer ${b.token}` });
   await client.next((message) => message.event === 'snapshot', 'the snapshot');
-  const hub = b.app.ctx.events;
+  const hub = b.ctx.events;
   const before = hub.headId;
   const started = await start(b, b.moduleId, { skip_wearing: true, protocol: 1 });
   t.is(started.statusCode, 202, started.body);
@@ -385,7 +383,7 @@ test("a box holding the service's own revocations passes: the run counts what th
   const b = await bench(t, { control: true });
   // Revocations of the service's keys, live for hours, delivered by its dispatcher.
   const until = Math.floor(Date.now() / 1000) + 6 * 3600;
-  const commands = new ControlCommandRepository(b.app.ctx.store);
+  const commands = new ControlCommandRepository(b.ctx.store);
   for (const batch of [0, 1]) {
     await commands.insert(
       {

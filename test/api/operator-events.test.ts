@@ -10,7 +10,8 @@ import { Barrier, Status } from '../../firmware-protocol/index.js';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { connect as tcp } from 'node:net';
-import { buildApp } from '../../api/app.js';
+import { appLogger } from '../../api/app-logger.js';
+import { createService } from '../../api/service.js';
 import { configWith } from '../../api/config.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { errorBody, loggedIn, tempDir, testApp, type TestApp } from '../helpers/api-app.js';
@@ -409,7 +410,7 @@ async function simulatedBox(t: ExecutionContext, stream: Stream, box: SeededBox)
     provisioning: provisioningOf(stream.parking, box),
   });
   const link = new BoxMqttLink(simulated, {
-    url: stream.app.app.mqtt?.url ?? '',
+    url: stream.app.mqtt?.url ?? '',
     username: mqttUsernameFor(box.moduleId),
     password: `pw-${box.moduleId}`,
     clock: stream.app.clock,
@@ -425,7 +426,7 @@ async function simulatedBox(t: ExecutionContext, stream: Stream, box: SeededBox)
 /** An MQTT client with a box's own account (it may publish that box's state, nothing else of others). */
 async function boxClient(t: ExecutionContext, stream: Stream, box: SeededBox): Promise<mqtt.MqttClient> {
   await stream.app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
-  const client = await mqtt.connectAsync(stream.app.app.mqtt?.url ?? '', {
+  const client = await mqtt.connectAsync(stream.app.mqtt?.url ?? '', {
     username: mqttUsernameFor(box.moduleId),
     password: `pw-${box.moduleId}`,
     reconnectPeriod: 0,
@@ -479,7 +480,7 @@ test("over MQTT: a simulated box's state is `live` and its box log arrives with 
     { name: 'tester', role: 'operator', username: 'op-tester', password_hash: hashMqttPassword('op-pw') },
     Date.now(),
   );
-  const operator = await mqtt.connectAsync(stream.app.app.mqtt?.url ?? '', {
+  const operator = await mqtt.connectAsync(stream.app.mqtt?.url ?? '', {
     username: 'op-tester',
     password: 'op-pw',
     reconnectPeriod: 0,
@@ -612,12 +613,16 @@ test('the ticket never reaches the logs: the request logger prints ticket=[redac
     },
   });
   const config = configWith({ databasePath: join(tempDir(t), 'logs.sqlite'), scryptLog2N: 10 });
-  const app = await buildApp({ config, clock: new FakeClock(), logger: { level: 'info', stream: sink } });
-  t.teardown(() => app.close());
+  const service = await createService(config, {
+    clock: new FakeClock(),
+    logger: appLogger({ level: 'info', stream: sink }),
+  });
+  const { app } = service;
+  t.teardown(() => service.close());
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
-  const token = (await addOperator(app.ctx.store, 'bench', Date.now())).token;
+  const token = (await addOperator(service.ctx.store, 'bench', Date.now())).token;
   const issued = await app.inject({
     method: 'POST',
     url: '/api/operator/events/tickets',
@@ -725,14 +730,14 @@ test("availability: a box's availability message changes its entry in a boxes me
   const box = stream.parking.entrance;
   const publisher = await boxClient(t, stream, box);
   await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'online', { qos: 1, retain: true });
-  await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'online', 'online');
+  await waitFor(() => stream.app.mqtt?.availabilityOf(box.moduleId).availability === 'online', 'online');
   // The box's event is published once its availability is stored (a read
   // and a write on the store): flushed until it is there.
   await flushUntil(stream, () => client.messages.some(ofEvent('boxes')), 'the box online');
   const boxes = await client.next(ofEvent('boxes'), 'the box online');
   t.like((boxes.data as { boxes: unknown[] }).boxes, [{ module_id: box.moduleId, availability: 'online' }]);
   await publisher.publishAsync(topics.box(box.moduleId, 'availability'), 'offline', { qos: 1, retain: true });
-  await waitFor(() => stream.app.app.mqtt?.availabilityOf(box.moduleId).availability === 'offline', 'offline');
+  await waitFor(() => stream.app.mqtt?.availabilityOf(box.moduleId).availability === 'offline', 'offline');
   const after = client.messages.indexOf(boxes) + 1;
   await flushUntil(stream, () => client.messages.slice(after).some(ofEvent('boxes')), 'the box offline');
   const later = await client.next(ofEvent('boxes'), 'the box offline', after);

@@ -118,7 +118,7 @@ test("a REVOKE header naming the pending REVOKE's sequence over a frame the box 
   // The box drops every command: the REVOKE goes out, unanswered, and stays pending with its sequence.
   b.entrance.box.apply({ faults: { dropCommands: 1 } });
   await revokeSmartKey(b.app.ctx, b.key.id, b.app.clock.now(), 'test');
-  await pumpUntil(b.app, () => (b.app.app.control?.counters.sent ?? 0) > 0, 'the REVOKE sent');
+  await pumpUntil(b.app, () => (b.app.control?.counters.sent ?? 0) > 0, 'the REVOKE sent');
   const [pending] = await all<{ control_seq: number; state: string }>(
     b.app.ctx.store,
     `SELECT control_seq, state FROM control_commands WHERE module_id = ${b.entranceId}`,
@@ -140,7 +140,7 @@ test("an authentic answer to another tool's frame with the pending command's seq
   const b = await bench(t);
   b.entrance.box.apply({ faults: { dropCommands: 1 } });
   await revokeSmartKey(b.app.ctx, b.key.id, b.app.clock.now(), 'test');
-  await pumpUntil(b.app, () => (b.app.app.control?.counters.sent ?? 0) > 0, 'the REVOKE sent');
+  await pumpUntil(b.app, () => (b.app.control?.counters.sent ?? 0) > 0, 'the REVOKE sent');
   const [pending] = await all<{ control_seq: number }>(
     b.app.ctx.store,
     `SELECT control_seq FROM control_commands WHERE module_id = ${b.entranceId}`,

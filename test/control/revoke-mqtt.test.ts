@@ -148,9 +148,9 @@ test('65 revocations to one box: 64 fit its list, the 65th is REVOCATION_FULL, f
   t.regex(report.deliveries[0]?.last_error ?? '', /revocation list is full/);
   t.is(running.box.state.revocations.size, 64);
   // Not retried: more polls send nothing.
-  const sent = app.app.control?.counters.sent;
+  const sent = app.control?.counters.sent;
   for (let step = 0; step < 5; step++) app.clock.advance(1_000);
-  t.is(app.app.control?.counters.sent, sent);
+  t.is(app.control?.counters.sent, sent);
 });
 
 test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at once, not sent again', async (t) => {
@@ -160,7 +160,7 @@ test('a version 1 box answers the REVOKE MALFORMED without echoing it: failed at
   const boxKey = Buffer.from((await app.ctx.boxes.findByModuleId(moduleId))?.box_key ?? '', 'hex');
   // A box on MQTT that knows only version 1: kind and key_id 0 in its answer (docs/protocol.md, step 2).
   const topics = new Topics();
-  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {
+  const client = await mqtt.connectAsync(app.mqtt?.url ?? '', {
     username: `box-${moduleId}`,
     password: `pw-${moduleId}`,
     reconnectPeriod: 0,
@@ -213,7 +213,7 @@ test('a box online but silent: the REVOKE stays pending, sent again with a growi
   const parking = await addParking(app, { boxes: ['entrance'] });
   const [moduleId = 0] = parking.moduleIds;
   const topics = new Topics();
-  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {
+  const client = await mqtt.connectAsync(app.mqtt?.url ?? '', {
     username: `box-${moduleId}`,
     password: `pw-${moduleId}`,
     reconnectPeriod: 0,
@@ -231,7 +231,7 @@ test('a box online but silent: the REVOKE stays pending, sent again with a growi
   for (let step = 0; step < 120; step++) {
     app.clock.advance(500);
     await dispatcherAtRest(app);
-    for (let spin = 0; spin < 500 && sentAt.length < (app.app.control?.counters.sent ?? 0); spin++)
+    for (let spin = 0; spin < 500 && sentAt.length < (app.control?.counters.sent ?? 0); spin++)
       await new Promise((resolve) => setTimeout(resolve, 10));
   }
   t.like((await operationReport(app.ctx.store, result.operation)).deliveries[0], {

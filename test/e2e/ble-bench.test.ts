@@ -26,7 +26,7 @@ import { waitFor } from '../helpers/wait.js';
 
 test('an access command reaches a BLE box through the gateway; its answer, via ble, makes the session active', async (t) => {
   const app = await benchApp(t);
-  const url = app.app.mqtt?.url ?? '';
+  const url = app.mqtt?.url ?? '';
   const box = app.parking.entrance;
 
   const radio = new VirtualRadio();

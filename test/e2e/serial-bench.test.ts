@@ -27,7 +27,7 @@ const test = testNeeding('socat', avaTest);
 
 test('a session opened over HTTP: its access command goes MQTT -> gateway -> pty -> simulated box, and the answer makes the session active', async (t) => {
   const app = await benchApp(t);
-  const url = app.app.mqtt?.url ?? '';
+  const url = app.mqtt?.url ?? '';
   const box = app.parking.entrance;
   const pair = await ptyPairForTest(t);
 

@@ -78,7 +78,7 @@ test('SIGKILL of the gateway at random points of a command stream: every respons
   t.log(`seed ${seed} (PARKBENCH_TEST_SEED=${seed} replays these kill points)`);
 
   const app = await benchApp(t);
-  const url = app.app.mqtt?.url ?? '';
+  const url = app.mqtt?.url ?? '';
   const box = app.parking.entrance;
   const parkingKey = app.parking.parkingKey;
   if (parkingKey === null) throw new Error('benchApp seeds a sealed parking');

@@ -50,7 +50,7 @@ async function bench(t: ExecutionContext): Promise<Bench> {
     await box.stop();
   });
   await link.start();
-  const url = app.app.mqtt?.url ?? '';
+  const url = app.mqtt?.url ?? '';
   const queueFile = join(tempDir(t, 'parkbench-gw-'), 'queue.json');
   return {
     app,
@@ -134,7 +134,7 @@ test('a box behind a gateway killed with SIGKILL is offline, with the gateway an
     availability_since: killedAt,
     gateway_id: 'gw-bench-1',
   });
-  t.like(app.app.mqtt?.availabilityOf(moduleId), { availability: 'offline', gatewayId: 'gw-bench-1' });
+  t.like(app.mqtt?.availabilityOf(moduleId), { availability: 'offline', gatewayId: 'gw-bench-1' });
   // `admin box status` in another process reads what the API derived.
   const cli = await runCli([
     'admin',
@@ -184,7 +184,7 @@ test('the control dispatcher sends nothing to a box whose gateway is dead, and d
     0,
     'nothing sent while the gateway is dead (its box still says online, retained)',
   );
-  t.is(app.app.control?.counters.sent, 0);
+  t.is(app.control?.counters.sent, 0);
 
   gateway();
   await pumpUntil(

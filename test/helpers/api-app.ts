@@ -4,9 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import type { FastifyInstance, FastifyServerOptions, LightMyRequestResponse } from 'fastify';
-import { startService } from '../../api/server.js';
-import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { appLogger, type AppLoggerOptions } from '../../api/app-logger.js';
+import type { ControlDispatcher } from '../../api/control/dispatcher.js';
+import { createService } from '../../api/service.js';
+import type { MqttConnection, MqttService } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { configWith, parsePostgresUrl, type ApiConfig } from '../../api/config.js';
 import type { Dialect } from '../../api/db/store.js';
@@ -19,6 +21,10 @@ import { ClientAppRepository } from '../../api/repositories/client-apps.js';
 export interface TestApp {
   app: FastifyInstance;
   ctx: AppContext;
+  /** The MQTT side, when the test asked for one (`mqtt`). */
+  mqtt: MqttService | undefined;
+  /** The control dispatcher, beside MQTT. */
+  control: ControlDispatcher | undefined;
   clock: FakeClock;
   config: ApiConfig;
   client: { client_app_id: string; client_secret: string };
@@ -59,7 +65,7 @@ export async function testApp(
      * file), whatever PARKBENCH_TEST_STORE says; its title says so. */
     store?: Dialect;
     /** The app's logger (pino options, a stream to read the log lines); none by default. */
-    logger?: FastifyServerOptions['logger'];
+    logger?: AppLoggerOptions;
   } = {},
 ): Promise<TestApp> {
   const dir = options.dir ?? tempDir(t);
@@ -77,23 +83,23 @@ export async function testApp(
   const clock = options.clock ?? new FakeClock();
   // The forwarding worker is driven by each test (runOnce), unless asked.
   // So is the control-command dispatcher (test/control/ starts it).
-  const app = await startService({
-    config,
+  const service = await createService(config, {
     clock,
     startForwarding: options.startForwarding ?? false,
     startControl: options.startControl ?? false,
     ...(options.mqtt === undefined ? {} : { mqtt: options.mqtt }),
-    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    logger: appLogger(options.logger),
   });
-  t.teardown(() => app.close());
+  const { app, ctx, mqtt, control } = service;
+  t.teardown(() => service.close());
   await app.ready();
   const client = { client_app_id: 'test-client', client_secret: 'test-secret-0123456789' };
-  const clients = new ClientAppRepository(app.ctx.store);
+  const clients = new ClientAppRepository(ctx.store);
   if (!(await clients.findByClientAppId(client.client_app_id)))
     await clients.insert('test', client.client_app_id, hashIssuedSecret(client.client_secret), clock.now());
   const databaseEnv: Record<string, string> =
     postgresUrl === undefined ? { DATABASE_PATH: config.databasePath } : { DATABASE_URL: postgresUrl };
-  return { app, ctx: app.ctx, clock, config, client, dir, databaseEnv };
+  return { app, ctx, mqtt, control, clock, config, client, dir, databaseEnv };
 }
 
 /** The SQLite connection under a test app: for tests of what exists on

@@ -127,7 +127,7 @@ export async function startBox(
   const simulated =
     box ?? (await SimulatedBox.start({ clock: app.clock, provisioning: await provisioningOf(app, moduleId) }));
   const link = new BoxMqttLink(simulated, {
-    url: app.app.mqtt?.url ?? '',
+    url: app.mqtt?.url ?? '',
     username: `box-${moduleId}`,
     password: `pw-${moduleId}`,
     clock: app.clock,
@@ -150,7 +150,7 @@ export async function startBox(
 /** Steps the fake clock (the dispatcher's poll, backoff and answer timeouts)
  * until `condition` holds, letting real I/O run between steps. */
 export async function pumpUntil(
-  app: Pick<TestApp, 'app' | 'clock' | 'ctx'>,
+  app: Pick<TestApp, 'control' | 'clock' | 'ctx'>,
   condition: () => boolean | Promise<boolean>,
   what: string,
   options: { stepMs?: number; maxSteps?: number } = {},
@@ -166,7 +166,7 @@ export async function pumpUntil(
     // loaded CI (coverage, PostgreSQL) a round trip can take a second.
     // Then up to 100 ms more for what the answer sets off.
     await dispatcherAtRest(app);
-    for (let spin = 0; spin < 500 && (app.app.control?.inFlight ?? 0) > 0; spin++)
+    for (let spin = 0; spin < 500 && (app.control?.inFlight ?? 0) > 0; spin++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     for (let spin = 0; spin < 10 && !(await condition()); spin++)
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -179,18 +179,18 @@ export async function pumpUntil(
     'SELECT id, module_id, purpose, state, attempts, control_seq, last_status, last_error, next_attempt_at, in_flight_until FROM control_commands ORDER BY id',
   );
   throw new Error(
-    `timed out waiting for ${what} (clock ${clock.now()}, dispatcher ${JSON.stringify(app.app.control?.counters)}, ${app.app.control?.inFlight ?? 0} in flight); control commands: ${JSON.stringify(commands)}`,
+    `timed out waiting for ${what} (clock ${clock.now()}, dispatcher ${JSON.stringify(app.control?.counters)}, ${app.control?.inFlight ?? 0} in flight); control commands: ${JSON.stringify(commands)}`,
   );
 }
 
 /** Waits (real time, up to 5 s) until the dispatcher has no read or write
  * of its queue under way: what a step of the fake clock set off is done
  * before the next step, on a fast database or a slow one. */
-export async function dispatcherAtRest(app: Pick<TestApp, 'app'>): Promise<void> {
+export async function dispatcherAtRest(app: Pick<TestApp, 'control'>): Promise<void> {
   for (let spin = 0; spin < 1_000; spin++) {
     // What the clock's timers started synchronously, and their microtasks, first.
     await new Promise((resolve) => setImmediate(resolve));
-    if ((app.app.control?.working ?? 0) === 0) return;
+    if ((app.control?.working ?? 0) === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

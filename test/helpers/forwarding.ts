@@ -1,7 +1,7 @@
 // A parking that forwards its box logs to a local receiver, a driver with a
 // smart key for it, and box logs to post: what the forwarding tests share.
 import type { ExecutionContext } from 'ava';
-import type { FastifyServerOptions } from 'fastify';
+import type { AppLoggerOptions } from '../../api/app-logger.js';
 import type { ApiConfig } from '../../api/config.js';
 import { setForwarding } from '../../api/parkings/forwarding.js';
 import type { AccessMode } from '../../api/repositories/parkings.js';
@@ -28,7 +28,7 @@ export interface ForwardingSetupOptions {
   forwardUnverified?: boolean;
   config?: Partial<ApiConfig>;
   clock?: FakeClock;
-  logger?: FastifyServerOptions['logger'];
+  logger?: AppLoggerOptions;
 }
 
 /** A fake clock at the real time (whole seconds): the receiver's library

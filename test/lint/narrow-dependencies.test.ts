@@ -8,9 +8,15 @@ import { importGraph, sourceFiles } from '../helpers/import-graph.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Who may hold the whole context: the composition root, and the test and
- * bench helpers that seed a database through its repositories. */
-const mayHoldTheContext = new Set(['api/app.ts', 'test/helpers/api-app.ts', 'perf/support/api-seed.ts']);
+/** Who may hold the whole context: the composition root (the service, and
+ * the HTTP app it builds from the context), and the test and bench helpers
+ * that seed a database through its repositories. */
+const mayHoldTheContext = new Set([
+  'api/service.ts',
+  'api/app.ts',
+  'test/helpers/api-app.ts',
+  'perf/support/api-seed.ts',
+]);
 
 /** The files whose import statements name AppContext from api/context.ts. */
 function holdersOfTheContext(files: ReadonlyMap<string, string>): string[] {

@@ -113,7 +113,7 @@ async function externalBench(
 async function markerThroughEveryApi(bench: ExternalBench, apis: readonly TestApp[], what: string): Promise<void> {
   const probe = await mqtt.connectAsync(bench.url, { ...bench.gateway, reconnectPeriod: 0 });
   try {
-    const refused = (api: TestApp): number => api.app.mqtt?.ingestion.counters.refused.not_json ?? 0;
+    const refused = (api: TestApp): number => api.mqtt?.ingestion.counters.refused.not_json ?? 0;
     const before = apis.map(refused);
     await waitFor(async () => {
       if (apis.every((api, index) => refused(api) > (before[index] ?? 0))) return true;
@@ -153,7 +153,7 @@ test('through mosquitto: a box answers a session command; the API stores the log
   await waitFor(async () => (await boxLogs(api)).length === 1, 'the box log', 10_000);
   t.like((await boxLogs(api))[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, type: 'in' });
   t.is((await driver.current()).state, 'active');
-  t.is(api.app.mqtt?.ingestion.counters.stored, 1);
+  t.is(api.mqtt?.ingestion.counters.stored, 1);
 });
 
 test('two APIs in one shared group split the responses: each stored once, none twice', async (t) => {
@@ -186,7 +186,7 @@ test('two APIs in one shared group split the responses: each stored once, none t
   // Had both APIs received every message, the second copies would be ingested
   // before a marker published now: each API counts one, then nothing more is coming.
   await markerThroughEveryApi(bench, [first, second], 'a marker through each API after the responses');
-  const counters = [first, second].map((api) => api.app.mqtt?.ingestion.counters);
+  const counters = [first, second].map((api) => api.mqtt?.ingestion.counters);
   t.is((await boxLogs(first)).length, tries);
   t.is(new Set((await boxLogs(first)).map((log) => log.box_seq)).size, tries);
   t.is((counters[0]?.stored ?? 0) + (counters[1]?.stored ?? 0), tries);
@@ -212,7 +212,7 @@ test('through mosquitto: a response on a topic whose module id is not canonical 
     error: 'timeout',
   });
   await gateway.publishAsync(`${topics.prefix}/boxes/0${moduleId}/response`, message, { qos: 1 });
-  await waitFor(() => (api.app.mqtt?.ingestion.counters.refused.bad_topic ?? 0) === 1, 'the topic refused');
+  await waitFor(() => (api.mqtt?.ingestion.counters.refused.bad_topic ?? 0) === 1, 'the topic refused');
   t.is((await boxLogs(api)).length, 0);
   await gateway.publishAsync(topics.box(moduleId, 'response'), message, { qos: 1 });
   await waitFor(async () => (await boxLogs(api)).length === 1, 'the same message on the canonical topic stored');
@@ -253,7 +253,7 @@ testWithCable(
       ]);
     const moduleId = bench.parking.entrance.moduleId;
     const status = async (of: TestApp) => (await boxStatuses(of.ctx.store, { moduleId }, of.clock.now()))[0];
-    const derived = (of: TestApp) => of.app.mqtt?.availabilityOf(moduleId);
+    const derived = (of: TestApp) => of.mqtt?.availabilityOf(moduleId);
 
     const first = gateway();
     await waitFor(
@@ -321,7 +321,7 @@ test("through mosquitto: a sim/set the broker's ACL refuses the API is a 502 nam
       .map((block) => (block.startsWith(`user ${API.username}\n`) ? `${block}\n`.replace(simSetWrite, '') : block))
       .join('\n\n'),
   );
-  // Connected once it is started (startService waits for the first connection).
+  // Connected once it is started (createService waits for the first connection).
   const api = await bench.api();
   const { token } = await addOperator(api.ctx.store, 'bench', api.clock.now());
   const moduleId = bench.parking.entrance.moduleId;

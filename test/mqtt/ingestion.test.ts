@@ -40,7 +40,7 @@ async function bench(t: ExecutionContext, online = false, accessMode: AccessMode
   for (const box of parking.boxes)
     await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const tokens = await loggedIn(app);
-  const url = app.app.mqtt?.url ?? '';
+  const url = app.mqtt?.url ?? '';
   return { app, parking, token: tokens.access_token, url };
 }
 
@@ -125,7 +125,7 @@ for (const accessMode of ACCESS_MODES) {
       current.json<{ parking_session: { state: string; entrance_remaining_tries: number } }>().parking_session.state,
       'active',
     );
-    t.is(context.app.app.mqtt?.ingestion.counters.stored, 1);
+    t.is(context.app.mqtt?.ingestion.counters.stored, 1);
 
     // What the box told the service, for the operator.
     const status = await runCli([
@@ -176,7 +176,7 @@ test('messages that cannot become a log are counted and acknowledged; a redelive
   await gateway.publishAsync(topics.box(4_000_000, 'response'), JSON.stringify({ command: 'AQE=', response: null }), {
     qos: 1,
   });
-  const counters = context.app.app.mqtt?.ingestion.counters;
+  const counters = context.app.mqtt?.ingestion.counters;
   t.like(counters?.refused, { not_json: 1, no_command: 1, unknown_box: 1 });
 
   // A timeout record: stored unverified with a null response.
@@ -370,7 +370,7 @@ test('received_at off its format (years outside 0001..9999, no offset, not ISO 8
     1_767_225_600_000,
   ];
   for (const receivedAt of bad) await publish(receivedAt);
-  const counters = context.app.app.mqtt?.ingestion.counters;
+  const counters = context.app.mqtt?.ingestion.counters;
   t.is(counters?.refused.bad_received_at, bad.length);
   t.is((await logs(context)).length, 0);
   await publish('2026-01-01T01:30:00.250+02:00');
@@ -417,11 +417,11 @@ test('a box topic whose module id is not canonical decimal (09101) is not box 91
     t.teardown(() => gateway.endAsync(true));
     gateway.publish(`parkbench/boxes/${id}/response`, message, { qos: 0 });
     await waitFor(
-      () => (context.app.app.mqtt?.brokerCounters?.refusedPublishes ?? 0) >= index + 1,
+      () => (context.app.mqtt?.brokerCounters?.refusedPublishes ?? 0) >= index + 1,
       `the publish on ${id} refused`,
     );
   }
-  t.is(context.app.app.mqtt?.brokerCounters?.refusedPublishes, ids.length);
+  t.is(context.app.mqtt?.brokerCounters?.refusedPublishes, ids.length);
   t.is((await logs(context)).length, 0);
   t.deepEqual(topics.parseBoxTopic(`parkbench/boxes/0${moduleId}/response`), null);
   t.deepEqual(topics.parseBoxTopic('parkbench/boxes/0/response'), { moduleId: 0, name: 'response' });

@@ -49,7 +49,7 @@ async function openWith(t: ExecutionContext, answer: (box: SeededBox, command: B
   const box = parking.entrance;
   await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword(`pw-${box.moduleId}`));
   const token = (await loggedIn(app)).access_token;
-  await boxAnswering(t, app.app.mqtt?.url ?? '', box, (command) => answer(box, command));
+  await boxAnswering(t, app.mqtt?.url ?? '', box, (command) => answer(box, command));
   const session = (await createSession(app, token, { parking_session: { secured_parking_id: parking.id } })).json<{
     smart_key: { id: number };
   }>();

@@ -23,7 +23,7 @@ test('an unverified response message delivered twice is stored once (the second 
     { name: 'bench', role: 'gateway', username: 'gw-bench', password_hash: hashMqttPassword('gw-pw') },
     app.clock.now(),
   );
-  const client = await mqtt.connectAsync(app.app.mqtt?.url ?? '', {
+  const client = await mqtt.connectAsync(app.mqtt?.url ?? '', {
     username: 'gw-bench',
     password: 'gw-pw',
     reconnectPeriod: 0,
@@ -40,7 +40,7 @@ test('an unverified response message delivered twice is stored once (the second 
       error: 'timeout',
     });
   const topic = new Topics().box(box.moduleId, 'response');
-  const ingestion = app.app.mqtt?.ingestion;
+  const ingestion = app.mqtt?.ingestion;
   const settled = () => (ingestion?.counters.stored ?? 0) + (ingestion?.counters.duplicates ?? 0);
 
   const first = message('2026-01-01T00:00:01.000Z');

@@ -1,5 +1,5 @@
 // POST /api/operator/boxes/:module_id/commands: a one-off command sent to the
-// box through the running MQTT service (app.mqtt), the answer awaited as the
+// box through the service's MQTT side (api/service.ts), the answer awaited as the
 // open route does, stored as a box log by ingestion: BATTERY_QUERY, TIME_SET,
 // a status request (a BATTERY_QUERY read as the box's state) or an operator
 // ACCESS (api/operators/operator-access.ts: its box log is that of the
@@ -92,7 +92,7 @@ const answerSchema = {
 export function operatorBoxCommandRoutes(
   instance: FastifyInstance,
   ctx: OperatorBoxCommandRouteDeps,
-  mqtt: () => MqttService | undefined,
+  mqtt: MqttService | undefined,
 ): void {
   const app = typedRoutes(instance);
   app.post(
@@ -129,15 +129,14 @@ export function operatorBoxCommandRoutes(
     async (request) => {
       const moduleId = Number(request.params.module_id);
       const { command } = request.body;
-      const service = mqtt();
-      if (service === undefined) throw new ApiError('mqtt_unavailable');
+      if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
       const operator = request.operator;
       if (operator === null) throw new ApiError('unauthorized');
       const { frame, smartKeyId } = await prepareBoxCommand(ctx, ctx.clock, moduleId, command, operator);
       const context = smartKeyId === null ? {} : { smart_key_id: smartKeyId };
       const tell = deliveryTeller(ctx, moduleId, command);
       tell('sent', null);
-      const outcome = await service.sendCommand(moduleId, frame, context, ctx.config.boxAnswerTimeoutMs);
+      const outcome = await mqtt.sendCommand(moduleId, frame, context, ctx.config.boxAnswerTimeoutMs);
       if ('error' in outcome) {
         tell(outcome.error === 'timeout' ? 'unanswered' : 'failed', null);
         throw new ApiError(outcome.error === 'timeout' ? 'box_timeout' : 'mqtt_unavailable');

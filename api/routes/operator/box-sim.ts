@@ -44,7 +44,7 @@ const simSetSchema = {
 export function operatorBoxSimRoutes(
   instance: FastifyInstance,
   ctx: OperatorBoxSimRouteDeps,
-  mqtt: () => MqttService | undefined,
+  mqtt: MqttService | undefined,
 ): void {
   const app = typedRoutes(instance);
   // Whether the box is ours (PARKINGS owns the boxes' repository: a small query of ours), compiled once.
@@ -97,9 +97,8 @@ export function operatorBoxSimRoutes(
         throw new ApiError('resource_not_found', undefined, [
           { path: 'module_id', message: `no box with module id ${moduleId}` },
         ]);
-      const service = mqtt();
-      if (service === undefined) throw new ApiError('mqtt_unavailable');
-      const published = await service.publishSimSet(moduleId, settings);
+      if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
+      const published = await mqtt.publishSimSet(moduleId, settings);
       if (published.outcome === 'not_sent') throw new ApiError('mqtt_unavailable');
       if (published.outcome === 'refused')
         throw new ApiError('mqtt_publish_refused', undefined, [

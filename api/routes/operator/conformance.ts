@@ -109,7 +109,7 @@ function sendFile(reply: FastifyReply, file: RunFile, type: string): FastifyRepl
 export function operatorConformanceRoutes(
   instance: FastifyInstance,
   runs: ConformanceRuns,
-  mqtt: () => MqttService | undefined,
+  mqtt: MqttService | undefined,
 ): void {
   const app = typedRoutes(instance);
   app.post(
@@ -165,8 +165,7 @@ export function operatorConformanceRoutes(
     async (request, reply) => {
       const moduleId = Number(request.params.module_id);
       const body = request.body; // an object: fastify validates a missing body as null, which its schema refuses
-      const service = mqtt();
-      if (service === undefined) throw new ApiError('mqtt_unavailable');
+      if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
       const run = await runs.start(
         moduleId,
         {
@@ -175,7 +174,7 @@ export function operatorConformanceRoutes(
           answerMs: body.answer_ms ?? RUN_DEFAULTS.answerMs,
           cycleMs: body.cycle_ms ?? RUN_DEFAULTS.cycleMs,
         },
-        service,
+        mqtt,
         `operator ${request.operator?.name ?? 'unknown'} (HTTP)`,
       );
       return reply.status(202).send({ run });

@@ -9,7 +9,7 @@
 // stream ends when its operator is removed or its token replaced, by any
 // process on the database (api/events/owners.ts).
 // The ticket never reaches a log line: the request logger prints the URL
-// with `ticket=` redacted (api/log-redaction.ts, used by buildApp's logger).
+// with `ticket=` redacted (api/log-redaction.ts, used by the process's logger, api/app-logger.ts).
 import { fastifySSE } from '@fastify/sse';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../../lib/clock.js';

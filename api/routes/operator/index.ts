@@ -27,12 +27,12 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorEventRouteDeps &
   OperatorBoxSimRouteDeps;
 
-/** `mqtt`: the MQTT side, once startMqtt (server.ts) has started it;
+/** `mqtt`: the MQTT side, absent when the service runs without one (api/service.ts);
  * `conformanceRuns`: the runs of this process (api/conformance-runs/). */
 export function operatorRoutes(
   scope: FastifyInstance,
   ctx: OperatorRouteDeps,
-  mqtt: () => MqttService | undefined,
+  mqtt: MqttService | undefined,
   conformanceRuns: ConformanceRuns,
 ): void {
   scope.decorateRequest('operator', null);

@@ -1,13 +1,16 @@
-// buildApp builds the HTTP app and nothing else; startService (api/server.ts)
-// builds it and starts the MQTT side beside it: the open
-// route reaches the box through it, and closing the app stops both.
+// createService (api/service.ts) builds the store, the services, the MQTT
+// side when asked, and the HTTP app from them: without MQTT the open route
+// answers 503 mqtt_unavailable; with it the open route reaches the box
+// through it, and closing the app stops everything. A store given to it is
+// its own: closed with it, and when it fails to start.
 import test from 'ava';
 import mqtt from 'mqtt';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { buildApp } from '../../api/app.js';
 import { configWith } from '../../api/config.js';
+import { openStore } from '../../api/db/open-store.js';
 import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { startService } from '../../api/server.js';
+import { createService } from '../../api/service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { parseCommandMessage } from '../../lib/mqtt-messages.js';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -29,16 +32,16 @@ async function openKey(app: TestApp, moduleId: number, parkingId: number) {
   });
 }
 
-test('buildApp starts no MQTT: no app.mqtt nor app.control, and the open route answers 503 mqtt_unavailable', async (t) => {
+test('createService without mqtt starts no MQTT: no mqtt nor control, and the open route answers 503 mqtt_unavailable', async (t) => {
   const dir = tempDir(t);
-  const app = await buildApp({
-    config: configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N }),
-    clock: new FakeClock(),
-  });
-  t.teardown(() => app.close());
-  await app.ready();
-  t.is(app.mqtt, undefined);
-  t.is(app.control, undefined);
+  const service = await createService(
+    configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N }),
+    { clock: new FakeClock() },
+  );
+  t.teardown(() => service.close());
+  await service.app.ready();
+  t.is(service.mqtt, undefined);
+  t.is(service.control, undefined);
   const test = await testApp(t);
   const parking = await seedParking(test, { isOnline: true });
   const response = await openKey(test, parking.entrance.moduleId, parking.id);
@@ -46,11 +49,11 @@ test('buildApp starts no MQTT: no app.mqtt nor app.control, and the open route a
   t.is(errorBody(t, response).error, 'mqtt_unavailable');
 });
 
-test('startService: the open route reaches the box over the broker it started; closing the app stops the broker', async (t) => {
+test('createService with mqtt: the open route reaches the box over the broker it started; closing the app stops the broker', async (t) => {
   const app = await testApp(t, {}, { mqtt: { mode: 'embedded', host: '127.0.0.1', port: 0 } });
-  const url = app.app.mqtt?.url ?? '';
+  const url = app.mqtt?.url ?? '';
   t.regex(url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
-  t.not(app.app.control, undefined);
+  t.not(app.control, undefined);
   const parking = await seedParking(app, { isOnline: true });
   const box = parking.entrance;
   await app.ctx.boxes.setMqttPasswordHash(box.moduleId, hashMqttPassword('pw'));
@@ -87,13 +90,32 @@ test('startService: the open route reaches the box over the broker it started; c
   t.regex(error.message, /ECONNREFUSED|closed|timeout/i);
 });
 
-test('startService without mqtt is buildApp', async (t) => {
+test('a store given to createService is its own: the app reads it, and closing the service closes it', async (t) => {
   const dir = tempDir(t);
-  const app = await startService({
-    config: configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N }),
-    clock: new FakeClock(),
-  });
-  t.teardown(() => app.close());
-  await app.ready();
-  t.is(app.mqtt, undefined);
+  const config = configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N });
+  const store = await openStore(config, { onIdleError: () => undefined });
+  const service = await createService(config, { clock: new FakeClock(), store });
+  t.teardown(() => service.close());
+  t.is(service.ctx.store, store);
+  t.is(service.mqtt, undefined);
+  const health = await service.app.inject({ method: 'GET', url: '/health' });
+  t.is(health.statusCode, 200, health.body);
+  await service.close();
+  await t.throwsAsync(store.kysely.selectFrom('secured_parkings').select('id').execute());
+});
+
+test('createService that cannot start its broker fails, and closes the store it was given', async (t) => {
+  const dir = tempDir(t);
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => taken.close(() => resolve())));
+  const address = taken.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  const config = configWith({ databasePath: join(dir, 'app.sqlite'), scryptLog2N: TEST_SCRYPT_LOG2_N });
+  const store = await openStore(config, { onIdleError: () => undefined });
+  const error = await t.throwsAsync(
+    createService(config, { clock: new FakeClock(), store, mqtt: { mode: 'embedded', host: '127.0.0.1', port } }),
+  );
+  t.regex(error.message, /already in use/);
+  await t.throwsAsync(store.kysely.selectFrom('secured_parkings').select('id').execute());
 });
