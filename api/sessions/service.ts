@@ -18,7 +18,7 @@ import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
 import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
 import type { SessionRepository, SessionRow, SessionState } from '../repositories/sessions.js';
-import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
+import type { SmartKeyRow } from '../repositories/smart-keys.js';
 import type { SessionCreateLimiter } from './create-limit.js';
 import { SessionCreateLimited, SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
@@ -35,17 +35,16 @@ export interface SessionServiceDeps extends MintDeps {
   parkings: Pick<ParkingRepository, 'findById'>;
   boxes: Pick<BoxRepository, 'listOfParking'>;
   config: Pick<ApiConfig, 'exitKeyMinutes'>;
-  sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insert' | 'end'>;
+  sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insertRow' | 'end'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
 }
 
 /** What a creation needs beyond the service: each driver's limit of
- * creations, the group commit its transaction joins, and its key read back. */
+ * creations and the group commit its transaction joins. */
 export interface SessionCreateDeps extends SessionServiceDeps {
   sessionCreateLimiter: Pick<SessionCreateLimiter, 'take' | 'limits'>;
   groupCommit: Pick<GroupCommit, 'run'>;
-  smartKeys: MintDeps['smartKeys'] & Pick<SmartKeyRepository, 'findById'>;
 }
 
 /** A session just created, with the rows its response shows, as its
@@ -101,7 +100,7 @@ export async function createSession(
     const startTime = Math.floor(now / 1000) * 1000;
     const endTime = startTime + parking.max_duration_minutes * 60_000;
     const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
-    const id = await ctx.sessions.insert(
+    const session = await ctx.sessions.insertRow(
       {
         userId,
         parkingId: parking.id,
@@ -115,8 +114,9 @@ export async function createSession(
       tx,
     );
     // The unique index caught a concurrent creation (another process, say): nothing written.
-    if (id === undefined) return undefined;
-    const keyId = await mintSmartKey(ctx, tx, {
+    if (session === undefined) return undefined;
+    const { id } = session;
+    const key = await mintSmartKey(ctx, tx, {
       userId,
       parking,
       sessionId: id,
@@ -132,9 +132,7 @@ export async function createSession(
       { sessionId: id, purpose: 'session', amountMinor, currency: parking.currency },
       tx,
     );
-    const key = await ctx.smartKeys.findById(keyId, tx);
-    if (!key) throw new Error(`smart key ${keyId} vanished after insert`);
-    return { session: await mustFind(ctx, tx, id), key, payment, parking, boxes };
+    return { session, key, payment, parking, boxes };
   });
   if (created === undefined) throw new SessionError('refused', 'parking', [await openSessionReason(ctx, userId)]);
   ctx.events.publishSession(created.session.id);
