@@ -14,6 +14,7 @@ import { GroupCommit } from './db/group-commit.js';
 import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { SessionCreateLimiter, sessionCreateLimitsOf } from './sessions/create-limit.js';
+import { CreationReader } from './sessions/creation-reads.js';
 import type { PaymentProvider } from './payments/provider.js';
 import { SandboxProvider } from './payments/sandbox.js';
 import { ForwardingWorker, type ForwardingLogger } from './forwarding/worker.js';
@@ -62,6 +63,8 @@ export interface AppContext {
   loginLimiter: LoginLimiter;
   /** Each driver's token bucket of session creations, in the store. */
   sessionCreateLimiter: SessionCreateLimiter;
+  /** The parking, its boxes and the driver's open session a creation reads, in one statement. */
+  creationReader: CreationReader;
   bearerCache: BearerCache;
   /** Operator accounts of /api/operator/... (never cached: removal takes effect at
    * once, on the next request and on the open event streams at their next flush). */
@@ -173,6 +176,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     }),
     eventRelay,
     sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, sessionCreateLimitsOf(config)),
+    creationReader: new CreationReader(store),
     loginLimiter: new LoginLimiter(
       store,
       {

@@ -20,6 +20,7 @@ import type { PaymentRepository, PaymentRow } from '../repositories/payments.js'
 import type { SessionRepository, SessionRow, SessionState } from '../repositories/sessions.js';
 import type { SmartKeyRow } from '../repositories/smart-keys.js';
 import type { SessionCreateLimiter } from './create-limit.js';
+import type { CreationReader } from './creation-reads.js';
 import { SessionCreateLimited, SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
 import { mintSmartKey, type KeyRequest, type MintDeps } from './smart-keys.js';
@@ -40,9 +41,11 @@ export interface SessionServiceDeps extends MintDeps {
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
 }
 
-/** What a creation needs beyond the service: each driver's limit of
- * creations and the group commit its transaction joins. */
+/** What a creation needs beyond the service: its reads before its
+ * transaction, each driver's limit of creations and the group commit its
+ * transaction joins. */
 export interface SessionCreateDeps extends SessionServiceDeps {
+  creationReader: Pick<CreationReader, 'read'>;
   sessionCreateLimiter: Pick<SessionCreateLimiter, 'take' | 'limits'>;
   groupCommit: Pick<GroupCommit, 'run'>;
 }
@@ -64,9 +67,12 @@ export interface PaymentOutcomeDeps {
   payments: Pick<PaymentRepository, 'listOfSession'>;
 }
 
-async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): Promise<string> {
-  const open = await ctx.sessions.findOpenOfUser(userId);
+function openSessionReasonOf(open: Pick<SessionRow, 'id' | 'state'> | undefined): string {
   return `the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`;
+}
+
+async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): Promise<string> {
+  return openSessionReasonOf(await ctx.sessions.findOpenOfUser(userId));
 }
 
 /** Creates an `entering` session with its smart key and payment, atomically;
@@ -81,13 +87,13 @@ export async function createSession(
   userId: number,
   parkingId: number,
 ): Promise<CreatedSession> {
-  const parking = await ctx.parkings.findById(parkingId);
-  if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
-  const boxes = await ctx.boxes.listOfParking(parking.id);
+  const read = await ctx.creationReader.read(parkingId, userId, ctx.store.kysely);
+  if (!read) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
+  const { parking, boxes, openSession } = read;
   const reasons: string[] = [];
   if (parking.is_active !== 1) reasons.push('the secured parking is not active');
   if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
-  if (await ctx.sessions.findOpenOfUser(userId)) reasons.push(await openSessionReason(ctx, userId));
+  if (openSession) reasons.push(openSessionReasonOf(openSession));
   const [first, ...rest] = reasons;
   if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 

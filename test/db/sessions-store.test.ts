@@ -22,6 +22,7 @@ import {
   type SessionCreateDeps,
 } from '../../api/sessions/service.js';
 import { SessionCreateLimiter } from '../../api/sessions/create-limit.js';
+import { CreationReader } from '../../api/sessions/creation-reads.js';
 import { secondStore } from '../helpers/second-store.js';
 import { insertBox, insertParking, insertUser } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
@@ -73,6 +74,7 @@ function service(store: Store, clock = new FakeClock(NOW)): SessionCreateDeps & 
     smartKeys: new SmartKeyRepository(store),
     paymentProvider: provider,
     sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, { burst: 20, intervalMs: 2_000 }),
+    creationReader: new CreationReader(store),
     groupCommit: new GroupCommit(store),
     clock,
     provider,
