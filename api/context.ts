@@ -94,6 +94,8 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
   const sessions = new SessionRepository(store);
+  const parkings = new ParkingRepository(store);
+  const boxes = new BoxRepository(store);
   const payments = new PaymentRepository(store);
   const outbox = new OutboxRepository(store);
   const groupCommit = new GroupCommit(store);
@@ -129,8 +131,8 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     clientApps: new ClientAppRepository(store),
     users: new UserRepository(store),
     tokens,
-    parkings: new ParkingRepository(store),
-    boxes: new BoxRepository(store),
+    parkings,
+    boxes,
     sessions,
     smartKeys: new SmartKeyRepository(store),
     payments,
@@ -176,7 +178,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     }),
     eventRelay,
     sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, sessionCreateLimitsOf(config)),
-    creationReader: new CreationReader(store),
+    creationReader: new CreationReader(store, { parkings, boxes, sessions }),
     loginLimiter: new LoginLimiter(
       store,
       {
