@@ -15,6 +15,7 @@ import { GroupCommit } from './db/group-commit.js';
 import { BearerCache } from './auth/bearer-cache.js';
 import { LoginLimiter } from './auth/login-limiter.js';
 import { SessionCreateLimiter, sessionCreateLimitsOf } from './sessions/create-limit.js';
+import { CreationReader } from './sessions/creation-reads.js';
 import type { PaymentProvider } from './payments/provider.js';
 import { SandboxProvider } from './payments/sandbox.js';
 import { ForwardingWorker, type ForwardingLogger } from './forwarding/worker.js';
@@ -63,6 +64,8 @@ export interface AppContext {
   loginLimiter: LoginLimiter;
   /** Each driver's token bucket of session creations, in the store. */
   sessionCreateLimiter: SessionCreateLimiter;
+  /** The parking, its boxes and the driver's open session a creation reads, in one statement. */
+  creationReader: CreationReader;
   bearerCache: BearerCache;
   /** Operator accounts of /api/operator/... (never cached: removal takes effect at
    * once, on the next request and on the open event streams at their next flush). */
@@ -92,6 +95,8 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
   const bearerCache = new BearerCache(config.tokenCacheSeconds * 1000, clock);
   tokens.onPairEnded((pairId) => bearerCache.evictPair(pairId));
   const sessions = new SessionRepository(store);
+  const parkings = new ParkingRepository(store);
+  const boxes = new BoxRepository(store);
   const payments = new PaymentRepository(store);
   const outbox = new OutboxRepository(store);
   const groupCommit = new GroupCommit(store);
@@ -127,8 +132,8 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     clientApps: new ClientAppRepository(store),
     users: new UserRepository(store),
     tokens,
-    parkings: new ParkingRepository(store),
-    boxes: new BoxRepository(store),
+    parkings,
+    boxes,
     sessions,
     smartKeys: new SmartKeyRepository(store),
     payments,
@@ -174,6 +179,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     }),
     eventRelay,
     sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, sessionCreateLimitsOf(config)),
+    creationReader: new CreationReader(store, { parkings, boxes, sessions }),
     loginLimiter: new LoginLimiter(
       store,
       {

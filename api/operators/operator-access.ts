@@ -42,7 +42,7 @@ export async function mintOperatorAccess(
     if (!parking) throw new Error(`box ${moduleId} lacks its parking ${box.parking_id}`);
     // Whole seconds: the ACCESS frame carries seconds.
     const startTime = Math.floor(clock.now() / 1000) * 1000;
-    const smartKeyId = await mintSmartKey({ smartKeys, clock }, on, {
+    const key = await mintSmartKey({ smartKeys, clock }, on, {
       userId: null,
       parking,
       sessionId: null,
@@ -56,8 +56,6 @@ export async function mintOperatorAccess(
       maxEntries: 1,
       maxExits: 1,
     });
-    const key = await smartKeys.findById(smartKeyId, on);
-    if (!key) throw new Error(`smart key ${smartKeyId} vanished`);
-    return { smartKeyId, command: key.access_command };
+    return { smartKeyId: key.id, command: key.access_command };
   });
 }

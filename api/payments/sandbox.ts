@@ -55,11 +55,12 @@ export class SandboxProvider implements PaymentProvider {
   async createPayment(request: PaymentRequest, on: Executor): Promise<PaymentRow> {
     const now = this.options.clock.now();
     const { payments } = this.options;
-    const id = await payments.insert({ ...request, provider: this.name, token: randomSecret(24) }, now, on);
+    const inserted = await payments.insertRow({ ...request, provider: this.name, token: randomSecret(24) }, now, on);
+    if (request.amountMinor !== 0) return inserted;
     // Nothing to pay (a free parking): settled at once.
-    if (request.amountMinor === 0) await payments.setState(id, 'paid', now, on);
-    const payment = await payments.findById(id, on);
-    if (!payment) throw new Error(`payment ${id} vanished after insert`);
+    await payments.setState(inserted.id, 'paid', now, on);
+    const payment = await payments.findById(inserted.id, on);
+    if (!payment) throw new Error(`payment ${inserted.id} vanished after insert`);
     return payment;
   }
 

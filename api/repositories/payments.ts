@@ -24,7 +24,7 @@ export class PaymentRepository {
   // Per request (every session body lists its payments; the pay page reads by token): compiled once.
   readonly #ofSession;
   readonly #byToken;
-  // Per session created (its payment written and read back in its transaction): compiled once.
+  // Per session created (its payment written, returned by its insert): compiled once.
   readonly #byId;
   readonly #insert;
 
@@ -38,7 +38,7 @@ export class PaymentRepository {
     this.#byId = new CompiledOnce(this.#kysely.selectFrom('payments').selectAll().where('id', '=', 0));
     // Its values bound in newRow's order.
     this.#insert = new CompiledOnce(
-      this.#kysely.insertInto('payments').values(newRow(PLACEHOLDER_PAYMENT, 0)).returning('id'),
+      this.#kysely.insertInto('payments').values(newRow(PLACEHOLDER_PAYMENT, 0)).returningAll(),
     );
   }
 
@@ -55,9 +55,14 @@ export class PaymentRepository {
   }
 
   async insert(payment: NewPayment, nowMs: number, on: Executor = this.#kysely): Promise<number> {
+    return (await this.insertRow(payment, nowMs, on)).id;
+  }
+
+  /** insert, returning the payment as stored. */
+  async insertRow(payment: NewPayment, nowMs: number, on: Executor = this.#kysely): Promise<PaymentRow> {
     const [row] = await this.#insert.run(on, Object.values(newRow(payment, nowMs)));
-    if (row === undefined) throw new Error('a payment insert returned no id');
-    return row.id;
+    if (row === undefined) throw new Error('a payment insert returned no row');
+    return row;
   }
 
   /** Records an outcome; false when the payment was already paid (a paid

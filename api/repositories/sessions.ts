@@ -52,7 +52,7 @@ export class SessionRepository {
         .insertInto('parking_sessions')
         .values(newSessionValues(PLACEHOLDER_SESSION, 0))
         .onConflict((oc) => oc.doNothing())
-        .returning('id'),
+        .returningAll(),
     );
   }
 
@@ -78,7 +78,12 @@ export class SessionRepository {
    * NOTHING rather than catching the violation: on PostgreSQL a failed
    * statement would abort the caller's transaction. */
   async insert(session: NewSession, nowMs: number, on: Executor = this.#kysely): Promise<number | undefined> {
-    return (await this.#insert.run(on, Object.values(newSessionValues(session, nowMs))))[0]?.id;
+    return (await this.insertRow(session, nowMs, on))?.id;
+  }
+
+  /** insert, returning the session as stored. */
+  async insertRow(session: NewSession, nowMs: number, on: Executor = this.#kysely): Promise<SessionRow | undefined> {
+    return (await this.#insert.run(on, Object.values(newSessionValues(session, nowMs))))[0];
   }
 
   /** Ends an open session; false when it had ended already (a concurrent finalize or exit). */

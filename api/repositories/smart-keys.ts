@@ -3,7 +3,7 @@
 //
 // SmartKeyRepository on the store (SQLite or PostgreSQL, async): the
 // session service, the driver's routes, the operator's operations.
-import { CompiledQuery, sql, type Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Schema } from '../db/schema.js';
 import { changed, CompiledOnce, type Dialect, type Executor, type Store } from '../db/store.js';
 
@@ -24,19 +24,12 @@ export interface NewSmartKey {
   endTime: number;
 }
 
-/** Tries to take the next key id before giving up (each failure is a concurrent insert that took it). */
+/** Tries to take a key id before giving up (each failure is an id some other
+ * insert took first: a concurrent one, or a row written with its own id). */
 const ID_TRIES = 20;
-
-/** The first key of pg_advisory_xact_lock(int, int) for the next key id ("pksk"). */
-const KEY_ID_LOCK_CLASS = 0x706b736b;
-
-/** PostgreSQL: waits until no other transaction is taking a key id, and
- * holds the lock until this one ends. */
-const LOCK_KEY_IDS = CompiledQuery.raw('SELECT pg_advisory_xact_lock($1, 0)', [KEY_ID_LOCK_CLASS]);
 
 export class SmartKeyRepository {
   readonly #kysely;
-  readonly #dialect: Dialect;
   // Per request (the open route, a session's body): compiled once.
   readonly #byId;
   readonly #latestOfSession;
@@ -46,16 +39,15 @@ export class SmartKeyRepository {
 
   constructor(store: Store) {
     this.#kysely = store.kysely;
-    this.#dialect = store.dialect;
     this.#byId = new CompiledOnce(this.#kysely.selectFrom('smart_keys').selectAll().where('id', '=', 0));
     this.#latestOfSession = new CompiledOnce(
       this.#kysely.selectFrom('smart_keys').selectAll().where('session_id', '=', 0).orderBy('id', 'desc').limit(1),
     );
-    // Its values bound in newKeyValues' order; the id is the subquery, no value.
+    // Its values bound in newKeyValues' order; the id is the engine's next id, no value.
     this.#insert = new CompiledOnce(
       this.#kysely
         .insertInto('smart_keys')
-        .values({ id: NEXT_KEY_ID, ...newKeyValues(PLACEHOLDER_KEY, 0) })
+        .values({ id: nextKeyId(store.dialect), ...newKeyValues(PLACEHOLDER_KEY, 0) })
         .onConflict((oc) => oc.column('id').doNothing())
         .returning('id'),
     );
@@ -63,7 +55,8 @@ export class SmartKeyRepository {
       this.#kysely
         .updateTable('smart_keys')
         .set({ access_command: Buffer.alloc(0), signed_by: '' })
-        .where('id', '=', 0),
+        .where('id', '=', 0)
+        .returningAll(),
     );
   }
 
@@ -80,19 +73,15 @@ export class SmartKeyRepository {
   }
 
   /** Inserts a key without its command (the command seals the key's id, so
-   * it is known only now); call setCommand in the same transaction. The id
-   * is the next after the largest (SQLite's rowid rule, kept on PostgreSQL,
-   * where the column has no identity: ids are the service's 32-bit key ids);
-   * a concurrent insert that took it first makes this one try the next.
-   * On PostgreSQL the largest is read in a snapshot that misses the keys
-   * of transactions not yet committed, and a conflict with one of them
-   * waits for its end: concurrent creations would queue on each other's
-   * ids and give up after ID_TRIES (bench:api's sessions, 50 at once, saw
-   * 500s). So a transaction-scoped advisory lock makes one transaction at a
-   * time take a key id, until its commit; SQLite's one writer does the same. */
+   * it is known only now); call setCommand in the same transaction. Ids are
+   * the service's 32-bit key ids. SQLite: the next after the largest (its
+   * rowid rule), its one writer taking one at a time. PostgreSQL: the next
+   * of the sequence smart_key_ids, or the next after the largest if a row
+   * written with its own id went past it; concurrent creations take
+   * distinct ids without waiting for each other's commits. An id taken
+   * first by another insert makes this one try the next. */
   async insert(key: NewSmartKey, nowMs: number, on: Executor = this.#kysely): Promise<number> {
     const values = Object.values(newKeyValues(key, nowMs));
-    if (this.#dialect === 'postgres') await on.executeQuery(LOCK_KEY_IDS);
     for (let attempt = 0; attempt < ID_TRIES; attempt += 1) {
       const [row] = await this.#insert.run(on, values);
       if (row !== undefined) return row.id;
@@ -100,9 +89,17 @@ export class SmartKeyRepository {
     throw new Error(`no smart key id after ${ID_TRIES} tries`);
   }
 
-  /** `signedBy`: the issuer public key (hex) that signed an ACCESS_SIGNED; null for a sealed ACCESS. */
-  async setCommand(id: number, command: Buffer, signedBy: string | null, on: Executor = this.#kysely): Promise<void> {
-    await this.#setCommand.run(on, [command, signedBy, id]);
+  /** Sets a key's command; returns the key as stored.
+   * `signedBy`: the issuer public key (hex) that signed an ACCESS_SIGNED; null for a sealed ACCESS. */
+  async setCommand(
+    id: number,
+    command: Buffer,
+    signedBy: string | null,
+    on: Executor = this.#kysely,
+  ): Promise<SmartKeyRow> {
+    const [row] = await this.#setCommand.run(on, [command, signedBy, id]);
+    if (row === undefined) throw new Error(`no smart key ${id} to set its command`);
+    return row;
   }
 
   /** Marks a key revoked at `nowMs`; false when it already was. */
@@ -117,8 +114,11 @@ export class SmartKeyRepository {
   }
 }
 
-/** The next id after the largest (see insert). */
-const NEXT_KEY_ID = sql<number>`(SELECT coalesce(max(id), 0) + 1 FROM smart_keys)`;
+/** The id of a new key (see insert). */
+function nextKeyId(dialect: Dialect) {
+  const afterLargest = sql<number>`(SELECT coalesce(max(id), 0) + 1 FROM smart_keys)`;
+  return dialect === 'postgres' ? sql<number>`greatest(nextval('smart_key_ids'), ${afterLargest})` : afterLargest;
+}
 
 const PLACEHOLDER_KEY: NewSmartKey = {
   userId: 0,

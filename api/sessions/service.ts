@@ -18,8 +18,9 @@ import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
 import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
 import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
 import type { SessionRepository, SessionRow, SessionState } from '../repositories/sessions.js';
-import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
+import type { SmartKeyRow } from '../repositories/smart-keys.js';
 import type { SessionCreateLimiter } from './create-limit.js';
+import type { CreationReader } from './creation-reads.js';
 import { SessionCreateLimited, SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
 import { mintSmartKey, type KeyRequest, type MintDeps } from './smart-keys.js';
@@ -35,17 +36,18 @@ export interface SessionServiceDeps extends MintDeps {
   parkings: Pick<ParkingRepository, 'findById'>;
   boxes: Pick<BoxRepository, 'listOfParking'>;
   config: Pick<ApiConfig, 'exitKeyMinutes'>;
-  sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insert' | 'end'>;
+  sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insertRow' | 'end'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
 }
 
-/** What a creation needs beyond the service: each driver's limit of
- * creations, the group commit its transaction joins, and its key read back. */
+/** What a creation needs beyond the service: its reads before its
+ * transaction, each driver's limit of creations and the group commit its
+ * transaction joins. */
 export interface SessionCreateDeps extends SessionServiceDeps {
+  creationReader: Pick<CreationReader, 'read'>;
   sessionCreateLimiter: Pick<SessionCreateLimiter, 'take' | 'limits'>;
   groupCommit: Pick<GroupCommit, 'run'>;
-  smartKeys: MintDeps['smartKeys'] & Pick<SmartKeyRepository, 'findById'>;
 }
 
 /** A session just created, with the rows its response shows, as its
@@ -65,9 +67,12 @@ export interface PaymentOutcomeDeps {
   payments: Pick<PaymentRepository, 'listOfSession'>;
 }
 
-async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): Promise<string> {
-  const open = await ctx.sessions.findOpenOfUser(userId);
+function openSessionReasonOf(open: Pick<SessionRow, 'id' | 'state'> | undefined): string {
   return `the driver already has an open parking session${open ? ` (id ${open.id}, ${open.state})` : ''}`;
+}
+
+async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, userId: number): Promise<string> {
+  return openSessionReasonOf(await ctx.sessions.findOpenOfUser(userId));
 }
 
 /** Creates an `entering` session with its smart key and payment, atomically;
@@ -82,13 +87,13 @@ export async function createSession(
   userId: number,
   parkingId: number,
 ): Promise<CreatedSession> {
-  const parking = await ctx.parkings.findById(parkingId);
-  if (!parking) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
-  const boxes = await ctx.boxes.listOfParking(parking.id);
+  const read = await ctx.creationReader.read(parkingId, userId, ctx.store.kysely);
+  if (!read) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
+  const { parking, boxes, openSession } = read;
   const reasons: string[] = [];
   if (parking.is_active !== 1) reasons.push('the secured parking is not active');
   if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
-  if (await ctx.sessions.findOpenOfUser(userId)) reasons.push(await openSessionReason(ctx, userId));
+  if (openSession) reasons.push(openSessionReasonOf(openSession));
   const [first, ...rest] = reasons;
   if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
@@ -101,7 +106,7 @@ export async function createSession(
     const startTime = Math.floor(now / 1000) * 1000;
     const endTime = startTime + parking.max_duration_minutes * 60_000;
     const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
-    const id = await ctx.sessions.insert(
+    const session = await ctx.sessions.insertRow(
       {
         userId,
         parkingId: parking.id,
@@ -115,8 +120,9 @@ export async function createSession(
       tx,
     );
     // The unique index caught a concurrent creation (another process, say): nothing written.
-    if (id === undefined) return undefined;
-    const keyId = await mintSmartKey(ctx, tx, {
+    if (session === undefined) return undefined;
+    const { id } = session;
+    const key = await mintSmartKey(ctx, tx, {
       userId,
       parking,
       sessionId: id,
@@ -132,9 +138,7 @@ export async function createSession(
       { sessionId: id, purpose: 'session', amountMinor, currency: parking.currency },
       tx,
     );
-    const key = await ctx.smartKeys.findById(keyId, tx);
-    if (!key) throw new Error(`smart key ${keyId} vanished after insert`);
-    return { session: await mustFind(ctx, tx, id), key, payment, parking, boxes };
+    return { session, key, payment, parking, boxes };
   });
   if (created === undefined) throw new SessionError('refused', 'parking', [await openSessionReason(ctx, userId)]);
   ctx.events.publishSession(created.session.id);

@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Executor } from '../db/store.js';
 import type { BoxRow } from '../repositories/boxes.js';
 import type { ParkingRow } from '../repositories/parkings.js';
-import type { KeyPurpose, NewSmartKey, SmartKeyRepository } from '../repositories/smart-keys.js';
+import type { KeyPurpose, NewSmartKey, SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
 import { unixSeconds } from './time.js';
 
 /** What minting touches: the smart keys, and the clock for created_at. */
@@ -65,12 +65,12 @@ function body(request: KeyRequest): AccessBody {
 }
 
 /** Stores a key and its access command, inside the caller's transaction `on`
- * (the row is inserted first because the command carries its id). */
-export async function mintSmartKey(ctx: MintDeps, on: Executor, request: KeyRequest): Promise<number> {
+ * (the row is inserted first because the command carries its id); returns
+ * the key as stored. */
+export async function mintSmartKey(ctx: MintDeps, on: Executor, request: KeyRequest): Promise<SmartKeyRow> {
   const id = await ctx.smartKeys.insert(newKey(request), ctx.clock.now(), on);
   const { command, signedBy } = accessCommand(request.parking, id, body(request));
-  await ctx.smartKeys.setCommand(id, command, signedBy, on);
-  return id;
+  return ctx.smartKeys.setCommand(id, command, signedBy, on);
 }
 
 /** The access command of a parking's mode, and the issuer public key (hex)

@@ -22,6 +22,7 @@ import {
   type SessionCreateDeps,
 } from '../../api/sessions/service.js';
 import { SessionCreateLimiter } from '../../api/sessions/create-limit.js';
+import { CreationReader } from '../../api/sessions/creation-reads.js';
 import { secondStore } from '../helpers/second-store.js';
 import { insertBox, insertParking, insertUser } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';
@@ -62,17 +63,20 @@ function service(store: Store, clock = new FakeClock(NOW)): SessionCreateDeps & 
     returnSchemes: [],
     parkingNameOf: () => Promise.resolve('P'),
   });
+  const parkings = new ParkingRepository(store);
+  const boxes = new BoxRepository(store);
   const deps = {
     events: noEvents,
     store,
     config: { exitKeyMinutes: 10 },
-    parkings: new ParkingRepository(store),
-    boxes: new BoxRepository(store),
+    parkings,
+    boxes,
     sessions,
     payments,
     smartKeys: new SmartKeyRepository(store),
     paymentProvider: provider,
     sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, { burst: 20, intervalMs: 2_000 }),
+    creationReader: new CreationReader(store, { parkings, boxes, sessions }),
     groupCommit: new GroupCommit(store),
     clock,
     provider,

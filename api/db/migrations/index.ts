@@ -23,6 +23,7 @@ import v017 from './017-session-create-limits.js';
 import v018 from './018-control-binding.js';
 import v019 from './019-simulated-boxes.js';
 import v020 from './020-unsettled-revokes.js';
+import v021 from './021-smart-key-id-sequence.js';
 
 export type { Migration } from './migration.js';
 export { BOX_LOGS_TABLE } from './014-operator-smart-keys.js';
@@ -48,6 +49,7 @@ export const MIGRATIONS: readonly Migration[] = [
   v018,
   v019,
   v020,
+  v021,
 ];
 
 /** The version whose PostgreSQL step is the baseline: the whole schema at that version. */
