@@ -9,7 +9,14 @@ import { startCli } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tableRows } from '../helpers/conformance-table.js';
-import { assertWellFormedXml, boxFile, FAST_BARRIER_FLAGS, keysOf, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
+import {
+  assertWellFormedXml,
+  boxFile,
+  FAST_BARRIER_FLAGS,
+  keysOf,
+  reportRows,
+  type JsonReport,
+} from '../helpers/conformance-fixtures.js';
 import { testNeeding } from '../helpers/requires.js';
 
 // Skipped, with one line naming the package, where socat is not installed (a failure under CI).

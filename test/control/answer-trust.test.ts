@@ -18,7 +18,14 @@ import {
 import { loggedIn, type TestApp } from '../helpers/api-app.js';
 import { boxLog, postBoxLogs, type BoxLogsBody } from '../helpers/box-logs.js';
 import { createSession } from '../helpers/parking.js';
-import { addParking, controlApp, provisioningOf, pumpUntil, startBox, type RunningBox } from '../helpers/control-bench.js';
+import {
+  addParking,
+  controlApp,
+  provisioningOf,
+  pumpUntil,
+  startBox,
+  type RunningBox,
+} from '../helpers/control-bench.js';
 import { all } from '../helpers/sql.js';
 
 /** A control frame's header (docs/protocol.md, Command frame) with a made-up tag: what anyone can send a box. */

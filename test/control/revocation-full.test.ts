@@ -14,7 +14,15 @@ import type { OperatorParking } from '../../api/operators/views.js';
 import { FrameKind, parseResponse, sealCommand, statusName } from '../../firmware-protocol/index.js';
 import { anotherDriver, createSession } from '../helpers/parking.js';
 import type { TestApp } from '../helpers/api-app.js';
-import { addParking, controlApp, provisioningOf, pumpUntil, startBox, statesOf, type RunningBox } from '../helpers/control-bench.js';
+import {
+  addParking,
+  controlApp,
+  provisioningOf,
+  pumpUntil,
+  startBox,
+  statesOf,
+  type RunningBox,
+} from '../helpers/control-bench.js';
 
 async function sessionKey(app: TestApp, parkingId: number): Promise<{ id: number; command: Buffer }> {
   const token = (await anotherDriver(app)).accessToken;
