@@ -3,7 +3,7 @@
 // querystring, body, each response) and types `request.params`,
 // `request.query`, `request.body` and what the handler may send, so no route
 // writes a type beside its schema. Types only: validation (ajv) and
-// serialization (fast-json-stringify) run on the same schemas as before.
+// serialization (fast-json-stringify) run on the same schemas.
 import type { JsonSchemaToTsProvider } from '@fastify/type-provider-json-schema-to-ts';
 import type {
   FastifyBaseLogger,

@@ -79,7 +79,7 @@ async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, user
  * refused (SessionCreateLimited, nothing written) past the driver's limit.
  * The writes are one unit of the group commit (api/db/group-commit.ts): on
  * SQLite the creations of one turn of the event loop share a transaction,
- * each in a savepoint of its own, so under load a creation no longer pays a
+ * each in a savepoint of its own, so under load a creation does not pay a
  * BEGIN and a COMMIT of its own; on PostgreSQL each is a transaction of its
  * own. Either way the promise settles after the COMMIT. */
 export async function createSession(
