@@ -38,7 +38,7 @@ test('no file of cli/ runs SQL, holds a transaction, uses a repository or makes 
 
 test('perf/, test/ and api/ do not import cli/admin/: the domain they need is in api/', (t) => {
   const found: string[] = [];
-  for (const file of [...sources('bench'), ...sources('test'), ...sources('api')]) {
+  for (const file of [...sources('perf'), ...sources('test'), ...sources('api')]) {
     const text = readFileSync(join(root, file), 'utf8');
     // Import statements only: test/lint/ quotes such imports as snippets to lint.
     if (/^\s*(?:import|export)\b[^;]*from '[./]*cli\/admin\//m.test(text)) found.push(file);
