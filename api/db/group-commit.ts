@@ -45,8 +45,8 @@ export interface GroupCommitCounters {
 }
 
 /** At most this many units a group; more waiting ones go in the next group(s), each on a turn of its own.
- * 500, as the MQTT batcher it replaced: each MQTT response message is a unit,
- * and a few hundred arrive in one turn under load; an HTTP unit is a whole batch
+ * 500: each MQTT response message is a unit, and a few hundred arrive in one
+ * turn under load; an HTTP unit is a whole batch
  * (http-batches.ts caps the logs of one insert). */
 export const DEFAULT_MAX_GROUP = 500;
 
