@@ -6,7 +6,7 @@
 // `?ticket=`, ...) is printed `[redacted]` (log-redaction.ts).
 import type { FastifyRequest } from 'fastify';
 import { pino, type DestinationStream, type Logger as PinoLogger, type LoggerOptions } from 'pino';
-import { redactedError, redactedUrlField, redactUrl } from './log-redaction.js';
+import { redactedError, redactedUrlField, redactUrl } from './http/log-redaction.js';
 
 /** pino's options (a level, a transport, ...), and the stream the lines go
  * to (stdout by default); false: no logging at all. */

@@ -4,28 +4,28 @@
 // when there is one, the conformance runs, the logger. Without MQTT the open
 // route answers 503 mqtt_unavailable.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { ApiConfig } from './config.js';
+import type { ApiConfig } from './config/index.js';
 import type { AppContext } from './context.js';
 import type { ConformanceRuns } from './conformance-runs/runs.js';
 import type { MqttService } from './mqtt/mqtt-service.js';
-import { openSmartKeyRoutes } from './routes/open-smart-key.js';
-import { apiErrorHandler } from './error-handler.js';
-import { apiFormats } from './formats.js';
-import { refuseNulCharacters } from './nul-characters.js';
-import { configureServer, serverOptions } from './http-server.js';
-import { ApiError, errorBodySchema, oauthErrorBodySchema } from './errors.js';
-import { benchPageRoutes } from './routes/bench-page.js';
-import { boxLogRoutes } from './routes/box-logs.js';
-import { docsRoutes } from './routes/docs.js';
-import { healthRoutes } from './routes/health.js';
-import { meRoutes } from './routes/me.js';
-import { oauthRoutes } from './routes/oauth.js';
-import { OPERATOR_PREFIX, operatorRoutes } from './routes/operator/index.js';
-import { parkingSessionRoutes } from './routes/parking-sessions.js';
-import { payRoutes } from './routes/pay.js';
-import { smartKeyRoutes } from './routes/smart-keys.js';
-import { registerDriverRoutes } from './routes/register-driver.js';
-import { publicUserSchema } from './schemas.js';
+import { openSmartKeyRoutes } from './smart-keys/open-route.js';
+import { apiErrorHandler } from './http/error-handler.js';
+import { apiFormats } from './http/formats.js';
+import { refuseNulCharacters } from './http/nul-characters.js';
+import { configureServer, serverOptions } from './http/http-server.js';
+import { ApiError, errorBodySchema, oauthErrorBodySchema } from './http/errors.js';
+import { benchPageRoutes } from './bench-page/routes.js';
+import { boxLogRoutes } from './box-logs/routes.js';
+import { docsRoutes } from './http/docs.js';
+import { healthRoutes } from './http/health.js';
+import { meRoutes } from './auth/me-route.js';
+import { oauthRoutes } from './auth/oauth-routes.js';
+import { OPERATOR_PREFIX, operatorRoutes } from './operators/routes.js';
+import { parkingSessionRoutes } from './sessions/routes.js';
+import { payRoutes } from './payments/routes.js';
+import { smartKeyRoutes } from './smart-keys/routes.js';
+import { registerDriverRoutes } from './auth/register-route.js';
+import { publicUserSchema } from './http/schemas.js';
 import { parkingSessionSchema, sessionResponseSchema, smartKeySchema } from './sessions/schemas.js';
 
 export interface BuildAppOptions {

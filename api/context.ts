@@ -8,7 +8,7 @@
 // createService wires the callbacks between them (a payment's outcome to the
 // session service), so this file imports no domain logic.
 import pg from 'pg';
-import type { ApiConfig } from './config.js';
+import type { ApiConfig } from './config/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Store } from './db/store.js';
 import { GroupCommit } from './db/group-commit.js';
@@ -23,18 +23,18 @@ import { OutboxRepository } from './forwarding/outbox.js';
 import { OperatorRepository } from './operators/repository.js';
 import { EventHub } from './events/hub.js';
 import { LiveBoxStates } from './events/live-states.js';
-import { EventTicketRepository } from './events/tickets.js';
-import { StreamRenderer } from './events/render.js';
-import { EventStream } from './events/stream.js';
+import { EventTicketRepository } from './operators/stream/tickets.js';
+import { StreamRenderer } from './operators/stream/render.js';
+import { EventStream } from './operators/stream/stream.js';
 import { EventRelay, type RelayLogger } from './events/relay.js';
-import { BoxRepository } from './repositories/boxes.js';
-import { ClientAppRepository } from './repositories/client-apps.js';
-import { ParkingRepository } from './repositories/parkings.js';
-import { PaymentRepository } from './repositories/payments.js';
-import { SessionRepository } from './repositories/sessions.js';
-import { SmartKeyRepository } from './repositories/smart-keys.js';
-import { TokenRepository } from './repositories/tokens.js';
-import { UserRepository } from './repositories/users.js';
+import { BoxRepository } from './boxes/repository.js';
+import { ClientAppRepository } from './auth/client-apps-repository.js';
+import { ParkingRepository } from './parkings/repository.js';
+import { PaymentRepository } from './payments/repository.js';
+import { SessionRepository } from './sessions/repository.js';
+import { SmartKeyRepository } from './smart-keys/repository.js';
+import { TokenRepository } from './auth/tokens-repository.js';
+import { UserRepository } from './auth/users-repository.js';
 import type { IngestStore } from './box-logs/ingest-store.js';
 import { ingestStoreOf } from './box-logs/ingest-store-of.js';
 import { sessionEnd, type EndAtExit } from './box-logs/session-end.js';

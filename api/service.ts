@@ -18,7 +18,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import { Topics } from '../lib/mqtt-topics.js';
 import { buildApp } from './app.js';
-import type { ApiConfig } from './config.js';
+import type { ApiConfig } from './config/index.js';
 import { ConformanceRuns } from './conformance-runs/runs.js';
 import { createContext, type AppContext } from './context.js';
 import { ControlDispatcher } from './control/dispatcher.js';

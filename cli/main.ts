@@ -3,7 +3,7 @@
 // registered here.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { DomainError } from '../api/domain-error.js';
+import { DomainError } from '../api/http/domain-error.js';
 import { UnsafeTargetError } from '../lib/atomic-file.js';
 import { CliError, ExitCode } from './errors.js';
 import { registerProtocolCommands } from './commands/protocol.js';

@@ -47,7 +47,7 @@ export interface ProvisioningFile {
 }
 
 /** The keys of a parking as the service holds them, public ones only (a
- * parking row of api/repositories/parkings.ts fits). */
+ * parking row of api/parkings/repository.ts fits). */
 export interface ParkingKeysForFile {
   readonly access_mode: 'sealed' | 'signed';
   readonly parking_key: string | null;

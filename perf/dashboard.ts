@@ -19,7 +19,7 @@ import { randomKeyHex } from '../api/auth/secrets.js';
 import { provisionFleet } from '../api/boxes/fleet.js';
 import { sqliteStore } from '../api/db/store.js';
 import { addOperator } from '../api/operators/accounts.js';
-import { ParkingRepository } from '../api/repositories/parkings.js';
+import { ParkingRepository } from '../api/parkings/repository.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../testkit/chromium.js';
 import { freePort } from '../lib/free-port.js';
 import { formatNumber, percentile, startTsx } from './support/processes.js';

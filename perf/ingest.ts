@@ -23,7 +23,7 @@ import { freePort } from '../lib/free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../api/db/open-store.js';
-import { ParkingRepository } from '../api/repositories/parkings.js';
+import { ParkingRepository } from '../api/parkings/repository.js';
 import { randomKeyHex } from '../api/auth/secrets.js';
 import { provisionFleet } from '../api/boxes/fleet.js';
 import { formatNumber, startTsx } from './support/processes.js';

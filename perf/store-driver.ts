@@ -6,7 +6,7 @@
 // table with its partial unique index), through:
 //
 // - better-sqlite3 alone, one prepared statement in a synchronous
-//   BEGIN IMMEDIATE transaction: the baseline, as api/repositories/box-logs.ts
+//   BEGIN IMMEDIATE transaction: the baseline, as api/box-logs/repository.ts
 //   and api/db/group-commit-sqlite.ts do;
 // - Kysely with our driver (api/db/kysely-sqlite.ts: statement cache,
 //   BEGIN IMMEDIATE), each row a query built, compiled and awaited;
@@ -83,7 +83,7 @@ function batch(): BoxLogRow[] {
 }
 
 const columns = Object.keys(batch()[0] ?? {}) as (keyof BoxLogRow)[];
-// Positional parameters, as api/repositories/box-logs.ts binds them.
+// Positional parameters, as api/box-logs/repository.ts binds them.
 const insertRow = raw.prepare(
   `INSERT INTO box_logs (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ON CONFLICT DO NOTHING`,
 );

@@ -3,7 +3,7 @@
 // test/api/config-docs.test.ts fails while the two differ.
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { settingsTable, withSettingsTable } from '../api/config.js';
+import { settingsTable, withSettingsTable } from '../api/config/index.js';
 
 const path = fileURLToPath(new URL('../docs/operations.md', import.meta.url));
 const document = await readFile(path, 'utf8');

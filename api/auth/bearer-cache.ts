@@ -8,7 +8,7 @@
 // stays usable here for at most TOKEN_CACHE_SECONDS. Only successful lookups
 // are cached, so unknown, revoked or expired tokens always read the database.
 import type { Clock } from '../../lib/clock.js';
-import type { PublicUser } from '../repositories/users.js';
+import type { PublicUser } from './users-repository.js';
 
 /** At most this many tokens are cached; past it the oldest entry goes. */
 export const BEARER_CACHE_MAX_ENTRIES = 10_000;

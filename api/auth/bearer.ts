@@ -6,9 +6,9 @@
 // processes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../lib/clock.js';
-import { ApiError } from '../errors.js';
-import type { BearerRow, TokenRepository } from '../repositories/tokens.js';
-import type { PublicUser } from '../repositories/users.js';
+import { ApiError } from '../http/errors.js';
+import type { BearerRow, TokenRepository } from './tokens-repository.js';
+import type { PublicUser } from './users-repository.js';
 import type { BearerCache } from './bearer-cache.js';
 import { tokenHashText } from './secrets.js';
 

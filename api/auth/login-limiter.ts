@@ -34,7 +34,7 @@
 // or PRUNE_EVERY_ATTEMPTS, with a cap on the rows kept (MAX_ROWS).
 import { CompiledQuery } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
-import { DEFAULTS } from '../config.js';
+import { DEFAULTS } from '../config/index.js';
 import { OneAtATime } from '../db/one-at-a-time.js';
 import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 

@@ -2,11 +2,11 @@
 // HTTP: client authentication, the password and refresh_token grants, token
 // issuance and revocation (RFC 7009).
 import type { Clock } from '../../lib/clock.js';
-import type { ApiConfig } from '../config.js';
-import { OAuthError } from '../errors.js';
-import type { ClientAppRepository, ClientAppRow } from '../repositories/client-apps.js';
-import type { TokenPairRow, TokenRepository } from '../repositories/tokens.js';
-import type { UserRepository } from '../repositories/users.js';
+import type { ApiConfig } from '../config/index.js';
+import { OAuthError } from '../http/errors.js';
+import type { ClientAppRepository, ClientAppRow } from './client-apps-repository.js';
+import type { TokenPairRow, TokenRepository } from './tokens-repository.js';
+import type { UserRepository } from './users-repository.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { newToken, tokenHash, verifyAgainstNothing, verifyClientSecret, verifySecret } from './secrets.js';
 

@@ -7,7 +7,7 @@
 // with 422 validation_failed (ids that do not fit are invalid fields), the
 // details as they are (api/error-handler.ts); MQTT ingestion counts it as
 // refused_by_api.
-import { DomainError, type DomainProblem } from '../domain-error.js';
+import { DomainError, type DomainProblem } from '../http/domain-error.js';
 
 /** One problem: which element's field, and what is wrong with it. */
 export type BoxLogProblem = DomainProblem;

@@ -8,11 +8,11 @@ import { CompiledQuery, sql } from 'kysely';
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
 import { ControlAnswers } from '../control/settle.js';
 import { CompiledOnce, greatest, type Executor, type PostgresStore } from '../db/store.js';
-import type { StoredBoxLog } from '../repositories/box-logs.js';
-import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
-import type { ParkingRow } from '../repositories/parkings.js';
-import type { SessionRow } from '../repositories/sessions.js';
-import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import type { StoredBoxLog } from './repository.js';
+import type { BoxObservation, BoxRow } from '../boxes/repository.js';
+import type { ParkingRow } from '../parkings/repository.js';
+import type { SessionRow } from '../sessions/repository.js';
+import type { SmartKeyRow } from '../smart-keys/repository.js';
 import type { IngestStore, OutboxEntry } from './ingest-store.js';
 
 /** The ids of a group bound as ONE array parameter (`= ANY($n)`): the SQL text is the same whatever the group's size, so it is compiled once. */

@@ -8,11 +8,11 @@
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
 import { ControlAnswers } from '../control/settle.js';
 import type { Executor, SqliteStore } from '../db/store.js';
-import { BoxLogRepository, type StoredBoxLog } from '../repositories/box-logs.js';
-import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
-import type { ParkingRow } from '../repositories/parkings.js';
-import type { SessionRow } from '../repositories/sessions.js';
-import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import { BoxLogRepository, type StoredBoxLog } from './repository.js';
+import type { BoxObservation, BoxRow } from '../boxes/repository.js';
+import type { ParkingRow } from '../parkings/repository.js';
+import type { SessionRow } from '../sessions/repository.js';
+import type { SmartKeyRow } from '../smart-keys/repository.js';
 import type { IngestStore, OutboxEntry } from './ingest-store.js';
 
 const SESSION_COLUMNS =

@@ -5,11 +5,11 @@
 // effects.ts, pure over the rows read here, the same on both engines.
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
 import type { Executor } from '../db/store.js';
-import type { BoxObservation, BoxRow } from '../repositories/boxes.js';
-import type { StoredBoxLog } from '../repositories/box-logs.js';
-import type { ParkingRow } from '../repositories/parkings.js';
-import type { SessionRow } from '../repositories/sessions.js';
-import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import type { BoxObservation, BoxRow } from '../boxes/repository.js';
+import type { StoredBoxLog } from './repository.js';
+import type { ParkingRow } from '../parkings/repository.js';
+import type { SessionRow } from '../sessions/repository.js';
+import type { SmartKeyRow } from '../smart-keys/repository.js';
 
 /** A forwarding_outbox row to add (api/forwarding/outbox.ts groups and sends them). */
 export interface OutboxEntry {

@@ -2,7 +2,7 @@
 // the OpenAPI document shows and the one fastify's ajv runs (allErrors, no
 // coercion: app.ts), so the two cannot drift. Types, `type` in
 // in|out|control, `created_at` as `YYYY-MM-DD HH:MM:SS` (UTC, years
-// 0001..9999: the `sql-time` format, api/formats.ts), texts well-formed (no
+// 0001..9999: the `sql-time` format, api/http/formats.ts), texts well-formed (no
 // lone surrogate), optional and nullable `point_attributes` with
 // latitude/longitude in range, `command` and `response` in standard padded
 // base64. Every failure is a detail naming the element and field
@@ -10,8 +10,8 @@
 // by boxLogEntries without further checks.
 import { U32_MAX } from '../../firmware-protocol/index.js';
 import { BASE64_PATTERN } from '../../lib/wire-patterns.js';
-import { SQL_TIME_FORMAT, WELL_FORMED_TEXT_PATTERN } from '../schemas.js';
-import { parseSqlTime } from '../sessions/time.js';
+import { SQL_TIME_FORMAT, WELL_FORMED_TEXT_PATTERN } from '../http/schemas.js';
+import { parseSqlTime } from '../http/time.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { BoxLogInput } from './types.js';
 

@@ -3,11 +3,11 @@
 import { randomKeyHex, randomSecret } from '../auth/secrets.js';
 import { CompiledQuery } from 'kysely';
 import type { Dialect, Executor, Store } from '../db/store.js';
-import { conflict, notFound } from '../domain-error.js';
-import { hashMqttPassword } from '../mqtt/password-hash.js';
-import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow } from '../repositories/boxes.js';
+import { conflict, notFound } from '../http/domain-error.js';
+import { hashMqttPassword } from '../auth/mqtt-password.js';
+import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow } from './repository.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository } from '../repositories/parkings.js';
+import { ParkingRepository } from '../parkings/repository.js';
 
 export interface NewBoxInput {
   parkingId: number;

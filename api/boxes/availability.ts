@@ -4,7 +4,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { BoxAvailabilityTable, Schema } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import type { DerivedAvailability } from '../mqtt/box-availability.js';
+import type { DerivedAvailability } from './derived-availability.js';
 
 type AvailabilityRow = Pick<
   Selectable<BoxAvailabilityTable>,

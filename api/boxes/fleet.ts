@@ -6,8 +6,8 @@ import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-
 import { randomKeyHex, randomSecret } from '../auth/secrets.js';
 import type { Executor, Store } from '../db/store.js';
 import { lockBoxRegistry } from './add.js';
-import { conflict, notFound } from '../domain-error.js';
-import { hashMqttPassword } from '../mqtt/password-hash.js';
+import { conflict, notFound } from '../http/domain-error.js';
+import { hashMqttPassword } from '../auth/mqtt-password.js';
 import { freshParkingKeys } from '../parkings/create.js';
 import {
   BoxRepository,
@@ -15,9 +15,9 @@ import {
   DEFAULT_SKEW_SECONDS,
   MAX_BOXES_PER_PARKING,
   mqttUsernameFor,
-} from '../repositories/boxes.js';
+} from './repository.js';
 import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository, type ParkingRow } from '../repositories/parkings.js';
+import { ParkingRepository, type ParkingRow } from '../parkings/repository.js';
 
 /** The largest fleet one call makes. */
 export const MAX_FLEET = 100_000;

@@ -28,7 +28,7 @@ import { BoxHolds } from '../control/holds.js';
 import { ControlCommandRepository, type ControlBody } from '../control/repository.js';
 import { ControlSequences } from '../control/sequence.js';
 import type { Executor, Store } from '../db/store.js';
-import { conflict, refused } from '../domain-error.js';
+import { conflict, refused } from '../http/domain-error.js';
 import { boxUnderTestOf, reserveControlSequences } from './suite-box.js';
 
 export interface HoldRequest {

@@ -8,7 +8,7 @@ import { boxUnderTest, type BoxUnderTest } from '../../conformance/box-under-tes
 import { parseProvisioning, provisioningFile } from '../../lib/provisioning-file.js';
 import { MAX_CONTROL_SEQ } from '../control/sequence.js';
 import type { Executor, Store } from '../db/store.js';
-import { notFound, refused } from '../domain-error.js';
+import { notFound, refused } from '../http/domain-error.js';
 
 /** Control sequences a run keeps for itself: a run uses 20 to 25, the
  * revocation-capacity search (a box that holds more than 64 entries) up to

@@ -10,7 +10,7 @@
 //   export`) and used here too. The API's ACL (api/mqtt/acl.ts, role api)
 //   reads every topic and writes box commands: what the target needs.
 import type { Clock } from '../../lib/clock.js';
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig } from '../config/index.js';
 import type { Store } from '../db/store.js';
 import { ensureOperatorClient, mqttUsernameOf } from '../mqtt/clients.js';
 

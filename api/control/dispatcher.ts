@@ -9,7 +9,7 @@
 // - sealed at send time under K_box with a fresh control sequence
 //   (sequence.ts), so a retry never reuses one the box may have accepted;
 // - when the box is seen online (its true availability says online: its
-//   retained availability AND its gateway's, api/mqtt/box-availability.ts;
+//   retained availability AND its gateway's, api/boxes/derived-availability.ts;
 //   or any response of it arrives), else on a backoff on the injected clock;
 //   a box behind a dead gateway is offline and gets nothing;
 // - never to a box a conformance run holds (box_holds, holds.ts): the poll

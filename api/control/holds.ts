@@ -6,7 +6,7 @@
 // deletes the row when it ends; a process that dies leaves a lease that
 // passes, and then the box is free again.
 import { changed, type Executor, type Store } from '../db/store.js';
-import { conflict, type DomainError } from '../domain-error.js';
+import { conflict, type DomainError } from '../http/domain-error.js';
 
 export interface BoxHold {
   module_id: number;

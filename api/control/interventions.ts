@@ -4,7 +4,7 @@
 // without it, and a rotation or set-access whose last delivery it was takes
 // its step now). `admin control retry|skip` and the operator API's
 // POST /api/operator/control_commands/{id}/retry|skip share this.
-import { conflict, notFound } from '../domain-error.js';
+import { conflict, notFound } from '../http/domain-error.js';
 import type { Executor, Store } from '../db/store.js';
 import type { ControlCommandRow } from './repository.js';
 import { completeOperationOn } from './settle.js';

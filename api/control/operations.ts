@@ -14,9 +14,9 @@ import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { RowLocks } from '../db/row-locks.js';
 import { changed, type Executor, type Store } from '../db/store.js';
-import { DomainError } from '../domain-error.js';
-import { DEFAULT_SKEW_SECONDS } from '../repositories/boxes.js';
-import type { AccessMode } from '../repositories/parkings.js';
+import { DomainError } from '../http/domain-error.js';
+import { DEFAULT_SKEW_SECONDS } from '../boxes/repository.js';
+import type { AccessMode } from '../parkings/repository.js';
 import { applyIssuerStep } from './completion.js';
 import { IssuerKeyTransitions } from './issuer-keys.js';
 import { reSignLiveKeys } from './re-sign.js';
@@ -28,7 +28,7 @@ export interface ControlDeps {
 }
 
 /** An operation that makes no sense as asked: one line for the operator (a
- * domain error of kind `refused`, api/domain-error.ts). */
+ * domain error of kind `refused`, api/http/domain-error.ts). */
 export class ControlRefusal extends DomainError {
   override readonly name = 'ControlRefusal';
 

@@ -3,7 +3,7 @@
 // that chooses the engine: the API service (api/service.ts) and every admin
 // command (cli/admin/context.ts) open their store here, so `--database`
 // takes a path or a postgres:// URL alike.
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig } from '../config/index.js';
 import { openDatabase } from './open.js';
 import { DatabaseRefusedError } from './refused.js';
 import { openPostgresStore, sqliteStore, type Store } from './store.js';

@@ -6,7 +6,7 @@
 // (pg's `types` option), not pg's global one: nothing else in the process
 // changes.
 import pg from 'pg';
-import type { PostgresUrl } from '../config.js';
+import type { PostgresUrl } from '../config/index.js';
 
 const INT8_OID = 20;
 

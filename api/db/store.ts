@@ -15,7 +15,7 @@
 // migrated under the advisory lock before it is handed out.
 import { CompiledQuery, Kysely, PostgresDialect, sql, type Compilable, type Expression, type RawBuilder } from 'kysely';
 import type pg from 'pg';
-import type { PostgresUrl } from '../config.js';
+import type { PostgresUrl } from '../config/index.js';
 import { BetterSqliteDialect } from './kysely-sqlite.js';
 import type { Executor } from './executor.js';
 import { PostgresGroupCommit } from './group-commit-postgres.js';

@@ -5,15 +5,15 @@
 // can be printed again: demo data only.
 import { randomSecret } from '../auth/secrets.js';
 import { addBox } from '../boxes/add.js';
-import { createClientApp } from '../client-apps/create.js';
+import { createClientApp } from '../auth/create-client-app.js';
 import type { Store } from '../db/store.js';
-import { failed, refused } from '../domain-error.js';
+import { failed, refused } from '../http/domain-error.js';
 import { createParking } from '../parkings/create.js';
-import { BoxRepository } from '../repositories/boxes.js';
-import { ClientAppRepository } from '../repositories/client-apps.js';
-import { DemoRepository, type DemoRow } from '../repositories/demo.js';
-import { UserRepository } from '../repositories/users.js';
-import { createDriver } from '../users/create-driver.js';
+import { BoxRepository } from '../boxes/repository.js';
+import { ClientAppRepository } from '../auth/client-apps-repository.js';
+import { DemoRepository, type DemoRow } from './repository.js';
+import { UserRepository } from '../auth/users-repository.js';
+import { createDriver } from '../auth/create-driver.js';
 
 export const DEMO_DRIVER_EMAIL = 'demo.driver@parkbench.test';
 const FIRST_DEMO_MODULE_ID = 9101;

@@ -2,7 +2,7 @@
 // pending, delivered and dead, the last error and whether a 410 Gone disabled
 // it; dead deliveries and disabled URLs revived; box logs queued again.
 import type { Store } from '../db/store.js';
-import { notFound, refused } from '../domain-error.js';
+import { notFound, refused } from '../http/domain-error.js';
 import { OutboxRepository, type UrlStatus } from './outbox.js';
 
 /** The outbox's status of a URL, its times as ISO. */

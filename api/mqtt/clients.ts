@@ -3,11 +3,11 @@
 // (api/boxes/).
 import { randomSecret } from '../auth/secrets.js';
 import type { Store } from '../db/store.js';
-import { conflict, refused } from '../domain-error.js';
+import { conflict, refused } from '../http/domain-error.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
 import { MqttAccountRepository, type ClientRole } from './accounts.js';
-import { hashMqttPassword, isMosquittoHash, verifyMqttPassword } from './password-hash.js';
+import { hashMqttPassword, isMosquittoHash, verifyMqttPassword } from '../auth/mqtt-password.js';
 
 export interface AddedMqttClient {
   name: string;

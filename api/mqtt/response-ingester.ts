@@ -44,8 +44,8 @@ import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
 import { isDatabaseBusy } from '../db/busy.js';
 import type { GroupCommit, SharedWork } from '../db/group-commit.js';
 import type { Executor } from '../db/store.js';
-import type { BoxRow } from '../repositories/boxes.js';
-import { FIRST_YEAR, LAST_YEAR, parseIsoTime, sqlTime } from '../sessions/time.js';
+import type { BoxRow } from '../boxes/repository.js';
+import { FIRST_YEAR, LAST_YEAR, parseIsoTime, sqlTime } from '../http/time.js';
 
 type RefusalReason =
   | 'not_json'

@@ -10,8 +10,8 @@
 // stolen database yields hashes, not usable tokens.
 import { newToken, tokenHash } from '../auth/secrets.js';
 import type { Store } from '../db/store.js';
-import { conflict, notFound } from '../domain-error.js';
-import { EventTicketRepository } from '../events/tickets.js';
+import { conflict, notFound } from '../http/domain-error.js';
+import { EventTicketRepository } from './stream/tickets.js';
 import { OperatorRepository } from './repository.js';
 
 export interface AddedOperator {

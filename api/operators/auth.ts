@@ -17,7 +17,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { tokenHash } from '../auth/secrets.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../http/errors.js';
 import type { OperatorRepository } from './repository.js';
 
 declare module 'fastify' {

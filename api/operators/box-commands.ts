@@ -14,9 +14,9 @@ import type { Clock } from '../../lib/clock.js';
 import { BoxHolds, heldBy } from '../control/holds.js';
 import { ControlSequences } from '../control/sequence.js';
 import type { Store } from '../db/store.js';
-import { notFound, refused } from '../domain-error.js';
+import { notFound, refused } from '../http/domain-error.js';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
-import { mintOperatorAccess } from './operator-access.js';
+import { mintOperatorAccess } from '../smart-keys/operator-access.js';
 
 export const BOX_COMMANDS = ['battery_query', 'time_set', 'status', 'access'] as const;
 export type BoxCommand = (typeof BOX_COMMANDS)[number];

@@ -12,7 +12,7 @@
 // /api/operator/parkings, and the event stream's renderer (the boxes of a
 // flush in one read).
 import { sql, type Selectable } from 'kysely';
-import { noRevocationRisk, revocationRisksOf, type RevocationRisk } from '../boxes/status.js';
+import { noRevocationRisk, revocationRisksOf, type RevocationRisk } from './box-status.js';
 import type { PendingControl } from '../control/operations.js';
 import type {
   BoxAvailabilityTable,
@@ -22,8 +22,8 @@ import type {
   OuterJoined,
 } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { parkingSettings } from '../parkings/view.js';
-import type { ParkingRow } from '../repositories/parkings.js';
+import { parkingSettings } from './parking-view.js';
+import type { ParkingRow } from '../parkings/repository.js';
 import { lastResponseOfRow, type OperatorBox, type OperatorParking } from './views.js';
 
 type BoxEntryRow = Pick<

@@ -1,15 +1,15 @@
 // What the operator HTTP API reads (/api/operator/...): sessions, and box
 // logs a page at a time, and the shapes of a parking's boxes (read in sets by
 // box-entries.ts: operatorParkings).
-import type { BoxStatus } from '../boxes/status.js';
+import type { BoxStatus } from './box-status.js';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { BoxLogsTable, OperatorsTable, OuterJoined, SmartKeysTable, UsersTable } from '../db/schema.js';
 import type { Dialect, Store } from '../db/store.js';
-import { notFound } from '../domain-error.js';
-import type { ParkingView } from '../parkings/view.js';
-import { formatMinorUnits } from '../repositories/parkings.js';
-import type { SessionRow, SessionState } from '../repositories/sessions.js';
-import type { KeyPurpose } from '../repositories/smart-keys.js';
+import { notFound } from '../http/domain-error.js';
+import type { ParkingView } from './parking-view.js';
+import { formatMinorUnits } from '../parkings/repository.js';
+import type { SessionRow, SessionState } from '../sessions/repository.js';
+import type { KeyPurpose } from '../smart-keys/repository.js';
 import {
   barrierName,
   type BarrierName,

@@ -6,7 +6,7 @@
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
 import { randomKeyHex } from '../auth/secrets.js';
 import type { Executor, Store } from '../db/store.js';
-import { type AccessMode, type NewParking, type NewParkingKeys, ParkingRepository } from '../repositories/parkings.js';
+import { type AccessMode, type NewParking, type NewParkingKeys, ParkingRepository } from './repository.js';
 
 /** Access modes in the order the CLI and the README list them, the default first. */
 export const ACCESS_MODES: readonly AccessMode[] = ['signed', 'sealed'];

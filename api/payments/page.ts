@@ -1,7 +1,7 @@
 // The sandbox payment page: one self-contained HTML document (inline CSS, no
 // scripts, no external assets) that works in a phone's web view. Every value
 // is escaped where it is written.
-import type { PaymentState } from '../repositories/payments.js';
+import type { PaymentState } from './repository.js';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`]/g, (char) => `&#${char.charCodeAt(0)};`);

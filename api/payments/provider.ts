@@ -3,7 +3,7 @@
 // and give the phone a URL to continue it, serve that page, and take the
 // provider's callback with the outcome.
 import type { Executor } from '../db/store.js';
-import type { PaymentPurpose, PaymentRow } from '../repositories/payments.js';
+import type { PaymentPurpose, PaymentRow } from './repository.js';
 
 export interface PaymentRequest {
   sessionId: number;

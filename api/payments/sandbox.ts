@@ -5,8 +5,8 @@
 // was); anything else is refused as no test card.
 import { randomSecret } from '../auth/secrets.js';
 import type { Clock } from '../../lib/clock.js';
-import { formatMinorUnits } from '../repositories/parkings.js';
-import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
+import { formatMinorUnits } from '../parkings/repository.js';
+import type { PaymentRepository, PaymentRow } from './repository.js';
 import { renderPage, type PageModel } from './page.js';
 import type { PageResult, PaymentOutcomeListener, PaymentProvider, PaymentRequest } from './provider.js';
 import type { Executor, Store } from '../db/store.js';

@@ -6,9 +6,9 @@
 // number, a string or null, so JSON loses nothing. On SQLite the
 // repositories' three reads.
 import { sql } from 'kysely';
-import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
-import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
-import type { SessionRepository, SessionRow } from '../repositories/sessions.js';
+import type { BoxRepository, BoxRow } from '../boxes/repository.js';
+import type { ParkingRepository, ParkingRow } from '../parkings/repository.js';
+import type { SessionRepository, SessionRow } from './repository.js';
 import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 
 export interface CreationReads {

@@ -6,7 +6,7 @@
 // finalize (the session already ended) with 422 session_finished, and a
 // creation past the driver's limit with 429 too_many_sessions and
 // Retry-After; MQTT ingestion and the admin CLI read its kind and message.
-import { DomainError } from '../domain-error.js';
+import { DomainError } from '../http/domain-error.js';
 import type { SessionCreateLimits } from './create-limit.js';
 
 /** What a refusal is about: the parking asked for, or the session named. */

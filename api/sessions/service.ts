@@ -9,21 +9,21 @@
 // amount (the minutes used); past the window the driver owes the difference
 // as a second payment, and finalize also gives an exit key for
 // EXIT_KEY_MINUTES so nobody is locked in.
-import type { ApiConfig } from '../config.js';
+import type { ApiConfig } from '../config/index.js';
 import type { EventPublisher } from '../events/types.js';
 import type { GroupCommit } from '../db/group-commit.js';
 import type { Executor, Store } from '../db/store.js';
 import type { PaymentProvider } from '../payments/provider.js';
-import type { BoxRepository, BoxRow } from '../repositories/boxes.js';
-import type { ParkingRepository, ParkingRow } from '../repositories/parkings.js';
-import type { PaymentRepository, PaymentRow } from '../repositories/payments.js';
-import type { SessionRepository, SessionRow, SessionState } from '../repositories/sessions.js';
-import type { SmartKeyRow } from '../repositories/smart-keys.js';
+import type { BoxRepository, BoxRow } from '../boxes/repository.js';
+import type { ParkingRepository, ParkingRow } from '../parkings/repository.js';
+import type { PaymentRepository, PaymentRow } from '../payments/repository.js';
+import type { SessionRepository, SessionRow, SessionState } from './repository.js';
+import type { SmartKeyRow } from '../smart-keys/repository.js';
 import type { SessionCreateLimiter } from './create-limit.js';
 import type { CreationReader } from './creation-reads.js';
 import { SessionCreateLimited, SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
-import { mintSmartKey, type KeyRequest, type MintDeps } from './smart-keys.js';
+import { mintSmartKey, type KeyRequest, type MintDeps } from '../smart-keys/mint.js';
 
 /** What the session service touches: the store (its transactions), the
  * parkings and boxes it reads, the sessions and payments it writes, the

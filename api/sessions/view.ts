@@ -2,17 +2,17 @@
 // spec 2.5 plus payment_state, and the session body of spec 4.4.
 import type { Executor, Store } from '../db/store.js';
 import type { PaymentProvider } from '../payments/provider.js';
-import { formatMinorUnits, type ParkingRow } from '../repositories/parkings.js';
+import { formatMinorUnits, type ParkingRow } from '../parkings/repository.js';
 import {
   sessionPaymentState,
   type PaymentRepository,
   type PaymentRow,
   type PaymentState,
-} from '../repositories/payments.js';
-import type { SessionRow, SessionState } from '../repositories/sessions.js';
-import type { SmartKeyRepository, SmartKeyRow } from '../repositories/smart-keys.js';
+} from '../payments/repository.js';
+import type { SessionRow, SessionState } from './repository.js';
+import type { SmartKeyRepository, SmartKeyRow } from '../smart-keys/repository.js';
 import type { CreatedSession } from './service.js';
-import { isoTime } from './time.js';
+import { isoTime } from '../http/time.js';
 
 export interface SmartKeyBody {
   id: number;

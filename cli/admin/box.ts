@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { addBox, type NewBoxInput } from '../../api/boxes/add.js';
 import { mqttUrlOf, newProvisioning, provisioningText, writeProvisioning } from '../../api/boxes/provisioning.js';
-import { boxStatuses } from '../../api/boxes/status.js';
+import { boxStatuses } from '../../api/operators/box-status.js';
 import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';

@@ -2,7 +2,7 @@
 // registration and token endpoints (api/client-apps/create.ts). The secret
 // is printed once, stored as a SHA-256 hash.
 import type { Command } from 'commander';
-import { createClientApp } from '../../api/client-apps/create.js';
+import { createClientApp } from '../../api/auth/create-client-app.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
 

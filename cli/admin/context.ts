@@ -3,7 +3,7 @@
 // postgres:// URL, wins over DATABASE_PATH and DATABASE_URL), the store, and
 // printing the result.
 import type { Command } from 'commander';
-import type { ApiConfig } from '../../api/config.js';
+import type { ApiConfig } from '../../api/config/index.js';
 import { openStore, storeLocation } from '../../api/db/open-store.js';
 import type { Store } from '../../api/db/store.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { MAX_FLEET, provisionFleet } from '../../api/boxes/fleet.js';
 import { mqttUrlOf } from '../../api/boxes/provisioning.js';
-import { MAX_BOXES_PER_PARKING } from '../../api/repositories/boxes.js';
+import { MAX_BOXES_PER_PARKING } from '../../api/boxes/repository.js';
 import { CliError, UsageError } from '../errors.js';
 import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';

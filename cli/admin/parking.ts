@@ -8,9 +8,9 @@ import {
   rotateForwardingSecret,
   setForwarding,
   type ForwardingSetting,
-} from '../../api/parkings/forwarding.js';
-import { parkingView } from '../../api/parkings/view.js';
-import { formatMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
+} from '../../api/forwarding/parking-settings.js';
+import { parkingView } from '../../api/operators/parking-view.js';
+import { formatMinorUnits, type AccessMode } from '../../api/parkings/repository.js';
 import { UsageError } from '../errors.js';
 import {
   printResult,

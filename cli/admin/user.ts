@@ -1,14 +1,14 @@
 // `parkbench admin user create`: flags checked with the registration's rules,
 // and output; the driver is made by api/users/create-driver.ts.
 import type { Command } from 'commander';
-import { createDriver } from '../../api/users/create-driver.js';
+import { createDriver } from '../../api/auth/create-driver.js';
 import {
   EMAIL_MAX_LENGTH,
   EMAIL_PATTERN,
   PASSWORD_MAX_LENGTH,
   PASSWORD_MIN_LENGTH,
   PHONE_MAX_LENGTH,
-} from '../../api/schemas.js';
+} from '../../api/http/schemas.js';
 import { UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';

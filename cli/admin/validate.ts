@@ -1,11 +1,11 @@
 // Parsing and checking of admin flags. Each failure is a UsageError: one
 // line naming the flag, exit code 2.
 import { isAccessMode } from '../../api/parkings/create.js';
-import { parseMinorUnits, type AccessMode } from '../../api/repositories/parkings.js';
+import { parseMinorUnits, type AccessMode } from '../../api/parkings/repository.js';
 import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
 import { isMacAddress } from '../../lib/wire-patterns.js';
-import { isPrintableText } from '../../api/schemas.js';
-import { parseIsoTime } from '../../api/sessions/time.js';
+import { isPrintableText } from '../../api/http/schemas.js';
+import { parseIsoTime } from '../../api/http/time.js';
 import { UsageError } from '../errors.js';
 
 function integerIn(flag: string, raw: string, min: number, max: number): number {

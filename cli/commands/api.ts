@@ -16,7 +16,7 @@ import {
   settingOption,
   type ApiConfig,
   type ConfigVariable,
-} from '../../api/config.js';
+} from '../../api/config/index.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { AppLoggerOptions } from '../../api/app-logger.js';
 import { withConcretePort } from './api.js';
-import { settingOption } from '../../api/config.js';
+import { settingOption } from '../../api/config/index.js';
 import { startBench, type ReadyInfo } from '../start/bench.js';
 import { UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';

@@ -6,7 +6,7 @@
 // the same run (perf/support/pg-floor-cases.ts).
 import { join } from 'node:path';
 import pg from 'pg';
-import { parsePostgresUrl } from '../../api/config.js';
+import { parsePostgresUrl } from '../../api/config/index.js';
 import type { StoreConfig } from '../../api/db/open-store.js';
 import { startPostgres, type PostgresServer } from '../../testkit/postgres-server.js';
 import {

@@ -530,7 +530,7 @@ test('box provision prints the docs/protocol.md file, issues a new MQTT password
   t.not(file.mqtt.password, box.mqtt_password);
 
   const { openDatabase } = await import('../../api/db/open.js');
-  const { verifyMqttPassword } = await import('../../api/mqtt/password-hash.js');
+  const { verifyMqttPassword } = await import('../../api/auth/mqtt-password.js');
   const db = openDatabase(cli.env.DATABASE_PATH);
   const { mqtt_password_hash: hash } = db.prepare('SELECT mqtt_password_hash FROM boxes').get() as {
     mqtt_password_hash: string;
@@ -810,7 +810,7 @@ test('demo is idempotent and its credentials work against the API and the broker
   t.regex(human.stdout, /mqtt_operator:\n {2}username: op-demo-tools\n {2}password: \S+/);
 
   const { createService } = await import('../../api/service.js');
-  const { configWith } = await import('../../api/config.js');
+  const { configWith } = await import('../../api/config/index.js');
   const service = await createService(configWith({ databasePath: cli.env.DATABASE_PATH }));
   const { app } = service;
   t.teardown(() => service.close());

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test from 'ava';
 import Fastify from 'fastify';
-import { BENCH_PAGE_CSP, benchPageRoutes } from '../../api/routes/bench-page.js';
+import { BENCH_PAGE_CSP, benchPageRoutes } from '../../api/bench-page/routes.js';
 import { tempDir, testApp } from '../helpers/api-app.js';
 
 async function pageApp(root: string) {

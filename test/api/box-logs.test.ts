@@ -4,7 +4,7 @@ import test from 'ava';
 import type { BoxLogInput } from '../../api/box-logs/types.js';
 import { Status } from '../../firmware-protocol/index.js';
 import { addOperator } from '../../api/operators/accounts.js';
-import { mintOperatorAccess } from '../../api/operators/operator-access.js';
+import { mintOperatorAccess } from '../../api/smart-keys/operator-access.js';
 import { errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
 import {
   boxAnswer,
@@ -15,7 +15,7 @@ import {
   postBoxLogs,
   type BoxLogsBody,
 } from '../helpers/box-logs.js';
-import type { AccessMode } from '../../api/repositories/parkings.js';
+import type { AccessMode } from '../../api/parkings/repository.js';
 import { ACCESS_MODES, anotherDriver, createSession, seedParking, type SeededParking } from '../helpers/parking.js';
 import { one } from '../helpers/sql.js';
 

@@ -9,7 +9,7 @@ import {
   settingsTable,
   settingsTableIn,
   withSettingsTable,
-} from '../../api/config.js';
+} from '../../api/config/index.js';
 
 const operations = new URL('../../docs/operations.md', import.meta.url);
 

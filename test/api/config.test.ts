@@ -1,7 +1,7 @@
 import test from 'ava';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { ConfigError, databaseShown, DEFAULTS, loadConfig } from '../../api/config.js';
+import { ConfigError, databaseShown, DEFAULTS, loadConfig } from '../../api/config/index.js';
 import { configFrom, mqttConnectionOf } from '../../cli/commands/api.js';
 
 test('defaults, frozen, with PUBLIC_URL derived from HOST and PORT', (t) => {

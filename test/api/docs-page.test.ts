@@ -7,7 +7,7 @@
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { chromiumInstalled } from '../../testkit/chromium.js';
-import { DOCS_CSP } from '../../api/routes/docs.js';
+import { DOCS_CSP } from '../../api/http/docs.js';
 import { testApp } from '../helpers/api-app.js';
 import { launchBrowser, openPage } from '../helpers/browser.js';
 import { testNeeding } from '../helpers/requires.js';

@@ -4,8 +4,8 @@
 // Retry-After in whole seconds, and a `failed` one left to the 500 path.
 import test from 'ava';
 import { BoxLogRefusal } from '../../api/box-logs/errors.js';
-import { conflict, failed, notFound, refused, type DomainError } from '../../api/domain-error.js';
-import { domainApiError } from '../../api/error-handler.js';
+import { conflict, failed, notFound, refused, type DomainError } from '../../api/http/domain-error.js';
+import { domainApiError } from '../../api/http/error-handler.js';
 import { SessionCreateLimited, SessionError } from '../../api/sessions/errors.js';
 
 const answer = (error: DomainError, field?: string) => {

@@ -7,10 +7,10 @@
 // is delivered to.
 import { lookup } from 'node:dns/promises';
 import test from 'ava';
-import { loadConfig } from '../../api/config.js';
+import { loadConfig } from '../../api/config/index.js';
 import { nonPublicAddressOf } from '../../api/forwarding/address-guard.js';
 import { nonPublicKind } from '../../api/forwarding/address-rule.js';
-import { setForwarding } from '../../api/parkings/forwarding.js';
+import { setForwarding } from '../../api/forwarding/parking-settings.js';
 import { clockAtNow, forwardingSetup, logs, send } from '../helpers/forwarding.js';
 import { startReceiver, type Answer } from '../helpers/receiver.js';
 import { verifies } from '../helpers/webhook-receiver.js';

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import test from 'ava';
 import { newWebhookSecret } from '../../api/forwarding/signature.js';
-import { rotateForwardingSecret } from '../../api/parkings/forwarding.js';
+import { rotateForwardingSecret } from '../../api/forwarding/parking-settings.js';
 import { forwardingSetup, logs, send } from '../helpers/forwarding.js';
 import { freePort } from '../../lib/free-port.js';
 import { waitFor } from '../helpers/wait.js';

@@ -9,7 +9,7 @@ import { openStore } from '../../api/db/open-store.js';
 import { OutboxRepository } from '../../api/forwarding/outbox.js';
 import { MAX_DELIVERY_BYTES, recordsThatFit } from '../../api/forwarding/record.js';
 import { newWebhookSecret } from '../../api/forwarding/signature.js';
-import { rotateForwardingSecret, setForwarding } from '../../api/parkings/forwarding.js';
+import { rotateForwardingSecret, setForwarding } from '../../api/forwarding/parking-settings.js';
 import { DRIVER, tempDir, testApp } from '../helpers/api-app.js';
 import { countRows } from '../helpers/box-logs.js';
 import {

@@ -4,9 +4,9 @@
 import { resolve } from 'node:path';
 import test from 'ava';
 import Fastify from 'fastify';
-import { parsePostgresUrl } from '../../api/config.js';
+import { parsePostgresUrl } from '../../api/config/index.js';
 import { MIGRATIONS } from '../../api/db/migrations/index.js';
-import { healthRoutes } from '../../api/routes/health.js';
+import { healthRoutes } from '../../api/http/health.js';
 import { testApp } from '../helpers/api-app.js';
 import { storeTests } from '../helpers/stores.js';
 

@@ -3,7 +3,7 @@
 // error body, or the payment page's HTML on /pay/.
 import { gzipSync } from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
-import { API_ERRORS } from '../../api/errors.js';
+import { API_ERRORS } from '../../api/http/errors.js';
 import { testApp } from '../helpers/api-app.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 

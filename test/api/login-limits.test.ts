@@ -1,5 +1,5 @@
 import test from 'ava';
-import { configWith } from '../../api/config.js';
+import { configWith } from '../../api/config/index.js';
 import { DRIVER, passwordGrant, register, testApp } from '../helpers/api-app.js';
 
 test('failed logins per username: 429 with Retry-After, until the window slides', async (t) => {

@@ -6,8 +6,8 @@ import { appLogger } from '../../api/app-logger.js';
 import { createService } from '../../api/service.js';
 import { hashSecret } from '../../api/auth/secrets.js';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { configWith } from '../../api/config.js';
-import { ClientAppRepository } from '../../api/repositories/client-apps.js';
+import { configWith } from '../../api/config/index.js';
+import { ClientAppRepository } from '../../api/auth/client-apps-repository.js';
 import { DRIVER, tempDir } from '../helpers/api-app.js';
 
 test('passwords, client secrets and tokens never appear in the logs', async (t) => {

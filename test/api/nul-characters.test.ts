@@ -3,7 +3,7 @@
 // it, so without this the insert failed with a 500 (found by the generated
 // box-log batches on PostgreSQL); on SQLite the answer is the same.
 import test from 'ava';
-import { nulPath } from '../../api/nul-characters.js';
+import { nulPath } from '../../api/http/nul-characters.js';
 import { errorBody, loggedIn, passwordGrant, register, DRIVER, testApp } from '../helpers/api-app.js';
 import { boxAnswer, boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking } from '../helpers/parking.js';

@@ -51,7 +51,7 @@ test('another client cannot revoke the token: 200, and the token still works', a
   const app = await testApp(t);
   const tokens = await loggedIn(app);
   const { hashSecret } = await import('../../api/auth/secrets.js');
-  const { ClientAppRepository } = await import('../../api/repositories/client-apps.js');
+  const { ClientAppRepository } = await import('../../api/auth/client-apps-repository.js');
   await new ClientAppRepository(app.ctx.store).insert('other', 'other-client', await hashSecret('other-secret', 10), 0);
   t.is(
     (await revoke(app, { token: tokens.access_token, client_app_id: 'other-client', client_secret: 'other-secret' }))

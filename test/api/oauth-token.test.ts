@@ -218,7 +218,7 @@ test("refresh_token grant: unknown, expired, or another client's token is invali
   );
 
   const { hashSecret } = await import('../../api/auth/secrets.js');
-  const { ClientAppRepository } = await import('../../api/repositories/client-apps.js');
+  const { ClientAppRepository } = await import('../../api/auth/client-apps-repository.js');
   await new ClientAppRepository(app.ctx.store).insert('other', 'other-client', await hashSecret('other-secret', 10), 0);
   const other = await token(app, {
     grant_type: 'refresh_token',

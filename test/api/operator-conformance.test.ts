@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { configWith } from '../../api/config.js';
+import { configWith } from '../../api/config/index.js';
 import { ConformanceRuns, RUN_DEFAULTS, RUNS_KEPT_PER_BOX } from '../../api/conformance-runs/runs.js';
 import type { ConformanceRunView } from '../../api/conformance-runs/run-view.js';
 import { CONFORMANCE_OPERATOR_USERNAME } from '../../api/conformance-runs/suite-login.js';

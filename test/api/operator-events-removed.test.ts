@@ -6,7 +6,7 @@
 // FakeClock.
 import test, { type ExecutionContext } from 'ava';
 import { addOperator } from '../../api/operators/accounts.js';
-import { OWNER_CHECK_MS } from '../../api/events/owners.js';
+import { OWNER_CHECK_MS } from '../../api/operators/stream/owners.js';
 import { errorBody, passwordGrant, register, testApp, type TestApp } from '../helpers/api-app.js';
 import { createSession, seedParking } from '../helpers/parking.js';
 import { runCli } from '../helpers/run-cli.js';

@@ -1,18 +1,18 @@
 // The operator's live event stream, GET /api/operator/events
-// (api/events/, api/routes/operator/events.ts). The real app on a real
+// (api/events/, api/operators/stream/routes.ts). The real app on a real
 // socket (app.inject cannot stream), read by a real SSE client
 // (test/helpers/sse-client.ts); the flushes run on the app's FakeClock, so
 // the test steps time instead of sleeping.
 import test, { type ExecutionContext } from 'ava';
 import { addOperator } from '../../api/operators/accounts.js';
-import { TICKET_TTL_MS } from '../../api/events/tickets.js';
+import { TICKET_TTL_MS } from '../../api/operators/stream/tickets.js';
 import { Barrier, Status } from '../../firmware-protocol/index.js';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { connect as tcp } from 'node:net';
 import { appLogger } from '../../api/app-logger.js';
 import { createService } from '../../api/service.js';
-import { configWith } from '../../api/config.js';
+import { configWith } from '../../api/config/index.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { errorBody, loggedIn, tempDir, testApp, type TestApp } from '../helpers/api-app.js';
 import { waitFor } from '../helpers/wait.js';
@@ -21,11 +21,11 @@ import { ok, startReceiver } from '../helpers/receiver.js';
 import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking, type SeededParking } from '../helpers/parking.js';
 import { openSse, type SseClient, type SseMessage } from '../helpers/sse-client.js';
-import type { ApiConfig } from '../../api/config.js';
+import type { ApiConfig } from '../../api/config/index.js';
 import type { BoxLogStreamItem } from '../../api/events/types.js';
 import mqtt from 'mqtt';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { mqttUsernameFor } from '../../api/repositories/boxes.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
+import { mqttUsernameFor } from '../../api/boxes/repository.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';

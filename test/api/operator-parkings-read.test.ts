@@ -5,14 +5,14 @@
 import test, { type ExecutionContext } from 'ava';
 import { BoxAvailabilityStore } from '../../api/boxes/availability.js';
 import { provisionFleet } from '../../api/boxes/fleet.js';
-import { boxStatuses } from '../../api/boxes/status.js';
+import { boxStatuses } from '../../api/operators/box-status.js';
 import { intervene, listControlCommands } from '../../api/control/interventions.js';
 import { revokeSmartKey, rotateIssuer } from '../../api/control/operations.js';
 import type { Db } from '../../api/db/open.js';
 import { sqliteStore, type Store } from '../../api/db/store.js';
 import { operatorParkings } from '../../api/operators/box-entries.js';
 import { lastResponseOf, type OperatorParking } from '../../api/operators/views.js';
-import { parkingView } from '../../api/parkings/view.js';
+import { parkingView } from '../../api/operators/parking-view.js';
 import { Barrier } from '../../firmware-protocol/index.js';
 import { boxAnswer, boxLog, postBoxLogs } from '../helpers/box-logs.js';
 import { loggedIn, me, sqliteConnection, testApp } from '../helpers/api-app.js';

@@ -6,7 +6,7 @@ import test from 'ava';
 import { revokeSmartKey, setAccessSigned } from '../../api/control/operations.js';
 import { intervene } from '../../api/control/interventions.js';
 import { LiveBoxStates } from '../../api/events/live-states.js';
-import { StreamRenderer } from '../../api/events/render.js';
+import { StreamRenderer } from '../../api/operators/stream/render.js';
 import type { Store } from '../../api/db/store.js';
 import { operatorParkings } from '../../api/operators/box-entries.js';
 import { lastResponseOf, operatorBoxLogs, operatorSessions } from '../../api/operators/views.js';

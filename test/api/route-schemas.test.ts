@@ -8,7 +8,7 @@ import { errorBody, loggedIn, testApp } from '../helpers/api-app.js';
 import { boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking } from '../helpers/parking.js';
 import { boxLogSchema } from '../../api/box-logs/validate.js';
-import { createSessionBodySchema } from '../../api/routes/parking-sessions.js';
+import { createSessionBodySchema } from '../../api/sessions/routes.js';
 
 interface ObjectSchema {
   required: string[];

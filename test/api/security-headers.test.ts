@@ -6,7 +6,7 @@
 // keeps `<token>` as text.
 import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { DOCS_CSP } from '../../api/routes/docs.js';
+import { DOCS_CSP } from '../../api/http/docs.js';
 import { loggedIn, testApp } from '../helpers/api-app.js';
 import { rawRequest } from '../helpers/raw-http.js';
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import test from 'ava';
-import { databaseShown } from '../../api/config.js';
+import { databaseShown } from '../../api/config/index.js';
 import { MIGRATIONS } from '../../api/db/migrations/index.js';
-import { API_ERRORS, OAUTH_ERRORS } from '../../api/errors.js';
+import { API_ERRORS, OAUTH_ERRORS } from '../../api/http/errors.js';
 import { errorBody, sqliteConnection, testApp } from '../helpers/api-app.js';
 
 test('GET /health: 200 once the database is open and migrated', async (t) => {

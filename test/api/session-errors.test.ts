@@ -2,8 +2,8 @@
 // DomainError, never an HTTP type, which the parking session routes map
 // through the registry to the same status and body as before.
 import test from 'ava';
-import { DomainError } from '../../api/domain-error.js';
-import { ApiError } from '../../api/errors.js';
+import { DomainError } from '../../api/http/domain-error.js';
+import { ApiError } from '../../api/http/errors.js';
 import { createSession as createSessionOf, finalizeSession } from '../../api/sessions/service.js';
 import { DRIVER, errorBody, loggedIn, testApp, type TestApp } from '../helpers/api-app.js';
 import { anotherDriver, createSession, finalize, seedParking } from '../helpers/parking.js';

@@ -10,16 +10,16 @@
 // - a field the page declares that the API's response schema does not have
 //   (`Declares`; not for box logs, whose stream items add via and latency_ms
 //   to GET /api/operator/box_logs's).
-import type { Snapshot as SentSnapshot } from '../../api/events/render.js';
+import type { Snapshot as SentSnapshot } from '../../api/operators/stream/render.js';
 import type { ControlDelivery as SentControlDelivery } from '../../api/events/types.js';
 import type { ConformanceRunView } from '../../api/conformance-runs/run-view.js';
-import type { forwardingStatusResponse } from '../../api/routes/operator/actions.js';
-import type { conformanceRunSchema } from '../../api/routes/operator/conformance.js';
+import type { forwardingStatusResponse } from '../../api/operators/action-routes.js';
+import type { conformanceRunSchema } from '../../api/conformance-runs/routes.js';
 import type {
   operatorBoxSchema,
   operatorParkingSchema,
   operatorSessionSchema,
-} from '../../api/routes/operator/schemas.js';
+} from '../../api/operators/schemas.js';
 import type * as Page from '../../web/bench/src/types.js';
 
 /** Compiles only when every `Sent` is a `Read`: the page can read what the API sends. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import test from 'ava';
 import Database from 'better-sqlite3';
-import { verifyMqttPassword } from '../../api/mqtt/password-hash.js';
+import { verifyMqttPassword } from '../../api/auth/mqtt-password.js';
 import { tempDir } from '../helpers/api-app.js';
 import { runCli } from '../helpers/run-cli.js';
 

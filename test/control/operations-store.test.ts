@@ -6,7 +6,7 @@
 // refused, one process queues a drop, and no control sequence of a run's
 // reservation is given to a dispatcher.
 import test, { type ExecutionContext } from 'ava';
-import { boxStatuses } from '../../api/boxes/status.js';
+import { boxStatuses } from '../../api/operators/box-status.js';
 import { reserveControlSequences, RUN_CONTROL_SEQUENCES } from '../../api/conformance-runs/suite-box.js';
 import {
   accessStateOf,

@@ -7,7 +7,7 @@
 // its dispatcher on a fake clock, a real simulated box on its broker.
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { boxStatuses } from '../../api/boxes/status.js';
+import { boxStatuses } from '../../api/operators/box-status.js';
 import { revokeSmartKey, rotateIssuer } from '../../api/control/operations.js';
 import { addOperator } from '../../api/operators/accounts.js';
 import type { OperatorParking } from '../../api/operators/views.js';

@@ -6,9 +6,9 @@
 import test from 'ava';
 import { tokenHash } from '../../api/auth/secrets.js';
 import type { Store } from '../../api/db/store.js';
-import { ClientAppRepository } from '../../api/repositories/client-apps.js';
-import { TokenRepository, type NewTokenPair } from '../../api/repositories/tokens.js';
-import { UserRepository } from '../../api/repositories/users.js';
+import { ClientAppRepository } from '../../api/auth/client-apps-repository.js';
+import { TokenRepository, type NewTokenPair } from '../../api/auth/tokens-repository.js';
+import { UserRepository } from '../../api/auth/users-repository.js';
 import { storeTests } from '../helpers/stores.js';
 
 const storeTest = storeTests(test);

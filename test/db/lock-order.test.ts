@@ -13,7 +13,7 @@ import { setAccessSigned } from '../../api/control/operations.js';
 import { GroupCommit } from '../../api/db/group-commit.js';
 import { RACE_ATTEMPTS } from '../../api/db/lost-race.js';
 import type { PostgresStore, Store } from '../../api/db/store.js';
-import type { StoredBoxLog } from '../../api/repositories/box-logs.js';
+import type { StoredBoxLog } from '../../api/box-logs/repository.js';
 import {
   Barrier,
   Direction,

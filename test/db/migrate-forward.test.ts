@@ -11,7 +11,7 @@ import { gunzipSync } from 'node:zlib';
 import test, { type ExecutionContext } from 'ava';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { parsePostgresUrl } from '../../api/config.js';
+import { parsePostgresUrl } from '../../api/config/index.js';
 import { migratePostgres } from '../../api/db/migrate-postgres.js';
 import { migrate } from '../../api/db/migrate-sqlite.js';
 import { MIGRATIONS } from '../../api/db/migrations/index.js';

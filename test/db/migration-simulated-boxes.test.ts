@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { parsePostgresUrl } from '../../api/config.js';
+import { parsePostgresUrl } from '../../api/config/index.js';
 import { MIGRATIONS } from '../../api/db/migrations/index.js';
 import { migrate } from '../../api/db/migrate-sqlite.js';
 import { POSTGRES_MIGRATIONS, migratePostgres } from '../../api/db/migrate-postgres.js';

@@ -4,13 +4,13 @@
 // added twice at once (one row), the bench's operator ensured twice at once.
 import test from 'ava';
 import { tokenHash } from '../../api/auth/secrets.js';
-import { EventTicketRepository, TICKET_TTL_MS } from '../../api/events/tickets.js';
+import { EventTicketRepository, TICKET_TTL_MS } from '../../api/operators/stream/tickets.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { addMqttClient, ensureOperatorClient, mosquittoExport } from '../../api/mqtt/clients.js';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { addOperator, ensureOperator, listOperators, removeOperator } from '../../api/operators/accounts.js';
 import { OperatorRepository } from '../../api/operators/repository.js';
-import { DomainError } from '../../api/domain-error.js';
+import { DomainError } from '../../api/http/domain-error.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { insertParking } from '../helpers/store-rows.js';
 import { storeTests } from '../helpers/stores.js';

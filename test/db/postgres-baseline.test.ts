@@ -12,7 +12,7 @@
 import test, { type ExecutionContext } from 'ava';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { parsePostgresUrl } from '../../api/config.js';
+import { parsePostgresUrl } from '../../api/config/index.js';
 import { POSTGRES_MIGRATIONS } from '../../api/db/migrate-postgres.js';
 import { migrate } from '../../api/db/migrate-sqlite.js';
 import { MIGRATIONS, POSTGRES_BASELINE_VERSION } from '../../api/db/migrations/index.js';

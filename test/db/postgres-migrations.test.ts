@@ -5,7 +5,7 @@
 // parkbench's are refused, as on SQLite.
 import test, { type ExecutionContext } from 'ava';
 import pg from 'pg';
-import { parsePostgresUrl } from '../../api/config.js';
+import { parsePostgresUrl } from '../../api/config/index.js';
 import { MIGRATIONS } from '../../api/db/migrations/index.js';
 import { POSTGRES_MIGRATIONS, migratePostgres, type PostgresMigrationPlan } from '../../api/db/migrate-postgres.js';
 import { createPostgresPool } from '../../api/db/postgres-pool.js';

@@ -9,11 +9,11 @@ import type { Store } from '../../api/db/store.js';
 import { noEvents } from '../../api/events/types.js';
 import { SandboxProvider, TEST_CARD_SUCCEEDS } from '../../api/payments/sandbox.js';
 import { GroupCommit } from '../../api/db/group-commit.js';
-import { BoxRepository } from '../../api/repositories/boxes.js';
-import { ParkingRepository } from '../../api/repositories/parkings.js';
-import { PaymentRepository } from '../../api/repositories/payments.js';
-import { SessionRepository, type NewSession } from '../../api/repositories/sessions.js';
-import { SmartKeyRepository, type NewSmartKey } from '../../api/repositories/smart-keys.js';
+import { BoxRepository } from '../../api/boxes/repository.js';
+import { ParkingRepository } from '../../api/parkings/repository.js';
+import { PaymentRepository } from '../../api/payments/repository.js';
+import { SessionRepository, type NewSession } from '../../api/sessions/repository.js';
+import { SmartKeyRepository, type NewSmartKey } from '../../api/smart-keys/repository.js';
 import { SessionError } from '../../api/sessions/errors.js';
 import {
   createSession,

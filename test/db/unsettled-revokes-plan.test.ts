@@ -4,7 +4,7 @@
 // the partial index made for them, not by reading every control command ever
 // delivered. Checked in each engine's own plan.
 import test from 'ava';
-import { unsettledRevokesQuery } from '../../api/boxes/status.js';
+import { unsettledRevokesQuery } from '../../api/operators/box-status.js';
 import type { Store } from '../../api/db/store.js';
 import { storeTests } from '../helpers/stores.js';
 

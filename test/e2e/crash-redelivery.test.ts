@@ -7,8 +7,8 @@
 import test from 'ava';
 import mqtt from 'mqtt';
 import { sqliteStore } from '../../api/db/store.js';
-import { BoxRepository } from '../../api/repositories/boxes.js';
-import { ParkingRepository } from '../../api/repositories/parkings.js';
+import { BoxRepository } from '../../api/boxes/repository.js';
+import { ParkingRepository } from '../../api/parkings/repository.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';

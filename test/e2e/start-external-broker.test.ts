@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import avaTest from 'ava';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import type { ReadyInfo } from '../../cli/start/bench.js';
 import { appSessionArgs } from '../../lib/app-session-args.js';
 import { freePort } from '../../lib/free-port.js';

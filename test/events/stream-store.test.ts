@@ -14,13 +14,13 @@ import {
   type FlushKeys,
   type Rendered,
   type Snapshot,
-} from '../../api/events/render.js';
-import { EventStream, type OutgoingMessage, type StreamSink } from '../../api/events/stream.js';
+} from '../../api/operators/stream/render.js';
+import { EventStream, type OutgoingMessage, type StreamSink } from '../../api/operators/stream/stream.js';
 import { BoxEntries } from '../../api/operators/box-entries.js';
 import { operatorSessions } from '../../api/operators/views.js';
 import { addOperator, ensureOperator, removeOperator } from '../../api/operators/accounts.js';
 import { OperatorRepository } from '../../api/operators/repository.js';
-import { OWNER_CHECK_MS, type StreamOwner } from '../../api/events/owners.js';
+import { OWNER_CHECK_MS, type StreamOwner } from '../../api/operators/stream/owners.js';
 import { tokenHash } from '../../api/auth/secrets.js';
 import type { Store } from '../../api/db/store.js';
 import { FakeClock } from '../../lib/fake-clock.js';

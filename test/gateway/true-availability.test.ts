@@ -7,7 +7,7 @@ import avaTest, { type ExecutionContext } from 'ava';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { addMqttClient } from '../../api/mqtt/clients.js';
-import { boxStatuses, type BoxStatus } from '../../api/boxes/status.js';
+import { boxStatuses, type BoxStatus } from '../../api/operators/box-status.js';
 import { operationReport, setAccessSigned } from '../../api/control/operations.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';

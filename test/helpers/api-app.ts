@@ -10,13 +10,13 @@ import type { ControlDispatcher } from '../../api/control/dispatcher.js';
 import { createService } from '../../api/service.js';
 import type { MqttConnection, MqttService } from '../../api/mqtt/mqtt-service.js';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { configWith, parsePostgresUrl, type ApiConfig } from '../../api/config.js';
+import { configWith, parsePostgresUrl, type ApiConfig } from '../../api/config/index.js';
 import type { Dialect } from '../../api/db/store.js';
 import { databaseForTest, TEST_STORE_VARIABLE } from './stores.js';
 import type { AppContext } from '../../api/context.js';
 import type { Db } from '../../api/db/open.js';
 import { hashIssuedSecret } from '../../api/auth/secrets.js';
-import { ClientAppRepository } from '../../api/repositories/client-apps.js';
+import { ClientAppRepository } from '../../api/auth/client-apps-repository.js';
 
 export interface TestApp {
   app: FastifyInstance;

@@ -15,11 +15,11 @@ import type { BoxLogInput, BoxLogResult, IngestOptions } from '../../api/box-log
 import { ingestStoreOf } from '../../api/box-logs/ingest-store-of.js';
 import { sessionEnd } from '../../api/box-logs/session-end.js';
 import { SandboxProvider } from '../../api/payments/sandbox.js';
-import { BoxRepository } from '../../api/repositories/boxes.js';
-import { ParkingRepository } from '../../api/repositories/parkings.js';
-import { PaymentRepository } from '../../api/repositories/payments.js';
-import { SessionRepository } from '../../api/repositories/sessions.js';
-import { SmartKeyRepository } from '../../api/repositories/smart-keys.js';
+import { BoxRepository } from '../../api/boxes/repository.js';
+import { ParkingRepository } from '../../api/parkings/repository.js';
+import { PaymentRepository } from '../../api/payments/repository.js';
+import { SessionRepository } from '../../api/sessions/repository.js';
+import { SmartKeyRepository } from '../../api/smart-keys/repository.js';
 import { GroupCommit } from '../../api/db/group-commit.js';
 import type { Store } from '../../api/db/store.js';
 import type { Clock } from '../../lib/clock.js';

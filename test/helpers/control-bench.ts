@@ -3,14 +3,14 @@
 // simulated boxes on MQTT provisioned from that database.
 import type { ExecutionContext } from 'ava';
 import { randomKeyHex } from '../../api/auth/secrets.js';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { generateIssuerKeyPair, type BoxDirection } from '../../firmware-protocol/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { FakeClock } from '../../lib/fake-clock.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
-import type { ApiConfig } from '../../api/config.js';
+import type { ApiConfig } from '../../api/config/index.js';
 import { testApp, type TestApp } from './api-app.js';
 import { all } from './sql.js';
 

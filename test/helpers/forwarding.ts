@@ -2,9 +2,9 @@
 // smart key for it, and box logs to post: what the forwarding tests share.
 import type { ExecutionContext } from 'ava';
 import type { AppLoggerOptions } from '../../api/app-logger.js';
-import type { ApiConfig } from '../../api/config.js';
-import { setForwarding } from '../../api/parkings/forwarding.js';
-import type { AccessMode } from '../../api/repositories/parkings.js';
+import type { ApiConfig } from '../../api/config/index.js';
+import { setForwarding } from '../../api/forwarding/parking-settings.js';
+import type { AccessMode } from '../../api/parkings/repository.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { loggedIn, testApp, type TestApp } from './api-app.js';
 import { boxAnswer, boxLog, postBoxLogs } from './box-logs.js';

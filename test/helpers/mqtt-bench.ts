@@ -10,7 +10,7 @@ import type { ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import { MqttAccountRepository, type ClientRole } from '../../api/mqtt/accounts.js';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { mqttUrlOf, provisionBox } from '../../api/boxes/provisioning.js';
 import type { ProvisioningFile } from '../../lib/provisioning-file.js';
 import { Topics } from '../../lib/mqtt-topics.js';

@@ -6,10 +6,10 @@ import type { ExecutionContext } from 'ava';
 import { randomKeyHex } from '../../api/auth/secrets.js';
 import { openDatabase, type Db } from '../../api/db/open.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
-import { BoxRepository } from '../../api/repositories/boxes.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
+import { BoxRepository } from '../../api/boxes/repository.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository } from '../../api/repositories/parkings.js';
+import { ParkingRepository } from '../../api/parkings/repository.js';
 import { sqliteStore } from '../../api/db/store.js';
 
 export interface BrokerFixture {

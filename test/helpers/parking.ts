@@ -3,7 +3,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { randomKeyHex } from '../../api/auth/secrets.js';
 import { freshParkingKeys } from '../../api/parkings/create.js';
-import type { AccessMode } from '../../api/repositories/parkings.js';
+import type { AccessMode } from '../../api/parkings/repository.js';
 import {
   FrameKind,
   openCommand,

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext, TestFn } from 'ava';
 import pg from 'pg';
-import { parsePostgresUrl } from '../../api/config.js';
+import { parsePostgresUrl } from '../../api/config/index.js';
 import { openDatabase } from '../../api/db/open.js';
 import { openPostgresStore, sqliteStore, type Dialect, type Store } from '../../api/db/store.js';
 import { EXISTING_SERVER_VARIABLE, startTestDatabase, type TestDatabase } from './postgres.js';

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import avaTest, { type ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { ResilientMqttClient } from '../../lib/resilient-mqtt.js';
 import { tempDir } from '../helpers/api-app.js';

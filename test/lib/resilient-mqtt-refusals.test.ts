@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import avaTest, { type ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { MAX_PUBLISH_TRIES, ResilientMqttClient } from '../../lib/resilient-mqtt.js';

@@ -86,13 +86,13 @@ test(
 );
 test(
   banned,
-  'api/routes/operator/conformance.ts',
+  'api/conformance-runs/routes.ts',
   "import { runSuite } from '../../../conformance/run-suite.js';",
   'api/README.md',
 );
 test(
   allowed,
-  'api/routes/operator/conformance.ts',
+  'api/conformance-runs/routes.ts',
   "import { ConformanceRuns } from '../../conformance-runs/runs.js';",
 );
 for (const part of ['simulator', 'gateway', 'cli', 'test', 'perf']) {

@@ -11,7 +11,7 @@ import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { parseProvisioning } from '../../lib/provisioning-file.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
-import { boxStatuses } from '../../api/boxes/status.js';
+import { boxStatuses } from '../../api/operators/box-status.js';
 import { addOperator } from '../../api/operators/accounts.js';
 import { startCli } from '../helpers/cli-process.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';

@@ -5,12 +5,12 @@ import test, { type ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { FrameKind, parseResponse, sealCommand, signAccessCommand, Status } from '../../firmware-protocol/index.js';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
 import { errorBody, loggedIn, testApp, type TestApp, databaseArgument } from '../helpers/api-app.js';
-import type { AccessMode } from '../../api/repositories/parkings.js';
+import type { AccessMode } from '../../api/parkings/repository.js';
 import {
   ACCESS_MODES,
   authGet,

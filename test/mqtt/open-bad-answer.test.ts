@@ -7,7 +7,7 @@ import test, { type ExecutionContext } from 'ava';
 import mqtt from 'mqtt';
 import { parseCommandMessage } from '../../lib/mqtt-messages.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { errorBody, loggedIn, testApp } from '../helpers/api-app.js';
 import { boxAnswer } from '../helpers/box-logs.js';
 import { createSession, seedParking, type SeededBox } from '../helpers/parking.js';

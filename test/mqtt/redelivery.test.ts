@@ -6,7 +6,7 @@
 // publishes the same bytes twice on the real embedded broker, on either store.
 import test from 'ava';
 import mqtt from 'mqtt';
-import { hashMqttPassword } from '../../api/mqtt/password-hash.js';
+import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
 import { MqttAccountRepository } from '../../api/mqtt/accounts.js';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
 import { Topics } from '../../lib/mqtt-topics.js';

@@ -6,7 +6,7 @@ const migration: Migration = {
   name: 'single-use tickets of the operator event stream',
   sqlite: `
       -- A browser's EventSource cannot send Authorization: it gets a ticket
-      -- (POST /api/operator/events/tickets, api/events/tickets.ts) good for ONE
+      -- (POST /api/operator/events/tickets, api/operators/stream/tickets.ts) good for ONE
       -- GET /api/operator/events within 30 s. Only its SHA-256 is kept, so
       -- any API process on this database honours it and a leaked database
       -- row opens nothing. used_at is set by the one UPDATE that takes it.

@@ -1,0 +1,52 @@
+// The operator HTTP API: one fastify plugin registered with the prefix
+// /api/operator. Its onRequest hook authenticates every route of the prefix,
+// and its unknown paths too (an unauthenticated probe learns nothing of
+// which routes exist): an operator token (`parkbench admin operator add`),
+// else 403 for a driver's token, 401 for none or a bad one
+// (api/operators/auth.ts).
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../http/errors.js';
+import { operatorAuth, type OperatorAuthDeps } from './auth.js';
+import type { ConformanceRuns } from '../conformance-runs/runs.js';
+import type { MqttService } from '../mqtt/mqtt-service.js';
+import { operatorActionRoutes, type OperatorActionRouteDeps } from './action-routes.js';
+import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-command-routes.js';
+import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim-routes.js';
+import { operatorConformanceRoutes } from '../conformance-runs/routes.js';
+import { operatorControlRoutes, type OperatorControlRouteDeps } from './control-routes.js';
+import { operatorEventRoutes, type OperatorEventRouteDeps } from './stream/routes.js';
+import { operatorReadRoutes, type OperatorReadRouteDeps } from './read-routes.js';
+
+export const OPERATOR_PREFIX = '/api/operator';
+
+export type OperatorRouteDeps = OperatorAuthDeps &
+  OperatorReadRouteDeps &
+  OperatorActionRouteDeps &
+  OperatorControlRouteDeps &
+  OperatorBoxCommandRouteDeps &
+  OperatorEventRouteDeps &
+  OperatorBoxSimRouteDeps;
+
+/** `mqtt`: the MQTT side, absent when the service runs without one (api/service.ts);
+ * `conformanceRuns`: the runs of this process (api/conformance-runs/). */
+export function operatorRoutes(
+  scope: FastifyInstance,
+  ctx: OperatorRouteDeps,
+  mqtt: MqttService | undefined,
+  conformanceRuns: ConformanceRuns,
+): void {
+  scope.decorateRequest('operator', null);
+  scope.addHook('onRequest', operatorAuth(ctx));
+  scope.setNotFoundHandler((request, reply) => {
+    const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0] ?? ''}.`);
+    void reply.status(404).send(error.body());
+  });
+  operatorReadRoutes(scope, ctx);
+  operatorActionRoutes(scope, ctx);
+  operatorControlRoutes(scope, ctx);
+  operatorBoxCommandRoutes(scope, ctx, mqtt);
+  operatorBoxSimRoutes(scope, ctx, mqtt);
+  operatorConformanceRoutes(scope, conformanceRuns, mqtt);
+  // Its own child scope: @fastify/sse (registered there) must see its route.
+  void scope.register((child) => operatorEventRoutes(child, ctx));
+}
