@@ -22,7 +22,7 @@ import { meRoutes } from './auth/me-route.js';
 import { oauthRoutes } from './auth/oauth-routes.js';
 import { OPERATOR_PREFIX, operatorRoutes } from './operators/routes.js';
 import { parkingSessionRoutes } from './sessions/routes.js';
-import { payRoutes } from './payments/routes.js';
+import { paymentErrorPages, payRoutes } from './payments/routes.js';
 import { smartKeyRoutes } from './smart-keys/routes.js';
 import { registerDriverRoutes } from './auth/register-route.js';
 import { publicUserSchema } from './http/schemas.js';
@@ -65,9 +65,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // on a loaded 2-core machine (a failed start, not a hung plugin); a
     // plugin that really hangs is still reported, after a minute.
     pluginTimeout: 60_000,
-    ...serverOptions(config),
+    ...serverOptions(config, paymentErrorPages),
   });
-  configureServer(app, config);
+  configureServer(app, config, paymentErrorPages);
 
   // Only JSON (and, on the OAuth endpoints, forms): text/plain gets 415.
   app.removeContentTypeParser('text/plain');

@@ -22,7 +22,6 @@ import {
 import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Executor } from '../db/store.js';
-import type { ForwardingWorker } from '../forwarding/worker.js';
 import type { BoxObservation, BoxRow } from '../boxes/repository.js';
 import type { StoredBoxLog } from './repository.js';
 import type { ParkingRow } from '../parkings/repository.js';
@@ -30,7 +29,7 @@ import { applyVerifiedResponse, sessionIdOf, type EffectDeps } from './effects.j
 import { BoxLogRefusal, type BoxLogProblem } from './errors.js';
 import { BoxLogLookups, type OutboxEntry } from './ingest-store.js';
 import type { BoxLogInput, BoxLogResult, IngestOptions } from './types.js';
-import { parseCreatedAt } from './validate.js';
+import { parseCreatedAt } from '../http/time.js';
 import { verifiedResponses } from './verify.js';
 
 /** What ingestion touches: its clock, the rows it reads and writes (the
@@ -40,7 +39,8 @@ import { verifiedResponses } from './verify.js';
  * they changed). AppContext has them. */
 export type BoxLogIngestDeps = EffectDeps & {
   clock: Pick<Clock, 'now'>;
-  forwarding: Pick<ForwardingWorker, 'notify'>;
+  /** The forwarding worker (api/forwarding/worker.ts): told that logs were queued for it. */
+  forwarding: { notify(): void };
   events: Pick<EventPublisher, 'publishBoxLogs' | 'publishBox' | 'publishForwarding' | 'publishSession'>;
 };
 

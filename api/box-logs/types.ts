@@ -1,8 +1,10 @@
 // A box log as the ingestion path takes it, whoever sends it: the HTTP route
 // (spec 2.1, validated by validate.ts) or MQTT ingestion.
 
+import type { BoxLogSource } from '../events/types.js';
+
+export type { BoxLogSource };
 export type BoxLogType = 'in' | 'out' | 'control';
-export type BoxLogSource = 'http' | 'mqtt';
 
 export interface PointAttributes {
   latitude: number;

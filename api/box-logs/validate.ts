@@ -11,7 +11,6 @@
 import { U32_MAX } from '../../firmware-protocol/index.js';
 import { BASE64_PATTERN } from '../../lib/wire-patterns.js';
 import { SQL_TIME_FORMAT, WELL_FORMED_TEXT_PATTERN } from '../http/schemas.js';
-import { parseSqlTime } from '../http/time.js';
 import type { FromSchema } from 'json-schema-to-ts';
 import type { BoxLogInput } from './types.js';
 
@@ -82,18 +81,6 @@ export function boxLogsBodySchema(maxBatch: number) {
 
 /** A body that passed boxLogsBodySchema, as fastify hands it over (its type derived from the schema). */
 export type BoxLogsBody = FromSchema<ReturnType<typeof boxLogsBodySchema>>;
-
-/** The last time parsed: the logs of a batch mostly share a few seconds. */
-let lastCreatedAt: { text: string; ms: number | undefined } = { text: '', ms: undefined };
-
-/** "2026-06-01 08:00:00" -> ms since the epoch (UTC), or undefined if no
- * such time in years 0001..9999 (parseSqlTime, cached). */
-export function parseCreatedAt(text: string): number | undefined {
-  if (text === lastCreatedAt.text) return lastCreatedAt.ms;
-  const ms = parseSqlTime(text);
-  lastCreatedAt = { text, ms };
-  return ms;
-}
 
 /** A validated body's logs, absent optional fields as null. */
 export function boxLogEntries(body: BoxLogsBody): BoxLogInput[] {

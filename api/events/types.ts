@@ -6,7 +6,9 @@
 // log and a control delivery carry their item, which nothing else could
 // rebuild later.
 import type { StatusName } from '../../firmware-protocol/index.js';
-import type { BoxLogSource } from '../box-logs/types.js';
+
+/** How a box log came: POST /api/box_logs or MQTT ingestion. */
+export type BoxLogSource = 'http' | 'mqtt';
 
 /** A stored box log as the stream shows it: the GET /api/operator/box_logs
  * item plus how it came (`via`) and `latency_ms` (received_at minus

@@ -1,22 +1,33 @@
 // The HTTP server below the routes: its timeouts, and the errors node and
 // fastify answer before a route's error handler is reached (a request that is
 // not valid HTTP, headers too large, a bad URL, an Expect header, no Host, a
-// compressed body). Each answers the registry's error body, or the payment
-// page's HTML on /pay/, never node's or fastify's own bodies; every answer,
+// compressed body). Each answers the registry's error body, or an HTML page
+// where the paths are a page's (the payment page's, handed in as
+// `HtmlErrorPages`), never node's or fastify's own bodies; every answer,
 // these and the routes', says `X-Content-Type-Options: nosniff`.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { ApiConfig } from '../config/index.js';
 import { ApiError, type ApiErrorCode } from './errors.js';
-import { errorPage, isPaymentPath, PAGE_HEADERS, sendErrorPage } from '../payments/routes.js';
 
 /** X-Content-Type-Options on every response, also those written below the routes. */
 const NOSNIFF = { name: 'x-content-type-options', value: 'nosniff' } as const;
 
+/** Paths answered in HTML rather than JSON, with the page their errors get. */
+export interface HtmlErrorPages {
+  /** Whether a request path (with its query) is one of the pages'. */
+  owns(url: string): boolean;
+  /** The whole HTML document for an error status. */
+  page(status: number): string;
+  /** The headers of every such page (content type, CSP, nosniff). */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
 /** fastify's own options for the timeouts and the error paths it owns. */
 export function serverOptions(
   config: ApiConfig,
+  pages: HtmlErrorPages,
 ): Pick<
   FastifyServerOptions,
   'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout' | 'clientErrorHandler' | 'frameworkErrors'
@@ -28,13 +39,17 @@ export function serverOptions(
     // Socket inactivity: a connection silent this long is destroyed.
     connectionTimeout: config.httpConnectionTimeoutMs,
     keepAliveTimeout: config.httpKeepAliveTimeoutMs,
-    clientErrorHandler,
-    frameworkErrors,
+    clientErrorHandler(this: FastifyInstance, error: ClientError, socket: Socket) {
+      answerClientError(this, pages, error, socket);
+    },
+    frameworkErrors(error, request, reply) {
+      answerFrameworkError(pages, error, request, reply);
+    },
   };
 }
 
 /** What fastify's options cannot set, on the node server before it listens. */
-export function configureServer(app: FastifyInstance, config: ApiConfig): void {
+export function configureServer(app: FastifyInstance, config: ApiConfig, pages: HtmlErrorPages): void {
   // Both are read by node at run time; @types/node does not declare them.
   const server = app.server as typeof app.server & { connectionsCheckingInterval: number; requireHostHeader: boolean };
   server.headersTimeout = config.httpHeadersTimeoutMs;
@@ -44,7 +59,9 @@ export function configureServer(app: FastifyInstance, config: ApiConfig): void {
   // node answers a missing Host itself, with an empty 400; the hook below answers it instead.
   server.requireHostHeader = false;
   // Without a listener node answers an unknown Expect with an empty 417.
-  server.on('checkExpectation', answerExpectation);
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    answerExpectation(pages, request, response);
+  });
   app.addHook('onRequest', (request, reply, done) => {
     // Every answer, errors included, is what its Content-Type says: no browser sniffs a JSON body into HTML.
     void reply.header(NOSNIFF.name, NOSNIFF.value);
@@ -66,16 +83,20 @@ function requestHeadersError(request: FastifyRequest): ApiError | undefined {
   return undefined;
 }
 
-function answerExpectation(request: IncomingMessage, response: ServerResponse): void {
+function answerExpectation(pages: HtmlErrorPages, request: IncomingMessage, response: ServerResponse): void {
   const error = new ApiError('expectation_failed', `Expect: ${request.headers.expect ?? ''} is not supported.`);
-  const { body, headers } = rendered(error, request.url ?? '');
+  const { body, headers } = rendered(pages, error, request.url ?? '');
   response.writeHead(error.status, { ...headers, 'content-length': Buffer.byteLength(body), connection: 'close' });
   response.end(body);
 }
 
-/** The body and headers of an error, as HTML on the payment page's paths. */
-function rendered(error: ApiError, url: string): { body: string; headers: Record<string, string> } {
-  if (isPaymentPath(url)) return { body: errorPage(error.status), headers: PAGE_HEADERS };
+/** The body and headers of an error, as HTML on a page's paths. */
+function rendered(
+  pages: HtmlErrorPages,
+  error: ApiError,
+  url: string,
+): { body: string; headers: Readonly<Record<string, string>> } {
+  if (pages.owns(url)) return { body: pages.page(error.status), headers: pages.headers };
   return {
     body: JSON.stringify(error.body()),
     headers: { 'content-type': 'application/json; charset=utf-8', [NOSNIFF.name]: NOSNIFF.value },
@@ -83,7 +104,12 @@ function rendered(error: ApiError, url: string): { body: string; headers: Record
 }
 
 /** The router's errors: a malformed percent-encoding, a too long path parameter. */
-function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+function answerFrameworkError(
+  pages: HtmlErrorPages,
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   const apiError =
     error.code === 'FST_ERR_BAD_URL'
       ? new ApiError('bad_request', 'The URL is not valid percent-encoded UTF-8.')
@@ -96,8 +122,8 @@ function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: Fa
   const answer = apiError ?? new ApiError('internal_error');
   // fastify calls this before any onRequest hook.
   void reply.header(NOSNIFF.name, NOSNIFF.value);
-  if (isPaymentPath(request.url)) {
-    void sendErrorPage(reply, answer.status);
+  if (pages.owns(request.url)) {
+    void reply.status(answer.status).headers(pages.headers).send(pages.page(answer.status));
     return;
   }
   void reply.status(answer.status).send(answer.body());
@@ -122,16 +148,16 @@ interface ClientError extends Error {
  * There is no request object: the answer is written on the socket, which is
  * then closed (its stream position is unknown).
  */
-function clientErrorHandler(this: FastifyInstance, error: ClientError, socket: Socket): void {
+function answerClientError(app: FastifyInstance, pages: HtmlErrorPages, error: ClientError, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const code = (error.code === undefined ? undefined : CLIENT_ERROR_CODES[error.code]) ?? 'bad_request';
   const apiError =
     code === 'bad_request' ? new ApiError('bad_request', 'The request is not valid HTTP/1.1.') : new ApiError(code);
-  this.log.debug({ err: error }, `client error: answered ${apiError.status}`);
+  app.log.debug({ err: error }, `client error: answered ${apiError.status}`);
   // A response already under way on this socket cannot be followed by another.
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && inFlight?.headersSent !== true) {
-    const { body, headers } = rendered(apiError, requestTarget(error.rawPacket));
+    const { body, headers } = rendered(pages, apiError, requestTarget(error.rawPacket));
     const lines = Object.entries({
       ...headers,
       'content-length': String(Buffer.byteLength(body)),

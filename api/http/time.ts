@@ -93,3 +93,15 @@ export function sqlTime(ms: number): string {
   const iso = new Date(ms).toISOString();
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
 }
+
+/** The last time parsed: the logs of a batch mostly share a few seconds. */
+let lastCreatedAt: { text: string; ms: number | undefined } = { text: '', ms: undefined };
+
+/** "2026-06-01 08:00:00" -> ms since the epoch (UTC), or undefined if no
+ * such time in years 0001..9999 (parseSqlTime, cached). */
+export function parseCreatedAt(text: string): number | undefined {
+  if (text === lastCreatedAt.text) return lastCreatedAt.ms;
+  const ms = parseSqlTime(text);
+  lastCreatedAt = { text, ms };
+  return ms;
+}

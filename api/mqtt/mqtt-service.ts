@@ -12,6 +12,7 @@ import type { Topics } from '../../lib/mqtt-topics.js';
 import { ResilientMqttClient, type PublishOutcome } from '../../lib/resilient-mqtt.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Store } from '../db/store.js';
+import type { BoxCommandSender } from '../boxes/commands.js';
 import { MqttAccountRepository } from './accounts.js';
 import { BoxAvailabilityStore } from '../boxes/availability.js';
 import type { LiveBoxStates } from '../events/live-states.js';
@@ -55,6 +56,7 @@ export interface MqttServiceOptions {
   readonly logger?: Logger;
 }
 
+/** A command's outcome as api/boxes/commands.ts says, with all the ingestion knows of the answer. */
 export type CommandOutcome =
   { readonly answered: IngestedResponse } | { readonly error: 'timeout' | 'broker_unavailable' };
 
@@ -62,7 +64,7 @@ export type CommandOutcome =
  * its own availability message and its gateway's; with the reason. */
 export type AvailabilityListener = (moduleId: number, online: boolean, derived: DerivedAvailability) => void;
 
-export class MqttService {
+export class MqttService implements BoxCommandSender {
   readonly #availabilityListeners = new Set<AvailabilityListener>();
   readonly #availability: BoxAvailability;
   readonly #availabilityStore: BoxAvailabilityStore;

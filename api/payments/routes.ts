@@ -9,10 +9,11 @@ import type { PageResult, PaymentProvider } from './provider.js';
 import { isDatabaseBusy } from '../db/busy.js';
 import { BUSY_RETRY_AFTER_SECONDS } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
+import type { HtmlErrorPages } from '../http/http-server.js';
 import { typedRoutes } from '../http/typed-routes.js';
 
 /** No scripts, no external anything; the token in the URL never leaks by Referer. */
-export const PAGE_HEADERS = {
+const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
@@ -26,21 +27,29 @@ function send(reply: FastifyReply, page: PageResult): FastifyReply {
 }
 
 /** The page answered for a request that cannot be served (status 4xx or 500),
- * also written by the server-level error paths (api/http-server.ts). */
-export function errorPage(status: number): string {
+ * also written by the server-level error paths (paymentErrorPages). */
+function errorPage(status: number): string {
   const message =
     status >= 500 ? 'Something went wrong. Try again.' : 'The request could not be read. Go back and try again.';
   return renderPage({ title: 'Payment', message, form: false });
 }
 
-export function sendErrorPage(reply: FastifyReply, status: number): FastifyReply {
+function sendErrorPage(reply: FastifyReply, status: number): FastifyReply {
   return send(reply, { status, html: errorPage(status) });
 }
 
 /** Whether a request path is one of the payment page's (HTML answers). */
-export function isPaymentPath(url: string): boolean {
+function isPaymentPath(url: string): boolean {
   return url.startsWith('/pay/');
 }
+
+/** The payment page's paths answer their errors in HTML, those the server
+ * writes below the routes too (api/http/http-server.ts). */
+export const paymentErrorPages: HtmlErrorPages = {
+  owns: isPaymentPath,
+  page: errorPage,
+  headers: PAGE_HEADERS,
+};
 
 /** A parsed body that can hold form fields: an object, not null, not an array. */
 function isFields(body: unknown): body is Record<string, unknown> {

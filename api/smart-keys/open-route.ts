@@ -11,7 +11,7 @@ import { isProtocolError, parseResponse, statusName, type ParsedResponse } from 
 import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import type { ApiConfig } from '../config/index.js';
 import { ApiError } from '../http/errors.js';
-import type { MqttService } from '../mqtt/mqtt-service.js';
+import type { BoxCommandSender } from '../boxes/commands.js';
 import type { ParkingRepository } from '../parkings/repository.js';
 import type { SmartKeyRepository } from './repository.js';
 import { errorResponses } from '../http/schemas.js';
@@ -48,7 +48,7 @@ export interface OpenSmartKeyRouteDeps extends BearerDeps {
 export function openSmartKeyRoutes(
   instance: FastifyInstance,
   ctx: OpenSmartKeyRouteDeps,
-  mqtt: MqttService | undefined,
+  mqtt: BoxCommandSender | undefined,
 ): void {
   const app = typedRoutes(instance);
   app.post(

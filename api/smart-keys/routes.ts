@@ -5,7 +5,7 @@ import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
 import { ApiError } from '../http/errors.js';
 import type { SmartKeyRepository } from './repository.js';
 import { errorResponses } from '../http/schemas.js';
-import { smartKeyBodies, type SmartKeyViewDeps } from '../sessions/view.js';
+import { smartKeyBodies, type SmartKeyViewDeps } from './view.js';
 
 /** The driver's keys, their parkings and boxes, and bearer authentication. */
 export interface SmartKeyRouteDeps extends BearerDeps, SmartKeyViewDeps {

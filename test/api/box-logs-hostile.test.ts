@@ -4,7 +4,7 @@
 import test from 'ava';
 import fc from 'fast-check';
 import { errorBody, loggedIn, testApp } from '../helpers/api-app.js';
-import { parseCreatedAt } from '../../api/box-logs/validate.js';
+import { parseCreatedAt } from '../../api/http/time.js';
 import { boxAnswer, boxLog, countRows, postBoxLogs } from '../helpers/box-logs.js';
 import { createSession, seedParking } from '../helpers/parking.js';
 

@@ -18,7 +18,7 @@ import {
   type OperatorSession,
 } from '../views.js';
 import { DomainError } from '../../http/domain-error.js';
-import { parseCreatedAt } from '../../box-logs/validate.js';
+import { parseCreatedAt } from '../../http/time.js';
 import type { LiveBoxStates, LiveState } from '../../events/live-states.js';
 import type { BoxLogStreamItem } from '../../events/types.js';
 
