@@ -1,6 +1,7 @@
 // Type-checked linting for the whole package (typescript-eslint strict): no floating promises,
 // exhaustive switches over unions and enums, strict use of `any`; and the
 // import bans of the folder READMEs (`importBans` below).
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -56,9 +57,10 @@ const importBans = {
 
 const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-/** The `no-restricted-imports` options for a file of `folder`. No file is
- * excepted: what two folders share lives where both may import it. */
-function restrictedImports(folder) {
+/** The `no-restricted-imports` options for a file of `folder`, with
+ * `extraPatterns` of its own. No file is excepted: what two folders share
+ * lives where both may import it. */
+function restrictedImports(folder, extraPatterns = []) {
   const { may, packages } = importBans[folder];
   const patterns = ourFolders
     .filter((other) => other !== folder && !may.includes(other))
@@ -77,13 +79,78 @@ function restrictedImports(folder) {
       message: `${folder}/ imports only the packages ${packages.join(', ')}: see ${folder}/README.md, "May import".`,
     });
   }
-  return ['error', { patterns }];
+  return ['error', { patterns: [...patterns, ...extraPatterns] }];
 }
 
 const importBanConfigs = Object.keys(importBans).map((folder) => ({
   files: [`${folder}/**/*.ts`, `${folder}/**/*.tsx`, `${folder}/**/*.js`],
   rules: { 'no-restricted-imports': restrictedImports(folder) },
 }));
+
+// api/ by feature (api/README.md, "Features"): every folder of api/ is a
+// feature but the shared layers, which import no feature; a feature, and the
+// composition root (app.ts, context.ts, service.ts), import another feature
+// only through its index.ts; nothing in a folder imports the composition
+// root. The patterns count the `../` of each depth exactly, so that a file
+// of a feature named like another (sessions/service.ts) is never taken for it.
+const apiSharedLayers = ['config', 'db', 'events', 'http'];
+const apiFolders = readdirSync(`${import.meta.dirname}/api`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+const apiFeatures = apiFolders.filter((name) => !apiSharedLayers.includes(name));
+const apiCompositionRoot = ['app', 'app-logger', 'context', 'service'];
+const FEATURES_README = 'see api/README.md, "Features"';
+
+function featureImportPatterns(folder, up) {
+  const climb = escapeRegex('../'.repeat(up));
+  const patterns = [
+    {
+      regex: `^${climb}(?:${apiCompositionRoot.join('|')})\\.js$`,
+      message: `api/${folder}/ must not import the composition root (app.ts, context.ts, service.ts): ${FEATURES_README}.`,
+    },
+  ];
+  for (const feature of apiFeatures) {
+    if (feature === folder) continue;
+    patterns.push(
+      apiSharedLayers.includes(folder)
+        ? {
+            regex: `^${climb}${escapeRegex(feature)}/`,
+            message: `api/${folder}/ is a shared layer and imports no feature (api/${feature}/): ${FEATURES_README}.`,
+          }
+        : {
+            regex: `^${climb}${escapeRegex(feature)}/(?!index\\.js$)`,
+            message: `api/${folder}/ imports api/${feature}/ only through api/${feature}/index.ts: ${FEATURES_README}.`,
+          },
+    );
+  }
+  return patterns;
+}
+
+const featureImportConfigs = [
+  {
+    files: ['api/*.ts'],
+    rules: {
+      'no-restricted-imports': restrictedImports(
+        'api',
+        apiFeatures.map((feature) => ({
+          regex: `^\\./${escapeRegex(feature)}/(?!index\\.js$)`,
+          message: `The composition root imports api/${feature}/ only through api/${feature}/index.ts: ${FEATURES_README}.`,
+        })),
+      ),
+    },
+  },
+  ...apiFolders.flatMap((folder) =>
+    [1, 2, 3].map((depth) => ({
+      files: [`api/${folder}/${'*/'.repeat(depth - 1)}*.ts`],
+      rules: {
+        'no-restricted-imports': restrictedImports(
+          folder === 'conformance-runs' ? 'api/conformance-runs' : 'api',
+          featureImportPatterns(folder, depth),
+        ),
+      },
+    })),
+  ),
+];
 
 // A thrown value may be no Error at all (a string, a plain object), so its
 // message is read with lib/message-of.ts `messageOf(error)`, never through a
@@ -153,6 +220,7 @@ export default tseslint.config(
     },
   },
   ...importBanConfigs,
+  ...featureImportConfigs,
   messageOfConfig,
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -6,27 +6,23 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiConfig } from './config/index.js';
 import type { AppContext } from './context.js';
-import type { ConformanceRuns } from './conformance-runs/runs.js';
-import type { MqttService } from './mqtt/mqtt-service.js';
-import { openSmartKeyRoutes } from './smart-keys/open-route.js';
+import type { ConformanceRuns } from './conformance-runs/index.js';
+import type { MqttService } from './mqtt/index.js';
+import { openSmartKeyRoutes, smartKeyRoutes } from './smart-keys/index.js';
 import { apiErrorHandler } from './http/error-handler.js';
 import { apiFormats } from './http/formats.js';
 import { refuseNulCharacters } from './http/nul-characters.js';
 import { configureServer, serverOptions } from './http/http-server.js';
 import { ApiError, errorBodySchema, oauthErrorBodySchema } from './http/errors.js';
-import { benchPageRoutes } from './bench-page/routes.js';
-import { boxLogRoutes } from './box-logs/routes.js';
+import { benchPageRoutes } from './bench-page/index.js';
+import { boxLogRoutes } from './box-logs/index.js';
 import { docsRoutes } from './http/docs.js';
 import { healthRoutes } from './http/health.js';
-import { meRoutes } from './auth/me-route.js';
-import { oauthRoutes } from './auth/oauth-routes.js';
-import { OPERATOR_PREFIX, operatorRoutes } from './operators/routes.js';
-import { parkingSessionRoutes } from './sessions/routes.js';
-import { paymentErrorPages, payRoutes } from './payments/routes.js';
-import { smartKeyRoutes } from './smart-keys/routes.js';
-import { registerDriverRoutes } from './auth/register-route.js';
+import { meRoutes, oauthRoutes, registerDriverRoutes } from './auth/index.js';
+import { OPERATOR_PREFIX, operatorRoutes } from './operators/index.js';
+import { parkingSessionRoutes, parkingSessionSchema, sessionResponseSchema, smartKeySchema } from './sessions/index.js';
+import { paymentErrorPages, payRoutes } from './payments/index.js';
 import { publicUserSchema } from './http/schemas.js';
-import { parkingSessionSchema, sessionResponseSchema, smartKeySchema } from './sessions/schemas.js';
 
 export interface BuildAppOptions {
   config: ApiConfig;

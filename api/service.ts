@@ -19,13 +19,13 @@ import { silentLogger, type Logger } from '../lib/logger.js';
 import { Topics } from '../lib/mqtt-topics.js';
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config/index.js';
-import { ConformanceRuns } from './conformance-runs/runs.js';
+import { ConformanceRuns } from './conformance-runs/index.js';
 import { createContext, type AppContext } from './context.js';
-import { ControlDispatcher } from './control/dispatcher.js';
+import { ControlDispatcher } from './control/index.js';
 import { openStore } from './db/open-store.js';
 import type { Store } from './db/store.js';
-import { MqttService, type MqttConnection } from './mqtt/mqtt-service.js';
-import { onPaymentOutcome } from './sessions/service.js';
+import { type MqttConnection, MqttService } from './mqtt/index.js';
+import { onPaymentOutcome } from './sessions/index.js';
 
 export interface ServiceOptions {
   /** Injected time (token expiry, login windows, timeouts); the system clock by default. */

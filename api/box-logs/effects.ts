@@ -17,7 +17,7 @@ import {
 } from '../../firmware-protocol/index.js';
 import type { Executor } from '../db/store.js';
 import type { EventPublisher } from '../events/types.js';
-import type { BoxRow } from '../boxes/repository.js';
+import type { BoxRow } from '../boxes/index.js';
 import type { BoxLogLookups, IngestStore } from './ingest-store.js';
 import type { EndAtExit } from './session-end.js';
 

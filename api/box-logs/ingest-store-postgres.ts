@@ -6,13 +6,13 @@
 // outbox rows, one update of its boxes' observations.
 import { CompiledQuery, sql } from 'kysely';
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
-import { ControlAnswers } from '../control/settle.js';
+import { ControlAnswers } from '../control/index.js';
 import { CompiledOnce, greatest, type Executor, type PostgresStore } from '../db/store.js';
 import type { StoredBoxLog } from './repository.js';
-import type { BoxObservation, BoxRow } from '../boxes/repository.js';
-import type { ParkingRow } from '../parkings/repository.js';
-import type { SessionRow } from '../sessions/repository.js';
-import type { SmartKeyRow } from '../smart-keys/repository.js';
+import type { BoxObservation, BoxRow } from '../boxes/index.js';
+import type { ParkingRow } from '../parkings/index.js';
+import type { SessionRow } from '../sessions/index.js';
+import type { SmartKeyRow } from '../smart-keys/index.js';
 import type { IngestStore, OutboxEntry } from './ingest-store.js';
 
 /** The ids of a group bound as ONE array parameter (`= ANY($n)`): the SQL text is the same whatever the group's size, so it is compiled once. */

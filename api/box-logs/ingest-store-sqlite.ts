@@ -6,13 +6,13 @@
 // completes within one macrotask and nothing interleaves on the connection.
 // Only a control command's settle goes through Kysely (rare: not per log).
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
-import { ControlAnswers } from '../control/settle.js';
+import { ControlAnswers } from '../control/index.js';
 import type { Executor, SqliteStore } from '../db/store.js';
 import { BoxLogRepository, type StoredBoxLog } from './repository.js';
-import type { BoxObservation, BoxRow } from '../boxes/repository.js';
-import type { ParkingRow } from '../parkings/repository.js';
-import type { SessionRow } from '../sessions/repository.js';
-import type { SmartKeyRow } from '../smart-keys/repository.js';
+import type { BoxObservation, BoxRow } from '../boxes/index.js';
+import type { ParkingRow } from '../parkings/index.js';
+import type { SessionRow } from '../sessions/index.js';
+import type { SmartKeyRow } from '../smart-keys/index.js';
 import type { IngestStore, OutboxEntry } from './ingest-store.js';
 
 const SESSION_COLUMNS =

@@ -5,11 +5,11 @@
 // effects.ts, pure over the rows read here, the same on both engines.
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
 import type { Executor } from '../db/store.js';
-import type { BoxObservation, BoxRow } from '../boxes/repository.js';
+import type { BoxObservation, BoxRow } from '../boxes/index.js';
 import type { StoredBoxLog } from './repository.js';
-import type { ParkingRow } from '../parkings/repository.js';
-import type { SessionRow } from '../sessions/repository.js';
-import type { SmartKeyRow } from '../smart-keys/repository.js';
+import type { ParkingRow } from '../parkings/index.js';
+import type { SessionRow } from '../sessions/index.js';
+import type { SmartKeyRow } from '../smart-keys/index.js';
 
 /** A forwarding_outbox row to add (api/forwarding/outbox.ts groups and sends them). */
 export interface OutboxEntry {

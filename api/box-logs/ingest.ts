@@ -22,9 +22,9 @@ import {
 import type { BoxLogStreamItem, EventPublisher } from '../events/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Executor } from '../db/store.js';
-import type { BoxObservation, BoxRow } from '../boxes/repository.js';
+import type { BoxObservation, BoxRow } from '../boxes/index.js';
 import type { StoredBoxLog } from './repository.js';
-import type { ParkingRow } from '../parkings/repository.js';
+import type { ParkingRow } from '../parkings/index.js';
 import { applyVerifiedResponse, sessionIdOf, type EffectDeps } from './effects.js';
 import { BoxLogRefusal, type BoxLogProblem } from './errors.js';
 import { BoxLogLookups, type OutboxEntry } from './ingest-store.js';

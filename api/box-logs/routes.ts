@@ -4,7 +4,7 @@
 // BODY_LIMIT_BYTES; a batch is all or nothing; 201 with
 // {"box_logs": [{"id", "verified", "duplicate"}]} in request order.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
+import { bearerAuth, type BearerDeps } from '../auth/index.js';
 import { HttpBoxLogBatches } from './http-batches.js';
 import type { BoxLogIngestDeps } from './ingest.js';
 import { boxLogEntries, boxLogsBodySchema } from './validate.js';

@@ -5,8 +5,7 @@
 // holds the one connection, on PostgreSQL the unit's transaction holds the
 // session's row.
 import type { Executor } from '../db/store.js';
-import type { SessionRow } from '../sessions/repository.js';
-import { endSession, type SessionServiceDeps } from '../sessions/service.js';
+import { endSession, type SessionRow, type SessionServiceDeps } from '../sessions/index.js';
 
 /** Ends `session` at `endMs` (the exit's time) on `on`; its row as ended, or
  * undefined when it had ended already (another process's exit or finalize). */

@@ -1,13 +1,12 @@
 // Registering a box of a parking with a fresh box key and MQTT password (the
 // password is returned once; only its hash is stored).
-import { randomKeyHex, randomSecret } from '../auth/secrets.js';
+import { hashMqttPassword, randomKeyHex, randomSecret } from '../auth/index.js';
 import { CompiledQuery } from 'kysely';
 import type { Dialect, Executor, Store } from '../db/store.js';
 import { conflict, notFound } from '../http/domain-error.js';
-import { hashMqttPassword } from '../auth/mqtt-password.js';
 import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow } from './repository.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository } from '../parkings/repository.js';
+import { ParkingRepository } from '../parkings/index.js';
 
 export interface NewBoxInput {
   parkingId: number;

@@ -3,12 +3,11 @@
 // holds at most 32 boxes (the protocol's module list), so a larger fleet
 // needs `createParkings`: new parkings like the first one.
 import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
-import { randomKeyHex, randomSecret } from '../auth/secrets.js';
+import { hashMqttPassword, randomKeyHex, randomSecret } from '../auth/index.js';
 import type { Executor, Store } from '../db/store.js';
 import { lockBoxRegistry } from './add.js';
 import { conflict, notFound } from '../http/domain-error.js';
-import { hashMqttPassword } from '../auth/mqtt-password.js';
-import { freshParkingKeys } from '../parkings/create.js';
+import { freshParkingKeys, ParkingRepository, type ParkingRow } from '../parkings/index.js';
 import {
   BoxRepository,
   DEFAULT_MIN_BATTERY_MV,
@@ -17,7 +16,6 @@ import {
   mqttUsernameFor,
 } from './repository.js';
 import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
-import { ParkingRepository, type ParkingRow } from '../parkings/repository.js';
 
 /** The largest fleet one call makes. */
 export const MAX_FLEET = 100_000;

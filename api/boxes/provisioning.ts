@@ -2,14 +2,13 @@
 // password: only its hash is stored, so the previous password stops working.
 import { prepareFileAtomic, UnsafeTargetError, type PreparedFile } from '../../lib/atomic-file.js';
 import { provisioningFile, type ProvisioningFile } from '../../lib/provisioning-file.js';
-import { randomSecret } from '../auth/secrets.js';
+import { hashMqttPassword, randomSecret, verifyMqttPassword } from '../auth/index.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Executor, Store } from '../db/store.js';
 import { failed, notFound } from '../http/domain-error.js';
 import { messageOf } from '../../lib/message-of.js';
-import { hashMqttPassword, verifyMqttPassword } from '../auth/mqtt-password.js';
 import { BoxRepository } from './repository.js';
-import { ParkingRepository } from '../parkings/repository.js';
+import { ParkingRepository } from '../parkings/index.js';
 
 /** The broker URL a box is given: MQTT_URL, else the embedded broker's. */
 export function mqttUrlOf(config: Pick<ApiConfig, 'host' | 'mqttPort' | 'mqttUrl'>): string {

@@ -5,7 +5,7 @@
 // settled may have reached the box, so it counts; one the box refused whole
 // (REVOCATION_FULL) left the list as it was, so it does not.
 import type { Store } from '../db/store.js';
-import type { ControlBody } from '../control/repository.js';
+import type { ControlBody } from '../control/index.js';
 
 /** The `until` of each key id the service revoked on the box (the latest
  * when sent twice): the suite counts the ones still live at its box time. */

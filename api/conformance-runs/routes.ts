@@ -9,7 +9,7 @@ import { jsonFile, junitFile, type RunFile } from './files.js';
 import { RUN_DEFAULTS, type ConformanceRuns, type EndedRun } from './runs.js';
 import { refusalsAbout } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
-import type { MqttService } from '../mqtt/mqtt-service.js';
+import type { MqttService } from '../mqtt/index.js';
 import { errorResponses } from '../http/schemas.js';
 import { typedRoutes } from '../http/typed-routes.js';
 

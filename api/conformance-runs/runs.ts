@@ -35,7 +35,7 @@ import { RESTORE_CASE_NAME } from '../../conformance/restore-issuers.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound, refused } from '../http/domain-error.js';
-import type { MqttService } from '../mqtt/mqtt-service.js';
+import type { MqttService } from '../mqtt/index.js';
 import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
 import { caseView, summaryView, type ConformanceRunView, type RunState } from './run-view.js';
 import { heldRevocationsOf } from './held-revocations.js';

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { boxUnderTest, type BoxUnderTest } from '../../conformance/box-under-test.js';
 import { parseProvisioning, provisioningFile } from '../../lib/provisioning-file.js';
-import { MAX_CONTROL_SEQ } from '../control/sequence.js';
+import { MAX_CONTROL_SEQ } from '../control/index.js';
 import type { Executor, Store } from '../db/store.js';
 import { notFound, refused } from '../http/domain-error.js';
 

@@ -12,7 +12,7 @@
 import type { Clock } from '../../lib/clock.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Store } from '../db/store.js';
-import { ensureOperatorClient, mqttUsernameOf } from '../mqtt/clients.js';
+import { ensureOperatorClient, mqttUsernameOf } from '../mqtt/index.js';
 
 export interface SuiteLogin {
   readonly url: string;

@@ -30,7 +30,7 @@ import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import type { Store } from '../db/store.js';
 import type { EventPublisher } from '../events/types.js';
-import type { CommandOutcome } from '../boxes/commands.js';
+import type { CommandOutcome } from '../boxes/index.js';
 import { scheduleDueDrops } from './operations.js';
 import { BoxHolds } from './holds.js';
 import { ControlCommandRepository, type ControlBody, type ControlCommandRow } from './repository.js';

@@ -3,17 +3,12 @@
 // app and a driver; later runs return the same credentials. The demo client
 // secret and driver password are kept in clear in the `demo` table so they
 // can be printed again: demo data only.
-import { randomSecret } from '../auth/secrets.js';
-import { addBox } from '../boxes/add.js';
-import { createClientApp } from '../auth/create-client-app.js';
+import { ClientAppRepository, createClientApp, createDriver, randomSecret, UserRepository } from '../auth/index.js';
+import { addBox, BoxRepository } from '../boxes/index.js';
 import type { Store } from '../db/store.js';
 import { failed, refused } from '../http/domain-error.js';
-import { createParking } from '../parkings/create.js';
-import { BoxRepository } from '../boxes/repository.js';
-import { ClientAppRepository } from '../auth/client-apps-repository.js';
+import { createParking } from '../parkings/index.js';
 import { DemoRepository, type DemoRow } from './repository.js';
-import { UserRepository } from '../auth/users-repository.js';
-import { createDriver } from '../auth/create-driver.js';
 
 export const DEMO_DRIVER_EMAIL = 'demo.driver@parkbench.test';
 const FIRST_DEMO_MODULE_ID = 9101;

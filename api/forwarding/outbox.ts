@@ -23,8 +23,8 @@ import type { Kysely, Selectable } from 'kysely';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { ForwardingDeliveriesTable, Schema } from '../db/schema.js';
 import { changed, type Store } from '../db/store.js';
-import type { ForwardRow } from '../box-logs/repository.js';
-import type { ParkingRow } from '../parkings/repository.js';
+import type { ForwardRow } from '../box-logs/index.js';
+import type { ParkingRow } from '../parkings/index.js';
 import { forwardRecord, MAX_RECORDS_PER_DELIVERY, recordsThatFit } from './record.js';
 
 export { MAX_RECORDS_PER_DELIVERY } from './record.js';

@@ -4,7 +4,7 @@
 import type { Executor, Store } from '../db/store.js';
 import { notFound, refused } from '../http/domain-error.js';
 import { newWebhookSecret } from './signature.js';
-import { ParkingRepository, type ParkingRow } from '../parkings/repository.js';
+import { ParkingRepository, type ParkingRow } from '../parkings/index.js';
 
 export interface ForwardingChange {
   url: string;

@@ -1,6 +1,6 @@
 // What a delivery's body holds: a JSON array of spec 2.2 records, unchanged by
 // Standard Webhooks, and its size limit.
-import type { ForwardRow } from '../box-logs/repository.js';
+import type { ForwardRow } from '../box-logs/index.js';
 
 /** Records per delivery (one POST). */
 export const MAX_RECORDS_PER_DELIVERY = 100;

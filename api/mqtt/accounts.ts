@@ -6,7 +6,7 @@ import type { Selectable } from 'kysely';
 import type { MqttClientsTable } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { MqttAccount } from './acl.js';
-import { verifyMqttPassword } from '../auth/mqtt-password.js';
+import { verifyMqttPassword } from '../auth/index.js';
 
 export type ClientRole = MqttClientsTable['role'];
 

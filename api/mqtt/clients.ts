@@ -1,13 +1,12 @@
 // MQTT accounts of gateways and operators, and the access rules exported for
 // an external mosquitto. Boxes' accounts are made with the boxes
 // (api/boxes/).
-import { randomSecret } from '../auth/secrets.js';
+import { hashMqttPassword, isMosquittoHash, randomSecret, verifyMqttPassword } from '../auth/index.js';
 import type { Store } from '../db/store.js';
 import { conflict, refused } from '../http/domain-error.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
 import { MqttAcl, type MqttAccount } from './acl.js';
 import { MqttAccountRepository, type ClientRole } from './accounts.js';
-import { hashMqttPassword, isMosquittoHash, verifyMqttPassword } from '../auth/mqtt-password.js';
 
 export interface AddedMqttClient {
   name: string;

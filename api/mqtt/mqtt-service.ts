@@ -12,11 +12,15 @@ import type { Topics } from '../../lib/mqtt-topics.js';
 import { ResilientMqttClient, type PublishOutcome } from '../../lib/resilient-mqtt.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Store } from '../db/store.js';
-import type { BoxCommandSender } from '../boxes/commands.js';
+import {
+  BoxAvailability,
+  BoxAvailabilityStore,
+  type BoxCommandSender,
+  boxesOfGatewayState,
+  type DerivedAvailability,
+} from '../boxes/index.js';
 import { MqttAccountRepository } from './accounts.js';
-import { BoxAvailabilityStore } from '../boxes/availability.js';
 import type { LiveBoxStates } from '../events/live-states.js';
-import { BoxAvailability, boxesOfGatewayState, type DerivedAvailability } from '../boxes/derived-availability.js';
 import { messageOf } from '../../lib/message-of.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 import { ResponseIngestion, type IngestedResponse } from './response-ingester.js';

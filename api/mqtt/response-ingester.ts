@@ -37,14 +37,18 @@ import {
   type CommandContext,
   type ReceivedResponseMessage,
 } from '../../lib/mqtt-messages.js';
-import { BoxLogRefusal } from '../box-logs/errors.js';
-import { ingestBoxLogs, type BoxLogIngestDeps } from '../box-logs/ingest.js';
-import { BoxLogLookups } from '../box-logs/ingest-store.js';
-import type { BoxLogInput, BoxLogResult } from '../box-logs/types.js';
+import {
+  type BoxLogIngestDeps,
+  type BoxLogInput,
+  BoxLogLookups,
+  BoxLogRefusal,
+  type BoxLogResult,
+  ingestBoxLogs,
+} from '../box-logs/index.js';
 import { isDatabaseBusy } from '../db/busy.js';
 import type { GroupCommit, SharedWork } from '../db/group-commit.js';
 import type { Executor } from '../db/store.js';
-import type { BoxRow } from '../boxes/repository.js';
+import type { BoxRow } from '../boxes/index.js';
 import { FIRST_YEAR, LAST_YEAR, parseIsoTime, sqlTime } from '../http/time.js';
 
 type RefusalReason =

@@ -8,7 +8,7 @@
 // authenticated request at one hash and one indexed read (the same choice as
 // the drivers' access tokens and the client secrets, api/auth/secrets.ts). A
 // stolen database yields hashes, not usable tokens.
-import { newToken, tokenHash } from '../auth/secrets.js';
+import { newToken, tokenHash } from '../auth/index.js';
 import type { Store } from '../db/store.js';
 import { conflict, notFound } from '../http/domain-error.js';
 import { EventTicketRepository } from './stream/tickets.js';

@@ -2,12 +2,12 @@
 // services `admin smart-key revoke` and `admin forwarding status|retry` use.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../lib/clock.js';
-import { revokeSmartKey } from '../control/operations.js';
+import { revokeSmartKey } from '../control/index.js';
 import type { Store } from '../db/store.js';
 import { refusalsAbout } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
-import { forwardingStatus, reviveDeadDeliveries } from '../forwarding/administration.js';
-import type { SmartKeyRepository } from '../smart-keys/repository.js';
+import { forwardingStatus, reviveDeadDeliveries } from '../forwarding/index.js';
+import type { SmartKeyRepository } from '../smart-keys/index.js';
 import { errorResponses } from '../http/schemas.js';
 import type { EventPublisher } from '../events/types.js';
 import { typedRoutes } from '../http/typed-routes.js';

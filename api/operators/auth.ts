@@ -15,8 +15,7 @@
 // check's 401 (unauthorized, invalid_token) with its WWW-Authenticate.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
-import { tokenHash } from '../auth/secrets.js';
+import { bearerAuth, type BearerDeps, tokenHash } from '../auth/index.js';
 import { ApiError } from '../http/errors.js';
 import type { OperatorRepository } from './repository.js';
 

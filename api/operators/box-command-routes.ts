@@ -13,7 +13,7 @@ import type { Store } from '../db/store.js';
 import { refusalsAbout } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
 import type { ControlDelivery, EventPublisher } from '../events/types.js';
-import type { MqttService } from '../mqtt/mqtt-service.js';
+import type { MqttService } from '../mqtt/index.js';
 import { BOX_COMMANDS, prepareBoxCommand, type BoxCommand } from './box-commands.js';
 import { errorResponses } from '../http/schemas.js';
 import type { Clock } from '../../lib/clock.js';

@@ -11,12 +11,11 @@
 // (conflict, naming the run) while a conformance run holds the box
 // (control/holds.ts): the box would answer the run's next command REPLAY.
 import type { Clock } from '../../lib/clock.js';
-import { BoxHolds, heldBy } from '../control/holds.js';
-import { ControlSequences } from '../control/sequence.js';
+import { BoxHolds, ControlSequences, heldBy } from '../control/index.js';
 import type { Store } from '../db/store.js';
 import { notFound, refused } from '../http/domain-error.js';
 import { FrameKind, sealCommand } from '../../firmware-protocol/index.js';
-import { mintOperatorAccess } from '../smart-keys/operator-access.js';
+import { mintOperatorAccess } from '../smart-keys/index.js';
 
 export const BOX_COMMANDS = ['battery_query', 'time_set', 'status', 'access'] as const;
 export type BoxCommand = (typeof BOX_COMMANDS)[number];

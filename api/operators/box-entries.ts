@@ -13,7 +13,7 @@
 // flush in one read).
 import { sql, type Selectable } from 'kysely';
 import { noRevocationRisk, revocationRisksOf, type RevocationRisk } from './box-status.js';
-import type { PendingControl } from '../control/operations.js';
+import type { PendingControl } from '../control/index.js';
 import type {
   BoxAvailabilityTable,
   BoxesTable,
@@ -23,7 +23,7 @@ import type {
 } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { parkingSettings } from './parking-view.js';
-import type { ParkingRow } from '../parkings/repository.js';
+import type { ParkingRow } from '../parkings/index.js';
 import { lastResponseOfRow, type OperatorBox, type OperatorParking } from './views.js';
 
 type BoxEntryRow = Pick<

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { CompiledOnce, type Store } from '../db/store.js';
 import { ApiError } from '../http/errors.js';
-import type { MqttService } from '../mqtt/mqtt-service.js';
+import type { MqttService } from '../mqtt/index.js';
 import { errorResponses } from '../http/schemas.js';
 import { parseSimSet, SimSetError, simSetFields } from '../../lib/sim-set.js';
 import { moduleIdParams } from './box-command-routes.js';

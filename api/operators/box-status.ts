@@ -1,11 +1,11 @@
 // What each box last told the service in a verified response
 // (docs/protocol.md, Response frame), and its queued control commands.
 import { sql } from 'kysely';
-import { pendingControlOfBoxes, type PendingControl } from '../control/operations.js';
+import { type PendingControl, pendingControlOfBoxes } from '../control/index.js';
 import type { Store } from '../db/store.js';
 import { notFound } from '../http/domain-error.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import type { AvailabilityValue } from '../boxes/derived-availability.js';
+import type { AvailabilityValue } from '../boxes/index.js';
 
 /** When a box was last seen, its battery, how far its clock is off, its sequences. */
 export interface BoxStatus {

@@ -4,8 +4,7 @@
 // `admin control list|retry|skip`).
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../lib/clock.js';
-import { intervene, listControlCommands, type Intervention } from '../control/interventions.js';
-import type { ControlState } from '../control/repository.js';
+import { type ControlState, intervene, type Intervention, listControlCommands } from '../control/index.js';
 import type { Store } from '../db/store.js';
 import { refusalsAbout } from '../http/error-handler.js';
 import type { EventPublisher } from '../events/types.js';

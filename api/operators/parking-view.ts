@@ -5,9 +5,9 @@
 // provisioning files).
 import type { Store } from '../db/store.js';
 import { notFound } from '../http/domain-error.js';
-import { BoxRepository } from '../boxes/repository.js';
+import { BoxRepository } from '../boxes/index.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
-import { formatMinorUnits, ParkingRepository, type AccessMode, type ParkingRow } from '../parkings/repository.js';
+import { type AccessMode, formatMinorUnits, ParkingRepository, type ParkingRow } from '../parkings/index.js';
 
 export interface ParkingView {
   id: number;

@@ -7,12 +7,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { operatorAuth, type OperatorAuthDeps } from './auth.js';
-import type { ConformanceRuns } from '../conformance-runs/runs.js';
-import type { MqttService } from '../mqtt/mqtt-service.js';
+import { type ConformanceRuns, operatorConformanceRoutes } from '../conformance-runs/index.js';
+import type { MqttService } from '../mqtt/index.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './action-routes.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-command-routes.js';
 import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim-routes.js';
-import { operatorConformanceRoutes } from '../conformance-runs/routes.js';
 import { operatorControlRoutes, type OperatorControlRouteDeps } from './control-routes.js';
 import { operatorEventRoutes, type OperatorEventRouteDeps } from './stream/routes.js';
 import { operatorReadRoutes, type OperatorReadRouteDeps } from './read-routes.js';

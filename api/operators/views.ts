@@ -7,9 +7,9 @@ import type { BoxLogsTable, OperatorsTable, OuterJoined, SmartKeysTable, UsersTa
 import type { Dialect, Store } from '../db/store.js';
 import { notFound } from '../http/domain-error.js';
 import type { ParkingView } from './parking-view.js';
-import { formatMinorUnits } from '../parkings/repository.js';
-import type { SessionRow, SessionState } from '../sessions/repository.js';
-import type { KeyPurpose } from '../smart-keys/repository.js';
+import { formatMinorUnits } from '../parkings/index.js';
+import type { SessionRow, SessionState } from '../sessions/index.js';
+import type { KeyPurpose } from '../smart-keys/index.js';
 import {
   barrierName,
   type BarrierName,

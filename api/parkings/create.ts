@@ -4,7 +4,7 @@
 // keys. The issuer's private key is stored and never returned: callers get
 // what may be shown to an operator.
 import { generateIssuerKeyPair } from '../../firmware-protocol/index.js';
-import { randomKeyHex } from '../auth/secrets.js';
+import { randomKeyHex } from '../auth/index.js';
 import type { Executor, Store } from '../db/store.js';
 import { type AccessMode, type NewParking, type NewParkingKeys, ParkingRepository } from './repository.js';
 

@@ -3,9 +3,9 @@
 // is the callback. Test cards: 4242424242424242 succeeds, 4000000000000002 is
 // declined, an expiry date in the past is refused (the payment stays as it
 // was); anything else is refused as no test card.
-import { randomSecret } from '../auth/secrets.js';
+import { randomSecret } from '../auth/index.js';
 import type { Clock } from '../../lib/clock.js';
-import { formatMinorUnits } from '../parkings/repository.js';
+import { formatMinorUnits } from '../parkings/index.js';
 import type { PaymentRepository, PaymentRow } from './repository.js';
 import { renderPage, type PageModel } from './page.js';
 import type { PageResult, PaymentOutcomeListener, PaymentProvider, PaymentRequest } from './provider.js';

@@ -6,8 +6,8 @@
 // number, a string or null, so JSON loses nothing. On SQLite the
 // repositories' three reads.
 import { sql } from 'kysely';
-import type { BoxRepository, BoxRow } from '../boxes/repository.js';
-import type { ParkingRepository, ParkingRow } from '../parkings/repository.js';
+import type { BoxRepository, BoxRow } from '../boxes/index.js';
+import type { ParkingRepository, ParkingRow } from '../parkings/index.js';
 import type { SessionRepository, SessionRow } from './repository.js';
 import { CompiledOnce, type Executor, type Store } from '../db/store.js';
 

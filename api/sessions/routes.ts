@@ -2,10 +2,10 @@
 // PUT .../:id/finalize. Authentication runs first (onRequest), so a request
 // without a valid token is 401 whatever its body.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
+import { bearerAuth, type BearerDeps } from '../auth/index.js';
 import { MISSING_IS_400 } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
-import { formatMinorUnits } from '../parkings/repository.js';
+import { formatMinorUnits } from '../parkings/index.js';
 import { errorResponses } from '../http/schemas.js';
 import { finalizeResponseSchema } from './schemas.js';
 import { createSession, finalizeSession, type SessionCreateDeps } from './service.js';

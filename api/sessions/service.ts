@@ -13,17 +13,15 @@ import type { ApiConfig } from '../config/index.js';
 import type { EventPublisher } from '../events/types.js';
 import type { GroupCommit } from '../db/group-commit.js';
 import type { Executor, Store } from '../db/store.js';
-import type { PaymentProvider } from '../payments/provider.js';
-import type { BoxRepository, BoxRow } from '../boxes/repository.js';
-import type { ParkingRepository, ParkingRow } from '../parkings/repository.js';
-import type { PaymentRepository, PaymentRow } from '../payments/repository.js';
+import type { PaymentProvider, PaymentRepository, PaymentRow } from '../payments/index.js';
+import type { BoxRepository, BoxRow } from '../boxes/index.js';
+import type { ParkingRepository, ParkingRow } from '../parkings/index.js';
 import type { SessionRepository, SessionRow, SessionState } from './repository.js';
-import type { SmartKeyRow } from '../smart-keys/repository.js';
+import { type KeyRequest, type MintDeps, mintSmartKey, type SmartKeyRow } from '../smart-keys/index.js';
 import type { SessionCreateLimiter } from './create-limit.js';
 import type { CreationReader } from './creation-reads.js';
 import { SessionCreateLimited, SessionError } from './errors.js';
 import { usedAmount, windowAmount } from './pricing.js';
-import { mintSmartKey, type KeyRequest, type MintDeps } from '../smart-keys/mint.js';
 
 /** What the session service touches: the store (its transactions), the
  * parkings and boxes it reads, the sessions and payments it writes, the

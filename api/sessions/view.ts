@@ -1,17 +1,22 @@
 // The JSON the session routes answer: a parking session as spec 2.5 plus
 // payment_state, and the session body of spec 4.4 (its smart key as
 // api/smart-keys/view.ts writes it).
-import type { PaymentProvider } from '../payments/provider.js';
-import { formatMinorUnits } from '../parkings/repository.js';
 import {
-  sessionPaymentState,
+  type PaymentProvider,
   type PaymentRepository,
   type PaymentRow,
   type PaymentState,
-} from '../payments/repository.js';
+  sessionPaymentState,
+} from '../payments/index.js';
+import { formatMinorUnits } from '../parkings/index.js';
 import type { SessionRow, SessionState } from './repository.js';
-import type { SmartKeyRepository } from '../smart-keys/repository.js';
-import { smartKeyBodies, smartKeyBody, type SmartKeyBody, type SmartKeyViewDeps } from '../smart-keys/view.js';
+import {
+  smartKeyBodies,
+  smartKeyBody,
+  type SmartKeyBody,
+  type SmartKeyRepository,
+  type SmartKeyViewDeps,
+} from '../smart-keys/index.js';
 import type { CreatedSession } from './service.js';
 import { isoTime } from '../http/time.js';
 

@@ -7,8 +7,8 @@
 import { FrameKind, sealCommand, signAccessCommand, type AccessBody } from '../../firmware-protocol/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Executor } from '../db/store.js';
-import type { BoxRow } from '../boxes/repository.js';
-import type { ParkingRow } from '../parkings/repository.js';
+import type { BoxRow } from '../boxes/index.js';
+import type { ParkingRow } from '../parkings/index.js';
 import type { KeyPurpose, NewSmartKey, SmartKeyRepository, SmartKeyRow } from './repository.js';
 import { unixSeconds } from '../http/time.js';
 

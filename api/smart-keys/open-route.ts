@@ -8,11 +8,11 @@
 // be believed.
 import type { FastifyInstance } from 'fastify';
 import { isProtocolError, parseResponse, statusName, type ParsedResponse } from '../../firmware-protocol/index.js';
-import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
+import { bearerAuth, type BearerDeps } from '../auth/index.js';
 import type { ApiConfig } from '../config/index.js';
 import { ApiError } from '../http/errors.js';
-import type { BoxCommandSender } from '../boxes/commands.js';
-import type { ParkingRepository } from '../parkings/repository.js';
+import type { BoxCommandSender } from '../boxes/index.js';
+import type { ParkingRepository } from '../parkings/index.js';
 import type { SmartKeyRepository } from './repository.js';
 import { errorResponses } from '../http/schemas.js';
 import { typedRoutes } from '../http/typed-routes.js';

@@ -11,8 +11,8 @@
 import type { Clock } from '../../lib/clock.js';
 import type { Store } from '../db/store.js';
 import { notFound } from '../http/domain-error.js';
-import { BoxRepository } from '../boxes/repository.js';
-import { ParkingRepository } from '../parkings/repository.js';
+import { BoxRepository } from '../boxes/index.js';
+import { ParkingRepository } from '../parkings/index.js';
 import { SmartKeyRepository } from './repository.js';
 import { mintSmartKey } from './mint.js';
 

@@ -1,7 +1,7 @@
 // GET /api/car_driver/smart_keys (spec 4.5): the driver's keys in the 2.6
 // structure, oldest first; never another driver's.
 import type { FastifyInstance } from 'fastify';
-import { bearerAuth, type BearerDeps } from '../auth/bearer.js';
+import { bearerAuth, type BearerDeps } from '../auth/index.js';
 import { ApiError } from '../http/errors.js';
 import type { SmartKeyRepository } from './repository.js';
 import { errorResponses } from '../http/schemas.js';

@@ -2,7 +2,7 @@
 // state and its boxes' MAC addresses.
 import type { Executor, Store } from '../db/store.js';
 import { isoTime } from '../http/time.js';
-import type { ParkingRow } from '../parkings/repository.js';
+import type { ParkingRow } from '../parkings/index.js';
 import type { SmartKeyRow } from './repository.js';
 
 export interface SmartKeyBody {

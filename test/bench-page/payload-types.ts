@@ -15,11 +15,7 @@ import type { ControlDelivery as SentControlDelivery } from '../../api/events/ty
 import type { ConformanceRunView } from '../../api/conformance-runs/run-view.js';
 import type { forwardingStatusResponse } from '../../api/operators/action-routes.js';
 import type { conformanceRunSchema } from '../../api/conformance-runs/routes.js';
-import type {
-  operatorBoxSchema,
-  operatorParkingSchema,
-  operatorSessionSchema,
-} from '../../api/operators/schemas.js';
+import type { operatorBoxSchema, operatorParkingSchema, operatorSessionSchema } from '../../api/operators/schemas.js';
 import type * as Page from '../../web/bench/src/types.js';
 
 /** Compiles only when every `Sent` is a `Read`: the page can read what the API sends. */

@@ -74,9 +74,40 @@ test(banned, 'gateway/x.ts', "import noble from '@abandonware/noble';", 'gateway
 
 // api/ imports firmware-protocol/ and lib/ only: no other part, not cli/.
 for (const part of ['simulator', 'gateway', 'conformance', 'cli', 'test', 'perf']) {
-  test(banned, 'api/routes/x.ts', `import { x } from '../../${part}/x.js';`, 'api/README.md');
+  test(banned, 'api/sessions/x.ts', `import { x } from '../../${part}/x.js';`, 'api/README.md');
 }
 test(allowed, 'api/x.ts', "import fastify from 'fastify';\nimport { systemClock } from '../lib/clock.js';");
+// api/ by feature: a feature imports another only through its index.ts, at
+// any depth; the shared layers (config, db, events, http) import no
+// feature; no folder imports the composition root.
+test(banned, 'api/sessions/x.ts', "import { SmartKeyRepository } from '../smart-keys/repository.js';", 'api/README.md');
+test(banned, 'api/operators/stream/x.ts', "import type { BoxRow } from '../../boxes/repository.js';", 'api/README.md');
+test(banned, 'api/sessions/x.ts', "export { smartKeyBody } from '../smart-keys/view.js';", 'api/README.md');
+test(banned, 'api/http/x.ts', "import { paymentErrorPages } from '../payments/index.js';", 'api/README.md');
+test(banned, 'api/db/migrations/x.ts', "import type { SessionRow } from '../../sessions/index.js';", 'api/README.md');
+test(banned, 'api/sessions/x.ts', "import { createService } from '../service.js';", 'api/README.md');
+test(banned, 'api/operators/stream/x.ts', "import type { AppContext } from '../../context.js';", 'api/README.md');
+test(banned, 'api/service.ts', "import { SessionService } from './sessions/service.js';", 'api/README.md');
+test(
+  allowed,
+  'api/sessions/x.ts',
+  "import { SmartKeyRepository, smartKeyBody } from '../smart-keys/index.js';\nimport type { Store } from '../db/store.js';\nimport { ApiError } from '../http/errors.js';\nimport { SessionService } from './service.js';",
+);
+test(
+  allowed,
+  'api/operators/stream/x.ts',
+  "import type { BoxRow } from '../../boxes/index.js';\nimport { EventHub } from '../../events/hub.js';\nimport { BoxEntries } from '../box-entries.js';",
+);
+test(
+  allowed,
+  'api/http/x.ts',
+  "import type { ApiConfig } from '../config/index.js';\nimport type { Store } from '../db/store.js';",
+);
+test(
+  allowed,
+  'api/service.ts',
+  "import { SessionService } from './sessions/index.js';\nimport { buildApp } from './app.js';",
+);
 // ...but api/conformance-runs/, the conformance suite run from the operator
 // API (api/conformance-runs/README.md), imports conformance/; no other folder of api/.
 test(
@@ -84,17 +115,8 @@ test(
   'api/conformance-runs/x.ts',
   "import { runSuite } from '../../conformance/run-suite.js';\nimport { renderJunit } from '../../conformance/reports/junit.js';\nimport type { Db } from '../db/open.js';",
 );
-test(
-  banned,
-  'api/conformance-runs/routes.ts',
-  "import { runSuite } from '../../../conformance/run-suite.js';",
-  'api/README.md',
-);
-test(
-  allowed,
-  'api/conformance-runs/routes.ts',
-  "import { ConformanceRuns } from '../../conformance-runs/runs.js';",
-);
+test(banned, 'api/operators/x.ts', "import { runSuite } from '../../conformance/run-suite.js';", 'api/README.md');
+test(allowed, 'api/operators/x.ts', "import { ConformanceRuns } from '../conformance-runs/index.js';");
 for (const part of ['simulator', 'gateway', 'cli', 'test', 'perf']) {
   test(
     banned,

@@ -2,7 +2,11 @@
 // by message on a fake clock. The gateway killed for real is in
 // test/gateway/true-availability.test.ts.
 import test from 'ava';
-import { BoxAvailability, boxesOfGatewayState, type DerivedAvailability } from '../../api/boxes/derived-availability.js';
+import {
+  BoxAvailability,
+  boxesOfGatewayState,
+  type DerivedAvailability,
+} from '../../api/boxes/derived-availability.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 
 function tracker(): {

@@ -6,7 +6,7 @@
 // items. A flush reads all its boxes in one statement and all its sessions
 // in one (on PostgreSQL each statement is a round trip).
 import type { Store } from '../../db/store.js';
-import { forwardingStatus, type ForwardingStatus } from '../../forwarding/administration.js';
+import { forwardingStatus, type ForwardingStatus } from '../../forwarding/index.js';
 import { BoxEntries } from '../box-entries.js';
 import {
   operatorBoxLogs,

@@ -8,7 +8,7 @@
 // PostgreSQL a second take waits on the first's row lock, then finds the
 // ticket used).
 import { randomBytes } from 'node:crypto';
-import { tokenHash } from '../../auth/secrets.js';
+import { tokenHash } from '../../auth/index.js';
 import type { Store } from '../../db/store.js';
 
 export const TICKET_TTL_MS = 30_000;

@@ -1,0 +1,6 @@
+// Parkings: creating one with the keys of its access mode, and its record.
+//
+// The feature's public face: another folder of api/ imports it only from
+// here (eslint.config.js, `featureImportConfigs`).
+export { createParking, freshParkingKeys } from './create.js';
+export { type AccessMode, formatMinorUnits, ParkingRepository, type ParkingRow } from './repository.js';
