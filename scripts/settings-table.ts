@@ -1,6 +1,6 @@
 // `npm run docs:settings`: writes the settings table of docs/operations.md
 // from the API's table of settings (api/config/settings.ts);
-// test/api/config-docs.test.ts fails while the two differ.
+// test/api/config/describe.test.ts fails while the two differ.
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { settingsTable, withSettingsTable } from '../api/config/index.js';

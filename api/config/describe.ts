@@ -1,5 +1,5 @@
 // The settings table told to people: one --help line per flag, and the
-// settings table of docs/operations.md (test/api/config-docs.test.ts keeps
+// settings table of docs/operations.md (test/api/config/describe.test.ts keeps
 // the document equal to it; `npm run docs:settings` writes it there).
 import { flagName, SETTING_LIST, type ConfigVariable, type Setting } from './settings.js';
 

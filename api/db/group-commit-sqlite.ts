@@ -5,7 +5,7 @@
 // group starts a macrotask of its own (the group commit's setImmediate), so
 // no other code's microtasks run while its transaction is open, and it holds
 // Kysely's connection, so no other Kysely query enters it
-// (test/api/box-logs-store.test.ts asserts it). Groups never overlap: the
+// (test/api/box-logs/ingest-store.test.ts asserts it). Groups never overlap: the
 // next waits while one runs (`busy`). Every unit settles after the COMMIT;
 // if BEGIN or COMMIT fails, every unit of the group rejects with that error.
 // afterCommit finds its unit as the one running (units run one after

@@ -56,7 +56,7 @@ export function openDatabase(
  * connection's lock gone, and SQLite answers SQLITE_BUSY at once instead of
  * waiting on the busy timeout: two processes opening one fresh file together
  * (two APIs, the API and an admin command) failed there, one round in three
- * of test/db/migration-race.test.ts. So the switch is retried, within the busy
+ * of test/api/db/migrations/migration-race.test.ts. So the switch is retried, within the busy
  * timeout, a few milliseconds apart (a synchronous wait, as the busy timeout's
  * own, and only while the file is being opened).
  */

@@ -1,7 +1,7 @@
 // The tables as Kysely sees them: one description of every row for both
 // engines, so a query written once is typed once, and every row type of the
 // repositories is derived from it (Selectable, Pick). It mirrors the schema
-// at the last version (api/db/migrations/); test/db/schema-types.test.ts
+// at the last version (api/db/migrations/); test/api/db/schema-types.test.ts
 // compares its columns with both databases' own, so a migration that adds a
 // column without it here fails.
 //

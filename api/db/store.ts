@@ -131,7 +131,7 @@ export function changed(result: {
  * (perf:store-driver: 0.26 to 0.35 of the bare rate built per row, 0.66 to
  * 0.88 compiled once). Build it with placeholder values in the order
  * `run` will be given them: the compiled SQL binds them in that order
- * (test/db/store.test.ts checks it on both engines).
+ * (test/api/db/store.test.ts checks it on both engines).
  */
 export class CompiledOnce<Row> {
   readonly sql: string;

@@ -18,7 +18,7 @@ import { API_ERRORS, OAUTH_ERRORS } from './errors.js';
 /** The one inline stylesheet Swagger UI writes: the `<style>` of its top
  * bar's logo (an SVG, in swagger-ui-standalone-preset.js), allowed by its
  * hash alone. A Swagger UI whose logo differs breaks it, and
- * test/api/docs-page.test.ts says so. */
+ * test/api/http/docs.test.ts says so. */
 const SWAGGER_LOGO_STYLE = '.logo_small_svg__cls-2{fill:#fff}.logo_small_svg__cls-3{fill:#85ea2d}';
 const SWAGGER_LOGO_STYLE_HASH = `'sha256-${createHash('sha256').update(SWAGGER_LOGO_STYLE).digest('base64')}'`;
 

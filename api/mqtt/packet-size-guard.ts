@@ -121,7 +121,7 @@ export class PacketSizeScanner {
  * write through one more stream). A refusal destroys the socket at once (the
  * client sees the connection close: MQTT 3.1.1 has no code to refuse a packet
  * with) and is reported to `onRefused`; the complete packets before it still
- * reach aedes. test/mqtt/oversized-packets.test.ts proves the guard holds on
+ * reach aedes. test/api/mqtt/oversized-packets.test.ts proves the guard holds on
  * the real broker, so an aedes that read another way would fail it.
  */
 export function guardReads(

@@ -6,7 +6,7 @@
 // parkings. A fleet of 5,000 boxes is four statements, not 5,000 x 5: the
 // bench page's first render stays bounded. The entries are the ones the
 // per-box services give (boxStatuses, parkingView, lastResponseOf;
-// test/api/operator-parkings-read.test.ts compares them).
+// test/api/operators/box-entries.test.ts compares them).
 //
 // BoxEntries reads through the store (either engine): GET
 // /api/operator/parkings, and the event stream's renderer (the boxes of a

@@ -82,7 +82,7 @@ export async function testApp(
   });
   const clock = options.clock ?? new FakeClock();
   // The forwarding worker is driven by each test (runOnce), unless asked.
-  // So is the control-command dispatcher (test/control/ starts it).
+  // So is the control-command dispatcher (test/api/control/ starts it).
   const service = await createService(config, {
     clock,
     startForwarding: options.startForwarding ?? false,

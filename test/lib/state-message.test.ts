@@ -1,6 +1,6 @@
 // The box state message (lib/mqtt-messages.ts parseStateMessage): what the
 // gateway publishes for a real box parses (a simulated box's snapshot:
-// test/api/operator-events.test.ts, over MQTT), anything else is refused
+// test/api/operators/stream/routes.test.ts, over MQTT), anything else is refused
 // naming the member at fault.
 import test from 'ava';
 import { Barrier, Direction, Status } from '../../firmware-protocol/index.js';

@@ -252,5 +252,5 @@ test(
   'testkit/x.ts',
   "import { freePort } from '../lib/free-port.js';\nimport mqtt from 'mqtt';\nimport { spawn } from 'node:child_process';",
 );
-test(allowed, 'test/db/x.test.ts', "import { startPostgres } from '../../testkit/postgres-server.js';");
+test(allowed, 'test/api/db/x.test.ts', "import { startPostgres } from '../../../testkit/postgres-server.js';");
 test(allowed, 'perf/x.ts', "import { startMosquittoServer } from '../testkit/mosquitto.js';");

@@ -3,7 +3,7 @@
 // one transaction, recorded as every version up to 14 applied. No PostgreSQL
 // database is carried through SQLite's earlier history, so versions 1 to 13
 // have no PostgreSQL step; every version after this one has both.
-// test/db/postgres-baseline.test.ts builds both engines and compares them.
+// test/api/db/migrations/postgres-baseline.test.ts builds both engines and compares them.
 //
 // PostgreSQL types: an INTEGER PRIMARY KEY the database assigns is a bigint
 // identity; ids, foreign keys, module ids, sequences, amounts and times (ms
