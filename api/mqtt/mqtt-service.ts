@@ -60,8 +60,8 @@ export interface MqttServiceOptions {
   readonly logger?: Logger;
 }
 
-/** A command's outcome as api/boxes/commands.ts says, with all the ingestion knows of the answer. */
-export type CommandOutcome =
+/** A command's outcome (api/boxes/commands.ts, CommandOutcome) with all the ingestion knows of the answer. */
+export type IngestedOutcome =
   { readonly answered: IngestedResponse } | { readonly error: 'timeout' | 'broker_unavailable' };
 
 /** A box's true availability (box-availability.ts): online or offline, from
@@ -263,7 +263,7 @@ export class MqttService implements BoxCommandSender {
     command: Buffer,
     context: Omit<CommandContext, 'request_id'>,
     timeoutMs: number,
-  ): Promise<CommandOutcome> {
+  ): Promise<IngestedOutcome> {
     const requestId = randomUUID();
     const message: CommandMessage = {
       command: command.toString('base64'),
@@ -272,7 +272,7 @@ export class MqttService implements BoxCommandSender {
     const { clock, topics } = this.options;
     return new Promise((resolve) => {
       let settled = false;
-      const finish = (outcome: CommandOutcome): void => {
+      const finish = (outcome: IngestedOutcome): void => {
         if (settled) return;
         settled = true;
         stopListening();

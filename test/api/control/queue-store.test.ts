@@ -10,7 +10,7 @@ import { ControlDispatcher } from '../../../api/control/dispatcher.js';
 import { BoxHolds } from '../../../api/control/holds.js';
 import { ControlCommandRepository, type NewControlCommand } from '../../../api/control/repository.js';
 import { ControlSequences, MAX_CONTROL_SEQ } from '../../../api/control/sequence.js';
-import type { CommandOutcome } from '../../../api/mqtt/mqtt-service.js';
+import type { CommandOutcome } from '../../../api/boxes/index.js';
 import { FakeClock } from '../../../lib/fake-clock.js';
 import { secondStore } from '../../helpers/second-store.js';
 import { run } from '../../helpers/sql.js';
