@@ -146,7 +146,7 @@ test('status per URL (pending, delivered, dead, disabled, last error); retry rev
   t.regex(
     none.stdout,
     new RegExp(
-      `^0 box logs of parking ${delivered.id} since .* queued again for ${good.url.replaceAll('../api', '\\.')}, as new deliveries\n$`,
+      `^0 box logs of parking ${delivered.id} since .* queued again for ${good.url.replaceAll('.', '\\.')}, as new deliveries\n$`,
     ),
   );
   const second = await testApp(t, { tokenTtlSeconds: 86_400 * 30, forwardingAllowPrivate: true }, { dir, clock });

@@ -157,7 +157,7 @@ async function describePostgres(client: pg.PoolClient, schemaName: string): Prom
                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum ORDER BY k.n) AS columns
        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
        LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid AND con.contype IN ('p', 'u')
-       WHERE i.indrelid = (quote_ident($1) || '../../../db' || quote_ident($2))::regclass`,
+       WHERE i.indrelid = (quote_ident($1) || '.' || quote_ident($2))::regclass`,
       [schemaName, table],
     );
     schema[table] = {
