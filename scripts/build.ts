@@ -4,7 +4,9 @@
 // a build with nothing changed takes seconds), the outputs of a source that
 // is gone are removed, the bench page is bundled into dist/web/bench
 // (build-page.ts), and the stamp testkit/built-cli.ts compares the sources
-// with is written last.
+// with is written last. The stamp of the build before stays meanwhile: a
+// source changed since is newer than it either way, and a process checking
+// the build while this one runs (nothing changed) still finds it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -41,7 +43,6 @@ function removeOrphans(folder: string): string[] {
   return removed;
 }
 
-rmSync(BUILD_STAMP, { force: true });
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
 const removed = compiledFolders().flatMap((folder) => removeOrphans(join(dist, folder)));
 if (removed.length > 0)
