@@ -7,14 +7,19 @@ import tseslint from 'typescript-eslint';
 
 // What each folder may import of ours, as its README's "May import" and
 // "Must never be imported by" say (docs/architecture.md, "Parts and
-// folders"). A relative import that climbs into a folder not listed fails.
-// `packages`, where given, lists the only packages the folder may import
-// (a name, or a name ending in `*` for a prefix); elsewhere any package.
+// folders"). A relative import that climbs into a folder not listed fails,
+// whether a declaration (`import … from`, `export … from`) or an
+// `import('…')` with a literal specifier (`no-restricted-dynamic-imports`
+// below: the command line loads most modules that way). `dist/`, the build,
+// is bin/'s alone. `packages`, where given, lists the only packages the
+// folder may import (a name, or a name ending in `*` for a prefix);
+// elsewhere any package.
 const ourFolders = [
   'api',
   'bin',
   'cli',
   'conformance',
+  'dist',
   'firmware-protocol',
   'gateway',
   'lib',
@@ -42,7 +47,8 @@ const importBans = {
   'api/conformance-runs': { may: ['api', 'firmware-protocol', 'lib', 'conformance'] },
   conformance: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'mqtt'] },
   cli: { may: [...parts] },
-  bin: { may: ['cli'] },
+  // The compiled command line (dist/cli/main.js), built from cli/ by `npm run build`.
+  bin: { may: ['dist'] },
   // What tests and benchmarks start and only they use: a PostgreSQL server,
   // mosquitto, chromium's launch options, a pty pair. Never product code.
   testkit: { may: ['lib'], packages: ['node:*', 'mqtt'] },
@@ -82,9 +88,45 @@ function restrictedImports(folder, extraPatterns = []) {
   return ['error', { patterns: [...patterns, ...extraPatterns] }];
 }
 
+/** The same patterns for `import('…')` and `import(\`…\`)` with a constant
+ * specifier, which `no-restricted-imports` does not read. */
+const noRestrictedDynamicImports = {
+  meta: {
+    type: 'problem',
+    docs: { description: "no-restricted-imports' patterns, for import() with a constant specifier" },
+    schema: [{ type: 'object', properties: { patterns: { type: 'array' } }, additionalProperties: false }],
+  },
+  create(context) {
+    const patterns = context.options[0].patterns.map(({ regex, message }) => ({ regex: new RegExp(regex), message }));
+    return {
+      ImportExpression(node) {
+        const { source } = node;
+        const specifier =
+          source.type === 'Literal'
+            ? source.value
+            : source.type === 'TemplateLiteral' && source.expressions.length === 0
+              ? source.quasis[0]?.value.cooked
+              : undefined;
+        if (typeof specifier !== 'string') return;
+        const banned = patterns.find(({ regex }) => regex.test(specifier));
+        if (banned) context.report({ node: source, message: `'${specifier}' import is restricted. ${banned.message}` });
+      },
+    };
+  },
+};
+
+/** Both rules, static and dynamic imports, from one set of patterns. */
+function importBanRules(folder, extraPatterns = []) {
+  const restricted = restrictedImports(folder, extraPatterns);
+  return {
+    'no-restricted-imports': restricted,
+    'parkbench/no-restricted-dynamic-imports': restricted,
+  };
+}
+
 const importBanConfigs = Object.keys(importBans).map((folder) => ({
   files: [`${folder}/**/*.ts`, `${folder}/**/*.tsx`, `${folder}/**/*.js`],
-  rules: { 'no-restricted-imports': restrictedImports(folder) },
+  rules: importBanRules(folder),
 }));
 
 // api/ by feature (api/README.md, "Features"): every folder of api/ is a
@@ -129,25 +171,21 @@ function featureImportPatterns(folder, up) {
 const featureImportConfigs = [
   {
     files: ['api/*.ts'],
-    rules: {
-      'no-restricted-imports': restrictedImports(
-        'api',
-        apiFeatures.map((feature) => ({
-          regex: `^\\./${escapeRegex(feature)}/(?!index\\.js$)`,
-          message: `The composition root imports api/${feature}/ only through api/${feature}/index.ts: ${FEATURES_README}.`,
-        })),
-      ),
-    },
+    rules: importBanRules(
+      'api',
+      apiFeatures.map((feature) => ({
+        regex: `^\\./${escapeRegex(feature)}/(?!index\\.js$)`,
+        message: `The composition root imports api/${feature}/ only through api/${feature}/index.ts: ${FEATURES_README}.`,
+      })),
+    ),
   },
   ...apiFolders.flatMap((folder) =>
     [1, 2, 3].map((depth) => ({
       files: [`api/${folder}/${'*/'.repeat(depth - 1)}*.ts`],
-      rules: {
-        'no-restricted-imports': restrictedImports(
-          folder === 'conformance-runs' ? 'api/conformance-runs' : 'api',
-          featureImportPatterns(folder, depth),
-        ),
-      },
+      rules: importBanRules(
+        folder === 'conformance-runs' ? 'api/conformance-runs' : 'api',
+        featureImportPatterns(folder, depth),
+      ),
     })),
   ),
 ];
@@ -170,9 +208,10 @@ const messageOfConfig = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'web/bench/dist/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
+  { plugins: { parkbench: { rules: { 'no-restricted-dynamic-imports': noRestrictedDynamicImports } } } },
   {
     languageOptions: {
       parserOptions: {

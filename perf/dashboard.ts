@@ -22,7 +22,7 @@ import { addOperator } from '../api/operators/accounts.js';
 import { ParkingRepository } from '../api/parkings/repository.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../testkit/chromium.js';
 import { freePort } from '../lib/free-port.js';
-import { formatNumber, percentile, startTsx } from './support/processes.js';
+import { formatNumber, percentile, startCli, startTsx } from './support/processes.js';
 
 const boxes = Number(argument('--boxes') ?? 5000);
 const rate = Number(argument('--rate') ?? 1000);
@@ -90,7 +90,7 @@ try {
   const { token, files } = await seed(databasePath, mqttPort);
   const fleetFile = join(directory, 'fleet.json');
   await writeFile(fleetFile, JSON.stringify(files.slice(0, publishers)));
-  const api = startTsx(new URL('../bin/parkbench.js', import.meta.url), ['api'], {
+  const api = startCli(['api'], {
     DATABASE_PATH: databasePath,
     HOST: '127.0.0.1',
     PORT: String(httpPort),

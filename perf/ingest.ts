@@ -26,7 +26,7 @@ import { openStore } from '../api/db/open-store.js';
 import { ParkingRepository } from '../api/parkings/repository.js';
 import { randomKeyHex } from '../api/auth/secrets.js';
 import { provisionFleet } from '../api/boxes/fleet.js';
-import { formatNumber, startTsx } from './support/processes.js';
+import { formatNumber, startCli, startTsx } from './support/processes.js';
 import { addOperator } from '../api/operators/accounts.js';
 import { attachStreamClients, type StreamClients } from './support/stream-clients.js';
 import { benchDatabases, benchStoreOf, type BenchDatabase } from './support/bench-databases.js';
@@ -129,7 +129,7 @@ async function throughApi(
   const fleetFile = join(directory, `${name}-fleet.json`);
   const seeded = await seedFleet(database, mqttPort);
   await writeFile(fleetFile, JSON.stringify(seeded.files));
-  const api = startTsx(new URL('../bin/parkbench.js', import.meta.url), ['api'], {
+  const api = startCli(['api'], {
     ...database.env,
     HOST: '127.0.0.1',
     PORT: String(httpPort),

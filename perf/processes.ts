@@ -26,7 +26,7 @@ import { freePort } from '../lib/free-port.js';
 import { startMosquittoServer, type MosquittoServer } from '../testkit/mosquitto.js';
 import { benchDatabases, benchStoreOf } from './support/bench-databases.js';
 import { boxLogBatch, type BoxLogFixture } from './support/box-log-batches.js';
-import { formatNumber, startTsx, type Child } from './support/processes.js';
+import { formatNumber, startCli, startTsx, type Child } from './support/processes.js';
 
 const rounds = Number(argument('--rounds') ?? 2);
 const seconds = Number(argument('--seconds') ?? 8);
@@ -35,7 +35,6 @@ const perBox = Number(argument('--per-box') ?? 250);
 const CONNECTIONS = 32;
 const BATCH = 50;
 const API_ACCOUNT = { username: 'parkbench-api', password: 'bench-api-password' };
-const bin = new URL('../bin/parkbench.js', import.meta.url);
 const worker = new URL('./support/ingest-worker.ts', import.meta.url);
 const directory = await mkdtemp(join(tmpdir(), 'pb-bench-processes-'));
 const databases = await benchDatabases(benchStoreOf(argument('--store')), directory);
@@ -102,7 +101,7 @@ interface Seeded {
 
 /** `parkbench admin ...` on the benchmark's database; its JSON output. */
 async function admin(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Record<string, unknown>> {
-  const child = startTsx(bin, ['admin', ...args, '--json'], { ...database, ...env });
+  const child = startCli(['admin', ...args, '--json'], { ...database, ...env });
   const output: string[] = [];
   child.process.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.process.once('exit', resolve));
@@ -158,7 +157,7 @@ async function startApis(count: number, broker: MosquittoServer): Promise<Api[]>
       // process's share is not this benchmark's business (bench processes
       // stop only once everything they were sent is stored).
       const clientId = `bench-api-${(apiNumber += 1)}`;
-      const child = startTsx(bin, ['api'], {
+      const child = startCli(['api'], {
         ...database,
         HOST: '127.0.0.1',
         PORT: String(port),

@@ -1,16 +1,17 @@
-// `npm run build:page` (and `prepare`, so `npm install` / `npm ci` run it):
-// bundles the bench page (web/bench/src) with esbuild into web/bench/dist,
-// git-ignored: index.html plus content-hashed assets/ (one JS bundle, one CSS
-// file holding uPlot's stylesheet and ours). Nothing is built at run time and
-// the HTML has no inline script, so the page's Content-Security-Policy allows
-// scripts from the page's own origin only (api/routes/bench-page.ts).
+// `npm run build:page`, and part of `npm run build` (build.ts): bundles the
+// bench page (web/bench/src) with esbuild into dist/web/bench, git-ignored
+// with the rest of dist/: index.html plus content-hashed assets/ (one JS
+// bundle, one CSS file holding uPlot's stylesheet and ours). Nothing is built
+// at run time and the HTML has no inline script, so the page's
+// Content-Security-Policy allows scripts from the page's own origin only
+// (api/bench-page/routes.ts).
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const web = fileURLToPath(new URL('../web/bench/', import.meta.url));
-const out = join(web, 'dist');
+const out = fileURLToPath(new URL('../dist/web/bench/', import.meta.url));
 const assets = join(out, 'assets');
 
 /** Escapes what could end an attribute of the HTML template (asset names are ours, but say so). */
@@ -47,5 +48,8 @@ export async function buildPage(): Promise<{ script: string; style: string }> {
   return { script, style };
 }
 
-const { script, style } = await buildPage();
-process.stdout.write(`bench page built: web/bench/dist/index.html, assets/${script}, assets/${style}\n`);
+// Run as `npm run build:page`; build.ts imports buildPage.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { script, style } = await buildPage();
+  process.stdout.write(`bench page built: dist/web/bench/index.html, assets/${script}, assets/${style}\n`);
+}

@@ -14,11 +14,11 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { appSessionArgs } from '../lib/app-session-args.js';
+import { assertBuilt, binPath as bin } from '../testkit/built-cli.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../testkit/chromium.js';
 import { freePort } from '../lib/free-port.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'parkbench.js');
 const images = join(root, 'docs', 'img');
 
 interface Ready {
@@ -42,6 +42,8 @@ function run(args: string[]): Promise<string> {
   });
 }
 
+// The compiled parkbench, built from the sources as they are.
+assertBuilt();
 if (!chromiumInstalled()) {
   process.stderr.write(`screenshots: chromium is not at ${CHROMIUM_PATH}: apt-get install chromium\n`);
   process.exit(1);

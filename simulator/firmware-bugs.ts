@@ -7,6 +7,7 @@ import { FrameKind, SIGNATURE_LENGTH, Status } from '../firmware-protocol/consta
 import type { BoxConditions, BoxState } from '../firmware-protocol/box.js';
 import type { Decision } from '../firmware-protocol/decide.js';
 import { generateIssuerKeyPair, issuerPrivateKeyObject } from '../firmware-protocol/index.js';
+import type { FirmwareBug } from './firmware-bug-names.js';
 
 /** What a bug sees of the command it may answer differently. */
 export interface BugContext {
@@ -63,10 +64,4 @@ export const firmwareBugs = {
       state: { ...again.state, issuerKey: state.issuerKey, issuerKeyPrevious: state.issuerKeyPrevious },
     };
   },
-} as const satisfies Record<string, (context: BugContext) => Decision>;
-
-export type FirmwareBug = keyof typeof firmwareBugs;
-
-export function isFirmwareBug(name: string): name is FirmwareBug {
-  return Object.hasOwn(firmwareBugs, name);
-}
+} as const satisfies Record<FirmwareBug, (context: BugContext) => Decision>;

@@ -18,7 +18,8 @@ import { Battery, type BatteryModel } from './battery.js';
 import { BoxClock, type BoxClockSettings } from './box-clock.js';
 import { describeFaults, noFaults } from './faults.js';
 import type { FaultSettings, SimSetCommand } from '../lib/sim-set.js';
-import { firmwareBugs, type FirmwareBug } from './firmware-bugs.js';
+import type { FirmwareBug } from './firmware-bug-names.js';
+import { firmwareBugs } from './firmware-bugs.js';
 import type { Provisioning } from '../lib/provisioning-file.js';
 import type { BoxStateFile } from './state-file.js';
 

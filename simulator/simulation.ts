@@ -12,7 +12,7 @@ import type { BarrierTimings } from './barrier.js';
 import { serveNobleWebSocket, type WebSocketRadioServer } from './ble/websocket-radio.js';
 import { VirtualRadio } from './ble/virtual-radio.js';
 import type { FleetMember } from './fleet-file.js';
-import type { FirmwareBug } from './firmware-bugs.js';
+import type { FirmwareBug } from './firmware-bug-names.js';
 import { BoxBlePeripheral } from './links/ble-link.js';
 import { BoxMqttLink } from './links/mqtt-link.js';
 import { BoxSerialLink } from './links/serial-link.js';

@@ -1,5 +1,5 @@
 // The bench page: `GET /bench` and its built assets under
-// `/bench/assets/`, from web/bench/dist, which `npm run build:page` writes
+// `/bench/assets/`, from dist/web/bench, which `npm run build` writes
 // (`npm install` runs it: nothing is built here, at run time). No auth to load
 // them: the page asks for an operator token and calls /api/operator/... with
 // it. Not in the OpenAPI document (a page, not an API).
@@ -9,7 +9,7 @@
 // this origin. No inline script or style, no frame, no plugin, no other
 // origin. `img-src data:` is the favicon (`data:,`, so the browser asks for
 // no /favicon.ico).
-import { constants, existsSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,13 +28,12 @@ export const BENCH_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** web/bench/dist of this checkout, where scripts/build-page.ts writes the page: two folders up from
- * this file as run by tsx (api/routes/), three from the compiled one (dist/api/routes/). */
-export const DEFAULT_BENCH_PAGE_ROOT =
-  ['../../web/bench/dist/', '../../../web/bench/dist/']
-    .map((relative) => fileURLToPath(new URL(relative, import.meta.url)))
-    .find((folder) => existsSync(join(folder, 'index.html'))) ??
-  fileURLToPath(new URL('../../web/bench/dist/', import.meta.url));
+/** dist/web/bench of this package, where scripts/build-page.ts writes the page: from the compiled
+ * file (dist/api/bench-page/routes.js) two folders up, from its source run by tsx
+ * (api/bench-page/routes.ts) two folders up and into dist/. */
+export const DEFAULT_BENCH_PAGE_ROOT = fileURLToPath(
+  new URL(import.meta.url.endsWith('.js') ? '../../web/bench/' : '../../dist/web/bench/', import.meta.url),
+);
 
 export interface BenchPageOptions {
   /** The built page: index.html and assets/ (tests give a folder of their own). */

@@ -4,7 +4,8 @@ import { hashMqttPassword, randomKeyHex, randomSecret } from '../auth/index.js';
 import { CompiledQuery } from 'kysely';
 import type { Dialect, Executor, Store } from '../db/store.js';
 import { conflict, notFound } from '../http/domain-error.js';
-import { BoxRepository, MAX_BOXES_PER_PARKING, mqttUsernameFor, type BoxRow } from './repository.js';
+import { MAX_BOXES_PER_PARKING } from './limits.js';
+import { BoxRepository, mqttUsernameFor, type BoxRow } from './repository.js';
 import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { ParkingRepository } from '../parkings/index.js';
 

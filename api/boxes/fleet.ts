@@ -8,17 +8,10 @@ import type { Executor, Store } from '../db/store.js';
 import { lockBoxRegistry } from './add.js';
 import { conflict, notFound } from '../http/domain-error.js';
 import { freshParkingKeys, ParkingRepository, type ParkingRow } from '../parkings/index.js';
-import {
-  BoxRepository,
-  DEFAULT_MIN_BATTERY_MV,
-  DEFAULT_SKEW_SECONDS,
-  MAX_BOXES_PER_PARKING,
-  mqttUsernameFor,
-} from './repository.js';
+import { BoxRepository, DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS, mqttUsernameFor } from './repository.js';
+import { MAX_BOXES_PER_PARKING } from './limits.js';
 import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
 
-/** The largest fleet one call makes. */
-export const MAX_FLEET = 100_000;
 /** Fleet module ids follow the highest one registered; on an empty table, 100000. */
 const MODULE_ID_BEFORE_FIRST = 99_999;
 

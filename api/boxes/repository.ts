@@ -17,9 +17,6 @@ export interface NewBox {
   simulated?: boolean;
 }
 
-/** docs/protocol.md, Command frame: an ACCESS frame lists at most 32 modules, so a parking holds at most 32 boxes. */
-export const MAX_BOXES_PER_PARKING = 32;
-
 /** A new box's skew_seconds and min_battery_mv: the defaults of the boxes
  * table (api/db/migrations/, version 1), the same as a provisioning file's. */
 export { DEFAULT_MIN_BATTERY_MV, DEFAULT_SKEW_SECONDS } from '../../lib/provisioning-file.js';

@@ -22,7 +22,6 @@ import { PostgresGroupCommit } from './group-commit-postgres.js';
 import { SqliteGroupCommit } from './group-commit-sqlite.js';
 import type { GroupCommitEngine, GroupCommitEngineOptions } from './group-commit-units.js';
 import type { Db } from './open.js';
-import { createPostgresPool } from './postgres-pool.js';
 import { checkPostgresCurrent, migratePostgres } from './migrate-postgres.js';
 import { postgresRowLocks, sqliteRowLocks, type RowLocks } from './row-locks.js';
 import type { Schema } from './schema.js';
@@ -81,6 +80,8 @@ export interface OpenPostgresOptions {
 /** Opens a pool on the database, migrates it (once across processes; or,
  * read-only, checks it is current), and hands out the store. */
 export async function openPostgresStore(url: PostgresUrl, options: OpenPostgresOptions): Promise<PostgresStore> {
+  // pg loads with the first PostgreSQL store: a process on SQLite never loads it.
+  const { createPostgresPool } = await import('./postgres-pool.js');
   const pool = createPostgresPool(url, {
     onIdleError: options.onIdleError,
     ...(options.maxConnections === undefined ? {} : { max: options.maxConnections }),

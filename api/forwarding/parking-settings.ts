@@ -4,6 +4,7 @@
 import type { Executor, Store } from '../db/store.js';
 import { notFound, refused } from '../http/domain-error.js';
 import { newWebhookSecret } from './signature.js';
+import { MAX_OVERLAP_HOURS } from './secret-overlap.js';
 import { ParkingRepository, type ParkingRow } from '../parkings/index.js';
 
 export interface ForwardingChange {
@@ -24,11 +25,6 @@ export interface ForwardingSetting {
   /** Until when the secret a rotation replaced signs too (ISO), or null. */
   previous_secret_until: string | null;
 }
-
-/** Hours a replaced secret keeps signing after a rotation, by default. */
-export const DEFAULT_OVERLAP_HOURS = 24;
-/** Longest overlap: a receiver that has not switched in a month has been forgotten. */
-export const MAX_OVERLAP_HOURS = 720;
 
 /** The parking, locked until the transaction ends on PostgreSQL (SQLite's
  * write transaction holds the file's lock from its BEGIN IMMEDIATE): of two

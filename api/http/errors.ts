@@ -61,7 +61,7 @@ export const API_ERRORS = {
   },
   page_not_built: {
     status: 503,
-    message: 'The bench page is not built: run `npm run build:page` (npm install runs it).',
+    message: 'The bench page is not built: run `npm run build` (npm install runs it).',
   },
   box_timeout: { status: 504, message: 'The box did not answer in time.' },
 } as const satisfies Record<string, { status: number; message: string }>;

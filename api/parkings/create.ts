@@ -8,14 +8,6 @@ import { randomKeyHex } from '../auth/index.js';
 import type { Executor, Store } from '../db/store.js';
 import { type AccessMode, type NewParking, type NewParkingKeys, ParkingRepository } from './repository.js';
 
-/** Access modes in the order the CLI and the README list them, the default first. */
-export const ACCESS_MODES: readonly AccessMode[] = ['signed', 'sealed'];
-export const DEFAULT_ACCESS_MODE: AccessMode = 'signed';
-
-export function isAccessMode(value: string): value is AccessMode {
-  return (ACCESS_MODES as readonly string[]).includes(value);
-}
-
 /** A parking as the operator describes it; its keys are made here. */
 export type ParkingInput = Omit<NewParking, 'keys'>;
 

@@ -3,4 +3,5 @@
 // The feature's public face: another folder of api/ imports it only from
 // here (eslint.config.js, `featureImportConfigs`).
 export { createParking, freshParkingKeys } from './create.js';
-export { type AccessMode, formatMinorUnits, ParkingRepository, type ParkingRow } from './repository.js';
+export { formatMinorUnits } from './money.js';
+export { type AccessMode, ParkingRepository, type ParkingRow } from './repository.js';

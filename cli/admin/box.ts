@@ -1,9 +1,7 @@
 // `parkbench admin box add|status|provision`: flags and output; the boxes'
 // domain is api/boxes/.
 import type { Command } from 'commander';
-import { addBox, type NewBoxInput } from '../../api/boxes/add.js';
-import { mqttUrlOf, newProvisioning, provisioningText, writeProvisioning } from '../../api/boxes/provisioning.js';
-import { boxStatuses } from '../../api/operators/box-status.js';
+import type { NewBoxInput } from '../../api/boxes/add.js';
 import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseDirection, parseId, parseMac, parseModuleId } from './validate.js';
@@ -40,7 +38,7 @@ export function registerBoxCommands(admin: Command): void {
       '--simulated',
       "a box parkbench's simulator plays (`parkbench start` runs it when it is in the demo parking); without it the box is hardware, never simulated",
     )
-    .action((flags: AddFlags) => {
+    .action(async (flags: AddFlags) => {
       const input: NewBoxInput = {
         parkingId: parseId('--parking', flags.parking),
         moduleId: parseModuleId(flags.moduleId),
@@ -48,7 +46,8 @@ export function registerBoxCommands(admin: Command): void {
         direction: parseDirection(flags.direction),
         simulated: flags.simulated === true,
       };
-      return withDatabase(flags, async (ctx) => {
+      const { addBox } = await import('../../api/boxes/add.js');
+      await withDatabase(flags, async (ctx) => {
         printResult(
           flags,
           await addBox(ctx.store, input, ctx.now),
@@ -64,12 +63,13 @@ export function registerBoxCommands(admin: Command): void {
   )
     .option('--module-id <n>', 'one box')
     .option('--parking <id>', 'the boxes of one parking')
-    .action((flags: StatusFlags) => {
+    .action(async (flags: StatusFlags) => {
       const filter = {
         ...(flags.moduleId === undefined ? {} : { moduleId: parseModuleId(flags.moduleId) }),
         ...(flags.parking === undefined ? {} : { parkingId: parseId('--parking', flags.parking) }),
       };
-      return withReadOnlyDatabase(flags, async (ctx) => {
+      const { boxStatuses } = await import('../../api/operators/box-status.js');
+      await withReadOnlyDatabase(flags, async (ctx) => {
         const statuses = await boxStatuses(ctx.store, filter, ctx.now);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
@@ -110,9 +110,11 @@ export function registerBoxCommands(admin: Command): void {
       '--out [file]',
       `write the file (mode 0600) instead of printing it; without a path, ${DEFAULT_OUTPUT_DIR}/box-<module_id>.json`,
     )
-    .action((flags: ProvisionFlags) => {
+    .action(async (flags: ProvisionFlags) => {
       const moduleId = parseModuleId(flags.moduleId);
-      return withDatabase(flags, async (ctx) => {
+      const { mqttUrlOf, newProvisioning, provisioningText, writeProvisioning } =
+        await import('../../api/boxes/provisioning.js');
+      await withDatabase(flags, async (ctx) => {
         const store = ctx.store;
         const pending = await newProvisioning(store, moduleId, mqttUrlOf(ctx.config));
         if (flags.out === undefined) {

@@ -2,7 +2,6 @@
 // registration and token endpoints (api/client-apps/create.ts). The secret
 // is printed once, stored as a SHA-256 hash.
 import type { Command } from 'commander';
-import { createClientApp } from '../../api/auth/create-client-app.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
 
@@ -12,6 +11,7 @@ export function registerClientAppCommands(admin: Command): void {
     .requiredOption('--name <name>', 'a name for the operator')
     .action(async (flags: CommonFlags & { name: string }) => {
       const name = parseName('--name', flags.name);
+      const { createClientApp } = await import('../../api/auth/create-client-app.js');
       const created = await withDatabase(flags, (ctx) => createClientApp(ctx.store, name, ctx.now));
       printResult(flags, created, 'The client secret is shown only now: it is stored hashed.');
     });

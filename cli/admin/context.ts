@@ -1,10 +1,10 @@
 // What every `parkbench admin` subcommand shares: the --database and --json
 // flags, the configuration (environment; --database, a SQLite file or a
 // postgres:// URL, wins over DATABASE_PATH and DATABASE_URL), the store, and
-// printing the result.
+// printing the result. The store's modules load when a command opens it,
+// not when the command line starts.
 import type { Command } from 'commander';
 import type { ApiConfig } from '../../api/config/index.js';
-import { openStore, storeLocation } from '../../api/db/open-store.js';
 import type { Store } from '../../api/db/store.js';
 import { DatabaseRefusedError } from '../../api/db/refused.js';
 import { configFrom } from '../commands/api.js';
@@ -44,6 +44,7 @@ export function withReadOnlyDatabase<T>(flags: CommonFlags, work: (ctx: AdminCon
 
 async function run<T>(flags: CommonFlags, readonly: boolean, work: (ctx: AdminContext) => T | Promise<T>): Promise<T> {
   const config = configFrom({ database: flags.database });
+  const { openStore, storeLocation } = await import('../../api/db/open-store.js');
   let store: Store;
   try {
     // An idle pooled connection that fails (the server restarting) is

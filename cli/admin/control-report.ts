@@ -2,7 +2,7 @@
 // set-access, parking rotate-issuer) share: --wait, the per-box report and
 // the exit code that says whether every box has answered.
 import type { Command } from 'commander';
-import { awaitOperation, type ControlDeps, type OperationReport } from '../../api/control/operations.js';
+import type { ControlDeps, OperationReport } from '../../api/control/operations.js';
 import type { Store } from '../../api/db/store.js';
 import { systemClock } from '../../lib/clock.js';
 import { UsageError } from '../errors.js';
@@ -46,7 +46,8 @@ export function controlDeps(store: Store): ControlDeps {
 }
 
 /** Waits for the operation's deliveries (settled by the API process). */
-export function waitForAnswers(store: Store, operation: string, seconds: number): Promise<OperationReport> {
+export async function waitForAnswers(store: Store, operation: string, seconds: number): Promise<OperationReport> {
+  const { awaitOperation } = await import('../../api/control/operations.js');
   return awaitOperation(store, operation, seconds * 1000, systemClock);
 }
 

@@ -3,12 +3,7 @@
 // about one that is stuck (api/control/interventions.ts, as the operator
 // API's /api/operator/control_commands).
 import type { Command } from 'commander';
-import {
-  intervene,
-  listControlCommands,
-  type ControlCommandView,
-  type Intervention,
-} from '../../api/control/interventions.js';
+import type { ControlCommandView, Intervention } from '../../api/control/interventions.js';
 import type { ControlState } from '../../api/control/repository.js';
 import { UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
@@ -54,13 +49,14 @@ export function registerControlCommands(admin: Command): void {
     .option('--module-id <n>', 'one box')
     .option('--state <state>', `only in this state: ${STATES.join(', ')}`)
     .option('--limit <n>', `at most this many, 1..500 (default ${DEFAULT_LIMIT})`)
-    .action((flags: ListFlags) => {
+    .action(async (flags: ListFlags) => {
       const filter = {
         limit: flags.limit === undefined ? DEFAULT_LIMIT : parseLimit(flags.limit),
         ...(flags.moduleId === undefined ? {} : { moduleId: parseModuleId(flags.moduleId) }),
         ...(flags.state === undefined ? {} : { state: parseState(flags.state) }),
       };
-      return withReadOnlyDatabase(flags, async (ctx) => {
+      const { listControlCommands } = await import('../../api/control/interventions.js');
+      await withReadOnlyDatabase(flags, async (ctx) => {
         const commands = await listControlCommands(ctx.store, filter);
         if (flags.json) process.stdout.write(`${JSON.stringify(commands, null, 2)}\n`);
         else
@@ -71,9 +67,10 @@ export function registerControlCommands(admin: Command): void {
   const intervention = (name: Intervention, description: string): void => {
     withCommonFlags(group.command(name).description(description))
       .requiredOption('--id <n>', 'the control command id (admin control list)')
-      .action((flags: InterveneFlags) => {
+      .action(async (flags: InterveneFlags) => {
         const id = parseId('--id', flags.id);
-        return withDatabase(flags, async (ctx) => {
+        const { intervene } = await import('../../api/control/interventions.js');
+        await withDatabase(flags, async (ctx) => {
           const command = await intervene(ctx.store, id, name, ctx.now, `admin control ${name} --id ${id}`);
           if (flags.json) printResult(flags, command);
           else process.stdout.write(`${line(command)}\n`);

@@ -2,8 +2,6 @@
 // with its credentials, and an MQTT operator account for the tools that talk
 // to the boxes (`parkbench app`, mosquitto_pub, `conformance --mqtt`).
 import type { Command } from 'commander';
-import { ensureDemo } from '../../api/demo/ensure.js';
-import { ensureOperatorClient } from '../../api/mqtt/clients.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 
 /** The demo's MQTT operator account of this command; `parkbench start` keeps another (op-demo-app). */
@@ -16,8 +14,12 @@ export function registerDemoCommand(admin: Command): void {
       .description(
         'create demo data once (a parking with two boxes, a client app, a driver); later runs print it again, with a new password for its MQTT operator account',
       ),
-  ).action((flags: CommonFlags) =>
-    withDatabase(flags, async (ctx) => {
+  ).action(async (flags: CommonFlags) => {
+    const [{ ensureDemo }, { ensureOperatorClient }] = await Promise.all([
+      import('../../api/demo/ensure.js'),
+      import('../../api/mqtt/clients.js'),
+    ]);
+    await withDatabase(flags, async (ctx) => {
       const demo = await ensureDemo(ctx.store, ctx.config.scryptLog2N, ctx.now);
       // Stored hashed, so it cannot be printed again: each run gives the account a new one.
       const operator = await ensureOperatorClient(
@@ -35,6 +37,6 @@ export function registerDemoCommand(admin: Command): void {
           'its password is new at each run, the last one printed works (an external broker: export the accounts again, `parkbench admin mqtt-acl`).',
         ].join('\n'),
       );
-    }),
-  );
+    });
+  });
 }

@@ -1,9 +1,7 @@
 // `parkbench admin fleet provision`: flags, the fleet file and output; the
 // fleet itself is made by api/boxes/fleet.ts.
 import type { Command } from 'commander';
-import { MAX_FLEET, provisionFleet } from '../../api/boxes/fleet.js';
-import { mqttUrlOf } from '../../api/boxes/provisioning.js';
-import { MAX_BOXES_PER_PARKING } from '../../api/boxes/repository.js';
+import { MAX_BOXES_PER_PARKING, MAX_FLEET } from '../../api/boxes/limits.js';
 import { CliError, UsageError } from '../errors.js';
 import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
@@ -35,7 +33,7 @@ export function registerFleetCommands(admin: Command): void {
       '--create-parkings',
       `spread boxes beyond the parking's room (${MAX_BOXES_PER_PARKING} boxes) over new parkings like it`,
     )
-    .action((flags: FleetFlags) => {
+    .action(async (flags: FleetFlags) => {
       const parkingId = parseId('--parking', flags.parking);
       const count = Number(flags.count);
       if (!/^\d+$/.test(flags.count) || count < 1 || count > MAX_FLEET)
@@ -43,7 +41,11 @@ export function registerFleetCommands(admin: Command): void {
       const out = flags.out === undefined || flags.out === true ? defaultOutput('fleet.json') : flags.out;
       // Before any box is added: a path that is no regular file is refused (exit 2).
       checkReplaceable(out);
-      return withDatabase(flags, async (ctx) => {
+      const [{ provisionFleet }, { mqttUrlOf }] = await Promise.all([
+        import('../../api/boxes/fleet.js'),
+        import('../../api/boxes/provisioning.js'),
+      ]);
+      await withDatabase(flags, async (ctx) => {
         const { files, parkingIds } = await provisionFleet(
           ctx.store,
           { parkingId, count, createParkings: flags.createParkings === true, mqttUrl: mqttUrlOf(ctx.config) },

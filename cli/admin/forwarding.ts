@@ -3,12 +3,7 @@
 // `parkbench admin forwarding replay --parking ID --since ISO_TIME`: flags
 // and output; the outbox's administration is api/forwarding/administration.ts.
 import type { Command } from 'commander';
-import {
-  forwardingStatus,
-  replayBoxLogs,
-  reviveDeadDeliveries,
-  type ForwardingStatus,
-} from '../../api/forwarding/administration.js';
+import type { ForwardingStatus } from '../../api/forwarding/administration.js';
 import { withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseId, parseIsoTimeFlag } from './validate.js';
 
@@ -47,9 +42,10 @@ export function registerForwardingCommands(admin: Command): void {
       .description('per URL: box logs pending, delivered and dead, the last error, and whether a 410 Gone disabled it'),
   )
     .option('--parking <id>', 'only this secured parking')
-    .action((flags: StatusFlags) => {
+    .action(async (flags: StatusFlags) => {
       const parkingId = flags.parking === undefined ? undefined : parseId('--parking', flags.parking);
-      return withReadOnlyDatabase(flags, async (ctx) => {
+      const { forwardingStatus } = await import('../../api/forwarding/administration.js');
+      await withReadOnlyDatabase(flags, async (ctx) => {
         const rows = await forwardingStatus(ctx.store, parkingId);
         if (flags.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         else printTable(rows);
@@ -64,9 +60,10 @@ export function registerForwardingCommands(admin: Command): void {
       ),
   )
     .requiredOption('--parking <id>', 'the secured parking id')
-    .action((flags: CommonFlags & { parking: string }) => {
+    .action(async (flags: CommonFlags & { parking: string }) => {
       const parkingId = parseId('--parking', flags.parking);
-      return withDatabase(flags, async (ctx) => {
+      const { reviveDeadDeliveries } = await import('../../api/forwarding/administration.js');
+      await withDatabase(flags, async (ctx) => {
         const revival = await reviveDeadDeliveries(ctx.store, parkingId, ctx.now);
         const revived = revival.revived_deliveries;
         if (flags.json) process.stdout.write(`${JSON.stringify(revival)}\n`);
@@ -91,10 +88,11 @@ export function registerForwardingCommands(admin: Command): void {
       '--since <iso-time>',
       'box logs the service received at or after this time, e.g. 2026-01-31T08:00:00Z',
     )
-    .action((flags: CommonFlags & { parking: string; since: string }) => {
+    .action(async (flags: CommonFlags & { parking: string; since: string }) => {
       const parkingId = parseId('--parking', flags.parking);
       const since = parseIsoTimeFlag('--since', flags.since);
-      return withDatabase(flags, async (ctx) => {
+      const { replayBoxLogs } = await import('../../api/forwarding/administration.js');
+      await withDatabase(flags, async (ctx) => {
         const replay = await replayBoxLogs(ctx.store, parkingId, since, ctx.now);
         if (flags.json) process.stdout.write(`${JSON.stringify(replay)}\n`);
         else

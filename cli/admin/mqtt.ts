@@ -3,7 +3,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { addMqttClient, mosquittoExport } from '../../api/mqtt/clients.js';
 import { checkReplaceable, UnsafeTargetError, writeFileAtomic } from '../../lib/atomic-file.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { CliError, UsageError } from '../errors.js';
@@ -27,12 +26,13 @@ export function registerMqttCommands(admin: Command): void {
   withCommonFlags(clients.command('add').description('create an MQTT account; the password is shown only now'))
     .requiredOption('--name <name>', 'a name for the account (its username is derived from it)')
     .requiredOption('--role <role>', 'gateway (bridges boxes) or operator (test tools, the app stand-in, a person)')
-    .action((flags: AddFlags) => {
+    .action(async (flags: AddFlags) => {
       const name = parseName('--name', flags.name, 60);
       if (flags.role !== 'gateway' && flags.role !== 'operator')
         throw new UsageError(`--role must be gateway or operator, got "${flags.role}"`);
       const role = flags.role;
-      return withDatabase(flags, async (ctx) => {
+      const { addMqttClient } = await import('../../api/mqtt/clients.js');
+      await withDatabase(flags, async (ctx) => {
         printResult(
           flags,
           await addMqttClient(ctx.store, name, role, ctx.now),
@@ -45,7 +45,7 @@ export function registerMqttCommands(admin: Command): void {
     .requiredOption('--format <format>', 'mosquitto (a password_file and an acl_file)')
     .requiredOption('--out <dir>', 'folder to write into (created)')
     .option('--topic-prefix <prefix>', 'first topic level', process.env.MQTT_TOPIC_PREFIX ?? 'parkbench')
-    .action((flags: AclFlags) => {
+    .action(async (flags: AclFlags) => {
       if (flags.format !== 'mosquitto') throw new UsageError(`--format must be mosquitto, got "${flags.format}"`);
       let topics: Topics;
       try {
@@ -57,7 +57,8 @@ export function registerMqttCommands(admin: Command): void {
       const password = process.env.MQTT_PASSWORD;
       if ((username === undefined) !== (password === undefined))
         throw new UsageError('set both MQTT_USERNAME and MQTT_PASSWORD (the API account) or neither');
-      return withReadOnlyDatabase(flags, async (ctx) => {
+      const { mosquittoExport } = await import('../../api/mqtt/clients.js');
+      await withReadOnlyDatabase(flags, async (ctx) => {
         const exported = await mosquittoExport(
           ctx.store,
           topics,

@@ -1,7 +1,6 @@
 // `parkbench admin operator add|remove|list`: accounts of the operator HTTP
 // API (api/operators/accounts.ts). The token is printed once, stored hashed.
 import type { Command } from 'commander';
-import { addOperator, listOperators, removeOperator } from '../../api/operators/accounts.js';
 import { printResult, withCommonFlags, withDatabase, withReadOnlyDatabase, type CommonFlags } from './context.js';
 import { parseName } from './validate.js';
 
@@ -17,6 +16,7 @@ export function registerOperatorCommands(admin: Command): void {
     .requiredOption('--name <name>', "the operator's unique name")
     .action(async (flags: NameFlags) => {
       const name = parseName('--name', flags.name);
+      const { addOperator } = await import('../../api/operators/accounts.js');
       const added = await withDatabase(flags, (ctx) => addOperator(ctx.store, name, ctx.now));
       printResult(
         flags,
@@ -28,12 +28,14 @@ export function registerOperatorCommands(admin: Command): void {
     .requiredOption('--name <name>', "the operator's name")
     .action(async (flags: NameFlags) => {
       const name = parseName('--name', flags.name);
+      const { removeOperator } = await import('../../api/operators/accounts.js');
       const removed = await withDatabase(flags, (ctx) => removeOperator(ctx.store, name));
       if (flags.json) printResult(flags, removed);
       else process.stdout.write(`operator "${name}" removed: its token is refused from now on\n`);
     });
   withCommonFlags(group.command('list').description('list the operators (never their tokens)')).action(
     async (flags: CommonFlags) => {
+      const { listOperators } = await import('../../api/operators/accounts.js');
       const operators = await withReadOnlyDatabase(flags, (ctx) => listOperators(ctx.store));
       if (flags.json) printResult(flags, operators);
       else

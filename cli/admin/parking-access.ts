@@ -1,14 +1,7 @@
 // `parkbench admin parking set-access|rotate-issuer`: a parking's access
 // mode and issuer key, moved on its boxes by SET_ISSUER (api/control/).
 import type { Command } from 'commander';
-import {
-  accessStateOf,
-  refuseSetAccessSealed,
-  rotateIssuer,
-  setAccessSigned,
-  type AccessResult,
-  type ControlDeps,
-} from '../../api/control/operations.js';
+import type { AccessResult, ControlDeps } from '../../api/control/operations.js';
 import { UsageError } from '../errors.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import {
@@ -51,13 +44,14 @@ export function registerParkingAccessCommands(admin: Command): void {
     .requiredOption('--id <n>', 'the secured parking id')
     .requiredOption('--access <mode>', 'signed (a signed parking does not go back to sealed)')
     .option('--force', 'sign smart keys with the new key at once, before every box has it')
-    .action((flags: SetAccessFlags) => {
+    .action(async (flags: SetAccessFlags) => {
       const parkingId = parseId('--id', flags.id);
       if (flags.access !== 'signed' && flags.access !== 'sealed')
         throw new UsageError(`--access must be signed or sealed, got "${flags.access}"`);
       const access = flags.access;
       const seconds = waitSeconds(flags);
-      return withDatabase(flags, async (ctx) => {
+      const { refuseSetAccessSealed, setAccessSigned } = await import('../../api/control/operations.js');
+      await withDatabase(flags, async (ctx) => {
         // A refusal is a domain error: cli/main.ts prints its one line (exit 1).
         const deps = controlDeps(ctx.store);
         const started =
@@ -88,11 +82,12 @@ export function registerParkingAccessCommands(admin: Command): void {
       '--re-sign',
       'sign the live smart keys again with the new key, so the previous key leaves the boxes at once and every signature it made (revoked keys included) opens nothing; phones fetch their key again',
     )
-    .action((flags: RotateFlags) => {
+    .action(async (flags: RotateFlags) => {
       const parkingId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
       const reSign = flags.reSign === true;
-      return withDatabase(flags, async (ctx) => {
+      const { rotateIssuer } = await import('../../api/control/operations.js');
+      await withDatabase(flags, async (ctx) => {
         const deps = controlDeps(ctx.store);
         const started = await rotateIssuer(
           deps,
@@ -114,6 +109,7 @@ async function report(
   seconds: number,
 ): Promise<void> {
   const deliveries = await waitForAnswers(store, started.operation, seconds);
+  const { accessStateOf } = await import('../../api/control/operations.js');
   const state = await accessStateOf(store, started.parking_id);
   const result = {
     parking_id: started.parking_id,

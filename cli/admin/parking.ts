@@ -1,16 +1,11 @@
 // `parkbench admin parking create|show|forwarding`.
 import type { Command } from 'commander';
-import { ACCESS_MODES, createParking, DEFAULT_ACCESS_MODE, type ParkingInput } from '../../api/parkings/create.js';
-import { nonPublicAddressOf } from '../../api/forwarding/address-guard.js';
-import {
-  DEFAULT_OVERLAP_HOURS,
-  MAX_OVERLAP_HOURS,
-  rotateForwardingSecret,
-  setForwarding,
-  type ForwardingSetting,
-} from '../../api/forwarding/parking-settings.js';
-import { parkingView } from '../../api/operators/parking-view.js';
-import { formatMinorUnits, type AccessMode } from '../../api/parkings/repository.js';
+import type { ForwardingSetting } from '../../api/forwarding/parking-settings.js';
+import { DEFAULT_OVERLAP_HOURS, MAX_OVERLAP_HOURS } from '../../api/forwarding/secret-overlap.js';
+import { ACCESS_MODES, DEFAULT_ACCESS_MODE } from '../../api/parkings/access-modes.js';
+import type { ParkingInput } from '../../api/parkings/create.js';
+import { formatMinorUnits } from '../../api/parkings/money.js';
+import type { AccessMode } from '../../api/parkings/repository.js';
 import { UsageError } from '../errors.js';
 import {
   printResult,
@@ -56,6 +51,7 @@ async function createParkingRow(
   input: NewParkingInput,
   accessMode: AccessMode = DEFAULT_ACCESS_MODE,
 ): Promise<CreatedParking> {
+  const { createParking } = await import('../../api/parkings/create.js');
   const created = await createParking(ctx.store, input, accessMode, ctx.now);
   return {
     id: created.id,
@@ -132,7 +128,7 @@ export function registerParkingCommands(admin: Command): void {
       `${ACCESS_MODES.join(' or ')}: smart keys signed by the parking's issuer key (protocol version 2) or sealed under its parking key (version 1 firmware)`,
       DEFAULT_ACCESS_MODE,
     )
-    .action((flags: CreateFlags) => {
+    .action(async (flags: CreateFlags) => {
       const accessMode = parseAccessMode(flags.access);
       const input: NewParkingInput = {
         name: parseName('--name', flags.name),
@@ -143,7 +139,7 @@ export function registerParkingCommands(admin: Command): void {
         tries: parseTries(flags.tries),
         isOnline: flags.online === true,
       };
-      return withDatabase(flags, async (ctx) =>
+      await withDatabase(flags, async (ctx) =>
         printResult(flags, await createParkingRow(ctx, input, accessMode), CREATED_NOTE[accessMode]),
       );
     });
@@ -154,9 +150,10 @@ export function registerParkingCommands(admin: Command): void {
       .description("a parking's settings, access mode, issuer public keys and boxes (no secret key)"),
   )
     .requiredOption('--id <id>', 'the secured parking id')
-    .action((flags: ShowFlags) => {
+    .action(async (flags: ShowFlags) => {
       const id = parseId('--id', flags.id);
-      return withReadOnlyDatabase(flags, async (ctx) => printResult(flags, await parkingView(ctx.store, id)));
+      const { parkingView } = await import('../../api/operators/parking-view.js');
+      await withReadOnlyDatabase(flags, async (ctx) => printResult(flags, await parkingView(ctx.store, id)));
     });
 
   withCommonFlags(
@@ -180,7 +177,7 @@ export function registerParkingCommands(admin: Command): void {
       `with --rotate-secret: hours both secrets sign every delivery, 0 to ${MAX_OVERLAP_HOURS}`,
       String(DEFAULT_OVERLAP_HOURS),
     )
-    .action((flags: ForwardingFlags) => {
+    .action(async (flags: ForwardingFlags) => {
       const parkingId = parseId('--parking', flags.parking);
       if ((flags.url === undefined) !== (flags.expose === undefined))
         throw new UsageError('--url and --expose go together');
@@ -202,7 +199,8 @@ export function registerParkingCommands(admin: Command): void {
         flags.overlapHours === undefined || flags.rotateSecret !== true
           ? DEFAULT_OVERLAP_HOURS
           : parseOverlapHours(flags.overlapHours);
-      return withDatabase(flags, async (ctx) => {
+      const { rotateForwardingSecret, setForwarding } = await import('../../api/forwarding/parking-settings.js');
+      await withDatabase(flags, async (ctx) => {
         if (change !== undefined && !ctx.config.forwardingAllowPrivate) await warnIfPrivate(change.url);
         const store = ctx.store;
         let setting = change === undefined ? undefined : await setForwarding(store, parkingId, change, ctx.now);
@@ -220,6 +218,7 @@ export function registerParkingCommands(admin: Command): void {
 
 /** Set anyway (the API that forwards may allow it), but said: delivery refuses it unless FORWARDING_ALLOW_PRIVATE. */
 async function warnIfPrivate(url: string): Promise<void> {
+  const { nonPublicAddressOf } = await import('../../api/forwarding/address-guard.js');
   const found = await nonPublicAddressOf(url);
   if (found === undefined) return;
   const where = found.host === found.address ? found.address : `${found.host} resolves to ${found.address}`;

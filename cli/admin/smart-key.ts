@@ -1,7 +1,6 @@
 // `parkbench admin smart-key revoke`: the key is refused by the service at
 // once; a REVOKE goes to every box of its module list (api/control/).
 import type { Command } from 'commander';
-import { revokeSmartKey } from '../../api/control/operations.js';
 import { printResult, withCommonFlags, withDatabase, type CommonFlags } from './context.js';
 import {
   controlDeps,
@@ -28,10 +27,11 @@ export function registerSmartKeyCommands(admin: Command): void {
     ),
   )
     .requiredOption('--id <n>', 'the smart key id')
-    .action((flags: RevokeFlags) => {
+    .action(async (flags: RevokeFlags) => {
       const keyId = parseId('--id', flags.id);
       const seconds = waitSeconds(flags);
-      return withDatabase(flags, async (ctx) => {
+      const { revokeSmartKey } = await import('../../api/control/operations.js');
+      await withDatabase(flags, async (ctx) => {
         const deps = controlDeps(ctx.store);
         const revoked = await revokeSmartKey(deps, keyId, ctx.now, `admin smart-key revoke --id ${keyId}`);
         const report = await waitForAnswers(deps.store, revoked.operation, seconds);

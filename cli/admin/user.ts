@@ -1,7 +1,6 @@
 // `parkbench admin user create`: flags checked with the registration's rules,
 // and output; the driver is made by api/users/create-driver.ts.
 import type { Command } from 'commander';
-import { createDriver } from '../../api/auth/create-driver.js';
 import {
   EMAIL_MAX_LENGTH,
   EMAIL_PATTERN,
@@ -47,6 +46,7 @@ export function registerUserCommands(admin: Command): void {
     .requiredOption('--phone <phone>', 'phone number')
     .action(async (flags: CommonFlags & NewDriverFlags) => {
       const driver = checkDriver(flags);
+      const { createDriver } = await import('../../api/auth/create-driver.js');
       const created = await withDatabase(flags, (ctx) =>
         createDriver(ctx.store, driver, ctx.config.scryptLog2N, ctx.now),
       );

@@ -1,8 +1,11 @@
 // Parsing and checking of admin flags. Each failure is a UsageError: one
 // line naming the flag, exit code 2.
-import { isAccessMode } from '../../api/parkings/create.js';
-import { parseMinorUnits, type AccessMode } from '../../api/parkings/repository.js';
-import { U32_MAX, type BoxDirection } from '../../firmware-protocol/index.js';
+import { isAccessMode } from '../../api/parkings/access-modes.js';
+import { parseMinorUnits } from '../../api/parkings/money.js';
+import type { AccessMode } from '../../api/parkings/repository.js';
+// constants.ts alone: the admin commands' help loads this file, and the rest of the protocol is not needed.
+import { U32_MAX } from '../../firmware-protocol/constants.js';
+import type { BoxDirection } from '../../firmware-protocol/index.js';
 import { isMacAddress } from '../../lib/wire-patterns.js';
 import { isPrintableText } from '../../api/http/schemas.js';
 import { parseIsoTime } from '../../api/http/time.js';

@@ -1,11 +1,9 @@
 // `parkbench api`: configuration from the environment and flags (flags win),
 // validated before anything starts (bad configuration: one line, exit 2);
-// listens on HOST:PORT; on SIGINT/SIGTERM stops accepting, lets requests in
-// flight finish, closes the database and exits 0.
+// then run/api.ts serves it. How every command reads the database and broker
+// settings (configFrom, mqttConnectionOf) is here, loading no server.
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import { appLogger, type AppLoggerOptions } from '../../api/app-logger.js';
-import { createService, type Service } from '../../api/service.js';
 import type { MqttConnection } from '../../api/mqtt/mqtt-service.js';
 import {
   CONFIG_VARIABLES,
@@ -17,13 +15,9 @@ import {
   type ApiConfig,
   type ConfigVariable,
 } from '../../api/config/index.js';
-import { DatabaseRefusedError } from '../../api/db/refused.js';
-import { CliError, ExitCode, UsageError } from '../errors.js';
-import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
+import { UsageError } from '../errors.js';
+import { NO_EXIT_WITH_PARENT } from '../signals.js';
 import { freePortOn } from '../../lib/free-port.js';
-
-/** How long shutdown may wait for requests in flight before giving up. */
-const SHUTDOWN_GRACE_MS = 10_000;
 
 export function registerApiCommand(program: Command): void {
   const command = program
@@ -37,7 +31,12 @@ export function registerApiCommand(program: Command): void {
   command.action(async (options: Record<string, string | boolean | undefined>) => {
     const { exitWithParent, ...flags } = options;
     const config = await withConcretePort(flags as Record<string, string | undefined>);
-    await serve(config, program.version() ?? 'unknown', exitWithParent !== false);
+    const { serveApi } = await import('../run/api.js');
+    await serveApi(config, {
+      mqtt: mqttConnectionOf(config),
+      version: program.version() ?? 'unknown',
+      exitWithParent: exitWithParent !== false,
+    });
   });
 }
 
@@ -75,70 +74,6 @@ export function configFrom(
     throw error;
   }
   return config;
-}
-
-function loggerOptions(config: ApiConfig): AppLoggerOptions {
-  return {
-    level: config.logLevel,
-    // Readable on a terminal, JSON otherwise (files, log shippers, tests).
-    ...(process.stdout.isTTY
-      ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } }
-      : {}),
-    redact: ['req.headers.authorization'],
-  };
-}
-
-async function serve(config: ApiConfig, version: string, exitWithParent: boolean): Promise<void> {
-  // Listening for signals before anything says "listening": whoever waits for
-  // that may signal at once. A signal during start-up stops the API once up.
-  const stopping = onShutdown({ exitWithParent });
-  let service: Service | undefined;
-  try {
-    service = await createService(config, {
-      logger: appLogger(loggerOptions(config)),
-      version,
-      mqtt: mqttConnectionOf(config),
-    });
-    await service.app.listen({ host: config.host, port: config.port });
-  } catch (error) {
-    await service?.close();
-    // A database it must not use is the operator's to fix, like a bad setting.
-    if (error instanceof DatabaseRefusedError)
-      throw new CliError(`cannot start the API: ${error.message}`, ExitCode.usage);
-    throw new CliError(`cannot start the API: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const running = service.app;
-  running.log.info(
-    { dashboard_url: `${listeningUrl(running, config.host)}/bench` },
-    'the bench page (log in with an operator token: parkbench admin operator add)',
-  );
-  const reason = await stopping;
-  running.log.info({ reason }, 'stopping: finishing requests in flight');
-  const timer = setTimeout(() => {
-    running.log.error('requests still in flight after the grace period; exiting');
-    process.exit(1);
-  }, SHUTDOWN_GRACE_MS);
-  timer.unref();
-  // close() ends the connections idle now; a keep-alive connection whose
-  // request was in flight goes idle later and would hold the server open
-  // until its keep-alive timeout, so idle ones are swept until closed.
-  const sweeper = setInterval(() => running.server.closeIdleConnections(), 50);
-  try {
-    await running.close();
-    running.log.info('stopped');
-  } catch (error) {
-    running.log.error({ err: error }, 'error while stopping');
-    process.exitCode = 1;
-  } finally {
-    clearInterval(sweeper);
-  }
-}
-
-/** http://HOST:PORT with the port the server got (PORT 0 picks one). */
-function listeningUrl(app: { server: { address(): unknown } }, host: string): string {
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null && 'port' in address ? String(address.port) : '';
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** The embedded broker on HOST:MQTT_PORT, unless MQTT_URL names an external one. */

@@ -6,27 +6,8 @@
 // command in flight is answered, the box's issuer keys are put back, and
 // what ran is reported).
 import type { Command } from 'commander';
-import { U32_MAX } from '../../firmware-protocol/index.js';
-import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
-import { systemClock } from '../../lib/clock.js';
-import { boxUnderTest } from '../../conformance/box-under-test.js';
-import { passedAll, type SuiteReport } from '../../conformance/case-result.js';
-import { renderJson } from '../../conformance/reports/json.js';
-import { renderJunit } from '../../conformance/reports/junit.js';
-import { DEFAULT_TABLE_WIDTH, renderTable } from '../../conformance/reports/table.js';
-import { runSuite } from '../../conformance/run-suite.js';
-import { SuiteNotStarted } from '../../conformance/first-answer.js';
-import {
-  DEFAULT_ANSWER_MS,
-  DEFAULT_CYCLE_MS,
-  DEFAULT_WAIT_MS,
-  freshKeyIdBase,
-} from '../../conformance/suite-defaults.js';
-import { parseConformanceFlags, type ConformanceFlags } from '../conformance/flags.js';
-import { openTarget } from '../conformance/open-target.js';
-import { CliError, ExitCode } from '../errors.js';
-import { createCliLogger } from '../logger.js';
-import { messageOf } from '../../lib/message-of.js';
+import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, DEFAULT_WAIT_MS } from '../../conformance/suite-defaults.js';
+import type { ConformanceFlags } from '../conformance/flags.js';
 
 export function registerConformanceCommand(program: Command): void {
   program
@@ -92,76 +73,7 @@ export function registerConformanceCommand(program: Command): void {
       'warn',
     )
     .action(async (flags: ConformanceFlags) => {
+      const { runConformance } = await import('../run/conformance.js');
       await runConformance(flags);
     });
-}
-
-async function runConformance(flags: ConformanceFlags): Promise<void> {
-  const options = await parseConformanceFlags(flags, systemClock.now());
-  // A --junit path that is no regular file is refused (exit 2) before the box is touched.
-  if (options.junit !== undefined) checkReplaceable(options.junit);
-  const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
-  const waitUntil = systemClock.now() + options.waitMs;
-  const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger, waitUntil);
-  // SIGINT (or SIGTERM) stops the run after the command in flight, and the
-  // suite puts the box's issuer keys back before the report; a second signal
-  // exits at once.
-  const interrupt = new AbortController();
-  let stoppedBy: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (stoppedBy !== undefined) process.exit(exitCodeFor(signal));
-    stoppedBy = signal;
-    process.stderr.write(
-      `parkbench: interrupted (${signal}); putting the box's issuer keys back (Ctrl-C again to quit at once)\n`,
-    );
-    interrupt.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  let report: SuiteReport;
-  try {
-    report = await runSuite({
-      box: boxUnderTest(options.provisioning, options.issuerKeys),
-      target,
-      clock: systemClock,
-      settings: {
-        answerMs: options.answerMs,
-        cycleMs: options.cycleMs,
-        controlSeq: options.controlSeq,
-        keyIdBase: freshKeyIdBase(),
-        // 0: the cases start at once, as against a box known to listen.
-        ...(options.waitMs > 0 ? { firstAnswerMs: options.waitMs } : {}),
-        heldRevocations: Array.from({ length: options.heldRevocations }, () => U32_MAX),
-      },
-      skipWearing: options.skipWearing,
-      protocol: options.protocol,
-      signal: interrupt.signal,
-    });
-  } catch (error) {
-    if (error instanceof SuiteNotStarted) throw new CliError(error.message);
-    throw error;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await target.close().catch(() => undefined);
-  }
-  // The terminal's width; DEFAULT_TABLE_WIDTH when stdout is no terminal (piped, redirected).
-  process.stdout.write(
-    options.json
-      ? renderJson(report)
-      : renderTable(report, process.stdout.isTTY ? process.stdout.columns : DEFAULT_TABLE_WIDTH),
-  );
-  const junit = options.junit;
-  if (junit !== undefined) {
-    await writeFileAtomic(junit, renderJunit(report), { mode: 0o644 }).catch((error: unknown) => {
-      throw new CliError(`cannot write ${junit}: ${messageOf(error)}`);
-    });
-  }
-  if (report.interrupted === true) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
-  else if (!passedAll(report)) process.exitCode = ExitCode.failure;
-}
-
-/** 128 + the signal's number, as a shell reports a command a signal stopped. */
-function exitCodeFor(signal: NodeJS.Signals): number {
-  return signal === 'SIGTERM' ? 143 : 130;
 }

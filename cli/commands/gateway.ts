@@ -1,32 +1,8 @@
-// `parkbench gateway`: bridge real boxes on serial ports and BLE to MQTT.
-import { join } from 'node:path';
+// `parkbench gateway`: bridge real boxes on serial ports and BLE to MQTT
+// (its flags here; run/gateway.ts runs it).
 import type { Command } from 'commander';
-import { systemClock } from '../../lib/clock.js';
-import { Topics } from '../../lib/mqtt-topics.js';
-import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
-import { isMacAddress } from '../../lib/wire-patterns.js';
-import { DiskPublishQueue } from '../../gateway/disk-queue.js';
-import { Gateway } from '../../gateway/gateway.js';
-import { loadNoble } from '../../lib/noble.js';
-import { CliError, UsageError } from '../errors.js';
-import { createCliLogger, parseLogLevel } from '../logger.js';
-import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
-import { messageOf } from '../../lib/message-of.js';
-
-interface GatewayFlags {
-  mqtt?: string;
-  username?: string;
-  password?: string;
-  serial: string[];
-  ble?: boolean;
-  bleAllow?: string;
-  bleIdleMs: string;
-  answerMs: string;
-  topicPrefix: string;
-  queueFile?: string;
-  logLevel: string;
-  exitWithParent: boolean;
-}
+import { NO_EXIT_WITH_PARENT } from '../signals.js';
+import type { GatewayFlags } from '../run/gateway.js';
 
 export function registerGatewayCommand(program: Command): void {
   program
@@ -51,91 +27,11 @@ export function registerGatewayCommand(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
     .option(...NO_EXIT_WITH_PARENT)
     .action(async (flags: GatewayFlags) => {
+      const { runGateway } = await import('../run/gateway.js');
       await runGateway(flags);
     });
 }
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
-}
-
-async function runGateway(flags: GatewayFlags): Promise<void> {
-  const url = flags.mqtt ?? process.env.MQTT_URL;
-  if (url === undefined || !/^(mqtts?|wss?|tcp):\/\/\S+$/.test(url))
-    throw new UsageError('--mqtt must be an mqtt:// URL of the broker');
-  if (flags.username === undefined || flags.username === '' || flags.password === undefined)
-    throw new UsageError('--username and --password are required (parkbench admin mqtt-client add --role gateway)');
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(flags.username))
-    throw new UsageError(
-      '--username must be 1 to 64 letters, digits, dots, dashes or underscores (it names the gateway in topics)',
-    );
-  const serial = flags.serial.map(serialTarget);
-  if (serial.length === 0 && flags.ble !== true)
-    throw new UsageError('give at least one link: --serial PATH[:BAUD] or --ble');
-  const paths = new Set(serial.map((target) => target.path));
-  if (paths.size !== serial.length) throw new UsageError('each --serial port may be given once');
-  const allow = (flags.bleAllow ?? '')
-    .split(',')
-    .map((mac) => mac.trim().toUpperCase())
-    .filter((mac) => mac !== '');
-  for (const mac of allow)
-    if (!isMacAddress(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
-  const answerTimeoutMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
-  const idleMs = integer('--ble-idle-ms', flags.bleIdleMs, 100, 3_600_000);
-  const logger = createCliLogger(parseLogLevel(flags.logLevel), 'parkbench-gateway');
-  let topics: Topics;
-  try {
-    topics = new Topics(flags.topicPrefix);
-  } catch (error) {
-    throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
-  }
-  const queue = await DiskPublishQueue.open(
-    flags.queueFile ?? join('data', `gateway-${flags.username}-queue.json`),
-  ).catch((error: unknown) => {
-    throw new CliError(messageOf(error));
-  });
-  const noble =
-    flags.ble === true
-      ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))))
-      : undefined;
-  const gateway = new Gateway({
-    mqtt: { url, username: flags.username, password: flags.password },
-    topics,
-    clock: systemClock,
-    serial,
-    answerTimeoutMs,
-    queue,
-    logger,
-    ...(noble === undefined ? {} : { ble: { noble, allow, idleMs } }),
-  });
-  try {
-    await gateway.start();
-  } catch (error) {
-    await gateway.stop().catch(() => undefined);
-    throw new CliError(`cannot start the gateway: ${messageOf(error)}`);
-  }
-  // Listening before saying ready: whoever reads the ready line may signal at once.
-  const stopping = onShutdown({ exitWithParent: flags.exitWithParent });
-  process.stdout.write(
-    `parkbench gateway ready ${JSON.stringify({ gateway_id: gateway.id, serial: serial.map((target) => target.path), ble: noble !== undefined })}\n`,
-  );
-  await stopping;
-  await gateway.stop();
-  await queue.close();
-  process.stdout.write(`parkbench gateway stopped ${JSON.stringify(gateway.snapshot())}\n`);
-}
-
-function serialTarget(raw: string): SerialTarget {
-  try {
-    return parseSerialTarget(raw);
-  } catch (error) {
-    throw new UsageError(messageOf(error));
-  }
-}
-
-function integer(flag: string, raw: string, min: number, max: number): number {
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max)
-    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
-  return value;
 }

@@ -1,20 +1,24 @@
 // `parkbench protocol ...`: decode frames, seal or sign access commands, make
 // an issuer key pair, regenerate the test vectors (docs/protocol.md, Test vectors). The work
-// lives in cli/protocol/.
+// lives in cli/protocol/, which each action imports when it runs.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
-import { testVectorsJson } from '../../firmware-protocol/index.js';
 import { writeFileAtomic } from '../../lib/atomic-file.js';
 import { CliError } from '../errors.js';
 import { DEFAULT_OUTPUT_DIR, defaultOutput } from '../default-output.js';
-import { type FrameShape, decodeFrame } from '../protocol/decode.js';
-import { parseFrameText, parseIssuerPublicKeysFlag, parseKeyFlag } from '../protocol/input.js';
-import { writeIssuerKey } from '../protocol/issuer-key.js';
-import { type SealAccessFlags, sealAccessBase64 } from '../protocol/seal-access.js';
+import type { FrameShape } from '../protocol/decode.js';
+import type { SealAccessFlags } from '../protocol/seal-access.js';
 
-/** Where `protocol vectors` writes by default: firmware-protocol/test-vectors.json. */
-export const defaultVectorsPath = fileURLToPath(new URL('../../firmware-protocol/test-vectors.json', import.meta.url));
+/** Where `protocol vectors` writes by default: the package's
+ * firmware-protocol/test-vectors.json, two folders up from this file's source
+ * (cli/commands/), three from its compiled form (dist/cli/commands/). */
+export const defaultVectorsPath = fileURLToPath(
+  new URL(
+    `${import.meta.url.endsWith('.js') ? '../../../' : '../../'}firmware-protocol/test-vectors.json`,
+    import.meta.url,
+  ),
+);
 
 interface DecodeFlags {
   as?: FrameShape;
@@ -55,7 +59,11 @@ export function registerProtocolCommands(program: Command): void {
       'an issuer public key (128 hex digits, X || Y) that checks the signature of an ACCESS_SIGNED; repeat it or separate keys by commas (issuer_key,issuer_key_previous): valid if any verifies',
       collect,
     )
-    .action((text: string, flags: DecodeFlags) => {
+    .action(async (text: string, flags: DecodeFlags) => {
+      const [{ decodeFrame }, { parseFrameText, parseIssuerPublicKeysFlag, parseKeyFlag }] = await Promise.all([
+        import('../protocol/decode.js'),
+        import('../protocol/input.js'),
+      ]);
       const key = flags.key === undefined ? undefined : parseKeyFlag('--key', flags.key);
       const command = flags.command === undefined ? undefined : parseFrameText(flags.command, '--command');
       const issuerKeys =
@@ -88,7 +96,8 @@ export function registerProtocolCommands(program: Command): void {
       '--nonce <hex>',
       'a fixed 12-byte nonce (24 hex digits), for reproducible frames; never reuse one in service',
     )
-    .action((flags: SealAccessFlags) => {
+    .action(async (flags: SealAccessFlags) => {
+      const { sealAccessBase64 } = await import('../protocol/seal-access.js');
       process.stdout.write(`${sealAccessBase64(flags)}\n`);
     });
 
@@ -98,7 +107,8 @@ export function registerProtocolCommands(program: Command): void {
       'Make an issuer key pair (P-256) for trying ACCESS_SIGNED: write the private key (PEM, mode 0600, never over a file) and print the public key (128 hex digits)',
     )
     .option('--out <file>', `where the private key goes (default ${DEFAULT_OUTPUT_DIR}/issuer-key.pem)`)
-    .action((flags: { out?: string }) => {
+    .action(async (flags: { out?: string }) => {
+      const { writeIssuerKey } = await import('../protocol/issuer-key.js');
       const publicKey = writeIssuerKey(flags.out ?? defaultOutput('issuer-key.pem'));
       process.stdout.write(`${publicKey}\n`);
     });
@@ -109,6 +119,7 @@ export function registerProtocolCommands(program: Command): void {
     .option('--out <file>', 'write here instead', defaultVectorsPath)
     .option('--check', 'write nothing; exit 1 if the file differs from what would be generated')
     .action(async (flags: { out: string; check?: boolean }) => {
+      const { testVectorsJson } = await import('../../firmware-protocol/index.js');
       const text = testVectorsJson();
       if (flags.check === true) {
         let current: string;

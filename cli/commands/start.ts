@@ -6,9 +6,8 @@ import type { Command } from 'commander';
 import type { AppLoggerOptions } from '../../api/app-logger.js';
 import { withConcretePort } from './api.js';
 import { settingOption } from '../../api/config/index.js';
-import { startBench, type ReadyInfo } from '../start/bench.js';
+import type { ReadyInfo } from '../start/bench.js';
 import { UsageError } from '../errors.js';
-import { createCliLogger, parseLogLevel } from '../logger.js';
 import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
 
 interface StartFlags {
@@ -64,6 +63,10 @@ export function registerStartCommand(program: Command): void {
     )
     .option(...NO_EXIT_WITH_PARENT)
     .action(async (flags: StartFlags) => {
+      const [{ startBench }, { createCliLogger, parseLogLevel }] = await Promise.all([
+        import('../start/bench.js'),
+        import('../logger.js'),
+      ]);
       const logLevel = parseLogLevel(flags.logLevel);
       if (flags.mqttAclOut !== undefined && (flags.mqttUrl ?? process.env.MQTT_URL ?? '') === '')
         throw new UsageError('--mqtt-acl-out goes with an external broker (--mqtt-url or MQTT_URL)');

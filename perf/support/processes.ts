@@ -1,8 +1,10 @@
-// Child processes for benchmarks: a broker, and workers that report one JSON
-// line. Keeping them apart means each process's memory is its own.
+// Child processes for benchmarks: a broker, workers that report one JSON
+// line, and the compiled `parkbench` (as users run it, no tsx). Keeping them
+// apart means each process's memory is its own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { assertBuilt, binPath } from '../../testkit/built-cli.js';
 
 export interface Child {
   readonly process: ChildProcess;
@@ -11,8 +13,19 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/** A TypeScript script of ours (a broker, a worker), run through tsx. */
 export function startTsx(script: URL, args: readonly string[] = [], env: NodeJS.ProcessEnv = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', '--expose-gc', fileURLToPath(script), ...args], {
+  return startNode(['--import', 'tsx', '--expose-gc', fileURLToPath(script), ...args], fileURLToPath(script), env);
+}
+
+/** `parkbench ARGS`: the compiled command line (`npm run build` first; it throws, saying so, on a stale build). */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Child {
+  assertBuilt();
+  return startNode(['--expose-gc', binPath, ...args], `parkbench ${args[0] ?? ''}`, env);
+}
+
+function startNode(argv: readonly string[], name: string, env: NodeJS.ProcessEnv): Child {
+  const child = spawn(process.execPath, argv, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -43,9 +56,7 @@ export function startTsx(script: URL, args: readonly string[] = [], env: NodeJS.
         });
         child.once('exit', (code) => {
           clearTimeout(timer);
-          reject(
-            new Error(`${fileURLToPath(script)} exited with ${String(code)} before a line matching ${String(pattern)}`),
-          );
+          reject(new Error(`${name} exited with ${String(code)} before a line matching ${String(pattern)}`));
         });
       }),
     stop: () =>

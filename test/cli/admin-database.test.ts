@@ -12,7 +12,7 @@ import { MIGRATIONS } from '../../api/db/migrations/index.js';
 import { migrate } from '../../api/db/migrate-sqlite.js';
 import { tempDir } from '../helpers/api-app.js';
 import { startCli } from '../helpers/cli-process.js';
-import { binPath, runCli, type CliResult } from '../helpers/run-cli.js';
+import { builtBin, runCli, type CliResult } from '../helpers/run-cli.js';
 
 const LATEST = Math.max(...MIGRATIONS.map((migration) => migration.version));
 const env = { SCRYPT_LOG2_N: '10', MQTT_URL: '' };
@@ -154,8 +154,8 @@ test('a read-only command on a database that is behind does not migrate it: one 
 function runUnprivileged(args: string[]): Promise<CliResult> {
   const asRoot = process.getuid?.() === 0;
   const [command, commandArgs] = asRoot
-    ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', process.execPath, binPath, ...args]]
-    : [process.execPath, [binPath, ...args]];
+    ? ['setpriv', ['--bounding-set=-dac_override,-dac_read_search', process.execPath, builtBin(), ...args]]
+    : [process.execPath, [builtBin(), ...args]];
   return new Promise((resolve) => {
     execFile(command, commandArgs, { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });

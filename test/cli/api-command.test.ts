@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import test from 'ava';
-import { binPath, runCli } from '../helpers/run-cli.js';
+import { builtBin, runCli } from '../helpers/run-cli.js';
 import { freePort } from '../../lib/free-port.js';
 import { tempDir } from '../helpers/api-app.js';
 import { waitFor } from '../helpers/wait.js';
@@ -47,7 +47,7 @@ test('a PostgreSQL that does not answer: one line naming the URL without its pas
 
 test('starts, answers /health, and exits 0 on SIGTERM after closing', async (t) => {
   const dir = tempDir(t);
-  const child = spawn(process.execPath, [binPath, 'api', '--port', '0', '--log-level', 'info'], {
+  const child = spawn(process.execPath, [builtBin(), 'api', '--port', '0', '--log-level', 'info'], {
     env: { ...process.env, DATABASE_PATH: join(dir, 'new', 'folder', 'api.sqlite'), MQTT_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

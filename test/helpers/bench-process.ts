@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ReadyInfo } from '../../cli/start/bench.js';
 import { freePort } from '../../lib/free-port.js';
-import { binPath, runCli, type CliResult } from './run-cli.js';
+import { builtBin, runCli, type CliResult } from './run-cli.js';
 
 export interface BenchProcess {
   ready: ReadyInfo;
@@ -33,7 +33,7 @@ export async function startBenchProcess(options: { env?: NodeJS.ProcessEnv } = {
   const mqttPort = await freePort();
   const child = spawn(
     process.execPath,
-    [binPath, 'start', '--data-dir', dataDir, '--port', String(port), '--mqtt-port', String(mqttPort)],
+    [builtBin(), 'start', '--data-dir', dataDir, '--port', String(port), '--mqtt-port', String(mqttPort)],
     { env: { ...process.env, LOG_LEVEL: 'warn', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const stderr: string[] = [];

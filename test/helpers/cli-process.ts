@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { ExecutionContext } from 'ava';
-import { binPath } from './run-cli.js';
+import { builtBin } from './run-cli.js';
 
 export interface CliProcess {
   readonly child: ChildProcess;
@@ -18,7 +18,7 @@ export interface CliProcess {
 }
 
 export function startCli(t: ExecutionContext, args: readonly string[], env: NodeJS.ProcessEnv = {}): CliProcess {
-  const child = spawn(process.execPath, [binPath, ...args], {
+  const child = spawn(process.execPath, [builtBin(), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

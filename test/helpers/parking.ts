@@ -16,7 +16,7 @@ import type { TestApp } from './api-app.js';
 import { testProvisioning } from './box-provisioning.js';
 import { signedProvisioning, type IssuerKeyPair } from './signed-box.js';
 
-export { ACCESS_MODES } from '../../api/parkings/create.js';
+export { ACCESS_MODES } from '../../api/parkings/access-modes.js';
 
 export interface SeededBox {
   moduleId: number;

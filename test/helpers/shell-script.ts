@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { binPath } from './run-cli.js';
+import { builtBin } from './run-cli.js';
 
 export interface ScriptResult {
   readonly code: number | null;
@@ -27,7 +27,7 @@ export interface ScriptFolder {
 export async function folderWithParkbench(): Promise<ScriptFolder> {
   const path = await mkdtemp(join(tmpdir(), 'pb-script-'));
   await mkdir(join(path, 'node_modules', '.bin'), { recursive: true });
-  await symlink(binPath, join(path, 'node_modules', '.bin', 'parkbench'));
+  await symlink(builtBin(), join(path, 'node_modules', '.bin', 'parkbench'));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 

@@ -1,6 +1,7 @@
 // What .ci/run runs, and in which order: the build right after the typecheck,
 // and the suite once, under c8, with the coverage summary printed and lcov
-// written into coverage/ (no threshold).
+// written into coverage/ (no threshold). The suite runs on the compiled
+// command line, so npm test and npm run coverage build first.
 import test from 'ava';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -56,9 +57,11 @@ test('npm run coverage is c8 over the same ava as npm test', async (t) => {
     scripts: Record<string, string>;
     devDependencies: Record<string, string>;
   };
-  // Both through scripts/with-postgres.ts: one PostgreSQL server for the whole run.
-  t.is(manifest.scripts['test'], 'tsx scripts/with-postgres.ts ava');
-  t.is(manifest.scripts['coverage'], 'tsx scripts/with-postgres.ts c8 ava');
+  // Both build dist/ first (the tests spawn the compiled CLI; incremental, so a
+  // build with nothing changed takes seconds), then run through
+  // scripts/with-postgres.ts: one PostgreSQL server for the whole run.
+  t.is(manifest.scripts['test'], 'npm run build && tsx scripts/with-postgres.ts ava');
+  t.is(manifest.scripts['coverage'], 'npm run build && tsx scripts/with-postgres.ts c8 ava');
   t.regex(manifest.devDependencies['c8'] ?? '', /^\^\d+\.\d+\.\d+$/);
   const lock = JSON.parse(await read('package-lock.json')) as {
     packages: Record<string, { version?: string; dev?: boolean; devDependencies?: Record<string, string> }>;
@@ -75,6 +78,9 @@ test('c8 prints a summary and writes lcov into coverage/, which git ignores, wit
   const options = JSON.parse(await read('.c8rc.json')) as Record<string, unknown>;
   t.deepEqual(options['reporter'], ['text-summary', 'lcov']);
   t.is(options['reportsDir'], 'coverage');
+  // The compiled CLI the tests spawn counts, mapped back to its TypeScript by the build's source maps.
+  t.true((options['include'] as string[]).includes('dist/**'));
+  t.deepEqual(options['extension'], ['.ts', '.js']);
   for (const threshold of ['check-coverage', 'checkCoverage', 'lines', 'branches', 'functions', 'statements']) {
     t.false(threshold in options, `${threshold} in .c8rc.json`);
   }

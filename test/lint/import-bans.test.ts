@@ -254,3 +254,57 @@ test(
 );
 test(allowed, 'test/api/db/x.test.ts', "import { startPostgres } from '../../../testkit/postgres-server.js';");
 test(allowed, 'perf/x.ts', "import { startMosquittoServer } from '../testkit/mosquitto.js';");
+
+// bin/ runs the build: dist/cli/main.js, nothing else of ours (not the
+// sources of cli/); no source folder imports the build.
+test(allowed, 'bin/x.js', "export { x } from '../dist/cli/main.js';");
+test(banned, 'bin/x.js', "export { x } from '../cli/main.js';", 'bin/README.md');
+test(banned, 'cli/commands/x.ts', "import { x } from '../../dist/cli/main.js';", 'cli/README.md');
+test(banned, 'test/cli/x.test.ts', "import { x } from '../../dist/api/app.js';", 'test/README.md');
+
+// The same bans hold for import() with a constant specifier, which the
+// command line uses to load what a command runs when it runs.
+const dynamicImportMessages = snippetLinter('parkbench/no-restricted-dynamic-imports');
+const bannedDynamic = test.macro({
+  async exec(t, filePath: string, code: string, readme: string) {
+    const messages = await dynamicImportMessages(filePath, code);
+    t.is(messages.length, 1, messages.join('\n'));
+    t.regex(messages[0] ?? '', /^parkbench\/no-restricted-dynamic-imports: .*see .*README\.md/);
+    t.true(messages[0]?.includes(readme), messages[0]);
+  },
+  title: (_, filePath: string, code: string) => `${filePath} may not: ${code}`,
+});
+const allowedDynamic = test.macro({
+  async exec(t, filePath: string, code: string) {
+    t.deepEqual(await dynamicImportMessages(filePath, code), []);
+  },
+  title: (_, filePath: string, code: string) => `${filePath} may: ${code}`,
+});
+test(
+  bannedDynamic,
+  'cli/commands/x.ts',
+  "const { testApp } = await import('../../test/helpers/api-app.js');",
+  'cli/README.md',
+);
+test(bannedDynamic, 'cli/commands/x.ts', 'const { x } = await import(`../../perf/api.js`);', 'cli/README.md');
+test(
+  bannedDynamic,
+  'simulator/x.ts',
+  "const { Gateway } = await import('../gateway/gateway.js');",
+  'simulator/README.md',
+);
+test(bannedDynamic, 'lib/x.ts', "const fastify = await import('fastify');", 'lib/README.md');
+test(
+  bannedDynamic,
+  'api/sessions/x.ts',
+  "const { SmartKeyRepository } = await import('../smart-keys/repository.js');",
+  'api/README.md',
+);
+test(
+  allowedDynamic,
+  'cli/commands/x.ts',
+  "const { serveApi } = await import('../run/api.js');\nconst { addBox } = await import('../../api/boxes/add.js');",
+);
+test(allowedDynamic, 'lib/noble.ts', "const noble = await import('@abandonware/noble');");
+test(allowedDynamic, 'bin/parkbench.js', "await import('../dist/cli/main.js');");
+test(bannedDynamic, 'bin/parkbench.js', "await import('../cli/main.js');", 'bin/README.md');

@@ -16,7 +16,7 @@ import {
 } from '../../firmware-protocol/index.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxStateFile } from '../../simulator/state-file.js';
-import type { FirmwareBug } from '../../simulator/firmware-bugs.js';
+import type { FirmwareBug } from '../../simulator/firmware-bug-names.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import { newIssuer, revoke, setIssuer, signedAccess, signedProvisioning } from '../helpers/signed-box.js';
 

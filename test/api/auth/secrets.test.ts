@@ -8,7 +8,7 @@ import {
   verifyClientSecret,
   verifySecret,
 } from '../../../api/auth/secrets.js';
-import { formatMinorUnits, parseMinorUnits } from '../../../api/parkings/repository.js';
+import { formatMinorUnits, parseMinorUnits } from '../../../api/parkings/money.js';
 
 test('scrypt hashes carry their parameters and verify only the right secret', async (t) => {
   const hash = await hashSecret('pässword', 10);
