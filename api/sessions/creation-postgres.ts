@@ -57,11 +57,13 @@ interface CreationIds {
 const SESSION_ID = `nextval(pg_get_serial_sequence('parking_sessions', 'id'))`;
 const KEY_ID = `greatest(nextval('smart_key_ids'), (SELECT coalesce(max(id), 0) + 1 FROM smart_keys))`;
 
-/** $1 the parking, $2 the driver, $3 the largest full_at with a token at hand (SessionCreateLimiter.latestFullAt). */
-const READ = `SELECT p.*, b.boxes AS creation_boxes, o.id AS creation_open_id, o.state AS creation_open_state,
-  l.full_at AS creation_full_at,
-  CASE WHEN g.goes THEN ${SESSION_ID} END AS creation_session_id,
-  CASE WHEN g.goes THEN ${KEY_ID} END AS creation_key_id
+/** $1 the parking, $2 the driver, $3 the largest full_at with a token at hand
+ * (SessionCreateLimiter.latestFullAt). The parking and its boxes come as
+ * JSON: each of their columns is a number, a string or null, so JSON loses
+ * nothing, and a few columns cost the driver less to parse than all of theirs. */
+const READ = `SELECT row_to_json(p) AS parking, b.boxes, o.id AS open_id, o.state AS open_state, l.full_at,
+  CASE WHEN g.goes THEN ${SESSION_ID} END AS session_id,
+  CASE WHEN g.goes THEN ${KEY_ID} END AS key_id
 FROM secured_parkings p
 CROSS JOIN LATERAL (
   SELECT coalesce(json_agg(x ORDER BY x.module_id), '[]') AS boxes, count(*) AS n FROM boxes x WHERE x.parking_id = p.id
@@ -71,13 +73,14 @@ LEFT JOIN session_create_limits l ON l.user_id = $2
 CROSS JOIN LATERAL (SELECT p.is_active = 1 AND b.n > 0 AND o.id IS NULL AND coalesce(l.full_at, 0) <= $3 AS goes) g
 WHERE p.id = $1`;
 
-interface ReadRow extends ParkingRow {
-  creation_boxes: BoxRow[];
-  creation_open_id: number | null;
-  creation_open_state: SessionRow['state'] | null;
-  creation_full_at: number | null;
-  creation_session_id: number | null;
-  creation_key_id: number | null;
+interface ReadRow {
+  parking: ParkingRow;
+  boxes: BoxRow[];
+  open_id: number | null;
+  open_state: SessionRow['state'] | null;
+  full_at: number | null;
+  session_id: number | null;
+  key_id: number | null;
 }
 
 const FRESH_IDS = `SELECT ${SESSION_ID} AS session_id, ${KEY_ID} AS key_id`;
@@ -104,19 +107,22 @@ created_payment AS (
   SELECT ${values(NEW_PAYMENT_COLUMNS)} FROM created_session
   RETURNING *
 )
-SELECT (SELECT count(*) FROM taken)::integer AS creation_taken, row_to_json(s) AS creation_session,
-  row_to_json(p) AS creation_payment, k.*
+SELECT (SELECT count(*) FROM taken)::integer AS taken, row_to_json(s) AS session, row_to_json(p) AS payment,
+  row_to_json(k) AS key, k.access_command AS key_command
 FROM (SELECT 1) AS one
 LEFT JOIN created_session s ON true
 LEFT JOIN created_key k ON true
 LEFT JOIN created_payment p ON true`;
 }
 
-/** The key's columns come as themselves (its command as bytes); the session and the payment as JSON rows. */
-interface WriteRow extends SmartKeyRow {
-  creation_taken: number;
-  creation_session: SessionRow | null;
-  creation_payment: PaymentRow | null;
+/** The rows as JSON (numbers, strings and nulls); the key's command also as
+ * bytes, in place of its text in the key's JSON. */
+interface WriteRow {
+  taken: number;
+  session: SessionRow | null;
+  payment: PaymentRow | null;
+  key: Omit<SmartKeyRow, 'access_command'> | null;
+  key_command: Buffer | null;
 }
 
 /** Writes with fresh ids after another row took one of them, at most this many times. */
@@ -147,16 +153,9 @@ export class PostgresSessionCreation implements SessionCreation {
     const [row] = (await this.#executor.executeQuery<ReadRow>(CompiledQuery.raw(READ, [parkingId, userId, latest])))
       .rows;
     if (row === undefined) return undefined;
-    const {
-      creation_boxes: boxes,
-      creation_open_id: openId,
-      creation_open_state: openState,
-      creation_full_at: fullAt,
-      creation_session_id: sessionId,
-      creation_key_id: keyId,
-      ...parking
-    } = row;
-    const ids = sessionId !== null && keyId !== null ? { sessionId, keyId } : undefined;
+    const { parking, boxes, open_id: openId, open_state: openState, full_at: fullAt } = row;
+    const ids =
+      row.session_id !== null && row.key_id !== null ? { sessionId: row.session_id, keyId: row.key_id } : undefined;
     return {
       parking,
       boxes,
@@ -197,21 +196,22 @@ export class PostgresSessionCreation implements SessionCreation {
   ): Promise<WrittenSession | undefined> {
     const limiter = this.deps.sessionCreateLimiter;
     const plan = planCreation(userId, parking, boxes, now);
-    const payment = this.deps.paymentProvider.preparePayment(plan.payment(sessionId));
+    const newPayment = this.deps.paymentProvider.preparePayment(plan.payment(sessionId));
     const values = [
       ...limiter.takeValues(userId, now),
       sessionId,
       ...Object.values(newSessionValues(plan.session, now)),
       ...Object.values(sealedKeyRow(plan.key(sessionId), keyId, now)),
-      ...Object.values(newPaymentValues(payment, now)),
+      ...Object.values(newPaymentValues(newPayment, now)),
     ];
     const [row] = (await this.#executor.executeQuery<WriteRow>(CompiledQuery.raw(this.#write, values))).rows;
     if (row === undefined) throw new Error('a creation wrote without answering');
-    const { creation_taken: taken, creation_session: session, creation_payment: written, ...key } = row;
-    if (taken === 0) throw new SessionCreateLimited(await this.#waitAfterRefusal(userId, now), limiter.limits);
+    if (row.taken === 0) throw new SessionCreateLimited(await this.#waitAfterRefusal(userId, now), limiter.limits);
+    const { session, key, key_command: command, payment } = row;
     if (session === null) return undefined;
-    if (written === null) throw new Error(`session ${session.id} was written without its payment`);
-    return { session, key, payment: written };
+    if (key === null || command === null || payment === null)
+      throw new Error(`session ${session.id} was written without its key or payment`);
+    return { session, key: { ...key, access_command: command }, payment };
   }
 
   #waitAfterRefusal(userId: number, now: number): Promise<number> {

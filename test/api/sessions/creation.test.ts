@@ -1,5 +1,5 @@
 // A session's creation on each engine (api/sessions/creation*.ts): the rows
-// it answers are the rows stored; a refusal at the write (the bucket emptied
+// it answers and reads are the rows stored; a refusal at the write (the bucket emptied
 // or the session refused by the one-open-session index after the read saw
 // neither) writes no session, key or payment; many creations of one driver
 // at once on two stores make one session. On PostgreSQL, where the read
@@ -7,7 +7,9 @@
 // not written are gaps and never rows, and a key id a row took meanwhile
 // makes the write run again with fresh ids, its token taken once.
 import test from 'ava';
+import { BoxRepository } from '../../../api/boxes/repository.js';
 import type { Store } from '../../../api/db/store.js';
+import { ParkingRepository } from '../../../api/parkings/repository.js';
 import { PaymentRepository } from '../../../api/payments/repository.js';
 import type { PreparedCreation } from '../../../api/sessions/creation.js';
 import { SessionCreateLimited, SessionError } from '../../../api/sessions/errors.js';
@@ -69,6 +71,8 @@ storeTest('the rows a creation answers are the rows stored', async (t, store) =>
   t.deepEqual(created.session, await new SessionRepository(store).findById(created.session.id));
   t.deepEqual(created.key, await new SmartKeyRepository(store).findById(created.key.id));
   t.deepEqual([created.payment], await new PaymentRepository(store).listOfSession(created.session.id));
+  t.deepEqual(created.parking, await new ParkingRepository(store).findById(parkingId));
+  t.deepEqual(created.boxes, await new BoxRepository(store).listOfParking(parkingId));
   t.like(created.session, { user_id: userId, state: 'entering', start_time: NOW + 1_000, created_at: NOW + 1_234 });
   t.like(created.key, { session_id: created.session.id, module_ids: '[1,2]', signed_by: null });
   t.like(created.payment, { session_id: created.session.id, state: 'pending', amount_minor: 100 });
