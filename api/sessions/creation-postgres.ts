@@ -2,9 +2,8 @@
 // statement is a round trip whose socket write costs the API more of its
 // CPU than the statement costs the server (docs/benchmarks.md), so:
 //
-// - READ: the parking, its boxes (a JSON array: every column a number, a
-//   string or null, so JSON loses nothing), the driver's open session and
-//   creation bucket; and, only when the creation goes ahead (an active
+// - READ: the parking and its boxes (as JSON), the driver's open session
+//   and creation bucket; and, only when the creation goes ahead (an active
 //   parking with boxes, no open session, a token in the bucket), the ids
 //   its rows will take: the session's from its identity sequence, the smart
 //   key's as SmartKeyRepository.insert takes it. A refused creation takes
@@ -15,7 +14,8 @@
 //   token was taken, and only if the partial unique index
 //   parking_sessions_one_open lets it in (ON CONFLICT DO NOTHING: a
 //   concurrent creation of the driver got there first); its key and its
-//   payment only if the session went in. Every row comes back from it.
+//   payment only if the session went in. Every row comes back from it, as
+//   JSON: the pg driver's cost grows with a result's columns.
 //
 // What SQLite's path does in its transaction holds here in the statement:
 // a token taken by a creation whose session the index refused stays taken,
@@ -128,7 +128,8 @@ interface WriteRow {
 /** Writes with fresh ids after another row took one of them, at most this many times. */
 const ID_TRIES = 20;
 
-/** The unique violation of a row that took an id first (a smart key stored with its own id past the sequence). */
+/** The unique violation of a row that took one of the ids first (a smart
+ * key, or a session, stored with its own id past the sequence). */
 function idTaken(error: unknown): boolean {
   const constraint = (error as { constraint?: unknown } | null)?.constraint;
   return isUniqueViolation(error) && (constraint === 'smart_keys_pkey' || constraint === 'parking_sessions_pkey');
@@ -206,16 +207,13 @@ export class PostgresSessionCreation implements SessionCreation {
     ];
     const [row] = (await this.#executor.executeQuery<WriteRow>(CompiledQuery.raw(this.#write, values))).rows;
     if (row === undefined) throw new Error('a creation wrote without answering');
-    if (row.taken === 0) throw new SessionCreateLimited(await this.#waitAfterRefusal(userId, now), limiter.limits);
+    if (row.taken === 0)
+      throw new SessionCreateLimited(await limiter.waitAfterRefusal(this.#executor, userId, now), limiter.limits);
     const { session, key, key_command: command, payment } = row;
     if (session === null) return undefined;
     if (key === null || command === null || payment === null)
       throw new Error(`session ${session.id} was written without its key or payment`);
     return { session, key: { ...key, access_command: command }, payment };
-  }
-
-  #waitAfterRefusal(userId: number, now: number): Promise<number> {
-    return this.deps.sessionCreateLimiter.waitAfterRefusal(this.#executor, userId, now);
   }
 
   async #freshIds(): Promise<CreationIds> {
