@@ -13,7 +13,13 @@ import type { Clock } from '../lib/clock.js';
 import type { Store } from './db/store.js';
 import { GroupCommit } from './db/group-commit.js';
 import { BearerCache, ClientAppRepository, LoginLimiter, TokenRepository, UserRepository } from './auth/index.js';
-import { CreationReader, SessionCreateLimiter, sessionCreateLimitsOf, SessionRepository } from './sessions/index.js';
+import {
+  type SessionCreation,
+  sessionCreationOf,
+  SessionCreateLimiter,
+  sessionCreateLimitsOf,
+  SessionRepository,
+} from './sessions/index.js';
 import { type PaymentProvider, PaymentRepository, SandboxProvider } from './payments/index.js';
 import { type ForwardingLogger, ForwardingWorker, OutboxRepository } from './forwarding/index.js';
 import { EventStream, EventTicketRepository, OperatorRepository, StreamRenderer } from './operators/index.js';
@@ -50,8 +56,8 @@ export interface AppContext {
   loginLimiter: LoginLimiter;
   /** Each driver's token bucket of session creations, in the store. */
   sessionCreateLimiter: SessionCreateLimiter;
-  /** The parking, its boxes and the driver's open session a creation reads, in one statement. */
-  creationReader: CreationReader;
+  /** A session's creation on the store's engine: its reads, and its writes with the driver's token. */
+  sessionCreation: SessionCreation;
   bearerCache: BearerCache;
   /** Operator accounts of /api/operator/... (never cached: removal takes effect at
    * once, on the next request and on the open event streams at their next flush). */
@@ -107,6 +113,24 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
         })
       : undefined;
   const operators = new OperatorRepository(store);
+  const paymentProvider = new SandboxProvider({
+    store,
+    payments,
+    clock,
+    publicUrl: config.publicUrl,
+    returnSchemes: config.paymentReturnSchemes,
+    parkingNameOf: async (sessionId) => {
+      const row = await store.kysely
+        .selectFrom('parking_sessions as s')
+        .innerJoin('secured_parkings as p', 'p.id', 's.parking_id')
+        .select('p.name')
+        .where('s.id', '=', sessionId)
+        .executeTakeFirst();
+      return row?.name ?? 'Parking';
+    },
+  });
+  const smartKeys = new SmartKeyRepository(store);
+  const sessionCreateLimiter = new SessionCreateLimiter(store.dialect, store.kysely, sessionCreateLimitsOf(config));
   const ctx: AppContext = {
     config,
     clock,
@@ -121,24 +145,9 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
     parkings,
     boxes,
     sessions,
-    smartKeys: new SmartKeyRepository(store),
+    smartKeys,
     payments,
-    paymentProvider: new SandboxProvider({
-      store,
-      payments,
-      clock,
-      publicUrl: config.publicUrl,
-      returnSchemes: config.paymentReturnSchemes,
-      parkingNameOf: async (sessionId) => {
-        const row = await store.kysely
-          .selectFrom('parking_sessions as s')
-          .innerJoin('secured_parkings as p', 'p.id', 's.parking_id')
-          .select('p.name')
-          .where('s.id', '=', sessionId)
-          .executeTakeFirst();
-        return row?.name ?? 'Parking';
-      },
-    }),
+    paymentProvider,
     outbox,
     forwarding: new ForwardingWorker({
       clock,
@@ -164,8 +173,17 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
         log?.warn({ err: error }, 'the event stream could not read the store; the next flush tries again'),
     }),
     eventRelay,
-    sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, sessionCreateLimitsOf(config)),
-    creationReader: new CreationReader(store, { parkings, boxes, sessions }),
+    sessionCreateLimiter,
+    sessionCreation: sessionCreationOf(store, {
+      clock,
+      parkings,
+      boxes,
+      sessions,
+      smartKeys,
+      sessionCreateLimiter,
+      groupCommit,
+      paymentProvider,
+    }),
     loginLimiter: new LoginLimiter(
       store,
       {

@@ -3,7 +3,7 @@
 // and give the phone a URL to continue it, serve that page, and take the
 // provider's callback with the outcome.
 import type { Executor } from '../db/store.js';
-import type { PaymentPurpose, PaymentRow } from './repository.js';
+import type { NewPayment, PaymentPurpose, PaymentRow } from './repository.js';
 
 export interface PaymentRequest {
   sessionId: number;
@@ -20,8 +20,13 @@ export interface PageResult {
 
 export interface PaymentProvider {
   readonly name: string;
-  /** Stores a pending payment (inside the caller's transaction `on`). */
+  /** Stores a pending payment (inside the caller's transaction `on`): the
+   * payment preparePayment makes, inserted. */
   createPayment(request: PaymentRequest, on: Executor): Promise<PaymentRow>;
+  /** The payment createPayment stores, made without storing it (its token
+   * drawn, its state decided): for a statement that inserts it with other
+   * rows (a session's creation on PostgreSQL, api/sessions/creation-postgres.ts). */
+  preparePayment(request: PaymentRequest): NewPayment;
   /** Where the phone continues the payment: an absolute URL (pay_url). */
   payUrl(payment: PaymentRow): string;
   /** GET pay_url. `returnUrl` is the app's raw `?return_url=`, unchecked. */

@@ -16,6 +16,8 @@ export interface NewPayment {
   purpose: PaymentPurpose;
   amountMinor: number;
   currency: string;
+  /** pending unless given: paid for a payment settled as it is made (nothing to pay). */
+  state?: Exclude<PaymentState, 'declined'>;
 }
 
 export class PaymentRepository {
@@ -36,9 +38,9 @@ export class PaymentRepository {
     );
     this.#byToken = new CompiledOnce(this.#kysely.selectFrom('payments').selectAll().where('token', '=', ''));
     this.#byId = new CompiledOnce(this.#kysely.selectFrom('payments').selectAll().where('id', '=', 0));
-    // Its values bound in newRow's order.
+    // Its values bound in newPaymentValues' order.
     this.#insert = new CompiledOnce(
-      this.#kysely.insertInto('payments').values(newRow(PLACEHOLDER_PAYMENT, 0)).returningAll(),
+      this.#kysely.insertInto('payments').values(newPaymentValues(PLACEHOLDER_PAYMENT, 0)).returningAll(),
     );
   }
 
@@ -60,7 +62,7 @@ export class PaymentRepository {
 
   /** insert, returning the payment as stored. */
   async insertRow(payment: NewPayment, nowMs: number, on: Executor = this.#kysely): Promise<PaymentRow> {
-    const [row] = await this.#insert.run(on, Object.values(newRow(payment, nowMs)));
+    const [row] = await this.#insert.run(on, Object.values(newPaymentValues(payment, nowMs)));
     if (row === undefined) throw new Error('a payment insert returned no row');
     return row;
   }
@@ -96,8 +98,10 @@ const PLACEHOLDER_PAYMENT: NewPayment = {
   currency: '',
 };
 
-/** The columns of a new payment, in the order its compiled insert binds them. */
-function newRow(payment: NewPayment, nowMs: number) {
+/** The columns of a new payment, in the order its compiled insert binds them
+ * (and a statement that inserts a payment itself: a session's creation on
+ * PostgreSQL, api/sessions/creation-postgres.ts; NEW_PAYMENT_COLUMNS). */
+export function newPaymentValues(payment: NewPayment, nowMs: number) {
   return {
     session_id: payment.sessionId,
     provider: payment.provider,
@@ -105,11 +109,14 @@ function newRow(payment: NewPayment, nowMs: number) {
     purpose: payment.purpose,
     amount_minor: payment.amountMinor,
     currency: payment.currency,
-    state: 'pending' as const,
+    state: payment.state ?? 'pending',
     created_at: nowMs,
     updated_at: nowMs,
   };
 }
+
+/** The columns newPaymentValues gives, in its order. */
+export const NEW_PAYMENT_COLUMNS: readonly string[] = Object.keys(newPaymentValues(PLACEHOLDER_PAYMENT, 0));
 
 /** A session's payment state: paid when every payment is; declined when the
  * latest unpaid one was declined; pending otherwise. */

@@ -6,7 +6,7 @@
 import { randomSecret } from '../auth/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { formatMinorUnits } from '../parkings/index.js';
-import type { PaymentRepository, PaymentRow } from './repository.js';
+import type { NewPayment, PaymentRepository, PaymentRow } from './repository.js';
 import { renderPage, type PageModel } from './page.js';
 import type { PageResult, PaymentOutcomeListener, PaymentProvider, PaymentRequest } from './provider.js';
 import type { Executor, Store } from '../db/store.js';
@@ -53,15 +53,13 @@ export class SandboxProvider implements PaymentProvider {
   }
 
   async createPayment(request: PaymentRequest, on: Executor): Promise<PaymentRow> {
-    const now = this.options.clock.now();
-    const { payments } = this.options;
-    const inserted = await payments.insertRow({ ...request, provider: this.name, token: randomSecret(24) }, now, on);
-    if (request.amountMinor !== 0) return inserted;
+    return this.options.payments.insertRow(this.preparePayment(request), this.options.clock.now(), on);
+  }
+
+  preparePayment(request: PaymentRequest): NewPayment {
     // Nothing to pay (a free parking): settled at once.
-    await payments.setState(inserted.id, 'paid', now, on);
-    const payment = await payments.findById(inserted.id, on);
-    if (!payment) throw new Error(`payment ${inserted.id} vanished after insert`);
-    return payment;
+    const state = request.amountMinor === 0 ? 'paid' : 'pending';
+    return { ...request, provider: this.name, token: randomSecret(24), state };
   }
 
   payUrl(payment: PaymentRow): string {

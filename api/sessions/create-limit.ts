@@ -11,10 +11,12 @@
 // tokens (all of them once full_at has passed), so a token is there when
 // full_at <= now + (burst - 1) * interval, and taking it moves full_at to
 // max(full_at, now) + interval. Check and take are one statement (an upsert
-// whose update is conditional), run inside the creation's own transaction:
-// no extra commit on the hot path, a creation rolled back gives its token
-// back, and two creations at once cannot both take the last token (SQLite
-// has one writer; PostgreSQL locks the driver's row for the upsert).
+// whose update is conditional), run inside the creation's own transaction
+// (on PostgreSQL a part of the creation's one writing statement,
+// creation-postgres.ts): no extra commit on the hot path, a creation rolled
+// back gives its token back, and two creations at once cannot both take the
+// last token (SQLite has one writer; PostgreSQL locks the driver's row for
+// the upsert).
 import { sql } from 'kysely';
 import { CompiledOnce, greatest, type Dialect, type Executor } from '../db/store.js';
 
@@ -42,7 +44,7 @@ export class SessionCreateLimiter {
     builder: Executor,
     readonly limits: SessionCreateLimits,
   ) {
-    // Built with placeholder values in the order `take` gives them (CompiledOnce).
+    // Built with placeholder values in the order of takeValues (CompiledOnce).
     this.#take = new CompiledOnce(
       builder
         .insertInto('session_create_limits')
@@ -65,11 +67,40 @@ export class SessionCreateLimiter {
   /** Takes a token of the driver's bucket in `on` (the creation's
    * transaction): 0 when taken, else the ms until one is back (nothing taken). */
   async take(on: Executor, userId: number, nowMs: number): Promise<number> {
-    const { burst, intervalMs } = this.limits;
-    const latest = nowMs + (burst - 1) * intervalMs;
-    const taken = await this.#take.run(on, [userId, nowMs + intervalMs, nowMs, intervalMs, latest]);
+    const taken = await this.#take.run(on, this.takeValues(userId, nowMs));
     if (taken.length > 0) return 0;
+    return this.waitAfterRefusal(on, userId, nowMs);
+  }
+
+  /** After a take that found no token: the ms until one is back, at least 1. */
+  async waitAfterRefusal(on: Executor, userId: number, nowMs: number): Promise<number> {
     const [row] = await this.#fullAt.run(on, [userId]);
-    return Math.max(1, (row?.full_at ?? latest) - latest);
+    return Math.max(1, this.waitOf(row?.full_at, nowMs));
+  }
+
+  /** The ms until the driver's bucket has a token, 0 when it has one at
+   * `nowMs`, from its full_at as read (undefined: no row yet, a full bucket). */
+  waitOf(fullAt: number | undefined, nowMs: number): number {
+    const latest = this.latestFullAt(nowMs);
+    return fullAt === undefined || fullAt <= latest ? 0 : Math.max(1, fullAt - latest);
+  }
+
+  /** At `nowMs` a token is there while full_at is at most this. */
+  latestFullAt(nowMs: number): number {
+    const { burst, intervalMs } = this.limits;
+    return nowMs + (burst - 1) * intervalMs;
+  }
+
+  /** take's statement (its values: takeValues), for a statement that takes
+   * the token as one of its parts (a session's creation on PostgreSQL,
+   * creation-postgres.ts): it returns a row when the token was taken. */
+  get takeSql(): string {
+    return this.#take.sql;
+  }
+
+  /** The values of takeSql: a token of `userId`'s bucket at `nowMs`. */
+  takeValues(userId: number, nowMs: number): unknown[] {
+    const { intervalMs } = this.limits;
+    return [userId, nowMs + intervalMs, nowMs, intervalMs, this.latestFullAt(nowMs)];
   }
 }

@@ -4,7 +4,8 @@
 // The feature's public face: another folder of api/ imports it only from
 // here (eslint.config.js, `featureImportConfigs`).
 export { SessionCreateLimiter, sessionCreateLimitsOf } from './create-limit.js';
-export { CreationReader } from './creation-reads.js';
+export type { SessionCreation } from './creation.js';
+export { sessionCreationOf } from './creation-of.js';
 export { SessionRepository, type SessionRow, type SessionState } from './repository.js';
 export { parkingSessionRoutes } from './routes.js';
 export { parkingSessionSchema, sessionResponseSchema, smartKeySchema } from './schemas.js';

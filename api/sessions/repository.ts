@@ -137,8 +137,9 @@ const PLACEHOLDER_SESSION: NewSession = {
   currency: '',
 };
 
-/** The columns of a new session, in the order its compiled insert binds them. */
-function newSessionValues(session: NewSession, nowMs: number) {
+/** The columns of a new session, in the order its compiled insert binds them
+ * (and the order of NEW_SESSION_COLUMNS). */
+export function newSessionValues(session: NewSession, nowMs: number) {
   return {
     user_id: session.userId,
     parking_id: session.parkingId,
@@ -152,3 +153,7 @@ function newSessionValues(session: NewSession, nowMs: number) {
     created_at: nowMs,
   };
 }
+
+/** The columns newSessionValues gives, in its order: what a statement that
+ * inserts a session itself lists (a creation on PostgreSQL, creation-postgres.ts). */
+export const NEW_SESSION_COLUMNS: readonly string[] = Object.keys(newSessionValues(PLACEHOLDER_SESSION, 0));

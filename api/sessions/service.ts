@@ -11,17 +11,15 @@
 // EXIT_KEY_MINUTES so nobody is locked in.
 import type { ApiConfig } from '../config/index.js';
 import type { EventPublisher } from '../events/types.js';
-import type { GroupCommit } from '../db/group-commit.js';
 import type { Executor, Store } from '../db/store.js';
 import type { PaymentProvider, PaymentRepository, PaymentRow } from '../payments/index.js';
 import type { BoxRepository, BoxRow } from '../boxes/index.js';
 import type { ParkingRepository, ParkingRow } from '../parkings/index.js';
 import type { SessionRepository, SessionRow, SessionState } from './repository.js';
 import { type KeyRequest, type MintDeps, mintSmartKey, type SmartKeyRow } from '../smart-keys/index.js';
-import type { SessionCreateLimiter } from './create-limit.js';
-import type { CreationReader } from './creation-reads.js';
-import { SessionCreateLimited, SessionError } from './errors.js';
-import { usedAmount, windowAmount } from './pricing.js';
+import type { SessionCreation } from './creation.js';
+import { SessionError } from './errors.js';
+import { usedAmount } from './pricing.js';
 
 /** What the session service touches: the store (its transactions), the
  * parkings and boxes it reads, the sessions and payments it writes, the
@@ -34,18 +32,15 @@ export interface SessionServiceDeps extends MintDeps {
   parkings: Pick<ParkingRepository, 'findById'>;
   boxes: Pick<BoxRepository, 'listOfParking'>;
   config: Pick<ApiConfig, 'exitKeyMinutes'>;
-  sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'insertRow' | 'end'>;
+  sessions: Pick<SessionRepository, 'findById' | 'lock' | 'findOpenOfUser' | 'end'>;
   payments: Pick<PaymentRepository, 'listOfSession'>;
   paymentProvider: Pick<PaymentProvider, 'createPayment'>;
 }
 
-/** What a creation needs beyond the service: its reads before its
- * transaction, each driver's limit of creations and the group commit its
- * transaction joins. */
+/** What a creation needs beyond the service: its reads and writes on the
+ * store's engine (creation.ts). */
 export interface SessionCreateDeps extends SessionServiceDeps {
-  creationReader: Pick<CreationReader, 'read'>;
-  sessionCreateLimiter: Pick<SessionCreateLimiter, 'take' | 'limits'>;
-  groupCommit: Pick<GroupCommit, 'run'>;
+  sessionCreation: SessionCreation;
 }
 
 /** A session just created, with the rows its response shows, as its
@@ -75,19 +70,18 @@ async function openSessionReason(ctx: Pick<SessionServiceDeps, 'sessions'>, user
 
 /** Creates an `entering` session with its smart key and payment, atomically;
  * refused (SessionCreateLimited, nothing written) past the driver's limit.
- * The writes are one unit of the group commit (api/db/group-commit.ts): on
- * SQLite the creations of one turn of the event loop share a transaction,
- * each in a savepoint of its own, so under load a creation does not pay a
- * BEGIN and a COMMIT of its own; on PostgreSQL each is a transaction of its
- * own. Either way the promise settles after the COMMIT. */
+ * How the engine runs it (creation.ts): on SQLite the writes are one unit of
+ * the group commit (api/db/group-commit.ts), the creations of one turn of the
+ * event loop sharing a transaction; on PostgreSQL one statement reads and
+ * one writes. Either way the promise settles after the COMMIT. */
 export async function createSession(
   ctx: SessionCreateDeps,
   userId: number,
   parkingId: number,
 ): Promise<CreatedSession> {
-  const read = await ctx.creationReader.read(parkingId, userId, ctx.store.kysely);
-  if (!read) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
-  const { parking, boxes, openSession } = read;
+  const prepared = await ctx.sessionCreation.prepare(parkingId, userId);
+  if (!prepared) throw new SessionError('not_found', 'parking', [`no secured parking with id ${parkingId}`]);
+  const { parking, boxes, openSession } = prepared;
   const reasons: string[] = [];
   if (parking.is_active !== 1) reasons.push('the secured parking is not active');
   if (boxes.length === 0) reasons.push('the secured parking has no boxes yet');
@@ -95,52 +89,10 @@ export async function createSession(
   const [first, ...rest] = reasons;
   if (first !== undefined) throw new SessionError('refused', 'parking', [first, ...rest]);
 
-  // SQLite's group transaction begins IMMEDIATE: another process waits instead of failing mid-way.
-  const created = await ctx.groupCommit.run(async (tx): Promise<CreatedSession | undefined> => {
-    const now = ctx.clock.now();
-    const wait = await ctx.sessionCreateLimiter.take(tx, userId, now);
-    if (wait > 0) throw new SessionCreateLimited(wait, ctx.sessionCreateLimiter.limits);
-    // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
-    const startTime = Math.floor(now / 1000) * 1000;
-    const endTime = startTime + parking.max_duration_minutes * 60_000;
-    const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
-    const session = await ctx.sessions.insertRow(
-      {
-        userId,
-        parkingId: parking.id,
-        startTime,
-        endTime,
-        tries: parking.tries,
-        amountMinor,
-        currency: parking.currency,
-      },
-      now,
-      tx,
-    );
-    // The unique index caught a concurrent creation (another process, say): nothing written.
-    if (session === undefined) return undefined;
-    const { id } = session;
-    const key = await mintSmartKey(ctx, tx, {
-      userId,
-      parking,
-      sessionId: id,
-      purpose: 'session',
-      description: `Parking session ${id}: entry and exit`,
-      boxes,
-      startTime,
-      endTime,
-      maxEntries: parking.tries,
-      maxExits: parking.tries,
-    });
-    const payment = await ctx.paymentProvider.createPayment(
-      { sessionId: id, purpose: 'session', amountMinor, currency: parking.currency },
-      tx,
-    );
-    return { session, key, payment, parking, boxes };
-  });
-  if (created === undefined) throw new SessionError('refused', 'parking', [await openSessionReason(ctx, userId)]);
-  ctx.events.publishSession(created.session.id);
-  return created;
+  const written = await prepared.write();
+  if (written === undefined) throw new SessionError('refused', 'parking', [await openSessionReason(ctx, userId)]);
+  ctx.events.publishSession(written.session.id);
+  return { ...written, parking, boxes };
 }
 
 async function mustFind(ctx: Pick<SessionServiceDeps, 'sessions'>, on: Executor, id: number): Promise<SessionRow> {

@@ -4,9 +4,9 @@
 //
 // The feature's public face: another folder of api/ imports it only from
 // here (eslint.config.js, `featureImportConfigs`).
-export { type KeyRequest, type MintDeps, mintSmartKey } from './mint.js';
+export { type KeyRequest, type MintDeps, mintSmartKey, sealedKeyRow } from './mint.js';
 export { openSmartKeyRoutes } from './open-route.js';
 export { mintOperatorAccess } from './operator-access.js';
-export { type KeyPurpose, SmartKeyRepository, type SmartKeyRow } from './repository.js';
+export { KEY_ROW_COLUMNS, type KeyPurpose, SmartKeyRepository, type SmartKeyRow } from './repository.js';
 export { smartKeyRoutes } from './routes.js';
 export { smartKeyBodies, smartKeyBody, type SmartKeyBody, type SmartKeyViewDeps } from './view.js';

@@ -9,7 +9,13 @@ import type { Clock } from '../../lib/clock.js';
 import type { Executor } from '../db/store.js';
 import type { BoxRow } from '../boxes/index.js';
 import type { ParkingRow } from '../parkings/index.js';
-import type { KeyPurpose, NewSmartKey, SmartKeyRepository, SmartKeyRow } from './repository.js';
+import {
+  keyRowValues,
+  type KeyPurpose,
+  type NewSmartKey,
+  type SmartKeyRepository,
+  type SmartKeyRow,
+} from './repository.js';
 import { unixSeconds } from '../http/time.js';
 
 /** What minting touches: the smart keys, and the clock for created_at. */
@@ -71,6 +77,16 @@ export async function mintSmartKey(ctx: MintDeps, on: Executor, request: KeyRequ
   const id = await ctx.smartKeys.insert(newKey(request), ctx.clock.now(), on);
   const { command, signedBy } = accessCommand(request.parking, id, body(request));
   return ctx.smartKeys.setCommand(id, command, signedBy, on);
+}
+
+/** The row mintSmartKey would store for `request`, its id `id` taken
+ * already (PostgreSQL: from the sequence smart_key_ids), its command made
+ * over that id; nothing stored: for a statement that inserts the key with
+ * other rows (a session's creation on PostgreSQL,
+ * api/sessions/creation-postgres.ts), in the order of KEY_ROW_COLUMNS. */
+export function sealedKeyRow(request: KeyRequest, id: number, nowMs: number): ReturnType<typeof keyRowValues> {
+  const { command, signedBy } = accessCommand(request.parking, id, body(request));
+  return keyRowValues(id, newKey(request), command, signedBy, nowMs);
 }
 
 /** The access command of a parking's mode, and the issuer public key (hex)

@@ -149,6 +149,19 @@ function newKeyValues(key: NewSmartKey, nowMs: number) {
   };
 }
 
+/** A key's row whole, its id chosen and its command made already: what a
+ * statement that inserts the key itself binds (a session's creation on
+ * PostgreSQL, api/sessions/creation-postgres.ts), in the order of
+ * KEY_ROW_COLUMNS. */
+export function keyRowValues(id: number, key: NewSmartKey, command: Buffer, signedBy: string | null, nowMs: number) {
+  return { id, ...newKeyValues(key, nowMs), access_command: command, signed_by: signedBy };
+}
+
+/** The columns keyRowValues gives, in its order. */
+export const KEY_ROW_COLUMNS: readonly string[] = Object.keys(
+  keyRowValues(0, PLACEHOLDER_KEY, Buffer.alloc(0), null, 0),
+);
+
 function keyType(purpose: KeyPurpose): string {
   return purpose === 'operator' ? 'operator_access' : 'session_access';
 }

@@ -6,25 +6,15 @@
 import test, { type ExecutionContext } from 'ava';
 import { FakeClock } from '../../../lib/fake-clock.js';
 import type { Store } from '../../../api/db/store.js';
-import { noEvents } from '../../../api/events/types.js';
-import { SandboxProvider, TEST_CARD_SUCCEEDS } from '../../../api/payments/sandbox.js';
-import { GroupCommit } from '../../../api/db/group-commit.js';
-import { BoxRepository } from '../../../api/boxes/repository.js';
-import { ParkingRepository } from '../../../api/parkings/repository.js';
+import { TEST_CARD_SUCCEEDS } from '../../../api/payments/sandbox.js';
 import { PaymentRepository } from '../../../api/payments/repository.js';
 import { SessionRepository, type NewSession } from '../../../api/sessions/repository.js';
 import { SmartKeyRepository, type NewSmartKey } from '../../../api/smart-keys/repository.js';
 import { SessionError } from '../../../api/sessions/errors.js';
-import {
-  createSession,
-  finalizeSession,
-  onPaymentOutcome,
-  type SessionCreateDeps,
-} from '../../../api/sessions/service.js';
-import { SessionCreateLimiter } from '../../../api/sessions/create-limit.js';
-import { CreationReader } from '../../../api/sessions/creation-reads.js';
+import { createSession, finalizeSession } from '../../../api/sessions/service.js';
 import { secondStore } from '../../helpers/second-store.js';
-import { insertBox, insertParking, insertUser } from '../../helpers/store-rows.js';
+import { parkingWithBoxes as parkingWithBoxesAt, sessionService } from '../../helpers/session-service.js';
+import { insertParking, insertUser } from '../../helpers/store-rows.js';
 import { storeTests } from '../../helpers/stores.js';
 
 const storeTest = storeTests(test);
@@ -51,38 +41,9 @@ const key = (userId: number, parkingId: number, sessionId: number): NewSmartKey 
   endTime: NOW + 3_600_000,
 });
 
-/** The session service over one store, as an API process builds it (api/context.ts, api/app.ts). */
-function service(store: Store, clock = new FakeClock(NOW)): SessionCreateDeps & { provider: SandboxProvider } {
-  const sessions = new SessionRepository(store);
-  const payments = new PaymentRepository(store);
-  const provider = new SandboxProvider({
-    store,
-    payments,
-    clock,
-    publicUrl: 'http://bench.test',
-    returnSchemes: [],
-    parkingNameOf: () => Promise.resolve('P'),
-  });
-  const parkings = new ParkingRepository(store);
-  const boxes = new BoxRepository(store);
-  const deps = {
-    events: noEvents,
-    store,
-    config: { exitKeyMinutes: 10 },
-    parkings,
-    boxes,
-    sessions,
-    payments,
-    smartKeys: new SmartKeyRepository(store),
-    paymentProvider: provider,
-    sessionCreateLimiter: new SessionCreateLimiter(store.dialect, store.kysely, { burst: 20, intervalMs: 2_000 }),
-    creationReader: new CreationReader(store, { parkings, boxes, sessions }),
-    groupCommit: new GroupCommit(store),
-    clock,
-    provider,
-  };
-  provider.onOutcome((payment, on) => onPaymentOutcome(deps, on, payment));
-  return deps;
+/** The session service over one store, as an API process builds it (test/helpers/session-service.ts). */
+function service(store: Store, clock = new FakeClock(NOW)): ReturnType<typeof sessionService> {
+  return sessionService(store, clock);
 }
 
 /** The other "process": a second pool on PostgreSQL; on SQLite the same
@@ -94,11 +55,8 @@ function peer(t: ExecutionContext, store: Store): Store {
 }
 
 /** A parking with an entrance and an exit box. */
-async function parkingWithBoxes(store: Store): Promise<number> {
-  const parkingId = await insertParking(store, { created_at: NOW });
-  await insertBox(store, { moduleId: 1, parkingId, direction: 'entrance', createdAt: NOW });
-  await insertBox(store, { moduleId: 2, parkingId, direction: 'exit', createdAt: NOW });
-  return parkingId;
+function parkingWithBoxes(store: Store): Promise<number> {
+  return parkingWithBoxesAt(store, NOW);
 }
 
 async function refusal(promise: Promise<unknown>): Promise<string> {

@@ -1,0 +1,226 @@
+// A session's creation on PostgreSQL (creation.ts) in two statements. Each
+// statement is a round trip whose socket write costs the API more of its
+// CPU than the statement costs the server (docs/benchmarks.md), so:
+//
+// - READ: the parking and its boxes (as JSON), the driver's open session
+//   and creation bucket; and, only when the creation goes ahead (an active
+//   parking with boxes, no open session, a token in the bucket), the ids
+//   its rows will take: the session's from its identity sequence, the smart
+//   key's as SmartKeyRepository.insert takes it. A refused creation takes
+//   no id, so refusals cannot use up the 32-bit key ids.
+// - WRITE: the key's command sealed (or signed) over its id in JS, then one
+//   statement of data-modifying CTEs, atomic without BEGIN and COMMIT: the
+//   driver's token (the limiter's own upsert); the session only if the
+//   token was taken, and only if the partial unique index
+//   parking_sessions_one_open lets it in (ON CONFLICT DO NOTHING: a
+//   concurrent creation of the driver got there first); its key and its
+//   payment only if the session went in. Every row comes back from it, as
+//   JSON: the pg driver's cost grows with a result's columns.
+//
+// What SQLite's path does in its transaction holds here in the statement:
+// a token taken by a creation whose session the index refused stays taken,
+// as there; nothing else of it is written. A token the read saw but the
+// upsert did not find (the driver's concurrent creations took it) is the
+// limit's refusal, its wait read again, as SQLite's take reads it. Ids
+// taken but not written (a refusal after the read, a lost race) are gaps
+// in the sequences, never rows.
+import type { Clock } from '../../lib/clock.js';
+import type { Executor, PostgresStore } from '../db/store.js';
+import { CompiledQuery } from 'kysely';
+import { retryingLostRaces } from '../db/lost-race.js';
+import { isUniqueViolation } from '../db/unique-violation.js';
+import type { BoxRow } from '../boxes/index.js';
+import type { ParkingRow } from '../parkings/index.js';
+import { NEW_PAYMENT_COLUMNS, newPaymentValues, type PaymentProvider, type PaymentRow } from '../payments/index.js';
+import { KEY_ROW_COLUMNS, sealedKeyRow, type SmartKeyRow } from '../smart-keys/index.js';
+import type { SessionCreateLimiter } from './create-limit.js';
+import { planCreation, type PreparedCreation, type SessionCreation, type WrittenSession } from './creation.js';
+import { SessionCreateLimited } from './errors.js';
+import { NEW_SESSION_COLUMNS, newSessionValues, type SessionRow } from './repository.js';
+
+export interface PostgresCreationDeps {
+  clock: Clock;
+  sessionCreateLimiter: Pick<
+    SessionCreateLimiter,
+    'limits' | 'waitOf' | 'waitAfterRefusal' | 'latestFullAt' | 'takeSql' | 'takeValues'
+  >;
+  paymentProvider: Pick<PaymentProvider, 'preparePayment'>;
+}
+
+/** The ids of a session's rows, taken before they are written. */
+interface CreationIds {
+  sessionId: number;
+  keyId: number;
+}
+
+/** The next of the session ids; the next smart key id as SmartKeyRepository.insert takes it. */
+const SESSION_ID = `nextval(pg_get_serial_sequence('parking_sessions', 'id'))`;
+const KEY_ID = `greatest(nextval('smart_key_ids'), (SELECT coalesce(max(id), 0) + 1 FROM smart_keys))`;
+
+/** $1 the parking, $2 the driver, $3 the largest full_at with a token at hand
+ * (SessionCreateLimiter.latestFullAt). The parking and its boxes come as
+ * JSON: each of their columns is a number, a string or null, so JSON loses
+ * nothing, and a few columns cost the driver less to parse than all of theirs. */
+const READ = `SELECT row_to_json(p) AS parking, b.boxes, o.id AS open_id, o.state AS open_state, l.full_at,
+  CASE WHEN g.goes THEN ${SESSION_ID} END AS session_id,
+  CASE WHEN g.goes THEN ${KEY_ID} END AS key_id
+FROM secured_parkings p
+CROSS JOIN LATERAL (
+  SELECT coalesce(json_agg(x ORDER BY x.module_id), '[]') AS boxes, count(*) AS n FROM boxes x WHERE x.parking_id = p.id
+) b
+LEFT JOIN LATERAL (SELECT id, state FROM parking_sessions WHERE user_id = $2 AND state <> 'finished') o ON true
+LEFT JOIN session_create_limits l ON l.user_id = $2
+CROSS JOIN LATERAL (SELECT p.is_active = 1 AND b.n > 0 AND o.id IS NULL AND coalesce(l.full_at, 0) <= $3 AS goes) g
+WHERE p.id = $1`;
+
+interface ReadRow {
+  parking: ParkingRow;
+  boxes: BoxRow[];
+  open_id: number | null;
+  open_state: SessionRow['state'] | null;
+  full_at: number | null;
+  session_id: number | null;
+  key_id: number | null;
+}
+
+const FRESH_IDS = `SELECT ${SESSION_ID} AS session_id, ${KEY_ID} AS key_id`;
+
+/** The write's statement: the limiter's take (its values first), then the
+ * session's, the key's and the payment's values, each in its columns' order. */
+function writeStatement(takeSql: string, takeValues: number): string {
+  let next = takeValues;
+  const values = (columns: readonly string[]) => columns.map(() => `$${String(++next)}`).join(', ');
+  return `WITH taken AS (${takeSql}),
+created_session AS (
+  INSERT INTO parking_sessions (id, ${NEW_SESSION_COLUMNS.join(', ')})
+  SELECT ${values(['id', ...NEW_SESSION_COLUMNS])} FROM taken
+  ON CONFLICT (user_id) WHERE state <> 'finished' DO NOTHING
+  RETURNING *
+),
+created_key AS (
+  INSERT INTO smart_keys (${KEY_ROW_COLUMNS.join(', ')})
+  SELECT ${values(KEY_ROW_COLUMNS)} FROM created_session
+  RETURNING *
+),
+created_payment AS (
+  INSERT INTO payments (${NEW_PAYMENT_COLUMNS.join(', ')})
+  SELECT ${values(NEW_PAYMENT_COLUMNS)} FROM created_session
+  RETURNING *
+)
+SELECT (SELECT count(*) FROM taken)::integer AS taken, row_to_json(s) AS session, row_to_json(p) AS payment,
+  row_to_json(k) AS key, k.access_command AS key_command
+FROM (SELECT 1) AS one
+LEFT JOIN created_session s ON true
+LEFT JOIN created_key k ON true
+LEFT JOIN created_payment p ON true`;
+}
+
+/** The rows as JSON (numbers, strings and nulls); the key's command also as
+ * bytes, in place of its text in the key's JSON. */
+interface WriteRow {
+  taken: number;
+  session: SessionRow | null;
+  payment: PaymentRow | null;
+  key: Omit<SmartKeyRow, 'access_command'> | null;
+  key_command: Buffer | null;
+}
+
+/** Writes with fresh ids after another row took one of them, at most this many times. */
+const ID_TRIES = 20;
+
+/** The unique violation of a row that took one of the ids first (a smart
+ * key, or a session, stored with its own id past the sequence). */
+function idTaken(error: unknown): boolean {
+  const constraint = (error as { constraint?: unknown } | null)?.constraint;
+  return isUniqueViolation(error) && (constraint === 'smart_keys_pkey' || constraint === 'parking_sessions_pkey');
+}
+
+export class PostgresSessionCreation implements SessionCreation {
+  readonly #executor: Executor;
+  readonly #write: string;
+
+  constructor(
+    store: Pick<PostgresStore, 'kysely'>,
+    private readonly deps: PostgresCreationDeps,
+  ) {
+    this.#executor = store.kysely;
+    const limiter = deps.sessionCreateLimiter;
+    this.#write = writeStatement(limiter.takeSql, limiter.takeValues(0, 0).length);
+  }
+
+  async prepare(parkingId: number, userId: number): Promise<PreparedCreation | undefined> {
+    const now = this.deps.clock.now();
+    const latest = this.deps.sessionCreateLimiter.latestFullAt(now);
+    const [row] = (await this.#executor.executeQuery<ReadRow>(CompiledQuery.raw(READ, [parkingId, userId, latest])))
+      .rows;
+    if (row === undefined) return undefined;
+    const { parking, boxes, open_id: openId, open_state: openState, full_at: fullAt } = row;
+    const ids =
+      row.session_id !== null && row.key_id !== null ? { sessionId: row.session_id, keyId: row.key_id } : undefined;
+    return {
+      parking,
+      boxes,
+      openSession: openId !== null && openState !== null ? { id: openId, state: openState } : undefined,
+      write: () => this.#writeOrRefuse(userId, parking, boxes, fullAt ?? undefined, ids, now),
+    };
+  }
+
+  async #writeOrRefuse(
+    userId: number,
+    parking: ParkingRow,
+    boxes: readonly BoxRow[],
+    fullAt: number | undefined,
+    readIds: CreationIds | undefined,
+    now: number,
+  ): Promise<WrittenSession | undefined> {
+    const limiter = this.deps.sessionCreateLimiter;
+    const wait = limiter.waitOf(fullAt, now);
+    if (wait > 0) throw new SessionCreateLimited(wait, limiter.limits);
+    if (readIds === undefined) throw new Error(`the read of a creation at parking ${parking.id} took no ids`);
+    let ids = readIds;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await retryingLostRaces(() => this.#writeOnce(userId, parking, boxes, ids, now));
+      } catch (error) {
+        if (!idTaken(error) || attempt >= ID_TRIES) throw error;
+        ids = await this.#freshIds();
+      }
+    }
+  }
+
+  async #writeOnce(
+    userId: number,
+    parking: ParkingRow,
+    boxes: readonly BoxRow[],
+    { sessionId, keyId }: CreationIds,
+    now: number,
+  ): Promise<WrittenSession | undefined> {
+    const limiter = this.deps.sessionCreateLimiter;
+    const plan = planCreation(userId, parking, boxes, now);
+    const newPayment = this.deps.paymentProvider.preparePayment(plan.payment(sessionId));
+    const values = [
+      ...limiter.takeValues(userId, now),
+      sessionId,
+      ...Object.values(newSessionValues(plan.session, now)),
+      ...Object.values(sealedKeyRow(plan.key(sessionId), keyId, now)),
+      ...Object.values(newPaymentValues(newPayment, now)),
+    ];
+    const [row] = (await this.#executor.executeQuery<WriteRow>(CompiledQuery.raw(this.#write, values))).rows;
+    if (row === undefined) throw new Error('a creation wrote without answering');
+    if (row.taken === 0)
+      throw new SessionCreateLimited(await limiter.waitAfterRefusal(this.#executor, userId, now), limiter.limits);
+    const { session, key, key_command: command, payment } = row;
+    if (session === null) return undefined;
+    if (key === null || command === null || payment === null)
+      throw new Error(`session ${session.id} was written without its key or payment`);
+    return { session, key: { ...key, access_command: command }, payment };
+  }
+
+  async #freshIds(): Promise<CreationIds> {
+    const [row] = (
+      await this.#executor.executeQuery<{ session_id: number; key_id: number }>(CompiledQuery.raw(FRESH_IDS, []))
+    ).rows;
+    if (row === undefined) throw new Error('no ids for a creation');
+    return { sessionId: row.session_id, keyId: row.key_id };
+  }
+}
