@@ -29,6 +29,28 @@ export interface SimSetCommand {
   readonly carPassed?: boolean;
 }
 
+/** A `sim/set` message as JSON says it, each field optional (docs/bench.md, Simulated boxes). */
+export interface SimSetMessage {
+  /** Share of commands ignored, 0..1. */
+  readonly drop_commands?: number;
+  /** Share of responses sent with one byte flipped, 0..1. */
+  readonly corrupt_responses?: number;
+  /** Extra delay before every answer, ms (0..600000). */
+  readonly delay_ms?: number;
+  /** true: the arm does not move, an ACCESS answers BARRIER_FAULT. */
+  readonly jam?: boolean;
+  /** The battery level, mV (below the box's min_battery_mv an ACCESS answers LOW_BATTERY). */
+  readonly battery_mv?: number;
+  /** The box clock this far from true time, seconds (positive: ahead). */
+  readonly clock_offset_seconds?: number;
+  /** Clock drift, ppm. */
+  readonly drift_ppm?: number;
+  /** Drop off the network now and come back after this long, seconds. */
+  readonly offline_seconds?: number;
+  /** true: a car drives through now. */
+  readonly car_passed?: boolean;
+}
+
 export class SimSetError extends Error {
   constructor(
     readonly field: string,
@@ -44,7 +66,7 @@ const MAX_DELAY_MS = 600_000;
 const MAX_OFFLINE_SECONDS = 86_400;
 
 /** The JSON names of `sim/set` (documented in docs/bench.md, Simulated boxes), each with its check. */
-const fieldParsers: Record<string, (value: unknown, command: Mutable<SimSetCommand>) => void> = {
+const fieldParsers: Record<keyof SimSetMessage, (value: unknown, command: Mutable<SimSetCommand>) => void> = {
   drop_commands: (value, command) =>
     (command.faults = { ...command.faults, dropCommands: share(value, 'drop_commands') }),
   corrupt_responses: (value, command) =>
@@ -74,7 +96,8 @@ export function parseSimSet(payload: unknown): SimSetCommand {
   }
   const command: Mutable<SimSetCommand> = {};
   for (const [name, value] of Object.entries(payload)) {
-    const parse = fieldParsers[name];
+    // Own fields only: `toString` or `__proto__` is no setting.
+    const parse = Object.hasOwn(fieldParsers, name) ? fieldParsers[name as keyof SimSetMessage] : undefined;
     if (parse === undefined) throw new SimSetError(name, `unknown setting (known: ${simSetFields.join(', ')})`);
     parse(value, command);
   }

@@ -35,6 +35,9 @@ for (const [payload, message] of [
   [{ jam: 1 }, 'jam: must be true or false'],
   [{ battery_mv: 70_000 }, 'battery_mv: must be a number from 0 to 65535'],
   [{ jamm: true }, /^jamm: unknown setting \(known: drop_commands, /],
+  // A name every object inherits is no setting either.
+  [{ toString: 1 }, /^toString: unknown setting \(known: drop_commands, /],
+  [JSON.parse('{"__proto__": {"jam": true}}') as object, /^__proto__: unknown setting \(known: drop_commands, /],
 ] as const) {
   test(`sim/set ${JSON.stringify(payload)} is refused with the field named`, (t) => {
     const error = t.throws(() => parseSimSet(payload), { instanceOf: SimSetError });
