@@ -20,6 +20,7 @@ const ourFolders = [
   'cli',
   'conformance',
   'dist',
+  'examples',
   'firmware-protocol',
   'gateway',
   'lib',
@@ -27,8 +28,10 @@ const ourFolders = [
   'scripts',
   'simulator',
   'test',
+  'testing',
   'testkit',
   'web',
+  'whole-bench',
 ];
 const parts = ['api', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator'];
 const importBans = {
@@ -46,19 +49,27 @@ const importBans = {
   // climbing regex below would take for the top-level one.
   'api/conformance-runs': { may: ['api', 'firmware-protocol', 'lib', 'conformance'] },
   conformance: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'mqtt'] },
-  cli: { may: [...parts] },
+  // The whole bench in one process (the API, its broker, the demo data, the
+  // simulated boxes), which `parkbench start` runs and `testing/` starts.
+  'whole-bench': { may: ['api', 'firmware-protocol', 'lib', 'simulator'], packages: ['node:*', 'mqtt'] },
+  cli: { may: [...parts, 'whole-bench'] },
   // The compiled command line (dist/cli/main.js), built from cli/ by `npm run build`.
   bin: { may: ['dist'] },
   // What tests and benchmarks start and only they use: a PostgreSQL server,
   // mosquitto, chromium's launch options, a pty pair. Never product code.
   testkit: { may: ['lib'], packages: ['node:*', 'mqtt'] },
-  perf: { may: [...parts, 'testkit'] },
+  perf: { may: [...parts, 'testkit', 'testing'] },
+  // `parkbench/testing`, the package's entry point for test suites: the
+  // whole bench and what its helpers read; no product code imports it.
+  testing: { may: ['api', 'lib', 'whole-bench'], packages: ['node:*'] },
+  // Test files as a user writes them: parkbench by its package name only.
+  examples: { may: [] },
   // Developer tools (the page's build, the screenshots): like the benchmarks.
   scripts: { may: [...parts, 'testkit'] },
   // The bench page runs in a browser: its view layer and charts, nothing of ours.
   web: { may: [], packages: ['preact', 'uplot'] },
   // web/: the page's payload types, held to the API's (test/bench-page/payload-types.ts).
-  test: { may: [...parts, 'cli', 'test', 'testkit', 'web'] },
+  test: { may: [...parts, 'cli', 'test', 'testing', 'testkit', 'web', 'whole-bench'] },
 };
 
 const escapeRegex = (text) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');

@@ -3,7 +3,7 @@
 // `parkbench ready` JSON line says. One definition for the screenshots
 // script and the tests that drive the bench as a newcomer would.
 
-/** The fields of the `parkbench ready` line (cli/start/bench.ts ReadyInfo) the app needs. */
+/** The fields of the `parkbench ready` line (whole-bench/start.ts ReadyInfo) the app needs. */
 export interface BenchLogin {
   readonly api_url: string;
   readonly mqtt_url: string;

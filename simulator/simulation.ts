@@ -171,6 +171,17 @@ export class Simulation {
     return this.boxes.find((entry) => entry.box.moduleId === moduleId)?.box;
   }
 
+  /** Applies a `sim/set` to one box as a message on its `sim/set` topic
+   * would (offline_seconds takes its MQTT link off the broker); false when
+   * no box of this simulation has that module id. */
+  simSet(moduleId: number, command: SimSetCommand): boolean {
+    const entry = this.boxes.find((candidate) => candidate.box.moduleId === moduleId);
+    if (entry === undefined) return false;
+    if (entry.mqtt === undefined) entry.box.apply(command);
+    else entry.mqtt.simSet(command);
+    return true;
+  }
+
   summary(): SimulationSummary {
     let online = 0;
     let commandsAnswered = 0;

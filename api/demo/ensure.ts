@@ -1,13 +1,14 @@
-// Idempotent demo data. The first run creates a signed parking "Demo parking"
-// (EUR, 2.50/h, 120 min, 10 tries) with a simulated entrance and exit box, a client
-// app and a driver; later runs return the same credentials. The demo client
+// Idempotent demo data. The first run creates a parking "Demo parking"
+// (EUR, 2.50/h, 120 min, 10 tries; signed unless asked for a sealed one) with
+// a simulated entrance and exit box, a client app and a driver; later runs
+// return the same credentials. The demo client
 // secret and driver password are kept in clear in the `demo` table so they
 // can be printed again: demo data only.
 import { ClientAppRepository, createClientApp, createDriver, randomSecret, UserRepository } from '../auth/index.js';
 import { addBox, BoxRepository } from '../boxes/index.js';
 import type { Store } from '../db/store.js';
 import { failed, refused } from '../http/domain-error.js';
-import { createParking } from '../parkings/index.js';
+import { createParking, type AccessMode } from '../parkings/index.js';
 import { DemoRepository, type DemoRow } from './repository.js';
 
 export const DEMO_DRIVER_EMAIL = 'demo.driver@parkbench.test';
@@ -57,8 +58,15 @@ async function freeModuleIds(store: Store, count: number): Promise<number[]> {
   return ids;
 }
 
-/** `scryptLog2N`: the cost of the driver's password hash (api/config.ts). */
-export async function ensureDemo(store: Store, scryptLog2N: number, nowMs: number): Promise<DemoData> {
+/** `scryptLog2N`: the cost of the driver's password hash (api/config.ts);
+ * `accessMode`: the demo parking's when this run makes it (an existing one
+ * keeps its own). */
+export async function ensureDemo(
+  store: Store,
+  scryptLog2N: number,
+  nowMs: number,
+  accessMode: AccessMode = 'signed',
+): Promise<DemoData> {
   const demo = new DemoRepository(store);
   const existing = await demo.find();
   if (existing) return read(store, existing);
@@ -76,9 +84,9 @@ export async function ensureDemo(store: Store, scryptLog2N: number, nowMs: numbe
     scryptLog2N,
     nowMs,
   );
-  // Signed, as new parkings are. A demo database made by an older
-  // parkbench keeps its sealed demo parking (migration 8): `start` provisions
-  // its boxes with its parking key and `app` sends its sealed ACCESS.
+  // Signed, as new parkings are, unless asked otherwise. A demo database made
+  // by an older parkbench keeps its sealed demo parking (migration 8): `start`
+  // provisions its boxes with its parking key and `app` sends its sealed ACCESS.
   const parking = await createParking(
     store,
     {
@@ -90,7 +98,7 @@ export async function ensureDemo(store: Store, scryptLog2N: number, nowMs: numbe
       tries: 10,
       isOnline: false,
     },
-    'signed',
+    accessMode,
     nowMs,
   );
   const [entrance, exit] = (await freeModuleIds(store, 2)) as [number, number];

@@ -4,9 +4,9 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { AppLoggerOptions } from '../../api/app-logger.js';
-import { withConcretePort } from './api.js';
+import { mqttConnectionOf, withConcretePort } from './api.js';
 import { settingOption } from '../../api/config/index.js';
-import type { ReadyInfo } from '../start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { UsageError } from '../errors.js';
 import { NO_EXIT_WITH_PARENT, onShutdown } from '../signals.js';
 
@@ -63,7 +63,7 @@ export function registerStartCommand(program: Command): void {
     )
     .option(...NO_EXIT_WITH_PARENT)
     .action(async (flags: StartFlags) => {
-      const [{ startBench }, { createCliLogger, parseLogLevel }] = await Promise.all([
+      const [{ startCliBench }, { createCliLogger, parseLogLevel }] = await Promise.all([
         import('../start/bench.js'),
         import('../logger.js'),
       ]);
@@ -101,8 +101,9 @@ export function registerStartCommand(program: Command): void {
         throw new UsageError(
           "--fresh empties the bench's SQLite file, not a PostgreSQL database: drop and create the database yourself (dropdb, createdb), or start without --fresh",
         );
-      const bench = await startBench({
+      const bench = await startCliBench({
         config,
+        mqtt: mqttConnectionOf(config),
         dataDir: flags.dataDir,
         fresh: flags.fresh === true,
         speed,

@@ -9,7 +9,7 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import { MessageError, parseCommandMessage, parseJsonObject, type ResponseMessage } from '../../lib/mqtt-messages.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { MemoryPublishQueue, ResilientMqttClient } from '../../lib/resilient-mqtt.js';
-import { parseSimSet, SimSetError } from '../../lib/sim-set.js';
+import { parseSimSet, SimSetError, type SimSetCommand } from '../../lib/sim-set.js';
 import type { SimulatedBox } from '../simulated-box.js';
 import { messageOf } from '../../lib/message-of.js';
 
@@ -129,12 +129,16 @@ export class BoxMqttLink {
     );
   }
 
+  /** Applies a `sim/set` to the box and, with `offlineSeconds`, to this link. */
+  simSet(command: SimSetCommand): void {
+    this.box.apply(command);
+    if (command.offlineSeconds !== undefined && command.offlineSeconds > 0)
+      this.goOffline(command.offlineSeconds * 1000);
+  }
+
   #simSet(payload: Buffer): void {
     try {
-      const command = parseSimSet(parseJsonObject(payload, 'sim/set'));
-      this.box.apply(command);
-      if (command.offlineSeconds !== undefined && command.offlineSeconds > 0)
-        this.goOffline(command.offlineSeconds * 1000);
+      this.simSet(parseSimSet(parseJsonObject(payload, 'sim/set')));
     } catch (error) {
       this.counters.badSettings++;
       this.#logger.warn(

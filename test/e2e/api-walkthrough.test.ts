@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
-import type { ReadyInfo } from '../../cli/start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { appSessionArgs } from '../../lib/app-session-args.js';
 import { freePort } from '../../lib/free-port.js';
 import { startCli } from '../helpers/cli-process.js';

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ReadyInfo } from '../../cli/start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { freePort, portIsFree } from '../../lib/free-port.js';
 import { startReceiver } from '../helpers/receiver.js';

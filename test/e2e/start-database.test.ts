@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import type { ReadyInfo } from '../../cli/start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { freePort } from '../../lib/free-port.js';
 import { tempDir } from '../helpers/api-app.js';
 import { startCli } from '../helpers/cli-process.js';

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import avaTest from 'ava';
 import { hashMqttPassword } from '../../api/auth/mqtt-password.js';
-import type { ReadyInfo } from '../../cli/start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { appSessionArgs } from '../../lib/app-session-args.js';
 import { freePort } from '../../lib/free-port.js';
 import { tempDir } from '../helpers/api-app.js';

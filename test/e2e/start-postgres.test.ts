@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import avaTest from 'ava';
 import pg from 'pg';
 import { parsePostgresUrl } from '../../api/config/index.js';
-import type { ReadyInfo } from '../../cli/start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { appSessionArgs } from '../../lib/app-session-args.js';
 import { freePort } from '../../lib/free-port.js';
 import { tempDir } from '../helpers/api-app.js';

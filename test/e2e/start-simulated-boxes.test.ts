@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import test from 'ava';
 import mqtt from 'mqtt';
-import type { ReadyInfo } from '../../cli/start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { freePort } from '../../lib/free-port.js';
 import { tempDir } from '../helpers/api-app.js';
 import { startCli } from '../helpers/cli-process.js';

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { ReadyInfo } from '../../cli/start/bench.js';
+import type { ReadyInfo } from '../../whole-bench/index.js';
 import { freePort } from '../../lib/free-port.js';
 import { builtBin, runCli, type CliResult } from './run-cli.js';
 

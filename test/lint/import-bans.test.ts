@@ -224,7 +224,7 @@ test(
 
 // scripts/ (developer tools) import the parts, not test/ or cli/.
 test(banned, 'scripts/x.ts', "import { runCli } from '../test/helpers/run-cli.js';", 'scripts/README.md');
-test(banned, 'scripts/x.ts', "import { startBench } from '../cli/start/bench.js';", 'scripts/README.md');
+test(banned, 'scripts/x.ts', "import { startCliBench } from '../cli/start/bench.js';", 'scripts/README.md');
 test(
   allowed,
   'scripts/x.ts',
@@ -308,3 +308,56 @@ test(
 test(allowedDynamic, 'lib/noble.ts', "const noble = await import('@abandonware/noble');");
 test(allowedDynamic, 'bin/parkbench.js', "await import('../dist/cli/main.js');");
 test(bannedDynamic, 'bin/parkbench.js', "await import('../cli/main.js');", 'bin/README.md');
+
+// whole-bench/ (what `parkbench start` runs and testing/ starts) imports the
+// API, the simulator and what they share; no part imports it.
+test(
+  allowed,
+  'whole-bench/x.ts',
+  "import { createService } from '../api/service.js';\nimport { Simulation } from '../simulator/simulation.js';\nimport { Topics } from '../lib/mqtt-topics.js';\nimport mqtt from 'mqtt';\nimport { rm } from 'node:fs/promises';",
+);
+for (const folder of ['cli', 'gateway', 'conformance', 'testing', 'test']) {
+  test(banned, 'whole-bench/x.ts', `import { x } from '../${folder}/x.js';`, 'whole-bench/README.md');
+}
+test(banned, 'whole-bench/x.ts', "import fastify from 'fastify';", 'whole-bench/README.md');
+for (const [file, climb] of [
+  ['api/x.ts', '..'],
+  ['simulator/links/x.ts', '../..'],
+  ['lib/x.ts', '..'],
+] as const) {
+  const folder = file.split('/')[0] ?? '';
+  test(banned, file, `import { startWholeBench } from '${climb}/whole-bench/index.js';`, `${folder}/README.md`);
+}
+test(allowed, 'cli/start/x.ts', "import { startWholeBench } from '../../whole-bench/index.js';");
+
+// testing/ (`parkbench/testing`) starts the whole bench and reads the API;
+// no product code imports it: only the tests and the benchmarks.
+test(
+  allowed,
+  'testing/x.ts',
+  "import { startWholeBench } from '../whole-bench/index.js';\nimport { loadConfig } from '../api/config/index.js';\nimport { freePortOn } from '../lib/free-port.js';\nimport { rm } from 'node:fs/promises';",
+);
+for (const folder of ['cli', 'simulator', 'testkit', 'test']) {
+  test(banned, 'testing/x.ts', `import { x } from '../${folder}/x.js';`, 'testing/README.md');
+}
+test(banned, 'testing/x.ts', "import mqtt from 'mqtt';", 'testing/README.md');
+for (const [file, climb] of [
+  ['api/x.ts', '..'],
+  ['cli/commands/x.ts', '../..'],
+  ['whole-bench/x.ts', '..'],
+  ['lib/x.ts', '..'],
+  ['scripts/x.ts', '..'],
+] as const) {
+  const folder = file.split('/')[0] ?? '';
+  test(banned, file, `import { startBench } from '${climb}/testing/index.js';`, `${folder}/README.md`);
+}
+test(allowed, 'test/testing/x.test.ts', "import { startBench } from '../../testing/index.js';");
+test(allowed, 'perf/x.ts', "import { startBench } from '../testing/index.js';");
+
+// examples/ are test files as a user writes them: parkbench by its package name, nothing by path.
+test(
+  allowed,
+  'examples/x.test.js',
+  "import { startBench } from 'parkbench/testing';\nimport mqtt from 'mqtt';\nimport { phone } from './phone.js';",
+);
+test(banned, 'examples/x.test.js', "import { startBench } from '../testing/index.js';", 'examples/README.md');

@@ -18,7 +18,9 @@ const sourceFolders = [
   'lib',
   'perf',
   'simulator',
+  'testing',
   'testkit',
+  'whole-bench',
 ];
 
 /** Every .ts file of the source folders, as `folder/…/file.ts`, with its text. */

@@ -8,14 +8,14 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import type { Store } from '../../api/db/store.js';
-import { provisionBox, provisioningWithPassword } from '../../api/boxes/provisioning.js';
-import { ensureOperatorClient, mosquittoExport, operatorClientTakes } from '../../api/mqtt/clients.js';
-import { UnsafeTargetError, writeFileAtomic } from '../../lib/atomic-file.js';
-import type { ProvisioningFile } from '../../lib/provisioning-file.js';
-import type { Topics } from '../../lib/mqtt-topics.js';
-import { messageOf } from '../../lib/message-of.js';
-import { CliError, ExitCode } from '../errors.js';
+import type { Store } from '../api/db/store.js';
+import { provisionBox, provisioningWithPassword } from '../api/boxes/provisioning.js';
+import { ensureOperatorClient, mosquittoExport, operatorClientTakes } from '../api/mqtt/clients.js';
+import { UnsafeTargetError, writeFileAtomic } from '../lib/atomic-file.js';
+import type { ProvisioningFile } from '../lib/provisioning-file.js';
+import type { Topics } from '../lib/mqtt-topics.js';
+import { messageOf } from '../lib/message-of.js';
+import { BenchStartError } from './errors.js';
 
 export interface Login {
   username: string;
@@ -103,9 +103,10 @@ export async function externalAccounts(options: {
       await writeFileAtomic(join(options.aclOut, 'acl'), exported.acl, { mode: 0o644 });
     }
   } catch (error) {
-    throw new CliError(
+    throw new BenchStartError(
       `cannot keep the bench's MQTT accounts: ${messageOf(error)}`,
-      error instanceof UnsafeTargetError ? ExitCode.usage : ExitCode.failure,
+      undefined,
+      error instanceof UnsafeTargetError,
     );
   }
   return { provisioning, operator };
@@ -131,12 +132,13 @@ export async function checkLogins(url: string, logins: readonly Login[], aclOut:
           aclOut === undefined
             ? 'export them (--mqtt-acl-out DIR, or parkbench admin mqtt-acl --format mosquitto --out DIR)'
             : `load the files written to ${aclOut}`;
-        throw new CliError(
+        throw new BenchStartError(
           `the MQTT broker at ${url} refused ${login.username}: it does not have the bench's accounts yet; ${load} into it (mosquitto.conf: password_file DIR/passwords, acl_file DIR/acl; then kill -HUP its process) and start again (the passwords stay the same)`,
-          ExitCode.usage,
+          'mqttUrl',
+          true,
         );
       }
-      throw new CliError(`cannot reach the MQTT broker at ${url}: ${messageOf(error)}`);
+      throw new BenchStartError(`cannot reach the MQTT broker at ${url}: ${messageOf(error)}`, 'mqttUrl', false);
     }
   }
 }
