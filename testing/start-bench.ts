@@ -25,7 +25,7 @@ const FREE_PORT_TRIES = 3;
  * BenchOptionError naming the option at fault (nothing left running). */
 export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const checked = checkOptions(options);
-  const dataDir = checked.dataDir ?? (await mkdtemp(join(tmpdir(), 'parkbench-bench-')));
+  const dataDir = checked.dataDir ?? (await mkdtemp(join(tmpdir(), 'parkbench-testing-')));
   // The folder made here, removed at stop; a dataDir given is the caller's.
   const temporary = checked.dataDir === undefined ? dataDir : undefined;
   try {

@@ -49,7 +49,7 @@ test("the bench has the ready line's fields, and a driver's session becomes acti
   t.regex(bench.mqtt_url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
   t.is(bench.docs_url, `${bench.api_url}/docs`);
   t.true(bench.dashboard_url.startsWith(`${bench.api_url}/bench#token=`));
-  t.regex(bench.database, /parkbench-bench-[^/]+\/parkbench\.sqlite$/);
+  t.regex(bench.database, /parkbench-testing-[^/]+\/parkbench\.sqlite$/);
   t.is(bench.mqtt_operator.username, 'op-demo-app');
   t.true(bench.token_curl.includes(`${bench.api_url}/api/oauth/token`));
   t.deepEqual(
@@ -127,7 +127,7 @@ async function startStopProcess(
   t: ExecutionContext,
   options: Record<string, unknown>,
 ): Promise<{ line: string; exitedAfterMs: number; code: number | null; tmp: string }> {
-  const tmp = tempDir(t, 'parkbench-bench-process-');
+  const tmp = tempDir(t, 'pb-bench-process-');
   const child = spawn(process.execPath, ['--import', 'tsx', fixture, JSON.stringify(options)], {
     env: { ...process.env, TMPDIR: tmp },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -147,7 +147,7 @@ async function startStopProcess(
 
 /** The temporary data folders of benches in `tmp` (tsx keeps its cache there too). */
 function benchFolders(tmp: string): string[] {
-  return readdirSync(tmp).filter((name) => name.startsWith('parkbench-bench-'));
+  return readdirSync(tmp).filter((name) => name.startsWith('parkbench-testing-'));
 }
 
 /** What "promptly" means for a process with nothing left to do; the machine is shared and loaded. */
@@ -220,7 +220,7 @@ for (const [options, option, message] of [
 
 test('options: the ports and the data folder given, kept after stop() and taken up again with the same demo data', async (t) => {
   const [port, mqttPort] = [await freePort(), await freePort()];
-  const dataDir = join(tempDir(t, 'parkbench-bench-data-'), 'data');
+  const dataDir = join(tempDir(t, 'pb-bench-data-'), 'data');
   const bench = await started(t, { port, mqttPort, dataDir });
   t.is(bench.api_url, `http://127.0.0.1:${port}`);
   t.is(bench.mqtt_url, `mqtt://127.0.0.1:${mqttPort}`);
@@ -245,7 +245,7 @@ test("the speed option: the boxes' clocks run that many times faster", async (t)
 });
 
 test('accessMode sealed: an ACCESS under the parking key that the box opens for; a data folder of the other mode is refused', async (t) => {
-  const dataDir = tempDir(t, 'parkbench-bench-sealed-');
+  const dataDir = tempDir(t, 'pb-bench-sealed-');
   const bench = await started(t, { accessMode: 'sealed', dataDir });
   const session = await startSession(bench, await driverToken(bench));
   t.is(kindOf(session.accessCommand), FrameKind.ACCESS);
