@@ -276,4 +276,6 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
+  // examples/ are plain JavaScript run by Node: the global it uses.
+  { files: ['examples/**/*.js'], languageOptions: { globals: { fetch: 'readonly' } } },
 );

@@ -3,7 +3,7 @@
 // written into coverage/ (no threshold). The suite runs on the compiled
 // command line, so npm test and npm run coverage build first.
 import test from 'ava';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -92,4 +92,36 @@ test("CI installs Debian's postgresql when its server binaries are missing, and 
   // The test helper finds the binaries where the package puts them (testkit/postgres-server.ts, postgresBinDir).
   t.regex(ci, /compgen -G '\/usr\/lib\/postgresql\/\*\/bin\/initdb' >\/dev\/null \|\| need\+=\(postgresql\)/);
   t.notRegex(ci, /pg_ctl|pg_ctlcluster|service postgresql|systemctl/);
+});
+
+test('CI checks the packed tarball in a temporary project, after the build and before the suite', async (t) => {
+  const lines = (await read('.ci/run')).split('\n').map((line) => line.trim());
+  const check = lines.indexOf('.ci/pack-check');
+  t.true(check > lines.indexOf('npm run build'), lines.join('\n'));
+  t.true(check < lines.indexOf('pass npm run coverage --'));
+
+  const script = await read('.ci/pack-check');
+  t.true(script.startsWith('#!/usr/bin/env bash\n'));
+  t.regex(script, /^set -euo pipefail$/m);
+  t.true(((await stat(`${root}.ci/pack-check`)).mode & 0o111) !== 0, 'executable, as .ci/run runs it');
+  // The tarball goes to a temporary folder, and is installed there, never in the repository.
+  t.regex(script, /^work="\$\(mktemp -d /m);
+  t.regex(script, /^npm pack --pack-destination "\$work"/m);
+  const enters = script.indexOf('cd "$project"');
+  t.true(enters > 0 && enters < script.indexOf('npm install'), 'npm install runs in the temporary project');
+  t.regex(script, /npm install --no-audit --no-fund "\$tarball"/);
+  t.regex(script, /^trap cleanup EXIT$/m);
+  // Each runner of examples/, then the CLI from the installed package.
+  t.regex(script, /^for runner in node ava vitest jest; do$/m);
+  const examples = JSON.parse(await read('examples/package.json')) as { scripts: Record<string, string> };
+  for (const [runner, file] of [
+    ['node', 'node-test.test.js'],
+    ['ava', 'ava.test.js'],
+    ['vitest', 'vitest.test.js'],
+    ['jest', 'jest.test.js'],
+  ] as const) {
+    t.true(examples.scripts[`test:${runner}`]?.endsWith(` ${file}`), `test:${runner} runs ${file}`);
+  }
+  t.regex(script, /npx --no-install parkbench --help/);
+  t.regex(script, /npx --no-install parkbench start /);
 });
