@@ -1,7 +1,8 @@
 // startBench: the whole bench of `parkbench start` (whole-bench/) in the
 // calling process, for a test suite: free ports and a fresh temporary data
 // folder unless told otherwise, nothing read from the environment, silent
-// unless asked, and no handle left open once stopped.
+// unless asked, drivers' passwords hashed cheaply, and no handle left open
+// once stopped.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,12 +18,14 @@ import { benchOf, type Bench } from './bench.js';
 import { BenchOptionError, checkOptions, type BenchOptions, type CheckedOptions } from './options.js';
 
 const HOST = '127.0.0.1';
-/** Starts on a free port taken by another process meanwhile, each on a new one. */
+/** How many free HTTP ports a start tries: another process may take the
+ * one picked before the API listens on it. */
 const FREE_PORT_TRIES = 3;
 
 /** The API with its embedded MQTT broker, the demo parking and its
  * simulated entrance and exit boxes, in this process. Rejects with a
- * BenchOptionError naming the option at fault (nothing left running). */
+ * BenchOptionError naming the option at fault, or an Error when none is
+ * (nothing left running either way). */
 export async function startBench(options: BenchOptions = {}): Promise<Bench> {
   const checked = checkOptions(options);
   const dataDir = checked.dataDir ?? (await mkdtemp(join(tmpdir(), 'parkbench-testing-')));
