@@ -54,11 +54,12 @@ export function benchOf(running: WholeBench, stopAll: () => Promise<void>): Benc
           if (error instanceof SimSetError) throw new Error(`sim(${moduleId}): ${error.message}`, { cause: error });
           throw error;
         }
-        if (!simulation.simSet(moduleId, command)) {
+        const box = simulation.box(moduleId);
+        if (box === undefined || !simulation.simSet(moduleId, command)) {
           const simulated = simulation.boxes.map((entry) => entry.box.moduleId).join(', ');
           throw new Error(`sim(${moduleId}): no simulated box ${moduleId} on this bench (its boxes: ${simulated})`);
         }
-        return (simulation.box(moduleId) as NonNullable<ReturnType<typeof simulation.box>>).snapshot();
+        return box.snapshot();
       });
     },
     // Async, so that a wrong argument is a rejection too; the wait starts in
