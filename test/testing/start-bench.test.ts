@@ -141,8 +141,12 @@ async function startStopProcess(
     output += chunk;
     if (lineAt === 0 && output.includes('\n')) lineAt = performance.now();
   });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { line: output.trim(), exitedAfterMs: performance.now() - lineAt, code, tmp };
+  let exitAt = 0;
+  child.once('exit', () => (exitAt = performance.now()));
+  // 'close', not 'exit': its output may still be on its way when it has exited.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  // The line read after the exit (a loaded machine): it exited at once.
+  return { line: output.trim(), exitedAfterMs: Math.max(0, exitAt - lineAt), code, tmp };
 }
 
 /** The temporary data folders of benches in `tmp` (tsx keeps its cache there too). */
@@ -191,6 +195,7 @@ for (const [what, options, message] of [
   test(`${what}: rejected naming the option, and nothing left running (its process exits by itself)`, async (t) => {
     const run = await startStopProcess(t, await options(t));
     t.regex(run.line, message);
+    t.is(run.code, 0);
     t.true(run.exitedAfterMs < PROMPT_EXIT_MS, `exited ${Math.round(run.exitedAfterMs)} ms after the rejection`);
     t.deepEqual(benchFolders(run.tmp), [], 'the temporary data folder removed');
   });
