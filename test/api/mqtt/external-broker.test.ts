@@ -268,6 +268,12 @@ testWithCable(
       10_000,
     );
     t.regex(derived(api)?.reason ?? '', new RegExp(`^gateway ${bench.gateway.username} offline since \\d{4}-`));
+    // The database's copy is written after the derived value changes, one write after another.
+    await waitFor(
+      async () => (await status(api))?.availability === 'offline',
+      'the stored availability offline',
+      10_000,
+    );
     t.like(await status(api), { availability: 'offline', gateway_id: bench.gateway.username });
 
     // A second API process starts now: it hears only retained messages, in whatever order mosquitto sends them.
@@ -285,6 +291,7 @@ testWithCable(
       'the box online again in both APIs',
       20_000,
     );
+    await waitFor(async () => (await status(api))?.availability === 'online', 'the stored availability online', 10_000);
     t.like(await status(api), { availability: 'online', availability_reason: null });
   },
 );
