@@ -12,6 +12,7 @@ import { startBenchProcess } from '../helpers/bench-process.js';
 import { DESKTOP, PHONE, launchBrowser, openPage, scrollsSideways } from '../helpers/browser.js';
 import { gone, ok, startReceiver } from '../helpers/receiver.js';
 import { testNeeding } from '../helpers/requires.js';
+import { waitFor } from '../helpers/wait.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 
@@ -95,6 +96,14 @@ async function driverSession(
   if (!created.ok) throw new Error(`session of ${email}: ${await created.text()}`);
   const body = (await created.json()) as { parking_session: { id: number }; smart_key: { id: number } };
   return { accessToken, sessionId: body.parking_session.id, smartKeyId: body.smart_key.id };
+}
+
+async function pendingControlCommands(bench: BenchProcess): Promise<unknown[]> {
+  const answer = await fetch(`${bench.apiUrl}/api/operator/control_commands?state=pending`, {
+    headers: { authorization: `Bearer ${bench.token}` },
+  });
+  if (!answer.ok) throw new Error(`control commands: ${answer.status} ${await answer.text()}`);
+  return (await answer.json()) as unknown[];
 }
 
 test.after.always(async () => {
@@ -195,6 +204,13 @@ browserTest(
     });
     t.is(open.status, 403);
     t.like(await open.json(), { error: 'smart_key_revoked' });
+    // Both demo boxes answer their REVOKE; their box logs are stored before
+    // the next test counts a parking's forwarded logs.
+    await waitFor(
+      async () => (await pendingControlCommands(bench)).length === 0,
+      'the demo boxes to answer the REVOKE',
+      10_000,
+    );
     t.deepEqual(opened.pageErrors, []);
   },
 );
