@@ -356,6 +356,17 @@ async function startServer(
   return { fixture, child };
 }
 
+/** Lets the server close its database, and waits for it to exit: the
+ * PostgreSQL server stops after, so no connection of the child is cut. */
+async function stopServer(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  child.disconnect();
+  await exited;
+}
+
 interface RunOptions {
   /** A fixed rate, requests per second (default: as fast as it goes). */
   overallRate?: number;
@@ -601,7 +612,7 @@ async function measureParts(databases: BenchDatabases): Promise<void> {
     if (PARTS.has('sessions')) await compareSessions(quiet.fixture, quiet.child);
     if (PARTS.has('box-logs')) await compareBoxLogs(quiet.fixture, quiet.child, databases);
   } finally {
-    quiet.child.disconnect();
+    await stopServer(quiet.child);
   }
   if (!PARTS.has('auth')) return;
 
@@ -614,7 +625,7 @@ async function measureParts(databases: BenchDatabases): Promise<void> {
     console.log('');
     printAuthCost(auth);
   } finally {
-    logging.child.disconnect();
+    await stopServer(logging.child);
   }
 }
 

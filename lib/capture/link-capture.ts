@@ -1,0 +1,72 @@
+// What a link records, in the words of the link: the serial side's wire
+// bytes, a BLE chunk, an MQTT message, the frame they carry, and the frame
+// opened by a tool that holds the box's keys.
+import {
+  CaptureDirection,
+  CaptureLink,
+  RecordKind,
+  mqttMessageData,
+  type CaptureLinkName,
+  type CaptureRecord,
+} from './record.js';
+import { processMicros, type CaptureInterface, type CaptureSink } from './sink.js';
+
+export { CaptureDirection };
+
+export class LinkCapture {
+  readonly #sink: CaptureSink;
+  readonly #interface: CaptureInterface;
+  readonly #link: CaptureLink;
+  readonly #nowMicros: () => bigint;
+
+  /** `name` is what follows `link:` in the interface name: a port's path,
+   * a box's BLE name, a broker's URL. */
+  constructor(
+    sink: CaptureSink,
+    link: CaptureLinkName,
+    name: string,
+    options: { readonly description?: string; readonly nowMicros?: () => bigint } = {},
+  ) {
+    this.#sink = sink;
+    this.#link = CaptureLink[link];
+    this.#interface = {
+      name: `${link}:${name}`,
+      ...(options.description === undefined ? {} : { description: options.description }),
+    };
+    this.#nowMicros = options.nowMicros ?? processMicros;
+  }
+
+  get interfaceName(): string {
+    return this.#interface.name;
+  }
+
+  /** Serial: one run of bytes up to and with its 0x00 (or what was left
+   * when the link closed), marked when it made no frame. */
+  wire(direction: CaptureDirection, bytes: Uint8Array, options: { moduleId?: number; notAFrame?: boolean } = {}): void {
+    this.#record({ direction, kind: RecordKind.wire, data: bytes, ...options });
+  }
+
+  /** BLE: one chunk, its header byte included. */
+  chunk(direction: CaptureDirection, bytes: Uint8Array, moduleId?: number): void {
+    this.#record({ direction, kind: RecordKind.chunk, data: bytes, moduleId });
+  }
+
+  /** MQTT: one message, on its topic, as published. */
+  message(direction: CaptureDirection, topic: string, payload: Uint8Array, moduleId?: number): void {
+    this.#record({ direction, kind: RecordKind.message, data: mqttMessageData(topic, payload), moduleId });
+  }
+
+  /** A protocol frame: a command or a response. */
+  frame(direction: CaptureDirection, frame: Uint8Array, moduleId?: number): void {
+    this.#record({ direction, kind: RecordKind.frame, data: frame, moduleId });
+  }
+
+  /** The opened record of the frame before it (opened.ts makes its data). */
+  opened(direction: CaptureDirection, data: Uint8Array, moduleId?: number): void {
+    this.#record({ direction, kind: RecordKind.opened, data, moduleId });
+  }
+
+  #record(record: Omit<CaptureRecord, 'link'>): void {
+    this.#sink.record(this.#interface, this.#nowMicros(), { ...record, link: this.#link });
+  }
+}
