@@ -17,6 +17,12 @@
 //   payment only if the session went in. Every row comes back from it, as
 //   JSON: the pg driver's cost grows with a result's columns.
 //
+// Both are named prepared statements: each pooled connection prepares them
+// once, so PostgreSQL plans them once rather than at every creation, and
+// the API sends their text once. Their results' columns do not depend on
+// the tables' (the rows come as JSON), so a migration that adds a column
+// leaves them valid.
+//
 // What SQLite's path does in its transaction holds here in the statement:
 // a token taken by a creation whose session the index refused stays taken,
 // as there; nothing else of it is written. A token the read saw but the
@@ -25,8 +31,7 @@
 // taken but not written (a refusal after the read, a lost race) are gaps
 // in the sequences, never rows.
 import type { Clock } from '../../lib/clock.js';
-import type { Executor, PostgresStore } from '../db/store.js';
-import { CompiledQuery } from 'kysely';
+import type { PostgresStore } from '../db/store.js';
 import { retryingLostRaces } from '../db/lost-race.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import type { BoxRow } from '../boxes/index.js';
@@ -73,7 +78,8 @@ LEFT JOIN session_create_limits l ON l.user_id = $2
 CROSS JOIN LATERAL (SELECT p.is_active = 1 AND b.n > 0 AND o.id IS NULL AND coalesce(l.full_at, 0) <= $3 AS goes) g
 WHERE p.id = $1`;
 
-interface ReadRow {
+// Types, not interfaces: pg's rows are records of their columns.
+type ReadRow = {
   parking: ParkingRow;
   boxes: BoxRow[];
   open_id: number | null;
@@ -81,7 +87,7 @@ interface ReadRow {
   full_at: number | null;
   session_id: number | null;
   key_id: number | null;
-}
+};
 
 const FRESH_IDS = `SELECT ${SESSION_ID} AS session_id, ${KEY_ID} AS key_id`;
 
@@ -117,13 +123,13 @@ LEFT JOIN created_payment p ON true`;
 
 /** The rows as JSON (numbers, strings and nulls); the key's command also as
  * bytes, in place of its text in the key's JSON. */
-interface WriteRow {
+type WriteRow = {
   taken: number;
   session: SessionRow | null;
   payment: PaymentRow | null;
   key: Omit<SmartKeyRow, 'access_command'> | null;
   key_command: Buffer | null;
-}
+};
 
 /** Writes with fresh ids after another row took one of them, at most this many times. */
 const ID_TRIES = 20;
@@ -136,14 +142,14 @@ function idTaken(error: unknown): boolean {
 }
 
 export class PostgresSessionCreation implements SessionCreation {
-  readonly #executor: Executor;
+  readonly #store: Pick<PostgresStore, 'kysely' | 'pool'>;
   readonly #write: string;
 
   constructor(
-    store: Pick<PostgresStore, 'kysely'>,
+    store: Pick<PostgresStore, 'kysely' | 'pool'>,
     private readonly deps: PostgresCreationDeps,
   ) {
-    this.#executor = store.kysely;
+    this.#store = store;
     const limiter = deps.sessionCreateLimiter;
     this.#write = writeStatement(limiter.takeSql, limiter.takeValues(0, 0).length);
   }
@@ -151,8 +157,13 @@ export class PostgresSessionCreation implements SessionCreation {
   async prepare(parkingId: number, userId: number): Promise<PreparedCreation | undefined> {
     const now = this.deps.clock.now();
     const latest = this.deps.sessionCreateLimiter.latestFullAt(now);
-    const [row] = (await this.#executor.executeQuery<ReadRow>(CompiledQuery.raw(READ, [parkingId, userId, latest])))
-      .rows;
+    const [row] = (
+      await this.#store.pool.query<ReadRow>({
+        name: 'session_creation_read',
+        text: READ,
+        values: [parkingId, userId, latest],
+      })
+    ).rows;
     if (row === undefined) return undefined;
     const { parking, boxes, open_id: openId, open_state: openState, full_at: fullAt } = row;
     const ids =
@@ -205,10 +216,12 @@ export class PostgresSessionCreation implements SessionCreation {
       ...Object.values(sealedKeyRow(plan.key(sessionId), keyId, now)),
       ...Object.values(newPaymentValues(newPayment, now)),
     ];
-    const [row] = (await this.#executor.executeQuery<WriteRow>(CompiledQuery.raw(this.#write, values))).rows;
+    const [row] = (
+      await this.#store.pool.query<WriteRow>({ name: 'session_creation_write', text: this.#write, values })
+    ).rows;
     if (row === undefined) throw new Error('a creation wrote without answering');
     if (row.taken === 0)
-      throw new SessionCreateLimited(await limiter.waitAfterRefusal(this.#executor, userId, now), limiter.limits);
+      throw new SessionCreateLimited(await limiter.waitAfterRefusal(this.#store.kysely, userId, now), limiter.limits);
     const { session, key, key_command: command, payment } = row;
     if (session === null) return undefined;
     if (key === null || command === null || payment === null)
@@ -217,9 +230,7 @@ export class PostgresSessionCreation implements SessionCreation {
   }
 
   async #freshIds(): Promise<CreationIds> {
-    const [row] = (
-      await this.#executor.executeQuery<{ session_id: number; key_id: number }>(CompiledQuery.raw(FRESH_IDS, []))
-    ).rows;
+    const [row] = (await this.#store.pool.query<{ session_id: number; key_id: number }>(FRESH_IDS)).rows;
     if (row === undefined) throw new Error('no ids for a creation');
     return { sessionId: row.session_id, keyId: row.key_id };
   }
