@@ -1,6 +1,6 @@
 // A session's creation on PostgreSQL (creation.ts) in two statements. Each
-// statement is a round trip whose socket write costs the API more of its
-// CPU than the statement costs the server (docs/benchmarks.md), so:
+// statement is a round trip whose socket write costs the API more than the
+// statement itself (docs/benchmarks.md), so:
 //
 // - READ: the parking and its boxes (as JSON), the driver's open session
 //   and creation bucket; and, only when the creation goes ahead (an active
