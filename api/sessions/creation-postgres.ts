@@ -1,6 +1,6 @@
 // A session's creation on PostgreSQL (creation.ts) in two statements. Each
-// statement is a round trip whose socket write costs the API more of its
-// CPU than the statement costs the server (docs/benchmarks.md), so:
+// statement is a round trip whose socket write costs the API more than the
+// statement itself (docs/benchmarks.md), so:
 //
 // - READ: the parking and its boxes (as JSON), the driver's open session
 //   and creation bucket; and, only when the creation goes ahead (an active
@@ -17,6 +17,12 @@
 //   payment only if the session went in. Every row comes back from it, as
 //   JSON: the pg driver's cost grows with a result's columns.
 //
+// Both are named prepared statements: each pooled connection prepares them
+// once, so PostgreSQL plans them once rather than at every creation, and
+// the API sends their text once. Their results' columns do not depend on
+// the tables' (the rows come as JSON), so a migration that adds a column
+// leaves them valid.
+//
 // What SQLite's path does in its transaction holds here in the statement:
 // a token taken by a creation whose session the index refused stays taken,
 // as there; nothing else of it is written. A token the read saw but the
@@ -25,8 +31,7 @@
 // taken but not written (a refusal after the read, a lost race) are gaps
 // in the sequences, never rows.
 import type { Clock } from '../../lib/clock.js';
-import type { Executor, PostgresStore } from '../db/store.js';
-import { CompiledQuery } from 'kysely';
+import type { PostgresStore } from '../db/store.js';
 import { retryingLostRaces } from '../db/lost-race.js';
 import { isUniqueViolation } from '../db/unique-violation.js';
 import type { BoxRow } from '../boxes/index.js';
@@ -34,7 +39,15 @@ import type { ParkingRow } from '../parkings/index.js';
 import { NEW_PAYMENT_COLUMNS, newPaymentValues, type PaymentProvider, type PaymentRow } from '../payments/index.js';
 import { KEY_ROW_COLUMNS, sealedKeyRow, type SmartKeyRow } from '../smart-keys/index.js';
 import type { SessionCreateLimiter } from './create-limit.js';
-import { planCreation, type PreparedCreation, type SessionCreation, type WrittenSession } from './creation.js';
+import {
+  type CreationReads,
+  keyRequestOf,
+  paymentRequestOf,
+  planCreation,
+  type PreparedCreation,
+  type SessionCreation,
+  type WrittenSession,
+} from './creation.js';
 import { SessionCreateLimited } from './errors.js';
 import { NEW_SESSION_COLUMNS, newSessionValues, type SessionRow } from './repository.js';
 
@@ -73,7 +86,8 @@ LEFT JOIN session_create_limits l ON l.user_id = $2
 CROSS JOIN LATERAL (SELECT p.is_active = 1 AND b.n > 0 AND o.id IS NULL AND coalesce(l.full_at, 0) <= $3 AS goes) g
 WHERE p.id = $1`;
 
-interface ReadRow {
+// Types, not interfaces: pg's rows are records of their columns.
+type ReadRow = {
   parking: ParkingRow;
   boxes: BoxRow[];
   open_id: number | null;
@@ -81,7 +95,7 @@ interface ReadRow {
   full_at: number | null;
   session_id: number | null;
   key_id: number | null;
-}
+};
 
 const FRESH_IDS = `SELECT ${SESSION_ID} AS session_id, ${KEY_ID} AS key_id`;
 
@@ -117,13 +131,13 @@ LEFT JOIN created_payment p ON true`;
 
 /** The rows as JSON (numbers, strings and nulls); the key's command also as
  * bytes, in place of its text in the key's JSON. */
-interface WriteRow {
+type WriteRow = {
   taken: number;
   session: SessionRow | null;
   payment: PaymentRow | null;
   key: Omit<SmartKeyRow, 'access_command'> | null;
   key_command: Buffer | null;
-}
+};
 
 /** Writes with fresh ids after another row took one of them, at most this many times. */
 const ID_TRIES = 20;
@@ -135,52 +149,61 @@ function idTaken(error: unknown): boolean {
   return isUniqueViolation(error) && (constraint === 'smart_keys_pkey' || constraint === 'parking_sessions_pkey');
 }
 
-export class PostgresSessionCreation implements SessionCreation {
-  readonly #executor: Executor;
-  readonly #write: string;
+/** What the writes of every creation share, made once. */
+interface Writer {
+  store: Pick<PostgresStore, 'kysely' | 'pool'>;
+  deps: PostgresCreationDeps;
+  /** writeStatement's text. */
+  sql: string;
+}
 
-  constructor(
-    store: Pick<PostgresStore, 'kysely'>,
-    private readonly deps: PostgresCreationDeps,
-  ) {
-    this.#executor = store.kysely;
+export class PostgresSessionCreation implements SessionCreation {
+  readonly #writer: Writer;
+
+  constructor(store: Pick<PostgresStore, 'kysely' | 'pool'>, deps: PostgresCreationDeps) {
     const limiter = deps.sessionCreateLimiter;
-    this.#write = writeStatement(limiter.takeSql, limiter.takeValues(0, 0).length);
+    this.#writer = { store, deps, sql: writeStatement(limiter.takeSql, limiter.takeValues(0, 0).length) };
   }
 
   async prepare(parkingId: number, userId: number): Promise<PreparedCreation | undefined> {
-    const now = this.deps.clock.now();
-    const latest = this.deps.sessionCreateLimiter.latestFullAt(now);
-    const [row] = (await this.#executor.executeQuery<ReadRow>(CompiledQuery.raw(READ, [parkingId, userId, latest])))
-      .rows;
-    if (row === undefined) return undefined;
-    const { parking, boxes, open_id: openId, open_state: openState, full_at: fullAt } = row;
-    const ids =
-      row.session_id !== null && row.key_id !== null ? { sessionId: row.session_id, keyId: row.key_id } : undefined;
-    return {
-      parking,
-      boxes,
-      openSession: openId !== null && openState !== null ? { id: openId, state: openState } : undefined,
-      write: () => this.#writeOrRefuse(userId, parking, boxes, fullAt ?? undefined, ids, now),
-    };
+    const { store, deps } = this.#writer;
+    const now = deps.clock.now();
+    const values = [parkingId, userId, deps.sessionCreateLimiter.latestFullAt(now)];
+    const [row] = (await store.pool.query<ReadRow>({ name: 'session_creation_read', text: READ, values })).rows;
+    return row && new PostgresPreparedCreation(this.#writer, userId, now, row);
+  }
+}
+
+/** A class, not an object with a closure: see CreationPlan (creation.ts). */
+class PostgresPreparedCreation implements PreparedCreation {
+  readonly parking: ParkingRow;
+  readonly boxes: BoxRow[];
+  readonly openSession: CreationReads['openSession'];
+
+  constructor(
+    private readonly writer: Writer,
+    private readonly userId: number,
+    /** The read's time, which the write keeps: the token the read saw is the one the write takes. */
+    private readonly now: number,
+    private readonly read: ReadRow,
+  ) {
+    this.parking = read.parking;
+    this.boxes = read.boxes;
+    const { open_id: openId, open_state: openState } = read;
+    this.openSession = openId !== null && openState !== null ? { id: openId, state: openState } : undefined;
   }
 
-  async #writeOrRefuse(
-    userId: number,
-    parking: ParkingRow,
-    boxes: readonly BoxRow[],
-    fullAt: number | undefined,
-    readIds: CreationIds | undefined,
-    now: number,
-  ): Promise<WrittenSession | undefined> {
-    const limiter = this.deps.sessionCreateLimiter;
-    const wait = limiter.waitOf(fullAt, now);
+  async write(): Promise<WrittenSession | undefined> {
+    const limiter = this.writer.deps.sessionCreateLimiter;
+    const { full_at: fullAt, session_id: sessionId, key_id: keyId } = this.read;
+    const wait = limiter.waitOf(fullAt ?? undefined, this.now);
     if (wait > 0) throw new SessionCreateLimited(wait, limiter.limits);
-    if (readIds === undefined) throw new Error(`the read of a creation at parking ${parking.id} took no ids`);
-    let ids = readIds;
+    if (sessionId === null || keyId === null)
+      throw new Error(`the read of a creation at parking ${this.parking.id} took no ids`);
+    let ids: CreationIds = { sessionId, keyId };
     for (let attempt = 1; ; attempt++) {
       try {
-        return await retryingLostRaces(() => this.#writeOnce(userId, parking, boxes, ids, now));
+        return await retryingLostRaces(() => this.#writeOnce(ids));
       } catch (error) {
         if (!idTaken(error) || attempt >= ID_TRIES) throw error;
         ids = await this.#freshIds();
@@ -188,27 +211,23 @@ export class PostgresSessionCreation implements SessionCreation {
     }
   }
 
-  async #writeOnce(
-    userId: number,
-    parking: ParkingRow,
-    boxes: readonly BoxRow[],
-    { sessionId, keyId }: CreationIds,
-    now: number,
-  ): Promise<WrittenSession | undefined> {
-    const limiter = this.deps.sessionCreateLimiter;
-    const plan = planCreation(userId, parking, boxes, now);
-    const newPayment = this.deps.paymentProvider.preparePayment(plan.payment(sessionId));
+  async #writeOnce({ sessionId, keyId }: CreationIds): Promise<WrittenSession | undefined> {
+    const { store, deps, sql } = this.writer;
+    const { userId, now } = this;
+    const limiter = deps.sessionCreateLimiter;
+    const plan = planCreation(userId, this.parking, this.boxes, now);
+    const newPayment = deps.paymentProvider.preparePayment(paymentRequestOf(plan, sessionId));
     const values = [
       ...limiter.takeValues(userId, now),
       sessionId,
       ...Object.values(newSessionValues(plan.session, now)),
-      ...Object.values(sealedKeyRow(plan.key(sessionId), keyId, now)),
+      ...Object.values(sealedKeyRow(keyRequestOf(plan, sessionId), keyId, now)),
       ...Object.values(newPaymentValues(newPayment, now)),
     ];
-    const [row] = (await this.#executor.executeQuery<WriteRow>(CompiledQuery.raw(this.#write, values))).rows;
+    const [row] = (await store.pool.query<WriteRow>({ name: 'session_creation_write', text: sql, values })).rows;
     if (row === undefined) throw new Error('a creation wrote without answering');
     if (row.taken === 0)
-      throw new SessionCreateLimited(await limiter.waitAfterRefusal(this.#executor, userId, now), limiter.limits);
+      throw new SessionCreateLimited(await limiter.waitAfterRefusal(store.kysely, userId, now), limiter.limits);
     const { session, key, key_command: command, payment } = row;
     if (session === null) return undefined;
     if (key === null || command === null || payment === null)
@@ -217,9 +236,7 @@ export class PostgresSessionCreation implements SessionCreation {
   }
 
   async #freshIds(): Promise<CreationIds> {
-    const [row] = (
-      await this.#executor.executeQuery<{ session_id: number; key_id: number }>(CompiledQuery.raw(FRESH_IDS, []))
-    ).rows;
+    const [row] = (await this.writer.store.pool.query<{ session_id: number; key_id: number }>(FRESH_IDS)).rows;
     if (row === undefined) throw new Error('no ids for a creation');
     return { sessionId: row.session_id, keyId: row.key_id };
   }

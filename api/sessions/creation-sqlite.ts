@@ -13,7 +13,15 @@ import type { ParkingRepository, ParkingRow } from '../parkings/index.js';
 import type { PaymentProvider } from '../payments/index.js';
 import { type MintDeps, mintSmartKey } from '../smart-keys/index.js';
 import type { SessionCreateLimiter } from './create-limit.js';
-import { planCreation, type PreparedCreation, type SessionCreation, type WrittenSession } from './creation.js';
+import {
+  type CreationReads,
+  keyRequestOf,
+  paymentRequestOf,
+  planCreation,
+  type PreparedCreation,
+  type SessionCreation,
+  type WrittenSession,
+} from './creation.js';
 import { SessionCreateLimited } from './errors.js';
 import type { SessionRepository } from './repository.js';
 
@@ -35,16 +43,28 @@ export class SqliteSessionCreation implements SessionCreation {
     if (!parking) return undefined;
     const parkingBoxes = await boxes.listOfParking(parking.id);
     const open = await sessions.findOpenOfUser(userId);
-    return {
+    return new SqlitePreparedCreation(
+      this.deps,
+      userId,
       parking,
-      boxes: parkingBoxes,
-      openSession: open && { id: open.id, state: open.state },
-      write: () => this.#write(userId, parking, parkingBoxes),
-    };
+      parkingBoxes,
+      open && { id: open.id, state: open.state },
+    );
   }
+}
 
-  #write(userId: number, parking: ParkingRow, boxes: readonly BoxRow[]): Promise<WrittenSession | undefined> {
-    const { deps } = this;
+/** A class, not an object with a closure: see CreationPlan. */
+class SqlitePreparedCreation implements PreparedCreation {
+  constructor(
+    private readonly deps: SqliteCreationDeps,
+    private readonly userId: number,
+    readonly parking: ParkingRow,
+    readonly boxes: BoxRow[],
+    readonly openSession: CreationReads['openSession'],
+  ) {}
+
+  write(): Promise<WrittenSession | undefined> {
+    const { deps, userId, parking, boxes } = this;
     return deps.groupCommit.run(async (tx) => {
       const now = deps.clock.now();
       const wait = await deps.sessionCreateLimiter.take(tx, userId, now);
@@ -53,8 +73,8 @@ export class SqliteSessionCreation implements SessionCreation {
       const session = await deps.sessions.insertRow(plan.session, now, tx);
       // The unique index caught a concurrent creation (another process, say): no session written.
       if (session === undefined) return undefined;
-      const key = await mintSmartKey(deps, tx, plan.key(session.id));
-      const payment = await deps.paymentProvider.createPayment(plan.payment(session.id), tx);
+      const key = await mintSmartKey(deps, tx, keyRequestOf(plan, session.id));
+      const payment = await deps.paymentProvider.createPayment(paymentRequestOf(plan, session.id), tx);
       return { session, key, payment };
     });
   }

@@ -49,12 +49,15 @@ export interface SessionCreation {
   prepare(parkingId: number, userId: number): Promise<PreparedCreation | undefined>;
 }
 
-/** What a creation at `nowMs` writes, the same on both engines; the key and
- * the payment name the session, whose id the engine knows when it writes. */
+/** What a creation at `nowMs` writes, the same on both engines; its key and
+ * payment name the session, whose id the engine knows when it writes
+ * (keyRequestOf, paymentRequestOf). Plain data, no closures: under tsx
+ * (keepNames) each closure made a request costs a defineProperty. */
 export interface CreationPlan {
+  userId: number;
+  parking: ParkingRow;
+  boxes: readonly BoxRow[];
   session: NewSession;
-  key(sessionId: number): KeyRequest;
-  payment(sessionId: number): PaymentRequest;
 }
 
 export function planCreation(
@@ -65,30 +68,39 @@ export function planCreation(
 ): CreationPlan {
   // Whole seconds: the ACCESS frame carries seconds, and the API shows the same times.
   const startTime = Math.floor(nowMs / 1000) * 1000;
-  const endTime = startTime + parking.max_duration_minutes * 60_000;
-  const amountMinor = windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes);
   return {
+    userId,
+    parking,
+    boxes,
     session: {
       userId,
       parkingId: parking.id,
       startTime,
-      endTime,
+      endTime: startTime + parking.max_duration_minutes * 60_000,
       tries: parking.tries,
-      amountMinor,
+      amountMinor: windowAmount(parking.price_per_hour_minor, parking.max_duration_minutes),
       currency: parking.currency,
     },
-    key: (sessionId) => ({
-      userId,
-      parking,
-      sessionId,
-      purpose: 'session',
-      description: `Parking session ${sessionId}: entry and exit`,
-      boxes,
-      startTime,
-      endTime,
-      maxEntries: parking.tries,
-      maxExits: parking.tries,
-    }),
-    payment: (sessionId) => ({ sessionId, purpose: 'session', amountMinor, currency: parking.currency }),
   };
+}
+
+/** The session's smart key: entry and exit at the parking's boxes during the session's window. */
+export function keyRequestOf({ userId, parking, boxes, session }: CreationPlan, sessionId: number): KeyRequest {
+  return {
+    userId,
+    parking,
+    sessionId,
+    purpose: 'session',
+    description: `Parking session ${sessionId}: entry and exit`,
+    boxes,
+    startTime: session.startTime,
+    endTime: session.endTime,
+    maxEntries: parking.tries,
+    maxExits: parking.tries,
+  };
+}
+
+/** The session's payment: its window's price. */
+export function paymentRequestOf({ session }: CreationPlan, sessionId: number): PaymentRequest {
+  return { sessionId, purpose: 'session', amountMinor: session.amountMinor, currency: session.currency };
 }
