@@ -623,6 +623,14 @@ local function dissect_message(tree, data, pinfo, module_id)
   return box_text(module_id) .. " MQTT " .. topic .. ", " .. payload_length .. " bytes"
 end
 
+-- A few module ids in full; a longer list by its ends and count.
+local function modules_text(modules)
+  if #modules <= 4 then
+    return table.concat(modules, ",")
+  end
+  return modules[1] .. ".." .. modules[#modules] .. " (" .. #modules .. ")"
+end
+
 -- docs/capture.md, Opened records: the body's fields of an opened command.
 local function dissect_opened_body(tree, data, kind)
   local length = data:len() - 2
@@ -637,7 +645,7 @@ local function dissect_opened_body(tree, data, kind)
       utc(data(6, 4):uint()),
       data(10, 1):uint(),
       data(11, 1):uint(),
-      table.concat(modules, ",")
+      modules_text(modules)
     )
   end
   if kind == KIND_BATTERY_QUERY then
