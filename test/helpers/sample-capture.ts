@@ -69,6 +69,7 @@ export interface WrittenResponse {
 
 export interface WrittenOpened {
   readonly frame: number;
+  readonly link: 'serial' | 'ble' | 'mqtt';
   readonly direction: CaptureDirection;
   readonly data: Buffer;
 }
@@ -164,10 +165,11 @@ export function writeSampleCapture(path: string): SampleCapture {
   const noteResponse = (link: WrittenResponse['link'], bytes: Buffer): void => {
     responses.push({ frame: file.packets, link, bytes, fields: parseResponse(bytes) });
   };
-  const recordOpened = (capture: LinkCapture, direction: CaptureDirection, data: Buffer | null): void => {
+  const links = { serial, ble, mqtt };
+  const recordOpened = (link: WrittenOpened['link'], direction: CaptureDirection, data: Buffer | null): void => {
     if (data === null) throw new Error('the sample opens only commands whose header parses');
-    capture.opened(direction, data, id);
-    opened.push({ frame: file.packets, direction, data });
+    links[link].opened(direction, data, id);
+    opened.push({ frame: file.packets, link, direction, data });
   };
 
   // Serial: bytes through WireRuns, pushed in pieces that split runs anywhere.
@@ -184,12 +186,12 @@ export function writeSampleCapture(path: string): SampleCapture {
     wire(CaptureDirection.toBox, encodeLinkFrame(LinkType.COMMAND, command));
     noteCommand('serial', command);
     named.set(`${name} command`, file.packets);
-    recordOpened(serial, CaptureDirection.toBox, openedCommandData(command, keys()));
+    recordOpened('serial', CaptureDirection.toBox, openedCommandData(command, keys()));
     const response = answer(command);
     wire(CaptureDirection.fromBox, encodeLinkFrame(LinkType.RESPONSE, response));
     noteResponse('serial', response);
     named.set(`${name} response`, file.packets);
-    recordOpened(serial, CaptureDirection.fromBox, openedResponseData(response, boxKey, command));
+    recordOpened('serial', CaptureDirection.fromBox, openedResponseData(response, boxKey, command));
     return response;
   };
 
@@ -238,7 +240,7 @@ export function writeSampleCapture(path: string): SampleCapture {
   }
   ble.frame(CaptureDirection.toBox, signed, id);
   noteCommand('ble', signed);
-  recordOpened(ble, CaptureDirection.toBox, openedCommandData(signed, keys()));
+  recordOpened('ble', CaptureDirection.toBox, openedCommandData(signed, keys()));
   const signedAnswer = answer(signed);
   for (const chunk of chunkFrame(signedAnswer, 23)) {
     ble.chunk(CaptureDirection.fromBox, chunk, id);
@@ -246,7 +248,7 @@ export function writeSampleCapture(path: string): SampleCapture {
   }
   ble.frame(CaptureDirection.fromBox, signedAnswer, id);
   noteResponse('ble', signedAnswer);
-  recordOpened(ble, CaptureDirection.fromBox, openedResponseData(signedAnswer, boxKey, signed));
+  recordOpened('ble', CaptureDirection.fromBox, openedResponseData(signedAnswer, boxKey, signed));
 
   // MQTT: command and response messages, each followed by its frame and opened record.
   const receivedAt = new Date((T0 + 60) * 1000).toISOString();
@@ -263,7 +265,7 @@ export function writeSampleCapture(path: string): SampleCapture {
     mqtt.frame(CaptureDirection.toBox, command, id);
     noteCommand('mqtt', command);
     named.set(`${name} command`, file.packets);
-    recordOpened(mqtt, CaptureDirection.toBox, openedCommandData(command, keys()));
+    recordOpened('mqtt', CaptureDirection.toBox, openedCommandData(command, keys()));
     const response = Buffer.from(answer(command));
     // A tag changed on the way: the opened record says it does not verify.
     if (tamper) response[31] = (response[31] ?? 0) ^ 0x80;
@@ -285,7 +287,7 @@ export function writeSampleCapture(path: string): SampleCapture {
     mqtt.frame(CaptureDirection.fromBox, response, id);
     noteResponse('mqtt', response);
     named.set(`${name} response`, file.packets);
-    recordOpened(mqtt, CaptureDirection.fromBox, openedResponseData(response, boxKey, command));
+    recordOpened('mqtt', CaptureDirection.fromBox, openedResponseData(response, boxKey, command));
   };
   const control = { key: boxKey, scope: id } as const;
   mqttExchange(sealCommand({ ...control, kind: FrameKind.BATTERY_QUERY, keyId: 6 }), 'BATTERY_QUERY');

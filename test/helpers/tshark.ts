@@ -135,3 +135,10 @@ export async function dissectedText(file: string, options: TsharkOptions = {}): 
   if (text.includes('Lua Error')) throw new TsharkError(`a Lua error in a tree:\n${text}`);
   return text;
 }
+
+/** A boolean field's value as `-T fields` prints it: `1`/`0` in tshark 4.0, `True`/`False` from 4.2. */
+export function isTrue(value: string | undefined): boolean {
+  if (value === '1' || value === 'True') return true;
+  if (value === '0' || value === 'False') return false;
+  throw new TsharkError(`not a boolean field's value: ${String(value)}`);
+}
