@@ -3,7 +3,7 @@
 // pcapng reader), serial runs with their COBS, CRC and link type and the
 // runs that make no frame, BLE chunks at MTU 23 and the frame they make,
 // MQTT messages with their topic and JSON.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
@@ -11,7 +11,7 @@ import { crc16, cobsDecode } from '../../firmware-protocol/index.js';
 import { readCapture } from '../helpers/pcapng.js';
 import { testNeeding } from '../helpers/requires.js';
 import { writeSampleCapture } from '../helpers/sample-capture.js';
-import { dissect, framesMatching, isTrue } from '../helpers/tshark.js';
+import { DISSECTOR_PATH, dissect, framesMatching, isTrue } from '../helpers/tshark.js';
 
 const withTshark = testNeeding('tshark', test);
 const folder = mkdtempSync(join(tmpdir(), 'pb-dissector-links-'));
@@ -211,3 +211,15 @@ withTshark("MQTT messages: the topic, and the payload handed to Wireshark's JSON
     ...sample.messages.filter((message) => message.direction === 2).map((message) => message.frame),
   ]);
 });
+
+withTshark(
+  'the dissector needs no bit library (Lua 5.4 builds of Wireshark have no bit32): the same without one',
+  async (t) => {
+    const script = join(folder, 'without-bit-libraries.lua');
+    writeFileSync(script, `bit32 = nil\nbit = nil\ndofile(${JSON.stringify(DISSECTOR_PATH)})\n`);
+    const fields = ['parkbench.crc_ok', 'parkbench.crc', 'parkbench.chunk.counter', 'parkbench.module_id'];
+    const without = await dissect(sample.path, fields, { script });
+    t.deepEqual(without, await dissect(sample.path, fields));
+    t.true(without.some((packet) => packet.fields['parkbench.crc_ok']?.length === 1));
+  },
+);

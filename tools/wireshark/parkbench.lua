@@ -10,8 +10,6 @@
 -- Every length is checked before it is read: a truncated or hostile record
 -- is shown as malformed, never as a Lua error.
 
-local bitops = bit32 or bit
-
 local parkbench = Proto("parkbench", "Parkbench box protocol capture")
 
 -- docs/capture.md, Record header
@@ -239,17 +237,37 @@ local function need(tree, tvb, offset, length, what)
   return false
 end
 
--- docs/protocol.md, Serial link framing: CRC-16/CCITT-FALSE over bytes
--- [0, count) of a ByteArray.
+-- Bits by arithmetic alone: Lua 5.2 (Wireshark 4.0) has bit32, Lua 5.4 builds
+-- of later Wireshark may not, and 5.3's operators do not parse in 5.2.
+local function has_bit(value, bit)
+  return math.floor(value / bit) % 2 == 1
+end
+
+local function xor16(a, b)
+  local result = 0
+  local bit = 1
+  for _ = 1, 16 do
+    if (a % 2) ~= (b % 2) then
+      result = result + bit
+    end
+    a = math.floor(a / 2)
+    b = math.floor(b / 2)
+    bit = bit * 2
+  end
+  return result
+end
+
+-- docs/protocol.md, Serial link framing: CRC-16/CCITT-FALSE (poly 0x1021,
+-- init 0xFFFF, no reflection, no final xor) over bytes [0, count) of a ByteArray.
 local function crc16(bytes, count)
   local crc = 0xffff
   for i = 0, count - 1 do
-    crc = bitops.bxor(crc, bitops.lshift(bytes:get_index(i), 8))
+    crc = xor16(crc, bytes:get_index(i) * 256)
     for _ = 1, 8 do
-      if bitops.band(crc, 0x8000) ~= 0 then
-        crc = bitops.band(bitops.bxor(bitops.lshift(crc, 1), 0x1021), 0xffff)
-      else
-        crc = bitops.band(bitops.lshift(crc, 1), 0xffff)
+      local carry = crc >= 0x8000
+      crc = (crc * 2) % 0x10000
+      if carry then
+        crc = xor16(crc, 0x1021)
       end
     end
   end
@@ -584,8 +602,8 @@ local function dissect_chunk(tree, data, module_id, not_a_frame_flag)
     subtree:add(f.chunk_data, data(1, data_length))
   end
   local header = data(0, 1):uint()
-  local info = box_text(module_id) .. " chunk " .. bitops.band(header, 0x7f)
-  if bitops.band(header, 0x80) ~= 0 then
+  local info = box_text(module_id) .. " chunk " .. header % 0x80
+  if has_bit(header, 0x80) then
     info = info .. " last"
   end
   info = info .. ", " .. data_length .. " bytes"
@@ -767,7 +785,7 @@ local function dissect_header(tree, tvb)
   flags:add(f.flag_module_id_known, tvb(5, 1))
   header:add(f.reserved, tvb(6, 2))
   local module_id = nil
-  if bitops.band(tvb(5, 1):uint(), FLAG_MODULE_ID_KNOWN) ~= 0 then
+  if has_bit(tvb(5, 1):uint(), FLAG_MODULE_ID_KNOWN) then
     header:add(f.module_id, tvb(8, 4))
     module_id = tvb(8, 4):uint()
   end
@@ -822,7 +840,7 @@ function parkbench.dissector(tvb, pinfo, tree)
   local link = tvb(2, 1):uint()
   local direction = tvb(3, 1):uint()
   local record = tvb(4, 1):uint()
-  local not_a_frame_flag = bitops.band(tvb(5, 1):uint(), FLAG_NOT_A_FRAME) ~= 0
+  local not_a_frame_flag = has_bit(tvb(5, 1):uint(), FLAG_NOT_A_FRAME)
   local problem = nil
   if header_length < RECORD_HEADER_LENGTH or header_length > length then
     problem = "header length " .. header_length
