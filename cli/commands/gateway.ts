@@ -27,7 +27,7 @@ export function registerGatewayCommand(program: Command): void {
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
     .option(...NO_EXIT_WITH_PARENT);
-  addCaptureOptions(command, 'every link: serial bytes, BLE chunks, MQTT messages, and the frames in them').action(
+  addCaptureOptions(command, 'every link (serial bytes, BLE chunks, MQTT messages)').action(
     async (flags: GatewayFlags) => {
       const { runGateway } = await import('../run/gateway.js');
       await runGateway(flags);

@@ -70,7 +70,7 @@ export function registerSimCommand(program: Command): void {
       'once the boxes answer on their links, write this file (JSON: pid, boxes, links); removed at exit',
     )
     .option(...NO_EXIT_WITH_PARENT);
-  addCaptureOptions(command, "every link, from the boxes' side, with what the boxes' keys open").action(
+  addCaptureOptions(command, "every link from the boxes' side, with opened records,").action(
     async (flags: SimFlags) => {
       const { runSim } = await import('../run/sim.js');
       await runSim(flags);
