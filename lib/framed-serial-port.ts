@@ -3,16 +3,24 @@
 // link decoder, and writes only while open. The simulator's box side and the
 // gateway's side of a cable are both built on it. The port itself comes from
 // a factory, so the transport is injected: serialport's by default,
-// one on @serialport/binding-mock in the unit tests.
+// one on @serialport/binding-mock in the unit tests. With a capture, it
+// records every byte it writes and reads (docs/capture.md, wire bytes).
 import { EventEmitter } from 'node:events';
 import { SerialPort } from 'serialport';
-import { encodeLinkFrame, type LinkType } from '../firmware-protocol/index.js';
+import {
+  LinkFrameDecoder,
+  encodeLinkFrame,
+  type LinkDecoderCounters,
+  type LinkType,
+} from '../firmware-protocol/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
-import { LinkFrameParser, type LinkFrame } from './link-frame-stream.js';
+import type { LinkFrame } from './link-frame-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { SerialTarget } from './serial-target.js';
 import { messageOf } from './message-of.js';
+import { CaptureDirection, type LinkCapture } from './capture/link-capture.js';
+import { WireRuns, type WireRun } from './capture/wire-runs.js';
 
 type PortCallback = (error: Error | null) => void;
 
@@ -45,6 +53,20 @@ export interface FramedSerialPortOptions {
   readonly logger?: Logger;
   /** Discard what the other side sent before the port was opened. */
   readonly flushOnOpen?: boolean;
+  /** Records the bytes written and read on this port. */
+  readonly capture?: SerialWireCapture;
+}
+
+/** A serial port's capture: each link frame written is one wire record;
+ * the bytes read are split into runs at each 0x00, runs that made no frame
+ * marked (what is held when the port closes, too). */
+export interface SerialWireCapture {
+  readonly link: LinkCapture;
+  /** The direction of what this end reads: the box's end reads commands
+   * (toBox), the gateway's or the suite's end reads answers (fromBox). */
+  readonly reads: CaptureDirection;
+  /** The box's module id, once known, for each record. */
+  moduleId?(): number | undefined;
 }
 
 export interface FramedSerialPortEvents {
@@ -58,8 +80,11 @@ export interface FramedSerialPortEvents {
 export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   /** Times the port was opened. */
   opens = 0;
-  readonly #parser = new LinkFrameParser();
+  /** The pure decoder, not the stream over it: each frame is passed on
+   * within the read it completes, after the capture's record of its run. */
+  readonly #decoder = new LinkFrameDecoder();
   readonly #logger: Logger;
+  readonly #capture: PortCapture | undefined;
   #port: SerialPortLike | undefined;
   #attempt = 0;
   #reopenTimer: TimerHandle | undefined;
@@ -68,7 +93,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   constructor(private readonly options: FramedSerialPortOptions) {
     super();
     this.#logger = (options.logger ?? silentLogger).child({ path: options.target.path });
-    this.#parser.on('data', (frame: LinkFrame) => this.emit('frame', frame));
+    this.#capture = options.capture === undefined ? undefined : new PortCapture(options.capture);
   }
 
   get path(): string {
@@ -80,13 +105,13 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   }
 
   /** Frames dropped by the link decoder, by reason. */
-  get decoderCounters(): LinkFrameParser['counters'] {
-    return this.#parser.counters;
+  get decoderCounters(): Readonly<LinkDecoderCounters> {
+    return this.#decoder.counters;
   }
 
   /** Frames dropped so far (bad CRC, bad COBS, oversize, unknown type). */
   get badFrames(): number {
-    const counters = this.#parser.counters;
+    const counters = this.#decoder.counters;
     return counters.badCrc + counters.badCobs + counters.oversize + counters.unknownType;
   }
 
@@ -106,7 +131,9 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   send(type: LinkType, payload: Uint8Array): boolean {
     const port = this.#port;
     if (port?.isOpen !== true) return false;
-    port.write(encodeLinkFrame(type, payload), (error) => {
+    const bytes = encodeLinkFrame(type, payload);
+    this.#capture?.wrote(bytes);
+    port.write(bytes, (error) => {
       if (error) this.#failed(port, error);
     });
     return true;
@@ -117,6 +144,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   writeRaw(bytes: Uint8Array): boolean {
     const port = this.#port;
     if (port?.isOpen !== true) return false;
+    this.#capture?.wroteRaw(bytes);
     port.write(Buffer.from(bytes), (error) => {
       if (error) this.#failed(port, error);
     });
@@ -135,15 +163,32 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
     const port = (this.options.createPort ?? systemSerialPort)({ path, baudRate });
     await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
     if (this.options.flushOnOpen === true) await new Promise<void>((resolve) => port.flush(() => resolve()));
-    this.#parser.reset();
+    this.#decoder.reset();
     this.#port = port;
     this.#attempt = 0;
     this.opens++;
-    port.on('data', (chunk: Buffer) => this.#parser.write(chunk));
+    port.on('data', (chunk: Buffer) => this.#read(chunk));
     port.on('close', () => this.#closed());
     port.on('error', (error) => this.#failed(port, error));
     this.#logger.info({ baudRate }, 'serial port open');
     this.emit('open');
+  }
+
+  #read(chunk: Buffer): void {
+    const capture = this.#capture;
+    if (capture === undefined) {
+      this.#decode(chunk);
+      return;
+    }
+    // Run by run, so that each run's record comes before what its frame sets off.
+    for (const run of capture.runsOf(chunk)) {
+      capture.recordRead(run);
+      this.#decode(run.bytes);
+    }
+  }
+
+  #decode(bytes: Buffer): void {
+    for (const frame of this.#decoder.push(bytes)) this.emit('frame', frame);
   }
 
   /** A read or write failed (the device went away, EIO on a pty whose other
@@ -154,6 +199,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   }
 
   #closed(): void {
+    this.#capture?.readEnded();
     if (this.#stopped) return;
     this.#logger.warn({}, 'serial port closed; reopening with backoff');
     this.emit('closed');
@@ -171,5 +217,55 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
         this.#scheduleReopen();
       });
     }, delay);
+  }
+}
+
+/** The recording side of a port's capture. */
+class PortCapture {
+  readonly #reads = new WireRuns();
+  readonly #capture: SerialWireCapture;
+  readonly #writes: CaptureDirection;
+
+  constructor(capture: SerialWireCapture) {
+    this.#capture = capture;
+    this.#writes = capture.reads === CaptureDirection.toBox ? CaptureDirection.fromBox : CaptureDirection.toBox;
+  }
+
+  /** A link frame written whole: one run, a frame. */
+  wrote(bytes: Uint8Array): void {
+    this.#capture.link.wire(this.#writes, bytes, { ...this.#moduleId() });
+  }
+
+  /** Raw bytes written (a test tool's garbage): split and marked as read bytes are. */
+  wroteRaw(bytes: Uint8Array): void {
+    const runs = new WireRuns();
+    for (const run of runs.push(bytes)) this.#wire(this.#writes, run);
+    const rest = runs.flush();
+    if (rest !== undefined) this.#wire(this.#writes, rest);
+  }
+
+  /** The runs `chunk` completes (each to record, then decode, in turn). */
+  runsOf(chunk: Buffer): WireRun[] {
+    return this.#reads.push(chunk);
+  }
+
+  /** A run read. */
+  recordRead(run: WireRun): void {
+    this.#wire(this.#capture.reads, run);
+  }
+
+  /** The port closed: what is held made no frame. */
+  readEnded(): void {
+    const run = this.#reads.flush();
+    if (run !== undefined) this.#wire(this.#capture.reads, run);
+  }
+
+  #wire(direction: CaptureDirection, run: WireRun): void {
+    this.#capture.link.wire(direction, run.bytes, { ...this.#moduleId(), notAFrame: !run.frame });
+  }
+
+  #moduleId(): { moduleId?: number } {
+    const moduleId = this.#capture.moduleId?.();
+    return moduleId === undefined ? {} : { moduleId };
   }
 }
