@@ -2,9 +2,12 @@
 // messages on the box's command topic, each with its own request_id in the
 // context; the response message carrying that request_id is its answer.
 // The retained state topic shows the barrier. Works for a simulated box on
-// the broker and for a real box behind a gateway alike.
+// the broker and for a real box behind a gateway alike. With a capture, the
+// target records every message it publishes or receives, and the frame
+// inside each command and response message.
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
+import { CaptureDirection, type LinkCapture } from '../../lib/capture/link-capture.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { parseJsonObject, type CommandMessage } from '../../lib/mqtt-messages.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
@@ -21,6 +24,8 @@ export interface MqttBoxTargetOptions {
   readonly topics: Topics;
   readonly clock: Clock;
   readonly connectTimeoutMs?: number;
+  /** Records the messages and their frames (interface `mqtt:<url>`: brokerName). */
+  readonly capture?: LinkCapture;
 }
 
 const BARRIER_BY_NAME: Readonly<Record<string, Barrier>> = {
@@ -77,7 +82,9 @@ export class MqttBoxTarget implements BoxTarget {
       timer = clock.setTimeout(() => resolve(null), timeoutMs);
     });
     const message: CommandMessage = { command: command.toString('base64'), context: { request_id: requestId } };
-    await client.publishAsync(this.#topic('command'), JSON.stringify(message), { qos: 1 });
+    const payload = JSON.stringify(message);
+    this.#recordSent(payload, command);
+    await client.publishAsync(this.#topic('command'), payload, { qos: 1 });
     const response = await answered;
     if (timer !== undefined) clock.clearTimeout(timer);
     this.#pending.delete(requestId);
@@ -92,7 +99,10 @@ export class MqttBoxTarget implements BoxTarget {
   async sendGarbage(): Promise<void> {
     const client = this.#client;
     if (client === undefined) return;
-    for (const payload of mqttGarbage()) await client.publishAsync(this.#topic('command'), payload, { qos: 1 });
+    for (const payload of mqttGarbage()) {
+      this.#recordSent(payload);
+      await client.publishAsync(this.#topic('command'), payload, { qos: 1 });
+    }
   }
 
   onBarrier(listener: (observation: BarrierObservation) => void): void {
@@ -108,13 +118,24 @@ export class MqttBoxTarget implements BoxTarget {
     return this.options.topics.box(this.options.moduleId, name);
   }
 
+  /** A command message as published, and its frame when it carries one. */
+  #recordSent(payload: string, command?: Buffer): void {
+    const { capture, moduleId } = this.options;
+    capture?.message(CaptureDirection.toBox, this.#topic('command'), Buffer.from(payload), moduleId);
+    if (command !== undefined) capture?.frame(CaptureDirection.toBox, command, moduleId);
+  }
+
   #message(topic: string, payload: Buffer): void {
+    const { capture, moduleId } = this.options;
+    capture?.message(CaptureDirection.fromBox, topic, payload, moduleId);
     let document: Record<string, unknown>;
     try {
       document = parseJsonObject(payload, topic);
     } catch {
       return;
     }
+    if (capture !== undefined && topic === this.#topic('response') && typeof document.response === 'string')
+      capture.frame(CaptureDirection.fromBox, Buffer.from(document.response, 'base64'), moduleId);
     if (topic === this.#topic('state')) {
       const barrier = typeof document.barrier === 'string' ? BARRIER_BY_NAME[document.barrier] : undefined;
       if (barrier !== undefined) this.#barrier.push({ barrier, at: this.options.clock.now(), source: 'state' });
@@ -129,5 +150,18 @@ export class MqttBoxTarget implements BoxTarget {
       return;
     }
     pending.resolve(document);
+  }
+}
+
+/** A broker's URL as a capture names its interface: without the user name
+ * and password it may carry. */
+export function brokerName(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.href;
+  } catch {
+    return url;
   }
 }
