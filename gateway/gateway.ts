@@ -18,6 +18,11 @@
 // serial port discards what waits on it (node-serialport does at every
 // open; a real port receives nothing while closed), and the box protocol
 // has no retransmission to ask for it again.
+//
+// With a capture, every link is recorded as it crosses the gateway
+// (docs/capture.md): the serial bytes both ways, the BLE chunks and their
+// frames, the command and response messages and the frames inside them.
+// The gateway holds no key: it records no opened record.
 import type { Clock, TimerHandle } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import {
@@ -30,13 +35,17 @@ import {
 import type { Topics } from '../lib/mqtt-topics.js';
 import { ResilientMqttClient } from '../lib/resilient-mqtt.js';
 import type { SerialTarget } from '../lib/serial-target.js';
-import { MAX_COMMAND_LENGTH, parseResponse, type ResponseFields } from '../firmware-protocol/index.js';
+import { MAX_COMMAND_LENGTH, bleLocalName, parseResponse, type ResponseFields } from '../firmware-protocol/index.js';
 import { BleCentral } from '../lib/ble-central.js';
 import type { Noble } from '../lib/noble.js';
 import { stateFromResponse } from './box-state.js';
 import { expectedEcho, type WaitOutcome } from '../lib/response-waiter.js';
 import { MemoryGatewayQueue, type GatewayQueue, type TakenCommand } from './command-journal.js';
 import { SerialBoxLink } from '../lib/serial-box-link.js';
+import { CaptureDirection, LinkCapture } from '../lib/capture/link-capture.js';
+import { brokerName, recordMqttMessage } from '../lib/capture/mqtt-capture.js';
+import type { CaptureSink } from '../lib/capture/sink.js';
+import type { CaptureLinkName } from '../lib/capture/record.js';
 
 export interface GatewayOptions {
   readonly mqtt: { readonly url: string; readonly username: string; readonly password: string };
@@ -51,7 +60,12 @@ export interface GatewayOptions {
    * and the commands taken wait for their answer; in memory by default. */
   readonly queue?: GatewayQueue;
   readonly logger?: Logger;
+  /** Records every link: `serial:<path>`, `ble:PB-<module_id>`, `mqtt:<broker URL>`. */
+  readonly capture?: CaptureSink;
 }
+
+/** The interface description of every link the gateway records. */
+export const GATEWAY_CAPTURE_DESCRIPTION = 'parkbench gateway';
 
 export interface GatewayCounters {
   commands: number;
@@ -80,6 +94,7 @@ export class Gateway {
   readonly #routes = new Map<number, Route>();
   readonly #logger: Logger;
   readonly #queue: GatewayQueue;
+  readonly #mqttCapture: LinkCapture | undefined;
   /** Per box, the turn of its last command: the next goes on the link once
    * that one's record is on disk. */
   readonly #turns = new Map<number, Promise<void>>();
@@ -105,6 +120,7 @@ export class Gateway {
       logger: this.#logger,
       queue: this.#queue,
     });
+    this.#mqttCapture = this.#linkCapture('mqtt', brokerName(options.mqtt.url));
     this.#mqtt.on('connect', () => this.#connected());
     this.#mqtt.on('message', (topic, payload) => this.#message(topic, payload));
     this.#serialLinks = options.serial.map((target) => this.#serialLink(target));
@@ -165,12 +181,21 @@ export class Gateway {
     await this.#mqtt.stop();
   }
 
+  /** The capture of one link, when the gateway records. */
+  #linkCapture(link: CaptureLinkName, name: string): LinkCapture | undefined {
+    const sink = this.options.capture;
+    if (sink === undefined) return undefined;
+    return new LinkCapture(sink, link, name, { description: GATEWAY_CAPTURE_DESCRIPTION });
+  }
+
   #serialLink(target: SerialTarget): SerialBoxLink {
+    const capture = this.#linkCapture('serial', target.path);
     const link = new SerialBoxLink({
       target,
       clock: this.options.clock,
       logger: this.#logger,
       claimUnmatched: (response) => this.#claimLate(response),
+      ...(capture === undefined ? {} : { capture }),
     });
     link.on('report', (report) => {
       this.#reached(report.moduleId, { via: 'serial', send: (command, timeoutMs) => link.send(command, timeoutMs) });
@@ -190,6 +215,9 @@ export class Gateway {
       logger: this.#logger,
       allow: settings.allow,
       ...(settings.idleMs === undefined ? {} : { idleMs: settings.idleMs }),
+      ...(this.options.capture === undefined
+        ? {}
+        : { capture: (moduleId: number) => this.#linkCapture('ble', bleLocalName(moduleId)) }),
     });
     central.on('discovered', (moduleId) =>
       this.#reached(moduleId, { via: 'ble', send: (command, timeoutMs) => central.send(moduleId, command, timeoutMs) }),
@@ -227,6 +255,8 @@ export class Gateway {
   #message(topic: string, payload: Buffer): void {
     const parsed = this.options.topics.parseBoxTopic(topic);
     if (parsed?.name !== 'command') return;
+    if (this.#mqttCapture !== undefined)
+      recordMqttMessage(this.#mqttCapture, CaptureDirection.toBox, topic, payload, parsed.moduleId);
     const route = this.#routes.get(parsed.moduleId);
     if (route === undefined) return;
     let command: ReturnType<typeof parseCommandMessage>;
@@ -325,7 +355,11 @@ export class Gateway {
       else this.counters.linkDown++;
       message = { command, response: null, received_at: receivedAt.toISOString(), via, context, error: outcome.error };
     }
-    const written = this.#mqtt.enqueue(this.options.topics.box(moduleId, 'response'), JSON.stringify(message));
+    const topic = this.options.topics.box(moduleId, 'response');
+    const payload = JSON.stringify(message);
+    const written = this.#mqtt.enqueue(topic, payload);
+    if (this.#mqttCapture !== undefined)
+      recordMqttMessage(this.#mqttCapture, CaptureDirection.fromBox, topic, Buffer.from(payload), moduleId);
     this.#queue.settle(takenId);
     this.#scheduleState();
     if (!('response' in outcome)) return written;

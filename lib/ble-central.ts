@@ -2,7 +2,8 @@
 // and the box service (docs/protocol.md, BLE link), connects on demand, writes a
 // command in chunks, collects the notified response through reassembly, and
 // disconnects when idle. A failed connection is dropped and made again on the
-// next command.
+// next command. With a capture, each chunk written and notified is recorded,
+// and after a frame's chunks the frame (docs/capture.md).
 import { EventEmitter } from 'node:events';
 import type { Clock, TimerHandle } from './clock.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -17,6 +18,7 @@ import {
 import { isStatusReport, ResponseWaiter, type WaitOutcome } from './response-waiter.js';
 import { waitPoweredOn, type Characteristic, type Noble, type Peripheral } from './noble.js';
 import { messageOf } from './message-of.js';
+import { CaptureDirection, type LinkCapture } from './capture/link-capture.js';
 
 const LOCAL_NAME = /^PB-(\d{1,10})$/;
 const uuid = (value: string): string => value.replaceAll('-', '').toLowerCase();
@@ -33,6 +35,9 @@ export interface BleCentralOptions {
   readonly connectTimeoutMs?: number;
   /** Longest wait for the radio to power on, ms. */
   readonly powerOnTimeoutMs?: number;
+  /** The capture of a box's link, asked once when the box is discovered
+   * (the caller makes its interface: `ble:PB-<module_id>`); undefined: none. */
+  readonly capture?: (moduleId: number) => LinkCapture | undefined;
 }
 
 export interface BleCentralCounters {
@@ -61,6 +66,7 @@ interface Connection {
 
 interface KnownBox {
   readonly peripheral: Peripheral;
+  readonly capture: LinkCapture | undefined;
   connection?: Promise<Connection>;
   /** Commands to one box are written one at a time: chunks must not interleave. */
   queue: Promise<unknown>;
@@ -117,7 +123,10 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     const result = box.queue.then(async () => {
       try {
         const connection = await this.#connection(moduleId, box);
-        for (const chunk of chunks) await connection.command.writeAsync(chunk, false);
+        for (const chunk of chunks) {
+          box.capture?.chunk(CaptureDirection.toBox, chunk, moduleId);
+          await connection.command.writeAsync(chunk, false);
+        }
         return true;
       } catch (error) {
         this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'raw write failed');
@@ -140,7 +149,13 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     if (connection.idleTimer !== undefined) this.options.clock.clearTimeout(connection.idleTimer);
     const answer = connection.waiter.expect(command, timeoutMs);
     try {
-      for (const chunk of chunkFrame(command, connection.mtu)) await connection.command.writeAsync(chunk, false);
+      const chunks = chunkFrame(command, connection.mtu);
+      for (const [index, chunk] of chunks.entries()) {
+        // Recorded before it is written: the answer may be notified before the write returns.
+        box.capture?.chunk(CaptureDirection.toBox, chunk, moduleId);
+        if (index === chunks.length - 1) box.capture?.frame(CaptureDirection.toBox, command, moduleId);
+        await connection.command.writeAsync(chunk, false);
+      }
     } catch (error) {
       this.#logger.warn({ module_id: moduleId, err: messageOf(error) }, 'write failed');
       connection.waiter.failAll();
@@ -186,7 +201,8 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
           waiter: new ResponseWaiter(clock),
           reassembler: new BleReassembler(RESPONSE_LENGTH),
         };
-        response.on('data', (data: Buffer) => this.#chunk(moduleId, connection, data));
+        const capture = this.#boxes.get(moduleId)?.capture;
+        response.on('data', (data: Buffer) => this.#chunk(moduleId, connection, data, capture));
         await response.subscribeAsync();
         return connection;
       })();
@@ -203,12 +219,14 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     }
   }
 
-  #chunk(moduleId: number, connection: Connection, data: Buffer): void {
+  #chunk(moduleId: number, connection: Connection, data: Buffer, capture: LinkCapture | undefined): void {
+    capture?.chunk(CaptureDirection.fromBox, data, moduleId);
     const before = connection.reassembler.counters.counterErrors + connection.reassembler.counters.oversize;
     const frame = connection.reassembler.push(data);
     this.counters.badFrames +=
       connection.reassembler.counters.counterErrors + connection.reassembler.counters.oversize - before;
     if (frame === null) return;
+    capture?.frame(CaptureDirection.fromBox, frame, moduleId);
     let report: boolean;
     try {
       report = isStatusReport(parseResponse(frame));
@@ -250,7 +268,7 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
     // The allow-list applies where the platform shows addresses (docs/protocol.md, BLE link).
     if (this.#allow.size > 0 && address !== '' && address !== 'UNKNOWN' && !this.#allow.has(address)) return;
     if (this.#boxes.has(moduleId)) return;
-    this.#boxes.set(moduleId, { peripheral, queue: Promise.resolve() });
+    this.#boxes.set(moduleId, { peripheral, capture: this.options.capture?.(moduleId), queue: Promise.resolve() });
     this.#logger.info({ module_id: moduleId, address }, 'box discovered');
     this.emit('discovered', moduleId);
   }

@@ -3,7 +3,8 @@
 // link decoder, and writes only while open. The simulator's box side and the
 // gateway's side of a cable are both built on it. The port itself comes from
 // a factory, so the transport is injected: serialport's by default,
-// one on @serialport/binding-mock in the unit tests.
+// one on @serialport/binding-mock in the unit tests. With a capture, it
+// records every byte it writes and reads (docs/capture.md, wire bytes).
 import { EventEmitter } from 'node:events';
 import { SerialPort } from 'serialport';
 import { encodeLinkFrame, type LinkType } from '../firmware-protocol/index.js';
@@ -13,6 +14,8 @@ import { LinkFrameParser, type LinkFrame } from './link-frame-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { SerialTarget } from './serial-target.js';
 import { messageOf } from './message-of.js';
+import { CaptureDirection, type LinkCapture } from './capture/link-capture.js';
+import { WireRuns, type WireRun } from './capture/wire-runs.js';
 
 type PortCallback = (error: Error | null) => void;
 
@@ -45,6 +48,20 @@ export interface FramedSerialPortOptions {
   readonly logger?: Logger;
   /** Discard what the other side sent before the port was opened. */
   readonly flushOnOpen?: boolean;
+  /** Records the bytes written and read on this port. */
+  readonly capture?: SerialWireCapture;
+}
+
+/** A serial port's capture: each link frame written is one wire record;
+ * the bytes read are split into runs at each 0x00, runs that made no frame
+ * marked (what is held when the port closes, too). */
+export interface SerialWireCapture {
+  readonly link: LinkCapture;
+  /** The direction of what this end reads: the box's end reads commands
+   * (toBox), the gateway's or the suite's end reads answers (fromBox). */
+  readonly reads: CaptureDirection;
+  /** The box's module id, once known, for each record. */
+  moduleId?(): number | undefined;
 }
 
 export interface FramedSerialPortEvents {
@@ -60,6 +77,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   opens = 0;
   readonly #parser = new LinkFrameParser();
   readonly #logger: Logger;
+  readonly #capture: PortCapture | undefined;
   #port: SerialPortLike | undefined;
   #attempt = 0;
   #reopenTimer: TimerHandle | undefined;
@@ -69,6 +87,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
     super();
     this.#logger = (options.logger ?? silentLogger).child({ path: options.target.path });
     this.#parser.on('data', (frame: LinkFrame) => this.emit('frame', frame));
+    this.#capture = options.capture === undefined ? undefined : new PortCapture(options.capture);
   }
 
   get path(): string {
@@ -106,7 +125,9 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   send(type: LinkType, payload: Uint8Array): boolean {
     const port = this.#port;
     if (port?.isOpen !== true) return false;
-    port.write(encodeLinkFrame(type, payload), (error) => {
+    const bytes = encodeLinkFrame(type, payload);
+    this.#capture?.wrote(bytes);
+    port.write(bytes, (error) => {
       if (error) this.#failed(port, error);
     });
     return true;
@@ -117,6 +138,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   writeRaw(bytes: Uint8Array): boolean {
     const port = this.#port;
     if (port?.isOpen !== true) return false;
+    this.#capture?.wroteRaw(bytes);
     port.write(Buffer.from(bytes), (error) => {
       if (error) this.#failed(port, error);
     });
@@ -139,11 +161,21 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
     this.#port = port;
     this.#attempt = 0;
     this.opens++;
-    port.on('data', (chunk: Buffer) => this.#parser.write(chunk));
+    port.on('data', (chunk: Buffer) => this.#read(chunk));
     port.on('close', () => this.#closed());
     port.on('error', (error) => this.#failed(port, error));
     this.#logger.info({ baudRate }, 'serial port open');
     this.emit('open');
+  }
+
+  #read(chunk: Buffer): void {
+    if (this.#capture === undefined) {
+      this.#parser.write(chunk);
+      return;
+    }
+    // Run by run, so that each run's record comes before what its frame
+    // sets off (the parser emits a frame as its delimiter is written).
+    for (const run of this.#capture.read(chunk)) this.#parser.write(run);
   }
 
   /** A read or write failed (the device went away, EIO on a pty whose other
@@ -154,6 +186,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   }
 
   #closed(): void {
+    this.#capture?.readEnded();
     if (this.#stopped) return;
     this.#logger.warn({}, 'serial port closed; reopening with backoff');
     this.emit('closed');
@@ -171,5 +204,52 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
         this.#scheduleReopen();
       });
     }, delay);
+  }
+}
+
+/** The recording side of a port's capture. */
+class PortCapture {
+  readonly #reads = new WireRuns();
+  readonly #capture: SerialWireCapture;
+  readonly #writes: CaptureDirection;
+
+  constructor(capture: SerialWireCapture) {
+    this.#capture = capture;
+    this.#writes = capture.reads === CaptureDirection.toBox ? CaptureDirection.fromBox : CaptureDirection.toBox;
+  }
+
+  /** A link frame written whole: one run, a frame. */
+  wrote(bytes: Uint8Array): void {
+    this.#capture.link.wire(this.#writes, bytes, { ...this.#moduleId() });
+  }
+
+  /** Raw bytes written (a test tool's garbage): split and marked as read bytes are. */
+  wroteRaw(bytes: Uint8Array): void {
+    const runs = new WireRuns();
+    for (const run of runs.push(bytes)) this.#wire(this.#writes, run);
+    const rest = runs.flush();
+    if (rest !== undefined) this.#wire(this.#writes, rest);
+  }
+
+  /** Records the runs `chunk` completes; returns them, for the parser. */
+  read(chunk: Buffer): Buffer[] {
+    const runs = this.#reads.push(chunk);
+    for (const run of runs) this.#wire(this.#capture.reads, run);
+    return runs.map((run) => run.bytes);
+  }
+
+  /** The port closed: what is held made no frame. */
+  readEnded(): void {
+    const run = this.#reads.flush();
+    if (run !== undefined) this.#wire(this.#capture.reads, run);
+  }
+
+  #wire(direction: CaptureDirection, run: WireRun): void {
+    this.#capture.link.wire(direction, run.bytes, { ...this.#moduleId(), notAFrame: !run.frame });
+  }
+
+  #moduleId(): { moduleId?: number } {
+    const moduleId = this.#capture.moduleId?.();
+    return moduleId === undefined ? {} : { moduleId };
   }
 }

@@ -3,6 +3,8 @@
 // status report, which names the box (module_id): no mapping file needed.
 // Commands go out as 0x01 frames, one response (0x81) is matched to each;
 // status reports (0x82) tell the box's state. Unplug and replug are survived.
+// With a capture, the bytes both ways are recorded (docs/capture.md), with
+// the box's module id once its status report named it.
 import { EventEmitter } from 'node:events';
 import type { Clock } from './clock.js';
 import type { BackoffPolicy } from './backoff.js';
@@ -12,6 +14,7 @@ import { silentLogger, type Logger } from './logger.js';
 import type { SerialTarget } from './serial-target.js';
 import { LinkType, parseResponse, type ParsedResponse } from '../firmware-protocol/index.js';
 import { ResponseWaiter, type WaitOutcome } from './response-waiter.js';
+import { CaptureDirection, type LinkCapture } from './capture/link-capture.js';
 
 export interface SerialBoxLinkOptions {
   readonly target: SerialTarget;
@@ -23,6 +26,8 @@ export interface SerialBoxLinkOptions {
    * gateway/command-journal.ts); true when it took it (it is not counted as
    * unmatched then). */
   readonly claimUnmatched?: (response: Buffer) => boolean;
+  /** Records the bytes written and read on this cable. */
+  readonly capture?: LinkCapture;
 }
 
 export interface SerialBoxLinkEvents {
@@ -56,7 +61,15 @@ export class SerialBoxLink extends EventEmitter<SerialBoxLinkEvents> {
     super();
     this.#logger = (options.logger ?? silentLogger).child({ component: 'gateway:serial' });
     this.#claimUnmatched = options.claimUnmatched;
-    this.#port = new FramedSerialPort({ ...options, logger: this.#logger, flushOnOpen: true });
+    const { capture, ...portOptions } = options;
+    this.#port = new FramedSerialPort({
+      ...portOptions,
+      logger: this.#logger,
+      flushOnOpen: true,
+      ...(capture === undefined
+        ? {}
+        : { capture: { link: capture, reads: CaptureDirection.fromBox, moduleId: () => this.#moduleId } }),
+    });
     this.#waiter = new ResponseWaiter(options.clock);
     this.#port.on('open', () => {
       // docs/protocol.md, Serial link framing: a gateway sends a status request whenever it opens a port.

@@ -20,6 +20,12 @@ import { SimulatedBox } from './simulated-box.js';
 import { boxStateFileOf } from './state-file.js';
 import type { SimSetCommand } from '../lib/sim-set.js';
 import { messageOf } from '../lib/message-of.js';
+import { bleLocalName } from '../firmware-protocol/index.js';
+import { LinkCapture } from '../lib/capture/link-capture.js';
+import { brokerName } from '../lib/capture/mqtt-capture.js';
+import type { CaptureSink } from '../lib/capture/sink.js';
+import type { CaptureLinkName } from '../lib/capture/record.js';
+import { BoxCapture, SIM_CAPTURE_DESCRIPTION } from './links/box-capture.js';
 
 export interface MqttLinkSettings {
   /** Overrides the URL of every box's provisioning file. */
@@ -48,6 +54,10 @@ export interface SimulationOptions {
   /** MQTT connections opened at once while a fleet comes up. */
   readonly connectConcurrency?: number;
   readonly logger?: Logger;
+  /** Records every link from the boxes' side (docs/capture.md): one
+   * interface per link, `serial:<path>`, `ble:PB-<module_id>`, and one
+   * `mqtt:<broker URL>` per broker. */
+  readonly capture?: CaptureSink;
   readonly onProgress?: (connected: number, total: number) => void;
 }
 
@@ -102,7 +112,16 @@ export class Simulation {
       box.apply(member.settings);
       running.push({
         box,
-        ...(radio === undefined ? {} : { ble: new BoxBlePeripheral(box, options.ble?.mtu, logger) }),
+        ...(radio === undefined
+          ? {}
+          : {
+              ble: new BoxBlePeripheral(
+                box,
+                options.ble?.mtu,
+                logger,
+                boxCapture(options.capture, box, 'ble', bleLocalName(box.moduleId)),
+              ),
+            }),
       });
     }
     let radioServer: WebSocketRadioServer | undefined;
@@ -125,7 +144,13 @@ export class Simulation {
     if (serialTarget !== undefined) {
       const entry = running[0];
       if (entry !== undefined) {
-        const serial = new BoxSerialLink(entry.box, { target: serialTarget, clock: options.clock, logger });
+        const capture = boxCapture(options.capture, entry.box, 'serial', serialTarget.path);
+        const serial = new BoxSerialLink(entry.box, {
+          target: serialTarget,
+          clock: options.clock,
+          logger,
+          ...(capture === undefined ? {} : { capture }),
+        });
         await serial.start().catch((error: unknown) => {
           throw new SimulationError(`cannot open ${serialTarget.path}: ${messageOf(error)}`);
         });
@@ -150,12 +175,14 @@ export class Simulation {
             `box ${entry.box.moduleId} has no MQTT account in its provisioning file: give --mqtt URL and credentials`,
           );
         }
+        const capture = boxCapture(options.capture, entry.box, 'mqtt', brokerName(url));
         entry.mqtt = new BoxMqttLink(entry.box, {
           url,
           username,
           password,
           clock: options.clock,
           logger,
+          ...(capture === undefined ? {} : { capture }),
           ...(mqttSettings.topics === undefined ? {} : { topics: mqttSettings.topics }),
         });
         await entry.mqtt.start();
@@ -216,4 +243,15 @@ export class Simulation {
       }),
     );
   }
+}
+
+/** The capture of one box's link, when the simulation records. */
+function boxCapture(
+  sink: CaptureSink | undefined,
+  box: SimulatedBox,
+  link: CaptureLinkName,
+  name: string,
+): BoxCapture | undefined {
+  if (sink === undefined) return undefined;
+  return new BoxCapture(new LinkCapture(sink, link, name, { description: SIM_CAPTURE_DESCRIPTION }), box);
 }

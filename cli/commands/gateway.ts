@@ -3,9 +3,10 @@
 import type { Command } from 'commander';
 import { NO_EXIT_WITH_PARENT } from '../signals.js';
 import type { GatewayFlags } from '../run/gateway.js';
+import { addCaptureOptions } from '../capture-flags.js';
 
 export function registerGatewayCommand(program: Command): void {
-  program
+  const command = program
     .command('gateway')
     .description('Bridge boxes on serial ports and BLE to MQTT')
     .option('--mqtt <url>', 'broker URL (or MQTT_URL)')
@@ -25,11 +26,13 @@ export function registerGatewayCommand(program: Command): void {
       "where responses wait for the broker's PUBACK, across restarts (default ./data/gateway-<username>-queue.json)",
     )
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
-    .option(...NO_EXIT_WITH_PARENT)
-    .action(async (flags: GatewayFlags) => {
+    .option(...NO_EXIT_WITH_PARENT);
+  addCaptureOptions(command, 'every link: serial bytes, BLE chunks, MQTT messages, and the frames in them').action(
+    async (flags: GatewayFlags) => {
       const { runGateway } = await import('../run/gateway.js');
       await runGateway(flags);
-    });
+    },
+  );
 }
 
 function collect(value: string, previous: string[]): string[] {

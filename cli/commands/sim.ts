@@ -6,9 +6,10 @@ import { defaultBarrierTimings } from '../../simulator/barrier.js';
 import { FIRMWARE_BUGS } from '../../simulator/firmware-bug-names.js';
 import { NO_EXIT_WITH_PARENT } from '../signals.js';
 import type { SimFlags } from '../run/sim.js';
+import { addCaptureOptions } from '../capture-flags.js';
 
 export function registerSimCommand(program: Command): void {
-  program
+  const command = program
     .command('sim')
     .description('Run simulated boxes that behave like the firmware, on MQTT, a serial port or BLE')
     .option('--box <file>', 'provisioning file of one box (parkbench admin box provision)')
@@ -68,11 +69,13 @@ export function registerSimCommand(program: Command): void {
       '--ready-file <path>',
       'once the boxes answer on their links, write this file (JSON: pid, boxes, links); removed at exit',
     )
-    .option(...NO_EXIT_WITH_PARENT)
-    .action(async (flags: SimFlags) => {
+    .option(...NO_EXIT_WITH_PARENT);
+  addCaptureOptions(command, "every link, from the boxes' side, with what the boxes' keys open").action(
+    async (flags: SimFlags) => {
       const { runSim } = await import('../run/sim.js');
       await runSim(flags);
-    });
+    },
+  );
 }
 
 function collect(value: string, previous: string[]): string[] {

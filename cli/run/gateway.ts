@@ -12,8 +12,9 @@ import { CliError, UsageError } from '../errors.js';
 import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdown } from '../signals.js';
 import { messageOf } from '../../lib/message-of.js';
+import { openCaptureFile, type CaptureFlags } from '../capture-flags.js';
 
-export interface GatewayFlags {
+export interface GatewayFlags extends CaptureFlags {
   mqtt?: string;
   username?: string;
   password?: string;
@@ -58,14 +59,20 @@ export async function runGateway(flags: GatewayFlags): Promise<void> {
   } catch (error) {
     throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
+  // Last of the checks, before any link: the file is made here.
+  const capture = openCaptureFile(flags, 'gateway', logger);
   const queue = await DiskPublishQueue.open(
     flags.queueFile ?? join('data', `gateway-${flags.username}-queue.json`),
   ).catch((error: unknown) => {
+    capture?.close();
     throw new CliError(messageOf(error));
   });
   const noble =
     flags.ble === true
-      ? await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))))
+      ? await loadNoble().catch((error: unknown) => {
+          capture?.close();
+          return Promise.reject(new CliError(messageOf(error)));
+        })
       : undefined;
   const gateway = new Gateway({
     mqtt: { url, username: flags.username, password: flags.password },
@@ -76,11 +83,13 @@ export async function runGateway(flags: GatewayFlags): Promise<void> {
     queue,
     logger,
     ...(noble === undefined ? {} : { ble: { noble, allow, idleMs } }),
+    ...(capture === undefined ? {} : { capture }),
   });
   try {
     await gateway.start();
   } catch (error) {
     await gateway.stop().catch(() => undefined);
+    capture?.close();
     throw new CliError(`cannot start the gateway: ${messageOf(error)}`);
   }
   // Listening before saying ready: whoever reads the ready line may signal at once.
@@ -91,6 +100,7 @@ export async function runGateway(flags: GatewayFlags): Promise<void> {
   await stopping;
   await gateway.stop();
   await queue.close();
+  capture?.close();
   process.stdout.write(`parkbench gateway stopped ${JSON.stringify(gateway.snapshot())}\n`);
 }
 

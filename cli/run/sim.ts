@@ -15,8 +15,9 @@ import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdown } from '../signals.js';
 import { ReadyFile } from '../ready-file.js';
 import { messageOf } from '../../lib/message-of.js';
+import { openCaptureFile, type CaptureFlags } from '../capture-flags.js';
 
-export interface SimFlags {
+export interface SimFlags extends CaptureFlags {
   box?: string;
   fleet?: string;
   mqtt?: string;
@@ -74,21 +75,28 @@ export async function runSim(flags: SimFlags): Promise<void> {
   } catch (error) {
     throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
+  const settings = settingsFromFlags(flags);
+  const barrierTimings = {
+    openingMs: number('--opening-ms', flags.openingMs, 0, 600_000),
+    openHoldMs: number('--open-hold-ms', flags.openHoldMs, 0, 3_600_000),
+    closingMs: number('--closing-ms', flags.closingMs, 0, 600_000),
+  };
+  const firmwareBugs = bugs(flags.bug);
+  const bleMtu = flags.ble === true ? number('--ble-mtu', flags.bleMtu, MIN_BLE_MTU, 517) : undefined;
+  // Last of the checks, before any link: the file is made here.
+  const capture = openCaptureFile(flags, 'sim', logger);
   const options: SimulationOptions = {
     members,
     clock,
     stateDir: flags.memoryState === true ? null : flags.stateDir,
-    settings: settingsFromFlags(flags),
-    barrierTimings: {
-      openingMs: number('--opening-ms', flags.openingMs, 0, 600_000),
-      openHoldMs: number('--open-hold-ms', flags.openHoldMs, 0, 3_600_000),
-      closingMs: number('--closing-ms', flags.closingMs, 0, 600_000),
-    },
-    bugs: bugs(flags.bug),
+    settings,
+    barrierTimings,
+    bugs: firmwareBugs,
     logger,
+    ...(capture === undefined ? {} : { capture }),
     ...(carPassMs === undefined ? {} : { carPassDelayMs: carPassMs }),
     ...(serial === undefined ? {} : { serial }),
-    ...(flags.ble === true ? { ble: { mtu: number('--ble-mtu', flags.bleMtu, MIN_BLE_MTU, 517), serve: true } } : {}),
+    ...(bleMtu === undefined ? {} : { ble: { mtu: bleMtu, serve: true } }),
     ...(useMqtt
       ? {
           mqtt: {
@@ -108,6 +116,7 @@ export async function runSim(flags: SimFlags): Promise<void> {
   try {
     simulation = await Simulation.start(options);
   } catch (error) {
+    capture?.close();
     if (error instanceof SimulationError) throw new CliError(error.message);
     throw new CliError(`cannot start the simulation: ${messageOf(error)}`);
   }
@@ -128,12 +137,14 @@ export async function runSim(flags: SimFlags): Promise<void> {
     });
   } catch (error) {
     await simulation.stop();
+    capture?.close();
     throw new CliError(`cannot write --ready-file ${flags.readyFile ?? ''}: ${messageOf(error)}`);
   }
   process.stdout.write(`parkbench sim ready ${JSON.stringify(ready)}\n`);
   await stopping;
   await readyFile?.remove();
   await simulation.stop();
+  capture?.close();
   process.stdout.write(`parkbench sim stopped ${JSON.stringify(simulation.summary())}\n`);
 }
 

@@ -2,7 +2,8 @@
 // `PB-<module_id>` and the box service at its MAC address; commands arrive
 // in chunks on the command characteristic (write with response), responses
 // and status reports leave in chunks as notifications on the response
-// characteristic.
+// characteristic. With a capture, each chunk both ways is recorded on the
+// box's side, then the frame after its chunks and the frame's opened record.
 import { BleReassembler, BleUuid, bleLocalName, chunkFrame } from '../../firmware-protocol/index.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import {
@@ -14,6 +15,8 @@ import {
 import type { BarrierState } from '../barrier.js';
 import type { SimulatedBox } from '../simulated-box.js';
 import { messageOf } from '../../lib/message-of.js';
+import { CaptureDirection } from '../../lib/capture/link-capture.js';
+import type { BoxCapture } from './box-capture.js';
 
 /** The smallest ATT MTU every BLE stack supports. */
 export const DEFAULT_BLE_MTU = 23;
@@ -46,6 +49,8 @@ export class BoxBlePeripheral implements VirtualPeripheral {
     readonly box: SimulatedBox,
     readonly mtu: number = DEFAULT_BLE_MTU,
     logger: Logger = silentLogger,
+    /** Records this box's link (interface `ble:PB-<module_id>`). */
+    private readonly capture?: BoxCapture,
   ) {
     this.address = box.provisioning.macAddress;
     this.localName = bleLocalName(box.moduleId);
@@ -76,14 +81,18 @@ export class BoxBlePeripheral implements VirtualPeripheral {
       this.counters.strayWrites++;
       return;
     }
+    const moduleId = this.box.moduleId;
+    this.capture?.link.chunk(CaptureDirection.toBox, data, moduleId);
     const before = badChunkCount(reassembler);
     const frame = reassembler.push(data);
     this.counters.badChunks += badChunkCount(reassembler) - before;
     if (frame === null) return;
+    this.capture?.link.frame(CaptureDirection.toBox, frame, moduleId);
+    this.capture?.openedCommand(frame);
     this.counters.commands++;
     this.box.handleCommand(frame).then(
       (response) => {
-        if (response !== null) this.#send(connection, response);
+        if (response !== null) this.#send(connection, response, frame);
       },
       (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'command could not be answered'),
     );
@@ -97,14 +106,21 @@ export class BoxBlePeripheral implements VirtualPeripheral {
     if (this.#connections.size === 0) return;
     this.box.statusReport().then(
       (report) => {
-        for (const connection of this.#connections.keys()) this.#send(connection, report);
+        for (const connection of this.#connections.keys()) this.#send(connection, report, null);
       },
       (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'status report failed'),
     );
   }
 
-  #send(connection: CentralConnection, frame: Buffer): void {
-    for (const chunk of chunkFrame(frame, connection.mtu)) connection.notify(BleUuid.response, chunk);
+  /** Notifies a response (to `command`) or a status report (null) in chunks. */
+  #send(connection: CentralConnection, frame: Buffer, command: Buffer | null): void {
+    const moduleId = this.box.moduleId;
+    for (const chunk of chunkFrame(frame, connection.mtu)) {
+      this.capture?.link.chunk(CaptureDirection.fromBox, chunk, moduleId);
+      connection.notify(BleUuid.response, chunk);
+    }
+    this.capture?.link.frame(CaptureDirection.fromBox, frame, moduleId);
+    this.capture?.openedResponse(frame, command);
   }
 }
 

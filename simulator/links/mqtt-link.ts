@@ -2,7 +2,9 @@
 // commands and sim/set on its own topics, publishes its responses, its
 // retained state and its availability (last will: offline). The connection
 // (lib/resilient-mqtt.ts) reconnects with backoff and keeps the responses
-// answered while the broker was away (bounded) until it is back.
+// answered while the broker was away (bounded) until it is back. With a
+// capture, each command message and each response message is recorded with
+// the frame inside it and that frame's opened record.
 import type { Clock } from '../../lib/clock.js';
 import type { BackoffPolicy } from '../../lib/backoff.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
@@ -12,6 +14,9 @@ import { MemoryPublishQueue, ResilientMqttClient } from '../../lib/resilient-mqt
 import { parseSimSet, SimSetError, type SimSetCommand } from '../../lib/sim-set.js';
 import type { SimulatedBox } from '../simulated-box.js';
 import { messageOf } from '../../lib/message-of.js';
+import { CaptureDirection } from '../../lib/capture/link-capture.js';
+import { recordMqttMessage } from '../../lib/capture/mqtt-capture.js';
+import type { BoxCapture } from './box-capture.js';
 
 export interface BoxMqttLinkOptions {
   readonly url: string;
@@ -23,6 +28,8 @@ export interface BoxMqttLinkOptions {
   /** Responses kept while the broker is away; the oldest is dropped past it. */
   readonly queueLimit?: number;
   readonly logger?: Logger;
+  /** Records this link (interface `mqtt:<broker URL>`, brokerName). */
+  readonly capture?: BoxCapture;
 }
 
 export interface BoxMqttCounters {
@@ -99,11 +106,16 @@ export class BoxMqttLink {
 
   #message(topic: string, payload: Buffer): void {
     const parsed = this.#topics.parseBoxTopic(topic);
-    if (parsed?.name === 'command') this.#command(payload);
+    if (parsed?.name === 'command') this.#command(topic, payload);
     else if (parsed?.name === 'sim/set') this.#simSet(payload);
   }
 
-  #command(payload: Buffer): void {
+  #command(topic: string, payload: Buffer): void {
+    const capture = this.options.capture;
+    if (capture !== undefined) {
+      const frame = recordMqttMessage(capture.link, CaptureDirection.toBox, topic, payload, this.box.moduleId);
+      if (frame !== undefined) capture.openedCommand(frame);
+    }
     let command: ReturnType<typeof parseCommandMessage>;
     try {
       command = parseCommandMessage(payload);
@@ -123,7 +135,19 @@ export class BoxMqttLink {
           via: 'mqtt',
           context: command.message.context ?? {},
         };
-        this.#client.publish(this.#topics.box(this.box.moduleId, 'response'), JSON.stringify(message));
+        const responseTopic = this.#topics.box(this.box.moduleId, 'response');
+        const published = JSON.stringify(message);
+        this.#client.publish(responseTopic, published);
+        if (capture !== undefined) {
+          recordMqttMessage(
+            capture.link,
+            CaptureDirection.fromBox,
+            responseTopic,
+            Buffer.from(published),
+            this.box.moduleId,
+          );
+          capture.openedResponse(response, command.frame);
+        }
       },
       (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'command could not be answered'),
     );

@@ -2,7 +2,8 @@
 // (docs/protocol.md, Serial link framing): commands (0x01) and status requests
 // (0x02) in; responses (0x81) and status reports (0x82) out, the latter at
 // start-up, on every change of the barrier, and when asked. If the port
-// vanishes it is reopened with backoff.
+// vanishes it is reopened with backoff. With a capture, the bytes both ways
+// are recorded on the box's side, each frame's opened record after it.
 import type { Clock } from '../../lib/clock.js';
 import type { BackoffPolicy } from '../../lib/backoff.js';
 import { FramedSerialPort } from '../../lib/framed-serial-port.js';
@@ -13,12 +14,16 @@ import { LinkType } from '../../firmware-protocol/index.js';
 import type { BarrierState } from '../barrier.js';
 import type { SimulatedBox } from '../simulated-box.js';
 import { messageOf } from '../../lib/message-of.js';
+import { CaptureDirection } from '../../lib/capture/link-capture.js';
+import type { BoxCapture } from './box-capture.js';
 
 export interface BoxSerialLinkOptions {
   readonly target: SerialTarget;
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
   readonly logger?: Logger;
+  /** Records this link (interface `serial:<path>`). */
+  readonly capture?: BoxCapture;
 }
 
 export interface BoxSerialCounters {
@@ -32,6 +37,7 @@ export class BoxSerialLink {
   readonly counters: BoxSerialCounters = { commands: 0, statusRequests: 0, unexpectedFrames: 0 };
   readonly #port: FramedSerialPort;
   readonly #logger: Logger;
+  readonly #capture: BoxCapture | undefined;
   #lastBarrier: BarrierState;
   readonly #onChange = (): void => this.#barrierMaybeChanged();
 
@@ -40,7 +46,15 @@ export class BoxSerialLink {
     options: BoxSerialLinkOptions,
   ) {
     this.#logger = (options.logger ?? silentLogger).child({ component: 'sim:serial', module_id: box.moduleId });
-    this.#port = new FramedSerialPort({ ...options, logger: this.#logger });
+    const { capture, ...portOptions } = options;
+    this.#capture = capture;
+    this.#port = new FramedSerialPort({
+      ...portOptions,
+      logger: this.#logger,
+      ...(capture === undefined
+        ? {}
+        : { capture: { link: capture.link, reads: CaptureDirection.toBox, moduleId: () => box.moduleId } }),
+    });
     this.#lastBarrier = box.barrier.state;
     // docs/protocol.md, Serial link framing: a status report at start-up (and
     // whenever the cable comes back, which a box sees as a start).
@@ -80,9 +94,10 @@ export class BoxSerialLink {
     switch (frame.type) {
       case LinkType.COMMAND:
         this.counters.commands++;
+        this.#capture?.openedCommand(frame.payload);
         this.box.handleCommand(frame.payload).then(
           (response) => {
-            if (response !== null) this.#port.send(LinkType.RESPONSE, response);
+            if (response !== null) this.#send(LinkType.RESPONSE, response, frame.payload);
           },
           (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'command could not be answered'),
         );
@@ -98,6 +113,11 @@ export class BoxSerialLink {
     }
   }
 
+  /** Sends a response (to `command`) or a status report (null). */
+  #send(type: LinkType, frame: Buffer, command: Buffer | null): void {
+    if (this.#port.send(type, frame)) this.#capture?.openedResponse(frame, command);
+  }
+
   #barrierMaybeChanged(): void {
     const barrier = this.box.barrier.state;
     if (barrier === this.#lastBarrier) return;
@@ -109,7 +129,7 @@ export class BoxSerialLink {
     // A report costs a box_seq: none is made while the cable is out.
     if (!this.#port.isOpen) return;
     this.box.statusReport().then(
-      (report) => this.#port.send(LinkType.STATUS_REPORT, report),
+      (report) => this.#send(LinkType.STATUS_REPORT, report, null),
       (error: unknown) => this.#logger.error({ err: messageOf(error) }, 'status report failed'),
     );
   }
