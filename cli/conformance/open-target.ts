@@ -4,6 +4,7 @@
 // `waitUntil` (--wait-ms); then its reason is one line, exit 1. With a
 // capture, the link records through one OpeningLinkCapture, made once for
 // every try.
+import { bleLocalName } from '../../firmware-protocol/index.js';
 import { sleep, systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
@@ -11,7 +12,8 @@ import { loadNoble } from '../../lib/noble.js';
 import type { Provisioning } from '../../lib/provisioning-file.js';
 import type { BoxTarget } from '../../conformance/box-target.js';
 import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
-import { brokerName, MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
+import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
+import { brokerName } from '../../lib/capture/mqtt-capture.js';
 import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
 import { OpeningLinkCapture, type SuiteKeys } from '../../conformance/capture/opening-link-capture.js';
 import type { CaptureSink } from '../../lib/capture/sink.js';
@@ -66,12 +68,21 @@ async function targetMaker(
       ? undefined
       : new OpeningLinkCapture(capture.sink, choice.kind, name, capture.keys, { description: RECORDED_BY });
   switch (choice.kind) {
-    case 'serial':
+    case 'serial': {
+      const serialCapture = linkCapture(choice.target.path);
       return () =>
-        new SerialBoxTarget({ target: choice.target, boxKey: provisioning.boxKey, clock: systemClock, logger });
+        new SerialBoxTarget({
+          target: choice.target,
+          boxKey: provisioning.boxKey,
+          clock: systemClock,
+          logger,
+          ...(serialCapture === undefined ? {} : { capture: serialCapture }),
+        });
+    }
     case 'ble': {
       keepStdoutForResults();
       const noble = await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))));
+      const bleCapture = linkCapture(bleLocalName(provisioning.moduleId));
       // Status reports come only while connected: stay connected through a barrier cycle.
       return () =>
         new BleBoxTarget({
@@ -82,6 +93,7 @@ async function targetMaker(
           clock: systemClock,
           logger,
           idleMs: cycleMs + 60_000,
+          ...(bleCapture === undefined ? {} : { capture: bleCapture }),
         });
     }
     case 'mqtt': {

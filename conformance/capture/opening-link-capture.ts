@@ -5,7 +5,9 @@
 // (docs/capture.md, Opened records). A response is opened for the command
 // it answers: the one of the last few sent whose nonce its tag verifies
 // with; else none (a status report); else the last command sent, and then
-// it shows as not verified.
+// it shows as not verified. The serial runs the suite sends as garbage on
+// purpose are marked not a frame, the well-formed response link frame among
+// them too (a box drops it: it takes commands and status requests).
 import { LinkType, tryDecodeLinkFrame, verifyResponse } from '../../firmware-protocol/index.js';
 import { CaptureDirection, LinkCapture } from '../../lib/capture/link-capture.js';
 import { openedCommandData, openedResponseData, type BoxKeys } from '../../lib/capture/opened.js';
@@ -25,6 +27,8 @@ export class OpeningLinkCapture extends LinkCapture {
   readonly #keys: SuiteKeys;
   /** The commands sent, newest first. */
   readonly #sent: Buffer[] = [];
+  /** Garbage is being sent (sendingGarbage). */
+  #garbage = 0;
 
   constructor(
     sink: CaptureSink,
@@ -42,8 +46,10 @@ export class OpeningLinkCapture extends LinkCapture {
     bytes: Uint8Array,
     options: { moduleId?: number; notAFrame?: boolean } = {},
   ): void {
-    super.wire(direction, bytes, options);
-    if (options.notAFrame === true || bytes.length < 2 || bytes[bytes.length - 1] !== 0) return;
+    const marked =
+      this.#garbage > 0 && direction === CaptureDirection.toBox ? { ...options, notAFrame: true } : options;
+    super.wire(direction, bytes, marked);
+    if (marked.notAFrame === true || bytes.length < 2 || bytes[bytes.length - 1] !== 0) return;
     const decoded = tryDecodeLinkFrame(bytes, 0, bytes.length - 1);
     if (typeof decoded === 'string') return;
     const carriesFrame =
@@ -51,6 +57,17 @@ export class OpeningLinkCapture extends LinkCapture {
         ? decoded.type === LinkType.COMMAND
         : decoded.type === LinkType.RESPONSE || decoded.type === LinkType.STATUS_REPORT;
     if (carriesFrame) this.#open(direction, decoded.payload, options.moduleId);
+  }
+
+  /** Runs `work`, which puts garbage on the link: the serial runs to the
+   * box recorded until it ends are marked not a frame. */
+  async sendingGarbage(work: () => Promise<void>): Promise<void> {
+    this.#garbage++;
+    try {
+      await work();
+    } finally {
+      this.#garbage--;
+    }
   }
 
   override frame(direction: CaptureDirection, frame: Uint8Array, moduleId?: number): void {

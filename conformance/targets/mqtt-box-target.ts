@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
 import { CaptureDirection, type LinkCapture } from '../../lib/capture/link-capture.js';
+import { recordMqttMessage } from '../../lib/capture/mqtt-capture.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { parseJsonObject, type CommandMessage } from '../../lib/mqtt-messages.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
@@ -24,7 +25,7 @@ export interface MqttBoxTargetOptions {
   readonly topics: Topics;
   readonly clock: Clock;
   readonly connectTimeoutMs?: number;
-  /** Records the messages and their frames (interface `mqtt:<url>`: brokerName). */
+  /** Records the messages and their frames (interface `mqtt:<url>`, lib/capture/mqtt-capture.ts's brokerName). */
   readonly capture?: LinkCapture;
 }
 
@@ -83,7 +84,7 @@ export class MqttBoxTarget implements BoxTarget {
     });
     const message: CommandMessage = { command: command.toString('base64'), context: { request_id: requestId } };
     const payload = JSON.stringify(message);
-    this.#recordSent(payload, command);
+    this.#recordSent(payload);
     await client.publishAsync(this.#topic('command'), payload, { qos: 1 });
     const response = await answered;
     if (timer !== undefined) clock.clearTimeout(timer);
@@ -118,24 +119,23 @@ export class MqttBoxTarget implements BoxTarget {
     return this.options.topics.box(this.options.moduleId, name);
   }
 
-  /** A command message as published, and its frame when it carries one. */
-  #recordSent(payload: string, command?: Buffer): void {
+  /** A message as published on the command topic, and its frame when it carries one. */
+  #recordSent(payload: string): void {
     const { capture, moduleId } = this.options;
-    capture?.message(CaptureDirection.toBox, this.#topic('command'), Buffer.from(payload), moduleId);
-    if (command !== undefined) capture?.frame(CaptureDirection.toBox, command, moduleId);
+    if (capture !== undefined)
+      recordMqttMessage(capture, CaptureDirection.toBox, this.#topic('command'), Buffer.from(payload), moduleId);
   }
 
   #message(topic: string, payload: Buffer): void {
     const { capture, moduleId } = this.options;
-    capture?.message(CaptureDirection.fromBox, topic, payload, moduleId);
+    // A state message carries no frame: recorded as a message alone.
+    if (capture !== undefined) recordMqttMessage(capture, CaptureDirection.fromBox, topic, payload, moduleId);
     let document: Record<string, unknown>;
     try {
       document = parseJsonObject(payload, topic);
     } catch {
       return;
     }
-    if (capture !== undefined && topic === this.#topic('response') && typeof document.response === 'string')
-      capture.frame(CaptureDirection.fromBox, Buffer.from(document.response, 'base64'), moduleId);
     if (topic === this.#topic('state')) {
       const barrier = typeof document.barrier === 'string' ? BARRIER_BY_NAME[document.barrier] : undefined;
       if (barrier !== undefined) this.#barrier.push({ barrier, at: this.options.clock.now(), source: 'state' });
@@ -150,18 +150,5 @@ export class MqttBoxTarget implements BoxTarget {
       return;
     }
     pending.resolve(document);
-  }
-}
-
-/** A broker's URL as a capture names its interface: without the user name
- * and password it may carry. */
-export function brokerName(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    return parsed.href;
-  } catch {
-    return url;
   }
 }
