@@ -1,6 +1,7 @@
 // Tests that need a Debian tool (socat for pty pairs, mosquitto for an
 // external broker, PostgreSQL's server binaries, chromium, and curl, jq and
-// mosquitto-clients for the walk-through of docs/api.md) are declared through `testNeeding`, so that `npm test` on a
+// mosquitto-clients for the walk-through of docs/api.md, tshark for the
+// Wireshark dissector) are declared through `testNeeding`, so that `npm test` on a
 // machine with only Node.js and npm passes: without the tool those tests are
 // skipped, with one line naming the package to install (chromium: the
 // browser tests of the bench page, test/bench-page/). Under CI (`CI=true`,
@@ -28,6 +29,10 @@ const TOOLS = {
   mosquitto_sub: {
     package: 'mosquitto-clients',
     why: "docs/api.md's walk-through sends a box its command with mosquitto_pub and reads the answer with mosquitto_sub",
+  },
+  tshark: {
+    package: 'tshark',
+    why: 'the Wireshark dissector (tools/wireshark/parkbench.lua) is run by tshark over real captures',
   },
 } as const;
 

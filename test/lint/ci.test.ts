@@ -23,11 +23,18 @@ test('CI builds after the typecheck and before lint', async (t) => {
   t.true(at('npm run lint') > at('npm run build'));
 });
 
-test("CI installs Debian's chromium with apt-get beside socat and mosquitto (the bench page's browser tests)", async (t) => {
+test("CI installs Debian's chromium and tshark with apt-get beside socat and mosquitto (the bench page's browser tests, the Wireshark dissector's)", async (t) => {
   const script = await read('.ci/run');
-  for (const pkg of ['socat', 'mosquitto', 'mosquitto-clients', 'chromium'])
+  for (const pkg of ['socat', 'mosquitto', 'mosquitto-clients', 'chromium', 'tshark'])
     t.true(script.includes(`need+=(${pkg})`), `${pkg} is installed when missing`);
   t.regex(script, /apt-get install -y[^\n]*"\$\{need\[@\]\}"/);
+  // tshark's package asks a debconf question: answered before the install, which runs non-interactive.
+  t.true(
+    script.includes(
+      "echo 'wireshark-common wireshark-common/install-setuid boolean false' | $SUDO debconf-set-selections",
+    ),
+  );
+  t.regex(script, /DEBIAN_FRONTEND=noninteractive \$SUDO apt-get install/);
 });
 
 test('CI checks the formatting with the same prettier as npm run format, after lint', async (t) => {
