@@ -7,10 +7,15 @@
 // records every byte it writes and reads (docs/capture.md, wire bytes).
 import { EventEmitter } from 'node:events';
 import { SerialPort } from 'serialport';
-import { encodeLinkFrame, type LinkType } from '../firmware-protocol/index.js';
+import {
+  LinkFrameDecoder,
+  encodeLinkFrame,
+  type LinkDecoderCounters,
+  type LinkType,
+} from '../firmware-protocol/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
-import { LinkFrameParser, type LinkFrame } from './link-frame-stream.js';
+import type { LinkFrame } from './link-frame-stream.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { SerialTarget } from './serial-target.js';
 import { messageOf } from './message-of.js';
@@ -75,7 +80,9 @@ export interface FramedSerialPortEvents {
 export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   /** Times the port was opened. */
   opens = 0;
-  readonly #parser = new LinkFrameParser();
+  /** The pure decoder, not the stream over it: each frame is passed on
+   * within the read it completes, after the capture's record of its run. */
+  readonly #decoder = new LinkFrameDecoder();
   readonly #logger: Logger;
   readonly #capture: PortCapture | undefined;
   #port: SerialPortLike | undefined;
@@ -86,7 +93,6 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   constructor(private readonly options: FramedSerialPortOptions) {
     super();
     this.#logger = (options.logger ?? silentLogger).child({ path: options.target.path });
-    this.#parser.on('data', (frame: LinkFrame) => this.emit('frame', frame));
     this.#capture = options.capture === undefined ? undefined : new PortCapture(options.capture);
   }
 
@@ -99,13 +105,13 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   }
 
   /** Frames dropped by the link decoder, by reason. */
-  get decoderCounters(): LinkFrameParser['counters'] {
-    return this.#parser.counters;
+  get decoderCounters(): Readonly<LinkDecoderCounters> {
+    return this.#decoder.counters;
   }
 
   /** Frames dropped so far (bad CRC, bad COBS, oversize, unknown type). */
   get badFrames(): number {
-    const counters = this.#parser.counters;
+    const counters = this.#decoder.counters;
     return counters.badCrc + counters.badCobs + counters.oversize + counters.unknownType;
   }
 
@@ -157,7 +163,7 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
     const port = (this.options.createPort ?? systemSerialPort)({ path, baudRate });
     await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
     if (this.options.flushOnOpen === true) await new Promise<void>((resolve) => port.flush(() => resolve()));
-    this.#parser.reset();
+    this.#decoder.reset();
     this.#port = port;
     this.#attempt = 0;
     this.opens++;
@@ -169,13 +175,20 @@ export class FramedSerialPort extends EventEmitter<FramedSerialPortEvents> {
   }
 
   #read(chunk: Buffer): void {
-    if (this.#capture === undefined) {
-      this.#parser.write(chunk);
+    const capture = this.#capture;
+    if (capture === undefined) {
+      this.#decode(chunk);
       return;
     }
-    // Run by run, so that each run's record comes before what its frame
-    // sets off (the parser emits a frame as its delimiter is written).
-    for (const run of this.#capture.read(chunk)) this.#parser.write(run);
+    // Run by run, so that each run's record comes before what its frame sets off.
+    for (const run of capture.runsOf(chunk)) {
+      capture.recordRead(run);
+      this.#decode(run.bytes);
+    }
+  }
+
+  #decode(bytes: Buffer): void {
+    for (const frame of this.#decoder.push(bytes)) this.emit('frame', frame);
   }
 
   /** A read or write failed (the device went away, EIO on a pty whose other
@@ -231,11 +244,14 @@ class PortCapture {
     if (rest !== undefined) this.#wire(this.#writes, rest);
   }
 
-  /** Records the runs `chunk` completes; returns them, for the parser. */
-  read(chunk: Buffer): Buffer[] {
-    const runs = this.#reads.push(chunk);
-    for (const run of runs) this.#wire(this.#capture.reads, run);
-    return runs.map((run) => run.bytes);
+  /** The runs `chunk` completes (each to record, then decode, in turn). */
+  runsOf(chunk: Buffer): WireRun[] {
+    return this.#reads.push(chunk);
+  }
+
+  /** A run read. */
+  recordRead(run: WireRun): void {
+    this.#wire(this.#capture.reads, run);
   }
 
   /** The port closed: what is held made no frame. */
