@@ -129,7 +129,7 @@ export class CaptureFile implements CaptureSink {
     const { maxFiles } = this.#options;
     while (maxFiles !== undefined && this.#written.length > maxFiles) {
       const oldest = this.#written.shift();
-      if (oldest !== undefined) unlinkSync(oldest);
+      if (oldest !== undefined) removeIfThere(oldest);
     }
   }
 
@@ -155,6 +155,16 @@ export class CaptureFile implements CaptureSink {
       this.#fd = undefined;
     }
     this.#options.onStop?.(error);
+  }
+}
+
+/** Removes an old file of the ring; one already gone (someone moved or
+ * deleted it) is what removing it was for, not a reason to stop. */
+function removeIfThere(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 
