@@ -841,9 +841,9 @@ function parkbench.dissector(tvb, pinfo, tree)
     pinfo.cols.info:set("not a parkbench record (" .. problem .. ")")
     return length
   end
-  pinfo.cols.protocol:set("PB " .. link_names[link])
+  local box = module_id == nil and "box" or "box " .. module_id
   header:append_text(
-    ": " .. link_names[link] .. ", " .. direction_names[direction] .. ", " .. record_names[record] .. box_text(module_id)
+    ": " .. link_names[link] .. ", " .. direction_names[direction] .. ", " .. record_names[record] .. ", " .. box
   )
   if header_length == length then
     root:add_proto_expert_info(e.malformed, "a " .. record_names[record] .. " record without data")
@@ -863,9 +863,13 @@ function parkbench.dissector(tvb, pinfo, tree)
   else
     info = dissect_opened(root, data, direction, module_id)
   end
-  local box = module_id == nil and "box" or "box " .. module_id
   local towards = direction == TO_BOX and "to " or "from "
-  root:append_text(": " .. link_names[link] .. " " .. record_names[record] .. ", " .. towards .. box)
+  local what = record_names[record]
+  if record ~= RECORD_CHUNK and record ~= RECORD_MESSAGE then
+    -- "BLE chunk" and "MQTT message" name their link already.
+    what = link_names[link] .. " " .. what
+  end
+  root:append_text(": " .. what .. ", " .. towards .. box)
   pinfo.cols.protocol:set("PB " .. link_names[link])
   pinfo.cols.info:set(arrow(direction) .. info)
   set_ends(pinfo, direction, box)
