@@ -13,7 +13,13 @@
 // The gateway runs twice: with its publish queue on disk, as `parkbench
 // gateway` runs it (each command and each response written and flushed to
 // disk before it goes on), and with the queue in memory, what the disk costs.
+// Then what `--capture` costs: two benches up at once, queue in memory, one
+// recording both ends to pcapng files (the box's side with its opened
+// records, as `parkbench sim --capture`; the gateway's, as `parkbench gateway
+// --capture`), the other not, their rounds taking turns. Target: p50 with
+// the capture within 0.2 ms of without.
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +36,9 @@ import { BoxSerialLink } from '../simulator/links/serial-link.js';
 import { DiskPublishQueue } from '../gateway/disk-queue.js';
 import { Gateway } from '../gateway/gateway.js';
 import { startPtyPair } from '../testkit/pty-pair.js';
+import { CaptureFile } from '../lib/capture/capture-file.js';
+import { LinkCapture } from '../lib/capture/link-capture.js';
+import { BoxCapture, SIM_CAPTURE_DESCRIPTION } from '../simulator/links/box-capture.js';
 import { formatNumber, percentile, startTsx } from './support/processes.js';
 
 const BAUD = 115_200;
@@ -39,7 +48,7 @@ const parkingKey = randomBytes(16);
 const moduleId = 9001;
 const now = Math.floor(Date.now() / 1000);
 
-function access(keyId: number): Buffer {
+function access(keyId: number, module = moduleId): Buffer {
   return sealCommand({
     kind: FrameKind.ACCESS,
     key: parkingKey,
@@ -50,7 +59,7 @@ function access(keyId: number): Buffer {
       notAfter: now + 86_400,
       maxEntries: 255,
       maxExits: 255,
-      moduleIds: [moduleId, moduleId + 1],
+      moduleIds: [module, module + 1],
     },
   });
 }
@@ -70,6 +79,7 @@ console.log(
 const bare = await bareEcho(count);
 const full = await throughGateway(count, 'disk');
 const inMemory = await throughGateway(count, 'memory');
+const capture = await captureOnAndOff(count);
 const overheadP50 = full.p50;
 console.log('');
 console.log(`bare pty echo:         p50 ${formatNumber(bare.p50, 2)} ms, p99 ${formatNumber(bare.p99, 2)} ms`);
@@ -78,6 +88,13 @@ console.log(
 );
 console.log(
   `the same, queue in memory:     p50 ${formatNumber(inMemory.p50, 2)} ms, p99 ${formatNumber(inMemory.p99, 2)} ms (the disk costs ${formatNumber(full.p50 - inMemory.p50, 2)} ms at p50)`,
+);
+const captureCost = capture.on.p50 - capture.off.p50;
+console.log(
+  `--capture on both ends:        p50 ${formatNumber(capture.on.p50, 2)} ms, p99 ${formatNumber(capture.on.p99, 2)} ms; off, taking turns: p50 ${formatNumber(capture.off.p50, 2)} ms, p99 ${formatNumber(capture.off.p99, 2)} ms (queue in memory; ${capture.packets} packets, ${formatNumber(capture.bytes / 1024, 0)} KiB recorded)`,
+);
+console.log(
+  `target: --capture within 0.2 ms of off at p50: ${captureCost <= 0.2 ? 'met' : 'MISSED'} (${captureCost >= 0 ? '+' : ''}${formatNumber(captureCost, 3)} ms)`,
 );
 console.log(`on a real ${BAUD}-baud cable: about ${formatNumber(floorMs + full.p50, 2)} ms p50 (floor + software)`);
 console.log(
@@ -108,48 +125,144 @@ async function bareEcho(rounds: number): Promise<{ p50: number; p99: number }> {
 
 async function throughGateway(rounds: number, queueOn: 'disk' | 'memory'): Promise<{ p50: number; p99: number }> {
   const broker = startTsx(new URL('./support/broker.ts', import.meta.url));
-  const pair = await startPtyPair();
   const folder = await mkdtemp(join(tmpdir(), 'pb-bench-queue-'));
   try {
-    const url = `mqtt://127.0.0.1:${String((await broker.line(/^listening \d+$/, 30_000)).split(' ')[1])}`;
-    const box = await SimulatedBox.start({
-      clock: systemClock,
-      provisioning: {
-        moduleId,
-        parkingId: 7,
-        direction: 'entrance',
-        macAddress: '02:00:00:00:23:29',
-        parkingKey,
-        parkingKeyNext: null,
-        boxKey: randomBytes(16),
-        skewSeconds: 120,
-        minBatteryMv: 3_300,
-        mqtt: null,
-      },
-      barrierTimings: { openingMs: 0, openHoldMs: 0, closingMs: 0 },
-      // 2 mV an opening would reach min_battery_mv at round 300 (LOW_BATTERY):
-      // this bench measures the link, not the battery.
-      batteryModel: { ...defaultBatteryModel, movementDrainMv: 0 },
+    const url = await brokerUrl(broker);
+    const bench = await serialBench(url, {
+      module: moduleId,
+      queueFile: queueOn === 'disk' ? join(folder, 'queue.json') : undefined,
     });
-    const link = new BoxSerialLink(box, { clock: systemClock, target: { path: pair.a, baudRate: BAUD } });
-    await link.start();
-    const gateway = new Gateway({
-      mqtt: { url, username: 'gw-bench', password: 'x' },
-      topics,
-      clock: systemClock,
-      serial: [{ path: pair.b, baudRate: BAUD }],
-      answerTimeoutMs: 5_000,
-      ...(queueOn === 'disk' ? { queue: await DiskPublishQueue.open(join(folder, 'queue.json')) } : {}),
-    });
-    await gateway.start();
-    while (!gateway.boxes.some((entry) => entry.moduleId === moduleId))
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    const operator = await mqtt.connectAsync(url);
-    disableNagle(operator);
-    await operator.subscribeAsync(topics.box(moduleId, 'response'), { qos: 1 });
     const times: number[] = [];
-    for (let index = 0; index < rounds + 20; index++) {
-      const command = access(100 + index).toString('base64');
+    try {
+      for (let index = 0; index < rounds + 20; index++) {
+        const time = await bench.round(100 + index);
+        if (index >= 20) times.push(time);
+      }
+    } finally {
+      await bench.stop();
+    }
+    return summary(times);
+  } finally {
+    await broker.stop();
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/** The round trip with both ends recording and without, rounds taking turns
+ * (which goes first alternates too). */
+async function captureOnAndOff(
+  rounds: number,
+): Promise<{ on: { p50: number; p99: number }; off: { p50: number; p99: number }; packets: number; bytes: number }> {
+  const broker = startTsx(new URL('./support/broker.ts', import.meta.url));
+  const folder = await mkdtemp(join(tmpdir(), 'pb-bench-capture-'));
+  try {
+    const url = await brokerUrl(broker);
+    const off = await serialBench(url, { module: moduleId + 10 });
+    const on = await serialBench(url, { module: moduleId + 20, captureIn: folder });
+    const times = { on: [] as number[], off: [] as number[] };
+    try {
+      for (let index = 0; index < rounds + 20; index++) {
+        const order = index % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+        for (const which of order) {
+          const time = await (which === 'on' ? on : off).round(100 + index);
+          if (index >= 20) times[which].push(time);
+        }
+      }
+    } finally {
+      await Promise.all([on.stop(), off.stop()]);
+    }
+    const files = on.captures;
+    return {
+      on: summary(times.on),
+      off: summary(times.off),
+      packets: files.reduce((sum, file) => sum + file.packets, 0),
+      bytes: files.reduce((sum, file) => sum + file.bytes, 0),
+    };
+  } finally {
+    await broker.stop();
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function brokerUrl(broker: ReturnType<typeof startTsx>): Promise<string> {
+  return `mqtt://127.0.0.1:${String((await broker.line(/^listening \d+$/, 30_000)).split(' ')[1])}`;
+}
+
+interface SerialBench {
+  /** One command through it (an ACCESS of key `keyId`): the round trip, ms. */
+  round(keyId: number): Promise<number>;
+  /** Its capture files once stopped (none without `captureIn`). */
+  readonly captures: { packets: number; bytes: number }[];
+  stop(): Promise<void>;
+}
+
+/** A box on a pty pair, a gateway, an operator: one command at a time. With
+ * `queueFile` the gateway's queue is on disk; with `captureIn` the box's end
+ * and the gateway record to files there. */
+async function serialBench(
+  url: string,
+  options: { module: number; queueFile?: string | undefined; captureIn?: string },
+): Promise<SerialBench> {
+  const { module } = options;
+  const pair = await startPtyPair();
+  const box = await SimulatedBox.start({
+    clock: systemClock,
+    provisioning: {
+      moduleId: module,
+      parkingId: 7,
+      direction: 'entrance',
+      macAddress: '02:00:00:00:23:29',
+      parkingKey,
+      parkingKeyNext: null,
+      boxKey: randomBytes(16),
+      skewSeconds: 120,
+      minBatteryMv: 3_300,
+      mqtt: null,
+    },
+    barrierTimings: { openingMs: 0, openHoldMs: 0, closingMs: 0 },
+    // 2 mV an opening would reach min_battery_mv at round 300 (LOW_BATTERY):
+    // this bench measures the link, not the battery.
+    batteryModel: { ...defaultBatteryModel, movementDrainMv: 0 },
+  });
+  const captureFile = (name: string): CaptureFile | undefined =>
+    options.captureIn === undefined
+      ? undefined
+      : new CaptureFile({ path: join(options.captureIn, name), application: `parkbench perf:serial ${name}` });
+  const simFile = captureFile('sim.pcapng');
+  const gatewayFile = captureFile('gateway.pcapng');
+  const link = new BoxSerialLink(box, {
+    clock: systemClock,
+    target: { path: pair.a, baudRate: BAUD },
+    ...(simFile === undefined
+      ? {}
+      : {
+          capture: new BoxCapture(
+            new LinkCapture(simFile, 'serial', pair.a, { description: SIM_CAPTURE_DESCRIPTION }),
+            box,
+          ),
+        }),
+  });
+  await link.start();
+  const gateway = new Gateway({
+    mqtt: { url, username: `gw-bench-${module}`, password: 'x' },
+    topics,
+    clock: systemClock,
+    serial: [{ path: pair.b, baudRate: BAUD }],
+    answerTimeoutMs: 5_000,
+    ...(options.queueFile === undefined ? {} : { queue: await DiskPublishQueue.open(options.queueFile) }),
+    ...(gatewayFile === undefined ? {} : { capture: gatewayFile }),
+  });
+  await gateway.start();
+  while (!gateway.boxes.some((entry) => entry.moduleId === module))
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  const operator = await mqtt.connectAsync(url);
+  disableNagle(operator);
+  await operator.subscribeAsync(topics.box(module, 'response'), { qos: 1 });
+  const captures: { packets: number; bytes: number }[] = [];
+  return {
+    captures,
+    round: async (keyId) => {
+      const command = access(keyId, module).toString('base64');
       const started = performance.now();
       const answered = new Promise<void>((resolve) => {
         const onMessage = (_topic: string, payload: Buffer): void => {
@@ -162,20 +275,24 @@ async function throughGateway(rounds: number, queueOn: 'disk' | 'memory'): Promi
         };
         operator.on('message', onMessage);
       });
-      await operator.publishAsync(topics.box(moduleId, 'command'), JSON.stringify({ command }), { qos: 1 });
+      await operator.publishAsync(topics.box(module, 'command'), JSON.stringify({ command }), { qos: 1 });
       await answered;
-      if (index >= 20) times.push(performance.now() - started);
-    }
-    await operator.endAsync(true);
-    await gateway.stop();
-    await link.stop();
-    await box.stop();
-    return summary(times);
-  } finally {
-    await pair.close();
-    await broker.stop();
-    await rm(folder, { recursive: true, force: true });
-  }
+      return performance.now() - started;
+    },
+    stop: async () => {
+      await operator.endAsync(true);
+      await gateway.stop();
+      await link.stop();
+      await box.stop();
+      await pair.close();
+      for (const file of [simFile, gatewayFile]) {
+        if (file === undefined) continue;
+        file.close();
+        if (file.stopped !== undefined) throw new Error(`the capture stopped: ${file.stopped.message}`);
+        captures.push({ packets: file.packets, bytes: file.files.reduce((sum, path) => sum + statSync(path).size, 0) });
+      }
+    },
+  };
 }
 
 function summary(times: number[]): { p50: number; p99: number } {
