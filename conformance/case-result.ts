@@ -13,6 +13,8 @@ export interface CaseResult {
   readonly reason?: string;
   readonly ms: number;
   readonly wearing: boolean;
+  /** The file of what crossed the link during the case (--capture-dir). */
+  readonly capture?: string;
 }
 
 export interface SuiteSummary {

@@ -5,19 +5,29 @@
 // the wait for the command in flight ends (its answer is not checked). Whatever
 // happens, once the suite has touched the box's issuer keys it puts them back.
 // With `firstAnswerMs`, the cases wait for the box's first answer
-// (first-answer.ts); none in time rejects with SuiteNotStarted.
+// (first-answer.ts); none in time rejects with SuiteNotStarted. With
+// `capture`, each case that runs (and the put-back) is told to it as it
+// begins and ends, and its result names the file of what crossed the link.
 import type { Clock } from '../lib/clock.js';
 import { BarrierWatch } from './barrier-watch.js';
 import type { BoxUnderTest } from './box-under-test.js';
 import type { BoxTarget } from './box-target.js';
 import type { CaseResult, SuiteReport } from './case-result.js';
 import { casesFor, type ConformanceCase, type ProtocolVersion } from './cases/index.js';
-import { restoreIssuerKeys } from './restore-issuers.js';
+import { RESTORE_CASE_NAME, restoreIssuerKeys } from './restore-issuers.js';
 import { runChecks } from './run-checks.js';
 import { SuiteInterrupted } from './interrupted.js';
 import { awaitFirstAnswer } from './first-answer.js';
-import { CaseRun, SuiteContext, type SuiteSettings } from './suite-context.js';
+import { CaseRun, SuiteContext, type SuiteIssuers, type SuiteSettings } from './suite-context.js';
 import { messageOf } from '../lib/message-of.js';
+
+/** The per-case capture files (--capture-dir): `begin` as a case starts,
+ * with its row in the report (1 for the first); `end` as it ends, giving
+ * the file of what crossed the link meanwhile, if one was kept. */
+export interface CaseCapture {
+  begin(row: number, caseName: string): void;
+  end(): string | undefined;
+}
 
 export interface RunSuiteOptions {
   readonly box: BoxUnderTest;
@@ -37,13 +47,26 @@ export interface RunSuiteOptions {
   /** Aborted: the wait for the put-back's answer ends at once (the row then
    * fails). Without it, that wait runs its course (--answer-ms). */
   readonly putBackSignal?: AbortSignal;
+  readonly capture?: CaseCapture;
+  /** The suite's own issuers (default: two fresh ones), given when the
+   * caller must know them: a capture opens ACCESS_SIGNED frames with them. */
+  readonly issuers?: SuiteIssuers;
 }
 
 export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
   const { box, target, clock, settings } = options;
   const barrier = new BarrierWatch(clock, options.signal);
   target.onBarrier((observation) => barrier.add(observation));
-  const context = new SuiteContext(box, target, barrier, clock, settings, options.signal, options.putBackSignal);
+  const context = new SuiteContext(
+    box,
+    target,
+    barrier,
+    clock,
+    settings,
+    options.signal,
+    options.putBackSignal,
+    options.issuers,
+  );
   const results: CaseResult[] = [];
   const started = clock.now();
   const record = (result: CaseResult): void => {
@@ -74,6 +97,7 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
       }
       const run = new CaseRun(context, conformanceCase.name);
       const caseStarted = clock.now();
+      options.capture?.begin(results.length + 1, conformanceCase.name);
       try {
         await conformanceCase.run(run);
       } catch (error) {
@@ -81,13 +105,20 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
       }
       const ms = clock.now() - caseStarted;
       const got = run.got.length === 0 ? '-' : run.got.join(', ');
-      if (run.problems.length > 0) record({ ...base, got, result: 'fail', reason: run.problems.join('; '), ms });
-      else if (run.skipped !== undefined) record({ ...base, got, result: 'skip', reason: run.skipped, ms });
-      else record({ ...base, got, result: 'pass', ms });
+      const captured = capturedAs(options.capture?.end());
+      if (run.problems.length > 0)
+        record({ ...base, got, result: 'fail', reason: run.problems.join('; '), ms, ...captured });
+      else if (run.skipped !== undefined)
+        record({ ...base, got, result: 'skip', reason: run.skipped, ms, ...captured });
+      else record({ ...base, got, result: 'pass', ms, ...captured });
     }
   } finally {
     // Before the checks, so its exchange is checked with the others.
-    if (context.issuerKeysTouched) record(await restoreIssuerKeys(context));
+    if (context.issuerKeysTouched) {
+      options.capture?.begin(results.length + 1, RESTORE_CASE_NAME);
+      const restored = await restoreIssuerKeys(context);
+      record({ ...restored, ...capturedAs(options.capture?.end()) });
+    }
   }
   for (const check of runChecks({
     exchanges: context.exchanges,
@@ -112,4 +143,8 @@ export async function runSuite(options: RunSuiteOptions): Promise<SuiteReport> {
       control_seq: { first: settings.controlSeq, next: context.controlSeq() },
     },
   };
+}
+
+function capturedAs(file: string | undefined): { capture?: string } {
+  return file === undefined ? {} : { capture: file };
 }

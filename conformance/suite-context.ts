@@ -56,6 +56,17 @@ export interface TestIssuer {
   readonly publicKey: Buffer;
 }
 
+/** The suite's two issuers: installed as issuer_key and issuer_key_previous. */
+export interface SuiteIssuers {
+  readonly current: TestIssuer;
+  readonly previous: TestIssuer;
+}
+
+/** Two fresh issuers, for one run. */
+export function freshIssuers(): SuiteIssuers {
+  return { current: generateIssuerKeyPair(), previous: generateIssuerKeyPair() };
+}
+
 /** One exchange of the run, with what its case expected. */
 export interface RecordedExchange {
   readonly caseName: string;
@@ -75,10 +86,7 @@ export interface Checked {
 export class SuiteContext {
   readonly exchanges: RecordedExchange[] = [];
   /** The suite's issuers: installed as issuer_key and issuer_key_previous. */
-  readonly issuers: { readonly current: TestIssuer; readonly previous: TestIssuer } = {
-    current: generateIssuerKeyPair(),
-    previous: generateIssuerKeyPair(),
-  };
+  readonly issuers: SuiteIssuers;
   /** Set once the suite has sent a SET_ISSUER (answered or not): the box's
    * own issuer keys must then be put back when the run ends. */
   issuerKeysTouched = false;
@@ -102,7 +110,9 @@ export class SuiteContext {
     /** Ends the wait for the put-back of the issuer keys (sent even when
      * the run was interrupted); without it, that wait runs its course. */
     readonly putBackSignal?: AbortSignal,
+    issuers: SuiteIssuers = freshIssuers(),
   ) {
+    this.issuers = issuers;
     this.#nextControlSeq = settings.controlSeq;
     this.#nextKeyId = settings.keyIdBase;
   }

@@ -7,10 +7,11 @@
 // what ran is reported).
 import type { Command } from 'commander';
 import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, DEFAULT_WAIT_MS } from '../../conformance/suite-defaults.js';
+import { addCaptureOptions } from '../capture-flags.js';
 import type { ConformanceFlags } from '../conformance/flags.js';
 
 export function registerConformanceCommand(program: Command): void {
-  program
+  const command = program
     .command('conformance')
     .description('Run the box conformance suite against one box (a real one on a bench, or a simulated one)')
     .option(
@@ -66,14 +67,21 @@ export function registerConformanceCommand(program: Command): void {
       'skip the cases marked wearing (they move a real barrier, spend tries many times or fill the revocation list)',
     )
     .option('--json', 'print the results and a summary as JSON instead of the table')
-    .option('--junit <file>', 'also write the results as JUnit XML to this file')
+    .option(
+      '--junit <file>',
+      "also write the results as JUnit XML to this file (with --capture-dir, each case's capture attached)",
+    )
     .option(
       '--log-level <level>',
       'logs of the links, on stderr: fatal, error, warn, info, debug, trace or silent',
       'warn',
-    )
-    .action(async (flags: ConformanceFlags) => {
-      const { runConformance } = await import('../run/conformance.js');
-      await runConformance(flags);
-    });
+    );
+  addCaptureOptions(command, 'the whole run (every frame on the link, both ways)').option(
+    '--capture-dir <dir>',
+    'record each case to its own pcapng file in this folder (NN-<case>.pcapng; made when missing)',
+  );
+  command.action(async (flags: ConformanceFlags) => {
+    const { runConformance } = await import('../run/conformance.js');
+    await runConformance(flags);
+  });
 }

@@ -11,10 +11,11 @@ import type { ProtocolVersion } from '../../conformance/cases/index.js';
 import { REVOCATION_CAPACITY_BOUND } from '../../conformance/cases/revocation-cases.js';
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../lib/provisioning-file.js';
 import { UsageError } from '../errors.js';
+import type { RunCaptureFlags } from './run-capture.js';
 import { parseLogLevel } from '../logger.js';
 import { messageOf } from '../../lib/message-of.js';
 
-export interface ConformanceFlags {
+export interface ConformanceFlags extends RunCaptureFlags {
   box?: string;
   serial?: string;
   ble?: string;

@@ -1,7 +1,10 @@
 // The link to the box under test, opened for `parkbench conformance`: a
 // serial port, BLE (noble) or a broker. A link that cannot open yet (a pty
 // that socat has not made, a broker still starting) is tried again until
-// `waitUntil` (--wait-ms); then its reason is one line, exit 1.
+// `waitUntil` (--wait-ms); then its reason is one line, exit 1. With a
+// capture, the link records through one OpeningLinkCapture, made once for
+// every try.
+import { bleLocalName } from '../../firmware-protocol/index.js';
 import { sleep, systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
@@ -10,9 +13,22 @@ import type { Provisioning } from '../../lib/provisioning-file.js';
 import type { BoxTarget } from '../../conformance/box-target.js';
 import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
 import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
+import { brokerName } from '../../lib/capture/mqtt-capture.js';
 import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
+import { OpeningLinkCapture, type SuiteKeys } from '../../conformance/capture/opening-link-capture.js';
+import type { CaptureSink } from '../../lib/capture/sink.js';
 import { CliError } from '../errors.js';
 import type { TargetChoice } from './flags.js';
+
+/** What the link records through: the run's sink, and the keys the suite
+ * opens the frames with. */
+export interface TargetCapture {
+  readonly sink: CaptureSink;
+  readonly keys: SuiteKeys;
+}
+
+/** if_description of the suite's interfaces. */
+const RECORDED_BY = 'parkbench conformance';
 
 /** Between two tries to open the link, ms. */
 const REOPEN_PAUSE_MS = 200;
@@ -23,8 +39,9 @@ export async function openTarget(
   cycleMs: number,
   logger: Logger,
   waitUntil: number,
+  capture?: TargetCapture,
 ): Promise<BoxTarget> {
-  const make = await targetMaker(choice, provisioning, cycleMs, logger);
+  const make = await targetMaker(choice, provisioning, cycleMs, logger, capture);
   for (;;) {
     const target = make();
     try {
@@ -44,14 +61,28 @@ async function targetMaker(
   provisioning: Provisioning,
   cycleMs: number,
   logger: Logger,
+  capture: TargetCapture | undefined,
 ): Promise<() => BoxTarget> {
+  const linkCapture = (name: string): OpeningLinkCapture | undefined =>
+    capture === undefined
+      ? undefined
+      : new OpeningLinkCapture(capture.sink, choice.kind, name, capture.keys, { description: RECORDED_BY });
   switch (choice.kind) {
-    case 'serial':
+    case 'serial': {
+      const serialCapture = linkCapture(choice.target.path);
       return () =>
-        new SerialBoxTarget({ target: choice.target, boxKey: provisioning.boxKey, clock: systemClock, logger });
+        new SerialBoxTarget({
+          target: choice.target,
+          boxKey: provisioning.boxKey,
+          clock: systemClock,
+          logger,
+          ...(serialCapture === undefined ? {} : { capture: serialCapture }),
+        });
+    }
     case 'ble': {
       keepStdoutForResults();
       const noble = await loadNoble().catch((error: unknown) => Promise.reject(new CliError(messageOf(error))));
+      const bleCapture = linkCapture(bleLocalName(provisioning.moduleId));
       // Status reports come only while connected: stay connected through a barrier cycle.
       return () =>
         new BleBoxTarget({
@@ -62,9 +93,11 @@ async function targetMaker(
           clock: systemClock,
           logger,
           idleMs: cycleMs + 60_000,
+          ...(bleCapture === undefined ? {} : { capture: bleCapture }),
         });
     }
-    case 'mqtt':
+    case 'mqtt': {
+      const mqttCapture = linkCapture(brokerName(choice.url));
       return () =>
         new MqttBoxTarget({
           url: choice.url,
@@ -73,7 +106,9 @@ async function targetMaker(
           clock: systemClock,
           ...(choice.username === undefined ? {} : { username: choice.username }),
           ...(choice.password === undefined ? {} : { password: choice.password }),
+          ...(mqttCapture === undefined ? {} : { capture: mqttCapture }),
         });
+    }
   }
 }
 

@@ -1,9 +1,13 @@
 // `parkbench conformance`, its flags read (commands/conformance.ts): opens
-// the link to the box, runs the suite, reports, and sets the exit code.
+// the captures and the link to the box, runs the suite, reports, and sets
+// the exit code.
 import { U32_MAX } from '../../firmware-protocol/index.js';
 import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
 import { systemClock } from '../../lib/clock.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
+import { suiteKeys } from '../../conformance/capture/suite-keys.js';
+import type { RunCapture } from '../../conformance/capture/run-capture.js';
+import { freshIssuers } from '../../conformance/suite-context.js';
 import { passedAll, type SuiteReport } from '../../conformance/case-result.js';
 import { renderJson } from '../../conformance/reports/json.js';
 import { renderJunit } from '../../conformance/reports/junit.js';
@@ -11,9 +15,11 @@ import { DEFAULT_TABLE_WIDTH, renderTable } from '../../conformance/reports/tabl
 import { runSuite } from '../../conformance/run-suite.js';
 import { SuiteNotStarted } from '../../conformance/first-answer.js';
 import { freshKeyIdBase } from '../../conformance/suite-defaults.js';
-import { parseConformanceFlags, type ConformanceFlags } from '../conformance/flags.js';
+import { parseConformanceFlags, type ConformanceFlags, type ConformanceOptions } from '../conformance/flags.js';
 import { openTarget } from '../conformance/open-target.js';
+import { openRunCapture } from '../conformance/run-capture.js';
 import { CliError, ExitCode } from '../errors.js';
+import type { Logger } from '../../lib/logger.js';
 import { createCliLogger } from '../logger.js';
 import { messageOf } from '../../lib/message-of.js';
 
@@ -22,8 +28,30 @@ export async function runConformance(flags: ConformanceFlags): Promise<void> {
   // A --junit path that is no regular file is refused (exit 2) before the box is touched.
   if (options.junit !== undefined) checkReplaceable(options.junit);
   const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
+  const capture = openRunCapture(flags, logger);
+  try {
+    await runAndReport(options, logger, capture);
+  } finally {
+    capture?.close();
+  }
+}
+
+async function runAndReport(
+  options: ConformanceOptions,
+  logger: Logger,
+  capture: RunCapture | undefined,
+): Promise<void> {
   const waitUntil = systemClock.now() + options.waitMs;
-  const target = await openTarget(options.choice, options.provisioning, options.cycleMs, logger, waitUntil);
+  const box = boxUnderTest(options.provisioning, options.issuerKeys);
+  const issuers = freshIssuers();
+  const target = await openTarget(
+    options.choice,
+    options.provisioning,
+    options.cycleMs,
+    logger,
+    waitUntil,
+    capture === undefined ? undefined : { sink: capture, keys: suiteKeys(box, issuers) },
+  );
   // SIGINT (or SIGTERM) stops the run after the command in flight, and the
   // suite puts the box's issuer keys back before the report; a second signal
   // exits at once.
@@ -42,7 +70,7 @@ export async function runConformance(flags: ConformanceFlags): Promise<void> {
   let report: SuiteReport;
   try {
     report = await runSuite({
-      box: boxUnderTest(options.provisioning, options.issuerKeys),
+      box,
       target,
       clock: systemClock,
       settings: {
@@ -57,6 +85,8 @@ export async function runConformance(flags: ConformanceFlags): Promise<void> {
       skipWearing: options.skipWearing,
       protocol: options.protocol,
       signal: interrupt.signal,
+      issuers,
+      ...(capture === undefined ? {} : { capture }),
     });
   } catch (error) {
     if (error instanceof SuiteNotStarted) throw new CliError(error.message);

@@ -1,5 +1,8 @@
 // `--junit FILE`: JUnit XML for CI, one testcase per case (and per check
 // over the whole run); a failure carries its reason, a skipped case <skipped/>.
+// A case's capture file (--capture-dir) is attached as Jenkins' JUnit
+// Attachments plugin and GitLab read attachments: `[[ATTACHMENT|path]]` in
+// the testcase's <system-out>, by the absolute path the run gives it.
 import type { CaseResult, SuiteReport } from '../case-result.js';
 
 export function escapeXml(text: string): string {
@@ -20,15 +23,26 @@ function seconds(ms: number): string {
 
 function testcase(result: CaseResult, className: string): string {
   const open = `    <testcase classname="${escapeXml(className)}" name="${escapeXml(result.name)}" time="${seconds(result.ms)}"`;
+  // JUnit's order: the verdict, then <system-out>.
+  const children = [verdict(result), attachment(result)].filter((child) => child !== undefined);
+  return children.length === 0 ? `${open}/>` : [`${open}>`, ...children, '    </testcase>'].join('\n');
+}
+
+function verdict(result: CaseResult): string | undefined {
   const details = `step: ${result.step}; expected: ${result.expected}; got: ${result.got}`;
   switch (result.result) {
     case 'pass':
-      return `${open}/>`;
+      return undefined;
     case 'skip':
-      return `${open}>\n      <skipped message="${escapeXml(result.reason ?? 'skipped')}"/>\n    </testcase>`;
+      return `      <skipped message="${escapeXml(result.reason ?? 'skipped')}"/>`;
     case 'fail':
-      return `${open}>\n      <failure message="${escapeXml(result.reason ?? 'failed')}">${escapeXml(details)}</failure>\n    </testcase>`;
+      return `      <failure message="${escapeXml(result.reason ?? 'failed')}">${escapeXml(details)}</failure>`;
   }
+}
+
+function attachment(result: CaseResult): string | undefined {
+  if (result.capture === undefined) return undefined;
+  return `      <system-out>[[ATTACHMENT|${escapeXml(result.capture)}]]</system-out>`;
 }
 
 export function renderJunit(report: SuiteReport): string {

@@ -2,10 +2,12 @@
 // BleCentral: the box is found by its local name PB-<module_id>, with its
 // MAC address as the allow-list; status reports notified while connected
 // show the barrier. noble is given (loaded lazily by the caller, or built
-// over a virtual radio's bindings in tests).
+// over a virtual radio's bindings in tests). With a capture, the central
+// records the chunks both ways and the frames they make.
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { BleCentral } from '../../lib/ble-central.js';
+import type { LinkCapture } from '../../lib/capture/link-capture.js';
 import type { Noble } from '../../lib/noble.js';
 import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
 import { BarrierFeed } from './barrier-feed.js';
@@ -24,6 +26,8 @@ export interface BleBoxTargetOptions {
   /** Stay connected this long without a command, ms: status reports come
    * only while connected, so it must outlast a barrier cycle. */
   readonly idleMs: number;
+  /** Records the box's chunks and frames (interface `ble:PB-<module_id>`). */
+  readonly capture?: LinkCapture;
 }
 
 export class BleBoxTarget implements BoxTarget {
@@ -40,6 +44,9 @@ export class BleBoxTarget implements BoxTarget {
       idleMs: options.idleMs,
       powerOnTimeoutMs: options.discoverTimeoutMs ?? 10_000,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.capture === undefined
+        ? {}
+        : { capture: (moduleId: number) => (moduleId === options.moduleId ? options.capture : undefined) }),
     });
     this.#central.on('report', (moduleId, frame) => {
       if (moduleId !== options.moduleId) return;

@@ -2,9 +2,13 @@
 // messages on the box's command topic, each with its own request_id in the
 // context; the response message carrying that request_id is its answer.
 // The retained state topic shows the barrier. Works for a simulated box on
-// the broker and for a real box behind a gateway alike.
+// the broker and for a real box behind a gateway alike. With a capture, the
+// target records every message it publishes or receives, and the frame
+// inside each command and response message.
 import { randomBytes } from 'node:crypto';
 import mqtt, { type MqttClient } from 'mqtt';
+import { CaptureDirection, type LinkCapture } from '../../lib/capture/link-capture.js';
+import { recordMqttMessage } from '../../lib/capture/mqtt-capture.js';
 import type { Clock, TimerHandle } from '../../lib/clock.js';
 import { parseJsonObject, type CommandMessage } from '../../lib/mqtt-messages.js';
 import type { Topics } from '../../lib/mqtt-topics.js';
@@ -21,6 +25,8 @@ export interface MqttBoxTargetOptions {
   readonly topics: Topics;
   readonly clock: Clock;
   readonly connectTimeoutMs?: number;
+  /** Records the messages and their frames (interface `mqtt:<url>`, lib/capture/mqtt-capture.ts's brokerName). */
+  readonly capture?: LinkCapture;
 }
 
 const BARRIER_BY_NAME: Readonly<Record<string, Barrier>> = {
@@ -77,7 +83,9 @@ export class MqttBoxTarget implements BoxTarget {
       timer = clock.setTimeout(() => resolve(null), timeoutMs);
     });
     const message: CommandMessage = { command: command.toString('base64'), context: { request_id: requestId } };
-    await client.publishAsync(this.#topic('command'), JSON.stringify(message), { qos: 1 });
+    const payload = JSON.stringify(message);
+    this.#recordSent(payload);
+    await client.publishAsync(this.#topic('command'), payload, { qos: 1 });
     const response = await answered;
     if (timer !== undefined) clock.clearTimeout(timer);
     this.#pending.delete(requestId);
@@ -92,7 +100,10 @@ export class MqttBoxTarget implements BoxTarget {
   async sendGarbage(): Promise<void> {
     const client = this.#client;
     if (client === undefined) return;
-    for (const payload of mqttGarbage()) await client.publishAsync(this.#topic('command'), payload, { qos: 1 });
+    for (const payload of mqttGarbage()) {
+      this.#recordSent(payload);
+      await client.publishAsync(this.#topic('command'), payload, { qos: 1 });
+    }
   }
 
   onBarrier(listener: (observation: BarrierObservation) => void): void {
@@ -108,7 +119,17 @@ export class MqttBoxTarget implements BoxTarget {
     return this.options.topics.box(this.options.moduleId, name);
   }
 
+  /** A message as published on the command topic, and its frame when it carries one. */
+  #recordSent(payload: string): void {
+    const { capture, moduleId } = this.options;
+    if (capture !== undefined)
+      recordMqttMessage(capture, CaptureDirection.toBox, this.#topic('command'), Buffer.from(payload), moduleId);
+  }
+
   #message(topic: string, payload: Buffer): void {
+    const { capture, moduleId } = this.options;
+    // A state message carries no frame: recorded as a message alone.
+    if (capture !== undefined) recordMqttMessage(capture, CaptureDirection.fromBox, topic, payload, moduleId);
     let document: Record<string, unknown>;
     try {
       document = parseJsonObject(payload, topic);

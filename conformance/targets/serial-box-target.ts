@@ -1,11 +1,12 @@
 // The suite on a serial cable (docs/protocol.md, Serial link framing), through the
 // gateway's SerialBoxLink: commands as 0x01 frames, responses matched by
 // their echo, status reports (asked for on open, sent on barrier changes)
-// show the barrier.
+// show the barrier. With a capture, the link records the bytes both ways.
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { SerialTarget } from '../../lib/serial-target.js';
 import { SerialBoxLink } from '../../lib/serial-box-link.js';
+import type { OpeningLinkCapture } from '../capture/opening-link-capture.js';
 import type { BarrierObservation, BoxTarget, Exchange } from '../box-target.js';
 import { BarrierFeed } from './barrier-feed.js';
 import { serialGarbage } from './garbage.js';
@@ -16,6 +17,8 @@ export interface SerialBoxTargetOptions {
   readonly boxKey: Uint8Array;
   readonly clock: Clock;
   readonly logger?: Logger;
+  /** Interface `serial:<port path>`. */
+  readonly capture?: OpeningLinkCapture;
 }
 
 export class SerialBoxTarget implements BoxTarget {
@@ -29,6 +32,7 @@ export class SerialBoxTarget implements BoxTarget {
       target: options.target,
       clock: options.clock,
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.capture === undefined ? {} : { capture: options.capture }),
     });
     this.#link.on('report', (_report, frame) => {
       const observation = reportedBarrier(frame, options.boxKey, options.clock.now());
@@ -53,7 +57,10 @@ export class SerialBoxTarget implements BoxTarget {
   }
 
   async sendGarbage(): Promise<void> {
-    for (const bytes of serialGarbage()) await this.#link.writeRaw(bytes);
+    const send = async (): Promise<void> => {
+      for (const bytes of serialGarbage()) await this.#link.writeRaw(bytes);
+    };
+    await (this.options.capture?.sendingGarbage(send) ?? send());
   }
 
   onBarrier(listener: (observation: BarrierObservation) => void): void {

@@ -129,3 +129,27 @@ test('the JUnit XML is well formed, escaped, with a testcase per case', (t) => {
   );
   t.throws(() => assertWellFormedXml('<a><b></a>'));
 });
+
+test("the JUnit XML attaches each case's capture file in its testcase's <system-out>, after the verdict", (t) => {
+  const [passed, skipped, failed] = report.results;
+  if (passed === undefined || skipped === undefined || failed === undefined) throw new Error('three results');
+  const xml = renderJunit({
+    ...report,
+    results: [
+      { ...passed, capture: '/runs/R&D/01-valid-access-co.pcapng' },
+      skipped,
+      { ...failed, capture: '/runs/R&D/03-not-after-just-outside.pcapng' },
+    ],
+  });
+  t.notThrows(() => assertWellFormedXml(xml));
+  t.regex(
+    xml,
+    /<testcase [^>]*name="valid &lt;ACCESS&gt; &amp; co" time="0.012">\n {6}<system-out>\[\[ATTACHMENT\|\/runs\/R&amp;D\/01-valid-access-co\.pcapng\]\]<\/system-out>\n {4}<\/testcase>/,
+  );
+  t.regex(
+    xml,
+    /<\/failure>\n {6}<system-out>\[\[ATTACHMENT\|\/runs\/R&amp;D\/03-not-after-just-outside\.pcapng\]\]<\/system-out>\n {4}<\/testcase>/,
+  );
+  t.is(xml.match(/<system-out>/g)?.length, 2, 'none for a case without a file');
+  t.is(renderJunit(report).match(/<system-out>/g), null);
+});

@@ -1,50 +1,18 @@
 // The suite through the real command line against `parkbench sim` on a real
 // pty pair (socat): a correct box passes every case, sealed or signed; a box
 // with a firmware bug fails, and the failing case is the one the bug breaks.
-import avaTest, { type ExecutionContext } from 'ava';
+import avaTest from 'ava';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { casesFor } from '../../conformance/cases/index.js';
-import { startCli } from '../helpers/cli-process.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { simOnPty } from '../helpers/conformance-serial-sim.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tableRows } from '../helpers/conformance-table.js';
-import {
-  assertWellFormedXml,
-  boxFile,
-  FAST_BARRIER_FLAGS,
-  keysOf,
-  reportRows,
-  type JsonReport,
-} from '../helpers/conformance-fixtures.js';
+import { assertWellFormedXml, keysOf, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
 import { testNeeding } from '../helpers/requires.js';
 
 // Skipped, with one line naming the package, where socat is not installed (a failure under CI).
 const test = testNeeding('socat', avaTest);
-
-async function simOnPty(
-  t: ExecutionContext,
-  moduleId: number,
-  extra: readonly string[] = [],
-  overrides: Record<string, unknown> = {},
-) {
-  const box = await boxFile(t, moduleId, overrides);
-  const pair = await ptyPairForTest(t);
-  const sim = startCli(t, [
-    'sim',
-    '--box',
-    box.path,
-    '--serial',
-    pair.a,
-    '--memory-state',
-    ...FAST_BARRIER_FLAGS,
-    '--log-level',
-    'warn',
-    ...extra,
-  ]);
-  await sim.waitForLine(/^parkbench sim ready /);
-  return { box, pair, sim };
-}
 
 test('a simulated box on a pty passes every case; the table says so; exit 0', async (t) => {
   const { box, pair } = await simOnPty(t, 4101);

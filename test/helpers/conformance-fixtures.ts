@@ -83,6 +83,8 @@ export interface JsonReport {
     reason?: string;
     ms: number;
     wearing: boolean;
+    /** With --capture-dir: the case's capture file. */
+    capture?: string;
   }[];
   interrupted?: boolean;
   summary: {
