@@ -24,6 +24,7 @@ import type { LiveBoxStates } from '../events/live-states.js';
 import { messageOf } from '../../lib/message-of.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 import { ResponseIngestion, type IngestedResponse } from './response-ingester.js';
+import { type CaptureRing, MqttCapture } from '../capture/index.js';
 
 export type MqttConnection =
   | { readonly mode: 'embedded'; readonly host: string; readonly port: number }
@@ -58,6 +59,9 @@ export interface MqttServiceOptions {
   readonly clock: Clock;
   readonly connection: MqttConnection;
   readonly logger?: Logger;
+  /** Where each command message published and each response message
+   * received is recorded, per box (CAPTURE_RING_SECONDS); absent: nowhere. */
+  readonly capture?: CaptureRing;
 }
 
 /** A command's outcome (api/boxes/commands.ts, CommandOutcome) with all the ingestion knows of the answer. */
@@ -75,6 +79,8 @@ export class MqttService implements BoxCommandSender {
   /** The availability writes, one after another in the order of the changes
    * (a box's online then offline must land in that order on a pool too). */
   #availabilityWrites: Promise<void> = Promise.resolve();
+  /** Records the boxes' traffic in the capture ring, when there is one. */
+  #capture: MqttCapture | undefined;
 
   private constructor(
     readonly ingestion: ResponseIngestion,
@@ -95,6 +101,9 @@ export class MqttService implements BoxCommandSender {
     const logger = options.logger ?? silentLogger;
     const ingestion = new ResponseIngestion(options.ctx, logger);
     const { connection, topics } = options;
+    // The interface is named after the broker, known once it listens; no
+    // message arrives before.
+    let capture: MqttCapture | undefined;
     if (connection.mode === 'embedded') {
       // Each message a unit of the group commit (api/db/group-commit.ts):
       // those of one turn share a transaction, each acknowledged only after
@@ -106,9 +115,13 @@ export class MqttService implements BoxCommandSender {
         accounts: new MqttAccountRepository(options.ctx.store),
         maxPacketBytes: options.ctx.config.mqttMaxPacketBytes,
         logger,
-        ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),
+        ingest: (moduleId, payload) => {
+          capture?.response(moduleId, topics.box(moduleId, 'response'), payload);
+          return ingestion.ingest(moduleId, payload);
+        },
       });
       const service = new MqttService(ingestion, broker.url, options, broker, undefined);
+      capture = service.#startCapture();
       // Every publish passes here, retained availability, states and last wills included.
       broker.aedes.on('publish', (packet) => service.#statusMessage(packet.topic, packet.payload));
       return service;
@@ -153,7 +166,10 @@ export class MqttService implements BoxCommandSender {
         // A gateway's availability and state are read by #statusMessage; any other topic is refused.
         if (box === null) {
           if (topics.parseGatewayTopic(topic) === null) ingestion.refuseTopic(topic);
-        } else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
+        } else if (box.name === 'response') {
+          capture?.response(box.moduleId, topic, payload);
+          await ingestion.ingest(box.moduleId, payload);
+        }
       },
     });
     const service = new MqttService(
@@ -164,9 +180,16 @@ export class MqttService implements BoxCommandSender {
       client,
       keptSession ? responsesSubscription : undefined,
     );
+    capture = service.#startCapture();
     client.on('message', (topic: string, payload: Buffer) => service.#statusMessage(topic, payload));
     await client.start();
     return service;
+  }
+
+  #startCapture(): MqttCapture | undefined {
+    const { capture } = this.options;
+    this.#capture = capture === undefined ? undefined : new MqttCapture(capture, this.url);
+    return this.#capture;
   }
 
   /** Called when a box's true availability changes, and with every
@@ -285,6 +308,7 @@ export class MqttService implements BoxCommandSender {
       const timer = clock.setTimeout(() => finish({ error: 'timeout' }), timeoutMs);
       const topic = topics.box(moduleId, 'command');
       const payload = JSON.stringify(message);
+      this.#capture?.command(moduleId, topic, payload, command);
       if (this.broker !== undefined) {
         this.broker.publish(topic, payload).catch(() => finish({ error: 'broker_unavailable' }));
       } else {
