@@ -24,6 +24,9 @@ import {
 } from '../../lib/capture/record.js';
 import type { CaptureInterface, CaptureSink } from '../../lib/capture/sink.js';
 
+/** What a record's header says (its data aside). */
+export type RecordFields = Pick<CaptureRecord, 'link' | 'direction' | 'kind' | 'moduleId' | 'notAFrame'>;
+
 /** An entry: its header, then the packet (the record's header and data). */
 const Entry = {
   /** f64: microseconds since the Unix epoch, never less than the entry before. */
@@ -92,9 +95,9 @@ export class CaptureRing implements CaptureSink {
   }
 
   /** Makes `link` one of the capture's interfaces before any record of it,
-   * so a capture with no packet still names it. */
-  describe(link: CaptureInterface): void {
-    this.#interfaceIdOf(link);
+   * so a capture with no packet still names it; returns its id for `append`. */
+  describe(link: CaptureInterface): number {
+    return this.#interfaceIdOf(link);
   }
 
   /** Bytes of the slabs held now (what `maxBytes` bounds). */
@@ -115,14 +118,36 @@ export class CaptureRing implements CaptureSink {
   }
 
   record(link: CaptureInterface, timestampMicros: bigint, record: CaptureRecord): void {
-    const { moduleId } = record;
-    const packetLength = RECORD_HEADER_LENGTH + record.data.length;
+    this.#append(this.#interfaceIdOf(link), Number(timestampMicros), record, undefined, record.data);
+  }
+
+  /**
+   * Records one packet now, on the ring's clock, with no record object made
+   * for it: what the API's MQTT side calls for every message (mqtt-capture.ts).
+   * `topic`, when given, goes before `data` as a message record's topic
+   * length (u16) and topic; a string `data` is written as UTF-8.
+   */
+  append(interfaceId: number, fields: RecordFields, data: Uint8Array | string, topic?: string): void {
+    this.#append(interfaceId, this.nowMicros(), fields, topic, data);
+  }
+
+  #append(
+    interfaceId: number,
+    timestampMicros: number,
+    fields: RecordFields,
+    topic: string | undefined,
+    data: Uint8Array | string,
+  ): void {
+    const { moduleId } = fields;
+    const topicLength = topic === undefined ? 0 : Buffer.byteLength(topic);
+    const dataLength = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+    const packetLength = RECORD_HEADER_LENGTH + (topic === undefined ? 0 : 2 + topicLength) + dataLength;
     const entryLength = Entry.packet + packetLength;
     if (moduleId === undefined || entryLength > this.#options.maxBytes) {
       this.#dropped++;
       return;
     }
-    const micros = Math.max(Number(timestampMicros), this.#lastMicros);
+    const micros = Math.max(timestampMicros, this.#lastMicros);
     this.#lastMicros = micros;
     this.#forgetOlderThan(micros - this.#options.maxAgeMicros);
     const slab = this.#slabWithRoom(entryLength);
@@ -131,10 +156,17 @@ export class CaptureRing implements CaptureSink {
     bytes.writeDoubleLE(micros, at + Entry.micros);
     bytes.writeDoubleLE(this.#newest.get(moduleId) ?? -1, at + Entry.previous);
     bytes.writeUInt32LE(moduleId, at + Entry.moduleId);
-    bytes.writeUInt16LE(this.#interfaceIdOf(link), at + Entry.interfaceId);
+    bytes.writeUInt16LE(interfaceId, at + Entry.interfaceId);
     bytes.writeUInt32LE(packetLength, at + Entry.length);
-    writeRecordHeader(record, bytes, at + Entry.packet);
-    bytes.set(record.data, at + Entry.packet + RECORD_HEADER_LENGTH);
+    // writeRecordHeader reads the header's fields, never the data.
+    writeRecordHeader(fields as CaptureRecord, bytes, at + Entry.packet);
+    let offset = at + Entry.packet + RECORD_HEADER_LENGTH;
+    if (topic !== undefined) {
+      bytes.writeUInt16BE(topicLength, offset);
+      offset += 2 + bytes.write(topic, offset + 2);
+    }
+    if (typeof data === 'string') bytes.write(data, offset);
+    else bytes.set(data, offset);
     slab.used = at + entryLength;
     slab.entries++;
     slab.lastMicros = micros;

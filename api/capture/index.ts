@@ -4,7 +4,7 @@
 //
 // The feature's public face: another folder of api/ imports it only from
 // here (eslint.config.js, `featureImportConfigs`).
-export { CaptureRing } from './capture-ring.js';
+export { CaptureRing, type RecordFields } from './capture-ring.js';
 export { captureMicros } from './micros.js';
 export { MqttCapture } from './mqtt-capture.js';
 export { type CaptureRouteDeps, type CaptureSource, operatorCaptureRoutes, PCAPNG_MEDIA_TYPE } from './routes.js';

@@ -95,12 +95,14 @@ export function operatorCaptureRoutes(
         source.application,
         seconds === undefined ? undefined : now - seconds * 1_000_000,
       );
-      return reply
-        .type(PCAPNG_MEDIA_TYPE)
-        .header('content-disposition', `attachment; filename="${captureFileName(moduleId, now)}"`)
-        // A Buffer is sent as it is (fastify serializes no Buffer); the
-        // schema's `string` is its OpenAPI type, `format: binary`.
-        .send(file as unknown as string);
+      return (
+        reply
+          .type(PCAPNG_MEDIA_TYPE)
+          .header('content-disposition', `attachment; filename="${captureFileName(moduleId, now)}"`)
+          // A Buffer is sent as it is (fastify serializes no Buffer); the
+          // schema's `string` is its OpenAPI type, `format: binary`.
+          .send(file as unknown as string)
+      );
     },
   );
 }

@@ -2,7 +2,7 @@
 // boxes within its byte bound and its age, read back as pcapng by
 // test/helpers/pcapng.ts.
 import test from 'ava';
-import { CaptureRing } from '../../../api/capture/index.js';
+import { CaptureRing, MqttCapture } from '../../../api/capture/index.js';
 import { LinkCapture } from '../../../lib/capture/link-capture.js';
 import { CaptureDirection, RecordKind } from '../../../lib/capture/record.js';
 import { readCapture } from '../../helpers/pcapng.js';
@@ -114,4 +114,35 @@ test('timestamps never go back: a clock stepped back stamps the next record with
   link.frame(CaptureDirection.fromBox, frame(2), 1);
   const stamps = readCapture(ring.capture(1, 'x')).packets.map(({ timestampMicros }) => timestampMicros);
   t.deepEqual(stamps, [5_000n * 1_000_000n, 5_000n * 1_000_000n]);
+});
+
+test('MqttCapture: the interface names the broker without its credentials; a response message without a frame is recorded alone', (t) => {
+  const { ring } = ringOf({ maxBytes: 65_536 });
+  const capture = new MqttCapture(ring, 'mqtts://api:s3cret@broker.example:8883');
+  const topic = 'parkbench/boxes/9/response';
+  const answered = { command: 'AQID', response: 'BAUG', received_at: '2026-01-01T00:00:00Z', via: 'mqtt', context: {} };
+  capture.response(9, topic, Buffer.from(JSON.stringify(answered)));
+  capture.response(9, topic, Buffer.from(JSON.stringify({ ...answered, response: null, error: 'timeout' })));
+  capture.response(9, topic, Buffer.from('not json'));
+  capture.command(9, 'parkbench/boxes/9/command', '{"command":"AQID"}', Buffer.from([1, 2, 3]));
+  const contents = readCapture(ring.capture(9, 'parkbench test api'));
+  t.deepEqual(
+    contents.interfaces.map(({ name }) => name),
+    ['mqtt:mqtts://broker.example:8883'],
+  );
+  t.deepEqual(
+    contents.packets.map(({ record }) => [record?.direction, record?.kind]),
+    [
+      [CaptureDirection.fromBox, RecordKind.message],
+      [CaptureDirection.fromBox, RecordKind.frame],
+      [CaptureDirection.fromBox, RecordKind.message],
+      [CaptureDirection.fromBox, RecordKind.message],
+      [CaptureDirection.toBox, RecordKind.message],
+      [CaptureDirection.toBox, RecordKind.frame],
+    ],
+  );
+  t.deepEqual(Buffer.from(contents.packets[1]?.record?.data ?? []), Buffer.from([4, 5, 6]));
+  const last = Buffer.from(contents.packets[4]?.record?.data ?? []);
+  t.is(last.readUInt16BE(0), 'parkbench/boxes/9/command'.length);
+  t.is(last.subarray(2).toString(), 'parkbench/boxes/9/command{"command":"AQID"}');
 });
