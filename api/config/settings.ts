@@ -159,7 +159,7 @@ export const SETTINGS = Object.freeze({
     default: '64',
     parse: integer(1, 65_536),
     meaning:
-      'memory the capture ring may hold over all boxes, MiB: past it the oldest records go first, whatever their age (64 MiB keeps 300 s of about 500 boxes at one command and answer a second: [Benchmarks](benchmarks.md))',
+      'memory the capture ring may hold over all boxes, MiB: past it the oldest records go first, whatever their age (64 MiB keeps 300 s of about 440 boxes that answer once a second, or the last 26 s of 5,000 such boxes: [Benchmarks](benchmarks.md#the-capture-ring-perfcapture-ring))',
   }),
   boxAnswerTimeoutMs: setting({
     variable: 'BOX_ANSWER_TIMEOUT_MS',
