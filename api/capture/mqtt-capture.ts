@@ -5,9 +5,10 @@
 //
 // Every response the API ingests passes here, so a record is written
 // straight into the ring's slab (CaptureRing.append): no record object, no
-// copy of the message but the one into the slab.
+// copy of the message but the one into the slab, and the message as
+// ingestion parsed it (no second parse).
 import { CaptureDirection, CaptureLink, RecordKind } from '../../lib/capture/record.js';
-import { isBase64 } from '../../lib/mqtt-messages.js';
+import type { ReceivedResponseMessage } from '../../lib/mqtt-messages.js';
 import type { CaptureRing, RecordFields } from './capture-ring.js';
 
 /** Recorded as the interfaces' `if_description`. */
@@ -40,12 +41,20 @@ export class MqttCapture {
     this.#record(CaptureDirection.toBox, RecordKind.frame, moduleId, frame);
   }
 
-  /** A response message from the box, and its response frame when it holds one
-   * (a message that does not parse, or says the box did not answer, has none). */
-  response(moduleId: number, topic: string, payload: Buffer): void {
+  /** A response message from the box, and its response frame when it holds
+   * one: `message` is the payload parsed (lib/mqtt-messages.ts,
+   * parseResponseMessage); one that does not parse (undefined), or says the
+   * box did not answer, has none. */
+  response(
+    moduleId: number,
+    topic: string,
+    payload: Buffer,
+    message: Pick<ReceivedResponseMessage, 'response'> | undefined,
+  ): void {
     this.#record(CaptureDirection.fromBox, RecordKind.message, moduleId, payload, topic);
-    const frame = responseFrameOf(payload);
-    if (frame !== undefined) this.#record(CaptureDirection.fromBox, RecordKind.frame, moduleId, frame);
+    const response = message?.response;
+    if (typeof response === 'string')
+      this.#record(CaptureDirection.fromBox, RecordKind.frame, moduleId, Buffer.from(response, 'base64'));
   }
 
   #record(
@@ -61,21 +70,6 @@ export class MqttCapture {
     fields.moduleId = moduleId;
     this.#ring.append(this.#interfaceId, fields, data, topic);
   }
-}
-
-/** The response frame of a response message: its `response`, base64. Not
- * the full check ingestion makes (lib/mqtt-messages.ts, parseResponseMessage):
- * a message it refuses is recorded too, with the frame it carries. */
-function responseFrameOf(payload: Buffer): Buffer | undefined {
-  let document: unknown;
-  try {
-    document = JSON.parse(payload.toString());
-  } catch {
-    return undefined;
-  }
-  const response =
-    typeof document === 'object' && document !== null ? (document as { response?: unknown }).response : undefined;
-  return typeof response === 'string' && isBase64(response) ? Buffer.from(response, 'base64') : undefined;
 }
 
 function withoutCredentials(brokerUrl: string): string {

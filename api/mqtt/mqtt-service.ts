@@ -101,9 +101,6 @@ export class MqttService implements BoxCommandSender {
     const logger = options.logger ?? silentLogger;
     const ingestion = new ResponseIngestion(options.ctx, logger);
     const { connection, topics } = options;
-    // The interface is named after the broker, known once it listens; no
-    // message arrives before.
-    let capture: MqttCapture | undefined;
     if (connection.mode === 'embedded') {
       // Each message a unit of the group commit (api/db/group-commit.ts):
       // those of one turn share a transaction, each acknowledged only after
@@ -115,13 +112,10 @@ export class MqttService implements BoxCommandSender {
         accounts: new MqttAccountRepository(options.ctx.store),
         maxPacketBytes: options.ctx.config.mqttMaxPacketBytes,
         logger,
-        ingest: (moduleId, payload) => {
-          capture?.response(moduleId, topics.box(moduleId, 'response'), payload);
-          return ingestion.ingest(moduleId, payload);
-        },
+        ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),
       });
       const service = new MqttService(ingestion, broker.url, options, broker, undefined);
-      capture = service.#startCapture();
+      service.#startCapture();
       // Every publish passes here, retained availability, states and last wills included.
       broker.aedes.on('publish', (packet) => service.#statusMessage(packet.topic, packet.payload));
       return service;
@@ -166,10 +160,7 @@ export class MqttService implements BoxCommandSender {
         // A gateway's availability and state are read by #statusMessage; any other topic is refused.
         if (box === null) {
           if (topics.parseGatewayTopic(topic) === null) ingestion.refuseTopic(topic);
-        } else if (box.name === 'response') {
-          capture?.response(box.moduleId, topic, payload);
-          await ingestion.ingest(box.moduleId, payload);
-        }
+        } else if (box.name === 'response') await ingestion.ingest(box.moduleId, payload);
       },
     });
     const service = new MqttService(
@@ -180,16 +171,24 @@ export class MqttService implements BoxCommandSender {
       client,
       keptSession ? responsesSubscription : undefined,
     );
-    capture = service.#startCapture();
+    service.#startCapture();
     client.on('message', (topic: string, payload: Buffer) => service.#statusMessage(topic, payload));
     await client.start();
     return service;
   }
 
-  #startCapture(): MqttCapture | undefined {
-    const { capture } = this.options;
-    this.#capture = capture === undefined ? undefined : new MqttCapture(capture, this.url);
-    return this.#capture;
+  /** Records every command sent and response received from now on; the
+   * interface is named after the broker, known once it listens or is
+   * connected to, before any message arrives. */
+  #startCapture(): void {
+    const ring = this.options.capture;
+    if (ring === undefined) return;
+    const capture = new MqttCapture(ring, this.url);
+    this.#capture = capture;
+    const { topics } = this.options;
+    this.ingestion.onArrival((moduleId, payload, message) =>
+      capture.response(moduleId, topics.box(moduleId, 'response'), payload, message),
+    );
   }
 
   /** Called when a box's true availability changes, and with every

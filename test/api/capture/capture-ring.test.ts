@@ -5,6 +5,7 @@ import test from 'ava';
 import { CaptureRing, MqttCapture } from '../../../api/capture/index.js';
 import { LinkCapture } from '../../../lib/capture/link-capture.js';
 import { CaptureDirection, RecordKind } from '../../../lib/capture/record.js';
+import { parseResponseMessage } from '../../../lib/mqtt-messages.js';
 import { readCapture } from '../../helpers/pcapng.js';
 
 const SECOND = 1_000_000;
@@ -116,14 +117,15 @@ test('timestamps never go back: a clock stepped back stamps the next record with
   t.deepEqual(stamps, [5_000n * 1_000_000n, 5_000n * 1_000_000n]);
 });
 
-test('MqttCapture: the interface names the broker without its credentials; a response message without a frame is recorded alone', (t) => {
+test('MqttCapture: the interface names the broker without its credentials; a response message without a frame (none given, or one that does not parse) is recorded alone', (t) => {
   const { ring } = ringOf({ maxBytes: 65_536 });
   const capture = new MqttCapture(ring, 'mqtts://api:s3cret@broker.example:8883');
   const topic = 'parkbench/boxes/9/response';
   const answered = { command: 'AQID', response: 'BAUG', received_at: '2026-01-01T00:00:00Z', via: 'mqtt', context: {} };
-  capture.response(9, topic, Buffer.from(JSON.stringify(answered)));
-  capture.response(9, topic, Buffer.from(JSON.stringify({ ...answered, response: null, error: 'timeout' })));
-  capture.response(9, topic, Buffer.from('not json'));
+  const timedOut = { ...answered, response: null, error: 'timeout' };
+  capture.response(9, topic, Buffer.from(JSON.stringify(answered)), parseResponseMessage(JSON.stringify(answered)));
+  capture.response(9, topic, Buffer.from(JSON.stringify(timedOut)), parseResponseMessage(JSON.stringify(timedOut)));
+  capture.response(9, topic, Buffer.from('not json'), undefined);
   capture.command(9, 'parkbench/boxes/9/command', '{"command":"AQID"}', Buffer.from([1, 2, 3]));
   const contents = readCapture(ring.capture(9, 'parkbench test api'));
   t.deepEqual(
