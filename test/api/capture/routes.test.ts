@@ -154,6 +154,8 @@ test('hostile input: seconds out of 1..CAPTURE_RING_SECONDS or not a number, a m
     [moduleId, '?seconds=99999999999', 'seconds'],
     [moduleId, '?seconds=', 'seconds'],
     [moduleId, '?seconds=1.5', 'seconds'],
+    [moduleId, '?seconds=10&seconds=20', 'seconds'],
+    [moduleId, '?seconds=%2010', 'seconds'],
     ['x', '', 'module_id'],
     ['-1', '', 'module_id'],
     ['1e3', '', 'module_id'],
