@@ -8,6 +8,7 @@ import type { ApiConfig } from './config/index.js';
 import type { AppContext } from './context.js';
 import type { ConformanceRuns } from './conformance-runs/index.js';
 import type { MqttService } from './mqtt/index.js';
+import type { CaptureSource } from './capture/index.js';
 import { openSmartKeyRoutes, smartKeyRoutes } from './smart-keys/index.js';
 import { apiErrorHandler } from './http/error-handler.js';
 import { apiFormats } from './http/formats.js';
@@ -33,6 +34,9 @@ export interface BuildAppOptions {
   mqtt: MqttService | undefined;
   /** The conformance runs of the operator API, in this process's memory. */
   conformanceRuns: ConformanceRuns;
+  /** Each box's recent MQTT traffic; absent without MQTT or with
+   * CAPTURE_RING_SECONDS=0 (its route says which). */
+  capture?: CaptureSource | undefined;
   /** The process's logger (app-logger.ts); none: the app logs nothing. */
   logger: FastifyBaseLogger | undefined;
   /** Version shown in the OpenAPI document. */
@@ -93,7 +97,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   boxLogRoutes(app, ctx);
   await app.register(
     (scope, _options, done) => {
-      operatorRoutes(scope, ctx, mqtt, conformanceRuns);
+      operatorRoutes(scope, ctx, mqtt, conformanceRuns, options.capture);
       done();
     },
     { prefix: OPERATOR_PREFIX },

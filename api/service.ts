@@ -25,6 +25,8 @@ import { ControlDispatcher } from './control/index.js';
 import { openStore } from './db/open-store.js';
 import type { Store } from './db/store.js';
 import { type MqttConnection, MqttService } from './mqtt/index.js';
+import { CaptureRing, captureMicros, type CaptureSource } from './capture/index.js';
+import { packageVersionNear } from '../lib/package-version.js';
 import { onPaymentOutcome } from './sessions/index.js';
 
 export interface ServiceOptions {
@@ -86,7 +88,8 @@ export async function createService(config: ApiConfig, options: ServiceOptions =
       await eventRelay.start();
       started.push(() => eventRelay.close());
     }
-    const mqtt = options.mqtt === undefined ? undefined : await startMqtt(ctx, options.mqtt, log);
+    const capture = options.mqtt === undefined ? undefined : captureSource(config, clock);
+    const mqtt = options.mqtt === undefined ? undefined : await startMqtt(ctx, options.mqtt, log, capture?.ring);
     if (mqtt !== undefined) started.push(() => mqtt.close());
     const control = mqtt === undefined ? undefined : controlDispatcher(ctx, mqtt, log);
     if (control !== undefined) {
@@ -115,6 +118,7 @@ export async function createService(config: ApiConfig, options: ServiceOptions =
       ctx,
       mqtt,
       conformanceRuns,
+      capture,
       logger,
       ...(options.version === undefined ? {} : { version: options.version }),
     });
@@ -144,14 +148,34 @@ export function openApiStore(config: ApiConfig, log: Logger): Promise<Store> {
 
 /** The MQTT side over the service's ingestion, accounts and events; resolves
  * once the broker listens, or once the external broker took the first connection. */
-function startMqtt(ctx: AppContext, connection: MqttConnection, log: Logger): Promise<MqttService> {
+function startMqtt(
+  ctx: AppContext,
+  connection: MqttConnection,
+  log: Logger,
+  capture: CaptureRing | undefined,
+): Promise<MqttService> {
   return MqttService.start({
     ctx,
     topics: new Topics(ctx.config.mqttTopicPrefix),
     clock: ctx.clock,
     connection,
     logger: log,
+    ...(capture === undefined ? {} : { capture }),
   });
+}
+
+/** The capture ring of CAPTURE_RING_SECONDS and CAPTURE_RING_MB, on the
+ * service's clock; none when CAPTURE_RING_SECONDS is 0. */
+function captureSource(config: ApiConfig, clock: Clock): CaptureSource | undefined {
+  if (config.captureRingSeconds === 0) return undefined;
+  return {
+    ring: new CaptureRing({
+      maxAgeMicros: config.captureRingSeconds * 1_000_000,
+      maxBytes: config.captureRingMb * 1024 * 1024,
+      nowMicros: captureMicros(clock),
+    }),
+    application: `parkbench ${packageVersionNear(import.meta.url)} api`,
+  };
 }
 
 /** The dispatcher sends over `mqtt` and hears from it which boxes are

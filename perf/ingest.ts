@@ -1,4 +1,4 @@
-// npm run perf:ingest [-- --boxes 200 --per-box 250 --bare-count 50000 --stream-rounds 2 --store sqlite|postgres]
+// npm run perf:ingest [-- --boxes 200 --per-box 250 --bare-count 50000 --stream-rounds 2 --capture-rounds 2 --store sqlite|postgres]
 //
 // Box responses -> stored box logs per second, through `parkbench api` (its
 // own process: the embedded aedes broker and the ingestion, which commits
@@ -13,6 +13,9 @@
 // clients of GET /api/operator/events attached (real SSE connections from
 // this process, reading every byte), alternating, --stream-rounds times each:
 // target, at least 0.9 of the rate without them.
+// Then the capture ring (CAPTURE_RING_SECONDS, api/capture/): the same
+// ingestion with the ring off (0) and on (300, its default), alternating,
+// --capture-rounds times each: target, at least 0.95 of the rate with it off.
 // `--store postgres`: the API on a PostgreSQL server started for
 // the run (as durable as the SQLite store), the floor measured on it in the
 // same run: the server's own insert of the same rows, 500 a statement (a
@@ -35,6 +38,7 @@ const boxes = Number(argument('--boxes') ?? 200);
 const perBox = Number(argument('--per-box') ?? 250);
 const bareCount = Number(argument('--bare-count') ?? 50_000);
 const streamRounds = Number(argument('--stream-rounds') ?? 2);
+const captureRounds = Number(argument('--capture-rounds') ?? 2);
 const STREAM_CLIENTS = 3;
 const worker = new URL('./support/ingest-worker.ts', import.meta.url);
 const directory = await mkdtemp(join(tmpdir(), 'pb-bench-ingest-'));
@@ -63,6 +67,7 @@ try {
       `floor:    PostgreSQL's own insert of the same rows, 500 a statement, 1 connection: ${formatNumber(floor.rowsPerSecond)} rows/s; ingest ${formatNumber(ingest.rate / floor.rowsPerSecond, 2)} of it`,
     );
   if (streamRounds > 0) await withAndWithoutStreams();
+  if (captureRounds > 0) await withAndWithoutCapture();
 } finally {
   await databases.stop();
   await rm(directory, { recursive: true, force: true });
@@ -105,11 +110,6 @@ async function withAndWithoutStreams(): Promise<void> {
       `stream:   with ${STREAM_CLIENTS} clients:  ${formatNumber(streamed.rate)} box logs stored/s, ${formatNumber(streamed.cpuUsPerLog)} µs of API CPU a log (${streamed.streams ?? ''})`,
     );
   }
-  const median = (values: number[]): number => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = Math.floor(sorted.length / 2);
-    return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-  };
   const ratio = median(withStreams) / median(without);
   console.log(
     `stream:   medians ${formatNumber(median(withStreams))} with, ${formatNumber(median(without))} without: ratio ${formatNumber(ratio, 2)} (target 0.9: ${ratio >= 0.9 ? 'met' : 'MISSED'}); pairs ${withStreams.map((rate, index) => formatNumber(rate / (without[index] ?? rate), 2)).join(', ')}`,
@@ -119,9 +119,43 @@ async function withAndWithoutStreams(): Promise<void> {
   );
 }
 
+/** The same ingestion with the capture ring off and on, alternating, the off run first in each round. */
+async function withAndWithoutCapture(): Promise<void> {
+  const off: number[] = [];
+  const on: number[] = [];
+  const cpuOff: number[] = [];
+  const cpuOn: number[] = [];
+  for (let round = 0; round < captureRounds; round++) {
+    for (const seconds of ['0', '300']) {
+      const run = await throughApi(0, `capture-${round}-${seconds}`, { CAPTURE_RING_SECONDS: seconds });
+      (seconds === '0' ? off : on).push(run.rate);
+      (seconds === '0' ? cpuOff : cpuOn).push(run.cpuUsPerLog);
+      console.log(
+        `capture:  ring ${seconds === '0' ? 'off' : 'on '} (CAPTURE_RING_SECONDS=${seconds}): ${formatNumber(run.rate)} box logs stored/s, ${formatNumber(run.cpuUsPerLog)} µs of API CPU a log`,
+      );
+    }
+  }
+  const ratio = median(on) / median(off);
+  const pairs = on.map((rate, index) => rate / (off[index] ?? rate));
+  console.log(
+    `capture:  medians ${formatNumber(median(on))} on, ${formatNumber(median(off))} off: ratio ${formatNumber(ratio, 2)}; median of the rounds' ratios ${formatNumber(median(pairs), 2)} (target 0.95: ${median(pairs) >= 0.95 ? 'met' : 'MISSED'}); pairs ${pairs.map((pair) => formatNumber(pair, 2)).join(', ')} (spread ${formatNumber(Math.min(...pairs), 2)}..${formatNumber(Math.max(...pairs), 2)})`,
+  );
+  const cpuPairs = cpuOn.map((cpu, index) => (cpuOff[index] ?? cpu) / cpu);
+  console.log(
+    `capture:  API CPU a log, medians: ${formatNumber(median(cpuOn))} µs on, ${formatNumber(median(cpuOff))} µs off (ratio of rates the CPU allows: ${formatNumber(median(cpuOff) / median(cpuOn), 2)}; median of the rounds' ${formatNumber(median(cpuPairs), 2)}, pairs ${cpuPairs.map((pair) => formatNumber(pair, 2)).join(', ')})`,
+  );
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
 async function throughApi(
   streamClients = 0,
   name = 'bench',
+  env: NodeJS.ProcessEnv = {},
 ): Promise<Rate & { stored: number; cpuUsPerLog: number; streams?: string }> {
   const database = await databases.fresh(name);
   const mqttPort = await freePort();
@@ -135,6 +169,7 @@ async function throughApi(
     PORT: String(httpPort),
     MQTT_PORT: String(mqttPort),
     LOG_LEVEL: 'info',
+    ...env,
   });
   let streams: StreamClients | undefined;
   try {

@@ -147,6 +147,20 @@ export const SETTINGS = Object.freeze({
     meaning:
       'largest MQTT packet a logged-in client may send to the embedded broker (64 KiB; 4096 to 268435455); a CONNECT may have at most 4 KiB whatever this says. A larger packet closes the connection at its header (see [MQTT](#mqtt-broker-accounts-and-topics))',
   }),
+  captureRingSeconds: setting({
+    variable: 'CAPTURE_RING_SECONDS',
+    default: '300',
+    parse: integer(0, 86_400),
+    meaning:
+      "how long the API keeps each box's MQTT frames for `GET /api/operator/boxes/:module_id/capture` (a pcapng file, [docs/capture.md](capture.md)); 0 turns the capture ring off; 0 to 86400",
+  }),
+  captureRingMb: setting({
+    variable: 'CAPTURE_RING_MB',
+    default: '64',
+    parse: integer(1, 65_536),
+    meaning:
+      'memory the capture ring may hold over all boxes, MiB: past it the oldest records go first, whatever their age (64 MiB keeps 300 s of about 440 boxes that answer once a second, or the last 26 s of 5,000 such boxes: [Benchmarks](benchmarks.md#the-capture-ring-perfcapture-ring))',
+  }),
   boxAnswerTimeoutMs: setting({
     variable: 'BOX_ANSWER_TIMEOUT_MS',
     default: '5000',

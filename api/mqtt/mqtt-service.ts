@@ -24,6 +24,7 @@ import type { LiveBoxStates } from '../events/live-states.js';
 import { messageOf } from '../../lib/message-of.js';
 import { startEmbeddedBroker, type EmbeddedBroker } from './broker.js';
 import { ResponseIngestion, type IngestedResponse } from './response-ingester.js';
+import { type CaptureRing, MqttCapture } from '../capture/index.js';
 
 export type MqttConnection =
   | { readonly mode: 'embedded'; readonly host: string; readonly port: number }
@@ -58,6 +59,9 @@ export interface MqttServiceOptions {
   readonly clock: Clock;
   readonly connection: MqttConnection;
   readonly logger?: Logger;
+  /** Where each command message published and each response message
+   * received is recorded, per box (CAPTURE_RING_SECONDS); absent: nowhere. */
+  readonly capture?: CaptureRing;
 }
 
 /** A command's outcome (api/boxes/commands.ts, CommandOutcome) with all the ingestion knows of the answer. */
@@ -75,6 +79,8 @@ export class MqttService implements BoxCommandSender {
   /** The availability writes, one after another in the order of the changes
    * (a box's online then offline must land in that order on a pool too). */
   #availabilityWrites: Promise<void> = Promise.resolve();
+  /** Records the boxes' traffic in the capture ring, when there is one. */
+  #capture: MqttCapture | undefined;
 
   private constructor(
     readonly ingestion: ResponseIngestion,
@@ -109,6 +115,7 @@ export class MqttService implements BoxCommandSender {
         ingest: (moduleId, payload) => ingestion.ingest(moduleId, payload),
       });
       const service = new MqttService(ingestion, broker.url, options, broker, undefined);
+      service.#startCapture();
       // Every publish passes here, retained availability, states and last wills included.
       broker.aedes.on('publish', (packet) => service.#statusMessage(packet.topic, packet.payload));
       return service;
@@ -164,9 +171,24 @@ export class MqttService implements BoxCommandSender {
       client,
       keptSession ? responsesSubscription : undefined,
     );
+    service.#startCapture();
     client.on('message', (topic: string, payload: Buffer) => service.#statusMessage(topic, payload));
     await client.start();
     return service;
+  }
+
+  /** Records every command sent and response received from now on; the
+   * interface is named after the broker, known once it listens or is
+   * connected to, before any message arrives. */
+  #startCapture(): void {
+    const ring = this.options.capture;
+    if (ring === undefined) return;
+    const capture = new MqttCapture(ring, this.url);
+    this.#capture = capture;
+    const { topics } = this.options;
+    this.ingestion.onArrival((moduleId, payload, message) =>
+      capture.response(moduleId, topics.box(moduleId, 'response'), payload, message),
+    );
   }
 
   /** Called when a box's true availability changes, and with every
@@ -285,6 +307,7 @@ export class MqttService implements BoxCommandSender {
       const timer = clock.setTimeout(() => finish({ error: 'timeout' }), timeoutMs);
       const topic = topics.box(moduleId, 'command');
       const payload = JSON.stringify(message);
+      this.#capture?.command(moduleId, topic, payload, command);
       if (this.broker !== undefined) {
         this.broker.publish(topic, payload).catch(() => finish({ error: 'broker_unavailable' }));
       } else {

@@ -92,11 +92,15 @@ export type ResponseIngestionDeps = BoxLogIngestDeps & {
   groupCommit: Pick<GroupCommit, 'runShared' | 'flush'>;
 };
 
-/** A message waiting for its turn's group. */
+/** A message waiting for its turn's group, parsed on arrival (or why not). */
 interface Received {
   readonly moduleId: number;
   readonly payload: Buffer;
+  readonly parsed: ReceivedResponseMessage | MessageError;
 }
+
+/** Hears of each message as it arrives, parsed (undefined: it does not parse). */
+export type ArrivalListener = (moduleId: number, payload: Buffer, message: ReceivedResponseMessage | undefined) => void;
 
 /** What became of a message in its group. */
 type Taken =
@@ -131,6 +135,7 @@ export class ResponseIngestion {
   };
   readonly #logger: Logger;
   readonly #listeners = new Set<(response: IngestedResponse) => void>();
+  #arrivals: ArrivalListener | undefined;
   /** The messages of one group, stored by one call (#storeAll). */
   readonly #shared: SharedWork<Received, Taken> = { runAll: (on, received) => this.#storeAll(on, received) };
 
@@ -147,11 +152,18 @@ export class ResponseIngestion {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Called with each message as it arrives, before it is stored (the
+   * capture ring, api/capture/): the one parse serves both. */
+  onArrival(listener: ArrivalListener): void {
+    this.#arrivals = listener;
+  }
+
   /** Ingests one message as a unit of the group commit; resolves once its
    * box log is committed (or it is refused for good), trying again while the
    * database is busy. Never rejects. */
   async ingest(moduleId: number, payload: Buffer): Promise<void> {
-    const received: Received = { moduleId, payload };
+    const received: Received = { moduleId, payload, parsed: parsedOf(payload) };
+    this.#arrivals?.(moduleId, payload, received.parsed instanceof MessageError ? undefined : received.parsed);
     for (;;) {
       try {
         const taken = await this.ctx.groupCommit.runShared(this.#shared, received);
@@ -184,9 +196,9 @@ export class ResponseIngestion {
    * The messages of one group as box logs, in one ingestBoxLogs call: rows
    * read once for all (the same lookups build the logs and check them), the
    * responses of a box verified together. Runs in the group's transaction.
-   * Parsed here, not on arrival: a message is counted, whatever becomes of
-   * it, in the order messages arrived (one refused at once would be counted
-   * before the messages ahead of it are committed).
+   * Parsed on arrival, judged here: a message is counted, whatever becomes
+   * of it, in the order messages arrived (one refused at once would be
+   * counted before the messages ahead of it are committed).
    * Alone, a refusal is this message's (counted, acknowledged); among others
    * it is thrown, and the group commit runs each message alone to find it.
    */
@@ -197,14 +209,10 @@ export class ResponseIngestion {
       ({
         moduleId,
         payload,
+        parsed: message,
       }): Taken | { moduleId: number; message: ReceivedResponseMessage; createdAt: string; digest: string } => {
-        let message: ReceivedResponseMessage;
-        try {
-          message = parseResponseMessage(payload);
-        } catch (error) {
-          if (!(error instanceof MessageError)) throw error;
-          return { kind: 'unparsed', reason: reasonOf(error), detail: error.message };
-        }
+        if (message instanceof MessageError)
+          return { kind: 'unparsed', reason: reasonOf(message), detail: message.message };
         const createdAt = createdAtOf(message.received_at, now);
         if (createdAt === undefined) {
           return {
@@ -336,6 +344,15 @@ export class ResponseIngestion {
   #refuse(reason: keyof IngestionCounters['refused'], moduleId: number, detail: string): void {
     this.counters.refused[reason]++;
     this.#logger.warn({ module_id: moduleId, reason, detail }, 'response message not stored');
+  }
+}
+
+function parsedOf(payload: Buffer): ReceivedResponseMessage | MessageError {
+  try {
+    return parseResponseMessage(payload);
+  } catch (error) {
+    if (error instanceof MessageError) return error;
+    throw error;
   }
 }
 

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { operatorAuth, type OperatorAuthDeps } from './auth.js';
 import { type ConformanceRuns, operatorConformanceRoutes } from '../conformance-runs/index.js';
+import { type CaptureRouteDeps, type CaptureSource, operatorCaptureRoutes } from '../capture/index.js';
 import type { MqttService } from '../mqtt/index.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './action-routes.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-command-routes.js';
@@ -24,15 +25,18 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorControlRouteDeps &
   OperatorBoxCommandRouteDeps &
   OperatorEventRouteDeps &
-  OperatorBoxSimRouteDeps;
+  OperatorBoxSimRouteDeps &
+  CaptureRouteDeps;
 
 /** `mqtt`: the MQTT side, absent when the service runs without one (api/service.ts);
- * `conformanceRuns`: the runs of this process (api/conformance-runs/). */
+ * `conformanceRuns`: the runs of this process (api/conformance-runs/);
+ * `capture`: the capture ring, absent without MQTT or when it is off (api/capture/). */
 export function operatorRoutes(
   scope: FastifyInstance,
   ctx: OperatorRouteDeps,
   mqtt: MqttService | undefined,
   conformanceRuns: ConformanceRuns,
+  capture: CaptureSource | undefined,
 ): void {
   scope.decorateRequest('operator', null);
   scope.addHook('onRequest', operatorAuth(ctx));
@@ -46,6 +50,7 @@ export function operatorRoutes(
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
   operatorConformanceRoutes(scope, conformanceRuns, mqtt);
+  operatorCaptureRoutes(scope, ctx, capture);
   // Its own child scope: @fastify/sse (registered there) must see its route.
   void scope.register((child) => operatorEventRoutes(child, ctx));
 }

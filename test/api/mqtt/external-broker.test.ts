@@ -29,6 +29,9 @@ import {
 import { seedParking, type SeededParking } from '../../helpers/parking.js';
 import { runCli } from '../../helpers/run-cli.js';
 import { waitFor } from '../../helpers/wait.js';
+import { readCapture } from '../../helpers/pcapng.js';
+import { value } from '../../helpers/sql.js';
+import { CaptureDirection, RecordKind } from '../../../lib/capture/record.js';
 import { onPath, testNeeding } from '../../helpers/requires.js';
 
 // Skipped, with one line naming the package, where mosquitto is not installed (a failure under CI).
@@ -154,6 +157,35 @@ test('through mosquitto: a box answers a session command; the API stores the log
   t.like((await boxLogs(api))[0], { source: 'mqtt', verified: 1, smart_key_id: session.smartKeyId, type: 'in' });
   t.is((await driver.current()).state, 'active');
   t.is(api.mqtt?.ingestion.counters.stored, 1);
+
+  // The response as the API received it from mosquitto is in the box's capture.
+  const { token } = await addOperator(api.ctx.store, 'bench', api.clock.now());
+  const capture = await api.app.inject({
+    method: 'GET',
+    url: `/api/operator/boxes/${moduleId}/capture`,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  t.is(capture.statusCode, 200, capture.body);
+  const contents = readCapture(capture.rawPayload);
+  t.deepEqual(
+    contents.interfaces.map(({ name }) => name),
+    [`mqtt:${bench.url}`],
+  );
+  const stored = await value<string>(api.ctx.store, 'SELECT response FROM box_logs');
+  // The markers of untilSubscribed (not JSON, on the box's response topic) come first, messages alone.
+  t.deepEqual(
+    contents.packets
+      .slice(-2)
+      .map(({ record }) => [
+        record?.direction,
+        record?.kind,
+        record?.kind === RecordKind.frame ? Buffer.from(record.data).toString('base64') : undefined,
+      ]),
+    [
+      [CaptureDirection.fromBox, RecordKind.message, undefined],
+      [CaptureDirection.fromBox, RecordKind.frame, stored],
+    ],
+  );
 });
 
 test('two APIs in one shared group split the responses: each stored once, none twice', async (t) => {

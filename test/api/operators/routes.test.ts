@@ -80,6 +80,7 @@ const OPERATOR_ROUTES: [method: 'GET' | 'POST', url: string][] = [
   ['GET', '/api/operator/parkings/1/forwarding'],
   ['POST', '/api/operator/parkings/1/forwarding/retry'],
   ['POST', '/api/operator/boxes/1/commands'],
+  ['GET', '/api/operator/boxes/1/capture'],
   ['POST', '/api/operator/events/tickets'],
   ['GET', '/api/operator/events'],
   ['GET', '/api/operator/no_such_route'],
@@ -381,6 +382,7 @@ test('the OpenAPI document lists the operator routes under the operator tag with
   const operatorPaths = Object.keys(document.paths).filter((path) => path.startsWith('/api/operator/'));
   t.deepEqual(operatorPaths.sort(), [
     '/api/operator/box_logs',
+    '/api/operator/boxes/{module_id}/capture',
     '/api/operator/boxes/{module_id}/commands',
     '/api/operator/boxes/{module_id}/conformance',
     '/api/operator/boxes/{module_id}/conformance/{run_id}/cancel',

@@ -94,6 +94,21 @@ export async function sendCommand(api: OperatorApi, moduleId: number, action: Co
   }
 }
 
+/** The box's capture (GET /api/operator/boxes/:id/capture, a pcapng file), handed to `save`. */
+export async function downloadCapture(
+  api: OperatorApi,
+  moduleId: number,
+  save: (blob: Blob, name: string) => void,
+): Promise<ActionResult> {
+  try {
+    const { blob, name } = await api.file(`/boxes/${moduleId}/capture`, `box-${moduleId}.pcapng`);
+    save(blob, name);
+    return { outcome: 'ok', text: `capture saved: ${name}` };
+  } catch (error) {
+    return failure(error);
+  }
+}
+
 export async function setFault(api: OperatorApi, moduleId: number, action: FaultAction): Promise<ActionResult> {
   try {
     await api.post(`/boxes/${moduleId}/sim`, FAULT_BODIES[action]);

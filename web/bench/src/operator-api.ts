@@ -16,6 +16,9 @@ export class ApiCallError extends Error {
 export interface OperatorApi {
   get<T>(path: string): Promise<T>;
   post<T>(path: string, body?: unknown): Promise<T>;
+  /** A file the API sends as an attachment: its bytes, and the name its
+   * Content-Disposition gives (else `fallback`). */
+  file(path: string, fallback: string): Promise<{ blob: Blob; name: string }>;
 }
 
 function isErrorBody(value: unknown): value is ApiErrorBody {
@@ -27,10 +30,24 @@ function isErrorBody(value: unknown): value is ApiErrorBody {
   );
 }
 
+function parseJson(text: string): unknown {
+  try {
+    return text === '' ? null : JSON.parse(text);
+  } catch {
+    return null; // Not JSON (a proxy's page): the status alone is shown.
+  }
+}
+
+/** The file name of `attachment; filename="..."`, when it is a plain one. */
+function attachmentName(disposition: string | null): string | undefined {
+  return /filename="([\w.-]+)"/.exec(disposition ?? '')?.[1];
+}
+
 /** `onUnauthorized` runs on a 401 from any call, with the error's message. */
 export function operatorApi(token: string, onUnauthorized: (message: string) => void): OperatorApi {
-  async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+  /** The response of a call that succeeded; else throws its ApiCallError. */
+  async function send(method: 'GET' | 'POST', path: string, accept: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept };
     const init: RequestInit = { method, headers, cache: 'no-store' };
     if (method === 'POST') {
       headers['content-type'] = 'application/json';
@@ -42,24 +59,27 @@ export function operatorApi(token: string, onUnauthorized: (message: string) => 
     } catch {
       throw new ApiCallError('The API cannot be reached.', 0, 'network');
     }
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? null : JSON.parse(text);
-    } catch {
-      parsed = null; // Not JSON (a proxy's page): the status alone is shown.
-    }
-    if (!response.ok) {
-      const error = isErrorBody(parsed)
-        ? new ApiCallError(parsed.message, response.status, parsed.error)
-        : new ApiCallError(`HTTP ${response.status}`, response.status, 'http');
-      if (response.status === 401) onUnauthorized(error.message);
-      throw error;
-    }
-    return parsed as T;
+    if (response.ok) return response;
+    const parsed = parseJson(await response.text());
+    const error = isErrorBody(parsed)
+      ? new ApiCallError(parsed.message, response.status, parsed.error)
+      : new ApiCallError(`HTTP ${response.status}`, response.status, 'http');
+    if (response.status === 401) onUnauthorized(error.message);
+    throw error;
+  }
+  async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const response = await send(method, path, 'application/json', body);
+    return parseJson(await response.text()) as T;
   }
   return {
     get: (path) => call('GET', path),
     post: (path, body) => call('POST', path, body),
+    file: async (path, fallback) => {
+      const response = await send('GET', path, '*/*');
+      return {
+        blob: await response.blob(),
+        name: attachmentName(response.headers.get('content-disposition')) ?? fallback,
+      };
+    },
   };
 }

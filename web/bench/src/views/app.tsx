@@ -3,7 +3,7 @@
 // render it and the buttons call the operator API (actions.ts).
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { operatorApi, type OperatorApi } from '../operator-api';
-import { failure, retryForwarding, revokeKeys, sendCommand, setFault } from '../actions';
+import { downloadCapture, failure, retryForwarding, revokeKeys, sendCommand, setFault } from '../actions';
 import { forgetToken, storeToken, storedToken, takeTokenFromFragment } from '../auth';
 import { createStore, type State, type Store } from '../store';
 import { connectEvents, type EventStream } from '../stream';
@@ -148,6 +148,10 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
       fault(moduleId, action) {
         pending(`box:${moduleId}`);
         void setFault(api, moduleId, action).then((result) => store.result(`box:${moduleId}`, result));
+      },
+      capture(moduleId) {
+        pending(`box:${moduleId}`);
+        void downloadCapture(api, moduleId, saveAs).then((result) => store.result(`box:${moduleId}`, result));
       },
       conformance(moduleId) {
         pending(`box:${moduleId}`);

@@ -25,6 +25,8 @@ export interface BoxHandlers {
   command: (moduleId: number, action: CommandAction) => void;
   fault: (moduleId: number, action: FaultAction) => void;
   conformance: (moduleId: number) => void;
+  /** Downloads the box's recent MQTT traffic as a pcapng file. */
+  capture: (moduleId: number) => void;
 }
 
 interface Props {
@@ -140,6 +142,14 @@ export class BoxCard extends Component<Props> {
                 onClick={() => handlers.conformance(id)}
               >
                 {running ? 'Conformance…' : 'Conformance'}
+              </button>
+              <button
+                type="button"
+                data-action="capture"
+                title="Download this box's recent MQTT traffic (pcapng, for Wireshark)"
+                onClick={() => handlers.capture(id)}
+              >
+                Capture
               </button>
             </div>
             <div class="buttons faults-row" role="group" aria-label={`simulated faults of box ${id}`}>
