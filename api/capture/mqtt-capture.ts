@@ -7,6 +7,7 @@
 // straight into the ring's slab (CaptureRing.append): no record object, no
 // copy of the message but the one into the slab, and the message as
 // ingestion parsed it (no second parse).
+import { brokerName } from '../../lib/capture/mqtt-capture.js';
 import { CaptureDirection, CaptureLink, RecordKind } from '../../lib/capture/record.js';
 import type { ReceivedResponseMessage } from '../../lib/mqtt-messages.js';
 import type { CaptureRing, RecordFields } from './capture-ring.js';
@@ -32,7 +33,7 @@ export class MqttCapture {
    * interface (`mqtt:<broker URL>`) shows it without a user name or password. */
   constructor(ring: CaptureRing, brokerUrl: string) {
     this.#ring = ring;
-    this.#interfaceId = ring.describe({ name: `mqtt:${withoutCredentials(brokerUrl)}`, description: RECORDED_BY });
+    this.#interfaceId = ring.describe({ name: `mqtt:${brokerName(brokerUrl)}`, description: RECORDED_BY });
   }
 
   /** A command message published to the box, and its command frame. */
@@ -69,17 +70,5 @@ export class MqttCapture {
     fields.kind = kind;
     fields.moduleId = moduleId;
     this.#ring.append(this.#interfaceId, fields, data, topic);
-  }
-}
-
-function withoutCredentials(brokerUrl: string): string {
-  try {
-    const url = new URL(brokerUrl);
-    if (url.username === '' && url.password === '') return brokerUrl;
-    url.username = '';
-    url.password = '';
-    return url.toString().replace(/\/$/, '');
-  } catch {
-    return brokerUrl;
   }
 }

@@ -11,6 +11,7 @@ import { CaptureDirection, type LinkCapture } from './link-capture.js';
 export function brokerName(url: string): string {
   try {
     const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
     parsed.username = '';
     parsed.password = '';
     return parsed.toString();
