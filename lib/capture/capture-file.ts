@@ -38,6 +38,8 @@ export class CaptureFile implements CaptureSink {
   #fd: number | undefined;
   #bytes = 0;
   #packets = 0;
+  readonly #header = Buffer.allocUnsafe(RECORD_HEADER_LENGTH);
+  #block = Buffer.allocUnsafe(512);
   /** Files opened so far: the number in a rotated file's name. */
   #opened = 0;
   #stopped: Error | undefined;
@@ -81,11 +83,12 @@ export class CaptureFile implements CaptureSink {
         this.#interfaces.set(link.name, known);
         this.#write(interfaceBlock ?? describe(link));
       }
-      const block = Buffer.allocUnsafe(enhancedPacketLength(packetLength));
-      const header = Buffer.allocUnsafe(RECORD_HEADER_LENGTH);
-      writeRecordHeader(record, header, 0);
-      writeEnhancedPacket(block, 0, known.id, timestampMicros, [header, record.data]);
-      this.#write(block);
+      // One buffer for every block: each is written before the next is made.
+      const length = enhancedPacketLength(packetLength);
+      if (this.#block.length < length) this.#block = Buffer.allocUnsafe(Math.max(length, 2 * this.#block.length));
+      writeRecordHeader(record, this.#header, 0);
+      writeEnhancedPacket(this.#block, 0, known.id, timestampMicros, [this.#header, record.data]);
+      this.#write(this.#block.subarray(0, length));
       this.#packets += 1;
     } catch (error) {
       this.#stop(error instanceof Error ? error : new Error(messageOf(error)));

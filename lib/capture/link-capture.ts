@@ -43,30 +43,37 @@ export class LinkCapture {
   /** Serial: one run of bytes up to and with its 0x00 (or what was left
    * when the link closed), marked when it made no frame. */
   wire(direction: CaptureDirection, bytes: Uint8Array, options: { moduleId?: number; notAFrame?: boolean } = {}): void {
-    this.#record({ direction, kind: RecordKind.wire, data: bytes, ...options });
+    this.#record(direction, RecordKind.wire, bytes, options.moduleId, options.notAFrame);
   }
 
   /** BLE: one chunk, its header byte included. */
   chunk(direction: CaptureDirection, bytes: Uint8Array, moduleId?: number): void {
-    this.#record({ direction, kind: RecordKind.chunk, data: bytes, moduleId });
+    this.#record(direction, RecordKind.chunk, bytes, moduleId);
   }
 
   /** MQTT: one message, on its topic, as published. */
   message(direction: CaptureDirection, topic: string, payload: Uint8Array, moduleId?: number): void {
-    this.#record({ direction, kind: RecordKind.message, data: mqttMessageData(topic, payload), moduleId });
+    this.#record(direction, RecordKind.message, mqttMessageData(topic, payload), moduleId);
   }
 
   /** A protocol frame: a command or a response. */
   frame(direction: CaptureDirection, frame: Uint8Array, moduleId?: number): void {
-    this.#record({ direction, kind: RecordKind.frame, data: frame, moduleId });
+    this.#record(direction, RecordKind.frame, frame, moduleId);
   }
 
   /** The opened record of the frame before it (opened.ts makes its data). */
   opened(direction: CaptureDirection, data: Uint8Array, moduleId?: number): void {
-    this.#record({ direction, kind: RecordKind.opened, data, moduleId });
+    this.#record(direction, RecordKind.opened, data, moduleId);
   }
 
-  #record(record: Omit<CaptureRecord, 'link'>): void {
-    this.#sink.record(this.#interface, this.#nowMicros(), { ...record, link: this.#link });
+  #record(
+    direction: CaptureDirection,
+    kind: RecordKind,
+    data: Uint8Array,
+    moduleId: number | undefined,
+    notAFrame = false,
+  ): void {
+    const record: CaptureRecord = { link: this.#link, direction, kind, moduleId, notAFrame, data };
+    this.#sink.record(this.#interface, this.#nowMicros(), record);
   }
 }
