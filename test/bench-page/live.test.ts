@@ -259,7 +259,14 @@ browserTest(
       'the drop fault in the box state',
       10_000,
     );
+    // The start's answer, so a refusal fails here with the API's reason, not as a wait for a run.
+    const started = page.waitForResponse(
+      (response) => response.request().method() === 'POST' && response.url().endsWith(`/boxes/${box}/conformance`),
+      { timeout: 60_000 },
+    );
     await page.locator(`[data-module-id="${box}"] [data-action="conformance"]`).click();
+    const answer = await started;
+    t.is(answer.status(), 202, await answer.text());
     const going = page.locator('[data-conformance-run][data-state="running"]');
     await going.waitFor();
     const runId = (await going.getAttribute('data-conformance-run')) ?? '';
