@@ -26,10 +26,18 @@ export function setSim(app: TestApp, token: string, moduleId: number | string, p
  * receives one. */
 export async function untilSubscribed(app: TestApp, token: string, moduleId: number, box: SimulatedBox): Promise<void> {
   for (let attempt = 0; attempt < 50 && box.counters.commandsReceived === 0; attempt++) {
-    const sent = sendCommand(app, token, moduleId, { command: 'battery_query' });
+    const command = { settled: false };
+    const sent = sendCommand(app, token, moduleId, { command: 'battery_query' }).finally(() => {
+      command.settled = true;
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the box counts while this awaits; narrowing does not know
-    if (box.counters.commandsReceived === 0) app.clock.advance(app.config.boxAnswerTimeoutMs + 1);
+    // Until it settles: on a loaded machine the command's timer may be set
+    // on the fake clock after this wait, and one advance before it is lost.
+    for (let step = 0; step < 100 && !command.settled; step++) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the box counts while this awaits; narrowing does not know
+      if (box.counters.commandsReceived === 0) app.clock.advance(app.config.boxAnswerTimeoutMs + 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await sent;
   }
   if (box.counters.commandsReceived === 0) throw new Error('the box never subscribed');

@@ -756,20 +756,21 @@ test("control: an operator's box commands arrive as control deliveries (sent, th
   t.is(answered.statusCode, 200, answered.body);
   const answer = answered.json<{ status: string; box_log_id: number }>();
   t.is(answer.status, 'OK');
-  // The exit box runs no simulator: its command times out on the app's clock.
-  const waiting = sendCommand(stream.app, stream.token, exit.moduleId, { command: 'battery_query' });
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  stream.app.clock.advance(stream.app.config.boxAnswerTimeoutMs + 1);
-  t.is((await waiting).statusCode, 504);
-
   type Delivery = { module_id: number; operation_id: string; kind: string; outcome: string; status: string | null };
   const deliveries = (): Delivery[] =>
     client.messages
       .slice(from)
       .filter(ofEvent('control'))
       .flatMap((message) => (message.data as { deliveries: Delivery[] }).deliveries);
-  await flushUntil(stream, () => deliveries().length === 4, 'four deliveries');
   const ofBox = (moduleId: number) => deliveries().filter((delivery) => delivery.module_id === moduleId);
+
+  // The exit box runs no simulator: its command times out on the app's clock,
+  // whose timer is set as the command is sent (the stream's 'sent' says so).
+  const waiting = sendCommand(stream.app, stream.token, exit.moduleId, { command: 'battery_query' });
+  await flushUntil(stream, () => ofBox(exit.moduleId).length > 0, "the exit box's command sent");
+  stream.app.clock.advance(stream.app.config.boxAnswerTimeoutMs + 1);
+  t.is((await waiting).statusCode, 504);
+  await flushUntil(stream, () => deliveries().length === 4, 'four deliveries');
   t.deepEqual(
     ofBox(entrance.moduleId).map((delivery) => [delivery.kind, delivery.outcome, delivery.status]),
     [
