@@ -43,7 +43,7 @@ import { expectedEcho, type WaitOutcome } from '../lib/response-waiter.js';
 import { MemoryGatewayQueue, type GatewayQueue, type TakenCommand } from './command-journal.js';
 import { SerialBoxLink } from '../lib/serial-box-link.js';
 import { CaptureDirection, LinkCapture } from '../lib/capture/link-capture.js';
-import { brokerName, recordMqttMessage } from '../lib/capture/mqtt-capture.js';
+import { brokerName, recordMqttMessage, recordMqttMessageWithFrame } from '../lib/capture/mqtt-capture.js';
 import type { CaptureSink } from '../lib/capture/sink.js';
 import type { CaptureLinkName } from '../lib/capture/record.js';
 
@@ -358,8 +358,17 @@ export class Gateway {
     const topic = this.options.topics.box(moduleId, 'response');
     const payload = JSON.stringify(message);
     const written = this.#mqtt.enqueue(topic, payload);
-    if (this.#mqttCapture !== undefined)
-      recordMqttMessage(this.#mqttCapture, CaptureDirection.fromBox, topic, Buffer.from(payload), moduleId);
+    if (this.#mqttCapture !== undefined) {
+      const frame = 'response' in outcome ? outcome.response : undefined;
+      recordMqttMessageWithFrame(
+        this.#mqttCapture,
+        CaptureDirection.fromBox,
+        topic,
+        Buffer.from(payload),
+        frame,
+        moduleId,
+      );
+    }
     this.#queue.settle(takenId);
     this.#scheduleState();
     if (!('response' in outcome)) return written;

@@ -44,8 +44,21 @@ export function recordMqttMessage(
   payload: Uint8Array,
   moduleId?: number,
 ): Buffer | undefined {
-  capture.message(direction, topic, payload, moduleId);
   const frame = frameInMessage(direction, payload);
-  if (frame !== undefined) capture.frame(direction, frame, moduleId);
+  recordMqttMessageWithFrame(capture, direction, topic, payload, frame, moduleId);
   return frame;
+}
+
+/** recordMqttMessage for a message its sender just made: the frame it put
+ * in it (undefined: none) is recorded as it is, not read back from the JSON. */
+export function recordMqttMessageWithFrame(
+  capture: LinkCapture,
+  direction: CaptureDirection,
+  topic: string,
+  payload: Uint8Array,
+  frame: Uint8Array | undefined,
+  moduleId?: number,
+): void {
+  capture.message(direction, topic, payload, moduleId);
+  if (frame !== undefined) capture.frame(direction, frame, moduleId);
 }

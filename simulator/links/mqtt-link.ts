@@ -15,7 +15,7 @@ import { parseSimSet, SimSetError, type SimSetCommand } from '../../lib/sim-set.
 import type { SimulatedBox } from '../simulated-box.js';
 import { messageOf } from '../../lib/message-of.js';
 import { CaptureDirection } from '../../lib/capture/link-capture.js';
-import { recordMqttMessage } from '../../lib/capture/mqtt-capture.js';
+import { recordMqttMessage, recordMqttMessageWithFrame } from '../../lib/capture/mqtt-capture.js';
 import type { BoxCapture } from './box-capture.js';
 
 export interface BoxMqttLinkOptions {
@@ -139,11 +139,12 @@ export class BoxMqttLink {
         const published = JSON.stringify(message);
         this.#client.publish(responseTopic, published);
         if (capture !== undefined) {
-          recordMqttMessage(
+          recordMqttMessageWithFrame(
             capture.link,
             CaptureDirection.fromBox,
             responseTopic,
             Buffer.from(published),
+            response,
             this.box.moduleId,
           );
           capture.openedResponse(response, command.frame);
