@@ -27,13 +27,14 @@ const ourFolders = [
   'perf',
   'scripts',
   'simulator',
+  'soak',
   'test',
   'testing',
   'testkit',
   'web',
   'whole-bench',
 ];
-const parts = ['api', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator'];
+const parts = ['api', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'simulator', 'soak'];
 const importBans = {
   'firmware-protocol': { may: [], packages: ['node:crypto'] },
   // @abandonware/noble: the BLE link the gateway and the conformance suite
@@ -49,6 +50,9 @@ const importBans = {
   // climbing regex below would take for the top-level one.
   'api/conformance-runs': { may: ['api', 'firmware-protocol', 'lib', 'conformance'] },
   conformance: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'mqtt'] },
+  // Endurance runs (`parkbench soak`): the conformance suite's targets,
+  // box, issuers and put-back, driven again and again.
+  soak: { may: ['conformance', 'firmware-protocol', 'lib'], packages: ['node:*'] },
   // The whole bench in one process (the API, its broker, the demo data, the
   // simulated boxes), which `parkbench start` runs and `testing/` starts.
   'whole-bench': { may: ['api', 'firmware-protocol', 'lib', 'simulator'], packages: ['node:*', 'mqtt'] },
