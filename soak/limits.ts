@@ -27,7 +27,9 @@ export type Limit =
     }
   | { readonly kind: 'failures'; readonly op: Operator; readonly value: number; readonly text: string };
 
-/** What a run is judged by when no limit is given. */
+/** What a run is judged by when no limit is given; `failures==0` also
+ * joins limits that say nothing of failures, so failed cycles never pass
+ * unnoticed (`failures<=5` allows some). */
 export const DEFAULT_LIMITS: readonly string[] = ['failures==0'];
 
 /** An expression that is no limit; the message is one line naming it. */
@@ -68,6 +70,12 @@ export function parseLimit(expression: string): Limit {
 /** Every expression, or a LimitError naming the first bad one. */
 export function parseLimits(expressions: readonly string[]): Limit[] {
   return expressions.map(parseLimit);
+}
+
+/** `limits`, with `failures==0` first unless one of them bounds the failures. */
+export function withDefaultLimits(limits: readonly Limit[]): Limit[] {
+  if (limits.some((limit) => limit.kind === 'failures')) return [...limits];
+  return [...parseLimits(DEFAULT_LIMITS), ...limits];
 }
 
 function isMeasure(name: string): name is Measure {

@@ -106,6 +106,8 @@ export interface SoakSummary {
 
 export interface SoakReport {
   readonly summary: SoakSummary;
+  /** The limits judged, in the order of `verdicts`. */
+  readonly limits: readonly Limit[];
   readonly verdicts: readonly Verdict[];
   readonly measurements: Readonly<Record<Measure, MeasureStatistics>>;
   readonly log: CycleLog;
@@ -208,6 +210,7 @@ export async function runSoak(options: RunSoakOptions): Promise<SoakReport> {
         power_cycles: powerCycles.length,
         passed: verdicts.every((verdict) => verdict.passed) && putBack?.result !== 'fail',
       },
+      limits: options.limits,
       verdicts,
       measurements,
       log,

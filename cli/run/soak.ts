@@ -1,0 +1,123 @@
+// `parkbench soak`: reads the flags, opens the link as `parkbench conformance`
+// does, runs the soak with a progress display on stderr, prints the result
+// (a few lines, or --json), writes --report DIR, and sets the exit code.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../lib/atomic-file.js';
+import { systemClock } from '../../lib/clock.js';
+import { messageOf } from '../../lib/message-of.js';
+import { boxUnderTest } from '../../conformance/box-under-test.js';
+import { freshIssuers } from '../../conformance/suite-context.js';
+import { freshKeyIdBase } from '../../conformance/suite-defaults.js';
+import { ProgressDisplay } from '../../soak/progress.js';
+import { runSoak, SoakNotStarted, type SoakReport } from '../../soak/run-soak.js';
+import { renderReportJson, renderResultJson } from '../../soak/reports/result.js';
+import { renderSoakJunit } from '../../soak/reports/junit.js';
+import { renderSoakHtml } from '../../soak/reports/html.js';
+import { openTarget } from '../conformance/open-target.js';
+import { CliError, ExitCode } from '../errors.js';
+import { createCliLogger } from '../logger.js';
+import { parseSoakFlags, type SoakFlags, type SoakOptions } from '../soak/flags.js';
+
+export async function runSoakCommand(flags: SoakFlags): Promise<void> {
+  const options = await parseSoakFlags(flags, systemClock.now());
+  const { link } = options;
+  const logger = createCliLogger(link.logLevel, 'parkbench-soak');
+  const box = boxUnderTest(link.provisioning, link.issuerKeys);
+  const target = await openTarget(
+    link.choice,
+    link.provisioning,
+    link.cycleMs,
+    logger,
+    systemClock.now() + link.waitMs,
+  );
+  // SIGINT (or SIGTERM) ends the run after the cycle in flight; the box's
+  // issuer keys are put back and what ran is reported. A second one quits at once.
+  const interrupt = new AbortController();
+  let stoppedBy: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stoppedBy !== undefined) process.exit(exitCodeFor(signal));
+    stoppedBy = signal;
+    process.stderr.write(
+      `\nparkbench: interrupted (${signal}); reporting the cycles that ran (Ctrl-C again to quit at once)\n`,
+    );
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const progress = new ProgressDisplay(process.stderr, systemClock, options.stop);
+  let report: SoakReport;
+  try {
+    report = await runSoak({
+      box,
+      target,
+      clock: systemClock,
+      settings: {
+        answerMs: link.answerMs,
+        cycleMs: link.cycleMs,
+        controlSeq: link.controlSeq,
+        keyIdBase: freshKeyIdBase(),
+        ...(link.waitMs > 0 ? { firstAnswerMs: link.waitMs } : {}),
+      },
+      stop: options.stop,
+      limits: options.limits,
+      signal: interrupt.signal,
+      issuers: freshIssuers(),
+      onCycle: (each) => progress.update(each),
+    });
+  } catch (error) {
+    if (error instanceof SoakNotStarted) throw new CliError(error.message);
+    throw error;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    progress.finish();
+    await target.close().catch(() => undefined);
+  }
+  process.stdout.write(options.json ? renderResultJson(report) : renderText(report));
+  if (options.reportDir !== undefined) await writeReports(report, options);
+  if (report.interrupted) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
+  else if (!report.summary.passed) process.exitCode = ExitCode.failure;
+}
+
+async function writeReports(report: SoakReport, options: SoakOptions): Promise<void> {
+  const dir = options.reportDir ?? '.';
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFileAtomic(join(dir, 'report.json'), renderReportJson(report), { mode: 0o644 });
+    await writeFileAtomic(join(dir, 'junit.xml'), renderSoakJunit(report), { mode: 0o644 });
+    await writeFileAtomic(join(dir, 'report.html'), renderSoakHtml(report), { mode: 0o644 });
+  } catch (error) {
+    throw new CliError(`cannot write the report to ${dir}: ${messageOf(error)}`);
+  }
+}
+
+/** The verdicts, one a line, the failures' first few, and a summary line. */
+function renderText(report: SoakReport): string {
+  const { summary } = report;
+  const lines = report.verdicts.map(
+    (verdict) =>
+      `${verdict.passed ? 'pass' : 'FAIL'}  ${verdict.limit}  (measured ${verdict.actual === null ? 'nothing' : String(verdict.actual)})`,
+  );
+  if (report.putBack !== undefined)
+    lines.push(
+      `${report.putBack.result === 'pass' ? 'pass' : 'FAIL'}  ${report.putBack.name}${report.putBack.reason === undefined ? '' : `: ${report.putBack.reason}`}`,
+    );
+  const failures = report.log.failures;
+  if (failures.length > 0) {
+    lines.push('', 'failures:');
+    for (const failure of failures.slice(0, 10)) lines.push(`  cycle ${failure.cycle}: ${failure.reason}`);
+    if (failures.length > 10) lines.push(`  and ${failures.length - 10} more (--report DIR lists them all)`);
+  }
+  if (report.interrupted) lines.push('', 'interrupted: the cycles after the last one did not run');
+  lines.push(
+    '',
+    `${summary.passed ? 'passed' : 'FAILED'}: ${summary.cycles} cycles, ${summary.failures} failures, ${summary.rate} cycles/s (${summary.target}, module ${summary.module_id}, ${summary.ms} ms)`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+/** 128 + the signal's number, as a shell reports a command a signal stopped. */
+function exitCodeFor(signal: NodeJS.Signals): number {
+  return signal === 'SIGTERM' ? 143 : 130;
+}
