@@ -7,6 +7,7 @@ import { systemClock } from '../../lib/clock.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { runSoak } from '../../soak/run-soak.js';
 import { parseLimits } from '../../soak/limits.js';
+import { keysOf } from '../helpers/conformance-fixtures.js';
 import { testNeeding } from '../helpers/requires.js';
 import { soakSim } from './soak-sim.js';
 
@@ -14,8 +15,11 @@ const test = testNeeding('socat', avaTest);
 
 const settings = { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000, firstAnswerMs: 10_000 };
 
+/** Enough battery for the runs' openings (the simulator drains 1 mV a movement). */
+const FULL_BATTERY = { batteryMv: 12_000 };
+
 test('a healthy box passes 200 cycles, each measured', async (t) => {
-  const sim = await soakSim(t, 5101);
+  const sim = await soakSim(t, 5101, { settings: FULL_BATTERY });
   const report = await runSoak({
     box: boxUnderTest(sim.box.provisioning),
     target: sim.target,
@@ -35,5 +39,85 @@ test('a healthy box passes 200 cycles, each measured', async (t) => {
   t.true((first.battery_mv ?? 0) > 1000);
   t.true(Math.abs(first.drift_s ?? 99) <= 1);
   t.is(report.measurements.answer_ms.count, 200);
-  t.log(report.summary, report.measurements.answer_ms, report.measurements.cycle_ms);
+});
+
+test('a box of a signed parking: signed with the run’s issuer, and its own issuer keys put back', async (t) => {
+  const sim = await soakSim(t, 5102, { overrides: keysOf('signed'), settings: FULL_BATTERY });
+  const report = await runSoak({
+    box: boxUnderTest(sim.box.provisioning),
+    target: sim.target,
+    clock: systemClock,
+    settings,
+    stop: { cycles: 50 },
+    limits: parseLimits(['failures==0']),
+  });
+  t.deepEqual(report.log.failures, []);
+  t.is(report.summary.access, 'signed');
+  t.is(report.putBack?.result, 'pass');
+  t.true(report.summary.passed);
+  t.deepEqual(sim.simulation.boxes[0]?.box.state.issuerKey, sim.box.provisioning.issuerKey);
+});
+
+test('a power cycle before every 20th cycle restarts the box, and the run goes on without a failure', async (t) => {
+  const sim = await soakSim(t, 5103, { settings: FULL_BATTERY });
+  const report = await runSoak({
+    box: boxUnderTest(sim.box.provisioning),
+    target: sim.target,
+    clock: systemClock,
+    settings,
+    stop: { cycles: 60 },
+    limits: parseLimits(['failures==0']),
+    power: sim.power(50),
+    powerCycleEvery: 20,
+  });
+  t.deepEqual(report.log.failures, []);
+  t.is(sim.restarts, 2);
+  t.deepEqual(
+    report.powerCycles.map((each) => each.beforeCycle),
+    [21, 41],
+  );
+  t.true(report.powerCycles.every((each) => each.failure === undefined && each.ms >= 50));
+  t.is(report.summary.power_cycles, 2);
+  t.true(report.summary.passed);
+});
+
+test('a switch that fails is a failure of the run, and the cycles go on', async (t) => {
+  const sim = await soakSim(t, 5104, { settings: FULL_BATTERY });
+  const report = await runSoak({
+    box: boxUnderTest(sim.box.provisioning),
+    target: sim.target,
+    clock: systemClock,
+    settings,
+    stop: { cycles: 10 },
+    limits: parseLimits(['failures==0']),
+    power: {
+      ...sim.power(),
+      description: 'a relay that is not there',
+      cycle: () => Promise.reject(new Error('no relay')),
+    },
+    powerCycleEvery: 5,
+  });
+  t.is(report.summary.cycles, 10);
+  t.is(report.summary.failures, 1);
+  t.is(report.powerCycles[0]?.failure, 'power cycle (a relay that is not there): no relay');
+  t.false(report.summary.passed);
+});
+
+test('interrupted: the cycle in flight stops waiting, what ran is reported', async (t) => {
+  const sim = await soakSim(t, 5105, { settings: FULL_BATTERY });
+  const interrupt = new AbortController();
+  const report = await runSoak({
+    box: boxUnderTest(sim.box.provisioning),
+    target: sim.target,
+    clock: systemClock,
+    settings,
+    stop: { durationMs: 3_600_000 },
+    limits: parseLimits(['failures==0']),
+    signal: interrupt.signal,
+    onCycle: (progress) => {
+      if (progress.cycles === 25) interrupt.abort();
+    },
+  });
+  t.true(report.interrupted);
+  t.is(report.summary.cycles, 25);
 });
