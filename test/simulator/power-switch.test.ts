@@ -15,6 +15,7 @@ import { runSuite } from '../../conformance/run-suite.js';
 import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
 import { FrameKind, parseResponse, sealCommand, Status } from '../../firmware-protocol/index.js';
 import type { FirmwareBug } from '../../simulator/firmware-bug-names.js';
+import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { boxFile, FAST_BARRIER, keysOf, type BoxFile } from '../helpers/conformance-fixtures.js';
@@ -179,4 +180,33 @@ test('on MQTT, power off destroys the connection (the broker publishes the will)
   const fields = again.response === null ? undefined : parseResponse(again.response);
   t.is(fields?.status, Status.OK);
   t.is(fields?.remaining, 3, 'the try of the command sent while off was never counted');
+});
+
+test('on BLE, power off takes the box off the radio and on puts a new one there', async (t) => {
+  const box = await boxFile(t, 4514, keysOf('sealed'));
+  const stateDir = await mkdtemp(join(tmpdir(), 'pb-power-ble-'));
+  t.teardown(() => rm(stateDir, { recursive: true, force: true }));
+  const radio = new VirtualRadio();
+  const events: string[] = [];
+  radio.on('added', (peripheral) => events.push(`added ${peripheral.address}`));
+  radio.on('removed', (peripheral) => events.push(`removed ${peripheral.address}`));
+  const simulation = await Simulation.start({
+    members: [{ provisioning: box.provisioning, settings: {} }],
+    clock: systemClock,
+    stateDir,
+    ble: { radio },
+  });
+  t.teardown(() => simulation.stop());
+  const before = simulation.boxes[0]?.ble;
+  await simulation.setPower(false);
+  t.false(simulation.powered);
+  t.deepEqual(simulation.boxes, []);
+  t.is(simulation.summary().online, 0);
+  await simulation.setPower(true);
+  t.true(simulation.powered);
+  const after = simulation.boxes[0]?.ble;
+  t.truthy(after);
+  t.not(after, before, 'a new box, started from its state file');
+  const address = box.provisioning.macAddress;
+  t.deepEqual(events, [`added ${address}`, `removed ${address}`, `added ${address}`]);
 });
