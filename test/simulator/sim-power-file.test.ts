@@ -5,7 +5,9 @@
 // The endurance faults are seen on the same wire: a battery that sags per
 // opening in the status reports, BARRIER_FAULT on every n-th opening.
 import avaTest, { type ExecutionContext } from 'ava';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +106,11 @@ async function bench(t: ExecutionContext, moduleId: number, extra: readonly stri
   };
 }
 
+/** What a bench's `command` power driver runs: `echo off > F`, through a shell. */
+async function shell(script: string, file: string): Promise<void> {
+  await promisify(execFile)('sh', ['-c', script, 'driver', file]);
+}
+
 /** Spends a try, cuts the power, sees silence, powers on; the remaining tries after it. */
 async function powerCycle(t: ExecutionContext, moduleId: number, bug: readonly string[]): Promise<number[]> {
   const setup = await bench(t, moduleId, bug);
@@ -113,15 +120,14 @@ async function powerCycle(t: ExecutionContext, moduleId: number, bug: readonly s
   setup.send(setup.command(77));
   await waitFor(() => setup.responses.length === 1, 'the answer before the power cut');
 
-  // What a `command` driver's `off: echo off > F` does.
-  await writeFile(powerFile, 'off\n');
+  await shell('echo off > "$1"', powerFile);
   await sim.waitForLine(/^parkbench sim power off$/);
   setup.send(setup.command(77));
   await new Promise((resolve) => setTimeout(resolve, NO_ANSWER_MS));
   t.is(setup.responses.length, 1, 'no answer while the power is off');
 
   const reportsBefore = setup.reports.length;
-  await writeFile(powerFile, ' on \n');
+  await shell('echo on > "$1"', powerFile);
   await sim.waitForLine(/^parkbench sim power on$/);
   // A box that starts says so with a status report (docs/protocol.md, Serial link framing).
   await waitFor(() => setup.reports.length > reportsBefore, 'the status report of the box starting again');
