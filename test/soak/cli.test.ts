@@ -3,7 +3,7 @@
 // the simulator's faults fails the limit it is meant to (the answer delayed,
 // the battery drained, a jam every N openings); bad flags and expressions
 // are one line and exit 2; SIGINT exits 130 with the report of what ran.
-import avaTest from 'ava';
+import avaTest, { type ExecutionContext } from 'ava';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { simOnPty } from '../helpers/conformance-serial-sim.js';
@@ -24,7 +24,7 @@ interface Result {
 }
 
 async function soak(
-  t: avaTest.ExecutionContext,
+  t: ExecutionContext,
   moduleId: number,
   simFlags: readonly string[],
   soakFlags: readonly string[],
