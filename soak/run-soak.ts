@@ -192,34 +192,64 @@ export async function runSoak(options: RunSoakOptions): Promise<SoakReport> {
   }
 
   function report(): SoakReport {
-    const measurements = Object.fromEntries(
-      MEASURES.map((measure) => [measure, statisticsOf(log.column(measure))]),
-    ) as Record<Measure, MeasureStatistics>;
-    const failures = log.failures.length + powerCycles.filter((each) => each.failure !== undefined).length;
-    const verdicts = judge(options.limits, measurements, failures);
-    const ms = clock.now() - startedAt;
-    return {
-      summary: {
-        target: target.kind,
-        module_id: box.moduleId,
-        access: signed ? 'signed' : 'sealed',
-        cycles: log.length,
-        failures,
-        ms,
-        rate: ms > 0 ? Math.round((log.length * 1_000_000) / ms) / 1000 : 0,
-        power_cycles: powerCycles.length,
-        passed: verdicts.every((verdict) => verdict.passed) && putBack?.result !== 'fail',
-      },
-      limits: options.limits,
-      verdicts,
-      measurements,
+    return buildSoakReport({
+      target: target.kind,
+      moduleId: box.moduleId,
+      access: signed ? 'signed' : 'sealed',
       log,
       powerCycles,
       ...(putBack === undefined ? {} : { putBack }),
+      limits: options.limits,
       interrupted: signal?.aborted === true,
       startedAt,
-    };
+      ms: clock.now() - startedAt,
+    });
   }
+}
+
+/** What a report is made of: the cycles and the rest of the run. */
+export interface SoakRun {
+  readonly target: string;
+  readonly moduleId: number;
+  readonly access: 'sealed' | 'signed';
+  readonly log: CycleLog;
+  readonly powerCycles: readonly PowerCycle[];
+  readonly putBack?: CaseResult;
+  readonly limits: readonly Limit[];
+  readonly interrupted: boolean;
+  readonly startedAt: number;
+  readonly ms: number;
+}
+
+/** The run's measurements, judged against its limits. */
+export function buildSoakReport(run: SoakRun): SoakReport {
+  const { log, powerCycles, putBack, ms } = run;
+  const measurements = Object.fromEntries(
+    MEASURES.map((measure) => [measure, statisticsOf(log.column(measure))]),
+  ) as Record<Measure, MeasureStatistics>;
+  const failures = log.failures.length + powerCycles.filter((each) => each.failure !== undefined).length;
+  const verdicts = judge(run.limits, measurements, failures);
+  return {
+    summary: {
+      target: run.target,
+      module_id: run.moduleId,
+      access: run.access,
+      cycles: log.length,
+      failures,
+      ms,
+      rate: ms > 0 ? Math.round((log.length * 1_000_000) / ms) / 1000 : 0,
+      power_cycles: powerCycles.length,
+      passed: verdicts.every((verdict) => verdict.passed) && putBack?.result !== 'fail',
+    },
+    limits: run.limits,
+    verdicts,
+    measurements,
+    log,
+    powerCycles,
+    ...(putBack === undefined ? {} : { putBack }),
+    interrupted: run.interrupted,
+    startedAt: run.startedAt,
+  };
 }
 
 /** A key for one cycle: fresh key id, one try, valid at the box's `now`

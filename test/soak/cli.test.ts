@@ -23,12 +23,7 @@ interface Result {
   interrupted: boolean;
 }
 
-async function soak(
-  t: ExecutionContext,
-  moduleId: number,
-  simFlags: readonly string[],
-  soakFlags: readonly string[],
-) {
+async function soak(t: ExecutionContext, moduleId: number, simFlags: readonly string[], soakFlags: readonly string[]) {
   const { box, pair } = await simOnPty(t, moduleId, [...INSTANT, ...simFlags]);
   const result = await runCli([
     'soak',

@@ -12,6 +12,7 @@ import { parseSerialTarget } from '../../lib/serial-target.js';
 import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
 import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
 import type { SimSetCommand } from '../../lib/sim-set.js';
+import type { EnduranceFaults } from '../../simulator/faults.js';
 import { boxFile, type BoxFile } from '../helpers/conformance-fixtures.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 
@@ -31,7 +32,7 @@ export interface SoakSim {
 export async function soakSim(
   t: ExecutionContext,
   moduleId: number,
-  options: { overrides?: Record<string, unknown>; settings?: SimSetCommand } = {},
+  options: { overrides?: Record<string, unknown>; settings?: SimSetCommand; endurance?: Partial<EnduranceFaults> } = {},
 ): Promise<SoakSim> {
   const box = await boxFile(t, moduleId, options.overrides);
   const pair = await ptyPairForTest(t);
@@ -43,6 +44,7 @@ export async function soakSim(
     stateDir,
     barrierTimings: INSTANT_BARRIER,
     serial: parseSerialTarget(pair.a),
+    ...(options.endurance === undefined ? {} : { endurance: options.endurance }),
   };
   const target = new SerialBoxTarget({
     target: parseSerialTarget(pair.b),
