@@ -60,12 +60,8 @@ test('the page of a real run: verdicts on top, three plots with data, the failur
   t.deepEqual(consoleErrors, []);
   t.deepEqual(pageErrors, []);
   t.is(await page.getAttribute('h1', 'data-result'), 'pass');
-  t.deepEqual(
-    await page
-      .locator('#verdicts tr[data-verdict]')
-      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-verdict'))),
-    ['pass', 'pass', 'pass'],
-  );
+  t.is(await page.locator('#verdicts tr[data-verdict="pass"]').count(), 3);
+  t.is(await page.locator('#verdicts tr[data-verdict="fail"]').count(), 0);
   // The verdicts come before the plots.
   const order = await page.evaluate(
     "document.querySelector('#verdicts').compareDocumentPosition(document.querySelector('svg')) & Node.DOCUMENT_POSITION_FOLLOWING",
