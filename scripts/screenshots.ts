@@ -5,11 +5,17 @@
 // through both boxes (so the stream, the sessions and the chart have
 // something to show); then Debian's chromium (playwright-core) opens the
 // `dashboard_url` the ready line gives (/bench#token=...) and shoots.
+// Then docs/img/soak-report.png: a real `parkbench soak` of 1,000 cycles
+// against `parkbench sim` on a socat pty pair (a jam every 250 openings, so
+// failures show), its --report DIR's report.html shot whole.
+// `npm run screenshots -- soak` takes that one alone.
 // In scripts/ rather than perf/: it measures nothing.
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -17,6 +23,7 @@ import { appSessionArgs } from '../lib/app-session-args.js';
 import { assertBuilt, binPath as bin } from '../testkit/built-cli.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../testkit/chromium.js';
 import { freePort } from '../lib/free-port.js';
+import { startPtyPair } from '../testkit/pty-pair.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const images = join(root, 'docs', 'img');
@@ -49,46 +56,140 @@ if (!chromiumInstalled()) {
   process.exit(1);
 }
 
-const dataDir = await mkdtemp(join(tmpdir(), 'pb-screenshots-'));
-const port = await freePort();
-const mqttPort = await freePort();
-const bench = spawn(
-  process.execPath,
-  [bin, 'start', '--data-dir', dataDir, '--port', String(port), '--mqtt-port', String(mqttPort)],
-  { env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] },
-);
-try {
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    createInterface({ input: bench.stdout }).on('line', (line) => {
-      if (line.startsWith('parkbench ready ')) resolve(JSON.parse(line.slice('parkbench ready '.length)) as Ready);
-    });
-    bench.once('exit', (code) => reject(new Error(`parkbench start exited (${String(code)})`)));
-  });
-  // One session through the entrance and the exit box, as `parkbench app` plays it.
-  await run(appSessionArgs(ready));
-  await mkdir(images, { recursive: true });
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs() });
+if (!process.argv.slice(2).includes('soak')) await benchScreenshots();
+await soakScreenshot();
+
+async function benchScreenshots(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pb-screenshots-'));
+  const port = await freePort();
+  const mqttPort = await freePort();
+  const bench = spawn(
+    process.execPath,
+    [bin, 'start', '--data-dir', dataDir, '--port', String(port), '--mqtt-port', String(mqttPort)],
+    { env: { ...process.env, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   try {
-    for (const [name, viewport] of [
-      ['bench-desktop.png', { width: 1280, height: 800 }],
-      ['bench-phone.png', { width: 390, height: 844 }],
-    ] as const) {
-      const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
-      const page = await context.newPage();
-      await page.goto(ready.dashboard_url);
-      for (const box of ready.boxes) await page.locator(`[data-module-id="${box.module_id}"]`).waitFor();
-      await page.locator('[data-box-log-id]').first().waitFor();
-      // The barrier's CSS transition and the chart's first draw.
-      await page.waitForTimeout(1500);
-      await page.screenshot({ path: join(images, name) });
-      process.stdout.write(`wrote docs/img/${name} (${viewport.width}x${viewport.height})\n`);
-      await context.close();
+    const ready = await new Promise<Ready>((resolve, reject) => {
+      createInterface({ input: bench.stdout }).on('line', (line) => {
+        if (line.startsWith('parkbench ready ')) resolve(JSON.parse(line.slice('parkbench ready '.length)) as Ready);
+      });
+      bench.once('exit', (code) => reject(new Error(`parkbench start exited (${String(code)})`)));
+    });
+    // One session through the entrance and the exit box, as `parkbench app` plays it.
+    await run(appSessionArgs(ready));
+    await mkdir(images, { recursive: true });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs() });
+    try {
+      for (const [name, viewport] of [
+        ['bench-desktop.png', { width: 1280, height: 800 }],
+        ['bench-phone.png', { width: 390, height: 844 }],
+      ] as const) {
+        const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
+        const page = await context.newPage();
+        await page.goto(ready.dashboard_url);
+        for (const box of ready.boxes) await page.locator(`[data-module-id="${box.module_id}"]`).waitFor();
+        await page.locator('[data-box-log-id]').first().waitFor();
+        // The barrier's CSS transition and the chart's first draw.
+        await page.waitForTimeout(1500);
+        await page.screenshot({ path: join(images, name) });
+        process.stdout.write(`wrote docs/img/${name} (${viewport.width}x${viewport.height})\n`);
+        await context.close();
+      }
+    } finally {
+      await browser.close();
     }
   } finally {
-    await browser.close();
+    bench.kill('SIGTERM');
+    await new Promise((resolve) => bench.once('exit', resolve));
+    await rm(dataDir, { recursive: true, force: true });
   }
-} finally {
-  bench.kill('SIGTERM');
-  await new Promise((resolve) => bench.once('exit', resolve));
-  await rm(dataDir, { recursive: true, force: true });
+}
+
+/** A real soak run's report.html, whole page, at 1000 px wide. */
+async function soakScreenshot(): Promise<void> {
+  const folder = await mkdtemp(join(tmpdir(), 'pb-screenshots-soak-'));
+  const pair = await startPtyPair(folder);
+  const boxFile = join(folder, 'box-9101.json');
+  await writeFile(
+    boxFile,
+    JSON.stringify({
+      module_id: 9101,
+      parking_id: 7,
+      direction: 'entrance',
+      mac_address: '02:50:42:00:23:8D',
+      parking_key: randomBytes(16).toString('hex'),
+      parking_key_next: null,
+      box_key: randomBytes(16).toString('hex'),
+      skew_seconds: 120,
+      min_battery_mv: 3300,
+      mqtt: { url: 'mqtt://127.0.0.1:1', username: 'box-9101', password: 'pw' },
+    }),
+  );
+  const sim = spawn(
+    process.execPath,
+    [
+      bin,
+      'sim',
+      '--box',
+      boxFile,
+      '--serial',
+      pair.a,
+      '--memory-state',
+      '--opening-ms',
+      '0',
+      '--open-hold-ms',
+      '0',
+      '--closing-ms',
+      '0',
+      '--battery-mv',
+      '5500',
+      '--jam-every',
+      '250',
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: sim.stdout }).on('line', (line) => {
+        if (line.startsWith('parkbench sim ready ')) resolve();
+      });
+      sim.once('exit', (code) => reject(new Error(`parkbench sim exited (${String(code)})`)));
+    });
+    const report = join(folder, 'report');
+    // The run fails failures<=2 (4 jams): exit 1 is expected, the report is what matters.
+    await run([
+      'soak',
+      '--box',
+      boxFile,
+      '--serial',
+      pair.b,
+      '--cycles',
+      '1000',
+      '--limit',
+      'failures<=2',
+      '--limit',
+      'answer_ms.p99<=250',
+      '--limit',
+      'battery_mv.min>=3300',
+      '--report',
+      report,
+    ]).catch(() => undefined);
+    await mkdir(images, { recursive: true });
+    const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: chromiumArgs() });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1000, height: 800 }, deviceScaleFactor: 1 });
+      await page.goto(pathToFileURL(join(report, 'report.html')).href);
+      await page.screenshot({ path: join(images, 'soak-report.png'), fullPage: true });
+      process.stdout.write('wrote docs/img/soak-report.png (a real run of 1,000 cycles)\n');
+    } finally {
+      await browser.close();
+    }
+  } finally {
+    sim.kill('SIGTERM');
+    await new Promise((resolve) => sim.once('exit', resolve));
+    await pair.close();
+    await rm(folder, { recursive: true, force: true });
+  }
 }
