@@ -107,7 +107,7 @@ export function compare(actual: number, op: Operator, value: number): boolean {
 export type MeasureStatistics = Readonly<Record<Statistic, number | null>> & { readonly count: number };
 
 /** One limit judged: `actual` is the run's figure (null: nothing was measured, a failed verdict). */
-export interface Verdict {
+export interface LimitVerdict {
   readonly limit: string;
   readonly actual: number | null;
   readonly passed: boolean;
@@ -117,7 +117,7 @@ export function judge(
   limits: readonly Limit[],
   measurements: Readonly<Record<Measure, MeasureStatistics>>,
   failures: number,
-): Verdict[] {
+): LimitVerdict[] {
   return limits.map((limit) => {
     const actual = limit.kind === 'failures' ? failures : measurements[limit.measure][limit.statistic];
     return { limit: limit.text, actual, passed: actual !== null && compare(actual, limit.op, limit.value) };

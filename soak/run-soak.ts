@@ -29,7 +29,7 @@ import { restoreIssuerKeys } from '../conformance/restore-issuers.js';
 import { CaseRun, freshIssuers, SuiteContext, type SuiteIssuers } from '../conformance/suite-context.js';
 import { BarrierReports } from './barrier-reports.js';
 import { CycleLog } from './cycle-log.js';
-import { judge, MEASURES, type Limit, type Measure, type MeasureStatistics, type Verdict } from './limits.js';
+import { judge, MEASURES, type Limit, type Measure, type MeasureStatistics, type LimitVerdict } from './limits.js';
 import { statisticsOf } from './statistics.js';
 
 export interface SoakSettings {
@@ -108,7 +108,7 @@ export interface SoakReport {
   readonly summary: SoakSummary;
   /** The limits judged, in the order of `verdicts`. */
   readonly limits: readonly Limit[];
-  readonly verdicts: readonly Verdict[];
+  readonly verdicts: readonly LimitVerdict[];
   readonly measurements: Readonly<Record<Measure, MeasureStatistics>>;
   readonly log: CycleLog;
   readonly powerCycles: readonly PowerCycle[];

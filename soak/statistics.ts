@@ -21,16 +21,16 @@ export function statisticsOf(values: ArrayLike<number>): MeasureStatistics {
     count: measured.length,
     min: round(sorted[0] ?? 0),
     max: round(sorted[sorted.length - 1] ?? 0),
-    p50: round(percentile(sorted, 50)),
-    p95: round(percentile(sorted, 95)),
-    p99: round(percentile(sorted, 99)),
+    p50: round(nearestRank(sorted, 50)),
+    p95: round(nearestRank(sorted, 95)),
+    p99: round(nearestRank(sorted, 99)),
     mean: round(sum / measured.length),
     drop: round(first - last),
   };
 }
 
 /** Nearest rank: the smallest value with at least p% of the values at or below it. */
-export function percentile(sorted: ArrayLike<number>, p: number): number {
+export function nearestRank(sorted: ArrayLike<number>, p: number): number {
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
   return sorted[Math.min(sorted.length, rank) - 1] ?? Number.NaN;
 }

@@ -18,6 +18,7 @@ const sourceFolders = [
   'lib',
   'perf',
   'simulator',
+  'soak',
   'testing',
   'testkit',
   'whole-bench',

@@ -4,7 +4,7 @@ import test from 'ava';
 import { judge, LimitError, parseLimit, parseLimits, withDefaultLimits } from '../../soak/limits.js';
 import { parseLimitsFile } from '../../soak/limits-file.js';
 import { DurationError, parseDuration } from '../../soak/duration.js';
-import { percentile, statisticsOf } from '../../soak/statistics.js';
+import { nearestRank, statisticsOf } from '../../soak/statistics.js';
 
 test('an expression is measure.statistic OP number; failures is a count without a statistic', (t) => {
   t.like(parseLimit('answer_ms.p99<=250'), {
@@ -82,8 +82,8 @@ test('statistics: nearest-rank percentiles, mean, drop (first minus last), NaN l
   t.is(stats.max, 100);
   t.is(stats.drop, 99);
   t.is(stats.p99, 100); // rank ceil(0.99 × 99) = 99: the largest
-  t.is(percentile([1, 2, 3, 4], 50), 2);
-  t.is(percentile([1, 2, 3, 4], 51), 3);
+  t.is(nearestRank([1, 2, 3, 4], 50), 2);
+  t.is(nearestRank([1, 2, 3, 4], 51), 3);
   t.deepEqual(statisticsOf([]), {
     count: 0,
     min: null,
