@@ -1,8 +1,9 @@
 // `parkbench soak`: reads the flags, opens the link as `parkbench conformance`
 // does, runs the soak with a progress display on stderr, prints the result
 // (a few lines, or --json), writes --report DIR, and sets the exit code.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { writeFileAtomic } from '../../lib/atomic-file.js';
 import { systemClock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/message-of.js';
@@ -11,7 +12,7 @@ import { freshIssuers } from '../../conformance/suite-context.js';
 import { freshKeyIdBase } from '../../conformance/suite-defaults.js';
 import { ProgressDisplay } from '../../soak/progress.js';
 import { runSoak, SoakNotStarted, type SoakReport } from '../../soak/run-soak.js';
-import { renderReportJson, renderResultJson } from '../../soak/reports/result.js';
+import { renderResultJson, reportJsonChunks } from '../../soak/reports/result.js';
 import { renderSoakJunit } from '../../soak/reports/junit.js';
 import { renderSoakHtml } from '../../soak/reports/html.js';
 import { openTarget } from '../conformance/open-target.js';
@@ -84,11 +85,31 @@ async function writeReports(report: SoakReport, options: SoakOptions): Promise<v
   const dir = options.reportDir ?? '.';
   try {
     await mkdir(dir, { recursive: true });
-    await writeFileAtomic(join(dir, 'report.json'), renderReportJson(report), { mode: 0o644 });
+    await writeChunks(join(dir, 'report.json'), reportJsonChunks(report));
     await writeFileAtomic(join(dir, 'junit.xml'), renderSoakJunit(report), { mode: 0o644 });
     await writeFileAtomic(join(dir, 'report.html'), renderSoakHtml(report), { mode: 0o644 });
   } catch (error) {
     throw new CliError(`cannot write the report to ${dir}: ${messageOf(error)}`);
+  }
+}
+
+/** `chunks` to a file beside `path`, flushed, then renamed over it: a
+ * report of millions of cycles never is one string, and a reader never
+ * sees half of one. */
+async function writeChunks(path: string, chunks: Iterable<string>): Promise<void> {
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const file = await open(temporary, 'wx', 0o644);
+    try {
+      for (const chunk of chunks) await file.write(chunk);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
   }
 }
 

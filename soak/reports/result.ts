@@ -18,14 +18,30 @@ export function renderResultJson(report: SoakReport): string {
   return `${JSON.stringify(soakResult(report), null, 2)}\n`;
 }
 
-/** report.json: the result, every failure and every cycle (one a line, so a long run's file reads in a pager). */
-export function renderReportJson(report: SoakReport): string {
+/** report.json in pieces: the result and every failure, then the cycles
+ * (one a line, so a long run's file reads in a pager), a thousand a piece,
+ * so a run of millions of cycles is written without one string of it all. */
+export function* reportJsonChunks(report: SoakReport): Generator<string> {
   const head = JSON.stringify(
     { ...soakResult(report), started_at: new Date(report.startedAt).toISOString(), failures: report.log.failures },
     null,
     2,
   );
-  const cycles: string[] = [];
-  for (const record of report.log.records()) cycles.push(`    ${JSON.stringify(record)}`);
-  return `${head.slice(0, -2)},\n  "cycles": [\n${cycles.join(',\n')}\n  ]\n}\n`;
+  yield `${head.slice(0, -2)},\n  "cycles": [`;
+  let lines: string[] = [];
+  let first = true;
+  for (const record of report.log.records()) {
+    lines.push(`${first ? '\n' : ',\n'}    ${JSON.stringify(record)}`);
+    first = false;
+    if (lines.length === 1_000) {
+      yield lines.join('');
+      lines = [];
+    }
+  }
+  yield `${lines.join('')}\n  ]\n}\n`;
+}
+
+/** report.json as one string (a run of a size that fits one). */
+export function renderReportJson(report: SoakReport): string {
+  return [...reportJsonChunks(report)].join('');
 }
