@@ -183,6 +183,7 @@ test('bad flags and expressions: one line, exit 2, before the link is opened', a
     [['--duration', '8 hours'], /^parkbench: --duration: "8 hours" is no duration/],
     [['--cycles', '0'], /^parkbench: --cycles must be an integer from 1/],
     [['--cycles', '10', '--limits', '/nonexistent/limits.yaml'], /^parkbench: --limits: cannot read/],
+    [['--cycles', '10', '--report', '/etc/hostname'], /^parkbench: --report \/etc\/hostname is not a folder/],
   ];
   for (const [flags, message] of cases) {
     const result = await runCli(['soak', '--box', '/nonexistent/box.json', '--serial', '/dev/null-pty', ...flags]);
