@@ -37,7 +37,8 @@ test('a healthy box passes 200 cycles, each measured', async (t) => {
   t.true((first.open_ms ?? -1) > 0);
   t.true((first.cycle_ms ?? -1) >= (first.open_ms ?? 0));
   t.true((first.battery_mv ?? 0) > 1000);
-  t.true(Math.abs(first.drift_s ?? 99) <= 1);
+  // box_time is whole seconds, made before the answer arrives: within two seconds of the true time on a loaded machine.
+  t.true(Math.abs(first.drift_s ?? 99) < 2, String(first.drift_s));
   t.is(report.measurements.answer_ms.count, 200);
 });
 
