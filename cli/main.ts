@@ -14,6 +14,7 @@ import { registerGatewayCommand } from './commands/gateway.js';
 import { registerStartCommand } from './commands/start.js';
 import { registerAppCommand } from './commands/app.js';
 import { registerConformanceCommand } from './commands/conformance.js';
+import { registerPowerCommand } from './commands/power.js';
 
 function buildProgram(): Command {
   const program = new Command('parkbench')
@@ -29,6 +30,7 @@ function buildProgram(): Command {
   registerStartCommand(program);
   registerAppCommand(program);
   registerConformanceCommand(program);
+  registerPowerCommand(program);
   return program;
 }
 
