@@ -41,19 +41,36 @@ export async function openTarget(
   waitUntil: number,
   capture?: TargetCapture,
 ): Promise<BoxTarget> {
+  const open = await targetOpener(choice, provisioning, cycleMs, logger, capture);
+  return open(waitUntil);
+}
+
+/** Opens the link to the box, as often as asked (again after a power
+ * cycle), each time tried until `waitUntil`; one capture for every opening. */
+export type TargetOpener = (waitUntil: number) => Promise<BoxTarget>;
+
+export async function targetOpener(
+  choice: TargetChoice,
+  provisioning: Provisioning,
+  cycleMs: number,
+  logger: Logger,
+  capture?: TargetCapture,
+): Promise<TargetOpener> {
   const make = await targetMaker(choice, provisioning, cycleMs, logger, capture);
-  for (;;) {
-    const target = make();
-    try {
-      await target.open();
-      return target;
-    } catch (error) {
-      await target.close().catch(() => undefined);
-      const left = waitUntil - systemClock.now();
-      if (left <= 0) throw new CliError(`cannot reach the box over ${choice.kind}: ${messageOf(error)}`);
-      await sleep(systemClock, Math.min(REOPEN_PAUSE_MS, left));
+  return async (waitUntil) => {
+    for (;;) {
+      const target = make();
+      try {
+        await target.open();
+        return target;
+      } catch (error) {
+        await target.close().catch(() => undefined);
+        const left = waitUntil - systemClock.now();
+        if (left <= 0) throw new CliError(`cannot reach the box over ${choice.kind}: ${messageOf(error)}`);
+        await sleep(systemClock, Math.min(REOPEN_PAUSE_MS, left));
+      }
     }
-  }
+  };
 }
 
 async function targetMaker(
