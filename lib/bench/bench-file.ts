@@ -72,6 +72,8 @@ export interface BenchBox {
   readonly limits: readonly string[];
   /** `bench.yaml:7: boxes[1]`: the prefix of a later error about this box. */
   readonly place: string;
+  /** The place of the link's password_env, for mqttPassword's error. */
+  readonly passwordEnvPlace?: string;
 }
 
 export interface Bench {
@@ -98,7 +100,9 @@ interface RawBox {
   limits?: string[];
 }
 
-const ajv = new Ajv({ discriminator: true, verbose: true, allErrors: false });
+// Every error, so the one reported can be the most telling: an unknown key
+// before the missing one it was probably meant to be.
+const ajv = new Ajv({ discriminator: true, verbose: true, allErrors: true, allowUnionTypes: true });
 const validate = ajv.compile<{ boxes: RawBox[] }>(benchSchema);
 
 export async function loadBenchFile(path: string): Promise<Bench> {
@@ -106,7 +110,8 @@ export async function loadBenchFile(path: string): Promise<Bench> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new BenchFileError(`${path}: cannot read the bench file: ${messageOf(error)}`);
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : messageOf(error);
+    throw new BenchFileError(`${path}: cannot read the bench file: ${reason}`);
   }
   return parseBenchFile(text, path);
 }
@@ -122,7 +127,7 @@ export async function parseBenchFile(text: string, path: string): Promise<Bench>
   }
   const places = new Places(path, document, lineCounter);
   const data: unknown = document.toJS();
-  if (!validate(data)) throw new BenchFileError(places.schemaError(validate.errors?.[0]));
+  if (!validate(data)) throw new BenchFileError(places.schemaError(mostTelling(validate.errors ?? [])));
   const folder = dirname(path);
   const boxes: BenchBox[] = [];
   for (const [index, raw] of data.boxes.entries()) {
@@ -133,7 +138,7 @@ export async function parseBenchFile(text: string, path: string): Promise<Bench>
       provisioning = await loadProvisioningFile(provisioningPath);
     } catch (error) {
       if (error instanceof ProvisioningError || error instanceof Error)
-        throw new BenchFileError(`${at('provisioning')}: ${raw.provisioning}: ${messageOf(error)}`);
+        throw new BenchFileError(`${at('provisioning')}: ${messageOf(error)}`);
       throw error;
     }
     if (provisioning.moduleId !== raw.module_id)
@@ -159,6 +164,7 @@ export async function parseBenchFile(text: string, path: string): Promise<Bench>
       labels: Object.fromEntries(Object.entries(raw.labels ?? {}).map(([key, value]) => [key, String(value)])),
       limits: raw.limits ?? [],
       place: at(),
+      ...(raw.link.password_env === undefined ? {} : { passwordEnvPlace: at('link', 'password_env') }),
     });
   }
   return { path, boxes };
@@ -189,9 +195,14 @@ export function mqttPassword(box: BenchBox, env: NodeJS.ProcessEnv = process.env
   const value = env[box.link.passwordEnv];
   if (value === undefined)
     throw new BenchFileError(
-      `${box.place}.link.password_env: the environment variable ${box.link.passwordEnv} is not set (the MQTT password of box ${box.moduleId})`,
+      `${box.passwordEnvPlace ?? box.place}: the environment variable ${box.link.passwordEnv} is not set (the MQTT password of box ${box.moduleId})`,
     );
   return value;
+}
+
+/** The error to report: an unknown key first, else the first. */
+function mostTelling(errors: readonly ErrorObject[]): ErrorObject | undefined {
+  return errors.find((error) => error.keyword === 'additionalProperties') ?? errors[0];
 }
 
 type At = (...keys: (string | number)[]) => string;
@@ -277,6 +288,8 @@ function powerOf(raw: NonNullable<RawBox['power']>, at: At): PowerSpec {
   }
 }
 
+const DRIVERS = 'command, usbrelay, uhubctl, http or prompt';
+
 /** Places in the file: `bench.yaml:12: boxes[0].link`, the line from the YAML node. */
 class Places {
   constructor(
@@ -311,13 +324,15 @@ class Places {
         const known = Object.keys(parent?.properties ?? {});
         return `${this.at(keys, key)}: unknown key${known.length > 0 ? ` (known here: ${known.join(', ')})` : ''}`;
       }
-      case 'required':
-        return `${this.at(keys)}: missing ${String(params.missingProperty)}`;
+      case 'required': {
+        const missing = String(params.missingProperty);
+        return `${this.at(keys)}: missing ${missing}${missing === 'driver' ? ` (${DRIVERS})` : ''}`;
+      }
       case 'discriminator':
         return `${this.at([...keys, 'driver'])}: ${
           params.error === 'mapping'
-            ? `unknown driver "${String(params.tagValue)}" (command, usbrelay, uhubctl, http or prompt)`
-            : 'must name the driver (command, usbrelay, uhubctl, http or prompt)'
+            ? `unknown driver "${String(params.tagValue)}" (${DRIVERS})`
+            : `must name the driver (${DRIVERS})`
         }`;
       case 'pattern':
         return `${this.at(keys)}: must be ${parent?.description ?? `like ${String(params.pattern)}`}, got "${String(error.data)}"`;
