@@ -50,13 +50,15 @@ export class PromptPowerDriver implements PowerDriver {
     return new Promise((resolve, reject) => {
       const lines = createInterface({ input, terminal: false });
       output.write(`parkbench: ${what}, then press Enter\n`);
+      const closed = (): void => {
+        reject(new PowerUnavailable('stdin closed before Enter: nobody switched the box'));
+      };
       lines.once('line', () => {
+        lines.off('close', closed);
         lines.close();
         resolve();
       });
-      lines.once('close', () => {
-        reject(new PowerUnavailable('stdin closed before Enter: nobody switched the box'));
-      });
+      lines.once('close', closed);
     });
   }
 }
