@@ -16,8 +16,10 @@
 // Then what `--capture` costs: two benches up at once, queue in memory, one
 // recording both ends to pcapng files (the box's side with its opened
 // records, as `parkbench sim --capture`; the gateway's, as `parkbench gateway
-// --capture`), the other not, their rounds taking turns. Target: p50 with
-// the capture within 0.2 ms of without.
+// --capture`), the other not, taking turns in blocks of ten rounds. Target:
+// p50 with the capture within 0.2 ms of without. Beside it, the process's
+// CPU time per round trip with and without: on a loaded machine the p50s
+// move with the load, the CPU time much less.
 import { randomBytes } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -43,6 +45,10 @@ import { formatNumber, percentile, startTsx } from './support/processes.js';
 
 const BAUD = 115_200;
 const count = Number(argument('--count') ?? 300);
+/** Rounds taken in turn by the bench recording and the one not: blocks of
+ * them, so that the CPU time a block measures (the whole process: box,
+ * gateway, operator) is its own but for the block's last round's tail. */
+const BLOCK_ROUNDS = 10;
 const topics = new Topics();
 const parkingKey = randomBytes(16);
 const moduleId = 9001;
@@ -92,6 +98,9 @@ console.log(
 const captureCost = capture.on.p50 - capture.off.p50;
 console.log(
   `--capture on both ends:        p50 ${formatNumber(capture.on.p50, 2)} ms, p99 ${formatNumber(capture.on.p99, 2)} ms; off, taking turns: p50 ${formatNumber(capture.off.p50, 2)} ms, p99 ${formatNumber(capture.off.p99, 2)} ms (queue in memory; ${capture.packets} packets, ${formatNumber(capture.bytes / 1024, 0)} KiB recorded)`,
+);
+console.log(
+  `--capture CPU per round trip:  ${formatNumber(capture.on.cpuMicros, 0)} µs on, ${formatNumber(capture.off.cpuMicros, 0)} µs off (+${formatNumber(capture.on.cpuMicros - capture.off.cpuMicros, 0)} µs, ratio ${formatNumber(capture.on.cpuMicros / capture.off.cpuMicros, 2)}; the box, the gateway and the operator, all in this process)`,
 );
 console.log(
   `target: --capture within 0.2 ms of off at p50: ${captureCost <= 0.2 ? 'met' : 'MISSED'} (${captureCost >= 0 ? '+' : ''}${formatNumber(captureCost, 3)} ms)`,
@@ -148,11 +157,18 @@ async function throughGateway(rounds: number, queueOn: 'disk' | 'memory'): Promi
   }
 }
 
-/** The round trip with both ends recording and without, rounds taking turns
- * (which goes first alternates too). */
+interface CaptureSide {
+  readonly p50: number;
+  readonly p99: number;
+  /** Process CPU time per round trip, µs. */
+  readonly cpuMicros: number;
+}
+
+/** The round trip with both ends recording and without, in blocks taking
+ * turns (which goes first alternates too). */
 async function captureOnAndOff(
   rounds: number,
-): Promise<{ on: { p50: number; p99: number }; off: { p50: number; p99: number }; packets: number; bytes: number }> {
+): Promise<{ on: CaptureSide; off: CaptureSide; packets: number; bytes: number }> {
   const broker = startTsx(new URL('./support/broker.ts', import.meta.url));
   const folder = await mkdtemp(join(tmpdir(), 'pb-bench-capture-'));
   try {
@@ -160,12 +176,20 @@ async function captureOnAndOff(
     const off = await serialBench(url, { module: moduleId + 10 });
     const on = await serialBench(url, { module: moduleId + 20, captureIn: folder });
     const times = { on: [] as number[], off: [] as number[] };
+    const cpuMicros = { on: 0, off: 0 };
     try {
-      for (let index = 0; index < rounds + 20; index++) {
-        const order = index % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+      for (let block = 0; block < (rounds + 20) / BLOCK_ROUNDS; block++) {
+        const order = block % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
         for (const which of order) {
-          const time = await (which === 'on' ? on : off).round(100 + index);
-          if (index >= 20) times[which].push(time);
+          const bench = which === 'on' ? on : off;
+          const cpuBefore = process.cpuUsage();
+          for (let round = 0; round < BLOCK_ROUNDS; round++) {
+            const index = block * BLOCK_ROUNDS + round;
+            const time = await bench.round(100 + index);
+            if (index >= 20) times[which].push(time);
+          }
+          const cpu = process.cpuUsage(cpuBefore);
+          if (block * BLOCK_ROUNDS >= 20) cpuMicros[which] += cpu.user + cpu.system;
         }
       }
     } finally {
@@ -173,8 +197,8 @@ async function captureOnAndOff(
     }
     const files = on.captures;
     return {
-      on: summary(times.on),
-      off: summary(times.off),
+      on: { ...summary(times.on), cpuMicros: cpuMicros.on / times.on.length },
+      off: { ...summary(times.off), cpuMicros: cpuMicros.off / times.off.length },
       packets: files.reduce((sum, file) => sum + file.packets, 0),
       bytes: files.reduce((sum, file) => sum + file.bytes, 0),
     };

@@ -92,6 +92,13 @@ export class SimulatedBarrier extends EventEmitter<BarrierEvents> {
     }
   }
 
+  /** The arm sticks on this one opening: FAULT, without staying jammed. It
+   * stays in FAULT (status reports show it) until the next opening moves it. */
+  jamOnce(): void {
+    this.#cancelTimer();
+    this.#enter('fault');
+  }
+
   /** Stops pending movements (the box is shutting down). */
   dispose(): void {
     this.#cancelTimer();

@@ -2,6 +2,8 @@
 // prove that the conformance suite catches a box that gets the protocol wrong.
 // Each one runs after the correct decision and changes only the cases of its
 // own step (docs/protocol.md, steps 1..11): every other answer stays the reference's.
+// `forget-tries` decides as the reference does and acts at start instead
+// (stateAtStart): what the box loaded from its state file, minus the tries.
 import { sign } from 'node:crypto';
 import { FrameKind, SIGNATURE_LENGTH, Status } from '../firmware-protocol/constants.js';
 import type { BoxConditions, BoxState } from '../firmware-protocol/box.js';
@@ -64,4 +66,17 @@ export const firmwareBugs = {
       state: { ...again.state, issuerKey: state.issuerKey, issuerKeyPrevious: state.issuerKeyPrevious },
     };
   },
+  /** Decides as the reference does: its fault is in stateAtStart. */
+  'forget-tries': ({ decision }: BugContext): Decision => decision,
 } as const satisfies Record<FirmwareBug, (context: BugContext) => Decision>;
+
+/**
+ * The state a box with these bugs starts from (at power on or a process
+ * start), given what its state file held. `forget-tries` drops the per-key
+ * tries counts (docs/protocol.md, the paragraph after step 11, says they
+ * survive a restart); everything else it persisted is kept.
+ */
+export function stateAtStart(bugs: readonly FirmwareBug[], state: BoxState): BoxState {
+  if (!bugs.includes('forget-tries')) return state;
+  return { ...state, tries: new Map() };
+}

@@ -16,10 +16,10 @@ import { decide, statusReport, type Decision } from '../firmware-protocol/decide
 import { SimulatedBarrier, type BarrierState, type BarrierTimings } from './barrier.js';
 import { Battery, type BatteryModel } from './battery.js';
 import { BoxClock, type BoxClockSettings } from './box-clock.js';
-import { describeFaults, noFaults } from './faults.js';
+import { checkEnduranceFaults, describeFaults, noEnduranceFaults, noFaults, type EnduranceFaults } from './faults.js';
 import type { FaultSettings, SimSetCommand } from '../lib/sim-set.js';
 import type { FirmwareBug } from './firmware-bug-names.js';
-import { firmwareBugs } from './firmware-bugs.js';
+import { firmwareBugs, stateAtStart } from './firmware-bugs.js';
 import type { Provisioning } from '../lib/provisioning-file.js';
 import type { BoxStateFile } from './state-file.js';
 
@@ -33,6 +33,8 @@ export interface SimulatedBoxOptions {
   readonly batteryModel?: BatteryModel;
   readonly boxClock?: BoxClockSettings;
   readonly faults?: Partial<FaultSettings>;
+  /** A battery that sags with each opening, a barrier that jams every n-th opening. */
+  readonly endurance?: Partial<EnduranceFaults>;
   /** When set, a car drives through this long after the barrier is open
    * (fleet mode); otherwise only carPassed() or the hold time closes it. */
   readonly carPassDelayMs?: number;
@@ -89,6 +91,9 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
   };
   #state: BoxState;
   #faults: FaultSettings;
+  readonly #endurance: EnduranceFaults;
+  /** ACCESS commands that would have opened the barrier, for `jamEvery`. */
+  #openings = 0;
   #updatedAt: number;
   #carTimer: object | undefined;
   /** Commands and reports are decided one at a time, in arrival order, each
@@ -114,6 +119,7 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     };
     this.#state = state;
     this.#faults = { ...noFaults, ...options.faults };
+    this.#endurance = checkEnduranceFaults({ ...noEnduranceFaults, ...options.endurance });
     this.#random = options.random ?? Math.random;
     this.#updatedAt = clock.now();
     this.barrier = new SimulatedBarrier(clock, options.barrierTimings);
@@ -135,7 +141,7 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
       issuerKeyPrevious: options.provisioning.issuerKeyPrevious,
     };
     const state = options.stateFile === undefined ? initialBoxState(seed) : await options.stateFile.load(seed);
-    return new SimulatedBox(options, state);
+    return new SimulatedBox(options, stateAtStart(options.bugs ?? [], state));
   }
 
   get moduleId(): number {
@@ -154,6 +160,10 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     return this.#faults;
   }
 
+  get endurance(): EnduranceFaults {
+    return this.#endurance;
+  }
+
   /**
    * A command arrived on a link. Resolves with the response frame to send
    * back, or null when a fault drops the command (the box stays silent).
@@ -167,12 +177,20 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     return this.#exclusive(async () => {
       const conditions = this.#conditions();
       const state = forgetExpiredTries(this.config, this.#state, conditions.boxTime);
-      const decision = this.#applyBugs(state, conditions, command);
+      let decision = this.#applyBugs(state, conditions, command);
+      const jamsNow = decision.effect.type === 'open' && this.#jamsThisOpening();
+      // docs/protocol.md, step 11: a jammed barrier answers BARRIER_FAULT (the try still counts).
+      if (jamsNow) decision = this.#applyBugs(state, { ...conditions, jammed: true }, command);
       await this.#persist(decision.state);
       switch (decision.effect.type) {
         case 'open':
-        case 'fault':
           this.barrier.open();
+          if (this.#endurance.batteryDrainMv > 0)
+            this.battery.set(this.battery.millivolts - this.#endurance.batteryDrainMv);
+          break;
+        case 'fault':
+          if (jamsNow) this.barrier.jamOnce();
+          else this.barrier.open();
           break;
         case 'setTime':
           this.boxClock.setSeconds(decision.effect.time);
@@ -226,7 +244,7 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
       battery_mv: this.battery.millivolts,
       box_time: new Date(this.boxClock.nowSeconds() * 1000).toISOString(),
       box_seq: this.#state.boxSeq,
-      faults: describeFaults(this.#faults),
+      faults: describeFaults(this.#faults, this.#endurance),
       updated_at: new Date(this.#updatedAt).toISOString(),
     };
   }
@@ -236,6 +254,12 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     if (this.#carTimer !== undefined) this.options.clock.clearTimeout(this.#carTimer);
     this.barrier.dispose();
     await this.#queue.catch(() => undefined);
+  }
+
+  #jamsThisOpening(): boolean {
+    if (this.#endurance.jamEvery === 0) return false;
+    this.#openings++;
+    return this.#openings % this.#endurance.jamEvery === 0;
   }
 
   #conditions(): BoxConditions {

@@ -2,7 +2,8 @@
 // given (docs/protocol.md, Serial link framing and BLE link; docs/architecture.md, Access: `--serial` alone means serial
 // only, MQTT when asked for or when no link is named), its state file, its
 // faults. What `parkbench sim` runs, and what tests and benchmarks start in
-// process.
+// process. Its power switch (setPower) cuts the boxes as a real power loss
+// would and starts them again from their state files, as a process start.
 import { mkdir } from 'node:fs/promises';
 import type { Clock } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -13,6 +14,7 @@ import { serveNobleWebSocket, type WebSocketRadioServer } from './ble/websocket-
 import { VirtualRadio } from './ble/virtual-radio.js';
 import type { FleetMember } from './fleet-file.js';
 import type { FirmwareBug } from './firmware-bug-names.js';
+import type { EnduranceFaults } from './faults.js';
 import { BoxBlePeripheral } from './links/ble-link.js';
 import { BoxMqttLink } from './links/mqtt-link.js';
 import { BoxSerialLink } from './links/serial-link.js';
@@ -51,6 +53,8 @@ export interface SimulationOptions {
   readonly barrierTimings?: BarrierTimings;
   readonly carPassDelayMs?: number;
   readonly bugs?: readonly FirmwareBug[];
+  /** Every box's battery sag per opening and jam every n-th opening. */
+  readonly endurance?: Partial<EnduranceFaults>;
   /** MQTT connections opened at once while a fleet comes up. */
   readonly connectConcurrency?: number;
   readonly logger?: Logger;
@@ -71,7 +75,7 @@ export interface SimulationSummary {
   readonly faults: number;
 }
 
-interface RunningBox {
+export interface RunningBox {
   readonly box: SimulatedBox;
   mqtt?: BoxMqttLink;
   serial?: BoxSerialLink;
@@ -83,20 +87,105 @@ export class SimulationError extends Error {
 }
 
 export class Simulation {
+  #boxes: readonly RunningBox[];
+  #powered = true;
+  /** Power transitions, one at a time in the order asked. */
+  #power: Promise<void> = Promise.resolve();
+
   private constructor(
-    readonly boxes: readonly RunningBox[],
+    boxes: readonly RunningBox[],
     readonly radio: VirtualRadio | undefined,
     private readonly radioServer: WebSocketRadioServer | undefined,
-  ) {}
+    private readonly options: SimulationOptions,
+  ) {
+    this.#boxes = boxes;
+  }
+
+  /** The boxes with their links; none while the power is off. */
+  get boxes(): readonly RunningBox[] {
+    return this.#boxes;
+  }
+
+  get powered(): boolean {
+    return this.#powered;
+  }
 
   static async start(options: SimulationOptions): Promise<Simulation> {
-    const logger = options.logger ?? silentLogger;
     if (options.serial !== undefined && options.members.length !== 1) {
       throw new SimulationError('a serial port carries one box: use --box, not a fleet, with --serial');
     }
     if (options.stateDir !== null) await mkdir(options.stateDir, { recursive: true });
     const radio = options.ble === undefined ? undefined : (options.ble.radio ?? new VirtualRadio());
     const running: RunningBox[] = [];
+    let radioServer: WebSocketRadioServer | undefined;
+    try {
+      await Simulation.#startBoxes(running, options, radio);
+      if (options.ble?.serve === true && radio !== undefined)
+        radioServer = await serveNobleWebSocket(radio, { logger: options.logger ?? silentLogger });
+      await Simulation.#attachLinks(running, options, false);
+      return new Simulation(running, radio, radioServer, options);
+    } catch (error) {
+      // Whatever came up (boxes, links already connected, the radio) goes down again.
+      await new Simulation(running, radio, radioServer, options).stop();
+      throw error;
+    }
+  }
+
+  /**
+   * The boxes' power switch. Off: as a real box losing power, no clean
+   * shutdown: the links go silent at once (the serial port is closed, the
+   * MQTT connection is destroyed without a DISCONNECT so the broker publishes
+   * the will, BLE stops advertising), the timers stop and the boxes are
+   * dropped; nothing more is written to the state files. On: the boxes start
+   * again from their state files, as a process start would, on the same
+   * links. Resolves once the transition is done (on: the boxes answer).
+   */
+  setPower(on: boolean): Promise<void> {
+    const transition = this.#power.then(() => (on ? this.#powerOn() : this.#powerOff()));
+    this.#power = transition.catch(() => undefined);
+    return transition;
+  }
+
+  async #powerOff(): Promise<void> {
+    if (!this.#powered) return;
+    this.#powered = false;
+    const boxes = this.#boxes;
+    this.#boxes = [];
+    await Promise.all(
+      boxes.map(async (entry) => {
+        if (entry.ble !== undefined) {
+          this.radio?.remove(entry.ble);
+          entry.ble.detach();
+        }
+        await entry.mqtt?.cut();
+        await entry.serial?.stop();
+        await entry.box.stop();
+      }),
+    );
+  }
+
+  async #powerOn(): Promise<void> {
+    if (this.#powered) return;
+    const running: RunningBox[] = [];
+    try {
+      await Simulation.#startBoxes(running, this.options, this.radio);
+      // What the other side sent while the box was off is gone, as on a real box.
+      await Simulation.#attachLinks(running, this.options, true);
+    } catch (error) {
+      await Promise.all(running.map((entry) => Simulation.#stopBox(entry, this.radio)));
+      throw error;
+    }
+    this.#boxes = running;
+    this.#powered = true;
+  }
+
+  /** Starts each member's box (from its state file) and its BLE peripheral, in place. */
+  static async #startBoxes(
+    running: RunningBox[],
+    options: SimulationOptions,
+    radio: VirtualRadio | undefined,
+  ): Promise<void> {
+    const logger = options.logger ?? silentLogger;
     for (const member of options.members) {
       const box = await SimulatedBox.start({
         provisioning: member.provisioning,
@@ -107,6 +196,7 @@ export class Simulation {
         ...(options.barrierTimings === undefined ? {} : { barrierTimings: options.barrierTimings }),
         ...(options.carPassDelayMs === undefined ? {} : { carPassDelayMs: options.carPassDelayMs }),
         ...(options.bugs === undefined ? {} : { bugs: options.bugs }),
+        ...(options.endurance === undefined ? {} : { endurance: options.endurance }),
       });
       if (options.settings !== undefined) box.apply(options.settings);
       box.apply(member.settings);
@@ -124,22 +214,12 @@ export class Simulation {
             }),
       });
     }
-    let radioServer: WebSocketRadioServer | undefined;
-    try {
-      for (const entry of running) if (entry.ble !== undefined) radio?.add(entry.ble);
-      if (options.ble?.serve === true && radio !== undefined)
-        radioServer = await serveNobleWebSocket(radio, { logger });
-      await Simulation.#attachLinks(running, options, logger);
-      return new Simulation(running, radio, radioServer);
-    } catch (error) {
-      // Whatever came up (boxes, links already connected, the radio) goes down again.
-      await new Simulation(running, radio, radioServer).stop();
-      throw error;
-    }
+    for (const entry of running) if (entry.ble !== undefined) radio?.add(entry.ble);
   }
 
   /** Gives each box its links, in place, so a failure half-way can undo them. */
-  static async #attachLinks(running: RunningBox[], options: SimulationOptions, logger: Logger): Promise<void> {
+  static async #attachLinks(running: RunningBox[], options: SimulationOptions, flushOnOpen: boolean): Promise<void> {
+    const logger = options.logger ?? silentLogger;
     const serialTarget = options.serial;
     if (serialTarget !== undefined) {
       const entry = running[0];
@@ -149,6 +229,7 @@ export class Simulation {
           target: serialTarget,
           clock: options.clock,
           logger,
+          flushOnOpen,
           ...(capture === undefined ? {} : { capture }),
         });
         await serial.start().catch((error: unknown) => {
@@ -194,6 +275,16 @@ export class Simulation {
     );
   }
 
+  static async #stopBox(entry: RunningBox, radio: VirtualRadio | undefined): Promise<void> {
+    await entry.mqtt?.stop();
+    await entry.serial?.stop();
+    if (entry.ble !== undefined) {
+      radio?.remove(entry.ble);
+      entry.ble.detach();
+    }
+    await entry.box.stop();
+  }
+
   box(moduleId: number): SimulatedBox | undefined {
     return this.boxes.find((entry) => entry.box.moduleId === moduleId)?.box;
   }
@@ -225,23 +316,23 @@ export class Simulation {
       badMessages += entry.mqtt?.counters.badMessages ?? 0;
       if (entry.box.snapshot().faults.length > 0) faults++;
     }
-    return { boxes: this.boxes.length, online, commandsAnswered, commandsDropped, badFrames, badMessages, faults };
+    return {
+      boxes: this.options.members.length,
+      online,
+      commandsAnswered,
+      commandsDropped,
+      badFrames,
+      badMessages,
+      faults,
+    };
   }
 
-  /** Closes every link (boxes publish `offline`) and waits for state files. */
+  /** Closes every link (boxes publish `offline`) and waits for state files
+   * (after a power transition under way). */
   async stop(): Promise<void> {
+    await this.#power;
     await this.radioServer?.close();
-    await Promise.all(
-      this.boxes.map(async (entry) => {
-        await entry.mqtt?.stop();
-        await entry.serial?.stop();
-        if (entry.ble !== undefined) {
-          this.radio?.remove(entry.ble);
-          entry.ble.detach();
-        }
-        await entry.box.stop();
-      }),
-    );
+    await Promise.all(this.#boxes.map((entry) => Simulation.#stopBox(entry, this.radio)));
   }
 }
 

@@ -39,6 +39,10 @@ export function registerSimCommand(program: Command): void {
       './data/sim',
     )
     .option('--memory-state', 'keep box state in memory only (it is lost on exit)')
+    .option(
+      '--power-file <file>',
+      'power switch: "off" in this file cuts the boxes (links silent, nothing saved), "on" starts them again from --state-dir; missing means on',
+    )
     .option('--speed <n>', 'run the boxes this many times faster than real time', '1')
     .option('--opening-ms <ms>', 'time the arm takes to rise', String(defaultBarrierTimings.openingMs))
     .option(
@@ -55,6 +59,11 @@ export function registerSimCommand(program: Command): void {
     .option('--corrupt <share>', 'fault: share of responses sent with a flipped bit, 0..1')
     .option('--delay-ms <ms>', 'fault: extra delay before every answer')
     .option('--jam', 'fault: the barrier is jammed (ACCESS answers BARRIER_FAULT)')
+    .option(
+      '--jam-every <n>',
+      'fault: every n-th ACCESS that would open the barrier jams it for that opening (BARRIER_FAULT)',
+    )
+    .option('--battery-drain-mv <mv>', 'fault: the battery drops by this much at each opening')
     .option('--battery-mv <mv>', 'battery level at start')
     .option('--clock-offset-s <seconds>', 'box clock this far from true time at start')
     .option('--drift-ppm <ppm>', 'box clock drift')
@@ -67,7 +76,7 @@ export function registerSimCommand(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', process.env.LOG_LEVEL ?? 'info')
     .option(
       '--ready-file <path>',
-      'once the boxes answer on their links, write this file (JSON: pid, boxes, links); removed at exit',
+      'once the boxes answer on their links, write this file (JSON: pid, boxes, links); removed at exit, kept across power cycles',
     )
     .option(...NO_EXIT_WITH_PARENT);
   addCaptureOptions(command, "every link from the boxes' side, with opened records,").action(

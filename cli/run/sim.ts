@@ -1,6 +1,6 @@
 // `parkbench sim`, its flags read (commands/sim.ts): checks them, loads the
-// provisioning files, starts the boxes on their links, says ready, and stops
-// them on a signal.
+// provisioning files, starts the boxes on their links, says ready, switches
+// their power as --power-file says, and stops them on a signal.
 import { MIN_BLE_MTU } from '../../firmware-protocol/index.js';
 import { scaledClock, systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -16,6 +16,8 @@ import { onShutdown } from '../signals.js';
 import { ReadyFile } from '../ready-file.js';
 import { messageOf } from '../../lib/message-of.js';
 import { openCaptureFile, type CaptureFlags } from '../capture-flags.js';
+import { PowerFile, type PowerState } from '../../simulator/power-file.js';
+import type { EnduranceFaults } from '../../simulator/faults.js';
 
 export interface SimFlags extends CaptureFlags {
   box?: string;
@@ -41,6 +43,9 @@ export interface SimFlags extends CaptureFlags {
   corrupt?: string;
   delayMs?: string;
   jam?: boolean;
+  jamEvery?: string;
+  batteryDrainMv?: string;
+  powerFile?: string;
   batteryMv?: string;
   clockOffsetS?: string;
   driftPpm?: string;
@@ -54,6 +59,9 @@ export async function runSim(flags: SimFlags): Promise<void> {
   if ((flags.box === undefined) === (flags.fleet === undefined))
     throw new UsageError('give exactly one of --box FILE or --fleet FILE');
   const logLevel = parseLogLevel(flags.logLevel);
+  // Power loss keeps only what was persisted: with nothing persisted, a power cycle is a new box.
+  if (flags.powerFile !== undefined && flags.memoryState === true)
+    throw new UsageError('--power-file needs state that survives power loss: drop --memory-state');
   // A file left by a run that was killed must not say ready for this one.
   const readyFile = flags.readyFile === undefined ? undefined : await ReadyFile.claim(flags.readyFile);
   const fleet = flags.fleet !== undefined;
@@ -82,6 +90,7 @@ export async function runSim(flags: SimFlags): Promise<void> {
     closingMs: number('--closing-ms', flags.closingMs, 0, 600_000),
   };
   const firmwareBugs = bugs(flags.bug);
+  const endurance = enduranceFromFlags(flags);
   const bleMtu = flags.ble === true ? number('--ble-mtu', flags.bleMtu, MIN_BLE_MTU, 517) : undefined;
   // Last of the checks, before any link: the file is made here.
   const capture = openCaptureFile(flags, 'sim', logger);
@@ -92,6 +101,7 @@ export async function runSim(flags: SimFlags): Promise<void> {
     settings,
     barrierTimings,
     bugs: firmwareBugs,
+    endurance,
     logger,
     ...(capture === undefined ? {} : { capture }),
     ...(carPassMs === undefined ? {} : { carPassDelayMs: carPassMs }),
@@ -112,21 +122,62 @@ export async function runSim(flags: SimFlags): Promise<void> {
         process.stderr.write(`connecting boxes: ${connected}/${total}\n`);
     },
   };
-  let simulation: Simulation;
+  // Listening before saying ready: whoever reads the ready line may signal at once.
+  const stopping = onShutdown({ exitWithParent: flags.exitWithParent });
+  let simulation: Simulation | undefined;
+  let poweredOn: (() => void) | undefined;
+  let power: PowerFile | undefined;
+  if (flags.powerFile !== undefined) {
+    const path = flags.powerFile;
+    const switched = (state: PowerState): void => {
+      if (simulation === undefined) {
+        if (state === 'on') poweredOn?.();
+        return;
+      }
+      simulation.setPower(state === 'on').then(
+        () => process.stdout.write(`parkbench sim power ${state}\n`),
+        (error: unknown) => process.stderr.write(`power ${state} failed: ${messageOf(error)}\n`),
+      );
+    };
+    power = await PowerFile.watch({
+      path,
+      clock: systemClock,
+      onChange: switched,
+      onWarning: (line) => process.stderr.write(`${line}\n`),
+    }).catch((error: unknown) => {
+      capture?.close();
+      throw new CliError(`cannot read --power-file ${path}: ${messageOf(error)}`);
+    });
+    if (power.state === 'off') {
+      // A box without power does not start: it starts (and says ready) once the file says on.
+      process.stdout.write('parkbench sim power off: waiting for on\n');
+      const on = new Promise<void>((resolve) => (poweredOn = resolve));
+      if ((await Promise.race([on.then(() => 'on' as const), stopping])) !== 'on') {
+        power.close();
+        capture?.close();
+        return;
+      }
+      process.stdout.write('parkbench sim power on\n');
+    }
+  }
   try {
     simulation = await Simulation.start(options);
   } catch (error) {
+    power?.close();
     capture?.close();
     if (error instanceof SimulationError) throw new CliError(error.message);
     throw new CliError(`cannot start the simulation: ${messageOf(error)}`);
+  }
+  // Switched off while the boxes were coming up: off they go now.
+  if (power?.state === 'off') {
+    await simulation.setPower(false);
+    process.stdout.write('parkbench sim power off\n');
   }
   const links = [
     useMqtt ? 'mqtt' : undefined,
     serial === undefined ? undefined : 'serial',
     flags.ble === true ? 'ble' : undefined,
   ].filter((link) => link !== undefined);
-  // Listening before saying ready: whoever reads the ready line may signal at once.
-  const stopping = onShutdown({ exitWithParent: flags.exitWithParent });
   const ready = { boxes: members.map((member) => member.provisioning.moduleId), links, speed };
   try {
     await readyFile?.write({
@@ -136,12 +187,14 @@ export async function runSim(flags: SimFlags): Promise<void> {
       ...(flags.mqtt === undefined ? {} : { mqtt: flags.mqtt }),
     });
   } catch (error) {
+    power?.close();
     await simulation.stop();
     capture?.close();
     throw new CliError(`cannot write --ready-file ${flags.readyFile ?? ''}: ${messageOf(error)}`);
   }
   process.stdout.write(`parkbench sim ready ${JSON.stringify(ready)}\n`);
   await stopping;
+  power?.close();
   await readyFile?.remove();
   await simulation.stop();
   capture?.close();
@@ -202,6 +255,16 @@ function settingsFromFlags(flags: SimFlags): SimSetCommand {
   }
 }
 
+/** The endurance faults of the flags: whole numbers, 0 meaning none. */
+function enduranceFromFlags(flags: SimFlags): Partial<EnduranceFaults> {
+  return {
+    ...(flags.batteryDrainMv === undefined
+      ? {}
+      : { batteryDrainMv: integer('--battery-drain-mv', flags.batteryDrainMv, 0, 0xffff) }),
+    ...(flags.jamEvery === undefined ? {} : { jamEvery: integer('--jam-every', flags.jamEvery, 1, 1_000_000) }),
+  };
+}
+
 function bugs(names: readonly string[]): FirmwareBug[] {
   return names.map((name) => {
     if (!isFirmwareBug(name)) throw new UsageError(`--bug must be one of ${FIRMWARE_BUGS.join(', ')}, got "${name}"`);
@@ -226,5 +289,12 @@ function number(flag: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
   if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max)
     throw new UsageError(`${flag} must be a number from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+function integer(flag: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\s*\d+\s*$/.test(raw) || value < min || value > max)
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return value;
 }

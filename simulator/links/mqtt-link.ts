@@ -97,6 +97,14 @@ export class BoxMqttLink {
     this.#client.goOffline(ms);
   }
 
+  /** Power lost: the connection is destroyed without a DISCONNECT (the
+   * broker publishes the last will, offline) and never comes back. */
+  async cut(): Promise<void> {
+    this.box.off('change', this.#onChange);
+    this.#client.goOffline(Number.POSITIVE_INFINITY);
+    await this.#client.stop();
+  }
+
   /** Publishes availability offline and disconnects for good. */
   async stop(): Promise<void> {
     this.box.off('change', this.#onChange);

@@ -22,6 +22,9 @@ export interface BoxSerialLinkOptions {
   readonly clock: Clock;
   readonly backoff?: BackoffPolicy;
   readonly logger?: Logger;
+  /** Discard what the other side sent before the port opened (a box that
+   * powers on has heard nothing of what came while it was off). */
+  readonly flushOnOpen?: boolean;
   /** Records this link (interface `serial:<path>`). */
   readonly capture?: BoxCapture;
 }

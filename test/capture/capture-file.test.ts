@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
 import { CaptureFile, CaptureFileError } from '../../lib/capture/capture-file.js';
 import { CaptureDirection, LinkCapture } from '../../lib/capture/link-capture.js';
+import { FakeClock } from '../../lib/fake-clock.js';
 import { LINKTYPE_PARKBENCH } from '../../lib/capture/record.js';
 import { readCapture } from '../helpers/pcapng.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -79,6 +80,34 @@ function recordMany(file: CaptureFile, count: number): void {
     else serial.wire(CaptureDirection.toBox, data, { moduleId: 9101 });
   }
 }
+
+test('records wait at most flushAfterMs to be written, together; past 64 KiB at once; close() writes the rest', (t) => {
+  const path = join(folder(t), 'run.pcapng');
+  const clock = new FakeClock();
+  const file = new CaptureFile({ path, application: 'test', flushAfterMs: 50, clock });
+  const emptySize = statSync(path).size;
+  t.is(readCapture(path).interfaces.length, 0, 'a new file reads as a capture at once');
+  const link = new LinkCapture(file, 'serial', '/dev/ttyUSB0', { nowMicros: stepClock() });
+  link.wire(CaptureDirection.toBox, Buffer.from([1, 2, 0]));
+  link.wire(CaptureDirection.fromBox, Buffer.from([3, 4, 0]));
+  t.is(file.packets, 2);
+  t.is(statSync(path).size, emptySize, 'nothing written before the wait is over');
+  clock.advance(49);
+  t.is(statSync(path).size, emptySize);
+  clock.advance(1);
+  t.is(readCapture(path).packets.length, 2, 'both written when it is');
+  t.is(clock.pendingTimers, 0);
+  // 700 records of 100 bytes pass 64 KiB: written without waiting.
+  for (let index = 0; index < 700; index += 1) link.wire(CaptureDirection.toBox, Buffer.alloc(100, 1));
+  const written = readCapture(path).packets.length;
+  t.true(written > 2 + 400 && written < 702, `${written} packets in the file`);
+  link.wire(CaptureDirection.fromBox, Buffer.from([5, 0]));
+  file.close();
+  t.is(clock.pendingTimers, 0, 'close() leaves no timer behind');
+  const read = readCapture(path);
+  t.false(read.truncated);
+  t.is(read.packets.length, 703);
+});
 
 test("rotation: dumpcap's names, each file under the limit and whole on its own, with every interface", (t) => {
   const directory = folder(t);
@@ -206,11 +235,16 @@ function recordUnderLimit(
     import { CaptureFile } from ${JSON.stringify(captureFileModule)};
     import { LinkCapture, CaptureDirection } from ${JSON.stringify(linkCaptureModule)};
     const stops = [];
-    const file = new CaptureFile({ path: ${JSON.stringify(path)}, application: 'test', onStop: (error) => stops.push(error.message) });
+    const file = new CaptureFile({ path: ${JSON.stringify(path)}, application: 'test', flushAfterMs: 0, onStop: (error) => stops.push(error.message) });
     const link = new LinkCapture(file, 'serial', '/dev/ttyUSB0');
     let threw = false;
     try {
-      for (let index = 0; index < 200; index += 1) link.wire(CaptureDirection.toBox, Buffer.alloc(100, 7), { moduleId: 9101 });
+      // Ten records, then a wait in which they are written.
+      for (let index = 0; index < 200; index += 1) {
+        link.wire(CaptureDirection.toBox, Buffer.alloc(100, 7), { moduleId: 9101 });
+        if (index % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      file.close();
     } catch {
       threw = true;
     }
