@@ -33,7 +33,7 @@ boxes:
 async function errorOf(t: Parameters<typeof boxFile>[0], yaml: string): Promise<string> {
   const path = await benchFile(t, yaml);
   const error = await t.throwsAsync(loadBenchFile(path), { instanceOf: BenchFileError });
-  const message = error?.message ?? '';
+  const message = error.message;
   t.false(message.includes('\n'), message);
   return message.replaceAll(join(path, '..'), 'DIR');
 }

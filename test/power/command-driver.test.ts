@@ -45,7 +45,7 @@ test('a command that fails: one line with the command, its exit code and its las
   const power = driver({ on: 'echo starting >&2; echo "relay board not found" >&2; exit 3', off: 'true' });
   const error = await t.throwsAsync(power.on(), { instanceOf: PowerError });
   t.is(
-    error?.message,
+    error.message,
     '`echo starting >&2; echo "relay board not found" >&2; exit 3` exit code 3: relay board not found',
   );
   await t.throwsAsync(driver({ on: 'true', off: 'exit 1' }).off(), { message: '`exit 1` exit code 1' });
