@@ -7,17 +7,17 @@ import {
   BenchFileError,
   loadBenchFile,
   mqttPassword,
-  type Bench,
+  type BenchFile,
   type BenchBox,
 } from '../../lib/bench/bench-file.js';
 import { UsageError } from '../errors.js';
 
-export async function loadBench(path: string): Promise<Bench> {
+export async function loadBench(path: string): Promise<BenchFile> {
   return usage(() => loadBenchFile(path));
 }
 
 /** The box `--box MODULE_ID` names on the bench (the only one without it). */
-export function pickBox(bench: Bench, box: string | undefined): BenchBox {
+export function pickBox(bench: BenchFile, box: string | undefined): BenchBox {
   if (box !== undefined && !/^\d+$/.test(box.trim()))
     throw new UsageError(`with --bench, --box is a module_id of ${bench.path}, got "${box}"`);
   return usageSync(() => benchBox(bench, box === undefined ? undefined : Number(box)));

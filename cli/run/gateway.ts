@@ -14,7 +14,7 @@ import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdown } from '../signals.js';
 import { messageOf } from '../../lib/message-of.js';
 import { openCaptureFile, type CaptureFlags } from '../capture-flags.js';
-import type { Bench } from '../../lib/bench/bench-file.js';
+import type { BenchFile } from '../../lib/bench/bench-file.js';
 import { loadBench } from '../conformance/bench-box.js';
 
 export interface GatewayFlags extends CaptureFlags {
@@ -120,7 +120,7 @@ export async function runGateway(flags: GatewayFlags): Promise<void> {
 }
 
 /** The serial ports and BLE MAC addresses of a bench file's boxes. */
-function benchLinks(bench: Bench): { serial: SerialTarget[]; ble: string[] } {
+function benchLinks(bench: BenchFile): { serial: SerialTarget[]; ble: string[] } {
   const serial: SerialTarget[] = [];
   const ble: string[] = [];
   for (const box of bench.boxes) {

@@ -76,7 +76,7 @@ export interface BenchBox {
   readonly passwordEnvPlace?: string;
 }
 
-export interface Bench {
+export interface BenchFile {
   /** The bench file's path as given. */
   readonly path: string;
   readonly boxes: readonly BenchBox[];
@@ -105,7 +105,7 @@ interface RawBox {
 const ajv = new Ajv({ discriminator: true, verbose: true, allErrors: true, allowUnionTypes: true });
 const validate = ajv.compile<{ boxes: RawBox[] }>(benchSchema);
 
-export async function loadBenchFile(path: string): Promise<Bench> {
+export async function loadBenchFile(path: string): Promise<BenchFile> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -117,7 +117,7 @@ export async function loadBenchFile(path: string): Promise<Bench> {
 }
 
 /** The bench of `text`, the contents of the file at `path` (provisioning files are read relative to it). */
-export async function parseBenchFile(text: string, path: string): Promise<Bench> {
+export async function parseBenchFile(text: string, path: string): Promise<BenchFile> {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax = document.errors[0];
@@ -171,7 +171,7 @@ export async function parseBenchFile(text: string, path: string): Promise<Bench>
 }
 
 /** The box `moduleId` of the bench; without one, the bench's only box. */
-export function benchBox(bench: Bench, moduleId: number | undefined): BenchBox {
+export function benchBox(bench: BenchFile, moduleId: number | undefined): BenchBox {
   if (moduleId === undefined) {
     const only = bench.boxes[0];
     if (bench.boxes.length !== 1 || only === undefined)
