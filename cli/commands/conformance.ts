@@ -2,10 +2,10 @@
 // against one box on a serial port, over BLE or over MQTT (given by flags,
 // or by a bench file: --bench FILE --box MODULE_ID), and report as a
 // table, JSON and/or JUnit XML. Exit 0 only when every case passed, 1 when
-// any failed (or the box cannot be reached), 2 for bad flags or a bad
-// provisioning file, 130 when interrupted (SIGINT; 143 for SIGTERM: the
-// command in flight is answered, the box's issuer keys are put back, and
-// what ran is reported).
+// any failed (or the box cannot be reached), 2 for bad flags, a bad
+// provisioning file or a bad bench file, 130 when interrupted (SIGINT; 143
+// for SIGTERM: the command in flight is answered, the box's issuer keys are
+// put back, and what ran is reported).
 import type { Command } from 'commander';
 import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, DEFAULT_WAIT_MS } from '../../conformance/suite-defaults.js';
 import { addCaptureOptions } from '../capture-flags.js';
