@@ -93,3 +93,46 @@ test('over BLE: the chunks both ways, each frame after its chunks, and an opened
   const reportOpened = Buffer.from(records.at(-1)?.data ?? []);
   t.deepEqual([...reportOpened], [0, OpenedOutcome.opened], 'a status report verifies without a command');
 });
+
+test('over BLE: chunks the box drops as they arrive are marked not a frame; the chunks of a frame are not', async (t) => {
+  const path = join(tempDir(t, 'parkbench-ble-capture-'), 'ble.pcapng');
+  const capture = new CaptureFile({ path, application: 'parkbench test sim' });
+  const box = testProvisioning({ moduleId: 9462, macAddress: '00:07:80:AA:CA:62' });
+  const radio = new VirtualRadio();
+  const simulation = await Simulation.start({
+    members: [{ provisioning: box, settings: {} }],
+    clock: new FakeClock(START),
+    stateDir: null,
+    ble: { radio, mtu: 23 },
+    capture,
+  });
+  t.teardown(() => simulation.stop());
+  const bindings = radio.createBindings();
+  const central = new BleCentral({ noble: await loadNoble(bindings), clock: systemClock, idleMs: 60_000 });
+  t.teardown(async () => {
+    await central.stop();
+    bindings.close();
+  });
+  await central.start();
+  await waitFor(() => central.boxes.includes(9462), 'the box discovered');
+
+  // Out of order (counter 5 first), then one while waiting for a start, then
+  // a first chunk (counter 0) that starts a frame: kept, so not marked.
+  const garbage = ['05dead', '83beef', '0001010000'].map((hex) => Buffer.from(hex, 'hex'));
+  t.true(await central.writeRaw(9462, garbage));
+  await waitFor(
+    () =>
+      recordsOn(readCapture(path).packets, 'ble:PB-9462').filter((r) => recordWords(r).startsWith('to ')).length === 3,
+    'the three chunks recorded',
+  );
+  capture.close();
+  const records = recordsOn(readCapture(path).packets, 'ble:PB-9462').filter((r) => recordWords(r).startsWith('to '));
+  t.deepEqual(
+    records.map((record) => [recordWords(record), Buffer.from(record.data).toString('hex')]),
+    [
+      ['to chunk!', '05dead'],
+      ['to chunk!', '83beef'],
+      ['to chunk', '0001010000'],
+    ],
+  );
+});
