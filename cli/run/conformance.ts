@@ -1,6 +1,7 @@
 // `parkbench conformance`, its flags read (commands/conformance.ts): opens
 // the captures and the link to the box, runs the suite, reports, and sets
 // the exit code.
+import { resolve } from 'node:path';
 import { U32_MAX } from '../../firmware-protocol/index.js';
 import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
 import { systemClock } from '../../lib/clock.js';
@@ -108,7 +109,8 @@ async function runAndReport(
   );
   const junit = options.junit;
   if (junit !== undefined) {
-    await writeFileAtomic(junit, renderJunit(report), { mode: 0o644 }).catch((error: unknown) => {
+    const runCaptures = (capture?.runFiles ?? []).map((path) => resolve(path));
+    await writeFileAtomic(junit, renderJunit(report, { runCaptures }), { mode: 0o644 }).catch((error: unknown) => {
       throw new CliError(`cannot write ${junit}: ${messageOf(error)}`);
     });
   }
