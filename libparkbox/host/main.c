@@ -317,6 +317,11 @@ static int run(host *h)
             fprintf(stderr, "parkbox-host: %s: read: %s\n", h->opt.serial, strerror(errno));
             return 1;
         }
+        if (n == 0) {
+            /* End of file: no writer on the other end; wait rather than spin. */
+            pause_ms(100);
+            continue;
+        }
         for (i = 0; i < n; i++) {
             uint8_t type;
             const uint8_t *payload;
