@@ -38,8 +38,12 @@ const parts = ['api', 'conformance', 'firmware-protocol', 'gateway', 'lib', 'sim
 const importBans = {
   'firmware-protocol': { may: [], packages: ['node:crypto'] },
   // @abandonware/noble: the BLE link the gateway and the conformance suite
-  // share (lib/ble-central.ts), loaded lazily by lib/noble.ts.
-  lib: { may: ['firmware-protocol'], packages: ['node:*', 'mqtt', 'mqtt-packet', 'serialport', '@abandonware/noble'] },
+  // share (lib/ble-central.ts), loaded lazily by lib/noble.ts. yaml and ajv:
+  // the bench file (lib/bench/), read by conformance, power, gateway and soak.
+  lib: {
+    may: ['firmware-protocol'],
+    packages: ['node:*', 'mqtt', 'mqtt-packet', 'serialport', '@abandonware/noble', 'yaml', 'ajv'],
+  },
   simulator: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'ws'] },
   gateway: { may: ['firmware-protocol', 'lib'], packages: ['node:*'] },
   api: { may: ['firmware-protocol', 'lib'] },

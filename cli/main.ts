@@ -14,6 +14,7 @@ import { registerGatewayCommand } from './commands/gateway.js';
 import { registerStartCommand } from './commands/start.js';
 import { registerAppCommand } from './commands/app.js';
 import { registerConformanceCommand } from './commands/conformance.js';
+import { registerPowerCommand } from './commands/power.js';
 import { registerSoakCommand } from './commands/soak.js';
 
 function buildProgram(): Command {
@@ -30,6 +31,7 @@ function buildProgram(): Command {
   registerStartCommand(program);
   registerAppCommand(program);
   registerConformanceCommand(program);
+  registerPowerCommand(program);
   registerSoakCommand(program);
   return program;
 }

@@ -42,6 +42,10 @@ export interface BoxTarget {
    * (serial, BLE and MQTT reach a box, they do not power it); a test
    * harness that runs the simulator in process can. */
   restart?(): Promise<void>;
+  /** Why `restart` is absent, when there is more to say than that the
+   * target cannot (a power switch that cannot be worked here): the
+   * power-cycle case is skipped with it. */
+  readonly cannotRestart?: string;
   /** Status reports whose tag did not verify under the box key (ignored). */
   readonly badReports: number;
   close(): Promise<void>;

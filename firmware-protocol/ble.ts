@@ -63,12 +63,21 @@ export interface BleReassemblerCounters {
   oversize: number;
   /** A chunk without even its header byte. */
   emptyChunks: number;
+  /** Chunks dropped as they arrived, making no frame: empty, out of order,
+   * after one out of order until a new frame starts, or past the limit. */
+  droppedChunks: number;
 }
 
 /** Rebuilds frames from chunks. On a counter error it drops the partial frame
  * and ignores chunks until one with counter 0 starts a new frame. */
 export class BleReassembler {
-  readonly counters: BleReassemblerCounters = { frames: 0, counterErrors: 0, oversize: 0, emptyChunks: 0 };
+  readonly counters: BleReassemblerCounters = {
+    frames: 0,
+    counterErrors: 0,
+    oversize: 0,
+    emptyChunks: 0,
+    droppedChunks: 0,
+  };
   private parts: Buffer[] = [];
   private length = 0;
   private expected = 0;
@@ -84,6 +93,7 @@ export class BleReassembler {
     const header = chunk[0];
     if (header === undefined) {
       this.counters.emptyChunks++;
+      this.counters.droppedChunks++;
       return null;
     }
     const counter = header & COUNTER_MASK;
@@ -91,9 +101,11 @@ export class BleReassembler {
       if (this.length > 0) this.counters.counterErrors++; // a new frame cut the last one short
       this.clear();
     } else if (this.waitingForStart) {
+      this.counters.droppedChunks++;
       return null;
     } else if (counter !== this.expected) {
       this.counters.counterErrors++;
+      this.counters.droppedChunks++;
       this.clear();
       this.waitingForStart = true;
       return null;
@@ -101,6 +113,7 @@ export class BleReassembler {
     const data = Buffer.from(chunk.subarray(1));
     if (this.length + data.length > this.maxFrameLength) {
       this.counters.oversize++;
+      this.counters.droppedChunks++;
       this.clear();
       this.waitingForStart = true;
       return null;

@@ -115,8 +115,8 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
   }
 
   /** Writes raw chunks to a box's command characteristic, in turn with the
-   * commands, connecting if needed (the conformance suite's garbage). False
-   * when the box cannot be reached. */
+   * commands, connecting if needed (the conformance suite's garbage: each is
+   * recorded as not a frame). False when the box cannot be reached. */
   writeRaw(moduleId: number, chunks: readonly Buffer[]): Promise<boolean> {
     const box = this.#boxes.get(moduleId);
     if (box === undefined) return Promise.resolve(false);
@@ -124,7 +124,7 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
       try {
         const connection = await this.#connection(moduleId, box);
         for (const chunk of chunks) {
-          box.capture?.chunk(CaptureDirection.toBox, chunk, moduleId);
+          box.capture?.chunk(CaptureDirection.toBox, chunk, { moduleId, notAFrame: true });
           await connection.command.writeAsync(chunk, false);
         }
         return true;
@@ -152,7 +152,7 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
       const chunks = chunkFrame(command, connection.mtu);
       for (const [index, chunk] of chunks.entries()) {
         // Recorded before it is written: the answer may be notified before the write returns.
-        box.capture?.chunk(CaptureDirection.toBox, chunk, moduleId);
+        box.capture?.chunk(CaptureDirection.toBox, chunk, { moduleId });
         if (index === chunks.length - 1) box.capture?.frame(CaptureDirection.toBox, command, moduleId);
         await connection.command.writeAsync(chunk, false);
       }
@@ -220,11 +220,12 @@ export class BleCentral extends EventEmitter<BleCentralEvents> {
   }
 
   #chunk(moduleId: number, connection: Connection, data: Buffer, capture: LinkCapture | undefined): void {
-    capture?.chunk(CaptureDirection.fromBox, data, moduleId);
-    const before = connection.reassembler.counters.counterErrors + connection.reassembler.counters.oversize;
+    const { counters } = connection.reassembler;
+    const before = counters.counterErrors + counters.oversize;
+    const droppedBefore = counters.droppedChunks;
     const frame = connection.reassembler.push(data);
-    this.counters.badFrames +=
-      connection.reassembler.counters.counterErrors + connection.reassembler.counters.oversize - before;
+    capture?.chunk(CaptureDirection.fromBox, data, { moduleId, notAFrame: counters.droppedChunks > droppedBefore });
+    this.counters.badFrames += counters.counterErrors + counters.oversize - before;
     if (frame === null) return;
     capture?.frame(CaptureDirection.fromBox, frame, moduleId);
     let report: boolean;

@@ -9,9 +9,11 @@ import { EventEmitter } from 'node:events';
 import { SerialPort } from 'serialport';
 import {
   LinkFrameDecoder,
+  LinkType,
+  RESPONSE_LENGTH,
+  ResponseOffset,
   encodeLinkFrame,
   type LinkDecoderCounters,
-  type LinkType,
 } from '../firmware-protocol/index.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { backoffDelay, defaultBackoff, type BackoffPolicy } from './backoff.js';
@@ -261,11 +263,20 @@ class PortCapture {
   }
 
   #wire(direction: CaptureDirection, run: WireRun): void {
-    this.#capture.link.wire(direction, run.bytes, { ...this.#moduleId(), notAFrame: !run.frame });
+    this.#capture.link.wire(direction, run.bytes, { ...this.#moduleId(run), notAFrame: !run.frame });
   }
 
-  #moduleId(): { moduleId?: number } {
-    const moduleId = this.#capture.moduleId?.();
+  /** The module id known to the port's user, else the one a response or a
+   * status report carries in the clear: the first report a box sends, the
+   * one its module id is learned from, is recorded with it too. */
+  #moduleId(run?: WireRun): { moduleId?: number } {
+    const moduleId = this.#capture.moduleId?.() ?? moduleIdOf(run?.linkFrame);
     return moduleId === undefined ? {} : { moduleId };
   }
+}
+
+function moduleIdOf(frame: LinkFrame | undefined): number | undefined {
+  if (frame === undefined || frame.payload.length !== RESPONSE_LENGTH) return undefined;
+  if (frame.type !== LinkType.RESPONSE && frame.type !== LinkType.STATUS_REPORT) return undefined;
+  return frame.payload.readUInt32BE(ResponseOffset.moduleId);
 }

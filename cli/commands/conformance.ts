@@ -1,10 +1,11 @@
 // `parkbench conformance`: run the box conformance suite (conformance/)
-// against one box on a serial port, over BLE or over MQTT, and report as a
+// against one box on a serial port, over BLE or over MQTT (given by flags,
+// or by a bench file: --bench FILE --box MODULE_ID), and report as a
 // table, JSON and/or JUnit XML. Exit 0 only when every case passed, 1 when
-// any failed (or the box cannot be reached), 2 for bad flags or a bad
-// provisioning file, 130 when interrupted (SIGINT; 143 for SIGTERM: the
-// command in flight is answered, the box's issuer keys are put back, and
-// what ran is reported).
+// any failed (or the box cannot be reached), 2 for bad flags, a bad
+// provisioning file or a bad bench file, 130 when interrupted (SIGINT; 143
+// for SIGTERM: the command in flight is answered, the box's issuer keys are
+// put back, and what ran is reported).
 import type { Command } from 'commander';
 import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, DEFAULT_WAIT_MS } from '../../conformance/suite-defaults.js';
 import { addCaptureOptions } from '../capture-flags.js';
@@ -15,8 +16,12 @@ export function registerConformanceCommand(program: Command): void {
     .command('conformance')
     .description('Run the box conformance suite against one box (a real one on a bench, or a simulated one)')
     .option(
-      '--box <file>',
-      "the box's provisioning file (a sealed or a signed parking's box): its keys, so the suite seals its own commands",
+      '--bench <file>',
+      "the bench file (bench.yaml): the box's provisioning file, link and power switch (a switch lets the power-cycle case run); link flags given with it override the file's",
+    )
+    .option(
+      '--box <file|module_id>',
+      "the box's provisioning file (a sealed or a signed parking's box): its keys, so the suite seals its own commands; with --bench, the box's module_id in the bench file (a bench of one box may leave it out)",
     )
     .option('--serial <path[:baud]>', 'the box is on this serial port (default 115200 baud)')
     .option(

@@ -15,6 +15,10 @@ export function registerGatewayCommand(program: Command): void {
       'MQTT username of this gateway, also its gateway_id (parkbench admin mqtt-client add --role gateway)',
     )
     .option('--password <password>', 'MQTT password of this gateway')
+    .option(
+      '--bench <file>',
+      'the bench file (bench.yaml): bridge every box of it on a serial port or BLE (MQTT boxes need no gateway); --serial and --ble-allow add to it',
+    )
     .option('--serial <path[:baud]>', 'a box on this serial port (repeatable; default 115200 baud)', collect, [])
     .option('--ble', 'reach boxes advertising PB-<module_id> over BLE (noble)')
     .option('--ble-allow <macs>', 'comma-separated MAC addresses allowed over BLE, where the platform shows them')

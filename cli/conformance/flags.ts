@@ -14,8 +14,12 @@ import { UsageError } from '../errors.js';
 import type { RunCaptureFlags } from './run-capture.js';
 import { parseLogLevel } from '../logger.js';
 import { messageOf } from '../../lib/message-of.js';
+import type { BenchBox, PowerSpec } from '../../lib/bench/bench-file.js';
+import { loadBench, passwordOf, pickBox } from './bench-box.js';
 
 export interface ConformanceFlags extends RunCaptureFlags {
+  /** The bench file: with it, --box is a module_id of the file, not a provisioning file. */
+  bench?: string;
   box?: string;
   serial?: string;
   ble?: string;
@@ -66,6 +70,8 @@ export interface ConformanceOptions {
   readonly json: boolean;
   readonly junit: string | undefined;
   readonly logLevel: LevelWithSilent;
+  /** The box's power switch, from the bench file: the suite can then restart the box. */
+  readonly power?: PowerSpec;
 }
 
 /** The highest --control-seq, the run's first control sequence: the ones
@@ -73,7 +79,9 @@ export interface ConformanceOptions {
 const MAX_FIRST_CONTROL_SEQ = U32_MAX - 0xffff;
 
 export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: number): Promise<ConformanceOptions> {
-  const choice = targetChoice(flags);
+  // Flags check first, so a bad flag says so before the bench file is read.
+  const linkFlags = [flags.serial, flags.ble, flags.mqtt].some((value) => value !== undefined);
+  const flagChoice = flags.bench === undefined || linkFlags ? targetChoice(flags) : undefined;
   const answerMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const cycleMs = integer('--cycle-ms', flags.cycleMs, 1, 3_600_000);
   const waitMs = integer('--wait-ms', flags.waitMs, 0, 3_600_000);
@@ -83,17 +91,22 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
       : integer('--control-seq', flags.controlSeq, 1, MAX_FIRST_CONTROL_SEQ);
   const heldRevocations = integer('--held-revocations', flags.heldRevocations, 0, REVOCATION_CAPACITY_BOUND);
   const logLevel = parseLogLevel(flags.logLevel);
-  if (flags.box === undefined) throw new UsageError("--box FILE is required: the box's provisioning file");
-  const provisioning = await loadBox(flags.box);
+  const fromBench = flags.bench === undefined ? undefined : pickBox(await loadBench(flags.bench), flags.box);
+  if (fromBench === undefined && flags.box === undefined)
+    throw new UsageError("--box FILE is required: the box's provisioning file (or --bench FILE)");
+  const provisioning = fromBench?.provisioning ?? (await loadBox(flags.box ?? ''));
+  const fileName = fromBench === undefined ? (flags.box ?? '') : fromBench.provisioningPath;
   const moduleId = flags.moduleId === undefined ? undefined : integer('--module-id', flags.moduleId, 0, 0xffffffff);
   if (moduleId !== undefined && moduleId !== provisioning.moduleId) {
-    throw new UsageError(`--module-id ${moduleId} is not the module_id of ${flags.box} (${provisioning.moduleId})`);
+    throw new UsageError(`--module-id ${moduleId} is not the module_id of ${fileName} (${provisioning.moduleId})`);
   }
+  // The bench's link unless a link flag is given: flags override the file.
+  const choice = flagChoice ?? benchChoice(fromBench, flags);
   const issuerKeys = restoreIssuerKeys(flags, provisioning);
   const protocol = protocolVersion(flags.protocol);
   // Version 1 has ACCESS under K_park alone.
   if (protocol === 1 && provisioning.parkingKey === null)
-    throw new UsageError(`--protocol 1 needs a box holding K_park: ${flags.box} has parking_key null`);
+    throw new UsageError(`--protocol 1 needs a box holding K_park: ${fileName} has parking_key null`);
   return {
     choice,
     provisioning,
@@ -108,7 +121,39 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
     json: flags.json === true,
     junit: flags.junit,
     logLevel,
+    ...(fromBench?.power === undefined ? {} : { power: fromBench.power }),
   };
+}
+
+/** The link the bench file gives the box; --username and --password override an MQTT link's. */
+function benchChoice(box: BenchBox | undefined, flags: ConformanceFlags): TargetChoice {
+  if (box === undefined) return targetChoice(flags);
+  const link = box.link;
+  if (link.kind !== 'mqtt' && (flags.username !== undefined || flags.password !== undefined))
+    throw new UsageError(`--username and --password go with an MQTT link: box ${box.moduleId} is on ${link.kind}`);
+  switch (link.kind) {
+    case 'serial':
+      return { kind: 'serial', target: link.target };
+    case 'ble':
+      return { kind: 'ble', mac: link.mac };
+    case 'mqtt': {
+      let topics: Topics;
+      try {
+        topics = new Topics(link.topicPrefix ?? flags.topicPrefix);
+      } catch (error) {
+        throw new UsageError(`${box.place}.link.topic_prefix: ${messageOf(error)}`);
+      }
+      const username = flags.username ?? link.username;
+      const password = flags.password ?? passwordOf(box);
+      return {
+        kind: 'mqtt',
+        url: link.url,
+        topics,
+        ...(username === undefined ? {} : { username }),
+        ...(password === undefined ? {} : { password }),
+      };
+    }
+  }
 }
 
 function targetChoice(flags: ConformanceFlags): TargetChoice {

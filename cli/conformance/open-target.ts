@@ -1,9 +1,10 @@
 // The link to the box under test, opened for `parkbench conformance`: a
 // serial port, BLE (noble) or a broker. A link that cannot open yet (a pty
 // that socat has not made, a broker still starting) is tried again until
-// `waitUntil` (--wait-ms); then its reason is one line, exit 1. With a
-// capture, the link records through one OpeningLinkCapture, made once for
-// every try.
+// `waitUntil` (--wait-ms); then its reason is one line, exit 1. It is
+// opened again after a power cycle (powered-target.ts). With a capture, the
+// link records through one OpeningLinkCapture, made once for every try and
+// every opening.
 import { bleLocalName } from '../../firmware-protocol/index.js';
 import { sleep, systemClock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -33,27 +34,32 @@ const RECORDED_BY = 'parkbench conformance';
 /** Between two tries to open the link, ms. */
 const REOPEN_PAUSE_MS = 200;
 
-export async function openTarget(
+/** Opens the link to the box, as often as asked (again after a power
+ * cycle), each time tried until `waitUntil`; one capture for every opening. */
+export type TargetOpener = (waitUntil: number) => Promise<BoxTarget>;
+
+export async function targetOpener(
   choice: TargetChoice,
   provisioning: Provisioning,
   cycleMs: number,
   logger: Logger,
-  waitUntil: number,
   capture?: TargetCapture,
-): Promise<BoxTarget> {
+): Promise<TargetOpener> {
   const make = await targetMaker(choice, provisioning, cycleMs, logger, capture);
-  for (;;) {
-    const target = make();
-    try {
-      await target.open();
-      return target;
-    } catch (error) {
-      await target.close().catch(() => undefined);
-      const left = waitUntil - systemClock.now();
-      if (left <= 0) throw new CliError(`cannot reach the box over ${choice.kind}: ${messageOf(error)}`);
-      await sleep(systemClock, Math.min(REOPEN_PAUSE_MS, left));
+  return async (waitUntil) => {
+    for (;;) {
+      const target = make();
+      try {
+        await target.open();
+        return target;
+      } catch (error) {
+        await target.close().catch(() => undefined);
+        const left = waitUntil - systemClock.now();
+        if (left <= 0) throw new CliError(`cannot reach the box over ${choice.kind}: ${messageOf(error)}`);
+        await sleep(systemClock, Math.min(REOPEN_PAUSE_MS, left));
+      }
     }
-  }
+  };
 }
 
 async function targetMaker(

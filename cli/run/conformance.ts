@@ -1,6 +1,7 @@
 // `parkbench conformance`, its flags read (commands/conformance.ts): opens
 // the captures and the link to the box, runs the suite, reports, and sets
 // the exit code.
+import { resolve } from 'node:path';
 import { U32_MAX } from '../../firmware-protocol/index.js';
 import { checkReplaceable, writeFileAtomic } from '../../lib/atomic-file.js';
 import { systemClock } from '../../lib/clock.js';
@@ -16,7 +17,11 @@ import { runSuite } from '../../conformance/run-suite.js';
 import { SuiteNotStarted } from '../../conformance/first-answer.js';
 import { freshKeyIdBase } from '../../conformance/suite-defaults.js';
 import { parseConformanceFlags, type ConformanceFlags, type ConformanceOptions } from '../conformance/flags.js';
-import { openTarget } from '../conformance/open-target.js';
+import { targetOpener, type TargetOpener } from '../conformance/open-target.js';
+import { PoweredTarget } from '../conformance/powered-target.js';
+import { powerDriverFor, powerUnavailable } from '../../lib/power/drivers.js';
+import type { BoxTarget } from '../../conformance/box-target.js';
+import type { BoxUnderTest } from '../../conformance/box-under-test.js';
 import { openRunCapture } from '../conformance/run-capture.js';
 import { CliError, ExitCode } from '../errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -44,14 +49,14 @@ async function runAndReport(
   const waitUntil = systemClock.now() + options.waitMs;
   const box = boxUnderTest(options.provisioning, options.issuerKeys);
   const issuers = freshIssuers();
-  const target = await openTarget(
+  const open = await targetOpener(
     options.choice,
     options.provisioning,
     options.cycleMs,
     logger,
-    waitUntil,
     capture === undefined ? undefined : { sink: capture, keys: suiteKeys(box, issuers) },
   );
+  const target = withPower(await open(waitUntil), open, box, options);
   // SIGINT (or SIGTERM) stops the run after the command in flight, and the
   // suite puts the box's issuer keys back before the report; a second signal
   // exits at once.
@@ -104,12 +109,32 @@ async function runAndReport(
   );
   const junit = options.junit;
   if (junit !== undefined) {
-    await writeFileAtomic(junit, renderJunit(report), { mode: 0o644 }).catch((error: unknown) => {
+    const runCaptures = (capture?.runFiles ?? []).map((path) => resolve(path));
+    await writeFileAtomic(junit, renderJunit(report, { runCaptures }), { mode: 0o644 }).catch((error: unknown) => {
       throw new CliError(`cannot write ${junit}: ${messageOf(error)}`);
     });
   }
   if (report.interrupted === true) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
   else if (!passedAll(report)) process.exitCode = ExitCode.failure;
+}
+
+/** The link, able to restart the box where the bench file gives it a power
+ * switch that works here; where it does not work here (the prompt without a
+ * terminal), the link alone, saying why the power-cycle case is skipped. */
+function withPower(target: BoxTarget, reopen: TargetOpener, box: BoxUnderTest, options: ConformanceOptions): BoxTarget {
+  if (options.power === undefined) return target;
+  const power = powerDriverFor(options.power, { moduleId: options.provisioning.moduleId });
+  const unavailable = powerUnavailable(power);
+  if (unavailable !== undefined) return Object.assign(target, { cannotRestart: unavailable });
+  return new PoweredTarget(target, {
+    power,
+    reopen,
+    box,
+    // The limit after power on: --wait-ms, or the answer time when --wait-ms is 0 (none).
+    answerWithinMs: Math.max(options.waitMs, options.answerMs),
+    answerMs: options.answerMs,
+    clock: systemClock,
+  });
 }
 
 /** 128 + the signal's number, as a shell reports a command a signal stopped. */

@@ -1,5 +1,6 @@
 // `parkbench gateway`, its flags read (commands/gateway.ts): checks them,
-// opens the disk queue and the links, bridges until a signal.
+// opens the disk queue and the links, bridges until a signal. With --bench,
+// the links are the bench file's serial and BLE boxes, plus the flags'.
 import { join } from 'node:path';
 import { systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
@@ -13,8 +14,11 @@ import { createCliLogger, parseLogLevel } from '../logger.js';
 import { onShutdown } from '../signals.js';
 import { messageOf } from '../../lib/message-of.js';
 import { openCaptureFile, type CaptureFlags } from '../capture-flags.js';
+import type { BenchFile } from '../../lib/bench/bench-file.js';
+import { loadBench } from '../conformance/bench-box.js';
 
 export interface GatewayFlags extends CaptureFlags {
+  bench?: string;
   mqtt?: string;
   username?: string;
   password?: string;
@@ -39,17 +43,29 @@ export async function runGateway(flags: GatewayFlags): Promise<void> {
     throw new UsageError(
       '--username must be 1 to 64 letters, digits, dots, dashes or underscores (it names the gateway in topics)',
     );
-  const serial = flags.serial.map(serialTarget);
-  if (serial.length === 0 && flags.ble !== true)
-    throw new UsageError('give at least one link: --serial PATH[:BAUD] or --ble');
-  const paths = new Set(serial.map((target) => target.path));
-  if (paths.size !== serial.length) throw new UsageError('each --serial port may be given once');
-  const allow = (flags.bleAllow ?? '')
+  const flagSerial = flags.serial.map(serialTarget);
+  const flagAllow = (flags.bleAllow ?? '')
     .split(',')
     .map((mac) => mac.trim().toUpperCase())
     .filter((mac) => mac !== '');
-  for (const mac of allow)
+  for (const mac of flagAllow)
     if (!isMacAddress(mac)) throw new UsageError(`--ble-allow: "${mac}" is not a MAC address like AA:BB:CC:DD:EE:FF`);
+  const bench = flags.bench === undefined ? undefined : benchLinks(await loadBench(flags.bench));
+  // A --serial flag for a port of the bench file gives its baud rate instead of the file's.
+  const serial = [
+    ...(bench?.serial ?? []).filter((target) => !flagSerial.some((flag) => flag.path === target.path)),
+    ...flagSerial,
+  ];
+  const ble = flags.ble === true || (bench?.ble.length ?? 0) > 0;
+  const allow = [...new Set([...(bench?.ble ?? []), ...flagAllow])];
+  if (serial.length === 0 && !ble)
+    throw new UsageError(
+      flags.bench === undefined
+        ? 'give at least one link: --serial PATH[:BAUD] or --ble'
+        : `${flags.bench} has no box on a serial port or BLE (MQTT boxes need no gateway), and no --serial or --ble is given`,
+    );
+  const paths = new Set(serial.map((target) => target.path));
+  if (paths.size !== serial.length) throw new UsageError('each --serial port may be given once');
   const answerTimeoutMs = integer('--answer-ms', flags.answerMs, 1, 600_000);
   const idleMs = integer('--ble-idle-ms', flags.bleIdleMs, 100, 3_600_000);
   const logger = createCliLogger(parseLogLevel(flags.logLevel), 'parkbench-gateway');
@@ -67,13 +83,12 @@ export async function runGateway(flags: GatewayFlags): Promise<void> {
     capture?.close();
     throw new CliError(messageOf(error));
   });
-  const noble =
-    flags.ble === true
-      ? await loadNoble().catch((error: unknown) => {
-          capture?.close();
-          return Promise.reject(new CliError(messageOf(error)));
-        })
-      : undefined;
+  const noble = ble
+    ? await loadNoble().catch((error: unknown) => {
+        capture?.close();
+        return Promise.reject(new CliError(messageOf(error)));
+      })
+    : undefined;
   const gateway = new Gateway({
     mqtt: { url, username: flags.username, password: flags.password },
     topics,
@@ -102,6 +117,17 @@ export async function runGateway(flags: GatewayFlags): Promise<void> {
   await queue.close();
   capture?.close();
   process.stdout.write(`parkbench gateway stopped ${JSON.stringify(gateway.snapshot())}\n`);
+}
+
+/** The serial ports and BLE MAC addresses of a bench file's boxes. */
+function benchLinks(bench: BenchFile): { serial: SerialTarget[]; ble: string[] } {
+  const serial: SerialTarget[] = [];
+  const ble: string[] = [];
+  for (const box of bench.boxes) {
+    if (box.link.kind === 'serial') serial.push(box.link.target);
+    else if (box.link.kind === 'ble') ble.push(box.link.mac);
+  }
+  return { serial, ble };
 }
 
 function serialTarget(raw: string): SerialTarget {

@@ -15,7 +15,7 @@ import { runSoak, SoakNotStarted, type SoakReport } from '../../soak/run-soak.js
 import { renderResultJson, reportJsonChunks } from '../../soak/reports/result.js';
 import { renderSoakJunit } from '../../soak/reports/junit.js';
 import { renderSoakHtml } from '../../soak/reports/html.js';
-import { openTarget } from '../conformance/open-target.js';
+import { targetOpener } from '../conformance/open-target.js';
 import { CliError, ExitCode } from '../errors.js';
 import { createCliLogger } from '../logger.js';
 import { parseSoakFlags, type SoakFlags, type SoakOptions } from '../soak/flags.js';

@@ -71,6 +71,11 @@ export class RunCapture implements CaptureSink, CaseCapture {
     return undefined;
   }
 
+  /** The whole run's files so far (--capture; more than one once rotated), oldest first. */
+  get runFiles(): readonly string[] {
+    return this.#options.whole?.files ?? [];
+  }
+
   /** Ends the case in progress, then closes the whole run's file. */
   close(): void {
     this.end();

@@ -27,7 +27,7 @@ export const powerCycleCase: ConformanceCase = {
     const { context } = run;
     const target = context.target;
     if (target.restart === undefined) {
-      run.skip(CANNOT_RESTART);
+      run.skip(target.cannotRestart ?? CANNOT_RESTART);
       return;
     }
     const now = await boxTime(run);

@@ -2,7 +2,10 @@
 // over the whole run); a failure carries its reason, a skipped case <skipped/>.
 // A case's capture file (--capture-dir) is attached as Jenkins' JUnit
 // Attachments plugin and GitLab read attachments: `[[ATTACHMENT|path]]` in
-// the testcase's <system-out>, by the absolute path the run gives it.
+// the testcase's <system-out>, by the absolute path the run gives it. The
+// whole run's files (--capture) are attached to the testsuite the same way,
+// in its own <system-out> after the testcases (Jenkins reads it there;
+// GitLab reads testcases' alone).
 import type { CaseResult, SuiteReport } from '../case-result.js';
 
 export function escapeXml(text: string): string {
@@ -42,10 +45,25 @@ function verdict(result: CaseResult): string | undefined {
 
 function attachment(result: CaseResult): string | undefined {
   if (result.capture === undefined) return undefined;
-  return `      <system-out>[[ATTACHMENT|${escapeXml(result.capture)}]]</system-out>`;
+  return `      <system-out>${attachmentLine(result.capture)}</system-out>`;
 }
 
-export function renderJunit(report: SuiteReport): string {
+function attachmentLine(path: string): string {
+  return `[[ATTACHMENT|${escapeXml(path)}]]`;
+}
+
+/** The testsuite's <system-out>: the whole run's capture files, if any. */
+function suiteAttachments(paths: readonly string[]): string[] {
+  if (paths.length === 0) return [];
+  return [`    <system-out>${paths.map(attachmentLine).join('\n')}</system-out>`];
+}
+
+export interface JunitOptions {
+  /** The whole run's capture files (--capture), absolute paths, oldest first. */
+  readonly runCaptures?: readonly string[];
+}
+
+export function renderJunit(report: SuiteReport, options: JunitOptions = {}): string {
   const { summary } = report;
   const suiteName = `parkbench conformance (${summary.target}, module ${summary.module_id})`;
   const className = `conformance.${summary.target}`;
@@ -54,6 +72,7 @@ export function renderJunit(report: SuiteReport): string {
     `<testsuites name="parkbench conformance" tests="${summary.total}" failures="${summary.failed}" skipped="${summary.skipped}" time="${seconds(summary.ms)}">`,
     `  <testsuite name="${escapeXml(suiteName)}" tests="${summary.total}" failures="${summary.failed}" errors="0" skipped="${summary.skipped}" time="${seconds(summary.ms)}">`,
     ...report.results.map((result) => testcase(result, className)),
+    ...suiteAttachments(options.runCaptures ?? []),
     '  </testsuite>',
     '</testsuites>',
     '',

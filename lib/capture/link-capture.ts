@@ -46,9 +46,14 @@ export class LinkCapture {
     this.#record(direction, RecordKind.wire, bytes, options.moduleId, options.notAFrame);
   }
 
-  /** BLE: one chunk, its header byte included. */
-  chunk(direction: CaptureDirection, bytes: Uint8Array, moduleId?: number): void {
-    this.#record(direction, RecordKind.chunk, bytes, moduleId);
+  /** BLE: one chunk, its header byte included, marked when the reassembly
+   * dropped it as it arrived. */
+  chunk(
+    direction: CaptureDirection,
+    bytes: Uint8Array,
+    options: { moduleId?: number; notAFrame?: boolean } = {},
+  ): void {
+    this.#record(direction, RecordKind.chunk, bytes, options.moduleId, options.notAFrame);
   }
 
   /** MQTT: one message, on its topic, as published. */

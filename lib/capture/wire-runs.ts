@@ -3,12 +3,14 @@
 // COBS, bad CRC, too long, an undefined link type, a lone delimiter). The
 // link's own decoder (firmware-protocol's LinkFrameDecoder) is not asked:
 // it keeps no bytes of what it drops, and the capture must show them.
-import { MAX_LINK_ENCODED_LENGTH, tryDecodeLinkFrame } from '../../firmware-protocol/index.js';
+import { MAX_LINK_ENCODED_LENGTH, tryDecodeLinkFrame, type LinkFrame } from '../../firmware-protocol/index.js';
 
 export interface WireRun {
   readonly bytes: Buffer;
   /** False when these bytes made no frame. */
   readonly frame: boolean;
+  /** The link frame they made, when they made one. */
+  readonly linkFrame?: LinkFrame;
 }
 
 /** The most bytes held while waiting for a delimiter: a longer run is
@@ -62,12 +64,13 @@ export class WireRuns {
     const overlong = this.#overlong;
     const bytes = this.#drain();
     const encodedLength = bytes.length - 1;
-    const frame =
-      !overlong &&
-      encodedLength > 0 &&
-      encodedLength <= MAX_LINK_ENCODED_LENGTH &&
-      typeof tryDecodeLinkFrame(bytes, 0, encodedLength) !== 'string';
-    return { bytes, frame };
+    const decoded =
+      !overlong && encodedLength > 0 && encodedLength <= MAX_LINK_ENCODED_LENGTH
+        ? tryDecodeLinkFrame(bytes, 0, encodedLength)
+        : undefined;
+    return decoded === undefined || typeof decoded === 'string'
+      ? { bytes, frame: false }
+      : { bytes, frame: true, linkFrame: decoded };
   }
 
   #drain(): Buffer {

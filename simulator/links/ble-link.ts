@@ -82,9 +82,13 @@ export class BoxBlePeripheral implements VirtualPeripheral {
       return;
     }
     const moduleId = this.box.moduleId;
-    this.capture?.link.chunk(CaptureDirection.toBox, data, moduleId);
     const before = badChunkCount(reassembler);
+    const droppedBefore = reassembler.counters.droppedChunks;
     const frame = reassembler.push(data);
+    this.capture?.link.chunk(CaptureDirection.toBox, data, {
+      moduleId,
+      notAFrame: reassembler.counters.droppedChunks > droppedBefore,
+    });
     this.counters.badChunks += badChunkCount(reassembler) - before;
     if (frame === null) return;
     this.capture?.link.frame(CaptureDirection.toBox, frame, moduleId);
@@ -116,7 +120,7 @@ export class BoxBlePeripheral implements VirtualPeripheral {
   #send(connection: CentralConnection, frame: Buffer, command: Buffer | null): void {
     const moduleId = this.box.moduleId;
     for (const chunk of chunkFrame(frame, connection.mtu)) {
-      this.capture?.link.chunk(CaptureDirection.fromBox, chunk, moduleId);
+      this.capture?.link.chunk(CaptureDirection.fromBox, chunk, { moduleId });
       connection.notify(BleUuid.response, chunk);
     }
     this.capture?.link.frame(CaptureDirection.fromBox, frame, moduleId);

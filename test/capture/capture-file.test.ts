@@ -76,7 +76,7 @@ function recordMany(file: CaptureFile, count: number): void {
   const ble = new LinkCapture(file, 'ble', 'PB-9101', { nowMicros });
   for (let index = 0; index < count; index += 1) {
     const data = Buffer.alloc(100, index);
-    if (index % 3 === 2) ble.chunk(CaptureDirection.fromBox, data, 9101);
+    if (index % 3 === 2) ble.chunk(CaptureDirection.fromBox, data, { moduleId: 9101 });
     else serial.wire(CaptureDirection.toBox, data, { moduleId: 9101 });
   }
 }

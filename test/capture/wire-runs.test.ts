@@ -129,7 +129,10 @@ test('a run is a frame exactly when the protocol decodes it and it is no piece o
   t.pass();
 });
 
-test('a response frame from the box makes a frame run too', (t) => {
+test('a response frame from the box makes a frame run too, with the link frame it decodes to', (t) => {
   const response = encodeLinkFrame(LinkType.RESPONSE, Buffer.alloc(32, 1));
-  t.deepEqual(plain(pushAll([response]).runs), [{ bytes: response.toString('hex'), frame: true }]);
+  const { runs } = pushAll([response]);
+  t.deepEqual(plain(runs), [{ bytes: response.toString('hex'), frame: true }]);
+  t.deepEqual(runs[0]?.linkFrame, { type: LinkType.RESPONSE, payload: Buffer.alloc(32, 1) });
+  t.is(pushAll([badCrcFrame()]).runs[0]?.linkFrame, undefined, 'none for bytes that make no frame');
 });

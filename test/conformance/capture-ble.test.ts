@@ -104,11 +104,13 @@ test("over BLE: each case's file holds its chunks, the frames they make, and an 
   const linkRecords = capturedRecords(link).records.filter((record) => record.direction === CaptureDirection.toBox);
   const first = linkRecords.findIndex((record) => Buffer.from(record.data).toString('hex') === '05dead');
   t.deepEqual(
-    linkRecords.slice(first, first + 3).map((record) => [record.kind, Buffer.from(record.data).toString('hex')]),
+    linkRecords
+      .slice(first, first + 3)
+      .map((record) => [record.kind, Buffer.from(record.data).toString('hex'), record.notAFrame]),
     [
-      [RecordKind.chunk, '05dead'],
-      [RecordKind.chunk, '83beef'],
-      [RecordKind.chunk, '0001010000'],
+      [RecordKind.chunk, '05dead', true],
+      [RecordKind.chunk, '83beef', true],
+      [RecordKind.chunk, '0001010000', true],
     ],
   );
 });

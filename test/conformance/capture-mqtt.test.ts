@@ -6,7 +6,7 @@
 // report attaching each case's file; never a key.
 import test from 'ava';
 import { readdir, readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { FrameKind, parseResponse, Status } from '../../firmware-protocol/index.js';
 import { CaptureDirection, RecordKind } from '../../lib/capture/record.js';
 import { brokerForTest } from '../helpers/broker.js';
@@ -119,11 +119,20 @@ test('--capture-dir: a file per case, the failing one showing its commands, answ
   // The JUnit report: each case's file, by its absolute path, in its testcase's <system-out>.
   const xml = await readFile(junit, 'utf8');
   assertWellFormedXml(xml);
-  const testcases = xml.split('<testcase ').slice(1);
+  // The testsuite's own <system-out> (below) left out of the last testcase's text.
+  const testcases = xml
+    .replace(/\n {4}<system-out>[^<]*<\/system-out>\n {2}<\/testsuite>/, '\n  </testsuite>')
+    .split('<testcase ')
+    .slice(1);
   t.is(testcases.length, report.results.length);
   report.results.forEach((entry, index) => {
     const attached = testcases[index]?.match(/<system-out>\[\[ATTACHMENT\|([^\]]+)\]\]<\/system-out>/)?.[1];
     t.is(attached, entry.capture, entry.name);
   });
   t.regex(testcases.find((testcase) => testcase.includes(REVOKED_CASE)) ?? '', /<\/failure>\n\s*<system-out>/);
+  // The whole run's file, by its absolute path, in the testsuite's own <system-out>.
+  t.is(
+    /\n {4}<system-out>\[\[ATTACHMENT\|([^\]]+)\]\]<\/system-out>\n {2}<\/testsuite>/.exec(xml)?.[1],
+    resolve(whole),
+  );
 });

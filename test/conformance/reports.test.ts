@@ -153,3 +153,13 @@ test("the JUnit XML attaches each case's capture file in its testcase's <system-
   t.is(xml.match(/<system-out>/g)?.length, 2, 'none for a case without a file');
   t.is(renderJunit(report).match(/<system-out>/g), null);
 });
+
+test("the JUnit XML attaches the whole run's capture files in the testsuite's <system-out>, after the testcases", (t) => {
+  const xml = renderJunit(report, { runCaptures: ['/runs/R&D/run_00001.pcapng', '/runs/R&D/run_00002.pcapng'] });
+  t.notThrows(() => assertWellFormedXml(xml));
+  t.regex(
+    xml,
+    /<\/testcase>\n {4}<system-out>\[\[ATTACHMENT\|\/runs\/R&amp;D\/run_00001\.pcapng\]\]\n\[\[ATTACHMENT\|\/runs\/R&amp;D\/run_00002\.pcapng\]\]<\/system-out>\n {2}<\/testsuite>/,
+  );
+  t.is(renderJunit(report, { runCaptures: [] }).match(/<system-out>/g), null);
+});

@@ -135,7 +135,8 @@ socatTest('gateway --capture on serial: the bytes both ways and the MQTT message
   t.true(wire.every((record) => record.link === CaptureLink.serial));
   t.deepEqual(wire.slice(0, 2).map(recordWords), ['to wire', 'from wire']);
   t.deepEqual(Buffer.from(wire[0]?.data ?? []), encodeLinkFrame(LinkType.STATUS_REQUEST, Buffer.alloc(0)));
-  t.is(wire[1]?.moduleId, undefined, 'the first report is read before it names the box');
+  t.is(wire[0]?.moduleId, undefined, 'the status request goes out before the box is known');
+  t.is(wire[1]?.moduleId, 9471, 'the first report is recorded with the module id it carries in the clear');
   const commandWire = wire.find((record) => recordWords(record) === 'to wire' && record.moduleId === 9471);
   t.deepEqual(Buffer.from(commandWire?.data ?? []), encodeLinkFrame(LinkType.COMMAND, command));
   const answer = JSON.parse(answers[0] ?? '{}') as { response: string };

@@ -235,7 +235,7 @@ export function writeSampleCapture(path: string): SampleCapture {
     body: { ...accessBody, maxEntries: 1, moduleIds: thirtyTwoModules },
   });
   for (const chunk of chunkFrame(signed, 23)) {
-    ble.chunk(CaptureDirection.toBox, chunk, id);
+    ble.chunk(CaptureDirection.toBox, chunk, { moduleId: id });
     chunks.push({ frame: file.packets, direction: CaptureDirection.toBox, bytes: chunk });
   }
   ble.frame(CaptureDirection.toBox, signed, id);
@@ -243,7 +243,7 @@ export function writeSampleCapture(path: string): SampleCapture {
   recordOpened('ble', CaptureDirection.toBox, openedCommandData(signed, keys()));
   const signedAnswer = answer(signed);
   for (const chunk of chunkFrame(signedAnswer, 23)) {
-    ble.chunk(CaptureDirection.fromBox, chunk, id);
+    ble.chunk(CaptureDirection.fromBox, chunk, { moduleId: id });
     chunks.push({ frame: file.packets, direction: CaptureDirection.fromBox, bytes: chunk });
   }
   ble.frame(CaptureDirection.fromBox, signedAnswer, id);

@@ -71,6 +71,25 @@ test('reassembler: a new frame (counter 0) cutting a partial one counts an error
   t.is(r.counters.counterErrors, 2);
   t.is(r.push(Buffer.alloc(0)), null);
   t.is(r.counters.emptyChunks, 1);
+  // Dropped as they came: the repeated chunk, the empty one. The chunks of the
+  // frames cut short by a new one were kept when they came.
+  t.is(r.counters.droppedChunks, 2);
+});
+
+test('reassembler: droppedChunks counts each chunk that made no frame as it arrived, waiting for a start included', (t) => {
+  const r = new BleReassembler();
+  const [first, second, third] = chunkFrame(longest, 23);
+  if (first === undefined || second === undefined || third === undefined) return t.fail();
+  r.push(second); // out of order
+  r.push(third); // waiting for a start
+  t.is(r.counters.droppedChunks, 2);
+  r.push(first);
+  r.push(second);
+  t.is(r.counters.droppedChunks, 2, 'a frame under way drops nothing');
+  const tooLong = new BleReassembler(32);
+  for (const chunk of chunkFrame(Buffer.alloc(64, 1), 23)) tooLong.push(chunk);
+  // 20 + 20 bytes pass 32 at the second chunk; the fourth waits for a start.
+  t.is(tooLong.counters.droppedChunks, chunkFrame(Buffer.alloc(64, 1), 23).length - 1);
 });
 
 test('reassembler: frames longer than the limit are dropped and counted', (t) => {

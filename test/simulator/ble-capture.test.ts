@@ -1,7 +1,7 @@
 // A simulation on the virtual BLE radio recording to a capture file: each
 // chunk both ways, the frame after its chunks, and the frame opened with the
 // box's keys. The central is the gateway's noble code (lib/ble-central.ts).
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { join } from 'node:path';
 import { chunkFrame, FrameKind, parseResponse, sealCommand, Status } from '../../firmware-protocol/index.js';
 import { CaptureFile } from '../../lib/capture/capture-file.js';
@@ -21,10 +21,12 @@ import { waitFor } from '../helpers/wait.js';
 
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 
-test('over BLE: the chunks both ways, each frame after its chunks, and an opened record after each frame', async (t) => {
+/** A simulated box on a virtual radio recording to a capture file, and the
+ * gateway's central that has found it. */
+async function recordingBox(t: ExecutionContext, moduleId: number, macAddress: string) {
   const path = join(tempDir(t, 'parkbench-ble-capture-'), 'ble.pcapng');
   const capture = new CaptureFile({ path, application: 'parkbench test sim' });
-  const box = testProvisioning({ moduleId: 9461, macAddress: '00:07:80:AA:CA:61' });
+  const box = testProvisioning({ moduleId, macAddress });
   const radio = new VirtualRadio();
   const simulation = await Simulation.start({
     members: [{ provisioning: box, settings: {} }],
@@ -41,7 +43,12 @@ test('over BLE: the chunks both ways, each frame after its chunks, and an opened
     bindings.close();
   });
   await central.start();
-  await waitFor(() => central.boxes.includes(9461), 'the box discovered');
+  await waitFor(() => central.boxes.includes(moduleId), 'the box discovered');
+  return { path, capture, box, central };
+}
+
+test('over BLE: the chunks both ways, each frame after its chunks, and an opened record after each frame', async (t) => {
+  const { path, capture, box, central } = await recordingBox(t, 9461, '00:07:80:AA:CA:61');
 
   // 32 modules: 169 bytes, 9 chunks at the MTU of 23.
   const modules = [9461, ...Array.from({ length: 31 }, (_, index) => 1_000 + index)];
@@ -92,4 +99,28 @@ test('over BLE: the chunks both ways, each frame after its chunks, and an opened
   t.deepEqual(Buffer.from(records[11 + responseChunks.length]?.data ?? []), outcome.response);
   const reportOpened = Buffer.from(records.at(-1)?.data ?? []);
   t.deepEqual([...reportOpened], [0, OpenedOutcome.opened], 'a status report verifies without a command');
+});
+
+test('over BLE: chunks the box drops as they arrive are marked not a frame; the chunks of a frame are not', async (t) => {
+  const { path, capture, central } = await recordingBox(t, 9462, '00:07:80:AA:CA:62');
+
+  // Out of order (counter 5 first), then one while waiting for a start, then
+  // a first chunk (counter 0) that starts a frame: kept, so not marked.
+  const garbage = ['05dead', '83beef', '0001010000'].map((hex) => Buffer.from(hex, 'hex'));
+  t.true(await central.writeRaw(9462, garbage));
+  await waitFor(
+    () =>
+      recordsOn(readCapture(path).packets, 'ble:PB-9462').filter((r) => recordWords(r).startsWith('to ')).length === 3,
+    'the three chunks recorded',
+  );
+  capture.close();
+  const records = recordsOn(readCapture(path).packets, 'ble:PB-9462').filter((r) => recordWords(r).startsWith('to '));
+  t.deepEqual(
+    records.map((record) => [recordWords(record), Buffer.from(record.data).toString('hex')]),
+    [
+      ['to chunk!', '05dead'],
+      ['to chunk!', '83beef'],
+      ['to chunk', '0001010000'],
+    ],
+  );
 });

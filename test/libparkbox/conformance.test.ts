@@ -1,0 +1,203 @@
+// libparkbox (the box side in C99, libparkbox/README.md) run as a box by
+// parkbox-host on one end of a real pty pair, and the conformance suite
+// through the real command line on the other: a box of a sealed parking and
+// one of a signed parking pass every case, the power cycle skipped (no
+// command-line target can restart a box); and the suite in process on a
+// serial target whose restart kills parkbox-host and starts it again on its
+// state file, where the power cycle passes too. parkbox-host is built with CMake
+// into libparkbox/build (git-ignored; an up-to-date build costs a second).
+//
+// Needs socat (testNeeding: a skip naming the package, a failure under CI),
+// and cmake, a C compiler and mbed TLS's headers (libmbedtls-dev): without
+// those the tests are skipped with one line saying what to install, under
+// CI too, since the CI image does not install a C toolchain.
+import avaTest, { type ExecutionContext } from 'ava';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { systemClock } from '../../lib/clock.js';
+import type { BarrierObservation, BoxTarget, Exchange } from '../../conformance/box-target.js';
+import { boxUnderTest } from '../../conformance/box-under-test.js';
+import { runSuite } from '../../conformance/run-suite.js';
+import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
+import { boxFile, keysOf, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
+import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { onPath, testNeeding } from '../helpers/requires.js';
+import { runCli } from '../helpers/run-cli.js';
+
+const run = promisify(execFile);
+const root = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const source = join(root, 'libparkbox');
+const build = join(source, 'build');
+const host = join(build, 'parkbox-host');
+
+/** What building parkbox-host needs and is missing, as one line; undefined when nothing is. */
+function missingToolchain(): string | undefined {
+  if (!onPath('cmake')) return 'cmake is not on PATH: apt-get install cmake';
+  if (!onPath('cc')) return 'no C compiler (cc) on PATH: apt-get install gcc';
+  if (!existsSync('/usr/include/mbedtls/ecdsa.h'))
+    return 'mbed TLS headers are not installed: apt-get install libmbedtls-dev';
+  return undefined;
+}
+
+const socatTest = testNeeding('socat', avaTest.serial);
+const missing = missingToolchain();
+if (missing !== undefined) process.stderr.write(`skipping the libparkbox tests: ${missing}\n`);
+const test =
+  missing === undefined
+    ? socatTest
+    : (title: string, implementation: (t: ExecutionContext) => Promise<void>) =>
+        avaTest.skip(`${title} [skipped: ${missing}]`, implementation);
+
+let built: Promise<void> | undefined;
+
+/** Configures (once) and builds parkbox-host with the repository's CMake build. */
+function buildHost(): Promise<void> {
+  built ??= (async () => {
+    await run('cmake', ['-S', source, '-B', build], { cwd: root, timeout: 120_000 });
+    await run('cmake', ['--build', build, '--target', 'parkbox-host'], { cwd: root, timeout: 170_000 });
+  })();
+  return built;
+}
+
+interface HostProcess {
+  /** Sends `signal` and resolves with the exit code (or the signal's name). */
+  stop(signal: NodeJS.Signals): Promise<number | string>;
+}
+
+/** Starts parkbox-host on `serial` with its state in `directory`; resolves once
+ * it is on the link, and stops it when the test ends. */
+async function startHost(t: ExecutionContext, box: string, serial: string, directory: string): Promise<HostProcess> {
+  const child = spawn(
+    host,
+    ['--box', box, '--serial', serial, '--state', join(directory, 'box.state'), '--barrier-ms', '200'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const stderr: string[] = [];
+  const exited = new Promise<number | string>((done) =>
+    child.once('exit', (code, signal) => done(code ?? signal ?? 'unknown')),
+  );
+  const killOnExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
+  const stop = async (signal: NodeJS.Signals): Promise<number | string> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    return exited;
+  };
+  t.teardown(async () => {
+    t.log(`parkbox-host exited ${String(await stop('SIGTERM'))}; stderr:\n${stderr.join('\n')}`);
+  });
+  // Its first line says it is on the link (after its start-up status report).
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(() => fail(new Error(`parkbox-host did not start: ${stderr.join('\n')}`)), 10_000);
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      stderr.push(line);
+      if (line.startsWith('parkbox-host: box ')) {
+        clearTimeout(timer);
+        ready();
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      fail(new Error(`parkbox-host exited ${String(code)}: ${stderr.join('\n')}`));
+    });
+  });
+  return { stop };
+}
+
+/** The serial target, plus a power cut of parkbox-host: SIGKILL, then the
+ * program started again on the same state file and pty. */
+class RestartableHost implements BoxTarget {
+  readonly kind = 'serial' as const;
+  restarts = 0;
+
+  constructor(
+    private readonly serial: SerialBoxTarget,
+    private process: HostProcess,
+    private readonly start: () => Promise<HostProcess>,
+  ) {}
+
+  get badReports(): number {
+    return this.serial.badReports;
+  }
+
+  open(): Promise<void> {
+    return this.serial.open();
+  }
+
+  exchange(command: Buffer, timeoutMs: number): Promise<Exchange> {
+    return this.serial.exchange(command, timeoutMs);
+  }
+
+  sendGarbage(): Promise<void> {
+    return this.serial.sendGarbage();
+  }
+
+  onBarrier(listener: (observation: BarrierObservation) => void): void {
+    this.serial.onBarrier(listener);
+  }
+
+  async restart(): Promise<void> {
+    await this.process.stop('SIGKILL');
+    this.process = await this.start();
+    this.restarts++;
+  }
+
+  close(): Promise<void> {
+    return this.serial.close();
+  }
+}
+
+const POWER_CYCLE = 'issuer keys, revocations, tries and the control sequence survive a power cycle';
+
+for (const kind of ['sealed', 'signed'] as const) {
+  test(`libparkbox's parkbox-host, a box of a ${kind} parking on a pty, passes every case but the power cycle`, async (t) => {
+    await buildHost();
+    const box = await boxFile(t, kind === 'sealed' ? 5101 : 5102, keysOf(kind));
+    const pair = await ptyPairForTest(t);
+    await startHost(t, box.path, pair.a, box.directory);
+    const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+    const report = JSON.parse(result.stdout) as JsonReport;
+    const failed = report.results.filter((entry) => entry.result === 'fail');
+    t.is(failed.length, 0, JSON.stringify(failed, null, 2));
+    t.is(result.code, 0, result.stderr);
+    t.is(report.summary.total, reportRows(box.provisioning));
+    t.deepEqual(
+      report.results.filter((entry) => entry.result === 'skip').map((entry) => entry.name),
+      [POWER_CYCLE],
+    );
+  });
+}
+
+test('a power cut of parkbox-host (SIGKILL, started again on its state file) loses nothing: the power-cycle case passes too', async (t) => {
+  await buildHost();
+  const box = await boxFile(t, 5103, keysOf('both'));
+  const pair = await ptyPairForTest(t);
+  const start = (): Promise<HostProcess> => startHost(t, box.path, pair.a, box.directory);
+  const serial = new SerialBoxTarget({
+    target: { path: pair.b, baudRate: 115_200 },
+    boxKey: box.provisioning.boxKey,
+    clock: systemClock,
+  });
+  const target = new RestartableHost(serial, await start(), start);
+  await target.open();
+  t.teardown(() => target.close());
+  const report = await runSuite({
+    box: boxUnderTest(box.provisioning),
+    target,
+    clock: systemClock,
+    settings: { answerMs: 2_000, cycleMs: 5_000, controlSeq: 1_000, keyIdBase: 0x8000_0000 },
+  });
+  t.deepEqual(
+    report.results.filter((entry) => entry.result !== 'pass'),
+    [],
+  );
+  t.is(report.summary.total, reportRows(box.provisioning));
+  t.is(target.restarts, 1);
+  t.is(report.results.find((entry) => entry.name === POWER_CYCLE)?.got, '0x00, 0x00, restart, 0x00, 0x16, 0x00, 0x15');
+});
