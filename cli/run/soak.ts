@@ -25,13 +25,8 @@ export async function runSoakCommand(flags: SoakFlags): Promise<void> {
   const { link } = options;
   const logger = createCliLogger(link.logLevel, 'parkbench-soak');
   const box = boxUnderTest(link.provisioning, link.issuerKeys);
-  const target = await openTarget(
-    link.choice,
-    link.provisioning,
-    link.cycleMs,
-    logger,
-    systemClock.now() + link.waitMs,
-  );
+  const open = await targetOpener(link.choice, link.provisioning, link.cycleMs, logger);
+  const target = await open(systemClock.now() + link.waitMs);
   // SIGINT (or SIGTERM) ends the run after the cycle in flight; the box's
   // issuer keys are put back and what ran is reported. A second one quits at once.
   const interrupt = new AbortController();
