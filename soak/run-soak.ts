@@ -153,7 +153,9 @@ export async function runSoak(options: RunSoakOptions): Promise<SoakReport> {
   const powerCycles: PowerCycle[] = [];
   const startedAt = clock.now();
   let putBack: CaseResult | undefined;
-  let boxTime = { seconds: 0, at: clock.now() };
+  // The box's clock as its answers tell it; until the first, the true time
+  // (a run that starts at once, with no first answer awaited).
+  let boxTime = { seconds: Math.floor(clock.now() / 1000), at: clock.now() };
   const learn = (fields: ParsedResponse): void => {
     boxTime = { seconds: fields.boxTime, at: clock.now() };
   };

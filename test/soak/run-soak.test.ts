@@ -122,3 +122,18 @@ test('interrupted: the cycle in flight stops waiting, what ran is reported', asy
   t.true(report.interrupted);
   t.is(report.summary.cycles, 25);
 });
+
+test('without a first answer awaited, the cycles start at once on the true time', async (t) => {
+  const sim = await soakSim(t, 5106, { settings: FULL_BATTERY });
+  const { firstAnswerMs: _waited, ...atOnce } = settings;
+  const report = await runSoak({
+    box: boxUnderTest(sim.box.provisioning),
+    target: sim.target,
+    clock: systemClock,
+    settings: atOnce,
+    stop: { cycles: 20 },
+    limits: parseLimits(['failures==0']),
+  });
+  t.deepEqual(report.log.failures, []);
+  t.is(report.summary.cycles, 20);
+});
