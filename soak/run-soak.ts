@@ -6,8 +6,11 @@
 // status reports, battery_mv, and box_time's drift from the true time. A
 // failure is a status other than OK, no (verified) answer within
 // --answer-ms, or no OPEN then CLOSED within --cycle-ms of the command.
-// With a PowerDriver, the box is power-cycled before every
-// `powerCycleEvery`-th cycle, and the run waits for its answer again.
+// With `powerCycleEvery`, the box is power-cycled before every N-th cycle
+// through the PowerDriver given, or, without one, by the target's own
+// restart() (a target that closes its link, cycles the power and opens the
+// link again, for a USB serial port the box powers); then the run waits
+// for its answer again.
 import { parseResponse, Status, verifyResponse, type ParsedResponse } from '../firmware-protocol/index.js';
 import { sleep, type Clock } from '../lib/clock.js';
 import { messageOf } from '../lib/message-of.js';
@@ -74,7 +77,8 @@ export interface RunSoakOptions {
   readonly signal?: AbortSignal;
   /** Aborted: the wait for the put-back's answer ends at once. */
   readonly putBackSignal?: AbortSignal;
-  /** The switch the box's power goes through, for `powerCycleEvery`. */
+  /** The switch the box's power goes through, for `powerCycleEvery`;
+   * without it, the target's restart() where it has one. */
   readonly power?: PowerDriver;
   /** Power-cycle the box before every N-th cycle (N+1, 2N+1, ...). */
   readonly powerCycleEvery?: number;
@@ -167,10 +171,11 @@ export async function runSoak(options: RunSoakOptions): Promise<SoakReport> {
   try {
     if (settings.firstAnswerMs !== undefined) await firstAnswer(settings.firstAnswerMs);
     if (signed) await installIssuers(context);
-    const every = options.power === undefined ? 0 : (options.powerCycleEvery ?? 0);
+    const restart = restarter(options.power, target, clock);
+    const every = restart === undefined ? 0 : (options.powerCycleEvery ?? 0);
     for (let cycle = 1; !ended(cycle); cycle++) {
-      if (every > 0 && cycle > 1 && (cycle - 1) % every === 0 && options.power !== undefined) {
-        powerCycles.push(await powerCycle(options.power, cycle, firstAnswer, settings, clock, signal));
+      if (restart !== undefined && every > 0 && cycle > 1 && (cycle - 1) % every === 0) {
+        powerCycles.push(await powerCycle(restart, cycle, firstAnswer, settings, clock, signal));
       }
       const key = cycleKey(context.keyId(), boxTime.seconds + Math.floor((clock.now() - boxTime.at) / 1000), box);
       const command = signed
@@ -276,8 +281,27 @@ async function installIssuers(context: SuiteContext): Promise<void> {
     throw new SoakNotStarted(`the box did not take the run's issuers (SET_ISSUER): ${run.problems.join('; ')}`);
 }
 
+/** How the run power-cycles the box: the switch, then its settle time; or the target's restart(). */
+interface Restarter {
+  readonly description: string;
+  restart(): Promise<void>;
+}
+
+function restarter(power: PowerDriver | undefined, target: BoxTarget, clock: Clock): Restarter | undefined {
+  if (power !== undefined)
+    return {
+      description: power.description,
+      restart: async () => {
+        await power.cycle();
+        await sleep(clock, power.settleMs);
+      },
+    };
+  const restart = target.restart?.bind(target);
+  return restart === undefined ? undefined : { description: 'the target’s restart()', restart };
+}
+
 async function powerCycle(
-  power: PowerDriver,
+  power: Restarter,
   beforeCycle: number,
   firstAnswer: (waitMs: number) => Promise<void>,
   settings: SoakSettings,
@@ -286,8 +310,7 @@ async function powerCycle(
 ): Promise<PowerCycle> {
   const started = clock.now();
   try {
-    await untilInterrupted(power.cycle(), signal);
-    await untilInterrupted(sleep(clock, power.settleMs), signal);
+    await untilInterrupted(power.restart(), signal);
     await firstAnswer(settings.firstAnswerMs ?? Math.max(settings.answerMs, 1_000));
     return { beforeCycle, ms: clock.now() - started };
   } catch (error) {

@@ -137,3 +137,23 @@ test('without a first answer awaited, the cycles start at once on the true time'
   t.deepEqual(report.log.failures, []);
   t.is(report.summary.cycles, 20);
 });
+
+test('without a switch, a target that can restart the box is power-cycled by its restart()', async (t) => {
+  const sim = await soakSim(t, 5107, { settings: FULL_BATTERY });
+  const target = Object.assign(sim.target, { restart: () => sim.restart() });
+  const report = await runSoak({
+    box: boxUnderTest(sim.box.provisioning),
+    target,
+    clock: systemClock,
+    settings,
+    stop: { cycles: 30 },
+    limits: parseLimits(['failures==0']),
+    powerCycleEvery: 10,
+  });
+  t.deepEqual(report.log.failures, []);
+  t.is(sim.restarts, 2);
+  t.deepEqual(
+    report.powerCycles.map((each) => each.beforeCycle),
+    [11, 21],
+  );
+});
