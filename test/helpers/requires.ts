@@ -1,12 +1,13 @@
 // Tests that need a Debian tool (socat for pty pairs, mosquitto for an
 // external broker, PostgreSQL's server binaries, chromium, and curl, jq and
 // mosquitto-clients for the walk-through of docs/api.md, tshark for the
-// Wireshark dissector) are declared through `testNeeding`, so that `npm test` on a
+// Wireshark dissector, cmake, a C compiler and mbed TLS's headers for
+// libparkbox) are declared through `testNeeding`, so that `npm test` on a
 // machine with only Node.js and npm passes: without the tool those tests are
 // skipped, with one line naming the package to install (chromium: the
 // browser tests of the bench page, test/bench-page/). Under CI (`CI=true`,
 // as .ci/run runs) nothing may be skipped: the same line fails the file.
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { ImplementationFn, SerialFn, TestFn } from 'ava';
 import { CHROMIUM_PATH, chromiumInstalled } from '../../testkit/chromium.js';
@@ -34,7 +35,14 @@ const TOOLS = {
     package: 'tshark',
     why: 'the Wireshark dissector (tools/wireshark/parkbench.lua) is run by tshark over real captures',
   },
+  // libparkbox's build (test/libparkbox/): parkbox-host made with CMake.
+  cmake: { package: 'cmake', why: 'libparkbox and parkbox-host are built with CMake' },
+  cc: { package: 'gcc', why: 'libparkbox is C, built with the C compiler' },
+  // Headers, not a command: found where Debian puts them.
+  mbedtls: { package: 'libmbedtls-dev', why: "libparkbox's default crypto port is mbed TLS" },
 } as const;
+
+const MBEDTLS_HEADER = '/usr/include/mbedtls/ecdsa.h';
 
 export type Tool = keyof typeof TOOLS;
 
@@ -45,7 +53,13 @@ export type DeclareTest = (title: string, implementation: ImplementationFn<[]>) 
 export function missingToolLine(tool: Tool): string {
   const { package: name, why } = TOOLS[tool];
   const where =
-    tool === 'chromium' ? `is not at ${CHROMIUM_PATH}` : tool === 'postgres' ? 'is not installed' : 'is not on PATH';
+    tool === 'chromium'
+      ? `is not at ${CHROMIUM_PATH}`
+      : tool === 'postgres'
+        ? 'is not installed'
+        : tool === 'mbedtls'
+          ? `has no headers at ${MBEDTLS_HEADER}`
+          : 'is not on PATH';
   return `${tool} ${where} (${why}): install the Debian package with \`apt-get install ${name}\``;
 }
 
@@ -68,6 +82,7 @@ export function onPath(tool: string, path = process.env.PATH ?? ''): boolean {
  * binaries where Debian puts them (or an existing server); the others on PATH. */
 function available(tool: Tool): boolean {
   if (tool === 'chromium') return chromiumInstalled();
+  if (tool === 'mbedtls') return existsSync(MBEDTLS_HEADER);
   if (tool !== 'postgres') return onPath(tool);
   return (process.env[EXISTING_SERVER_VARIABLE] ?? '') !== '' || postgresBinDir() !== undefined;
 }

@@ -7,13 +7,11 @@
 // state file, where the power cycle passes too. parkbox-host is built with CMake
 // into libparkbox/build (git-ignored; an up-to-date build costs a second).
 //
-// Needs socat (testNeeding: a skip naming the package, a failure under CI),
-// and cmake, a C compiler and mbed TLS's headers (libmbedtls-dev): without
-// those the tests are skipped with one line saying what to install, under
-// CI too, since the CI image does not install a C toolchain.
+// Needs socat, cmake, a C compiler and mbed TLS's headers (libmbedtls-dev),
+// through testNeeding: without one, a skip naming the package; under CI
+// (which installs them all), a failure.
 import avaTest, { type ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -25,7 +23,7 @@ import { runSuite } from '../../conformance/run-suite.js';
 import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
 import { boxFile, keysOf, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
-import { onPath, testNeeding } from '../helpers/requires.js';
+import { testNeeding } from '../helpers/requires.js';
 import { runCli } from '../helpers/run-cli.js';
 
 const run = promisify(execFile);
@@ -34,23 +32,7 @@ const source = join(root, 'libparkbox');
 const build = join(source, 'build');
 const host = join(build, 'parkbox-host');
 
-/** What building parkbox-host needs and is missing, as one line; undefined when nothing is. */
-function missingToolchain(): string | undefined {
-  if (!onPath('cmake')) return 'cmake is not on PATH: apt-get install cmake';
-  if (!onPath('cc')) return 'no C compiler (cc) on PATH: apt-get install gcc';
-  if (!existsSync('/usr/include/mbedtls/ecdsa.h'))
-    return 'mbed TLS headers are not installed: apt-get install libmbedtls-dev';
-  return undefined;
-}
-
-const socatTest = testNeeding('socat', avaTest.serial);
-const missing = missingToolchain();
-if (missing !== undefined) process.stderr.write(`skipping the libparkbox tests: ${missing}\n`);
-const test =
-  missing === undefined
-    ? socatTest
-    : (title: string, implementation: (t: ExecutionContext) => Promise<void>) =>
-        avaTest.skip(`${title} [skipped: ${missing}]`, implementation);
+const test = testNeeding(['socat', 'cmake', 'cc', 'mbedtls'], avaTest.serial);
 
 let built: Promise<void> | undefined;
 
