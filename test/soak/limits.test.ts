@@ -104,10 +104,24 @@ test('--limits FILE: a YAML list, at the top or under limits:, quoted or not, co
     ['answer_ms.p99<=250', 'battery_mv.drop<=40', 'failures<=2'],
   );
   t.is(parseLimitsFile('- cycle_ms.max<=900\n', 'l.yaml').length, 1);
+  t.deepEqual(
+    parseLimitsFile('limits: [answer_ms.p50<=5, failures==0]\n', 'l.yaml').map((each) => each.text),
+    ['answer_ms.p50<=5', 'failures==0'],
+    'a flow list, as YAML allows',
+  );
   t.throws(() => parseLimitsFile('limits: [a]\n', 'l.yaml'), {
     instanceOf: LimitError,
-    message: /^l\.yaml line 1: not a list item/,
+    message: /^l\.yaml line 1: limit "a"/,
   });
+  t.throws(() => parseLimitsFile('limits:\n  - failures==0\n  - 42\n', 'l.yaml'), {
+    instanceOf: LimitError,
+    message: /^l\.yaml line 3: not a limit expression/,
+  });
+  t.throws(() => parseLimitsFile('\nanswer_ms: 5\n', 'l.yaml'), {
+    instanceOf: LimitError,
+    message: /^l\.yaml line 2: not a list of expressions/,
+  });
+  t.throws(() => parseLimitsFile('- [unclosed\n', 'l.yaml'), { instanceOf: LimitError, message: /^l\.yaml line \d: / });
   t.throws(() => parseLimitsFile('- answer_ms.p99<=250\n- nope\n', 'l.yaml'), {
     instanceOf: LimitError,
     message: /^l\.yaml line 2: limit "nope"/,
