@@ -1,8 +1,9 @@
 // libparkbox (the box side in C99, libparkbox/README.md) run as a box by
 // parkbox-host on one end of a real pty pair, and the conformance suite
 // through the real command line on the other: a box of a sealed parking and
-// one of a signed parking pass every case, the power cycle skipped (no
-// command-line target can restart a box); and the suite in process on a
+// one of a signed parking pass every case, the power cycle skipped (a bare
+// --serial target cannot restart a box; power-cycle.test.ts gives it a
+// power switch); and the suite in process on a
 // serial target whose restart kills parkbox-host and starts it again on its
 // state file, where the power cycle passes too. parkbox-host is built and
 // started by test/helpers/parkbox-host.ts.
