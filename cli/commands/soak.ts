@@ -18,7 +18,14 @@ export function registerSoakCommand(program: Command): void {
     .description(
       'Open one box again and again (a real one on a bench, or a simulated one) and judge the run against limits',
     )
-    .option('--box <file>', "the box's provisioning file: its keys, so the run seals or signs its own commands")
+    .option(
+      '--bench <file>',
+      "the bench file (bench.yaml): the box's provisioning file, link, power switch and limits; flags given with it override the file's",
+    )
+    .option(
+      '--box <file>',
+      "the box's provisioning file: its keys, so the run seals or signs its own commands; with --bench, the box's module_id in the bench file (a bench of one box may leave it out)",
+    )
     .option('--serial <path[:baud]>', 'the box is on this serial port (default 115200 baud)')
     .option(
       '--ble <mac>',
@@ -40,7 +47,11 @@ export function registerSoakCommand(program: Command): void {
       "a limit, measure.statistic OP number (e.g. 'answer_ms.p99<=250'); repeatable",
       collect,
     )
-    .option('--limits <file>', 'a YAML list of limit expressions')
+    .option('--limits <file>', "a YAML list of limit expressions (with --limit: both; else the bench file's limits:)")
+    .option(
+      '--power-cycle-every <n>',
+      "power-cycle the box before every N-th cycle, through the bench file's power switch (--bench)",
+    )
     .option('--answer-ms <ms>', 'longest wait for an answer: none in time is a failed cycle', String(DEFAULT_ANSWER_MS))
     .option(
       '--cycle-ms <ms>',

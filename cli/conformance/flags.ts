@@ -72,6 +72,8 @@ export interface ConformanceOptions {
   readonly logLevel: LevelWithSilent;
   /** The box's power switch, from the bench file: the suite can then restart the box. */
   readonly power?: PowerSpec;
+  /** The box's `limits:` in the bench file (soak's), as written, and where they are. */
+  readonly benchLimits?: { readonly expressions: readonly string[]; readonly place: string };
 }
 
 /** The highest --control-seq, the run's first control sequence: the ones
@@ -122,6 +124,9 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
     junit: flags.junit,
     logLevel,
     ...(fromBench?.power === undefined ? {} : { power: fromBench.power }),
+    ...(fromBench === undefined || fromBench.limits.length === 0
+      ? {}
+      : { benchLimits: { expressions: fromBench.limits, place: fromBench.place } }),
   };
 }
 

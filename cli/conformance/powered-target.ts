@@ -11,6 +11,8 @@ import type { BarrierObservation, BoxTarget, Exchange } from '../../conformance/
 import { sleep, type Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/message-of.js';
 import type { PowerDriver } from '../../lib/power/power-driver.js';
+import { powerDriverFor, powerUnavailable } from '../../lib/power/drivers.js';
+import type { ConformanceOptions } from './flags.js';
 import type { TargetOpener } from './open-target.js';
 
 export interface PoweredTargetOptions {
@@ -123,4 +125,29 @@ export class PoweredTarget implements BoxTarget {
       if (exchange.error === 'link_down') await sleep(clock, Math.min(LINK_DOWN_PAUSE_MS, Math.max(0, left)));
     }
   }
+}
+
+/** The link, able to restart the box where the bench file gives it a power
+ * switch that works here; where it does not work here (the prompt without a
+ * terminal), the link alone, its `cannotRestart` saying why. */
+export function withPower(
+  target: BoxTarget,
+  reopen: TargetOpener,
+  box: BoxUnderTest,
+  options: ConformanceOptions,
+  clock: Clock,
+): BoxTarget {
+  if (options.power === undefined) return target;
+  const power = powerDriverFor(options.power, { moduleId: options.provisioning.moduleId });
+  const unavailable = powerUnavailable(power);
+  if (unavailable !== undefined) return Object.assign(target, { cannotRestart: unavailable });
+  return new PoweredTarget(target, {
+    power,
+    reopen,
+    box,
+    // The limit after power on: --wait-ms, or the answer time when --wait-ms is 0 (none).
+    answerWithinMs: Math.max(options.waitMs, options.answerMs),
+    answerMs: options.answerMs,
+    clock,
+  });
 }

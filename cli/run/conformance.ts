@@ -17,11 +17,8 @@ import { runSuite } from '../../conformance/run-suite.js';
 import { SuiteNotStarted } from '../../conformance/first-answer.js';
 import { freshKeyIdBase } from '../../conformance/suite-defaults.js';
 import { parseConformanceFlags, type ConformanceFlags, type ConformanceOptions } from '../conformance/flags.js';
-import { targetOpener, type TargetOpener } from '../conformance/open-target.js';
-import { PoweredTarget } from '../conformance/powered-target.js';
-import { powerDriverFor, powerUnavailable } from '../../lib/power/drivers.js';
-import type { BoxTarget } from '../../conformance/box-target.js';
-import type { BoxUnderTest } from '../../conformance/box-under-test.js';
+import { targetOpener } from '../conformance/open-target.js';
+import { withPower } from '../conformance/powered-target.js';
 import { openRunCapture } from '../conformance/run-capture.js';
 import { CliError, ExitCode } from '../errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -56,7 +53,7 @@ async function runAndReport(
     logger,
     capture === undefined ? undefined : { sink: capture, keys: suiteKeys(box, issuers) },
   );
-  const target = withPower(await open(waitUntil), open, box, options);
+  const target = withPower(await open(waitUntil), open, box, options, systemClock);
   // SIGINT (or SIGTERM) stops the run after the command in flight, and the
   // suite puts the box's issuer keys back before the report; a second signal
   // exits at once.
@@ -116,25 +113,6 @@ async function runAndReport(
   }
   if (report.interrupted === true) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
   else if (!passedAll(report)) process.exitCode = ExitCode.failure;
-}
-
-/** The link, able to restart the box where the bench file gives it a power
- * switch that works here; where it does not work here (the prompt without a
- * terminal), the link alone, saying why the power-cycle case is skipped. */
-function withPower(target: BoxTarget, reopen: TargetOpener, box: BoxUnderTest, options: ConformanceOptions): BoxTarget {
-  if (options.power === undefined) return target;
-  const power = powerDriverFor(options.power, { moduleId: options.provisioning.moduleId });
-  const unavailable = powerUnavailable(power);
-  if (unavailable !== undefined) return Object.assign(target, { cannotRestart: unavailable });
-  return new PoweredTarget(target, {
-    power,
-    reopen,
-    box,
-    // The limit after power on: --wait-ms, or the answer time when --wait-ms is 0 (none).
-    answerWithinMs: Math.max(options.waitMs, options.answerMs),
-    answerMs: options.answerMs,
-    clock: systemClock,
-  });
 }
 
 /** 128 + the signal's number, as a shell reports a command a signal stopped. */

@@ -16,7 +16,8 @@ import { renderResultJson, reportJsonChunks } from '../../soak/reports/result.js
 import { renderSoakJunit } from '../../soak/reports/junit.js';
 import { renderSoakHtml } from '../../soak/reports/html.js';
 import { targetOpener } from '../conformance/open-target.js';
-import { CliError, ExitCode } from '../errors.js';
+import { withPower } from '../conformance/powered-target.js';
+import { CliError, ExitCode, UsageError } from '../errors.js';
 import { createCliLogger } from '../logger.js';
 import { parseSoakFlags, type SoakFlags, type SoakOptions } from '../soak/flags.js';
 
@@ -26,7 +27,11 @@ export async function runSoakCommand(flags: SoakFlags): Promise<void> {
   const logger = createCliLogger(link.logLevel, 'parkbench-soak');
   const box = boxUnderTest(link.provisioning, link.issuerKeys);
   const open = await targetOpener(link.choice, link.provisioning, link.cycleMs, logger);
-  const target = await open(systemClock.now() + link.waitMs);
+  const target = withPower(await open(systemClock.now() + link.waitMs), open, box, link, systemClock);
+  if (options.powerCycleEvery !== undefined && target.restart === undefined) {
+    await target.close().catch(() => undefined);
+    throw new UsageError(`--power-cycle-every: ${target.cannotRestart ?? 'the power switch cannot be worked here'}`);
+  }
   // SIGINT (or SIGTERM) ends the run after the cycle in flight; the box's
   // issuer keys are put back and what ran is reported. A second one quits at once.
   const interrupt = new AbortController();
@@ -56,6 +61,7 @@ export async function runSoakCommand(flags: SoakFlags): Promise<void> {
         ...(link.waitMs > 0 ? { firstAnswerMs: link.waitMs } : {}),
       },
       stop: options.stop,
+      ...(options.powerCycleEvery === undefined ? {} : { powerCycleEvery: options.powerCycleEvery }),
       limits: options.limits,
       signal: interrupt.signal,
       issuers: freshIssuers(),

@@ -1,19 +1,23 @@
 // The flags of `parkbench soak`, checked in one place before a link is
 // opened: the link, the box and the times as `parkbench conformance` reads
-// them (its parseConformanceFlags), then when the run ends (--cycles,
-// --duration), the limits (--limit, --limits FILE), and --report DIR. Any
-// problem is a UsageError: one line, exit code 2.
+// them (its parseConformanceFlags, the bench file included), then when the
+// run ends (--cycles, --duration), the power cycles (--power-cycle-every,
+// through the bench file's switch), the limits (--limit and --limits FILE,
+// else the bench file's `limits:`, failures==0 added unless one bounds the
+// failures), and --report DIR. Any problem is a UsageError: one line, exit
+// code 2.
 import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { messageOf } from '../../lib/message-of.js';
 import { DurationError, parseDuration } from '../../soak/duration.js';
-import { LimitError, parseLimits, withDefaultLimits, type Limit } from '../../soak/limits.js';
+import { LimitError, parseLimit, parseLimits, withDefaultLimits, type Limit } from '../../soak/limits.js';
 import { parseLimitsFile } from '../../soak/limits-file.js';
 import type { SoakStop } from '../../soak/run-soak.js';
 import { parseConformanceFlags, type ConformanceOptions } from '../conformance/flags.js';
 import { UsageError } from '../errors.js';
 
 export interface SoakFlags {
+  bench?: string;
   box?: string;
   serial?: string;
   ble?: string;
@@ -32,6 +36,7 @@ export interface SoakFlags {
   restoreIssuerKeyPrevious?: string;
   limit?: string[];
   limits?: string;
+  powerCycleEvery?: string;
   json?: boolean;
   report?: string;
   logLevel: string;
@@ -40,6 +45,8 @@ export interface SoakFlags {
 export interface SoakOptions {
   readonly link: ConformanceOptions;
   readonly stop: SoakStop;
+  /** Power-cycle the box before every this many cycles (the bench file's switch). */
+  readonly powerCycleEvery: number | undefined;
   readonly limits: readonly Limit[];
   readonly json: boolean;
   readonly reportDir: string | undefined;
@@ -50,7 +57,8 @@ const MAX_CYCLES = 1_000_000_000;
 
 export async function parseSoakFlags(flags: SoakFlags, nowMs: number): Promise<SoakOptions> {
   const stop = stopOf(flags);
-  const limits = await limitsOf(flags);
+  const powerCycleEvery = powerCycleEveryOf(flags);
+  const given = await limitsOf(flags);
   if (flags.report !== undefined) checkReportDir(flags.report);
   const link = await parseConformanceFlags(
     {
@@ -61,7 +69,45 @@ export async function parseSoakFlags(flags: SoakFlags, nowMs: number): Promise<S
     },
     nowMs,
   );
-  return { link, stop, limits, json: flags.json === true, reportDir: flags.report };
+  if (powerCycleEvery !== undefined && link.power === undefined)
+    throw new UsageError(
+      "--power-cycle-every needs a power switch: the box's power: entry in a bench file (--bench FILE)",
+    );
+  // The flags' limits, else the bench file's; failures==0 unless they bound the failures.
+  const limits = given.length > 0 ? given : benchLimitsOf(link);
+  return {
+    link,
+    stop,
+    powerCycleEvery,
+    limits: withDefaultLimits(limits),
+    json: flags.json === true,
+    reportDir: flags.report,
+  };
+}
+
+function powerCycleEveryOf(flags: SoakFlags): number | undefined {
+  if (flags.powerCycleEvery === undefined) return undefined;
+  const raw = flags.powerCycleEvery.trim();
+  const every = Number(raw);
+  if (!/^\d+$/.test(raw) || every < 1 || every > MAX_CYCLES)
+    throw new UsageError(
+      `--power-cycle-every must be an integer from 1 to ${MAX_CYCLES}, got "${flags.powerCycleEvery}"`,
+    );
+  return every;
+}
+
+/** The box's `limits:` in the bench file, each problem naming its place there. */
+function benchLimitsOf(link: ConformanceOptions): Limit[] {
+  const bench = link.benchLimits;
+  if (bench === undefined) return [];
+  return bench.expressions.map((expression, index) => {
+    try {
+      return parseLimit(expression);
+    } catch (error) {
+      if (error instanceof LimitError) throw new UsageError(`${bench.place}.limits[${index}]: ${error.message}`);
+      throw error;
+    }
+  });
 }
 
 function stopOf(flags: SoakFlags): SoakStop {
@@ -86,6 +132,7 @@ function stopOf(flags: SoakFlags): SoakStop {
   return { ...(cycles === undefined ? {} : { cycles }), ...(durationMs === undefined ? {} : { durationMs }) };
 }
 
+/** The limits of --limit and --limits FILE, as given (no default added). */
 async function limitsOf(flags: SoakFlags): Promise<Limit[]> {
   try {
     const given = parseLimits(flags.limit ?? []);
@@ -96,7 +143,7 @@ async function limitsOf(flags: SoakFlags): Promise<Limit[]> {
       });
       given.push(...parseLimitsFile(text, path));
     }
-    return withDefaultLimits(given);
+    return given;
   } catch (error) {
     if (error instanceof LimitError) throw new UsageError(error.message);
     throw error;

@@ -8,7 +8,11 @@ export function soakResult(report: SoakReport): Record<string, unknown> {
     verdicts: report.verdicts,
     measurements: report.measurements,
     interrupted: report.interrupted,
-    power_cycles: report.powerCycles,
+    power_cycles: report.powerCycles.map((each) => ({
+      before_cycle: each.beforeCycle,
+      ms: each.ms,
+      ...(each.failure === undefined ? {} : { failure: each.failure }),
+    })),
     ...(report.putBack === undefined ? {} : { put_back: report.putBack }),
   };
 }

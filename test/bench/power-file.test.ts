@@ -4,13 +4,10 @@
 // (socat), the box starting again from its state file; it passes, and a box
 // started with --bug forget-tries fails it (and the echo check of the same
 // answers), nothing else.
-import avaTest, { type ExecutionContext } from 'ava';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startCli } from '../helpers/cli-process.js';
-import { boxFile, FAST_BARRIER_FLAGS, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
+import avaTest from 'ava';
+import { readFile } from 'node:fs/promises';
+import { reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
+import { poweredSim } from '../helpers/powered-sim.js';
 import { runCli } from '../helpers/run-cli.js';
 import { testNeeding } from '../helpers/requires.js';
 
@@ -18,54 +15,6 @@ const test = testNeeding('socat', avaTest);
 
 const POWER_CYCLE = 'issuer keys, revocations, tries and the control sequence survive a power cycle';
 const ECHOES = 'kind, key_id, module_id, direction, remaining echoed';
-
-/** A simulated box on a pty with its state in a folder and a power file, and the bench file that switches it. */
-async function poweredSim(
-  t: ExecutionContext,
-  moduleId: number,
-  extra: readonly string[] = [],
-): Promise<{ bench: string; powerFile: string }> {
-  const box = await boxFile(t, moduleId);
-  const directory = await mkdtemp(join(tmpdir(), 'pb-bench-power-'));
-  t.teardown(() => rm(directory, { recursive: true, force: true }));
-  const powerFile = join(directory, 'power');
-  await writeFile(powerFile, 'on\n');
-  const pair = await ptyPairForTest(t);
-  const sim = startCli(t, [
-    'sim',
-    '--box',
-    box.path,
-    '--serial',
-    pair.a,
-    '--state-dir',
-    join(directory, 'state'),
-    '--power-file',
-    powerFile,
-    ...FAST_BARRIER_FLAGS,
-    '--log-level',
-    'warn',
-    ...extra,
-  ]);
-  await sim.waitForLine(/^parkbench sim ready /);
-  const bench = join(directory, 'bench.yaml');
-  // off_ms longer than the simulator's slowest look at its file (a 1 s poll besides its watch).
-  await writeFile(
-    bench,
-    `# box ${moduleId}, simulated, switched by its power file
-boxes:
-  - module_id: ${moduleId}
-    provisioning: ${box.path}
-    link: { serial: ${pair.b} }
-    power:
-      driver: command
-      on: echo on > '${powerFile}'
-      off: echo off > '${powerFile}'
-      off_ms: 1500
-      settle_ms: 200
-`,
-  );
-  return { bench, powerFile };
-}
 
 async function conformance(bench: string): Promise<{ code: number; report: JsonReport; stderr: string }> {
   const result = await runCli(['conformance', '--bench', bench, '--cycle-ms', '5000', '--json']);
@@ -86,7 +35,7 @@ test('a box that keeps its state across the power cycle passes it, and every oth
 });
 
 test('a box started with --bug forget-tries fails the power cycle (and the echo of the same answers), nothing else', async (t) => {
-  const { bench } = await poweredSim(t, 4632, ['--bug', 'forget-tries']);
+  const { bench } = await poweredSim(t, 4632, { simFlags: ['--bug', 'forget-tries'] });
   const { code, report } = await conformance(bench);
   t.is(code, 1);
   const failed = report.results.filter((entry) => entry.result === 'fail');
