@@ -55,8 +55,8 @@ const importBans = {
   'api/conformance-runs': { may: ['api', 'firmware-protocol', 'lib', 'conformance'] },
   conformance: { may: ['firmware-protocol', 'lib'], packages: ['node:*', 'mqtt'] },
   // Endurance runs (`parkbench soak`): the conformance suite's targets,
-  // box, issuers and put-back, driven again and again.
-  soak: { may: ['conformance', 'firmware-protocol', 'lib'], packages: ['node:*'] },
+  // box, issuers and put-back, driven again and again; yaml reads --limits FILE.
+  soak: { may: ['conformance', 'firmware-protocol', 'lib'], packages: ['node:*', 'yaml'] },
   // The whole bench in one process (the API, its broker, the demo data, the
   // simulated boxes), which `parkbench start` runs and `testing/` starts.
   'whole-bench': { may: ['api', 'firmware-protocol', 'lib', 'simulator'], packages: ['node:*', 'mqtt'] },
