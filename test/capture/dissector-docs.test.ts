@@ -23,7 +23,9 @@ writeFileSync(
 );
 
 const guide = readFileSync(fileURLToPath(new URL('../../docs/bench.md', import.meta.url)), 'utf8');
-const section = guide.slice(guide.indexOf('## See the wire: captures in Wireshark'));
+const start = guide.indexOf('## See the wire: captures in Wireshark');
+const next = guide.indexOf('\n## ', start + 1);
+const section = guide.slice(start, next === -1 ? undefined : next);
 const filters = [...section.matchAll(/^\| `([^`]+)` \| ([^|]+) \|$/gm)].map(([, filter = '', keeps = '']) => ({
   filter,
   keeps: keeps.trim(),
