@@ -15,6 +15,8 @@ async function ciNpmCommands(): Promise<string[]> {
   return lines.map((line) => line.trim()).filter((line) => /^npm (run|test|ci)\b/.test(line));
 }
 
+const COVERAGE_PASS = 'pass timeout --kill-after=60 45m npm run coverage --';
+
 test('CI builds after the typecheck and before lint', async (t) => {
   const commands = await ciNpmCommands();
   const at = (prefix: string) => commands.findIndex((command) => command.startsWith(prefix));
@@ -50,8 +52,12 @@ test("CI runs the suite under c8, then the API's tests again with the test apps 
   const passes = script
     .split('\n')
     .map((line) => line.trim())
-    .filter((line) => /\bpass npm\b/.test(line));
-  t.deepEqual(passes, ['pass npm run coverage --', 'PARKBENCH_TEST_STORE=postgres pass npm test -- "${app_files[@]}"']);
+    .filter((line) => /\bpass (timeout .+ )?npm\b/.test(line));
+  // Each pass under a time limit: a hung test fails the run rather than holding it.
+  t.deepEqual(passes, [
+    COVERAGE_PASS,
+    'PARKBENCH_TEST_STORE=postgres pass timeout --kill-after=60 25m npm test -- "${app_files[@]}"',
+  ]);
   // Every folder with an app in its tests runs again; the others are named.
   const excluded = [...script.matchAll(/-not -path '(test\/[\w/]+)\/\*'/g)].map((match) => match[1]);
   t.deepEqual(excluded, [
@@ -113,7 +119,7 @@ test('CI checks the packed tarball in a temporary project, after the build and b
   const lines = (await read('.ci/run')).split('\n').map((line) => line.trim());
   const check = lines.indexOf('.ci/pack-check');
   t.true(check > lines.indexOf('npm run build'), lines.join('\n'));
-  t.true(check < lines.indexOf('pass npm run coverage --'));
+  t.true(check < lines.indexOf(COVERAGE_PASS));
 
   const script = await read('.ci/pack-check');
   t.true(script.startsWith('#!/usr/bin/env bash\n'));
@@ -139,4 +145,21 @@ test('CI checks the packed tarball in a temporary project, after the build and b
   }
   t.regex(script, /npx --no-install parkbench --help/);
   t.regex(script, /npx --no-install parkbench start /);
+});
+
+test('CI builds libparkbox with gcc and clang, runs its tests and fuzzers, before the suite, and installs its toolchain when missing', async (t) => {
+  const ci = await read('.ci/run');
+  const lines = ci.split('\n').map((line) => line.trim());
+  const libparkbox = lines.indexOf('.ci/libparkbox');
+  t.true(libparkbox > lines.indexOf('npm run lint:links'), lines.join('\n'));
+  t.true(libparkbox < lines.indexOf(COVERAGE_PASS));
+  for (const need of ['cmake', 'gcc', 'libmbedtls-dev', 'clang', 'libclang-rt-14-dev', 'llvm'])
+    t.regex(ci, new RegExp(`need\\+=\\(${need}\\)`), need);
+  const script = await read('.ci/libparkbox');
+  t.regex(script, /^set -euo pipefail$/m);
+  t.true(((await stat(`${root}.ci/libparkbox`)).mode & 0o111) !== 0, 'executable, as .ci/run runs it');
+  t.regex(script, /^ctest --test-dir libparkbox\/build --output-on-failure$/m);
+  t.regex(script, /^CC=clang cmake -S libparkbox -B libparkbox\/build-fuzz -DPB_FUZZ=ON$/m);
+  t.regex(script, /-max_total_time="\$FUZZ_SECONDS"/);
+  t.regex(script, /^node libparkbox\/tools\/seed-corpus\.mjs "\$corpus"$/m);
 });
