@@ -9,7 +9,7 @@
 // (`password_env`), read when the box is used (mqttPassword).
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { LineCounter, parseDocument, isMap, isNode, isPair, isScalar, type Document, type Node } from 'yaml';
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../provisioning-file.js';
 import { messageOf } from '../message-of.js';
@@ -100,10 +100,20 @@ interface RawBox {
   limits?: string[];
 }
 
-// Every error, so the one reported can be the most telling: an unknown key
-// before the missing one it was probably meant to be.
-const ajv = new Ajv({ discriminator: true, verbose: true, allErrors: true, allowUnionTypes: true });
-const validate = ajv.compile<{ boxes: RawBox[] }>(benchSchema);
+let validator: Promise<ValidateFunction<{ boxes: RawBox[] }>> | undefined;
+
+/** The schema's validator, ajv loaded and the schema compiled on the first
+ * bench file read (some 65 ms): a command run without --bench pays nothing.
+ * Every error, so the one reported can be the most telling: an unknown key
+ * before the missing one it was probably meant to be. */
+function benchValidator(): Promise<ValidateFunction<{ boxes: RawBox[] }>> {
+  validator ??= import('ajv').then(({ Ajv }) =>
+    new Ajv({ discriminator: true, verbose: true, allErrors: true, allowUnionTypes: true }).compile<{
+      boxes: RawBox[];
+    }>(benchSchema),
+  );
+  return validator;
+}
 
 export async function loadBenchFile(path: string): Promise<BenchFile> {
   let text: string;
@@ -127,6 +137,7 @@ export async function parseBenchFile(text: string, path: string): Promise<BenchF
   }
   const places = new Places(path, document, lineCounter);
   const data: unknown = document.toJS();
+  const validate = await benchValidator();
   if (!validate(data)) throw new BenchFileError(places.schemaError(mostTelling(validate.errors ?? [])));
   const folder = dirname(path);
   const boxes: BenchBox[] = [];
