@@ -11,69 +11,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import type { BarrierObservation, BoxTarget, Exchange } from '../../conformance/box-target.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
+import type { SimulatedBox } from '../../simulator/simulated-box.js';
 import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
 import { brokerForTest } from '../helpers/broker.js';
+import { restartableTarget, type RestartableTarget } from '../helpers/restartable-target.js';
 import { boxFile, FAST_BARRIER, keysOf, reportRows, type BoxFile } from '../helpers/conformance-fixtures.js';
 
 const POWER_CYCLE = 'issuer keys, revocations, tries and the control sequence survive a power cycle';
-
-/** The MQTT target, plus a restart of the simulated box behind it. */
-class RestartableTarget implements BoxTarget {
-  readonly kind = 'mqtt' as const;
-  restarts = 0;
-
-  constructor(
-    private readonly mqtt: MqttBoxTarget,
-    private simulation: Simulation,
-    private readonly options: SimulationOptions,
-  ) {}
-
-  get badReports(): number {
-    return this.mqtt.badReports;
-  }
-
-  open(): Promise<void> {
-    return this.mqtt.open();
-  }
-
-  exchange(command: Buffer, timeoutMs: number): Promise<Exchange> {
-    return this.mqtt.exchange(command, timeoutMs);
-  }
-
-  sendGarbage(): Promise<void> {
-    return this.mqtt.sendGarbage();
-  }
-
-  onBarrier(listener: (observation: BarrierObservation) => void): void {
-    this.mqtt.onBarrier(listener);
-  }
-
-  async restart(): Promise<void> {
-    await this.simulation.stop();
-    this.simulation = await Simulation.start(this.options);
-    this.restarts++;
-  }
-
-  get box() {
-    return this.simulation.boxes[0]?.box;
-  }
-
-  async close(): Promise<void> {
-    await this.mqtt.close();
-    await this.simulation.stop();
-  }
-}
 
 async function restartable(
   t: ExecutionContext,
   box: BoxFile,
   url: string,
   keepsState: boolean,
-): Promise<RestartableTarget> {
+): Promise<RestartableTarget & { readonly box: SimulatedBox | undefined }> {
   let stateDir: string | null = null;
   if (keepsState) {
     const folder = await mkdtemp(join(tmpdir(), 'pb-power-cycle-'));
@@ -93,7 +47,19 @@ async function restartable(
     topics: new Topics(),
     clock: systemClock,
   });
-  const target = new RestartableTarget(mqtt, await Simulation.start(options), options);
+  let simulation = await Simulation.start(options);
+  const target = Object.defineProperty(
+    restartableTarget(
+      mqtt,
+      async () => {
+        await simulation.stop();
+        simulation = await Simulation.start(options);
+      },
+      () => simulation.stop(),
+    ),
+    'box',
+    { get: () => simulation.boxes[0]?.box },
+  ) as RestartableTarget & { readonly box: SimulatedBox | undefined };
   await target.open();
   t.teardown(() => target.close());
   return target;

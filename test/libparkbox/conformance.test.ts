@@ -14,7 +14,6 @@
 import avaTest from 'ava';
 import { join } from 'node:path';
 import { systemClock } from '../../lib/clock.js';
-import type { BarrierObservation, BoxTarget, Exchange } from '../../conformance/box-target.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { SerialBoxTarget } from '../../conformance/targets/serial-box-target.js';
@@ -22,52 +21,10 @@ import { boxFile, keysOf, reportRows, type JsonReport } from '../helpers/conform
 import { buildParkboxHost, startParkboxHost, type HostProcess } from '../helpers/parkbox-host.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
+import { restartableTarget } from '../helpers/restartable-target.js';
 import { runCli } from '../helpers/run-cli.js';
 
 const test = testNeeding(['socat', 'cmake', 'cc', 'mbedtls'], avaTest.serial);
-
-/** The serial target, plus a power cut of parkbox-host: SIGKILL, then the
- * program started again on the same state file and pty. */
-class RestartableHost implements BoxTarget {
-  readonly kind = 'serial' as const;
-  restarts = 0;
-
-  constructor(
-    private readonly serial: SerialBoxTarget,
-    private process: HostProcess,
-    private readonly start: () => Promise<HostProcess>,
-  ) {}
-
-  get badReports(): number {
-    return this.serial.badReports;
-  }
-
-  open(): Promise<void> {
-    return this.serial.open();
-  }
-
-  exchange(command: Buffer, timeoutMs: number): Promise<Exchange> {
-    return this.serial.exchange(command, timeoutMs);
-  }
-
-  sendGarbage(): Promise<void> {
-    return this.serial.sendGarbage();
-  }
-
-  onBarrier(listener: (observation: BarrierObservation) => void): void {
-    this.serial.onBarrier(listener);
-  }
-
-  async restart(): Promise<void> {
-    await this.process.stop('SIGKILL');
-    this.process = await this.start();
-    this.restarts++;
-  }
-
-  close(): Promise<void> {
-    return this.serial.close();
-  }
-}
 
 const POWER_CYCLE = 'issuer keys, revocations, tries and the control sequence survive a power cycle';
 
@@ -100,7 +57,12 @@ test('a power cut of parkbox-host (SIGKILL, started again on its state file) los
     boxKey: box.provisioning.boxKey,
     clock: systemClock,
   });
-  const target = new RestartableHost(serial, await start(), start);
+  // The power cut: parkbox-host killed (SIGKILL), then started again on the same state file and pty.
+  let host = await start();
+  const target = restartableTarget(serial, async () => {
+    await host.stop('SIGKILL');
+    host = await start();
+  });
   await target.open();
   t.teardown(() => target.close());
   const report = await runSuite({

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { systemClock } from '../../lib/clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
-import type { BarrierObservation, BoxTarget, Exchange } from '../../conformance/box-target.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { MqttBoxTarget } from '../../conformance/targets/mqtt-box-target.js';
@@ -18,60 +17,19 @@ import type { FirmwareBug } from '../../simulator/firmware-bug-names.js';
 import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
 import { Simulation, type SimulationOptions } from '../../simulator/simulation.js';
 import { brokerForTest } from '../helpers/broker.js';
+import { restartableTarget, type RestartableTarget } from '../helpers/restartable-target.js';
 import { boxFile, FAST_BARRIER, keysOf, type BoxFile } from '../helpers/conformance-fixtures.js';
 import { waitFor } from '../helpers/wait.js';
 
 const POWER_CYCLE = 'issuer keys, revocations, tries and the control sequence survive a power cycle';
 const ECHOES = 'kind, key_id, module_id, direction, remaining echoed';
 
-/** The MQTT target whose restart is the simulation's power switch: off, then on. */
-class PowerSwitchedTarget implements BoxTarget {
-  readonly kind = 'mqtt' as const;
-  restarts = 0;
-
-  constructor(
-    private readonly mqtt: MqttBoxTarget,
-    readonly simulation: Simulation,
-  ) {}
-
-  get badReports(): number {
-    return this.mqtt.badReports;
-  }
-
-  open(): Promise<void> {
-    return this.mqtt.open();
-  }
-
-  exchange(command: Buffer, timeoutMs: number): Promise<Exchange> {
-    return this.mqtt.exchange(command, timeoutMs);
-  }
-
-  sendGarbage(): Promise<void> {
-    return this.mqtt.sendGarbage();
-  }
-
-  onBarrier(listener: (observation: BarrierObservation) => void): void {
-    this.mqtt.onBarrier(listener);
-  }
-
-  async restart(): Promise<void> {
-    await this.simulation.setPower(false);
-    await this.simulation.setPower(true);
-    this.restarts++;
-  }
-
-  async close(): Promise<void> {
-    await this.mqtt.close();
-    await this.simulation.stop();
-  }
-}
-
 async function switched(
   t: ExecutionContext,
   box: BoxFile,
   url: string,
   bugs: readonly FirmwareBug[],
-): Promise<PowerSwitchedTarget> {
+): Promise<RestartableTarget & { readonly simulation: Simulation }> {
   const stateDir = await mkdtemp(join(tmpdir(), 'pb-power-switch-'));
   t.teardown(() => rm(stateDir, { recursive: true, force: true }));
   const options: SimulationOptions = {
@@ -88,7 +46,17 @@ async function switched(
     topics: new Topics(),
     clock: systemClock,
   });
-  const target = new PowerSwitchedTarget(mqttTarget, await Simulation.start(options));
+  const simulation = await Simulation.start(options);
+  // The restart is the simulation's power switch: off, then on.
+  const link = restartableTarget(
+    mqttTarget,
+    async () => {
+      await simulation.setPower(false);
+      await simulation.setPower(true);
+    },
+    () => simulation.stop(),
+  );
+  const target = Object.assign(link, { simulation });
   await target.open();
   t.teardown(() => target.close());
   return target;
