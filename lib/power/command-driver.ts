@@ -17,6 +17,8 @@ export interface CommandPowerOptions {
   readonly clock: Clock;
   /** The commands' environment (default: this process's). */
   readonly env?: NodeJS.ProcessEnv;
+  /** The switch's name in logs and reports (default: its commands). */
+  readonly description?: string;
 }
 
 export class CommandPowerDriver implements PowerDriver {
@@ -24,7 +26,7 @@ export class CommandPowerDriver implements PowerDriver {
   readonly settleMs: number;
 
   constructor(private readonly options: CommandPowerOptions) {
-    this.description = `command (on: ${options.on}; off: ${options.off})`;
+    this.description = options.description ?? `command (on: ${options.on}; off: ${options.off})`;
     this.settleMs = options.settleMs;
   }
 

@@ -6,9 +6,7 @@
 // is powered while the relay is closed (wire it to the normally-open
 // contact).
 import type { Clock } from '../clock.js';
-import { offThenOn } from './command-driver.js';
-import type { PowerDriver } from './power-driver.js';
-import { runCommand } from './run-command.js';
+import { CommandPowerDriver } from './command-driver.js';
 
 export interface UsbrelayPowerOptions {
   /** `SERIAL_N`: the board's serial and the relay's number, as `usbrelay` lists it. */
@@ -20,29 +18,11 @@ export interface UsbrelayPowerOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
-export class UsbrelayPowerDriver implements PowerDriver {
-  readonly description: string;
-  readonly settleMs: number;
-
-  constructor(private readonly options: UsbrelayPowerOptions) {
-    this.description = `usbrelay ${options.relay}`;
-    this.settleMs = options.settleMs;
-  }
-
-  async on(): Promise<void> {
-    await this.#set(1);
-  }
-
-  async off(): Promise<void> {
-    await this.#set(0);
-  }
-
-  cycle(): Promise<void> {
-    return offThenOn(this, this.options.clock, this.options.offMs);
-  }
-
-  async #set(state: 0 | 1): Promise<void> {
+/** A command switch whose commands are `usbrelay SERIAL_N=1` and `=0`. */
+export class UsbrelayPowerDriver extends CommandPowerDriver {
+  constructor(options: UsbrelayPowerOptions) {
     // The relay name is checked at load (letters, digits, underscore): nothing for the shell to read.
-    await runCommand(`usbrelay ${this.options.relay}=${state}`, this.options.timeoutMs, this.options.env);
+    const { relay, ...rest } = options;
+    super({ ...rest, on: `usbrelay ${relay}=1`, off: `usbrelay ${relay}=0`, description: `usbrelay ${relay}` });
   }
 }
