@@ -24,21 +24,30 @@ export interface PowerFileOptions {
 
 export const DEFAULT_POWER_POLL_MS = 1_000;
 
+/** What a power file's text says: `on` or `off`, whitespace trimmed; anything else is undefined. */
+export function powerOf(text: string): PowerState | undefined {
+  const word = text.trim();
+  return word === 'on' || word === 'off' ? word : undefined;
+}
+
+/** The file's text, or undefined for a missing file (which means on). */
+async function readPowerText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
 /**
  * What the file says: `on` or `off`, whitespace trimmed; a missing file
  * means on; anything else is undefined (the switch stays as it is; an empty
  * file without a warning, since that is a write under way).
  */
 export async function readPowerFile(path: string): Promise<PowerState | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'on';
-    throw error;
-  }
-  const word = text.trim();
-  return word === 'on' || word === 'off' ? word : undefined;
+  const text = await readPowerText(path);
+  return text === undefined ? 'on' : powerOf(text);
 }
 
 export class PowerFile {
@@ -112,16 +121,17 @@ export class PowerFile {
   }
 
   async #read(notify = true): Promise<void> {
-    let power: PowerState | undefined;
-    let text = '';
+    // One read, classified and quoted from the same text: a second read could
+    // see the next write and warn about a word that is valid.
+    let text: string;
     try {
-      power = await readPowerFile(this.options.path);
-      if (power === undefined) text = (await readFile(this.options.path, 'utf8').catch(() => '')).trim();
+      text = ((await readPowerText(this.options.path)) ?? 'on').trim();
     } catch (error) {
       this.#warn(`power file ${this.options.path}: ${messageOf(error)}; the power stays ${this.#state}`, 'error');
       return;
     }
     if (this.#closed) return;
+    const power = powerOf(text);
     // `echo off > F` truncates before it writes: an empty file is a write under way.
     if (power === undefined && text === '') return;
     if (power === undefined) {
