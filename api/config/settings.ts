@@ -323,6 +323,27 @@ export const SETTINGS = Object.freeze({
     meaning:
       "the lease of a conformance run's hold on its box, renewed every third of it while the run lasts (1000 to 3600000): no control command goes to a held box; when an API process dies mid-run, its box is free again (and the run's queued put-back of the issuer keys goes out) once the lease has passed ([Control commands](#control-commands-revoke-set-access-rotate-issuer))",
   }),
+  runsKeptPerBox: setting({
+    variable: 'RUNS_KEPT_PER_BOX',
+    default: '200',
+    parse: integer(1, 1_000_000),
+    meaning:
+      'the newest runs (conformance and soak, [Runs](api.md#runs)) kept per box; older ones are deleted when a run of the box ends and at start-up, a running one never (1 to 1000000)',
+  }),
+  runsKeptDays: setting({
+    variable: 'RUNS_KEPT_DAYS',
+    default: '90',
+    parse: integer(0, 36_500),
+    meaning:
+      'runs that started longer ago than this many days are deleted as above; 0 keeps runs of any age (0 to 36500)',
+  }),
+  reservationPollMs: setting({
+    variable: 'RESERVATION_POLL_MS',
+    default: '500',
+    parse: integer(50, 60_000),
+    meaning:
+      "how often a request waiting for a reserved box ([Reservations](api.md#reservations)) reads the database, to see a release or an expiry by another API process; this process's own are seen at once (50 to 60000)",
+  }),
   eventsReplaySeconds: setting({
     variable: 'EVENTS_REPLAY_SECONDS',
     default: '300',

@@ -270,6 +270,69 @@ export interface BoxHoldsTable {
   created_at: number;
 }
 
+export interface RunsTable {
+  /** Random, base64url: the run's id in every route. */
+  id: string;
+  module_id: number;
+  kind: 'conformance' | 'soak';
+  /** Where it was started: the bench page, the operator API, the command line, a CI job's command line. */
+  source: 'page' | 'api' | 'cli' | 'ci';
+  /** The operator's name. */
+  started_by: string;
+  state: 'running' | 'passed' | 'failed' | 'error';
+  /** The link the run reached the box by: mqtt, serial, ble. */
+  target: string;
+  started_at: number;
+  ended_at: number | null;
+  error: string | null;
+  /** JSON: the run's options as its kind names them. */
+  options: string;
+  /** JSON: the run's summary once it has ended. */
+  summary: string | null;
+  /** JSON: what the run's files are rendered from (a conformance SuiteReport without its results). */
+  report: string | null;
+  /** JSON: the capture files the run wrote, as paths on the machine that ran it. */
+  captures: Generated<string>;
+  updated_at: number;
+}
+
+export interface RunResultsTable {
+  run_id: string;
+  /** 0, 1, ... in the order the results ended. */
+  position: number;
+  /** The case's name, or the soak limit's expression. */
+  name: string;
+  result: 'pass' | 'fail' | 'skip';
+  reason: string | null;
+  ms: number;
+  /** A soak limit's measured figure; null for a case. */
+  value: number | null;
+  /** JSON: the rest of the result as its kind writes it (step, expected, got, wearing; or the limit's fields). */
+  details: string;
+}
+
+export interface RunLabelsTable {
+  run_id: string;
+  name: string;
+  value: string;
+}
+
+export interface BoxReservationsTable {
+  id: Generated<number>;
+  module_id: number;
+  /** SHA-256 of the token, hex. */
+  token_hash: string;
+  operator_id: number;
+  /** The operator's name. */
+  holder: string;
+  note: string | null;
+  state: 'held' | 'waiting';
+  ttl_ms: number;
+  queued_at: number;
+  held_since: number | null;
+  expires_at: number;
+}
+
 export interface ForwardingDisabledUrlsTable {
   parking_id: number;
   url: string;
@@ -333,6 +396,10 @@ export interface Schema {
   forwarding_outbox: ForwardingOutboxTable;
   control_commands: ControlCommandsTable;
   box_holds: BoxHoldsTable;
+  runs: RunsTable;
+  run_results: RunResultsTable;
+  run_labels: RunLabelsTable;
+  box_reservations: BoxReservationsTable;
   forwarding_disabled_urls: ForwardingDisabledUrlsTable;
   box_availability: BoxAvailabilityTable;
   event_tickets: EventTicketsTable;

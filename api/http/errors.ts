@@ -28,6 +28,11 @@ export const API_ERRORS = {
     status: 409,
     message: 'The operation conflicts with the current state (taken, full or forbidden now); details say why.',
   },
+  box_reserved: {
+    status: 409,
+    message:
+      "The box is reserved by another holder (the body names the holder, the note and the expiry): send the reservation's token in Parkbench-Reservation, or wait for its release.",
+  },
   body_too_large: { status: 413, message: 'The request body is larger than the limit.' },
   uri_too_long: { status: 414, message: 'A path parameter of the URL is too long.' },
   unsupported_media_type: { status: 415, message: 'The request body must be application/json.' },

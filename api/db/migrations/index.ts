@@ -24,6 +24,8 @@ import v018 from './018-control-binding.js';
 import v019 from './019-simulated-boxes.js';
 import v020 from './020-unsettled-revokes.js';
 import v021 from './021-smart-key-id-sequence.js';
+import v022 from './022-runs.js';
+import v023 from './023-reservations.js';
 
 export type { Migration } from './migration.js';
 export { BOX_LOGS_TABLE } from './014-operator-smart-keys.js';
@@ -50,6 +52,8 @@ export const MIGRATIONS: readonly Migration[] = [
   v019,
   v020,
   v021,
+  v022,
+  v023,
 ];
 
 /** The version whose PostgreSQL step is the baseline: the whole schema at that version. */
