@@ -7,6 +7,7 @@ import {
   BenchFileError,
   loadBenchFile,
   mqttPassword,
+  powerPassword,
   type BenchFile,
   type BenchBox,
 } from '../../lib/bench/bench-file.js';
@@ -20,7 +21,10 @@ export async function loadBench(path: string): Promise<BenchFile> {
 export function pickBox(bench: BenchFile, box: string | undefined): BenchBox {
   if (box !== undefined && !/^\d+$/.test(box.trim()))
     throw new UsageError(`with --bench, --box is a module_id of ${bench.path}, got "${box}"`);
-  return usageSync(() => benchBox(bench, box === undefined ? undefined : Number(box)));
+  const picked = usageSync(() => benchBox(bench, box === undefined ? undefined : Number(box)));
+  // A plug's password missing from the environment is found before any link opens.
+  usageSync(() => powerPassword(picked.power));
+  return picked;
 }
 
 /** The MQTT password of a box's link, from the environment variable the file names. */

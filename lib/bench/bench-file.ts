@@ -55,7 +55,14 @@ export type PowerSpec = PowerTimes &
     | { readonly driver: 'command'; readonly on: string; readonly off: string; readonly cycle?: string }
     | { readonly driver: 'usbrelay'; readonly relay: string }
     | { readonly driver: 'uhubctl'; readonly hub: string; readonly port: number }
-    | { readonly driver: 'http'; readonly url: string; readonly api: 'shelly' | 'tasmota'; readonly switch: number }
+    | {
+        readonly driver: 'http';
+        readonly url: string;
+        readonly api: 'shelly' | 'tasmota';
+        readonly switch: number;
+        /** The environment variable holding the plug's web password, and its place in the file. */
+        readonly passwordEnv?: { readonly name: string; readonly place: string };
+      }
     | { readonly driver: 'prompt' }
   );
 
@@ -211,6 +218,18 @@ export function mqttPassword(box: BenchBox, env: NodeJS.ProcessEnv = process.env
   return value;
 }
 
+/** The web password of an http power switch, from the environment variable
+ * its `password_env` names; undefined when it names none. */
+export function powerPassword(power: PowerSpec | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (power?.driver !== 'http' || power.passwordEnv === undefined) return undefined;
+  const value = env[power.passwordEnv.name];
+  if (value === undefined)
+    throw new BenchFileError(
+      `${power.passwordEnv.place}: the environment variable ${power.passwordEnv.name} is not set (the plug's web password)`,
+    );
+  return value;
+}
+
 /** The error to report: an unknown key first, else the first. */
 function mostTelling(errors: readonly ErrorObject[]): ErrorObject | undefined {
   return errors.find((error) => error.keyword === 'additionalProperties') ?? errors[0];
@@ -292,6 +311,9 @@ function powerOf(raw: NonNullable<RawBox['power']>, at: At): PowerSpec {
         url,
         api: string('api') === 'tasmota' ? 'tasmota' : 'shelly',
         switch: number('switch', 0),
+        ...(raw.password_env === undefined
+          ? {}
+          : { passwordEnv: { name: string('password_env'), place: at('power', 'password_env') } }),
       };
     }
     case 'prompt':

@@ -23,6 +23,13 @@ const powerDriver = (driver: string, properties: Record<string, unknown>, requir
 
 const shellLine = { type: 'string', minLength: 1 } as const;
 
+/** A `password_env`: the name of an environment variable, never the secret. */
+const ENV_NAME = {
+  type: 'string',
+  pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+  description: 'the name of an environment variable (letters, digits, underscores)',
+} as const;
+
 export const POWER_DRIVERS = ['command', 'usbrelay', 'uhubctl', 'http', 'prompt'] as const;
 
 export const benchSchema = {
@@ -44,11 +51,7 @@ export const benchSchema = {
               ble: { type: 'string' },
               mqtt: { type: 'string' },
               username: { type: 'string', minLength: 1 },
-              password_env: {
-                type: 'string',
-                pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
-                description: 'the name of an environment variable (letters, digits, underscores)',
-              },
+              password_env: ENV_NAME,
               topic_prefix: { type: 'string', minLength: 1 },
             },
             additionalProperties: false,
@@ -88,6 +91,7 @@ export const benchSchema = {
                   url: { type: 'string', minLength: 1 },
                   api: { enum: ['shelly', 'tasmota'] },
                   switch: { type: 'integer', minimum: 0, maximum: 32 },
+                  password_env: ENV_NAME,
                 },
                 ['url', 'api'],
               ),

@@ -1,6 +1,6 @@
 // One factory for every power switch: the bench file's `power:` entry
 // (lib/bench/bench-file.ts, checked at load) in, a PowerDriver out.
-import type { PowerSpec } from '../bench/bench-file.js';
+import { powerPassword, type PowerSpec } from '../bench/bench-file.js';
 import { systemClock, type Clock } from '../clock.js';
 import { CommandPowerDriver } from './command-driver.js';
 import { HttpPowerDriver } from './http-driver.js';
@@ -40,7 +40,8 @@ export function powerDriverFor(spec: PowerSpec, context: PowerDriverContext): Po
       return new UsbrelayPowerDriver({ relay: spec.relay, timeoutMs, settleMs, offMs, clock, ...env });
     case 'uhubctl':
       return new UhubctlPowerDriver({ hub: spec.hub, port: spec.port, timeoutMs, settleMs, offMs, ...env });
-    case 'http':
+    case 'http': {
+      const password = powerPassword(spec, context.env);
       return new HttpPowerDriver({
         url: spec.url,
         api: spec.api,
@@ -49,7 +50,9 @@ export function powerDriverFor(spec: PowerSpec, context: PowerDriverContext): Po
         settleMs,
         offMs,
         clock,
+        ...(password === undefined ? {} : { password }),
       });
+    }
     case 'prompt':
       return new PromptPowerDriver({
         settleMs,

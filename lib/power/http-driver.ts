@@ -9,10 +9,15 @@
 //   device is `PowerN` (answer `POWERN`), `Power` alone being the first.
 //   Switch 0 sends `Power`, switch N > 0 sends `PowerN`. An unknown command
 //   answers `{"Command":"Unknown"}`.
+// A plug with a web password (`password_env` in the bench file): Shelly
+// Gen2 asks for HTTP Digest authentication (RFC 7616, SHA-256, user
+// `admin`), answered in digest-auth.ts; Tasmota takes `user=admin&password=`
+// in the query. The password never appears in an error.
 // A plug that does not answer within `timeoutMs` (of the injected clock) is
 // a PowerError, as is any other answer.
 import type { Clock } from '../clock.js';
 import { offThenOn } from './command-driver.js';
+import { digestAuthorization, parseDigestChallenge } from './digest-auth.js';
 import { PowerError, type PowerDriver } from './power-driver.js';
 
 export type PlugApi = 'shelly' | 'tasmota';
@@ -27,7 +32,12 @@ export interface HttpPowerOptions {
   readonly settleMs: number;
   readonly offMs: number;
   readonly clock: Clock;
+  /** The plug's web password (its user is `admin` on both APIs); none when it has none. */
+  readonly password?: string;
 }
+
+/** The user of a plug's web password: both APIs have this one only. */
+const PLUG_USER = 'admin';
 
 export class HttpPowerDriver implements PowerDriver {
   readonly description: string;
@@ -51,27 +61,64 @@ export class HttpPowerDriver implements PowerDriver {
   }
 
   async #set(on: boolean): Promise<void> {
-    const url = requestUrl(this.options, on);
-    const answer = await this.#get(url);
+    const shown = requestUrl(this.options, on);
+    const answer = await this.#request(shown);
     const problem =
       this.options.api === 'shelly'
         ? shellyProblem(answer.status, answer.body)
         : tasmotaProblem(answer.status, answer.body, this.options.switch, on);
-    if (problem !== null) throw new PowerError(`GET ${url}: ${problem}`);
+    if (problem !== null) throw new PowerError(`GET ${shown}: ${problem}`);
   }
 
-  async #get(url: string): Promise<{ status: number; body: string }> {
+  /** The request, with the password where the plug takes it: Tasmota's
+   * query, or Shelly's answer to a digest challenge. */
+  async #request(shown: string): Promise<{ status: number; body: string }> {
+    const { password, api } = this.options;
+    if (password === undefined) {
+      const answer = await this.#get(shown, shown);
+      if (answer.status === 401)
+        throw new PowerError(
+          `GET ${shown}: HTTP 401: the plug asks for its web password; name the environment variable holding it with password_env`,
+        );
+      return answer;
+    }
+    if (api === 'tasmota')
+      return this.#get(`${shown}&user=${PLUG_USER}&password=${encodeURIComponent(password)}`, shown);
+    const first = await this.#get(shown, shown);
+    if (first.status !== 401) return first;
+    const challenge = parseDigestChallenge(first.headers.get('www-authenticate'));
+    if (challenge === undefined)
+      throw new PowerError(
+        `GET ${shown}: HTTP 401 without a Digest challenge this driver answers (SHA-256 or MD5, qop auth): ${String(first.headers.get('www-authenticate'))}`,
+      );
+    const target = new URL(shown);
+    const authorization = digestAuthorization(challenge, {
+      method: 'GET',
+      uri: `${target.pathname}${target.search}`,
+      username: PLUG_USER,
+      password,
+    });
+    const answer = await this.#get(shown, shown, { authorization });
+    if (answer.status === 401) throw new PowerError(`GET ${shown}: HTTP 401: the plug refused the password`);
+    return answer;
+  }
+
+  async #get(
+    url: string,
+    shown: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: string; headers: Headers }> {
     const { clock, timeoutMs } = this.options;
     const abort = new AbortController();
     const timer = clock.setTimeout(() => {
       abort.abort();
     }, timeoutMs);
     try {
-      const response = await fetch(url, { signal: abort.signal, redirect: 'error' });
-      return { status: response.status, body: await response.text() };
+      const response = await fetch(url, { signal: abort.signal, redirect: 'error', headers });
+      return { status: response.status, body: await response.text(), headers: response.headers };
     } catch (error) {
-      if (abort.signal.aborted) throw new PowerError(`GET ${url}: no answer within ${timeoutMs} ms (timeout_ms)`);
-      throw new PowerError(`GET ${url}: ${causeOf(error)}`);
+      if (abort.signal.aborted) throw new PowerError(`GET ${shown}: no answer within ${timeoutMs} ms (timeout_ms)`);
+      throw new PowerError(`GET ${shown}: ${causeOf(error)}`);
     } finally {
       clock.clearTimeout(timer);
     }

@@ -4,7 +4,14 @@
 import test from 'ava';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BenchFileError, benchBox, loadBenchFile, mqttPassword, POWER_DEFAULTS } from '../../lib/bench/bench-file.js';
+import {
+  BenchFileError,
+  benchBox,
+  loadBenchFile,
+  mqttPassword,
+  POWER_DEFAULTS,
+  powerPassword,
+} from '../../lib/bench/bench-file.js';
 import { boxFile } from '../helpers/conformance-fixtures.js';
 
 /** A bench file beside a provisioning file of box 4242 (box-4242.json). */
@@ -68,10 +75,15 @@ test('every driver and link form loads', async (t) => {
   - module_id: 4242
     provisioning: box-4242.json
     link: { mqtt: "mqtt://10.0.0.2:1883", username: op-bench, password_env: PB_TEST_PW, topic_prefix: lab }
-    power: { driver: http, url: "http://10.0.0.50", api: tasmota, switch: 2, timeout_ms: 3000 }
+    power: { driver: http, url: "http://10.0.0.50", api: tasmota, switch: 2, timeout_ms: 3000, password_env: PB_PLUG_PW }
 `,
   );
   const box = benchBox(await loadBenchFile(path), 4242);
+  t.is(powerPassword(box.power, { PB_PLUG_PW: 'joker' }), 'joker');
+  t.throws(() => powerPassword(box.power, {}), {
+    message:
+      /bench\.yaml:5: boxes\[0\]\.power\.password_env: the environment variable PB_PLUG_PW is not set \(the plug's web password\)$/,
+  });
   t.deepEqual(box.link, {
     kind: 'mqtt',
     url: 'mqtt://10.0.0.2:1883',
@@ -206,6 +218,16 @@ test('a password in the file is refused, naming the key; secrets come from the e
       ),
     ),
     'DIR/bench.yaml:5: boxes[0].link.password: no password in the bench file: put it in an environment variable and name that with password_env',
+  );
+  t.is(
+    await errorOf(
+      t,
+      GOOD.replace(
+        / {4}power:\n(?: {6}.*\n)+/,
+        '    power: { driver: http, url: "http://10.0.0.50", api: shelly, password: hunter2 }\n',
+      ),
+    ),
+    'DIR/bench.yaml:6: boxes[0].power.password: no password in the bench file: put it in an environment variable and name that with password_env',
   );
   t.is(
     await errorOf(

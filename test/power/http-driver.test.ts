@@ -3,6 +3,7 @@
 // do: the request each call makes, the answer checked, an error answer and
 // a plug that never answers (the timeout stepped on a FakeClock).
 import test, { type ExecutionContext } from 'ava';
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../lib/clock.js';
@@ -19,14 +20,36 @@ interface Plug {
   readonly on: Map<number, boolean>;
   /** Answers nothing from now on (a plug that hangs). */
   hang: boolean;
+  /** Every request's Authorization header, in order ('' for none). */
+  readonly authorizations: string[];
+}
+
+const SHELLY_REALM = 'shellyplus1pm-a8032ab12345';
+const SHELLY_NONCE = '60dc59c6';
+
+/** Whether a Shelly request's Digest answer is right for the password,
+ * computed here as RFC 7616 says (not by the driver's code). */
+function shellyAccepts(header: string, password: string, path: string): boolean {
+  const fields = new Map([...header.matchAll(/(\w+)=(?:"([^"]*)"|([^\s,]+))/g)].map((m) => [m[1], m[2] ?? m[3] ?? '']));
+  const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
+  const ha1 = sha(`admin:${SHELLY_REALM}:${password}`);
+  const ha2 = sha(`GET:${path}`);
+  const want = sha(`${ha1}:${SHELLY_NONCE}:${fields.get('nc') ?? ''}:${fields.get('cnonce') ?? ''}:auth:${ha2}`);
+  return (
+    header.startsWith('Digest ') &&
+    fields.get('username') === 'admin' &&
+    fields.get('uri') === path &&
+    fields.get('response') === want
+  );
 }
 
 /** Shelly Gen2: `/rpc/Switch.Set?id=N&on=true|false` answers `{"was_on":...}`,
  * an unknown id 500 `{"code":-105,"message":"Argument 'id', value N not found!"}`.
  * Tasmota: `/cm?cmnd=Power[N] On|Off` answers `{"POWER[N]":"ON|OFF"}`, an
  * unknown relay `{"Command":"Unknown"}`. Each has 2 relays. */
-async function plug(t: ExecutionContext, api: 'shelly' | 'tasmota'): Promise<Plug> {
+async function plug(t: ExecutionContext, api: 'shelly' | 'tasmota', password?: string): Promise<Plug> {
   const state: Plug = {
+    authorizations: [],
     url: '',
     requests: [],
     on: new Map([
@@ -42,7 +65,25 @@ async function plug(t: ExecutionContext, api: 'shelly' | 'tasmota'): Promise<Plu
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url ?? '/', 'http://plug');
     state.requests.push(`${url.pathname}${url.search}`);
+    state.authorizations.push(request.headers.authorization ?? '');
     if (state.hang) return;
+    if (password !== undefined && api === 'shelly') {
+      const authorization = request.headers.authorization ?? '';
+      if (!shellyAccepts(authorization, password, request.url ?? '')) {
+        response
+          .writeHead(401, {
+            'www-authenticate': `Digest qop="auth", realm="${SHELLY_REALM}", nonce="${SHELLY_NONCE}", algorithm=SHA-256`,
+          })
+          .end();
+        return;
+      }
+    }
+    if (password !== undefined && api === 'tasmota') {
+      if (url.searchParams.get('user') !== 'admin' || url.searchParams.get('password') !== password) {
+        answer(response, 200, { WARNING: 'Need user=<username>&password=<password>' });
+        return;
+      }
+    }
     if (api === 'shelly' && url.pathname === '/rpc/Switch.Set') {
       const id = Number(url.searchParams.get('id'));
       if (id > 1) {
@@ -158,4 +199,38 @@ test('a plug that is not there: a PowerError with the reason', async (t) => {
     instanceOf: PowerError,
     message: `GET http://127.0.0.1:${port}/cm?cmnd=Power%20On: connect ECONNREFUSED 127.0.0.1:${port}`,
   });
+});
+
+test('Shelly Gen2 with a password: the digest challenge answered; a wrong password or none is one clear error', async (t) => {
+  const shelly = await plug(t, 'shelly', 'bench secret');
+  await driver({ url: shelly.url, api: 'shelly', password: 'bench secret' }).off();
+  t.false(shelly.on.get(0));
+  t.deepEqual(shelly.requests, ['/rpc/Switch.Set?id=0&on=false', '/rpc/Switch.Set?id=0&on=false']);
+  t.is(shelly.authorizations[0], '');
+  t.regex(shelly.authorizations[1] ?? '', /^Digest username="admin", realm="shellyplus1pm-a8032ab12345", /);
+  await t.throwsAsync(driver({ url: shelly.url, api: 'shelly', password: 'guess' }).on(), {
+    instanceOf: PowerError,
+    message: `GET ${shelly.url}/rpc/Switch.Set?id=0&on=true: HTTP 401: the plug refused the password`,
+  });
+  await t.throwsAsync(driver({ url: shelly.url, api: 'shelly' }).on(), {
+    instanceOf: PowerError,
+    message:
+      /HTTP 401: the plug asks for its web password; name the environment variable holding it with password_env$/,
+  });
+  t.true(shelly.on.get(0) === false, 'refused requests switched nothing');
+});
+
+test('Tasmota with a password: user and password in the query, never in an error', async (t) => {
+  const tasmota = await plug(t, 'tasmota', 'joker');
+  await driver({ url: tasmota.url, api: 'tasmota', password: 'joker' }).off();
+  t.false(tasmota.on.get(1));
+  t.deepEqual(tasmota.requests, ['/cm?cmnd=Power%20Off&user=admin&password=joker']);
+  const error = await t.throwsAsync(driver({ url: tasmota.url, api: 'tasmota', password: 'wrong' }).on(), {
+    instanceOf: PowerError,
+  });
+  t.is(
+    error.message,
+    `GET ${tasmota.url}/cm?cmnd=Power%20On: HTTP 200, not a POWER answer: {"WARNING":"Need user=<username>&password=<password>"}`,
+  );
+  t.notRegex(error.message, /wrong/);
 });

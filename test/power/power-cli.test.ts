@@ -1,7 +1,7 @@
 // `parkbench power on|off|cycle --bench F --box ID` through the real command
 // line, with the usbrelay stand-in first on PATH: the switch worked, the
 // output (text, --json), exit 1 and one line when the switch fails, 2 for
-// bad flags or a bad bench file.
+// bad flags, a bad bench file or a plug password missing from the environment.
 import test, { type ExecutionContext } from 'ava';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,6 +28,10 @@ async function bench(t: ExecutionContext): Promise<{ path: string; tools: StandI
   - module_id: 4303
     provisioning: ${(await boxFile(t, 4303)).path}
     link: { ble: "00:07:80:AA:BB:03" }
+  - module_id: 4304
+    provisioning: ${(await boxFile(t, 4304)).path}
+    link: { serial: /dev/ttyUSB4 }
+    power: { driver: http, url: "http://127.0.0.1:9", api: shelly, password_env: PB_TEST_UNSET_PLUG_PW }
 `,
   );
   return { path, tools: await standIns(t) };
@@ -67,14 +71,18 @@ test('bad flags and a bad bench file: exit 2, one line', async (t) => {
     [['power', 'off', '--box', '4301'], /^parkbench: --bench FILE is required/],
     [
       ['power', 'off', '--bench', path],
-      /bench\.yaml: holds 3 boxes \(4301, 4302, 4303\): name one with --box MODULE_ID$/,
+      /bench\.yaml: holds 4 boxes \(4301, 4302, 4303, 4304\): name one with --box MODULE_ID$/,
     ],
-    [['power', 'off', '--bench', path, '--box', '9'], /bench\.yaml: no box 9 \(it holds 4301, 4302, 4303\)$/],
+    [['power', 'off', '--bench', path, '--box', '9'], /bench\.yaml: no box 9 \(it holds 4301, 4302, 4303, 4304\)$/],
     [
       ['power', 'off', '--bench', path, '--box', 'box-4301.json'],
       /with --bench, --box is a module_id of .*bench\.yaml, got "box-4301\.json"$/,
     ],
     [['power', 'off', '--bench', path, '--box', '4303'], /bench\.yaml:10: boxes\[2\]: box 4303 has no power: entry/],
+    [
+      ['power', 'off', '--bench', path, '--box', '4304'],
+      /bench\.yaml:16: boxes\[3\]\.power\.password_env: the environment variable PB_TEST_UNSET_PLUG_PW is not set \(the plug's web password\)$/,
+    ],
     [
       ['power', 'off', '--bench', join(path, '..', 'none.yaml'), '--box', '4301'],
       /none\.yaml: cannot read the bench file: no such file$/,
