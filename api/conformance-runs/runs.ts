@@ -302,7 +302,7 @@ export class ConformanceRuns {
     });
   }
 
-  /** Writes the run's end (after its cases): its summary, and its report without the results (they are the run's). */
+  /** Writes the run's end (after its cases): its summary, and its report (what its files are rendered from). */
   async #recordEnd(run: Run): Promise<void> {
     await run.writes;
     const view = this.#view(run);
@@ -311,10 +311,7 @@ export class ConformanceRuns {
         state: run.state === 'running' ? 'error' : run.state,
         error: run.error,
         summary: view.summary,
-        report:
-          run.report === undefined
-            ? undefined
-            : { summary: run.report.summary, interrupted: run.report.interrupted === true },
+        report: run.report,
         captures: undefined,
       });
     } catch (error) {
