@@ -42,7 +42,7 @@ import { conflict, notFound, refused } from '../http/domain-error.js';
 import type { MqttService } from '../mqtt/index.js';
 import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
 import { caseView, summaryView, type ConformanceRunView } from './run-view.js';
-import { suiteReportOf } from './run-junit.js';
+import { numberOr, suiteReportOf } from './run-junit.js';
 import { heldRevocationsOf } from './held-revocations.js';
 import { boxUnderTestOf } from './suite-box.js';
 import { SuiteLogins } from './suite-login.js';
@@ -490,9 +490,6 @@ function optionsView(options: RunOptions): ConformanceRunView['options'] {
     cycle_ms: options.cycleMs,
   };
 }
-
-const numberOr = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
 /** A kept conformance run as GET /api/operator/conformance/:run_id shows it. */
 function keptView(kept: RunWithResults): ConformanceRunView {
