@@ -7,7 +7,8 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { operatorAuth, type OperatorAuthDeps } from './auth.js';
-import { type ConformanceRuns, operatorConformanceRoutes } from '../conformance-runs/index.js';
+import { type ConformanceRuns, junitOfRun, operatorConformanceRoutes } from '../conformance-runs/index.js';
+import { runReadRoutes, runRecordRoutes, type RunRecordRouteDeps, type Runs } from '../runs/index.js';
 import { type CaptureRouteDeps, type CaptureSource, operatorCaptureRoutes } from '../capture/index.js';
 import type { MqttService } from '../mqtt/index.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './action-routes.js';
@@ -28,14 +29,22 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorBoxSimRouteDeps &
   CaptureRouteDeps;
 
+/** The runs: those the operator API starts (api/conformance-runs/) and
+ * those kept (api/runs/); `checkReservation`, POST /runs's guard of a reserved box. */
+export interface OperatorRuns {
+  conformanceRuns: ConformanceRuns;
+  runs: Runs;
+  checkReservation?: RunRecordRouteDeps['checkReservation'];
+}
+
 /** `mqtt`: the MQTT side, absent when the service runs without one (api/service.ts);
- * `conformanceRuns`: the runs of this process (api/conformance-runs/);
+ * `runs`: the runs of the operator API (OperatorRuns);
  * `capture`: the capture ring, absent without MQTT or when it is off (api/capture/). */
 export function operatorRoutes(
   scope: FastifyInstance,
   ctx: OperatorRouteDeps,
   mqtt: MqttService | undefined,
-  conformanceRuns: ConformanceRuns,
+  runs: OperatorRuns,
   capture: CaptureSource | undefined,
 ): void {
   scope.decorateRequest('operator', null);
@@ -49,7 +58,13 @@ export function operatorRoutes(
   operatorControlRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
-  operatorConformanceRoutes(scope, conformanceRuns, mqtt);
+  operatorConformanceRoutes(scope, runs.conformanceRuns, mqtt);
+  runReadRoutes(scope, { runs: runs.runs, junitOf: junitOfRun });
+  runRecordRoutes(
+    scope,
+    { runs: runs.runs, ...(runs.checkReservation === undefined ? {} : { checkReservation: runs.checkReservation }) },
+    () => ctx.clock.now(),
+  );
   operatorCaptureRoutes(scope, ctx, capture);
   // Its own child scope: @fastify/sse (registered there) must see its route.
   void scope.register((child) => operatorEventRoutes(child, ctx));
