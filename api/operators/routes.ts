@@ -11,6 +11,7 @@ import { type ConformanceRuns, junitOfRun, operatorConformanceRoutes } from '../
 import { runReadRoutes, runRecordRoutes, type RunRecordRouteDeps, type Runs } from '../runs/index.js';
 import { type CaptureRouteDeps, type CaptureSource, operatorCaptureRoutes } from '../capture/index.js';
 import type { MqttService } from '../mqtt/index.js';
+import { guardReservation, reservationRoutes, type ReservationRouteDeps } from '../reservations/index.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './action-routes.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-command-routes.js';
 import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim-routes.js';
@@ -27,6 +28,7 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorBoxCommandRouteDeps &
   OperatorEventRouteDeps &
   OperatorBoxSimRouteDeps &
+  ReservationRouteDeps &
   CaptureRouteDeps;
 
 /** The runs: those the operator API starts (api/conformance-runs/) and
@@ -58,13 +60,17 @@ export function operatorRoutes(
   operatorControlRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
-  operatorConformanceRoutes(scope, runs.conformanceRuns, mqtt);
+  operatorConformanceRoutes(scope, runs.conformanceRuns, mqtt, ctx);
   runReadRoutes(scope, { runs: runs.runs, junitOf: junitOfRun });
   runRecordRoutes(
     scope,
-    { runs: runs.runs, ...(runs.checkReservation === undefined ? {} : { checkReservation: runs.checkReservation }) },
+    {
+      runs: runs.runs,
+      checkReservation: runs.checkReservation ?? ((moduleId, request) => guardReservation(ctx, moduleId, request)),
+    },
     () => ctx.clock.now(),
   );
+  reservationRoutes(scope, ctx);
   operatorCaptureRoutes(scope, ctx, capture);
   // Its own child scope: @fastify/sse (registered there) must see its route.
   void scope.register((child) => operatorEventRoutes(child, ctx));
