@@ -34,14 +34,15 @@ export async function runConformance(flags: ConformanceFlags): Promise<void> {
   const options = await parseConformanceFlags(flags, systemClock.now());
   // A --junit path that is no regular file is refused (exit 2) before the box is touched.
   if (options.junit !== undefined) checkReplaceable(options.junit);
+  const start = recording === undefined ? undefined : conformanceRunStart(options, recording);
   const logger = createCliLogger(options.logLevel, 'parkbench-conformance');
   const capture = openRunCapture(flags, logger);
   try {
     // --record: the run is posted before the link opens (a box reserved by another is exit 3 here).
     const recorder =
-      recording === undefined
+      recording === undefined || start === undefined
         ? undefined
-        : await RunRecorder.start(recording, conformanceRunStart(options, recording), 'parkbench conformance');
+        : await RunRecorder.start(recording, start, 'parkbench conformance');
     await runAndReport(options, logger, capture, recorder);
   } finally {
     capture?.close();

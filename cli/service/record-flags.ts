@@ -22,10 +22,11 @@ export interface RecordSettings {
   readonly labels: Readonly<Record<string, string>>;
 }
 
-/** A label's name: letters, digits, `_`, `.`, `-` and `/`, up to 64; a value of up to 500 characters. */
-const LABEL_NAME = /^[A-Za-z0-9][A-Za-z0-9_./-]{0,63}$/;
-export const MAX_LABEL_VALUE_LENGTH = 500;
-export const MAX_LABELS = 50;
+/** A label's name: 1 to 64 letters, digits, `_`, `.` and `-`; a value of up to
+ * 512 characters; 32 labels a run at most (the service's bounds). */
+const LABEL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export const MAX_LABEL_VALUE_LENGTH = 512;
+export const MAX_LABELS = 32;
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -57,7 +58,6 @@ export function recordSettings(
     if (given.length > 0) throw new UsageError('--label goes with --record');
     return undefined;
   }
-  if (given.length > MAX_LABELS) throw new UsageError(`at most ${MAX_LABELS} --label flags, got ${given.length}`);
   const service = serviceSettings(flags, env, `${command} --record`);
   return {
     service,
@@ -66,12 +66,21 @@ export function recordSettings(
   };
 }
 
-/** The labels of a run: the bench file's, under the recording's (CI's and the flags'). */
+/** The labels of a run: the bench file's, under the recording's (CI's and
+ * the flags'); a UsageError when a bench file's name is one the service
+ * refuses, or when they are too many. */
 export function runLabels(
   bench: Readonly<Record<string, string>> | undefined,
   settings: RecordSettings,
 ): Record<string, string> {
-  return { ...bench, ...settings.labels };
+  for (const [name, value] of Object.entries(bench ?? {})) checkLabel(`the bench file's label ${name}`, name, value);
+  const labels = { ...bench, ...settings.labels };
+  const count = Object.keys(labels).length;
+  if (count > MAX_LABELS)
+    throw new UsageError(
+      `a run has at most ${MAX_LABELS} labels: the bench file's, the CI job's and --label's make ${count}`,
+    );
+  return labels;
 }
 
 function parseLabel(raw: string): [string, string] {
@@ -79,13 +88,14 @@ function parseLabel(raw: string): [string, string] {
   if (equals < 0) throw new UsageError(`--label must be NAME=VALUE, got "${raw}"`);
   const name = raw.slice(0, equals).trim();
   const value = raw.slice(equals + 1);
-  if (!LABEL_NAME.test(name))
-    throw new UsageError(
-      `--label ${raw}: the name must be 1 to 64 letters, digits, _ . - or /, starting with a letter or digit`,
-    );
-  if (value.length > MAX_LABEL_VALUE_LENGTH)
-    throw new UsageError(`--label ${name}: the value is at most ${MAX_LABEL_VALUE_LENGTH} characters`);
+  checkLabel(`--label ${raw}`, name, value);
   return [name, value];
+}
+
+function checkLabel(what: string, name: string, value: string): void {
+  if (!LABEL_NAME.test(name)) throw new UsageError(`${what}: a label's name is 1 to 64 letters, digits, _ . or -`);
+  if (value.length > MAX_LABEL_VALUE_LENGTH)
+    throw new UsageError(`${what}: a label's value is at most ${MAX_LABEL_VALUE_LENGTH} characters`);
 }
 
 function isCi(env: NodeJS.ProcessEnv): boolean {

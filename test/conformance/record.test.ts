@@ -209,3 +209,25 @@ test('--record on a box another operator reserved: exit 3 naming the holder, no 
   t.is(recorded.code, 0, recorded.stderr);
   t.like((JSON.parse(recorded.stdout) as RecordedReport).record, { recorded: true });
 });
+
+test('--record with a service that stops midway: the run goes on and passes, one line says it is not recorded, --json names the run', async (t) => {
+  const b = await bench(t, 4264);
+  const cli = startCli(
+    t,
+    ['conformance', '--box', b.box.path, '--mqtt', b.brokerUrl, '--cycle-ms', '5000', '--json', '--record'],
+    b.service.env(),
+  );
+  await waitFor(async () => (await runsOf(b.service)).length === 1, 'the run posted', 30_000);
+  await b.service.app.close();
+  t.is(await cli.exited, 0, cli.stderr.join('\n'));
+  t.is(
+    cli.stderr.filter((line) => line.startsWith('parkbench conformance: not recorded: ')).length,
+    1,
+    cli.stderr.join('\n'),
+  );
+  const report = JSON.parse(cli.stdout.join('\n')) as RecordedReport;
+  t.is(report.summary.failed, 0);
+  t.like(report.record, { recorded: false });
+  t.regex(report.record.run_id ?? '', /^\S+$/, 'the run that was posted');
+  t.regex(report.record.error ?? '', /cannot reach|no answer/);
+});

@@ -62,4 +62,7 @@ test('soak --record: the run with its limits as results and its summary', async 
     json.verdicts.map((verdict) => [verdict.limit, verdict.passed ? 'pass' : 'fail', 0, verdict.actual]),
   );
   t.regex(run.results[2]?.reason ?? '', /^measured \d+/);
+  const junit = await service.call('GET', `/api/operator/runs/${json.record.run_id ?? ''}/junit`);
+  t.is(junit.statusCode, 200, junit.body);
+  t.is(junit.body.match(/<testcase /g)?.length, 3, 'a testcase per limit');
 });
