@@ -7,9 +7,9 @@ import { passedAll, type CaseResult, type SuiteReport } from '../../conformance/
 import { jsonReport } from '../../conformance/reports/json.js';
 import type { ConformanceOptions } from '../conformance/flags.js';
 import { runLabels, type RecordSettings } from './record-flags.js';
-import type { RunEnd, RunResultInput, RunStart } from './run-recorder.js';
+import type { RecordedRunEnd, RunResultInput, RecordedRunStart } from './run-recorder.js';
 
-export function conformanceRunStart(options: ConformanceOptions, settings: RecordSettings): RunStart {
+export function conformanceRunStart(options: ConformanceOptions, settings: RecordSettings): RecordedRunStart {
   return {
     module_id: options.provisioning.moduleId,
     kind: 'conformance',
@@ -41,7 +41,7 @@ export function caseResultInput(result: CaseResult): RunResultInput {
 }
 
 /** The end of a run the suite finished (or was interrupted in: an error, the report says what ran). */
-export function conformanceRunEnd(report: SuiteReport, runCaptures: readonly string[]): RunEnd {
+export function conformanceRunEnd(report: SuiteReport, runCaptures: readonly string[]): RecordedRunEnd {
   const interrupted = report.interrupted === true;
   const caseCaptures = report.results.flatMap((result) => (result.capture === undefined ? [] : [result.capture]));
   return {

@@ -25,8 +25,8 @@ export interface RecordSettings {
 /** A label's name: 1 to 64 letters, digits, `_`, `.` and `-`; a value of up to
  * 512 characters; 32 labels a run at most (the service's bounds). */
 const LABEL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-export const MAX_LABEL_VALUE_LENGTH = 512;
-export const MAX_LABELS = 32;
+const MAX_LABEL_VALUE_LENGTH = 512;
+const MAX_LABELS = 32;
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];

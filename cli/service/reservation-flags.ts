@@ -21,7 +21,7 @@ export interface ReleaseFlags extends ServiceFlags {
   token?: string;
 }
 
-export interface ReserveRequest {
+export interface ReserveCall {
   readonly moduleId: number;
   readonly ttlSeconds: number;
   readonly waitSeconds: number;
@@ -35,7 +35,7 @@ export const MAX_TTL_SECONDS = 86_400;
 export const MAX_WAIT_SECONDS = 3_600;
 export const MAX_NOTE_LENGTH = 200;
 
-export function reserveRequest(flags: ReserveFlags, env: NodeJS.ProcessEnv): ReserveRequest {
+export function reserveRequest(flags: ReserveFlags, env: NodeJS.ProcessEnv): ReserveCall {
   const moduleId = moduleIdOf(flags.box);
   if (flags.ttl === undefined) throw new UsageError('--ttl is required: how long to hold the box (30m, 2h, 1h30m)');
   const ttlSeconds = secondsOf('--ttl', flags.ttl, MAX_TTL_SECONDS);

@@ -20,7 +20,7 @@ export interface RecordOutcome {
   readonly error: string | null;
 }
 
-export interface RunStart {
+export interface RecordedRunStart {
   readonly module_id: number;
   readonly kind: 'conformance' | 'soak';
   readonly target: string;
@@ -37,7 +37,7 @@ export interface RunResultInput {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
-export interface RunEnd {
+export interface RecordedRunEnd {
   readonly state: 'passed' | 'failed' | 'error';
   readonly summary?: Readonly<Record<string, unknown>>;
   readonly report?: unknown;
@@ -65,7 +65,7 @@ export class RunRecorder {
 
   /** Posts the run. A 409 box_reserved is a CliError (exit 3); any other
    * failure leaves a recorder that records nothing and has said why. */
-  static async start(settings: RecordSettings, run: RunStart, command: string): Promise<RunRecorder> {
+  static async start(settings: RecordSettings, run: RecordedRunStart, command: string): Promise<RunRecorder> {
     const client = new OperatorClient(settings.service);
     try {
       const created = await client.call<{ id?: unknown }>('POST', '/api/operator/runs', {
@@ -90,7 +90,7 @@ export class RunRecorder {
   }
 
   /** Sends what is queued, then the end; what the run's report says of it. */
-  async end(end: RunEnd): Promise<RecordOutcome> {
+  async end(end: RecordedRunEnd): Promise<RecordOutcome> {
     while (this.sending !== undefined) await this.sending;
     if (this.client !== undefined && this.runId !== undefined) {
       const path = `/api/operator/runs/${encodeURIComponent(this.runId)}/end`;

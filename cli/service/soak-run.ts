@@ -12,9 +12,9 @@ import type { SoakReport } from '../../soak/run-soak.js';
 import { soakResult } from '../../soak/reports/result.js';
 import type { SoakOptions } from '../soak/flags.js';
 import { runLabels, type RecordSettings } from './record-flags.js';
-import type { RunEnd, RunResultInput, RunStart } from './run-recorder.js';
+import type { RecordedRunEnd, RunResultInput, RecordedRunStart } from './run-recorder.js';
 
-export function soakRunStart(options: SoakOptions, settings: RecordSettings): RunStart {
+export function soakRunStart(options: SoakOptions, settings: RecordSettings): RecordedRunStart {
   const { link } = options;
   return {
     module_id: link.provisioning.moduleId,
@@ -60,7 +60,7 @@ export function soakRunResults(report: SoakReport): RunResultInput[] {
   return results;
 }
 
-export function soakRunEnd(report: SoakReport): RunEnd {
+export function soakRunEnd(report: SoakReport): RecordedRunEnd {
   return {
     state: report.interrupted ? 'error' : report.summary.passed ? 'passed' : 'failed',
     summary: { ...report.summary, interrupted: report.interrupted },
