@@ -37,11 +37,11 @@ import type { TimerHandle } from '../../lib/clock.js';
 import { RESTORE_CASE_NAME } from '../../conformance/restore-issuers.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Store } from '../db/store.js';
-import type { Runs, RunSource, RunWithResults } from '../runs/index.js';
+import type { Runs, RunSource, RunState, RunWithResults } from '../runs/index.js';
 import { conflict, notFound, refused } from '../http/domain-error.js';
 import type { MqttService } from '../mqtt/index.js';
 import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
-import { caseView, summaryView, type ConformanceRunView, type RunState } from './run-view.js';
+import { caseView, summaryView, type ConformanceRunView } from './run-view.js';
 import { suiteReportOf } from './run-junit.js';
 import { heldRevocationsOf } from './held-revocations.js';
 import { boxUnderTestOf } from './suite-box.js';
@@ -302,7 +302,7 @@ export class ConformanceRuns {
     });
   }
 
-  /** Writes the run's end (after its cases): its summary, and its report without the results (they are the run's). */
+  /** Writes the run's end (after its cases): its summary, and its report (what its files are rendered from). */
   async #recordEnd(run: Run): Promise<void> {
     await run.writes;
     const view = this.#view(run);
@@ -311,10 +311,7 @@ export class ConformanceRuns {
         state: run.state === 'running' ? 'error' : run.state,
         error: run.error,
         summary: view.summary,
-        report:
-          run.report === undefined
-            ? undefined
-            : { summary: run.report.summary, interrupted: run.report.interrupted === true },
+        report: run.report,
         captures: undefined,
       });
     } catch (error) {

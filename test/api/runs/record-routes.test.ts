@@ -23,6 +23,7 @@ function start(app: TestApp, token: string, body: Record<string, unknown>) {
 
 test("a run recorded from the command line: started by the operator of the token, its results appended in order, ended with its summary; GET shows it, its JUnit is the suite writer's", async (t) => {
   const { app, token, moduleId } = await setUp(t);
+  const before = app.ctx.events.headId;
   const started = await start(app, token, {
     module_id: moduleId,
     kind: 'conformance',
@@ -117,6 +118,21 @@ test("a run recorded from the command line: started by the operator of the token
   );
   t.regex(junit.body, /<skipped message="skip_wearing"\/>/);
   t.regex(junit.body, /\[\[ATTACHMENT\|\/tmp\/run\/all.pcapng\]\]/);
+
+  // Each change was published on the event stream as a `run` event: the run as it was then, with its results.
+  const published: [string, number][] = [];
+  app.ctx.events.forEachAfter(before, (event) => {
+    if (event.kind === 'run') {
+      const seen = event.run as RunWithResults;
+      published.push([seen.state, seen.results.length]);
+    }
+  });
+  t.deepEqual(published, [
+    ['running', 0],
+    ['running', 1],
+    ['running', 3],
+    ['failed', 3],
+  ]);
 
   // Ended: nothing more goes in.
   for (const [path, body] of [
