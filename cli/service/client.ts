@@ -93,7 +93,10 @@ function exchange(
 ): Promise<{ status: number; text: string }> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const outgoing = send(url, { method, headers, signal }, (response: IncomingMessage) => {
+    // A connection per call (agent: false): calls are few and far apart (a soak's results
+    // come hours after its start), and a kept-alive socket the service has just closed
+    // would fail the next call.
+    const outgoing = send(url, { method, headers, signal, agent: false }, (response: IncomingMessage) => {
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {
