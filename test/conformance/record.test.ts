@@ -231,3 +231,29 @@ test('--record with a service that stops midway: the run goes on and passes, one
   t.regex(report.record.run_id ?? '', /^\S+$/, 'the run that was posted');
   t.regex(report.record.error ?? '', /cannot reach|no answer/);
 });
+
+test('--record and Ctrl-C: exit 130, the run ends as an error with what ran, interrupted in its summary', async (t) => {
+  const b = await bench(t, 4265);
+  const cli = startCli(
+    t,
+    ['conformance', '--box', b.box.path, '--mqtt', b.brokerUrl, '--cycle-ms', '5000', '--json', '--record'],
+    b.service.env(),
+  );
+  let id = '';
+  await waitFor(
+    async () => {
+      const [run] = await runsOf(b.service);
+      if (run === undefined) return false;
+      id = run.id;
+      return ((await runOf(b.service, run.id)).results ?? []).length > 0;
+    },
+    'the first case recorded',
+    30_000,
+  );
+  t.is(await cli.stop('SIGINT'), 130, cli.stderr.join('\n'));
+  const report = JSON.parse(cli.stdout.join('\n')) as RecordedReport;
+  t.like(report.record, { recorded: true, run_id: id });
+  const run = await runOf(b.service, id);
+  t.like(run, { state: 'error', summary: { interrupted: true } });
+  t.is(run.results?.length, report.results.length, 'every case that ran');
+});

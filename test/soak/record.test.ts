@@ -66,3 +66,23 @@ test('soak --record: the run with its limits as results and its summary', async 
   t.is(junit.statusCode, 200, junit.body);
   t.is(junit.body.match(/<testcase /g)?.length, 3, 'a testcase per limit');
 });
+
+test('soak --record on a box another operator reserved: exit 3 naming the holder, no cycle ran, no run kept', async (t) => {
+  const service = await operatorService(t, { moduleId: 5462 });
+  const broker = await brokerForTest(t);
+  const box = await boxFile(t, 5462);
+  const simulation = await simOnBroker(t, box, broker.url, { settings: { batteryMv: 12_000 } });
+  const held = await service.call('POST', '/api/operator/boxes/5462/reservation', {
+    token: service.aliceToken,
+    payload: { ttl_seconds: 600 },
+  });
+  t.is(held.statusCode, 201, held.body);
+  const result = await runCli(['soak', '--box', box.path, '--mqtt', broker.url, '--cycles', '5', '--record'], {
+    env: service.env(),
+  });
+  t.is(result.code, 3, result.stderr);
+  t.regex(result.stderr, /^parkbench: box 5462 is reserved by alice until \S+\n$/);
+  t.is(simulation.boxes[0]?.box.counters.commandsReceived, 0);
+  const runs = await service.call('GET', '/api/operator/runs?module_id=5462');
+  t.deepEqual(runs.json<{ runs: unknown[] }>().runs, []);
+});
