@@ -1,7 +1,7 @@
 // buildApp(options) returns the HTTP app, routes registered, not listening:
 // the CLI listens, tests inject. It is built last by createService
 // (service.ts) from the parts built before it: the services, the MQTT side
-// when there is one, the conformance runs, the logger. Without MQTT the open
+// when there is one, the conformance runs and the kept runs, the logger. Without MQTT the open
 // route answers 503 mqtt_unavailable.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiConfig } from './config/index.js';

@@ -32,7 +32,8 @@ function objectOf(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
-function numberOr(value: unknown, fallback: number): number {
+/** The value when it is a finite number, else the fallback. */
+export function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 }
 

@@ -42,7 +42,7 @@ import { conflict, notFound, refused } from '../http/domain-error.js';
 import type { MqttService } from '../mqtt/index.js';
 import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
 import { caseView, summaryView, type ConformanceRunView } from './run-view.js';
-import { suiteReportOf } from './run-junit.js';
+import { numberOr, suiteReportOf } from './run-junit.js';
 import { heldRevocationsOf } from './held-revocations.js';
 import { boxUnderTestOf } from './suite-box.js';
 import { SuiteLogins } from './suite-login.js';
@@ -303,14 +303,19 @@ export class ConformanceRuns {
   }
 
   /** Writes the run's end (after its cases): its summary, and its report (what its files are rendered from). */
-  async #recordEnd(run: Run): Promise<void> {
+  async #recordEnd(
+    run: Run,
+    state: Exclude<RunState, 'running'>,
+    error: string | null,
+    endedMs: number,
+  ): Promise<void> {
     await run.writes;
-    const view = this.#view(run);
     try {
       await this.deps.runs.end(run.id, {
-        state: run.state === 'running' ? 'error' : run.state,
-        error: run.error,
-        summary: view.summary,
+        state,
+        error,
+        endedMs,
+        summary: summaryView(run.moduleId, run.results, endedMs - run.startedMs, run.firstControlSeq, run.report),
         report: run.report,
         captures: undefined,
       });
@@ -352,7 +357,7 @@ export class ConformanceRuns {
     let target: MqttBoxTarget | undefined;
     let suiteStarted = false;
     // Shown once the box is released: a run seen ended has left its box free.
-    let state: RunState;
+    let state: Exclude<RunState, 'running'>;
     let error: string | null = null;
     try {
       const login = await this.#logins.loginFor(brokerUrl);
@@ -409,12 +414,16 @@ export class ConformanceRuns {
       await target?.close().catch(() => undefined);
     }
     lease.stop();
+    // Kept as ended while the box is still held: a start-up of another
+    // process, which ends the API's running runs that hold no box, never
+    // takes it for one a dead process left.
+    const endedMs = clock.now();
+    await this.#recordEnd(run, state, error, endedMs);
     await this.#release(run, putBackOf(run.report, suiteStarted));
     if (run.putBackTimer !== undefined) clock.clearTimeout(run.putBackTimer);
     run.state = state;
     run.error = error;
-    run.endedMs = clock.now();
-    await this.#recordEnd(run);
+    run.endedMs = endedMs;
     this.deps.logger.info(
       { run_id: run.id, module_id: run.moduleId, state: run.state, error: run.error ?? undefined },
       'conformance run ended',
@@ -490,9 +499,6 @@ function optionsView(options: RunOptions): ConformanceRunView['options'] {
     cycle_ms: options.cycleMs,
   };
 }
-
-const numberOr = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
 /** A kept conformance run as GET /api/operator/conformance/:run_id shows it. */
 function keptView(kept: RunWithResults): ConformanceRunView {

@@ -46,7 +46,8 @@ export interface RunStart {
   readonly startedMs?: number;
 }
 
-export type RunEnd = Omit<RunEnding, 'endedMs'>;
+/** A run's end; `endedMs` now when absent. */
+export type RunEnd = Omit<RunEnding, 'endedMs'> & { readonly endedMs?: number };
 
 export type RunPage = {
   runs: RunView[];
@@ -120,7 +121,8 @@ export class Runs {
   /** Ends a running run, then applies its box's retention; refuses one that has ended (409) or is gone (404). */
   async end(runId: string, end: RunEnd): Promise<RunWithResults> {
     const nowMs = this.deps.clock.now();
-    if (!(await this.#repository.end(runId, { ...end, endedMs: nowMs }))) throw await this.#notRunning(runId);
+    if (!(await this.#repository.end(runId, { ...end, endedMs: end.endedMs ?? nowMs })))
+      throw await this.#notRunning(runId);
     const run = await this.#changed(runId);
     await this.#prune(run.module_id, nowMs);
     return run;
