@@ -350,8 +350,11 @@ export class Reservations {
         if (this.#closed) return;
         const { clock } = this.#options;
         if (this.#expiryTimer !== undefined) clock.clearTimeout(this.#expiryTimer);
-        this.#expiryTimer =
-          soonest === undefined ? undefined : clock.setTimeout(() => void this.#sweep(), soonest - clock.now());
+        this.#expiryTimer = undefined;
+        if (soonest === undefined) return;
+        // Passed already (the clock moved while this read ran): settled now.
+        if (soonest <= clock.now()) void this.#sweep();
+        else this.#expiryTimer = clock.setTimeout(() => void this.#sweep(), soonest - clock.now());
       })
       .catch((error: unknown) => {
         this.#logger.warn({ err: messageOf(error) }, 'reservation expiries not read');
