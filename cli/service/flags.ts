@@ -22,9 +22,9 @@ export interface ServiceSettings {
   readonly reservation: string | undefined;
 }
 
-export const SERVICE_URL_VARIABLE = 'PARKBENCH_URL';
-export const OPERATOR_TOKEN_VARIABLE = 'PARKBENCH_OPERATOR_TOKEN';
-export const RESERVATION_VARIABLE = 'PARKBENCH_RESERVATION';
+const SERVICE_URL_VARIABLE = 'PARKBENCH_URL';
+const OPERATOR_TOKEN_VARIABLE = 'PARKBENCH_OPERATOR_TOKEN';
+const RESERVATION_VARIABLE = 'PARKBENCH_RESERVATION';
 
 /** Adds --service-url, --operator-token and (unless `reservation` is false) --reservation. */
 export function addServiceOptions(command: Command, options: { reservation?: boolean } = {}): Command {

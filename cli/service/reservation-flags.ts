@@ -31,9 +31,9 @@ export interface ReserveCall {
 }
 
 /** The service's bounds: a reservation of one second to a day, a wait of up to an hour. */
-export const MAX_TTL_SECONDS = 86_400;
-export const MAX_WAIT_SECONDS = 3_600;
-export const MAX_NOTE_LENGTH = 200;
+const MAX_TTL_SECONDS = 86_400;
+const MAX_WAIT_SECONDS = 3_600;
+const MAX_NOTE_LENGTH = 200;
 
 export function reserveRequest(flags: ReserveFlags, env: NodeJS.ProcessEnv): ReserveCall {
   const moduleId = moduleIdOf(flags.box);
