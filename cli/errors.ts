@@ -4,6 +4,9 @@ export const ExitCode = {
   failure: 1,
   /** Bad flags, arguments or configuration: the user must change the call. */
   usage: 2,
+  /** The box is reserved by someone else (a `reserve --wait` that ended, a
+   * `--record` run refused at its start). */
+  boxReserved: 3,
 } as const;
 
 /** An error meant for the person at the terminal: printed as one line, then

@@ -16,6 +16,8 @@ import { registerAppCommand } from './commands/app.js';
 import { registerConformanceCommand } from './commands/conformance.js';
 import { registerPowerCommand } from './commands/power.js';
 import { registerSoakCommand } from './commands/soak.js';
+import { registerReserveCommand } from './commands/reserve.js';
+import { registerReleaseCommand } from './commands/release.js';
 
 function buildProgram(): Command {
   const program = new Command('parkbench')
@@ -33,6 +35,8 @@ function buildProgram(): Command {
   registerConformanceCommand(program);
   registerPowerCommand(program);
   registerSoakCommand(program);
+  registerReserveCommand(program);
+  registerReleaseCommand(program);
   return program;
 }
 

@@ -10,6 +10,7 @@ import type { Command } from 'commander';
 import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, DEFAULT_WAIT_MS } from '../../conformance/suite-defaults.js';
 import { addCaptureOptions } from '../capture-flags.js';
 import type { ConformanceFlags } from '../conformance/flags.js';
+import { addRecordOptions } from '../service/record-flags.js';
 
 export function registerConformanceCommand(program: Command): void {
   const command = program
@@ -85,6 +86,7 @@ export function registerConformanceCommand(program: Command): void {
     '--capture-dir <dir>',
     'record each case to its own pcapng file in this folder (NN-<case>.pcapng; made when missing)',
   );
+  addRecordOptions(command, 'run');
   command.action(async (flags: ConformanceFlags) => {
     const { runConformance } = await import('../run/conformance.js');
     await runConformance(flags);

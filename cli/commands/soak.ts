@@ -7,13 +7,14 @@
 import type { Command } from 'commander';
 import { DEFAULT_ANSWER_MS, DEFAULT_CYCLE_MS, DEFAULT_WAIT_MS } from '../../conformance/suite-defaults.js';
 import type { SoakFlags } from '../soak/flags.js';
+import { addRecordOptions } from '../service/record-flags.js';
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
 export function registerSoakCommand(program: Command): void {
-  program
+  const command = program
     .command('soak')
     .description(
       'Open one box again and again (a real one on a bench, or a simulated one) and judge the run against limits',
@@ -75,9 +76,9 @@ export function registerSoakCommand(program: Command): void {
       '--log-level <level>',
       'logs of the links, on stderr: fatal, error, warn, info, debug, trace or silent',
       'warn',
-    )
-    .action(async (flags: SoakFlags) => {
-      const { runSoakCommand } = await import('../run/soak.js');
-      await runSoakCommand(flags);
-    });
+    );
+  addRecordOptions(command, 'run (its limits and summary)').action(async (flags: SoakFlags) => {
+    const { runSoakCommand } = await import('../run/soak.js');
+    await runSoakCommand(flags);
+  });
 }

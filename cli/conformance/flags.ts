@@ -12,12 +12,13 @@ import { REVOCATION_CAPACITY_BOUND } from '../../conformance/cases/revocation-ca
 import { loadProvisioningFile, ProvisioningError, type Provisioning } from '../../lib/provisioning-file.js';
 import { UsageError } from '../errors.js';
 import type { RunCaptureFlags } from './run-capture.js';
+import type { RecordFlags } from '../service/record-flags.js';
 import { parseLogLevel } from '../logger.js';
 import { messageOf } from '../../lib/message-of.js';
 import type { BenchBox, PowerSpec } from '../../lib/bench/bench-file.js';
 import { loadBench, passwordOf, pickBox } from './bench-box.js';
 
-export interface ConformanceFlags extends RunCaptureFlags {
+export interface ConformanceFlags extends RunCaptureFlags, RecordFlags {
   /** The bench file: with it, --box is a module_id of the file, not a provisioning file. */
   bench?: string;
   box?: string;
@@ -74,6 +75,8 @@ export interface ConformanceOptions {
   readonly power?: PowerSpec;
   /** The box's `limits:` in the bench file (soak's), as written, and where they are. */
   readonly benchLimits?: { readonly expressions: readonly string[]; readonly place: string };
+  /** The box's `labels:` in the bench file (a recorded run's labels, under --label's). */
+  readonly benchLabels?: Readonly<Record<string, string>>;
 }
 
 /** The highest --control-seq, the run's first control sequence: the ones
@@ -127,6 +130,7 @@ export async function parseConformanceFlags(flags: ConformanceFlags, nowMs: numb
     ...(fromBench === undefined || fromBench.limits.length === 0
       ? {}
       : { benchLimits: { expressions: fromBench.limits, place: fromBench.place } }),
+    ...(fromBench === undefined ? {} : { benchLabels: fromBench.labels }),
   };
 }
 

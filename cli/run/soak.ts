@@ -1,6 +1,8 @@
-// `parkbench soak`: reads the flags, opens the link as `parkbench conformance`
-// does, runs the soak with a progress display on stderr, prints the result
-// (a few lines, or --json), writes --report DIR, and sets the exit code.
+// `parkbench soak`: reads the flags, posts the run to the service with
+// --record, opens the link as `parkbench conformance` does, runs the soak
+// with a progress display on stderr, records its limits and summary,
+// prints the result (a few lines, or --json), writes --report DIR, and sets
+// the exit code.
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
@@ -12,7 +14,7 @@ import { freshIssuers } from '../../conformance/suite-context.js';
 import { freshKeyIdBase } from '../../conformance/suite-defaults.js';
 import { ProgressDisplay } from '../../soak/progress.js';
 import { runSoak, SoakNotStarted, type SoakReport } from '../../soak/run-soak.js';
-import { renderResultJson, reportJsonChunks } from '../../soak/reports/result.js';
+import { renderResultJson, reportJsonChunks, soakResult } from '../../soak/reports/result.js';
 import { renderSoakJunit } from '../../soak/reports/junit.js';
 import { renderSoakHtml } from '../../soak/reports/html.js';
 import { targetOpener } from '../conformance/open-target.js';
@@ -20,9 +22,44 @@ import { withPower } from '../conformance/powered-target.js';
 import { CliError, ExitCode, UsageError } from '../errors.js';
 import { createCliLogger } from '../logger.js';
 import { parseSoakFlags, type SoakFlags, type SoakOptions } from '../soak/flags.js';
+import { recordSettings } from '../service/record-flags.js';
+import { RunRecorder } from '../service/run-recorder.js';
+import { soakRunEnd, soakRunResults, soakRunStart } from '../service/soak-run.js';
 
 export async function runSoakCommand(flags: SoakFlags): Promise<void> {
+  const recording = recordSettings(flags, process.env, 'soak');
   const options = await parseSoakFlags(flags, systemClock.now());
+  // --record: the run is posted before the link opens (a box reserved by another is exit 3 here).
+  const recorder =
+    recording === undefined
+      ? undefined
+      : await RunRecorder.start(recording, soakRunStart(options, recording), 'parkbench soak');
+  let report: SoakReport;
+  let stoppedBy: NodeJS.Signals | undefined;
+  try {
+    ({ report, stoppedBy } = await openAndRun(options));
+  } catch (error) {
+    await recorder?.end({ state: 'error', error: messageOf(error) });
+    throw error;
+  }
+  recorder?.add(...soakRunResults(report));
+  const record = await recorder?.end(soakRunEnd(report));
+  process.stdout.write(
+    options.json
+      ? record === undefined
+        ? renderResultJson(report)
+        : `${JSON.stringify({ ...soakResult(report), record }, null, 2)}\n`
+      : renderText(report),
+  );
+  if (options.reportDir !== undefined) await writeReports(report, options);
+  if (report.interrupted) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
+  else if (!report.summary.passed) process.exitCode = ExitCode.failure;
+}
+
+/** Opens the link, runs the soak with its progress on stderr, and closes the link. */
+async function openAndRun(
+  options: SoakOptions,
+): Promise<{ report: SoakReport; stoppedBy: NodeJS.Signals | undefined }> {
   const { link } = options;
   const logger = createCliLogger(link.logLevel, 'parkbench-soak');
   const box = boxUnderTest(link.provisioning, link.issuerKeys);
@@ -76,10 +113,7 @@ export async function runSoakCommand(flags: SoakFlags): Promise<void> {
     progress.finish();
     await target.close().catch(() => undefined);
   }
-  process.stdout.write(options.json ? renderResultJson(report) : renderText(report));
-  if (options.reportDir !== undefined) await writeReports(report, options);
-  if (report.interrupted) process.exitCode = exitCodeFor(stoppedBy ?? 'SIGINT');
-  else if (!report.summary.passed) process.exitCode = ExitCode.failure;
+  return { report, stoppedBy };
 }
 
 async function writeReports(report: SoakReport, options: SoakOptions): Promise<void> {

@@ -15,8 +15,9 @@ import { parseLimitsFile } from '../../soak/limits-file.js';
 import type { SoakStop } from '../../soak/run-soak.js';
 import { parseConformanceFlags, type ConformanceOptions } from '../conformance/flags.js';
 import { UsageError } from '../errors.js';
+import type { RecordFlags } from '../service/record-flags.js';
 
-export interface SoakFlags {
+export interface SoakFlags extends RecordFlags {
   bench?: string;
   box?: string;
   serial?: string;
