@@ -30,6 +30,7 @@ import { BoxRepository } from './boxes/index.js';
 import { ParkingRepository } from './parkings/index.js';
 import { SmartKeyRepository } from './smart-keys/index.js';
 import { type EndAtExit, type IngestStore, ingestStoreOf, sessionEnd } from './box-logs/index.js';
+import { Reservations } from './reservations/index.js';
 
 export interface AppContext {
   config: ApiConfig;
@@ -73,6 +74,9 @@ export interface AppContext {
   /** On PostgreSQL, the events of the other API processes on the database
    * (started and closed by createService); none on SQLite. */
   eventRelay: EventRelay | undefined;
+  /** The boxes' reservations and this process's requests waiting for them
+   * (started and closed by createService, which tells the control dispatcher of their ends). */
+  reservations: Reservations;
 }
 
 /** Where the context's services log; none when absent. */
@@ -173,6 +177,7 @@ export function createContext(config: ApiConfig, clock: Clock, store: Store, log
         log?.warn({ err: error }, 'the event stream could not read the store; the next flush tries again'),
     }),
     eventRelay,
+    reservations: new Reservations({ store, clock, pollMs: config.reservationPollMs, events }),
     sessionCreateLimiter,
     sessionCreation: sessionCreationOf(store, {
       clock,

@@ -88,6 +88,9 @@ export async function createService(config: ApiConfig, options: ServiceOptions =
       await eventRelay.start();
       started.push(() => eventRelay.close());
     }
+    // Its waits end (and its expiry timer stops) before MQTT and the dispatcher stop.
+    ctx.reservations.start();
+    started.push(() => ctx.reservations.close());
     const capture = options.mqtt === undefined ? undefined : captureSource(config, clock);
     const mqtt = options.mqtt === undefined ? undefined : await startMqtt(ctx, options.mqtt, log, capture?.ring);
     if (mqtt !== undefined) started.push(() => mqtt.close());
@@ -193,6 +196,8 @@ function controlDispatcher(ctx: AppContext, mqtt: MqttService, log: Logger): Con
     events: ctx.events,
   });
   mqtt.onAvailability((moduleId, online) => control.availability(moduleId, online));
+  // A reservation's end lets what the box's queue held back go out at once.
+  ctx.reservations.onEnd((moduleId) => control.wake(moduleId));
   mqtt.ingestion.onResponse((response) => control.seen(response.moduleId));
   return control;
 }

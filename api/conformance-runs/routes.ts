@@ -10,6 +10,7 @@ import { RUN_DEFAULTS, type ConformanceRuns, type EndedRun } from './runs.js';
 import { refusalsAbout } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
 import type { MqttService } from '../mqtt/index.js';
+import { BOX_RESERVED_409, guardReservation, type ReservationGuardDeps } from '../reservations/index.js';
 import { errorResponses } from '../http/schemas.js';
 import { typedRoutes } from '../http/typed-routes.js';
 
@@ -110,6 +111,7 @@ export function operatorConformanceRoutes(
   instance: FastifyInstance,
   runs: ConformanceRuns,
   mqtt: MqttService | undefined,
+  reserved: ReservationGuardDeps,
 ): void {
   const app = typedRoutes(instance);
   app.post(
@@ -155,8 +157,7 @@ export function operatorConformanceRoutes(
           ...forbidden,
           409: {
             $ref: 'ErrorBody#',
-            description:
-              'operation_refused: the box is under a run already (of this API process or another: its hold on the box is live), is offline, or has no control sequences left.',
+            description: `operation_refused: the box is under a run already (of this API process or another: its hold on the box is live), is offline, or has no control sequences left. ${BOX_RESERVED_409}`,
           },
           503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected.' },
         },
@@ -166,6 +167,7 @@ export function operatorConformanceRoutes(
       const moduleId = Number(request.params.module_id);
       const body = request.body; // an object: fastify validates a missing body as null, which its schema refuses
       if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
+      await guardReservation(reserved, moduleId, request);
       const run = await runs.start(
         moduleId,
         {

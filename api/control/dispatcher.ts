@@ -18,6 +18,11 @@
 //   commit before or after it, never in between), gives up when a hold is
 //   live; once the hold ends (or its lease passes) what is pending goes out
 //   with sequences above the run's block;
+// - never to a box an operator's reservation holds (box_reservations, a
+//   held row not passed): the poll, the kicks and the claim skip it the
+//   same way; once it is released or passes, what is pending goes out in
+//   order (a release or an expiry in this process wakes the box's queue at
+//   once, `wake`; another process's, at the next poll);
 // - the answer is stored as a box log by ingestion, which settles the row
 //   (settle.ts) in the same transaction; here only "no believable answer"
 //   is handled: the row stays pending and is tried again later.
@@ -130,6 +135,12 @@ export class ControlDispatcher {
   availability(moduleId: number, online: boolean): void {
     this.#online.set(moduleId, online);
     if (online) void this.#kick(moduleId, true);
+  }
+
+  /** Something that held the box's queue back may have ended (a
+   * reservation released or passed): its head goes out now if it may. */
+  wake(moduleId: number): void {
+    void this.#kick(moduleId, false);
   }
 
   /** A response of the box arrived: it is online. Only news costs a read
@@ -303,6 +314,8 @@ export class ControlDispatcher {
       // After the sequence, which wrote the box's row: a conformance run's
       // hold committed before it is seen here (its spent sequence is a gap).
       if ((await this.#holds.liveHoldOf(head.module_id, now, trx)) !== undefined) return undefined;
+      // Likewise a reservation taken before it (its take locks the box's row first).
+      if (await this.#commands.reservedAt(head.module_id, now, trx)) return undefined;
       if (seq === undefined) {
         await this.#commands.settle(
           head.id,

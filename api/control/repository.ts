@@ -76,7 +76,9 @@ export class ControlCommandRepository {
 
   /** The first pending command of each box that has one, in id order: only
    * it may be sent (in order). A box held by a conformance run at `nowMs`
-   * (box_holds) is left out: it gets nothing while the run lasts. */
+   * (box_holds) or by an operator's reservation (box_reservations, a held
+   * row not passed) is left out: it gets nothing while the run or the
+   * reservation lasts. */
   async pendingHeads(nowMs: number): Promise<ControlCommandRow[]> {
     return this.#kysely
       .selectFrom('control_commands as c')
@@ -102,11 +104,23 @@ export class ControlCommandRepository {
           ),
         ),
       )
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('box_reservations as r')
+              .select('r.module_id')
+              .whereRef('r.module_id', '=', 'c.module_id')
+              .where('r.state', '=', 'held')
+              .where('r.expires_at', '>', nowMs),
+          ),
+        ),
+      )
       .orderBy('c.id')
       .execute();
   }
 
-  /** The first pending command of one box; none while a conformance run holds it at `nowMs`. */
+  /** The first pending command of one box; none while a conformance run or a reservation holds it at `nowMs`. */
   async headOf(moduleId: number, nowMs: number): Promise<ControlCommandRow | undefined> {
     return this.#kysely
       .selectFrom('control_commands as c')
@@ -124,9 +138,34 @@ export class ControlCommandRepository {
           ),
         ),
       )
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('box_reservations as r')
+              .select('r.module_id')
+              .where('r.module_id', '=', moduleId)
+              .where('r.state', '=', 'held')
+              .where('r.expires_at', '>', nowMs),
+          ),
+        ),
+      )
       .orderBy('c.id')
       .limit(1)
       .executeTakeFirst();
+  }
+
+  /** Whether a reservation holds the box at `nowMs` (a held row of
+   * box_reservations not passed): the claim reads it after the sequence. */
+  async reservedAt(moduleId: number, nowMs: number, on: Executor = this.#kysely): Promise<boolean> {
+    const row = await on
+      .selectFrom('box_reservations')
+      .select('module_id')
+      .where('module_id', '=', moduleId)
+      .where('state', '=', 'held')
+      .where('expires_at', '>', nowMs)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Marks a command sent with `controlSeq`, in flight until `untilMs`;

@@ -6,7 +6,7 @@
 // request's own terms (the field paths) and, where the kind alone is too
 // coarse for a client, which registry code names it. Never an HTTP type
 // nor a CLI one: the registry's codes are plain names.
-import type { ApiErrorCode } from './errors.js';
+import type { ApiErrorCode, ErrorBodyFields } from './errors.js';
 
 /** `not_found`: an id that names nothing; `conflict`: taken or full;
  * `refused`: a state that forbids it; `failed`: the work could not be done
@@ -32,6 +32,8 @@ export interface DomainErrorAnswer {
   readonly summary?: string;
   /** When the same request may succeed, ms (answered as Retry-After). */
   readonly retryAfterMs?: number;
+  /** Fields of the body beside error, message and details (box_reserved's holder, note, expires_at). */
+  readonly fields?: ErrorBodyFields;
 }
 
 export class DomainError extends Error {

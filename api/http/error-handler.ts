@@ -106,14 +106,14 @@ const CODE_OF_KIND: Record<DomainErrorKind, ApiErrorCode | undefined> = {
  * route names none), Retry-After in whole seconds (at least 1) when it says
  * when to retry. Undefined for a `failed` one. */
 export function domainApiError(error: DomainError, routeField: string | undefined): ApiError | undefined {
-  const { problems, code = CODE_OF_KIND[error.kind], summary, retryAfterMs } = error.answer;
+  const { problems, code = CODE_OF_KIND[error.kind], summary, retryAfterMs, fields } = error.answer;
   if (code === undefined) return undefined;
   const details = problems?.map(({ path, message }) => ({ path, message })) ?? [
     { path: routeField ?? '$', message: error.message },
   ];
   const headers: Record<string, string> =
     retryAfterMs === undefined ? {} : { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
-  return new ApiError(code, summary, details, headers);
+  return new ApiError(code, summary, details, headers, fields);
 }
 
 function domainError(error: Error, request: FastifyRequest): ApiError | undefined {

@@ -101,6 +101,15 @@ export interface ErrorBody {
   details: ErrorDetail[];
 }
 
+/** Fields a code adds to its body beside error, message and details
+ * (box_reserved: the reservation's holder, note and expiry), each described
+ * in the ErrorBody schema below. */
+export interface ErrorBodyFields {
+  holder?: string;
+  note?: string | null;
+  expires_at?: string;
+}
+
 /** An error a route throws on purpose; the error handler turns it into the body. */
 export class ApiError extends Error {
   readonly status: number;
@@ -109,14 +118,15 @@ export class ApiError extends Error {
     message?: string,
     readonly details: ErrorDetail[] = [],
     readonly headers: Record<string, string> = {},
+    readonly fields: ErrorBodyFields = {},
   ) {
     super(message ?? API_ERRORS[code].message);
     this.name = 'ApiError';
     this.status = API_ERRORS[code].status;
   }
 
-  body(): ErrorBody {
-    return { error: this.code, message: this.message, details: this.details };
+  body(): ErrorBody & ErrorBodyFields {
+    return { error: this.code, message: this.message, details: this.details, ...this.fields };
   }
 }
 
@@ -161,6 +171,18 @@ export const errorBodySchema = {
           message: { type: 'string' },
         },
       },
+    },
+    holder: {
+      type: 'string',
+      description: "box_reserved only: the operator who holds the box's reservation.",
+    },
+    note: {
+      type: ['string', 'null'],
+      description: "box_reserved only: the reservation's note (null without one).",
+    },
+    expires_at: {
+      type: 'string',
+      description: 'box_reserved only: when the reservation ends unless its holder renews it (ISO 8601).',
     },
   },
 } as const;

@@ -19,6 +19,7 @@ import { errorResponses } from '../http/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import { barrierName, isProtocolError, parseResponse, statusName } from '../../firmware-protocol/index.js';
 import { typedRoutes } from '../http/typed-routes.js';
+import { BOX_RESERVED_409, guardReservation } from '../reservations/index.js';
 
 /** The database (the box, its control sequence), the clock (TIME_SET), the
  * answer timeout, the event stream (control deliveries, the box anew). */
@@ -118,8 +119,7 @@ export function operatorBoxCommandRoutes(
           403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
           409: {
             $ref: 'ErrorBody#',
-            description:
-              'operation_refused: battery_query, time_set or status to a box a conformance run holds (the message names the run; cancel it or wait for its end), or to a box that has used every control sequence.',
+            description: `operation_refused: battery_query, time_set or status to a box a conformance run holds (the message names the run; cancel it or wait for its end), or to a box that has used every control sequence. ${BOX_RESERVED_409}`,
           },
           503: { $ref: 'ErrorBody#', description: 'mqtt_unavailable: no MQTT broker connected.' },
           504: { $ref: 'ErrorBody#', description: 'box_timeout: the box did not answer in BOX_ANSWER_TIMEOUT_MS.' },
@@ -132,6 +132,7 @@ export function operatorBoxCommandRoutes(
       if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
       const operator = request.operator;
       if (operator === null) throw new ApiError('unauthorized');
+      await guardReservation(ctx, moduleId, request);
       const { frame, smartKeyId } = await prepareBoxCommand(ctx, ctx.clock, moduleId, command, operator);
       const context = smartKeyId === null ? {} : { smart_key_id: smartKeyId };
       const tell = deliveryTeller(ctx, moduleId, command);

@@ -14,10 +14,13 @@ import { errorResponses } from '../http/schemas.js';
 import { parseSimSet, SimSetError, simSetFields } from '../../lib/sim-set.js';
 import { moduleIdParams } from './box-command-routes.js';
 import { typedRoutes } from '../http/typed-routes.js';
+import type { Clock } from '../../lib/clock.js';
+import { BOX_RESERVED_409, guardReservation } from '../reservations/index.js';
 
-/** The store (the box must be one of ours). */
+/** The store (the box must be one of ours, and not reserved by another) and the clock (reservations' expiry). */
 export interface OperatorBoxSimRouteDeps {
   store: Store;
+  clock: Clock;
 }
 
 /** What each field does (docs/bench.md, Simulated boxes). No types here: the
@@ -75,6 +78,7 @@ export function operatorBoxSimRoutes(
           },
           ...errorResponses(400, 401, 404, 415, 422),
           403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." },
+          409: { $ref: 'ErrorBody#', description: BOX_RESERVED_409 },
           502: {
             $ref: 'ErrorBody#',
             description:
@@ -97,6 +101,7 @@ export function operatorBoxSimRoutes(
         throw new ApiError('resource_not_found', undefined, [
           { path: 'module_id', message: `no box with module id ${moduleId}` },
         ]);
+      await guardReservation(ctx, moduleId, request);
       if (mqtt === undefined) throw new ApiError('mqtt_unavailable');
       const published = await mqtt.publishSimSet(moduleId, settings);
       if (published.outcome === 'not_sent') throw new ApiError('mqtt_unavailable');

@@ -10,6 +10,7 @@ import { operatorAuth, type OperatorAuthDeps } from './auth.js';
 import { type ConformanceRuns, operatorConformanceRoutes } from '../conformance-runs/index.js';
 import { type CaptureRouteDeps, type CaptureSource, operatorCaptureRoutes } from '../capture/index.js';
 import type { MqttService } from '../mqtt/index.js';
+import { reservationRoutes, type ReservationRouteDeps } from '../reservations/index.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './action-routes.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-command-routes.js';
 import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim-routes.js';
@@ -26,6 +27,7 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   OperatorBoxCommandRouteDeps &
   OperatorEventRouteDeps &
   OperatorBoxSimRouteDeps &
+  ReservationRouteDeps &
   CaptureRouteDeps;
 
 /** `mqtt`: the MQTT side, absent when the service runs without one (api/service.ts);
@@ -49,7 +51,8 @@ export function operatorRoutes(
   operatorControlRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
-  operatorConformanceRoutes(scope, conformanceRuns, mqtt);
+  operatorConformanceRoutes(scope, conformanceRuns, mqtt, ctx);
+  reservationRoutes(scope, ctx);
   operatorCaptureRoutes(scope, ctx, capture);
   // Its own child scope: @fastify/sse (registered there) must see its route.
   void scope.register((child) => operatorEventRoutes(child, ctx));
