@@ -7,6 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ApiConfig } from './config/index.js';
 import type { AppContext } from './context.js';
 import type { ConformanceRuns } from './conformance-runs/index.js';
+import type { Runs } from './runs/index.js';
 import type { MqttService } from './mqtt/index.js';
 import type { CaptureSource } from './capture/index.js';
 import { openSmartKeyRoutes, smartKeyRoutes } from './smart-keys/index.js';
@@ -34,6 +35,8 @@ export interface BuildAppOptions {
   mqtt: MqttService | undefined;
   /** The conformance runs of the operator API, in this process's memory. */
   conformanceRuns: ConformanceRuns;
+  /** The kept runs (api/runs/). */
+  runs: Runs;
   /** Each box's recent MQTT traffic; absent without MQTT or with
    * CAPTURE_RING_SECONDS=0 (its route says which). */
   capture?: CaptureSource | undefined;
@@ -44,7 +47,7 @@ export interface BuildAppOptions {
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const { config, ctx, mqtt, conformanceRuns } = options;
+  const { config, ctx, mqtt, conformanceRuns, runs } = options;
   const app = Fastify({
     ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
     bodyLimit: config.bodyLimitBytes,
@@ -97,7 +100,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   boxLogRoutes(app, ctx);
   await app.register(
     (scope, _options, done) => {
-      operatorRoutes(scope, ctx, mqtt, conformanceRuns, options.capture);
+      operatorRoutes(scope, ctx, mqtt, { conformanceRuns, runs }, options.capture);
       done();
     },
     { prefix: OPERATOR_PREFIX },

@@ -1,7 +1,8 @@
 // The API service, built in one place and in order: the store, the services
 // over it (context.ts), the MQTT side when asked (the embedded broker or a
 // client of an external one) with the control-command dispatcher over it,
-// the conformance runs, the forwarding worker, and last the HTTP app
+// the kept runs (those a dead process left running ended), the conformance
+// runs, the forwarding worker, and last the HTTP app
 // (app.ts), which receives those parts. The CLI (`parkbench api`,
 // `parkbench start`), the benchmarks and the tests create it here, then
 // listen or inject.
@@ -20,6 +21,7 @@ import { Topics } from '../lib/mqtt-topics.js';
 import { buildApp } from './app.js';
 import type { ApiConfig } from './config/index.js';
 import { ConformanceRuns } from './conformance-runs/index.js';
+import { Runs } from './runs/index.js';
 import { createContext, type AppContext } from './context.js';
 import { ControlDispatcher } from './control/index.js';
 import { openStore } from './db/open-store.js';
@@ -103,11 +105,15 @@ export async function createService(config: ApiConfig, options: ServiceOptions =
         return Promise.resolve();
       });
     }
+    // Kept runs: those a dead process left running are ended, the retention applied.
+    const runs = new Runs({ store, clock, config, events: ctx.events, logger: log.child({ component: 'api:runs' }) });
+    await runs.recover();
     // Started in the operator API; the broker is still up when they stop.
     const conformanceRuns = new ConformanceRuns({
       store,
       clock,
       config,
+      runs,
       logger: log.child({ component: 'api:conformance' }),
       // The bench page follows a run through the event stream's `conformance` events.
       onChange: (run) => ctx.events.publishConformance(run),
@@ -121,6 +127,7 @@ export async function createService(config: ApiConfig, options: ServiceOptions =
       ctx,
       mqtt,
       conformanceRuns,
+      runs,
       capture,
       logger,
       ...(options.version === undefined ? {} : { version: options.version }),

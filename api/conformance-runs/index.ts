@@ -5,3 +5,4 @@
 // here (eslint.config.js, `featureImportConfigs`).
 export { operatorConformanceRoutes } from './routes.js';
 export { ConformanceRuns } from './runs.js';
+export { junitOfRun } from './run-junit.js';

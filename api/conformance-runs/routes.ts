@@ -13,6 +13,7 @@ import type { MqttService } from '../mqtt/index.js';
 import { BOX_RESERVED_409, guardReservation, type ReservationGuardDeps } from '../reservations/index.js';
 import { errorResponses } from '../http/schemas.js';
 import { typedRoutes } from '../http/typed-routes.js';
+import { labelsBodySchema } from '../runs/index.js';
 
 /** A type or null, literal so that the schema's type can be derived from it. */
 const nullable = <T extends 'string' | 'integer'>(type: T) => ({ type: [type, 'null'] }) as const;
@@ -89,8 +90,8 @@ const runIdParams = { type: 'object', required: ['run_id'], properties: { run_id
 const forbidden = { 403: { $ref: 'ErrorBody#', description: "operator_required: a driver's token." } };
 
 /** A finished run's file; a run still going, or one that never reached the suite, has none. */
-function fileOf(runs: ConformanceRuns, runId: string, render: typeof junitFile): RunFile {
-  const ended: EndedRun = runs.ended(runId);
+async function fileOf(runs: ConformanceRuns, runId: string, render: typeof junitFile): Promise<RunFile> {
+  const ended: EndedRun = await runs.ended(runId);
   if (ended.report === undefined)
     throw new ApiError('operation_refused', undefined, [
       { path: 'run_id', message: `conformance run ${runId} ended before the suite ran: ${ended.run.error ?? 'error'}` },
@@ -149,6 +150,13 @@ export function operatorConformanceRoutes(
               maximum: 3_600_000,
               description: `Longest barrier cycle after a valid ACCESS (--cycle-ms). Default ${RUN_DEFAULTS.cycleMs}.`,
             },
+            source: {
+              type: 'string',
+              enum: ['page', 'api'],
+              description:
+                'Where the run is started from, as it is kept (GET /api/operator/runs): the bench page sends `page`. Default api.',
+            },
+            labels: labelsBodySchema,
           },
         },
         response: {
@@ -177,6 +185,11 @@ export function operatorConformanceRoutes(
           cycleMs: body.cycle_ms ?? RUN_DEFAULTS.cycleMs,
         },
         mqtt,
+        {
+          source: body.source ?? 'api',
+          startedBy: request.operator?.name ?? 'unknown',
+          labels: body.labels ?? {},
+        },
         `operator ${request.operator?.name ?? 'unknown'} (HTTP)`,
       );
       return reply.status(202).send({ run });
@@ -221,17 +234,18 @@ export function operatorConformanceRoutes(
     {
       schema: {
         tags: ['operator'],
-        summary: 'A conformance run: its state and the cases that have ended (runs live in the API process)',
+        summary:
+          'A conformance run: its state and the cases that have ended (kept in the database, GET /api/operator/runs/{id} too)',
         security: [{ operator: [] }],
         params: runIdParams,
         response: { 200: runResponse, ...errorResponses(401, 404, 422), ...forbidden },
       },
     },
-    (request) => {
-      const run = runs.get(request.params.run_id);
+    async (request) => {
+      const run = await runs.get(request.params.run_id);
       if (run === undefined)
         throw new ApiError('resource_not_found', undefined, [
-          { path: 'run_id', message: `no conformance run ${request.params.run_id} in this API process` },
+          { path: 'run_id', message: `no conformance run ${request.params.run_id}` },
         ]);
       return { run };
     },
@@ -264,7 +278,7 @@ export function operatorConformanceRoutes(
         },
       },
     },
-    (request, reply) => sendFile(reply, fileOf(runs, request.params.run_id, junitFile), 'application/xml'),
+    async (request, reply) => sendFile(reply, await fileOf(runs, request.params.run_id, junitFile), 'application/xml'),
   );
 
   app.get(
@@ -285,6 +299,6 @@ export function operatorConformanceRoutes(
         },
       },
     },
-    (request, reply) => sendFile(reply, fileOf(runs, request.params.run_id, jsonFile), 'application/json'),
+    async (request, reply) => sendFile(reply, await fileOf(runs, request.params.run_id, jsonFile), 'application/json'),
   );
 }

@@ -4,9 +4,12 @@
 // its box (run-hold.ts) from its start to its end, so the control
 // dispatcher and the operator's control commands leave it alone, and its
 // put-back of the issuer keys is queued durably before the suite touches
-// them. The runs live in this process's memory (the newest RUNS_KEPT_PER_BOX
-// per box) and are lost with it: a run is a bench session's tool, its JUnit
-// and JSON are what last.
+// them. Each run is also kept in the database as it goes (api/runs/: its
+// start, each case as it ends, its end with its summary and report), so it
+// outlives the process: `get` and `ended` read a run this process does not
+// have (another process's, or one from before a restart) from there. The
+// runs of this process stay in its memory too (the newest
+// RUNS_KEPT_PER_BOX per box), for what is running now.
 //
 // A run is stopped by an operator's cancel, by the API stopping, or by the
 // loss of its hold: the suite's signal, as SIGINT on the command line. Its
@@ -34,10 +37,12 @@ import type { TimerHandle } from '../../lib/clock.js';
 import { RESTORE_CASE_NAME } from '../../conformance/restore-issuers.js';
 import type { ApiConfig } from '../config/index.js';
 import type { Store } from '../db/store.js';
+import type { Runs, RunSource, RunWithResults } from '../runs/index.js';
 import { conflict, notFound, refused } from '../http/domain-error.js';
 import type { MqttService } from '../mqtt/index.js';
 import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
 import { caseView, summaryView, type ConformanceRunView, type RunState } from './run-view.js';
+import { suiteReportOf } from './run-junit.js';
 import { heldRevocationsOf } from './held-revocations.js';
 import { boxUnderTestOf } from './suite-box.js';
 import { SuiteLogins } from './suite-login.js';
@@ -75,6 +80,17 @@ export interface ConformanceRunsDeps {
   /** Called with the run's new state when it starts, as each case ends, and when it ends
    * (the bench page's event stream). A listener that throws is logged, never fails the run. */
   onChange?: (run: ConformanceRunView) => void;
+  /** Where each run is kept (api/runs/). */
+  runs: Pick<Runs, 'start' | 'addResults' | 'end' | 'get' | 'withReport' | 'endOrphans'>;
+}
+
+/** Who started a run and how, as it is kept. */
+export interface RunOrigin {
+  /** page: the bench page; api: another client of the operator API. */
+  readonly source: Extract<RunSource, 'page' | 'api'>;
+  /** The operator's name. */
+  readonly startedBy: string;
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 interface Run {
@@ -97,6 +113,8 @@ interface Run {
   endedMs: number | null;
   error: string | null;
   report: SuiteReport | undefined;
+  /** The writes of its cases to the database, in order (each waits for the one before). */
+  writes: Promise<void>;
 }
 
 /** How the suite's own put-back went: passed or not, or never needed; a
@@ -133,6 +151,7 @@ export class ConformanceRuns {
     moduleId: number,
     options: RunOptions,
     broker: RunBroker,
+    origin: RunOrigin,
     requestedBy = 'the operator API',
   ): Promise<ConformanceRunView> {
     const current = this.#byBox.get(moduleId)?.find((id) => this.#runs.get(id)?.state === 'running');
@@ -141,7 +160,7 @@ export class ConformanceRuns {
     if (this.#starting.has(moduleId)) throw conflict(`box ${moduleId} is starting a conformance run: one at a time`);
     this.#starting.add(moduleId);
     try {
-      return await this.#start(moduleId, options, broker, requestedBy);
+      return await this.#start(moduleId, options, broker, origin, requestedBy);
     } finally {
       this.#starting.delete(moduleId);
     }
@@ -151,6 +170,7 @@ export class ConformanceRuns {
     moduleId: number,
     options: RunOptions,
     broker: RunBroker,
+    origin: RunOrigin,
     requestedBy: string,
   ): Promise<ConformanceRunView> {
     const { store, clock, config, logger } = this.deps;
@@ -185,7 +205,14 @@ export class ConformanceRuns {
       endedMs: null,
       error: null,
       report: undefined,
+      writes: Promise.resolve(),
     };
+    try {
+      await this.#record(run, origin);
+    } catch (error) {
+      await this.#release(run, 'untouched');
+      throw error;
+    }
     const lease = new HoldLease({
       store,
       clock,
@@ -208,18 +235,91 @@ export class ConformanceRuns {
     return this.#view(run);
   }
 
-  /** The run, or undefined when this process has none of that id (never had, or dropped). */
-  get(runId: string): ConformanceRunView | undefined {
+  /** The run: this process's, else the one kept in the database; undefined when there is none of that id. */
+  async get(runId: string): Promise<ConformanceRunView | undefined> {
     const run = this.#runs.get(runId);
-    return run === undefined ? undefined : this.#view(run);
+    if (run !== undefined) return this.#view(run);
+    const kept = await this.deps.runs.get(runId);
+    return kept?.kind === 'conformance' ? keptView(kept) : undefined;
   }
 
   /** The run's report for its JUnit and JSON: a run still going is refused. */
-  ended(runId: string): EndedRun {
+  async ended(runId: string): Promise<EndedRun> {
     const run = this.#runs.get(runId);
-    if (run === undefined) throw notFound(`no conformance run ${runId} in this API process`);
+    if (run === undefined) return this.#endedKept(runId);
     if (run.state === 'running') throw refused(`conformance run ${runId} has not ended: its files come at the end`);
     return { run: this.#view(run), report: run.report };
+  }
+
+  /** A run this process does not have, from the database. */
+  async #endedKept(runId: string): Promise<EndedRun> {
+    const kept = await this.deps.runs.get(runId);
+    if (kept?.kind !== 'conformance') throw notFound(`no conformance run ${runId}`);
+    if (kept.state === 'running') throw refused(`conformance run ${runId} has not ended: its files come at the end`);
+    const { report } = await this.deps.runs.withReport(runId);
+    return { run: keptView(kept), report: report === null ? undefined : suiteReportOf(kept, report) };
+  }
+
+  /** Keeps the run in the database, as started; a run its box's earlier
+   * process left running (its hold passed: this one holds the box now) is ended first. */
+  async #record(run: Run, origin: RunOrigin): Promise<void> {
+    const { runs } = this.deps;
+    await runs.endOrphans(run.startedMs, run.moduleId);
+    await runs.start({
+      id: run.id,
+      moduleId: run.moduleId,
+      kind: 'conformance',
+      source: origin.source,
+      startedBy: origin.startedBy,
+      target: 'mqtt',
+      labels: origin.labels,
+      options: optionsView(run.options),
+      startedMs: run.startedMs,
+    });
+  }
+
+  /** Queues the write of a case that ended, after the ones before it. */
+  #recordResult(run: Run, result: CaseResult): void {
+    const view = caseView(result);
+    run.writes = run.writes.then(async () => {
+      try {
+        await this.deps.runs.addResults(run.id, [
+          {
+            name: view.name,
+            result: view.result,
+            reason: view.reason,
+            ms: view.ms,
+            value: null,
+            details: { step: view.step, expected: view.expected, got: view.got, wearing: view.wearing },
+          },
+        ]);
+      } catch (error) {
+        this.deps.logger.warn(
+          { run_id: run.id, err: messageOf(error) },
+          'could not keep a case of the conformance run',
+        );
+      }
+    });
+  }
+
+  /** Writes the run's end (after its cases): its summary, and its report without the results (they are the run's). */
+  async #recordEnd(run: Run): Promise<void> {
+    await run.writes;
+    const view = this.#view(run);
+    try {
+      await this.deps.runs.end(run.id, {
+        state: run.state === 'running' ? 'error' : run.state,
+        error: run.error,
+        summary: view.summary,
+        report:
+          run.report === undefined
+            ? undefined
+            : { summary: run.report.summary, interrupted: run.report.interrupted === true },
+        captures: undefined,
+      });
+    } catch (error) {
+      this.deps.logger.warn({ run_id: run.id, err: messageOf(error) }, 'could not keep the end of the conformance run');
+    }
   }
 
   /** Stops a running run (an operator's cancel): refuses (DomainError) a run
@@ -294,6 +394,7 @@ export class ConformanceRuns {
         protocol: run.options.protocol,
         onResult: (result) => {
           run.results.push(result);
+          this.#recordResult(run, result);
           this.#changed(run);
         },
         signal: run.abort.signal,
@@ -316,6 +417,7 @@ export class ConformanceRuns {
     run.state = state;
     run.error = error;
     run.endedMs = clock.now();
+    await this.#recordEnd(run);
     this.deps.logger.info(
       { run_id: run.id, module_id: run.moduleId, state: run.state, error: run.error ?? undefined },
       'conformance run ended',
@@ -376,14 +478,60 @@ export class ConformanceRuns {
       started_at: new Date(run.startedMs).toISOString(),
       ended_at: run.endedMs === null ? null : new Date(run.endedMs).toISOString(),
       error: run.error,
-      options: {
-        skip_wearing: run.options.skipWearing,
-        protocol: run.options.protocol,
-        answer_ms: run.options.answerMs,
-        cycle_ms: run.options.cycleMs,
-      },
+      options: optionsView(run.options),
       cases: run.results.map(caseView),
       summary: summaryView(run.moduleId, run.results, elapsed, run.firstControlSeq, run.report),
     };
   }
+}
+
+function optionsView(options: RunOptions): ConformanceRunView['options'] {
+  return {
+    skip_wearing: options.skipWearing,
+    protocol: options.protocol,
+    answer_ms: options.answerMs,
+    cycle_ms: options.cycleMs,
+  };
+}
+
+const numberOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+
+/** A kept conformance run as GET /api/operator/conformance/:run_id shows it. */
+function keptView(kept: RunWithResults): ConformanceRunView {
+  const cases = suiteReportOf(kept, null).results;
+  const stored = kept.summary ?? {};
+  const controlSeq = (stored['control_seq'] ?? {}) as Record<string, unknown>;
+  const counted = summaryView(kept.module_id, cases, kept.duration_ms, numberOr(controlSeq['first'], 0), undefined);
+  const next = controlSeq['next'];
+  const { options } = kept;
+  return {
+    id: kept.id,
+    module_id: kept.module_id,
+    state: kept.state,
+    started_at: kept.started_at,
+    ended_at: kept.ended_at,
+    error: kept.error,
+    options: {
+      skip_wearing: options['skip_wearing'] === true,
+      protocol: options['protocol'] === 1 ? 1 : 2,
+      answer_ms: numberOr(options['answer_ms'], RUN_DEFAULTS.answerMs),
+      cycle_ms: numberOr(options['cycle_ms'], RUN_DEFAULTS.cycleMs),
+    },
+    cases: cases.map(caseView),
+    summary:
+      kept.summary === null
+        ? counted
+        : {
+            target: 'mqtt',
+            module_id: kept.module_id,
+            total: numberOr(stored['total'], counted.total),
+            passed: numberOr(stored['passed'], counted.passed),
+            failed: numberOr(stored['failed'], counted.failed),
+            skipped: numberOr(stored['skipped'], counted.skipped),
+            ms: numberOr(stored['ms'], counted.ms),
+            control_seq: { first: counted.control_seq.first, next: typeof next === 'number' ? next : null },
+            interrupted: stored['interrupted'] === true,
+          },
+  };
 }

@@ -23,12 +23,27 @@
 // all below this one's first, so its clients get a snapshot, not another
 // process's deltas.
 import type { Clock } from '../../lib/clock.js';
-import type { BoxLogStreamItem, ConformanceRunLike, ControlDelivery, EventPublisher, RawEvent } from './types.js';
+import type {
+  BoxLogStreamItem,
+  ConformanceRunLike,
+  ControlDelivery,
+  EventPublisher,
+  RawEvent,
+  RunLike,
+} from './types.js';
 
 /** The kinds as stored in the ring (one byte each). */
-const KINDS = ['box', 'box_log', 'session', 'forwarding', 'control', 'conformance'] as const;
+const KINDS = ['box', 'box_log', 'session', 'forwarding', 'control', 'conformance', 'run'] as const;
 type Kind = (typeof KINDS)[number];
-const KIND_CODE: Record<Kind, number> = { box: 0, box_log: 1, session: 2, forwarding: 3, control: 4, conformance: 5 };
+const KIND_CODE: Record<Kind, number> = {
+  box: 0,
+  box_log: 1,
+  session: 2,
+  forwarding: 3,
+  control: 4,
+  conformance: 5,
+  run: 6,
+};
 
 export interface EventHubOptions {
   readonly clock: Pick<Clock, 'now'>;
@@ -124,6 +139,8 @@ export class EventHub implements EventPublisher {
         return { id, at, kind: 'control', delivery: payload as ControlDelivery };
       case 'conformance':
         return { id, at, kind: 'conformance', run: payload as ConformanceRunLike };
+      case 'run':
+        return { id, at, kind: 'run', run: payload as RunLike };
     }
   }
 
@@ -152,6 +169,10 @@ export class EventHub implements EventPublisher {
 
   publishConformance(run: ConformanceRunLike): void {
     this.#afterCommit(() => this.#push(KIND_CODE.conformance, run));
+  }
+
+  publishRun(run: RunLike): void {
+    this.#afterCommit(() => this.#push(KIND_CODE.run, run));
   }
 
   #afterCommit(publish: () => void): void {

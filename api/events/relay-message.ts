@@ -2,7 +2,7 @@
 // events it published, as NOTIFY payloads on one channel. Box logs, boxes,
 // sessions and parkings' forwarding go as ids (a receiver reads the box log
 // rows; the others name what its stream renders anew anyway); control
-// deliveries and conformance runs go whole (they live in no row a receiver
+// deliveries, conformance runs and kept runs go whole (they live in no row a receiver
 // could read).
 //
 // A batch is one JSON text, made ASCII (every other character as a \u
@@ -12,7 +12,7 @@
 // in one statement, so PostgreSQL delivers them in order and none of another
 // transaction's between them; the assembler still checks each part follows
 // the one before and drops a batch that does not.
-import type { ControlDelivery, ConformanceRunLike } from './types.js';
+import type { ControlDelivery, ConformanceRunLike, RunLike } from './types.js';
 
 /** The channel every API process on the database listens on. */
 export const RELAY_CHANNEL = 'parkbench_events';
@@ -30,10 +30,11 @@ export interface RelayBatch {
   forwarding: number[];
   control: ControlDelivery[];
   conformance: ConformanceRunLike[];
+  runs: RunLike[];
 }
 
 export function emptyBatch(): RelayBatch {
-  return { box_logs: [], boxes: [], sessions: [], forwarding: [], control: [], conformance: [] };
+  return { box_logs: [], boxes: [], sessions: [], forwarding: [], control: [], conformance: [], runs: [] };
 }
 
 export function batchIsEmpty(batch: RelayBatch): boolean {
@@ -43,7 +44,8 @@ export function batchIsEmpty(batch: RelayBatch): boolean {
     batch.sessions.length === 0 &&
     batch.forwarding.length === 0 &&
     batch.control.length === 0 &&
-    batch.conformance.length === 0
+    batch.conformance.length === 0 &&
+    batch.runs.length === 0
   );
 }
 
@@ -151,6 +153,7 @@ function parseBatch(origin: string, text: string): Assembled {
       (item) => Number.isSafeInteger(item['module_id']) && typeof item['operation_id'] === 'string',
     ),
     conformance: objects('conformance', (item) => typeof item['id'] === 'string' || Number.isSafeInteger(item['id'])),
+    runs: objects('runs', (item) => typeof item['id'] === 'string'),
   };
   for (const [name, list] of Object.entries(batch))
     if (list === undefined) return { kind: 'invalid', reason: `${name} is not a list of what it carries` };

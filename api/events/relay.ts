@@ -36,7 +36,7 @@ import {
   encodeBatch,
   type RelayBatch,
 } from './relay-message.js';
-import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent } from './types.js';
+import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent, RunLike } from './types.js';
 
 /** Events gather this long before they are sent, ms: a batch at most every
  * RELAY_EVERY_MS per process, whatever the rate of ingestion (a stream's
@@ -123,6 +123,9 @@ export class EventRelay {
         break;
       case 'conformance':
         batch.conformance.push(payload as ConformanceRunLike);
+        break;
+      case 'run':
+        batch.runs.push(payload as RunLike);
         break;
     }
     this.#scheduleSend();
@@ -252,5 +255,6 @@ export class EventRelay {
     hub.receive('forwarding', batch.forwarding);
     hub.receive('control', batch.control);
     hub.receive('conformance', batch.conformance);
+    hub.receive('run', batch.runs);
   }
 }

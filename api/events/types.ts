@@ -55,13 +55,20 @@ export interface ConformanceRunLike {
   readonly id: string | number;
 }
 
+/** A kept run as api/runs/ shows it (RunView with its results); only `id`
+ * is read here, the rest is sent as it is. */
+export interface RunLike {
+  readonly id: string;
+}
+
 export type RawEvent =
   | { readonly id: number; readonly at: number; readonly kind: 'box'; readonly moduleId: number }
   | { readonly id: number; readonly at: number; readonly kind: 'box_log'; readonly item: BoxLogStreamItem }
   | { readonly id: number; readonly at: number; readonly kind: 'session'; readonly sessionId: number }
   | { readonly id: number; readonly at: number; readonly kind: 'forwarding'; readonly parkingId: number }
   | { readonly id: number; readonly at: number; readonly kind: 'control'; readonly delivery: ControlDelivery }
-  | { readonly id: number; readonly at: number; readonly kind: 'conformance'; readonly run: ConformanceRunLike };
+  | { readonly id: number; readonly at: number; readonly kind: 'conformance'; readonly run: ConformanceRunLike }
+  | { readonly id: number; readonly at: number; readonly kind: 'run'; readonly run: RunLike };
 
 /** What domain code calls where things happen. Each is cheap (an object in
  * a ring buffer); inside a group commit unit it waits for the COMMIT, so a
@@ -79,6 +86,8 @@ export interface EventPublisher {
   publishControl(delivery: ControlDelivery): void;
   /** A conformance run changed (a case ended, the run ended): its newest state. */
   publishConformance(run: ConformanceRunLike): void;
+  /** A kept run changed (started, results recorded, ended): its newest state with its results. */
+  publishRun(run: RunLike): void;
 }
 
 /** For callers with no stream (admin CLI, benches): publishes nothing. */
@@ -89,4 +98,5 @@ export const noEvents: EventPublisher = {
   publishForwarding: () => undefined,
   publishControl: () => undefined,
   publishConformance: () => undefined,
+  publishRun: () => undefined,
 };

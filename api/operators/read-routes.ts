@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors.js';
 import type { LiveBoxStates } from '../events/live-states.js';
 import { withLive } from './stream/render.js';
 import { operatorParkings } from './box-entries.js';
-import { decodeCursor, operatorBoxLogs, operatorSessions } from './views.js';
+import { decodeBoxLogCursor, operatorBoxLogs, operatorSessions } from './views.js';
 import { DECIMAL_ID_PATTERN, errorResponses } from '../http/schemas.js';
 import {
   operatorBoxLogSchema,
@@ -151,7 +151,7 @@ export function operatorReadRoutes(instance: FastifyInstance, ctx: OperatorReadR
       const limit = limitOf(query.limit);
       let beforeId: number | undefined;
       if (query.cursor !== undefined) {
-        beforeId = decodeCursor(query.cursor);
+        beforeId = decodeBoxLogCursor(query.cursor);
         if (beforeId === undefined)
           throw new ApiError('validation_failed', undefined, [
             { path: 'cursor', message: 'is not a next_cursor of this API' },

@@ -7,10 +7,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { operatorAuth, type OperatorAuthDeps } from './auth.js';
-import { type ConformanceRuns, operatorConformanceRoutes } from '../conformance-runs/index.js';
+import { type ConformanceRuns, junitOfRun, operatorConformanceRoutes } from '../conformance-runs/index.js';
+import { runReadRoutes, runRecordRoutes, type RunRecordRouteDeps, type Runs } from '../runs/index.js';
 import { type CaptureRouteDeps, type CaptureSource, operatorCaptureRoutes } from '../capture/index.js';
 import type { MqttService } from '../mqtt/index.js';
-import { reservationRoutes, type ReservationRouteDeps } from '../reservations/index.js';
+import { guardReservation, reservationRoutes, type ReservationRouteDeps } from '../reservations/index.js';
 import { operatorActionRoutes, type OperatorActionRouteDeps } from './action-routes.js';
 import { operatorBoxCommandRoutes, type OperatorBoxCommandRouteDeps } from './box-command-routes.js';
 import { operatorBoxSimRoutes, type OperatorBoxSimRouteDeps } from './box-sim-routes.js';
@@ -30,14 +31,22 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   ReservationRouteDeps &
   CaptureRouteDeps;
 
+/** The runs: those the operator API starts (api/conformance-runs/) and
+ * those kept (api/runs/); `checkReservation`, POST /runs's guard of a reserved box. */
+export interface OperatorRuns {
+  conformanceRuns: ConformanceRuns;
+  runs: Runs;
+  checkReservation?: RunRecordRouteDeps['checkReservation'];
+}
+
 /** `mqtt`: the MQTT side, absent when the service runs without one (api/service.ts);
- * `conformanceRuns`: the runs of this process (api/conformance-runs/);
+ * `runs`: the runs of the operator API (OperatorRuns);
  * `capture`: the capture ring, absent without MQTT or when it is off (api/capture/). */
 export function operatorRoutes(
   scope: FastifyInstance,
   ctx: OperatorRouteDeps,
   mqtt: MqttService | undefined,
-  conformanceRuns: ConformanceRuns,
+  runs: OperatorRuns,
   capture: CaptureSource | undefined,
 ): void {
   scope.decorateRequest('operator', null);
@@ -51,8 +60,17 @@ export function operatorRoutes(
   operatorControlRoutes(scope, ctx);
   operatorBoxCommandRoutes(scope, ctx, mqtt);
   operatorBoxSimRoutes(scope, ctx, mqtt);
-  operatorConformanceRoutes(scope, conformanceRuns, mqtt, ctx);
+  operatorConformanceRoutes(scope, runs.conformanceRuns, mqtt, ctx);
   reservationRoutes(scope, ctx);
+  runReadRoutes(scope, { runs: runs.runs, junitOf: junitOfRun });
+  runRecordRoutes(
+    scope,
+    {
+      runs: runs.runs,
+      checkReservation: runs.checkReservation ?? ((moduleId, request) => guardReservation(ctx, moduleId, request)),
+    },
+    () => ctx.clock.now(),
+  );
   operatorCaptureRoutes(scope, ctx, capture);
   // Its own child scope: @fastify/sse (registered there) must see its route.
   void scope.register((child) => operatorEventRoutes(child, ctx));

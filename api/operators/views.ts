@@ -5,6 +5,7 @@ import type { BoxStatus } from './box-status.js';
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { BoxLogsTable, OperatorsTable, OuterJoined, SmartKeysTable, UsersTable } from '../db/schema.js';
 import type { Dialect, Store } from '../db/store.js';
+import { cursorPosition, encodeCursor } from '../http/cursor.js';
 import { notFound } from '../http/domain-error.js';
 import type { ParkingView } from './parking-view.js';
 import { formatMinorUnits } from '../parkings/index.js';
@@ -300,16 +301,14 @@ export interface BoxLogPage {
  * new ones are newer than every cursor, so nothing shifts between pages. */
 const CURSOR_PREFIX = 'bl1.';
 
-export function encodeCursor(id: number): string {
-  return Buffer.from(`${CURSOR_PREFIX}${id}`, 'utf8').toString('base64url');
+export function encodeBoxLogCursor(id: number): string {
+  return encodeCursor(CURSOR_PREFIX, String(id));
 }
 
 /** The id inside a cursor, or undefined when it is not one of ours. */
-export function decodeCursor(cursor: string): number | undefined {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!text.startsWith(CURSOR_PREFIX)) return undefined;
-  const digits = text.slice(CURSOR_PREFIX.length);
-  if (!/^[1-9]\d{0,15}$/.test(digits)) return undefined;
+export function decodeBoxLogCursor(cursor: string): number | undefined {
+  const digits = cursorPosition(CURSOR_PREFIX, cursor);
+  if (digits === undefined || !/^[1-9]\d{0,15}$/.test(digits)) return undefined;
   const id = Number(digits);
   return Number.isSafeInteger(id) ? id : undefined;
 }
@@ -338,7 +337,7 @@ type BoxLogRow = Pick<
     operator: Selectable<OperatorsTable>['name'];
   }>;
 
-/** Box logs newest first (by id), filtered, `limit` a page; the cursor must come from decodeCursor. */
+/** Box logs newest first (by id), filtered, `limit` a page; the cursor must come from decodeBoxLogCursor. */
 export async function operatorBoxLogs(
   store: Store,
   filter: Omit<BoxLogFilter, 'cursor'> & { beforeId?: number; ids?: readonly number[] },
@@ -391,6 +390,6 @@ function pageOf(rows: readonly BoxLogRow[], limit: number): BoxLogPage {
       status: row.verified === 1 && row.status !== null ? (statusName(row.status) ?? null) : null,
       received_at: new Date(row.received_at).toISOString(),
     })),
-    next_cursor: more && last ? encodeCursor(last.id) : null,
+    next_cursor: more && last ? encodeBoxLogCursor(last.id) : null,
   };
 }

@@ -47,7 +47,7 @@ import type { Clock, TimerHandle } from '../../../lib/clock.js';
 import type { EventHub } from '../../events/hub.js';
 import { OWNER_CHECK_MS, stillHolds, type OperatorTokens, type StreamOwner } from './owners.js';
 import type { FlushKeys, Rendered, StreamRenderer } from './render.js';
-import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent } from '../../events/types.js';
+import type { BoxLogStreamItem, ControlDelivery, ConformanceRunLike, RawEvent, RunLike } from '../../events/types.js';
 
 /** Box logs in one `box_logs` message. */
 export const MAX_BOX_LOGS_PER_MESSAGE = 200;
@@ -56,7 +56,8 @@ export const STALL_LIMIT_MS = 30_000;
 /** A client whose socket holds more than this, bytes, is dropped. */
 export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 
-export type EventName = 'snapshot' | 'boxes' | 'box_logs' | 'sessions' | 'forwarding' | 'control' | 'conformance';
+export type EventName =
+  'snapshot' | 'boxes' | 'box_logs' | 'sessions' | 'forwarding' | 'control' | 'conformance' | 'run';
 
 export interface OutgoingMessage {
   readonly id: string;
@@ -365,6 +366,7 @@ export class EventStream {
     const sessions = new Map<number, number>();
     const forwarding = new Map<number, number>();
     const conformance = new Map<string, { minId: number; run: ConformanceRunLike }>();
+    const runs = new Map<string, { minId: number; run: RunLike }>();
     const logs: { id: number; item: BoxLogStreamItem }[] = [];
     const control: ControlDelivery[] = [];
     let controlMin = 0;
@@ -393,6 +395,11 @@ export class EventStream {
           const key = String(event.run.id);
           const known = conformance.get(key);
           conformance.set(key, { minId: known?.minId ?? event.id, run: event.run });
+          break;
+        }
+        case 'run': {
+          const known = runs.get(event.run.id);
+          runs.set(event.run.id, { minId: known?.minId ?? event.id, run: event.run });
           break;
         }
       }
@@ -426,6 +433,7 @@ export class EventStream {
     if (control.length > 0) drafts.push({ event: 'control', minId: controlMin, data: () => ({ deliveries: control }) });
     for (const { minId, run } of conformance.values())
       drafts.push({ event: 'conformance', minId, data: () => ({ run }) });
+    for (const { minId, run } of runs.values()) drafts.push({ event: 'run', minId, data: () => ({ run }) });
     drafts.push(...boxLogDrafts(logs, replaying));
     return drafts.sort((a, b) => a.minId - b.minId);
   }

@@ -20,6 +20,8 @@ import { casesFor } from '../../../conformance/cases/index.js';
 import { RESTORE_CASE_NAME } from '../../../conformance/restore-issuers.js';
 import { systemClock } from '../../../lib/clock.js';
 import { silentLogger } from '../../../lib/logger.js';
+import { Runs } from '../../../api/runs/index.js';
+import { noEvents } from '../../../api/events/types.js';
 import { Topics } from '../../../lib/mqtt-topics.js';
 import { Simulation } from '../../../simulator/simulation.js';
 import { addParking, controlApp, provisioningOf } from '../../helpers/control-bench.js';
@@ -27,6 +29,9 @@ import { assertWellFormedXml, FAST_BARRIER, RUN_CHECKS, type JsonReport } from '
 import { errorBody, loggedIn, tempDir, testApp, TEST_SCRYPT_LOG2_N } from '../../helpers/api-app.js';
 import { openSse } from '../../helpers/sse-client.js';
 import { waitFor } from '../../helpers/wait.js';
+
+/** Who starts the runs these tests start without HTTP. */
+const ORIGIN = { source: 'api', startedBy: 'bench', labels: {} } as const;
 
 interface Bench extends Pick<Service, 'app' | 'ctx' | 'mqtt'> {
   token: string;
@@ -277,11 +282,18 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
     clock: systemClock,
     config: b.ctx.config,
     logger: silentLogger,
+    runs: new Runs({
+      store: b.ctx.store,
+      clock: systemClock,
+      config: b.ctx.config,
+      events: noEvents,
+      logger: silentLogger,
+    }),
     onChange: (run) => changes.push(run),
   });
   const broker = b.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
-  const run = await runs.start(b.moduleId, { ...RUN_DEFAULTS, skipWearing: true, protocol: 1 }, broker);
+  const run = await runs.start(b.moduleId, { ...RUN_DEFAULTS, skipWearing: true, protocol: 1 }, broker, ORIGIN);
   await waitFor(() => changes.at(-1)?.state !== 'running', 'the run to end', 120_000);
   await runs.close();
   const expected = await cliRows(b, 1);
@@ -294,13 +306,13 @@ test('onChange hears the start, every case as it ends and the end; the embedded 
     changes.map((change) => change.cases.length),
     [0, ...Array.from({ length: final?.cases.length ?? 0 }, (_, index) => index + 1), final?.cases.length ?? 0],
   );
-  t.deepEqual(runs.get(run.id), final);
+  t.deepEqual(await runs.get(run.id), final);
   t.like(await new MqttAccountRepository(b.ctx.store).findClient(CONFORMANCE_OPERATOR_USERNAME), {
     role: 'operator',
   });
 });
 
-test('a box keeps its newest runs only; a run aborted before its first case ends in error with its report', async (t) => {
+test('a box keeps its newest runs in memory, the older ones read from the database; a run aborted before its first case ends in error with its report', async (t) => {
   const app = await controlApp(t);
   const moduleId = (await addParking(app, { boxes: ['entrance'] })).moduleIds[0] ?? 0;
   const broker = app.mqtt;
@@ -310,17 +322,27 @@ test('a box keeps its newest runs only; a run aborted before its first case ends
     clock: app.clock,
     config: app.config,
     logger: silentLogger,
+    runs: new Runs({
+      store: app.ctx.store,
+      clock: app.clock,
+      config: app.config,
+      events: noEvents,
+      logger: silentLogger,
+    }),
   });
   const ids: string[] = [];
   for (let index = 0; index < RUNS_KEPT_PER_BOX + 2; index++) {
-    ids.push((await runs.start(moduleId, RUN_DEFAULTS, broker)).id);
+    ids.push((await runs.start(moduleId, RUN_DEFAULTS, broker, ORIGIN)).id);
     // Aborted at once, as when the API stops: no case runs, nothing to put back.
     await runs.close();
   }
-  t.is(ids.filter((id) => runs.get(id) !== undefined).length, RUNS_KEPT_PER_BOX);
-  t.is(runs.get(ids[0] ?? ''), undefined);
-  t.is(runs.get(ids[1] ?? ''), undefined);
-  const last = runs.ended(ids.at(-1) ?? '');
+  // Past RUNS_KEPT_PER_BOX in memory, the run is read from the database: the same view.
+  t.true(RUNS_KEPT_PER_BOX < ids.length);
+  const oldest = await runs.ended(ids[0] ?? '');
+  t.like(oldest.run, { id: ids[0], state: 'error', summary: { interrupted: true } });
+  t.is(oldest.run.cases.length, RUN_CHECKS);
+  t.like(oldest.report, { interrupted: true });
+  const last = await runs.ended(ids.at(-1) ?? '');
   t.like(last.run, { state: 'error', summary: { interrupted: true } });
   // No case ran: only the checks over the (empty) run, as the CLI reports an interrupted run.
   t.is(last.run.cases.length, RUN_CHECKS);

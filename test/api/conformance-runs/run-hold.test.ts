@@ -16,6 +16,8 @@ import { addOperator } from '../../../api/operators/accounts.js';
 import { RESTORE_CASE_NAME } from '../../../conformance/restore-issuers.js';
 import { parseResponse, statusName } from '../../../firmware-protocol/index.js';
 import { silentLogger } from '../../../lib/logger.js';
+import { Runs } from '../../../api/runs/index.js';
+import { noEvents } from '../../../api/events/types.js';
 import type { SimulatedBox } from '../../../simulator/simulated-box.js';
 import { addParking, controlApp, dispatcherAtRest, pumpUntil, startBox } from '../../helpers/control-bench.js';
 import { errorBody, type TestApp } from '../../helpers/api-app.js';
@@ -148,10 +150,19 @@ test("while a run holds a box: the dispatcher sends it nothing, the operator's c
     clock: app.clock,
     config: app.config,
     logger: silentLogger,
+    runs: new Runs({
+      store: app.ctx.store,
+      clock: app.clock,
+      config: app.config,
+      events: noEvents,
+      logger: silentLogger,
+    }),
   });
   const broker = app.mqtt;
   if (broker === undefined) throw new Error('no MQTT');
-  const second = await t.throwsAsync(() => elsewhere.start(held, RUN_DEFAULTS, broker));
+  const second = await t.throwsAsync(() =>
+    elsewhere.start(held, RUN_DEFAULTS, broker, { source: 'api', startedBy: 'bench', labels: {} }),
+  );
   t.like(second, { kind: 'conflict' });
   t.regex(second.message, new RegExp(`^box ${held} is under conformance run ${run.id} \\(held until `));
 
