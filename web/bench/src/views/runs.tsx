@@ -89,12 +89,7 @@ function RunRow({ run, nowMs, pickedA, pickedB, pick }: RowProps) {
         <span>{run.kind}</span>
         <span class="muted">
           {' · '}
-          {run.source} · by <span class="wrap">{run.started_by}</span> ·{' '}
-          <time dateTime={run.started_at} title={dayTime(run.started_at)}>
-            {ago(run.started_at, nowMs)}
-          </time>{' '}
-          · <span data-duration-ms={lasted}>{duration(lasted)}</span>
-          <Cases run={run} />
+          {run.source} · by <span class="wrap">{run.started_by}</span>
         </span>
         <span class="pick">
           <button
@@ -117,6 +112,14 @@ function RunRow({ run, nowMs, pickedA, pickedB, pick }: RowProps) {
           </button>
         </span>
       </div>
+      <p class="muted run-meta">
+        <time dateTime={run.started_at} title={dayTime(run.started_at)}>
+          {ago(run.started_at, nowMs)}
+        </time>
+        {' · '}
+        <span data-duration-ms={lasted}>{duration(lasted)}</span>
+        <Cases run={run} />
+      </p>
       <Labels labels={run.labels} />
       {run.error !== null && run.error !== '' && (
         <p class="muted wrap" data-run-error>
