@@ -70,11 +70,6 @@ browserTest(
 
     const opened = await openPage(browser);
     t.teardown(() => opened.context.close());
-    const failed: string[] = [];
-    opened.page.on('response', (response) => {
-      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
-    });
-    opened.page.on('requestfailed', (request) => failed.push(`failed ${request.url()}`));
     const { page } = opened;
     await page.goto(`${bench.apiUrl}/bench#token=${bench.token}`);
     await page.locator('[data-connection="live"]').waitFor();
@@ -135,6 +130,6 @@ browserTest(
     for (const action of DRIVING)
       t.true(await card.locator(`[data-action="${action}"]`).isEnabled(), `${action} on again`);
     t.is(await card.locator('[data-action="open"]').getAttribute('title'), null);
-    t.deepEqual([...failed, ...opened.consoleErrors, ...opened.pageErrors, ...opened.dialogs], []);
+    t.deepEqual([...opened.failedRequests, ...opened.consoleErrors, ...opened.pageErrors, ...opened.dialogs], []);
   },
 );

@@ -124,18 +124,13 @@ async function runsOf(t: ExecutionContext, module: number): Promise<Watched> {
   const { bench, browser } = running();
   const opened = await openPage(browser);
   t.teardown(() => opened.context.close());
-  const failed: string[] = [];
-  opened.page.on('response', (response) => {
-    if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
-  });
-  opened.page.on('requestfailed', (request) => failed.push(`failed ${request.url()}`));
   await opened.page.goto(`${bench.apiUrl}/bench#token=${bench.token}`);
   await opened.page.locator('[data-connection="live"]').waitFor();
   await opened.page.locator(`[data-module-id="${module}"] [data-action="runs"]`).click();
   await opened.page.locator(`[data-runs="${module}"]`).waitFor();
   return {
     page: opened.page,
-    problems: () => [...failed, ...opened.consoleErrors, ...opened.pageErrors, ...opened.dialogs],
+    problems: () => [...opened.failedRequests, ...opened.consoleErrors, ...opened.pageErrors, ...opened.dialogs],
   };
 }
 
