@@ -328,3 +328,27 @@ browserTest("a case's time across the box's runs: one point per run, its failure
   t.is(await chart.locator('canvas').count(), 1, 'drawn by uPlot');
   t.deepEqual(problems(), []);
 });
+
+browserTest(
+  'a conformance run started from the page: kept with source page, in the history as it runs and when it ends, beside the Conformance panel',
+  async (t) => {
+    t.timeout(180_000);
+    const { bench } = running();
+    const box = moduleId(bench, 1);
+    const { page, problems } = await runsOf(t, box);
+    await page.locator(`[data-runs="${box}"] [data-run-id]`).first().waitFor();
+    await page.locator(`[data-module-id="${box}"] [data-action="conformance"]`).click();
+    const panel = page.locator('[data-conformance-run]');
+    await panel.waitFor({ timeout: 10_000 });
+    const runId = (await panel.getAttribute('data-conformance-run')) ?? '';
+    const row = page.locator(`[data-runs="${box}"] [data-run-id="${runId}"][data-source="page"]`);
+    await row.waitFor({ timeout: 10_000 });
+    await page.locator(`[data-conformance-run="${runId}"]:not([data-state="running"])`).waitFor({ timeout: 120_000 });
+    const verdict = (await page.locator(`[data-conformance-run="${runId}"]`).getAttribute('data-state')) ?? '';
+    t.not(verdict, 'error', 'the demo box passes or fails the suite');
+    await page.locator(`[data-run-id="${runId}"][data-state="${verdict}"]`).waitFor({ timeout: 5_000 });
+    const cases = await page.locator(`[data-conformance-run="${runId}"] [data-case]`).count();
+    t.is(await row.locator(`[data-run-cases="${cases}"]`).count(), 1, 'as many cases as the Conformance panel');
+    t.deepEqual(problems(), []);
+  },
+);
