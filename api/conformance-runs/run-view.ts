@@ -5,8 +5,7 @@
 // Types rather than interfaces, so that they fit the open object types the
 // route derives from its response schema.
 import type { CaseResult, SuiteReport } from '../../conformance/case-result.js';
-
-export type RunState = 'running' | 'passed' | 'failed' | 'error';
+import type { RunState } from '../runs/index.js';
 
 export type RunCaseView = {
   name: string;

@@ -19,14 +19,14 @@ export type ComparedCase = {
   ms_delta: number | null;
 };
 
-export type Figure = { name: string; a: number | null; b: number | null; delta: number | null };
+export type ComparedFigure = { name: string; a: number | null; b: number | null; delta: number | null };
 
 export type Comparison = {
   a: RunView;
   b: RunView;
   cases: ComparedCase[];
   counts: Record<CaseChange, number>;
-  figures: Figure[];
+  figures: ComparedFigure[];
 };
 
 /** A case's time has moved when it moved by more than this share of a's time... */
@@ -67,7 +67,7 @@ function numberOf(value: unknown): number | null {
 }
 
 /** The summaries' numeric fields, passed, failed and skipped first, then as a then b names them. */
-function summaryFigures(a: RunView, b: RunView): Figure[] {
+function summaryComparedFigures(a: RunView, b: RunView): ComparedFigure[] {
   const names = new Set(['passed', 'failed', 'skipped']);
   for (const summary of [a.summary, b.summary])
     for (const [name, value] of Object.entries(summary ?? {}))
@@ -75,7 +75,7 @@ function summaryFigures(a: RunView, b: RunView): Figure[] {
   return [...names].map((name) => figure(name, numberOf(a.summary?.[name]), numberOf(b.summary?.[name])));
 }
 
-function figure(name: string, a: number | null, b: number | null): Figure {
+function figure(name: string, a: number | null, b: number | null): ComparedFigure {
   return { name, a, b, delta: a === null || b === null ? null : b - a };
 }
 
@@ -88,7 +88,7 @@ export function compareRuns(a: RunWithResults, b: RunWithResults): Comparison {
   const inA = byName(a.results);
   const inB = byName(b.results);
   const cases: ComparedCase[] = [];
-  const caseFigures: Figure[] = [];
+  const caseComparedFigures: ComparedFigure[] = [];
   for (const [name, before] of inA) {
     const after = inB.get(name);
     if (after === undefined) {
@@ -102,7 +102,7 @@ export function compareRuns(a: RunWithResults, b: RunWithResults): Comparison {
       b: compared(after),
       ms_delta: after.ms - before.ms,
     });
-    if (msMoved(before.ms, after.ms)) caseFigures.push(figure(`ms:${name}`, before.ms, after.ms));
+    if (msMoved(before.ms, after.ms)) caseComparedFigures.push(figure(`ms:${name}`, before.ms, after.ms));
   }
   for (const [name, after] of inB)
     if (!inA.has(name)) cases.push({ name, change: 'new', a: null, b: compared(after), ms_delta: null });
@@ -112,8 +112,9 @@ export function compareRuns(a: RunWithResults, b: RunWithResults): Comparison {
   for (const { change } of cases) counts[change]++;
   const runA = withoutResults(a);
   const runB = withoutResults(b);
-  const figures = [figure('duration_ms', runA.duration_ms, runB.duration_ms), ...summaryFigures(runA, runB)].filter(
-    (item) => item.a !== item.b,
-  );
-  return { a: runA, b: runB, cases, counts, figures: [...figures, ...caseFigures] };
+  const figures = [
+    figure('duration_ms', runA.duration_ms, runB.duration_ms),
+    ...summaryComparedFigures(runA, runB),
+  ].filter((item) => item.a !== item.b);
+  return { a: runA, b: runB, cases, counts, figures: [...figures, ...caseComparedFigures] };
 }

@@ -398,6 +398,12 @@ test('the OpenAPI document lists the operator routes under the operator tag with
     '/api/operator/parkings',
     '/api/operator/parkings/{id}/forwarding',
     '/api/operator/parkings/{id}/forwarding/retry',
+    '/api/operator/runs',
+    '/api/operator/runs/compare',
+    '/api/operator/runs/{id}',
+    '/api/operator/runs/{id}/end',
+    '/api/operator/runs/{id}/junit',
+    '/api/operator/runs/{id}/results',
     '/api/operator/sessions',
     '/api/operator/smart_keys/{id}/revoke',
   ]);
