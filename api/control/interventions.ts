@@ -8,6 +8,7 @@ import { conflict, notFound } from '../http/domain-error.js';
 import type { Executor, Store } from '../db/store.js';
 import type { ControlCommandRow } from './repository.js';
 import { completeOperationOn } from './settle.js';
+import { type ControlWait, controlWaitsOf } from './waits.js';
 
 export type Intervention = 'retry' | 'skip';
 
@@ -27,9 +28,11 @@ export interface ControlCommandView {
   created_at: string;
   finished_at: string | null;
   next_attempt_at: string;
+  /** A pending command held back while its box is reserved or under a conformance run; null otherwise. */
+  waiting: ControlWait | null;
 }
 
-export function controlCommandView(row: ControlCommandRow): ControlCommandView {
+export function controlCommandView(row: ControlCommandRow, wait: ControlWait | undefined): ControlCommandView {
   return {
     id: row.id,
     module_id: row.module_id,
@@ -45,19 +48,30 @@ export function controlCommandView(row: ControlCommandRow): ControlCommandView {
     created_at: new Date(row.created_at).toISOString(),
     finished_at: row.finished_at === null ? null : new Date(row.finished_at).toISOString(),
     next_attempt_at: new Date(row.next_attempt_at).toISOString(),
+    waiting: row.state === 'pending' ? (wait ?? null) : null,
   };
 }
 
-/** The control commands, newest first, of a box and in a state when given; at most `limit`. */
+/** The views of these rows, each pending one with its box's wait at `nowMs`. */
+async function viewsOf(on: Executor, rows: readonly ControlCommandRow[], nowMs: number): Promise<ControlCommandView[]> {
+  const pending = rows.filter((row) => row.state === 'pending').map((row) => row.module_id);
+  const waits = await controlWaitsOf(on, pending, nowMs);
+  return rows.map((row) => controlCommandView(row, waits.get(row.module_id)));
+}
+
+/** The control commands, newest first, of a box and in a state when given;
+ * at most `limit`; a pending one says what it waits for at `nowMs` (the
+ * process's time when not given: the admin command line's). */
 export async function listControlCommands(
   store: Store,
   filter: { moduleId?: number; state?: ControlCommandRow['state']; limit: number },
+  nowMs: number = Date.now(),
 ): Promise<ControlCommandView[]> {
   let query = store.kysely.selectFrom('control_commands').selectAll();
   if (filter.moduleId !== undefined) query = query.where('module_id', '=', filter.moduleId);
   if (filter.state !== undefined) query = query.where('state', '=', filter.state);
   const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
-  return rows.map(controlCommandView);
+  return viewsOf(store.kysely, rows, nowMs);
 }
 
 /**
@@ -81,7 +95,9 @@ export async function intervene(
     if (intervention === 'retry') await retry(trx, row, nowMs, requestedBy);
     else await skip(trx, store, row, nowMs, requestedBy);
     const changed = await trx.selectFrom('control_commands').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    return controlCommandView(changed);
+    const [view] = await viewsOf(trx, [changed], nowMs);
+    if (view === undefined) throw new Error(`control command ${id}: no view`);
+    return view;
   });
 }
 

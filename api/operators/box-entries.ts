@@ -3,8 +3,9 @@
 // with their availability and newest verified response, one for the pending
 // control commands, one for the revoked keys the boxes still take
 // (revocationRisksOf, as `admin box status` reads them), one for the
-// parkings. A fleet of 5,000 boxes is four statements, not 5,000 x 5: the
-// bench page's first render stays bounded. The entries are the ones the
+// live reservations (holders and queues), one for the parkings. A fleet of
+// 5,000 boxes is five statements, not 5,000 x 5: the bench page's first
+// render stays bounded. The entries are the ones the
 // per-box services give (boxStatuses, parkingView, lastResponseOf;
 // test/api/operators/box-entries.test.ts compares them).
 //
@@ -23,6 +24,7 @@ import type {
 } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { parkingSettings } from './parking-view.js';
+import { ReservationRows, viewOf, type ReservationRow } from '../reservations/index.js';
 import type { ParkingRow } from '../parkings/index.js';
 import { lastResponseOfRow, type OperatorBox, type OperatorParking } from './views.js';
 
@@ -81,16 +83,17 @@ export class BoxEntries {
 
   /** Every parking (by id) with its boxes (by module id). */
   async parkings(nowMs: number): Promise<OperatorParking[]> {
-    const [pendingRows, boxRows, risks, parkingRows] = [
+    const [pendingRows, boxRows, risks, reservations, parkingRows] = [
       (await sql<PendingRow>`${sql.raw(PENDING_SQL)} ORDER BY module_id, id`.execute(this.#kysely)).rows,
       (await sql<BoxEntryRow>`${sql.raw(BOX_ENTRY_SQL)} ORDER BY b.parking_id, b.module_id`.execute(this.#kysely)).rows,
       await revocationRisksOf(this.#store, nowMs),
+      await new ReservationRows(this.#store).liveRowsOfBoxes(undefined, nowMs),
       await this.#kysely.selectFrom('secured_parkings').selectAll().orderBy('id').execute(),
     ];
-    return composeParkings(pendingRows, boxRows, risks, parkingRows);
+    return composeParkings(pendingRows, boxRows, risks, reservations, parkingRows);
   }
 
-  /** The entries of these boxes, by module id (a box no longer there has none): three statements whatever their number. */
+  /** The entries of these boxes, by module id (a box no longer there has none): four statements whatever their number. */
   async boxes(moduleIds: readonly number[], nowMs: number): Promise<Map<number, OperatorBox>> {
     const entries = new Map<number, OperatorBox>();
     if (moduleIds.length === 0) return entries;
@@ -108,13 +111,14 @@ export class BoxEntries {
       if (of === undefined) pending.set(row.module_id, (of = []));
       of.push(pendingOf(row));
     }
-    const risks = await revocationRisksOf(
-      this.#store,
-      nowMs,
-      rows.map((row) => row.module_id),
-    );
+    const present = rows.map((row) => row.module_id);
+    const risks = await revocationRisksOf(this.#store, nowMs, present);
+    const reservations = await new ReservationRows(this.#store).liveRowsOfBoxes(present, nowMs);
     for (const row of rows)
-      entries.set(row.module_id, entryOf(row, pending.get(row.module_id) ?? [], risks.get(row.module_id)));
+      entries.set(
+        row.module_id,
+        entryOf(row, pending.get(row.module_id) ?? [], risks.get(row.module_id), reservations.get(row.module_id)),
+      );
     return entries;
   }
 
@@ -128,7 +132,8 @@ export class BoxEntries {
       await sql<PendingRow>`${sql.raw(PENDING_SQL)} AND module_id = ${moduleId} ORDER BY id`.execute(this.#kysely)
     ).rows;
     const risks = await revocationRisksOf(this.#store, nowMs, [moduleId]);
-    return entryOf(row, pending.map(pendingOf), risks.get(moduleId));
+    const reservation = await new ReservationRows(this.#store).liveRowsOf(moduleId, nowMs);
+    return entryOf(row, pending.map(pendingOf), risks.get(moduleId), reservation);
   }
 }
 
@@ -141,6 +146,7 @@ function composeParkings(
   pendingRows: readonly PendingRow[],
   boxRows: readonly BoxEntryRow[],
   risks: ReadonlyMap<number, RevocationRisk>,
+  reservations: ReadonlyMap<number, readonly ReservationRow[]>,
   parkings: readonly ParkingRow[],
 ): OperatorParking[] {
   const pending = new Map<number, PendingControl[]>();
@@ -153,7 +159,7 @@ function composeParkings(
   for (const row of boxRows) {
     let of = boxesOf.get(row.parking_id);
     if (of === undefined) boxesOf.set(row.parking_id, (of = []));
-    of.push(entryOf(row, pending.get(row.module_id) ?? [], risks.get(row.module_id)));
+    of.push(entryOf(row, pending.get(row.module_id) ?? [], risks.get(row.module_id), reservations.get(row.module_id)));
   }
   return parkings.map((parking) => ({ ...parkingSettings(parking), boxes: boxesOf.get(parking.id) ?? [] }));
 }
@@ -170,7 +176,12 @@ function pendingOf(row: PendingRow): PendingControl {
   };
 }
 
-function entryOf(row: BoxEntryRow, pending: PendingControl[], risk: RevocationRisk | undefined): OperatorBox {
+function entryOf(
+  row: BoxEntryRow,
+  pending: PendingControl[],
+  risk: RevocationRisk | undefined,
+  reservation: readonly ReservationRow[] | undefined,
+): OperatorBox {
   return {
     module_id: row.module_id,
     parking_id: row.parking_id,
@@ -198,5 +209,6 @@ function entryOf(row: BoxEntryRow, pending: PendingControl[], risk: RevocationRi
             source: row.source ?? 'mqtt',
             received_at: row.received_at ?? 0,
           }),
+    reservation: viewOf(reservation ?? []),
   };
 }

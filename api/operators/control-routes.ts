@@ -38,6 +38,7 @@ const controlCommandSchema = {
     'created_at',
     'finished_at',
     'next_attempt_at',
+    'waiting',
   ],
   properties: {
     id: { type: 'integer' },
@@ -54,6 +55,13 @@ const controlCommandSchema = {
     created_at: { type: 'string' },
     finished_at: { type: ['string', 'null'] },
     next_attempt_at: { type: 'string' },
+    waiting: {
+      type: ['object', 'null'],
+      description:
+        'A pending command the dispatcher holds back: its box is reserved (reason names the holder, the note and the expiry; it goes out after the release, in order) or under a conformance run; until is when that ends unless renewed. null otherwise.',
+      required: ['reason', 'until'],
+      properties: { reason: { type: 'string' }, until: { type: 'string' } },
+    },
   },
 } as const;
 
@@ -88,11 +96,15 @@ export function operatorControlRoutes(instance: FastifyInstance, ctx: OperatorCo
       },
     },
     (request) =>
-      listControlCommands(ctx.store, {
-        limit: LIST_LIMIT,
-        ...(request.query.box === undefined ? {} : { moduleId: Number(request.query.box) }),
-        ...(request.query.state === undefined ? {} : { state: request.query.state }),
-      }),
+      listControlCommands(
+        ctx.store,
+        {
+          limit: LIST_LIMIT,
+          ...(request.query.box === undefined ? {} : { moduleId: Number(request.query.box) }),
+          ...(request.query.state === undefined ? {} : { state: request.query.state }),
+        },
+        ctx.clock.now(),
+      ),
   );
 
   for (const intervention of ['retry', 'skip'] as const) {

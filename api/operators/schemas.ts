@@ -1,6 +1,7 @@
 // Response schemas of the operator HTTP API (and so of its OpenAPI document).
 import { Status } from '../../firmware-protocol/index.js';
 import { DECIMAL_ID_PATTERN } from '../http/schemas.js';
+import { reservationViewSchema } from '../reservations/index.js';
 
 /** A type or null, literal so that the schema's type can be derived from it. */
 const nullable = <T extends 'string' | 'integer'>(type: T) => ({ type: [type, 'null'] }) as const;
@@ -41,6 +42,7 @@ export const operatorBoxSchema = {
     'last_box_seq',
     'pending_control_commands',
     'last_response',
+    'reservation',
     'live',
     'availability',
     'availability_reason',
@@ -119,6 +121,11 @@ export const operatorBoxSchema = {
         faults: { type: 'array', items: { type: 'string' }, description: 'Active faults as published, e.g. "jam".' },
         updated_at: { type: 'string' },
       },
+    },
+    reservation: {
+      oneOf: [{ type: 'null' }, reservationViewSchema],
+      description:
+        "Who holds the box (an operator's reservation, POST /api/operator/boxes/{module_id}/reservation), until when, and who waits for it; null while nobody holds it.",
     },
     last_response: {
       type: ['object', 'null'],

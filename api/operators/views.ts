@@ -11,6 +11,7 @@ import type { ParkingView } from './parking-view.js';
 import { formatMinorUnits } from '../parkings/index.js';
 import type { SessionRow, SessionState } from '../sessions/index.js';
 import type { KeyPurpose } from '../smart-keys/index.js';
+import type { ReservationView } from '../reservations/index.js';
 import {
   barrierName,
   type BarrierName,
@@ -38,6 +39,8 @@ export interface LastResponse {
 export type OperatorBox = BoxStatus & {
   mac_address: string;
   last_response: LastResponse | null;
+  /** Who holds the box and who waits for it (api/reservations/); null while nobody holds it. */
+  reservation: ReservationView | null;
 };
 
 export type OperatorParking = Omit<ParkingView, 'boxes'> & { boxes: OperatorBox[] };

@@ -10,4 +10,4 @@ export { boxReserved, reservationSentence } from './refusal.js';
 export { ReservationRows } from './repository.js';
 export { Reservations } from './reservations.js';
 export { reservationRoutes, type ReservationRouteDeps } from './routes.js';
-export { reservationViewSchema, type ReservationView, viewOf } from './view.js';
+export { type ReservationRow, reservationViewSchema, type ReservationView, viewOf } from './view.js';

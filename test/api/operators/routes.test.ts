@@ -386,6 +386,7 @@ test('the OpenAPI document lists the operator routes under the operator tag with
     '/api/operator/boxes/{module_id}/commands',
     '/api/operator/boxes/{module_id}/conformance',
     '/api/operator/boxes/{module_id}/conformance/{run_id}/cancel',
+    '/api/operator/boxes/{module_id}/reservation',
     '/api/operator/boxes/{module_id}/sim',
     '/api/operator/conformance/{run_id}',
     '/api/operator/conformance/{run_id}/junit.xml',
