@@ -4,7 +4,8 @@
 // the expiry, the note and the first of the queue, and the buttons that
 // drive the box are off with the reason as their title; after the holder's
 // DELETE the next in the queue holds it, and after that one's the buttons
-// are on again. The page has no reservation token, so it never tries to
+// are on again; one not renewed leaves the card at its expiry. The page has
+// no reservation token, so it never tries to
 // drive a held box: no request fails, nothing reaches the console.
 import test from 'ava';
 import type { Browser } from 'playwright-core';
@@ -129,7 +130,34 @@ browserTest(
     await card.locator('[data-reservation]').waitFor({ state: 'detached', timeout: 5_000 });
     for (const action of DRIVING)
       t.true(await card.locator(`[data-action="${action}"]`).isEnabled(), `${action} on again`);
-    t.is(await card.locator('[data-action="open"]').getAttribute('title'), null);
+    t.is((await card.locator('[data-action="open"]').getAttribute('title')) ?? '', '', 'no reason left');
+    t.deepEqual([...opened.failedRequests, ...opened.consoleErrors, ...opened.pageErrors, ...opened.dialogs], []);
+  },
+);
+
+browserTest(
+  'a reservation that is not renewed: at its expiry the card drops it and the buttons are on again',
+  async (t) => {
+    t.timeout(60_000);
+    const { bench, browser } = running();
+    const box = bench.ready.boxes[1]?.module_id ?? 0;
+    const opened = await openPage(browser);
+    t.teardown(() => opened.context.close());
+    const { page } = opened;
+    await page.goto(`${bench.apiUrl}/bench#token=${bench.token}`);
+    await page.locator('[data-connection="live"]').waitFor();
+    const card = page.locator(`[data-module-id="${box}"]`);
+    await card.locator('[data-action="open"]').waitFor();
+    await operatorOk(bench.apiUrl, `/boxes/${box}/reservation`, { token: bench.token, body: { ttl_seconds: 2 } }, 201);
+    await card.locator('[data-reservation][data-holder="page-test"]').waitFor({ timeout: 5_000 });
+    t.true(await card.locator('[data-action="open"]').isDisabled());
+    t.regex(
+      (await card.locator('.reserved-reason').innerText()).trim(),
+      /^reserved by page-test until \d{1,2}:\d{2}:\d{2}$/,
+    );
+    await card.locator('[data-reservation]').waitFor({ state: 'detached', timeout: 10_000 });
+    for (const action of DRIVING)
+      t.true(await card.locator(`[data-action="${action}"]`).isEnabled(), `${action} on again`);
     t.deepEqual([...opened.failedRequests, ...opened.consoleErrors, ...opened.pageErrors, ...opened.dialogs], []);
   },
 );
