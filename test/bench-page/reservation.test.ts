@@ -5,8 +5,8 @@
 // drive the box are off with the reason as their title; after the holder's
 // DELETE the next in the queue holds it, and after that one's the buttons
 // are on again; one not renewed leaves the card at its expiry. The page has
-// no reservation token, so it never tries to
-// drive a held box: no request fails, nothing reaches the console.
+// no reservation token, so it never tries to drive a held box: no request
+// fails, nothing reaches the console.
 import test from 'ava';
 import type { Browser } from 'playwright-core';
 import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
