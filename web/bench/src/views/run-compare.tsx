@@ -21,10 +21,28 @@ function Side({ side }: { side: ComparedResult | null }) {
   return (
     <>
       <span class={`result ${side.result}`}>{side.result}</span>{' '}
-      <span class="muted">
+      <span class="muted nowrap">
         {Math.round(side.ms)} ms{side.value !== null ? ` · ${side.value}` : ''}
       </span>
-      {side.reason !== null && side.reason !== '' && <div class="muted wrap">{side.reason}</div>}
+    </>
+  );
+}
+
+/** A's and B's reasons under the case's name (the result columns stay narrow). */
+function Reasons({ a, b }: { a: ComparedResult | null; b: ComparedResult | null }) {
+  const lines = (
+    [
+      ['A', a],
+      ['B', b],
+    ] as const
+  ).filter(([, side]) => side !== null && side.reason !== null && side.reason !== '');
+  return (
+    <>
+      {lines.map(([label, side]) => (
+        <div key={label} class="muted reason-line" data-reason={label.toLowerCase()}>
+          {label}: {side?.reason}
+        </div>
+      ))}
     </>
   );
 }
@@ -108,7 +126,10 @@ export function RunCompare({ api, a, b, close }: Props) {
                 {comparison.cases.map((row, index) => (
                   <tr key={`${index}-${row.name}`} data-compare-case={row.name} data-change={row.change}>
                     <td class={`change ${row.change}`}>{row.change}</td>
-                    <td class="wrap">{row.name}</td>
+                    <td class="case-name">
+                      {row.name}
+                      <Reasons a={row.a} b={row.b} />
+                    </td>
                     <td>
                       <Side side={row.a} />
                     </td>

@@ -69,7 +69,11 @@ export function RunTrend({ api, runs }: Props) {
 
   const known = ended.map((run) => details.get(run.id)).filter((run): run is RunView => run !== undefined);
   const names = namesOf(known);
-  const chosen = name !== null && names.includes(name) ? name : (names[0] ?? null);
+  // At first the first case that failed in one of them: the one worth a look.
+  const failing = names.find((candidate) =>
+    known.some((run) => run.results?.some((r) => r.name === candidate && r.result === 'fail')),
+  );
+  const chosen = name !== null && names.includes(name) ? name : (failing ?? names[0] ?? null);
   const isLimit =
     chosen !== null && known.some((run) => run.results?.some((r) => r.name === chosen && r.value !== null));
   const points: Point[] = [];
@@ -145,7 +149,7 @@ function TrendChart({ points, unit, name }: { points: readonly Point[]; unit: st
             points: { show: true, size: 10, stroke: '#b91c1c', fill: '#b91c1c' },
           },
         ],
-        axes: [{}, { label: unit }],
+        axes: [{}, { label: unit, size: 70 }],
       },
       dataOf(points),
       element,
