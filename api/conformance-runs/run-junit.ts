@@ -1,9 +1,9 @@
 // The JUnit XML of a kept run (GET /api/operator/runs/{id}/junit), rendered
 // here because this folder alone of api/ may import conformance/. A
 // conformance run's is `renderJunit` of conformance/reports/ over its
-// SuiteReport, rebuilt from the stored report (summary, interrupted) and the
-// stored results; a run stored without a report gets a summary counted
-// from its results. A soak run's is written as soak/reports/junit.ts writes
+// SuiteReport: the stored report (summary, interrupted, results), its
+// results rebuilt from the run's where it has none; a run stored without a
+// report gets a summary counted from its results. A soak run's is written as soak/reports/junit.ts writes
 // it (api/ may not import soak/): one testcase per limit, a failure naming
 // the measured figure.
 import type { CaseResult, SuiteReport, SuiteSummary } from '../../conformance/case-result.js';
@@ -32,14 +32,18 @@ function objectOf(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
-function numberOr(value: unknown, fallback: number): number {
+/** The value when it is a finite number, else the fallback. */
+export function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 }
 
-/** The run's SuiteReport: the stored report's summary where it gives one, else counted from the results. */
+/** The run's SuiteReport: the stored report's results and summary where it
+ * gives them (as the suite wrote them: its files are then the suite's, byte
+ * for byte), else rebuilt from the run's results and counted from them. */
 export function suiteReportOf(run: RunWithResults, report: unknown): SuiteReport {
-  const results = run.results.map(caseResultOf);
   const stored = objectOf(report);
+  const storedResults = stored['results'];
+  const results = Array.isArray(storedResults) ? (storedResults as CaseResult[]) : run.results.map(caseResultOf);
   const summary = objectOf(stored['summary'] ?? run.summary);
   const count = (verdict: CaseResult['result']): number => results.filter((result) => result.result === verdict).length;
   const controlSeq = objectOf(summary['control_seq']);

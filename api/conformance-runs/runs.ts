@@ -42,7 +42,7 @@ import { conflict, notFound, refused } from '../http/domain-error.js';
 import type { MqttService } from '../mqtt/index.js';
 import { HoldLease, holdBox, releaseBox, type PutBack } from './run-hold.js';
 import { caseView, summaryView, type ConformanceRunView } from './run-view.js';
-import { suiteReportOf } from './run-junit.js';
+import { numberOr, suiteReportOf } from './run-junit.js';
 import { heldRevocationsOf } from './held-revocations.js';
 import { boxUnderTestOf } from './suite-box.js';
 import { SuiteLogins } from './suite-login.js';
@@ -302,7 +302,7 @@ export class ConformanceRuns {
     });
   }
 
-  /** Writes the run's end (after its cases): its summary, and its report without the results (they are the run's). */
+  /** Writes the run's end (after its cases): its summary, and its report (what its files are rendered from). */
   async #recordEnd(run: Run): Promise<void> {
     await run.writes;
     const view = this.#view(run);
@@ -311,10 +311,7 @@ export class ConformanceRuns {
         state: run.state === 'running' ? 'error' : run.state,
         error: run.error,
         summary: view.summary,
-        report:
-          run.report === undefined
-            ? undefined
-            : { summary: run.report.summary, interrupted: run.report.interrupted === true },
+        report: run.report,
         captures: undefined,
       });
     } catch (error) {
@@ -493,9 +490,6 @@ function optionsView(options: RunOptions): ConformanceRunView['options'] {
     cycle_ms: options.cycleMs,
   };
 }
-
-const numberOr = (value: unknown, fallback: number): number =>
-  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
 /** A kept conformance run as GET /api/operator/conformance/:run_id shows it. */
 function keptView(kept: RunWithResults): ConformanceRunView {

@@ -37,6 +37,9 @@ import { ReservationRows, type Settled } from './repository.js';
 import { hashReservationToken, newReservationToken, type ReservationToken } from './tokens.js';
 import { viewOf, type ReservationRow, type ReservationView } from './view.js';
 
+/** Requests waiting for one box at most: each is an open connection. */
+export const MAX_WAITING_PER_BOX = 100;
+
 export interface ReservationsOptions {
   readonly store: Store;
   readonly clock: Clock;
@@ -224,6 +227,8 @@ export class Reservations {
     const { moduleId } = request;
     const live = await this.#rows.liveRowsOf(moduleId, now, on);
     if (live.length > 0 && !waits) return { kind: 'refused', rows: live };
+    if (live.filter((row) => row.state === 'waiting').length >= MAX_WAITING_PER_BOX)
+      throw conflict(`${MAX_WAITING_PER_BOX} requests wait for box ${moduleId} already: try again later`);
     const held = live.length === 0;
     const id = await this.#rows.insert(
       {

@@ -102,7 +102,7 @@ export function reservationRoutes(instance: FastifyInstance, deps: ReservationRo
           409: {
             $ref: 'ErrorBody#',
             description:
-              'box_reserved: another holds the box and the wait (if any) ended first, or the API stopped; the body names the holder, the note and expires_at.',
+              'box_reserved: another holds the box and the wait (if any) ended first, or the API stopped; the body names the holder, the note and expires_at. operation_refused: 100 requests wait for the box already.',
           },
           503: errorResponses(503)[503],
         },
@@ -115,7 +115,9 @@ export function reservationRoutes(instance: FastifyInstance, deps: ReservationRo
       const gone = new AbortController();
       if (waitSeconds > 0) {
         // The answer may come after the wait: the connection stays open that long.
-        request.raw.socket.setTimeout(waitSeconds * 1000 + deps.config.httpConnectionTimeoutMs);
+        // (An injected request's socket, light-my-request's, has no timeout to move.)
+        const socket: { setTimeout?: (ms: number) => unknown } = request.raw.socket;
+        socket.setTimeout?.(waitSeconds * 1000 + deps.config.httpConnectionTimeoutMs);
         reply.raw.on('close', () => {
           if (!reply.raw.writableFinished) gone.abort();
         });

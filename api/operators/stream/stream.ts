@@ -5,7 +5,7 @@
 // box, session and parking's forwarding that changed (coalesced per key),
 // the box logs stored (at most 200 a message, `dropped` counting the older
 // ones left out; a replay sends them all, 200 a message), the control
-// deliveries, each conformance run that changed.
+// deliveries, each conformance run and kept run that changed.
 //
 // Message ids make a resume exact. A flush's messages are sorted by the
 // oldest raw event each holds; a message's id is the id just below the next

@@ -20,7 +20,7 @@ import { casesFor } from '../../../conformance/cases/index.js';
 import { RESTORE_CASE_NAME } from '../../../conformance/restore-issuers.js';
 import { systemClock } from '../../../lib/clock.js';
 import { silentLogger } from '../../../lib/logger.js';
-import { Runs } from '../../../api/runs/index.js';
+import { Runs, type RunWithResults } from '../../../api/runs/index.js';
 import { noEvents } from '../../../api/events/types.js';
 import { Topics } from '../../../lib/mqtt-topics.js';
 import { Simulation } from '../../../simulator/simulation.js';
@@ -399,6 +399,17 @@ test('a run tells the event stream: a conformance event as it starts, as each ca
     sent.map((one) => one.cases.length),
     [...sent.map((one) => one.cases.length)].sort((a, c) => a - c),
   );
+
+  // The kept run is on the stream too, as GET /api/operator/runs/{id} shows it.
+  const runEnded = await client.next(
+    (message) => message.event === 'run' && (message.data as { run: RunWithResults }).run.state !== 'running',
+    'the end of the kept run on the stream',
+    0,
+  );
+  const kept = (await request(b.app, b.token, 'GET', `/api/operator/runs/${run.id}`)).json<RunWithResults>();
+  t.like(kept, { id: run.id, state: 'passed', source: 'api', started_by: 'bench', kind: 'conformance' });
+  t.is(kept.results.length, final.cases.length);
+  t.deepEqual({ ...(runEnded.data as { run: RunWithResults }).run, duration_ms: kept.duration_ms }, kept);
 });
 
 test("a box holding the service's own revocations passes: the run counts what the service sent it in the revocation list's capacity", async (t) => {
@@ -446,4 +457,108 @@ test("a box holding the service's own revocations passes: the run counts what th
     latest.cases.find((entry) => entry.name.startsWith('REVOKE at the 65th live entry'))?.got ?? '',
     /full at live entry 65\b/,
   );
+});
+
+test('a run from the page is kept: its source and labels, its cases as they end; after a restart on the same database its old routes read it from there, and a run the API left running is ended', async (t) => {
+  const b = await bench(t);
+  const started = await start(b, b.moduleId, {
+    skip_wearing: true,
+    protocol: 1,
+    source: 'page',
+    labels: { firmware: '1.4.2', hw: 'rev-b' },
+  });
+  t.is(started.statusCode, 202, started.body);
+  const { run } = started.json<{ run: ConformanceRunView }>();
+  const keptNow = (await request(b.app, b.token, 'GET', `/api/operator/runs/${run.id}`)).json<RunWithResults>();
+  t.like(keptNow, {
+    id: run.id,
+    module_id: b.moduleId,
+    kind: 'conformance',
+    source: 'page',
+    started_by: 'bench',
+    target: 'mqtt',
+    labels: { firmware: '1.4.2', hw: 'rev-b' },
+    options: { skip_wearing: true, protocol: 1, answer_ms: 2_000, cycle_ms: 30_000 },
+  });
+  await waitFor(
+    async () =>
+      (await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}`)).json<{ run: ConformanceRunView }>()
+        .run.state !== 'running',
+    'the run to end',
+    120_000,
+  );
+  const view = (await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}`)).json<{
+    run: ConformanceRunView;
+  }>().run;
+  t.is(view.state, 'passed', JSON.stringify(view.cases.filter((entry) => entry.result === 'fail')));
+  const junit = (await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}/junit.xml`)).body;
+  const json = (await request(b.app, b.token, 'GET', `/api/operator/conformance/${run.id}/report.json`)).body;
+  const kept = (await request(b.app, b.token, 'GET', `/api/operator/runs/${run.id}`)).json<RunWithResults>();
+  t.like(kept, { state: 'passed', summary: { total: view.summary.total, failed: 0, interrupted: false } });
+  t.deepEqual(
+    kept.results.map((result) => [result.name, result.result, result.ms]),
+    view.cases.map((entry) => [entry.name, entry.result, entry.ms]),
+  );
+  t.deepEqual(kept.results[0]?.details, {
+    step: view.cases[0]?.step,
+    expected: view.cases[0]?.expected,
+    got: view.cases[0]?.got,
+    wearing: view.cases[0]?.wearing,
+  });
+  // The kept run's JUnit is the one the old route serves.
+  t.is((await request(b.app, b.token, 'GET', `/api/operator/runs/${run.id}/junit`)).body, junit);
+
+  // A run that a dead API process left running: no hold on its box.
+  const orphan = 'orphan-run-1';
+  await b.ctx.store.kysely
+    .insertInto('runs')
+    .values({
+      id: orphan,
+      module_id: b.moduleId,
+      kind: 'conformance',
+      source: 'api',
+      started_by: 'bench',
+      state: 'running',
+      target: 'mqtt',
+      started_at: Date.now(),
+      ended_at: null,
+      error: null,
+      options: '{}',
+      summary: null,
+      report: null,
+      updated_at: Date.now(),
+    })
+    .execute();
+
+  // The API restarts on the same database file.
+  const { databasePath } = b.ctx.config;
+  await b.app.close();
+  const again = await createService(configWith({ databasePath, scryptLog2N: TEST_SCRYPT_LOG2_N }), {
+    clock: systemClock,
+    startForwarding: false,
+    startControl: false,
+  });
+  t.teardown(() => again.app.close());
+  await again.app.ready();
+  const reread = await request(again.app, b.token, 'GET', `/api/operator/conformance/${run.id}`);
+  t.is(reread.statusCode, 200, reread.body);
+  t.deepEqual(reread.json<{ run: ConformanceRunView }>().run, view);
+  t.is((await request(again.app, b.token, 'GET', `/api/operator/conformance/${run.id}/junit.xml`)).body, junit);
+  t.is((await request(again.app, b.token, 'GET', `/api/operator/conformance/${run.id}/report.json`)).body, json);
+  t.deepEqual((await request(again.app, b.token, 'GET', `/api/operator/runs/${run.id}`)).json(), kept);
+  const ended = (await request(again.app, b.token, 'GET', `/api/operator/runs/${orphan}`)).json<RunWithResults>();
+  t.like(ended, { state: 'error', error: 'interrupted: the API stopped' });
+  const oldRoute = (await request(again.app, b.token, 'GET', `/api/operator/conformance/${orphan}`)).json<{
+    run: ConformanceRunView;
+  }>().run;
+  t.like(oldRoute, { state: 'error', error: 'interrupted: the API stopped', cases: [] });
+  // Its files: it never reached the suite.
+  t.is((await request(again.app, b.token, 'GET', `/api/operator/conformance/${orphan}/junit.xml`)).statusCode, 409);
+  const cancel = await request(
+    again.app,
+    b.token,
+    'POST',
+    `/api/operator/boxes/${b.moduleId}/conformance/${run.id}/cancel`,
+  );
+  t.is(cancel.statusCode, 404);
 });

@@ -32,6 +32,7 @@ function bigBatch(): RelayBatch {
     id: 'run-1',
     cases: Array.from({ length: 60 }, (_, index) => ({ name: `case ${index} – é` })),
   } as never);
+  batch.runs.push({ id: 'kept-1', labels: { firmware: 'ünï' }, results: [{ name: 'a' }] } as never);
   return batch;
 }
 
@@ -98,7 +99,15 @@ test('what is not a batch is refused with a reason, never pushed', (t) => {
     `origin 1 1/1 ${JSON.stringify({ ...emptyBatch(), sessions: [1.5] })}`,
     `origin 1 1/1 ${JSON.stringify({ ...emptyBatch(), control: [{ module_id: 'x', operation_id: 'y' }] })}`,
     `origin 1 1/1 ${JSON.stringify({ ...emptyBatch(), conformance: [{ id: null }] })}`,
+    `origin 1 1/1 ${JSON.stringify({ ...emptyBatch(), runs: [{ id: 7 }] })}`,
+    `origin 1 1/1 ${JSON.stringify({ ...emptyBatch(), runs: 'kept-1' })}`,
     `origin 1 1/1 ${JSON.stringify({ ...emptyBatch(), boxes: 5 })}`,
   ];
   for (const payload of refused) t.like(assembler.accept(payload), { kind: 'invalid' }, payload.slice(0, 60));
+});
+
+test('a batch without kept runs (from a process that publishes none) assembles with none', (t) => {
+  const { runs: _runs, ...older } = emptyBatch();
+  const result = new BatchAssembler().accept(`origin 1 1/1 ${JSON.stringify({ ...older, boxes: [9101] })}`);
+  t.deepEqual(result, { kind: 'batch', origin: 'origin', batch: { ...emptyBatch(), boxes: [9101] } });
 });

@@ -149,3 +149,68 @@ test('bad input: 422 naming the field, 400 without the header, 404 for an unknow
   }
   t.deepEqual((await reservationOf(app, token, moduleId)).json(), { reservation: null });
 });
+
+test('each change publishes the box anew: take, renew, release, and an expiry noticed by the timer, without a request', async (t) => {
+  const app = await testApp(t);
+  const { token } = await addOperator(app.ctx.store, 'ci', app.clock.now());
+  const [moduleId = 0] = (await addParking(app)).moduleIds;
+  const { events } = app.ctx;
+  const boxEventsSince = (id: number): number => {
+    let count = 0;
+    events.forEachAfter(id, (event) => {
+      if (event.kind === 'box' && event.moduleId === moduleId) count++;
+    });
+    return count;
+  };
+  let head = events.headId;
+  const taken = (await reserve(app, token, moduleId, { ttl_seconds: 10 })).json<ReservationBody>();
+  t.is(boxEventsSince(head), 1, 'take');
+  head = events.headId;
+  await reserve(app, token, moduleId, { ttl_seconds: 10 }, taken.token);
+  t.is(boxEventsSince(head), 1, 'renewal');
+  head = events.headId;
+  t.is((await release(app, token, moduleId, taken.token)).statusCode, 204);
+  t.is(boxEventsSince(head), 1, 'release');
+
+  await reserve(app, token, moduleId, { ttl_seconds: 10 });
+  head = events.headId;
+  app.clock.advance(10_000);
+  for (let spin = 0; spin < 200 && boxEventsSince(head) === 0; spin++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  t.is(boxEventsSince(head), 1, 'expiry');
+  t.is(await app.ctx.store.kysely.selectFrom('box_reservations').select('id').executeTakeFirst(), undefined);
+});
+
+test('at most 100 requests wait for one box: the next is refused 409 operation_refused, at once', async (t) => {
+  const app = await testApp(t);
+  const { token } = await addOperator(app.ctx.store, 'ci', app.clock.now());
+  const [moduleId = 0] = (await addParking(app)).moduleIds;
+  await reserve(app, token, moduleId, { ttl_seconds: 600 });
+  const { id: operatorId } = await app.ctx.store.kysely
+    .selectFrom('operators')
+    .select('id')
+    .where('name', '=', 'ci')
+    .executeTakeFirstOrThrow();
+  const now = app.clock.now();
+  await app.ctx.store.kysely
+    .insertInto('box_reservations')
+    .values(
+      Array.from({ length: 100 }, (_, index) => ({
+        module_id: moduleId,
+        token_hash: `waiting-${index}`,
+        operator_id: operatorId,
+        holder: 'ci',
+        note: null,
+        state: 'waiting' as const,
+        ttl_ms: 60_000,
+        queued_at: now,
+        held_since: null,
+        expires_at: now + 60_000,
+      })),
+    )
+    .execute();
+  const full = await reserve(app, token, moduleId, { ttl_seconds: 60, wait_seconds: 60 });
+  t.is(full.statusCode, 409, full.body);
+  t.like(errorBody(t, full), { error: 'operation_refused', details: [{ path: 'module_id' }] });
+  t.regex(errorBody(t, full).details[0]?.message ?? '', /100 requests wait for box/);
+});

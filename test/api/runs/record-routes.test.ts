@@ -3,6 +3,11 @@
 // /runs/{id}, its JUnit): the real app on its own database, an operator's
 // token, a box of the database.
 import test from 'ava';
+import Fastify from 'fastify';
+import { apiErrorHandler } from '../../../api/http/error-handler.js';
+import { ApiError, errorBodySchema } from '../../../api/http/errors.js';
+import { runRecordRoutes, Runs } from '../../../api/runs/index.js';
+import { silentLogger } from '../../../lib/logger.js';
 import { addOperator } from '../../../api/operators/accounts.js';
 import type { RunView, RunWithResults } from '../../../api/runs/index.js';
 import { assertWellFormedXml } from '../../helpers/conformance-fixtures.js';
@@ -23,6 +28,7 @@ function start(app: TestApp, token: string, body: Record<string, unknown>) {
 
 test("a run recorded from the command line: started by the operator of the token, its results appended in order, ended with its summary; GET shows it, its JUnit is the suite writer's", async (t) => {
   const { app, token, moduleId } = await setUp(t);
+  const before = app.ctx.events.headId;
   const started = await start(app, token, {
     module_id: moduleId,
     kind: 'conformance',
@@ -117,6 +123,21 @@ test("a run recorded from the command line: started by the operator of the token
   );
   t.regex(junit.body, /<skipped message="skip_wearing"\/>/);
   t.regex(junit.body, /\[\[ATTACHMENT\|\/tmp\/run\/all.pcapng\]\]/);
+
+  // Each change was published on the event stream as a `run` event: the run as it was then, with its results.
+  const published: [string, number][] = [];
+  app.ctx.events.forEachAfter(before, (event) => {
+    if (event.kind === 'run') {
+      const seen = event.run as RunWithResults;
+      published.push([seen.state, seen.results.length]);
+    }
+  });
+  t.deepEqual(published, [
+    ['running', 0],
+    ['running', 1],
+    ['running', 3],
+    ['failed', 3],
+  ]);
 
   // Ended: nothing more goes in.
   for (const [path, body] of [
@@ -281,4 +302,46 @@ test("another operator's run is not there for their recording (404), though anyo
   }
   const anonymous = await app.app.inject({ method: 'GET', url: '/api/operator/runs' });
   t.is(anonymous.statusCode, 401);
+});
+
+test('POST /runs asks its reservation guard first: what the guard throws is the answer, and nothing is written', async (t) => {
+  const { app, token, moduleId } = await setUp(t);
+  const runs = new Runs({
+    store: app.ctx.store,
+    clock: app.clock,
+    config: app.config,
+    events: app.ctx.events,
+    logger: silentLogger,
+  });
+  const asked: number[] = [];
+  const guarded = Fastify();
+  guarded.decorateRequest('operator', null);
+  guarded.addHook('onRequest', (request, _reply, done) => {
+    request.operator = { id: 1, name: 'bench', tokenHash: Buffer.alloc(32) };
+    done();
+  });
+  guarded.addSchema(errorBodySchema);
+  guarded.setErrorHandler(apiErrorHandler);
+  runRecordRoutes(
+    guarded,
+    {
+      runs,
+      checkReservation: (reserved) => {
+        asked.push(reserved);
+        return Promise.reject(new ApiError('box_reserved', `box ${reserved} is reserved by ci`));
+      },
+    },
+    () => app.clock.now(),
+  );
+  t.teardown(() => guarded.close());
+  const refused = await guarded.inject({
+    method: 'POST',
+    url: '/runs',
+    payload: { module_id: moduleId, kind: 'conformance', source: 'ci', target: 'mqtt' },
+  });
+  t.is(refused.statusCode, 409, refused.body);
+  t.is(refused.json<{ error: string }>().error, 'box_reserved');
+  t.deepEqual(asked, [moduleId]);
+  const list = await operatorCall(app, token, 'GET', '/api/operator/runs');
+  t.deepEqual(list.json<{ runs: unknown[] }>().runs, []);
 });
