@@ -5,6 +5,9 @@
 // through both boxes (so the stream, the sessions and the chart have
 // something to show); then Debian's chromium (playwright-core) opens the
 // `dashboard_url` the ready line gives (/bench#token=...) and shoots.
+// docs/img/bench-runs.png: the entrance box's kept runs, two conformance
+// runs started from the page, the second with the box jammed (its
+// regressions compared against the first) and a case's trend.
 // Then docs/img/soak-report.png: a real `parkbench soak` of 1,000 cycles
 // against `parkbench sim` on a socat pty pair (a jam every 250 openings, so
 // failures show), its --report DIR's report.html shot whole.
@@ -18,7 +21,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { appSessionArgs } from '../lib/app-session-args.js';
 import { assertBuilt, binPath as bin } from '../testkit/built-cli.js';
 import { CHROMIUM_PATH, chromiumArgs, chromiumInstalled } from '../testkit/chromium.js';
@@ -95,6 +98,7 @@ async function benchScreenshots(): Promise<void> {
         process.stdout.write(`wrote docs/img/${name} (${viewport.width}x${viewport.height})\n`);
         await context.close();
       }
+      await runsScreenshot(browser, ready);
     } finally {
       await browser.close();
     }
@@ -103,6 +107,34 @@ async function benchScreenshots(): Promise<void> {
     await new Promise((resolve) => bench.once('exit', resolve));
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Two conformance runs of the entrance box from the page, healthy then jammed, compared, and a case's trend. */
+async function runsScreenshot(browser: Browser, ready: Ready): Promise<void> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  await page.goto(ready.dashboard_url);
+  const card = page.locator(`[data-module-id="${ready.boxes[0]?.module_id ?? 0}"]`);
+  for (const jammed of [false, true]) {
+    if (jammed) await card.locator('[data-action="fault-jam"]').click();
+    await card.locator('[data-action="conformance"]:not([disabled])').click();
+    await page.locator('[data-conformance-run][data-state="running"]').waitFor();
+    // A jammed box's cases wait out --cycle-ms: some 40 s.
+    await page.locator('[data-conformance-run][data-state="running"]').waitFor({ state: 'detached', timeout: 180_000 });
+  }
+  await card.locator('[data-action="fault-clear"]').click();
+  await card.locator('[data-action="runs"]').click();
+  const rows = page.locator('[data-runs] [data-run-id]');
+  await rows.nth(1).locator('[data-action="pick-a"]').click();
+  await rows.nth(0).locator('[data-action="pick-b"]').click();
+  await page.locator('[data-action="compare"]').click();
+  await page.locator('[data-compare] [data-counts]').waitFor();
+  await page.locator('[data-action="trend"]').click();
+  await page.locator('[data-trend] canvas').waitFor();
+  await page.waitForTimeout(500);
+  await page.locator('[data-runs]').screenshot({ path: join(images, 'bench-runs.png') });
+  process.stdout.write('wrote docs/img/bench-runs.png\n');
+  await context.close();
 }
 
 /** A real soak run's report.html, whole page, at 1000 px wide. */

@@ -16,6 +16,10 @@ import type { ConformanceRunView } from '../../api/conformance-runs/run-view.js'
 import type { forwardingStatusResponse } from '../../api/operators/action-routes.js';
 import type { conformanceRunSchema } from '../../api/conformance-runs/routes.js';
 import type { operatorBoxSchema, operatorParkingSchema, operatorSessionSchema } from '../../api/operators/schemas.js';
+import type { Comparison, RunResultView, RunView, RunWithResults } from '../../api/runs/index.js';
+import type { RunPage } from '../../api/runs/runs.js';
+import type { ReservationView, reservationViewSchema } from '../../api/reservations/index.js';
+import type { runResultSchema, runWithResultsSchema } from '../../api/runs/schemas.js';
 import type * as Page from '../../web/bench/src/types.js';
 
 /** Compiles only when every `Sent` is a `Read`: the page can read what the API sends. */
@@ -42,9 +46,19 @@ export type PagePayloadContract = [
   Reads<Page.ForwardingStatus, SentSnapshot['forwarding'][number]>,
   Reads<Page.ConformanceRun, ConformanceRunView>,
   Reads<Page.ControlDelivery, SentControlDelivery>,
+  Reads<Page.RunView, RunView>,
+  Reads<Page.RunView, RunWithResults>,
+  Reads<Page.RunResultView, RunResultView>,
+  Reads<Page.RunPage, RunPage>,
+  Reads<Page.RunComparison, Comparison>,
+  Reads<Page.Reservation, ReservationView>,
+  Reads<Page.Reservation | null, SentParking['boxes'][number]['reservation']>,
   Holds<Page.Box, Declares<Page.Box, typeof operatorBoxSchema>>,
   Holds<Page.Parking, Declares<Page.Parking, typeof operatorParkingSchema>>,
   Holds<Page.Session, Declares<Page.Session, typeof operatorSessionSchema>>,
   Holds<Page.ConformanceRun, Declares<Page.ConformanceRun, typeof conformanceRunSchema>>,
+  Holds<Page.Reservation, Declares<Page.Reservation, typeof reservationViewSchema>>,
+  Holds<Page.RunView, Declares<Page.RunView, typeof runWithResultsSchema>>,
+  Holds<Page.RunResultView, Declares<Page.RunResultView, typeof runResultSchema>>,
   Holds<Page.ForwardingStatus, Declares<Page.ForwardingStatus, (typeof forwardingStatusResponse)['items']>>,
 ];

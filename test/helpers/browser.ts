@@ -22,6 +22,8 @@ export interface OpenedPage {
   /** Page errors (uncaught exceptions) and dialogs (alert from an injected script would land here). */
   pageErrors: string[];
   dialogs: string[];
+  /** Requests that failed or were answered 400 and above: `STATUS URL`, or `failed URL`. */
+  failedRequests: string[];
 }
 
 export async function openPage(
@@ -30,7 +32,19 @@ export async function openPage(
 ): Promise<OpenedPage> {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
   const page = await context.newPage();
-  const opened: OpenedPage = { context, page, consoleErrors: [], cspViolations: [], pageErrors: [], dialogs: [] };
+  const opened: OpenedPage = {
+    context,
+    page,
+    consoleErrors: [],
+    cspViolations: [],
+    pageErrors: [],
+    dialogs: [],
+    failedRequests: [],
+  };
+  page.on('response', (response) => {
+    if (response.status() >= 400) opened.failedRequests.push(`${response.status()} ${response.url()}`);
+  });
+  page.on('requestfailed', (request) => opened.failedRequests.push(`failed ${request.url()}`));
   page.on('console', (message) => {
     if (message.type() !== 'error' && message.type() !== 'warning') return;
     const text = message.text();

@@ -40,7 +40,36 @@ export function ago(iso: string | null | undefined, nowMs: number): string {
   const seconds = Math.max(0, Math.round((nowMs - ms) / 1000));
   if (seconds < 60) return `${seconds} s ago`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
-  return `${Math.floor(seconds / 3600)} h ago`;
+  if (seconds < 48 * 3600) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86400)} d ago`;
+}
+
+/** A run's length: "850 ms", "12.3 s", "4 min 05 s", "1 h 02 min". */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-';
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${String(seconds % 60).padStart(2, '0')} s`;
+  return `${Math.floor(seconds / 3600)} h ${String(Math.floor(seconds / 60) % 60).padStart(2, '0')} min`;
+}
+
+/** A signed difference with its unit: "+12 ms", "-3 ms", "0 ms"; "-" when unknown. */
+export function signed(value: number | null | undefined, unit = ''): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '-';
+  const rounded = Math.round(value * 100) / 100;
+  return `${rounded > 0 ? '+' : ''}${rounded}${unit === '' ? '' : ` ${unit}`}`;
+}
+
+/** An http or https URL as the browser would follow it; null for any other text (javascript:, data:, ...). */
+export function httpLink(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
 }
 
 /** A clock drift in seconds, signed, with its unit. */

@@ -10,6 +10,7 @@ import type {
   ControlDelivery,
   ForwardingStatus,
   Parking,
+  RunView,
   Session,
   Snapshot,
 } from './types';
@@ -18,6 +19,8 @@ import type {
 export const MAX_LOG_ROWS = 500;
 /** Sessions of the day shown, the newest: the snapshot sends at most as many. */
 export const MAX_SESSION_ROWS = 200;
+/** Runs the stream told of (`run` events), the newest kept. */
+export const MAX_LIVE_RUNS = 200;
 /** Seconds of the chart. */
 export const CHART_SECONDS = 60;
 
@@ -60,6 +63,8 @@ export interface State {
   sessionKeys: ReadonlyMap<number, readonly number[]>;
   forwarding: ReadonlyMap<number, readonly ForwardingStatus[]>;
   runs: ReadonlyMap<number, ConformanceRun>;
+  /** Kept runs as the stream's `run` events last told them (with their results so far), by run id. */
+  liveRuns: ReadonlyMap<string, RunView>;
   results: ReadonlyMap<string, ActionResult>;
   chart: ChartSeries;
 }
@@ -89,6 +94,8 @@ export interface Store {
   forwarding(items: ForwardingStatus[]): void;
   control(deliveries: ControlDelivery[]): void;
   conformance: (run: ConformanceRun) => void;
+  /** A kept run started or changed (a case added, its end): the stream's `run` event. */
+  run: (run: RunView) => void;
   result(key: string, result: ActionResult): void;
   connection(connection: Connection): void;
   /** Moves the chart on by the clock when no event came (once a second). */
@@ -109,6 +116,7 @@ export function initialState(): State {
     sessionKeys: new Map(),
     forwarding: new Map(),
     runs: new Map(),
+    liveRuns: new Map(),
     results: new Map(),
     chart: { seconds: [], commands: [], responses: [], latencyMs: [] },
   };
@@ -350,6 +358,20 @@ export function createStore(now: () => number = () => Date.now()): Store {
         const runs = new Map(previous.runs);
         runs.set(run.module_id, run);
         return { ...previous, runs };
+      });
+    },
+    run(run) {
+      enqueue((previous) => {
+        const current = previous.liveRuns.get(run.id);
+        // Events of one run come in order; an ended run never runs again.
+        if (current !== undefined && current.state !== 'running' && run.state === 'running') return previous;
+        const liveRuns = new Map(previous.liveRuns);
+        liveRuns.set(run.id, run);
+        if (liveRuns.size > MAX_LIVE_RUNS) {
+          const oldest = [...liveRuns.values()].sort((x, y) => (x.started_at < y.started_at ? -1 : 1))[0];
+          if (oldest !== undefined) liveRuns.delete(oldest.id);
+        }
+        return { ...previous, liveRuns };
       });
     },
     result(key, result) {

@@ -9,7 +9,16 @@
 import type { OperatorApi } from './operator-api';
 import { ApiCallError } from './operator-api';
 import type { Store } from './store';
-import type { Box, BoxLog, ConformanceRun, ControlDelivery, ForwardingStatus, Session, Snapshot } from './types';
+import type {
+  Box,
+  BoxLog,
+  ConformanceRun,
+  ControlDelivery,
+  ForwardingStatus,
+  RunView,
+  Session,
+  Snapshot,
+} from './types';
 
 interface Ticket {
   ticket: string;
@@ -31,6 +40,7 @@ interface StreamEvents {
   forwarding: { forwarding: ForwardingStatus[] };
   control: { deliveries: ControlDelivery[] };
   conformance: { run: ConformanceRun };
+  run: { run: RunView };
 }
 
 const BACKOFF_MS = [500, 1000, 2000, 5000, 10000];
@@ -67,6 +77,7 @@ export function connectEvents(api: OperatorApi, store: Store): EventStream {
   on('forwarding', (data) => store.forwarding(data.forwarding));
   on('control', (data) => store.control(data.deliveries));
   on('conformance', (data) => store.conformance(data.run));
+  on('run', (data) => store.run(data.run));
 
   const schedule = (): void => {
     if (closed || retry !== null) return;

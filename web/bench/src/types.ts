@@ -59,6 +59,27 @@ export interface Box {
   /** What the operator can do about them, one sentence; null when none. */
   remedy: string | null;
   live?: LiveState | null;
+  /** Who holds the box and who waits for it; null when it is free. */
+  reservation: Reservation | null;
+}
+
+/** One operator waiting for a held box, first come first. */
+export interface ReservationWaiter {
+  holder: string;
+  note: string | null;
+  since: string;
+}
+
+/** A box's reservation (GET /api/operator/boxes/:id/reservation, and each box's entry on the stream). */
+export interface Reservation {
+  module_id: number;
+  /** The operator who holds it. */
+  holder: string;
+  note: string | null;
+  since: string;
+  expires_at: string;
+  ttl_seconds: number;
+  queue: ReservationWaiter[];
 }
 
 export interface Parking {
@@ -142,6 +163,70 @@ export interface ConformanceRun {
   error?: string | null;
   cases: ConformanceCase[];
   summary?: Record<string, unknown>;
+}
+
+export type RunState = 'running' | 'passed' | 'failed' | 'error';
+
+/** A kept run (GET /api/operator/runs items; with `results` in GET /runs/:id and the stream's `run` events). */
+export interface RunView {
+  id: string;
+  module_id: number;
+  kind: 'conformance' | 'soak';
+  source: 'page' | 'api' | 'cli' | 'ci';
+  /** The operator who started it. */
+  started_by: string;
+  state: RunState;
+  target: string;
+  /** Firmware, hardware, ci_job_url, ...: text its starter chose. */
+  labels: Record<string, string>;
+  started_at: string;
+  ended_at: string | null;
+  /** To ended_at, or to the time of the answer while it runs. */
+  duration_ms: number;
+  error: string | null;
+  summary: Record<string, unknown> | null;
+  results?: RunResultView[];
+}
+
+/** A case of a conformance run, or a limit of a soak run. */
+export interface RunResultView {
+  name: string;
+  result: ConformanceResult;
+  reason: string | null;
+  ms: number;
+  /** A soak limit's measured figure; null for a case. */
+  value: number | null;
+}
+
+/** GET /api/operator/runs: newest first, a page at a time. */
+export interface RunPage {
+  runs: RunView[];
+  next_cursor: string | null;
+}
+
+export type CaseChange = 'regressed' | 'fixed' | 'same' | 'new' | 'gone';
+
+export interface ComparedResult {
+  result: ConformanceResult;
+  reason: string | null;
+  ms: number;
+  value: number | null;
+}
+
+/** GET /api/operator/runs/compare?a=&b=: a the base, b the other. */
+export interface RunComparison {
+  a: RunView;
+  b: RunView;
+  /** Regressed first, then fixed, new, gone, same (the API orders them). */
+  cases: {
+    name: string;
+    change: CaseChange;
+    a: ComparedResult | null;
+    b: ComparedResult | null;
+    ms_delta: number | null;
+  }[];
+  counts: Record<CaseChange, number>;
+  figures: { name: string; a: number | null; b: number | null; delta: number | null }[];
 }
 
 export interface ControlDelivery {

@@ -16,6 +16,7 @@ import { Connection } from './connection';
 import { Forwarding } from './forwarding';
 import { Login } from './login';
 import { Parkings } from './parkings';
+import { Runs } from './runs';
 import { Sessions } from './sessions';
 
 /** How often a running conformance run is fetched while the stream is down. */
@@ -115,6 +116,8 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
   }, []);
   useEffect(() => () => session.stream.close(), [session]);
   const state = useStoreState(session.store);
+  /** The box whose kept runs are open (views/runs.tsx), if any. */
+  const [runsOf, setRunsOf] = useState<number | null>(null);
 
   const handlers = useMemo(() => {
     const { api, store } = session;
@@ -156,13 +159,16 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
       conformance(moduleId) {
         pending(`box:${moduleId}`);
         api
-          .post<{ run: ConformanceRun }>(`/boxes/${moduleId}/conformance`, {})
+          .post<{ run: ConformanceRun }>(`/boxes/${moduleId}/conformance`, { source: 'page' })
           .then(({ run }) => {
             store.result(`box:${moduleId}`, { outcome: 'ok', text: 'conformance run started' });
             store.conformance(run);
             poll(run);
           })
           .catch((error: unknown) => store.result(`box:${moduleId}`, failure(error)));
+      },
+      runs(moduleId) {
+        setRunsOf(moduleId);
       },
     };
     return {
@@ -226,6 +232,16 @@ function Bench(props: { token: string; onUnauthorized: (message: string) => void
             />
           </div>
           <div class="side-column">
+            {runsOf !== null && (
+              <Runs
+                key={runsOf}
+                moduleId={runsOf}
+                api={session.api}
+                liveRuns={state.liveRuns}
+                nowMs={Date.now() + state.serverOffsetMs}
+                close={() => setRunsOf(null)}
+              />
+            )}
             <Conformance
               runs={state.runs}
               results={state.results}

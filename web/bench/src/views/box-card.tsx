@@ -1,6 +1,7 @@
 // One box: its barrier (animated by CSS), availability, battery, clock drift,
 // last seen, link, whether it still takes revoked keys (at-risk.tsx), and
-// its buttons. A class with shouldComponentUpdate so a
+// its buttons, and who holds it (reservation.tsx: the buttons that drive a
+// held box are off, with the reason). A class with shouldComponentUpdate so a
 // card renders again only when its own box, result or run changed: the store
 // keeps unchanged objects as they were (store.ts), so 5,000 cards cost one
 // comparison each when one box moves.
@@ -20,6 +21,7 @@ import { BARRIERS } from '../types';
 import { ActionResult } from './action-result';
 import { AtRisk, AtRiskBadge } from './at-risk';
 import { Barrier } from './barrier';
+import { heldReason, holds, ReservationLine } from './reservation';
 
 export interface BoxHandlers {
   command: (moduleId: number, action: CommandAction) => void;
@@ -27,6 +29,8 @@ export interface BoxHandlers {
   conformance: (moduleId: number) => void;
   /** Downloads the box's recent MQTT traffic as a pcapng file. */
   capture: (moduleId: number) => void;
+  /** Opens the box's kept runs (views/runs.tsx). */
+  runs: (moduleId: number) => void;
 }
 
 interface Props {
@@ -66,6 +70,31 @@ function BoxKind({ simulated }: { simulated: boolean }) {
 }
 
 export class BoxCard extends Component<Props> {
+  /** Renders the card again when its reservation runs out (a held box's buttons come back on). */
+  #expiry: ReturnType<typeof setTimeout> | null = null;
+
+  override componentDidMount(): void {
+    this.#watchExpiry();
+  }
+
+  override componentDidUpdate(): void {
+    this.#watchExpiry();
+  }
+
+  override componentWillUnmount(): void {
+    if (this.#expiry !== null) clearTimeout(this.#expiry);
+  }
+
+  #watchExpiry(): void {
+    if (this.#expiry !== null) clearTimeout(this.#expiry);
+    this.#expiry = null;
+    const reservation = this.props.box.reservation;
+    if (!holds(reservation, Date.now())) return;
+    const left = Date.parse(reservation.expires_at) - Date.now();
+    // setTimeout takes at most 2^31-1 ms; a reservation lasts a day at most.
+    if (left > 0 && left < 2 ** 31 - 1) this.#expiry = setTimeout(() => this.forceUpdate(), left + 50);
+  }
+
   override shouldComponentUpdate(next: Props): boolean {
     return (
       next.box !== this.props.box ||
@@ -82,6 +111,9 @@ export class BoxCard extends Component<Props> {
     const faults = activeFaults(box);
     const battery = box.live?.battery_mv ?? box.battery_mv;
     const running = run?.state === 'running';
+    const reservation = holds(box.reservation, Date.now()) ? box.reservation : null;
+    // The page has no reservation token: a held box refuses what drives it.
+    const held = reservation === null ? undefined : heldReason(reservation);
     const missing = box.revocations_missing.length;
     return (
       <article
@@ -90,6 +122,7 @@ export class BoxCard extends Component<Props> {
         data-barrier={barrier}
         data-availability={box.availability}
         data-revocations-missing={missing}
+        data-reserved={reservation === null ? undefined : reservation.holder}
         aria-label={`box ${id}`}
       >
         {/* Not built yet: one line of text (5,000 of these are the first render's DOM). */}
@@ -129,16 +162,25 @@ export class BoxCard extends Component<Props> {
             <AtRisk box={box} />
             {box.availability_reason !== null && <p class="reason">{box.availability_reason}</p>}
             {faults !== '' && <p class="faults">Faults: {faults}</p>}
+            {reservation !== null && <ReservationLine reservation={reservation} />}
             <div class="buttons">
               {COMMAND_ACTIONS.map((action) => (
-                <button type="button" key={action} data-action={action} onClick={() => handlers.command(id, action)}>
+                <button
+                  type="button"
+                  key={action}
+                  data-action={action}
+                  disabled={held !== undefined}
+                  title={held}
+                  onClick={() => handlers.command(id, action)}
+                >
                   {COMMAND_LABELS[action]}
                 </button>
               ))}
               <button
                 type="button"
                 data-action="conformance"
-                disabled={running}
+                disabled={running || held !== undefined}
+                title={held}
                 onClick={() => handlers.conformance(id)}
               >
                 {running ? 'Conformance…' : 'Conformance'}
@@ -151,10 +193,25 @@ export class BoxCard extends Component<Props> {
               >
                 Capture
               </button>
+              <button
+                type="button"
+                data-action="runs"
+                title="This box's kept runs: history, comparison, trend"
+                onClick={() => handlers.runs(id)}
+              >
+                Runs
+              </button>
             </div>
             <div class="buttons faults-row" role="group" aria-label={`simulated faults of box ${id}`}>
               {FAULT_ACTIONS.map((action) => (
-                <button type="button" key={action} data-action={action} onClick={() => handlers.fault(id, action)}>
+                <button
+                  type="button"
+                  key={action}
+                  data-action={action}
+                  disabled={held !== undefined}
+                  title={held}
+                  onClick={() => handlers.fault(id, action)}
+                >
                   {FAULT_LABELS[action]}
                 </button>
               ))}
