@@ -289,7 +289,7 @@ export interface RunsTable {
   options: string;
   /** JSON: the run's summary once it has ended. */
   summary: string | null;
-  /** JSON: what the run's files are rendered from (a conformance SuiteReport without its results). */
+  /** JSON: what the run's files are rendered from (a conformance SuiteReport: summary, interrupted, results). */
   report: string | null;
   /** JSON: the capture files the run wrote, as paths on the machine that ran it. */
   captures: Generated<string>;
