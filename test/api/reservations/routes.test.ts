@@ -214,3 +214,38 @@ test('at most 100 requests wait for one box: the next is refused 409 operation_r
   t.like(errorBody(t, full), { error: 'operation_refused', details: [{ path: 'module_id' }] });
   t.regex(errorBody(t, full).details[0]?.message ?? '', /100 requests wait for box/);
 });
+
+test("a waiter whose process died leaves the queue once its row's lease passes: the release then frees the box", async (t) => {
+  const app = await testApp(t);
+  const { token } = await addOperator(app.ctx.store, 'ci', app.clock.now());
+  const [moduleId = 0] = (await addParking(app)).moduleIds;
+  const held = (await reserve(app, token, moduleId, { ttl_seconds: 600 })).json<ReservationBody>();
+  const { id: operatorId } = await app.ctx.store.kysely
+    .selectFrom('operators')
+    .select('id')
+    .where('name', '=', 'ci')
+    .executeTakeFirstOrThrow();
+  // What a waiting request of another API process leaves when that process dies: its row, kept ahead no more.
+  const now = app.clock.now();
+  await app.ctx.store.kysely
+    .insertInto('box_reservations')
+    .values({
+      module_id: moduleId,
+      token_hash: 'dead-waiter',
+      operator_id: operatorId,
+      holder: 'ci',
+      note: 'dead',
+      state: 'waiting',
+      ttl_ms: 60_000,
+      queued_at: now,
+      held_since: null,
+      expires_at: now + 5_000,
+    })
+    .execute();
+  t.like((await reservationOf(app, token, moduleId)).json(), { reservation: { queue: [{ note: 'dead' }] } });
+  app.clock.advance(5_000);
+  t.like((await reservationOf(app, token, moduleId)).json(), { reservation: { queue: [] } });
+  t.is((await release(app, token, moduleId, held.token)).statusCode, 204);
+  t.deepEqual((await reservationOf(app, token, moduleId)).json(), { reservation: null });
+  t.is((await reserve(app, token, moduleId, { ttl_seconds: 60 })).statusCode, 201);
+});
