@@ -26,10 +26,20 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
-export async function startBenchProcess(options: { env?: NodeJS.ProcessEnv } = {}): Promise<BenchProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'pb-page-'));
+export interface BenchProcessOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  /** A data folder of the caller's, kept at stop: a second start on it is a restart on the same database. */
+  readonly dataDir?: string;
+  /** The API's port (a restart keeps the page's address); a free one when not given. */
+  readonly port?: number;
+  /** The operator token of an earlier start on the same dataDir: no operator is added. */
+  readonly token?: string;
+}
+
+export async function startBenchProcess(options: BenchProcessOptions = {}): Promise<BenchProcess> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'pb-page-')));
   const databasePath = join(dataDir, 'parkbench.sqlite');
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const mqttPort = await freePort();
   const child = spawn(
     process.execPath,
@@ -51,7 +61,7 @@ export async function startBenchProcess(options: { env?: NodeJS.ProcessEnv } = {
       await exited;
       clearTimeout(killer);
     }
-    await rm(dataDir, { recursive: true, force: true });
+    if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
   };
   try {
     const ready = await new Promise<ReadyInfo>((resolve, reject) => {
@@ -71,12 +81,17 @@ export async function startBenchProcess(options: { env?: NodeJS.ProcessEnv } = {
     });
     const env = { DATABASE_PATH: databasePath, MQTT_URL: '' };
     const admin = (...args: string[]) => runCli(['admin', ...args], { env });
-    const added = await admin('operator', 'add', '--name', 'page-test', '--json');
-    if (added.code !== 0) throw new Error(`admin operator add failed: ${added.stderr}`);
-    const { token } = JSON.parse(added.stdout) as { token: string };
+    const token = options.token ?? (await addOperator(admin));
     return { ready, apiUrl: ready.api_url, dataDir, databasePath, token, stderr, admin, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** The operator `page-test`, added by `parkbench admin operator add`: its token. */
+async function addOperator(admin: BenchProcess['admin']): Promise<string> {
+  const added = await admin('operator', 'add', '--name', 'page-test', '--json');
+  if (added.code !== 0) throw new Error(`admin operator add failed: ${added.stderr}`);
+  return (JSON.parse(added.stdout) as { token: string }).token;
 }
