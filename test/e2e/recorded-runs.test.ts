@@ -40,7 +40,7 @@ interface Comparison {
   counts: Record<'regressed' | 'fixed' | 'same' | 'new' | 'gone', number>;
 }
 
-/** A parking with box MODULE_ID, and its provisioning file as `admin box provision` writes it. */
+/** A sealed parking with box MODULE_ID, and its provisioning file as `admin box provision` writes it. */
 async function seedBox(bench: BenchProcess, dir: string): Promise<string> {
   const ok = async (...args: string[]): Promise<Record<string, unknown>> => {
     const result = await bench.admin(...args, '--json');
@@ -58,6 +58,8 @@ async function seedBox(bench: BenchProcess, dir: string): Promise<string> {
     '2.00',
     '--max-duration-minutes',
     '120',
+    '--access',
+    'sealed',
   );
   await ok(
     'box',
@@ -129,7 +131,7 @@ async function reportOf(
   run: CliProcess,
   code: number,
 ): Promise<{ record: { run_id: string }; results: { name: string; result: string }[] }> {
-  t.is(await run.exited, code, [...run.stderr, ...run.stdout].join('\n').slice(-3000));
+  t.is(await run.exited, code, run.stderr.join('\n'));
   return JSON.parse(run.stdout.join('\n')) as {
     record: { run_id: string };
     results: { name: string; result: string }[];
