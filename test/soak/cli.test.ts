@@ -43,7 +43,9 @@ function verdict(json: Result | undefined, limit: string): { actual: number | nu
   return json?.verdicts.find((each) => each.limit === limit);
 }
 
-const LIMITS = ['--limit', 'answer_ms.p99<=100', '--limit', 'battery_mv.drop<=1000', '--limit', 'cycle_ms.max<=1500'];
+// Limits a healthy simulated box meets on a loaded machine too: these tests
+// check verdicts, not this machine's speed (perf:soak measures that).
+const LIMITS = ['--limit', 'answer_ms.p99<=2000', '--limit', 'battery_mv.drop<=1000', '--limit', 'cycle_ms.max<=5000'];
 
 test('a healthy box passes every limit: exit 0', async (t) => {
   const { result, json } = await soak(t, 5201, [], ['--cycles', '300', ...LIMITS]);
@@ -53,9 +55,9 @@ test('a healthy box passes every limit: exit 0', async (t) => {
     json?.verdicts.map((each) => [each.limit, each.passed]),
     [
       ['failures==0', true],
-      ['answer_ms.p99<=100', true],
+      ['answer_ms.p99<=2000', true],
       ['battery_mv.drop<=1000', true],
-      ['cycle_ms.max<=1500', true],
+      ['cycle_ms.max<=5000', true],
     ],
   );
   // Not a terminal: quiet progress lines on stderr.
@@ -203,7 +205,7 @@ test('a --limits file with a bad line: that line named, exit 2', async (t) => {
   const result = await runCli(['soak', '--box', box.path, '--serial', pair.b, '--cycles', '5', '--limits', file]);
   t.is(result.code, 2);
   t.regex(result.stderr, /limits\.yaml line 3: limit "answer_ms\.p101<=1": unknown statistic "p101"/);
-  await writeFile(file, "# the bench's\n- 'answer_ms.p99<=250'\n- failures==0\n");
+  await writeFile(file, "# the bench's\n- 'answer_ms.p99<=2000'\n- failures==0\n");
   const good = await runCli([
     'soak',
     '--box',
@@ -219,7 +221,7 @@ test('a --limits file with a bad line: that line named, exit 2', async (t) => {
   t.is(good.code, 0, good.stderr);
   t.deepEqual(
     (JSON.parse(good.stdout) as Result).verdicts.map((each) => each.limit),
-    ['answer_ms.p99<=250', 'failures==0'],
+    ['answer_ms.p99<=2000', 'failures==0'],
   );
 });
 
