@@ -37,7 +37,8 @@ function parseLimit(raw: string): number {
 /** `#12 box 9101 REVOKE (revoke) failed after 3 sends: REVOCATION_FULL: ...` */
 function line(command: ControlCommandView): string {
   const detail = command.last_error ?? command.last_status;
-  return `#${command.id} box ${command.module_id} ${command.kind} (${command.purpose}, ${command.operation}) ${command.state}, ${command.attempts} sends${detail === null ? '' : `: ${detail}`}`;
+  const waiting = command.waiting === null ? '' : `; waiting: ${command.waiting.reason}`;
+  return `#${command.id} box ${command.module_id} ${command.kind} (${command.purpose}, ${command.operation}) ${command.state}, ${command.attempts} sends${detail === null ? '' : `: ${detail}`}${waiting}`;
 }
 
 export function registerControlCommands(admin: Command): void {
@@ -57,7 +58,7 @@ export function registerControlCommands(admin: Command): void {
       };
       const { listControlCommands } = await import('../../api/control/interventions.js');
       await withReadOnlyDatabase(flags, async (ctx) => {
-        const commands = await listControlCommands(ctx.store, filter);
+        const commands = await listControlCommands(ctx.store, filter, ctx.now);
         if (flags.json) process.stdout.write(`${JSON.stringify(commands, null, 2)}\n`);
         else
           process.stdout.write(commands.length === 0 ? 'no control commands\n' : `${commands.map(line).join('\n')}\n`);

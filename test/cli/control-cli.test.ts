@@ -3,8 +3,10 @@
 // rows a CLI process writes are picked up by the API's poll without a
 // restart; two operators at once get distinct sequences; --wait, the
 // per-box report, the exit codes (0 done, 3 pending, 4 failed) and the
-// one-line refusals; `admin box status` lists what is pending.
+// one-line refusals; `admin box status` lists what is pending; `admin
+// control list` says what a pending command of a reserved box waits for.
 import test, { type ExecutionContext } from 'ava';
+import { addOperator } from '../../api/operators/accounts.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { runCli, type CliResult } from '../helpers/run-cli.js';
 import type { TestApp } from '../helpers/api-app.js';
@@ -183,4 +185,26 @@ test("another tool used higher sequences and filled the box's revocation list: R
     ((await value(app.ctx.store, 'SELECT control_seq FROM control_commands')) as number) > 1_003,
     "the sequence skipped past the other tool's",
   );
+});
+
+test('admin control list: a pending REVOKE of a reserved box says what it waits for, as the API does', async (t) => {
+  const app = await benchNow(t);
+  const parking = await addParking(app, { boxes: ['entrance'] });
+  const [moduleId = 0] = parking.moduleIds;
+  const { token } = await addOperator(app.ctx.store, 'alice', app.clock.now());
+  const reserved = await app.app.inject({
+    method: 'POST',
+    url: `/api/operator/boxes/${moduleId}/reservation`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: { ttl_seconds: 600, note: 'CI job 123' },
+  });
+  t.is(reserved.statusCode, 201, reserved.body);
+  const revoked = await admin(app, 'smart-key', 'revoke', '--id', String(await keyOf(app, parking.id)));
+  t.is(revoked.code, 3, revoked.stderr);
+  const listed = await admin(app, 'control', 'list', '--module-id', String(moduleId));
+  t.is(listed.code, 0, listed.stderr);
+  t.regex(listed.stdout, /REVOKE \(revoke, [^)]+\) pending, 0 sends; waiting: .*alice.*CI job 123/);
+  const json = await admin(app, 'control', 'list', '--module-id', String(moduleId), '--json');
+  const [command] = JSON.parse(json.stdout) as { waiting: { reason: string; until: string } | null }[];
+  t.regex(command?.waiting?.reason ?? '', /alice/);
 });
