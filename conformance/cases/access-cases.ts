@@ -92,7 +92,7 @@ type Edge = 'not_before' | 'not_after';
 /** Just inside or just outside the window at one end (step 7:
  * not_before − skew <= box_time <= not_after + skew), with the access
  * command `command` makes; `prefix` starts the case's name. */
-export function edgeCase(edge: Edge, inside: boolean, command: AccessCommandBuilder, prefix = ''): ConformanceCase {
+function edgeCase(edge: Edge, inside: boolean, command: AccessCommandBuilder, prefix = ''): ConformanceCase {
   const status = inside ? Status.OK : edge === 'not_before' ? Status.NOT_YET_VALID : Status.EXPIRED;
   return {
     name: `${prefix}${edge} ${inside ? 'just inside' : 'just outside'} the skew`,

@@ -1,8 +1,8 @@
 // Every case, in the order they run, for one box. The barrier cycle goes
 // first, while the barrier is most likely closed; TIME_SET goes after the
-// sealed window cases so it cannot move the clock under them (each learns the
-// clock afresh anyway, as the signed window cases of a box without K_park,
-// which need the suite's issuers and so come after it, do). Version 2: the
+// sealed window cases so it cannot move the clock under them. The signed
+// window cases of a box without K_park need the suite's issuers, so they come
+// after it: each case learns the clock afresh, so that is safe. Version 2: the
 // suite's issuers are installed before any signed case; the rotation drops
 // the previous issuer after the cases that use it; the power cycle runs
 // before the revocation list is filled, and the list is filled last but one,
