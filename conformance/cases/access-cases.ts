@@ -1,8 +1,10 @@
 // ACCESS cases: a valid command opens and the barrier cycles; the validity
 // window at both ends, with skew (docs/protocol.md, step 7); scope (step
-// 3); the module list (step 8); tries (step 9). Each case uses fresh key ids
-// so tries never mix between cases, and places times relative to the box's
-// own clock, learned from a response's box_time.
+// 3); the module list (step 8); tries (step 9). The window, scope and module
+// list cases take the command they send (sealed here; signed-cases.ts makes
+// them with ACCESS_SIGNED for a box without K_park). Each case uses fresh key
+// ids so tries never mix between cases, and places times relative to the
+// box's own clock, learned from a response's box_time.
 import { Barrier, Status } from '../../firmware-protocol/index.js';
 import { accessCommand, type AccessSpec, type BoxUnderTest } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';
@@ -22,6 +24,13 @@ export async function boxTime(run: CaseRun): Promise<number | undefined> {
   return now;
 }
 
+/** Makes an access command for `key`: an ACCESS sealed under K_park, or an
+ * ACCESS_SIGNED by one of the suite's issuers. */
+export type AccessCommandBuilder = (run: CaseRun, key: AccessSpec, box: BoxUnderTest) => Buffer;
+
+/** An ACCESS sealed under K_park (only cases that run on a box holding it). */
+const sealedAccess: AccessCommandBuilder = (_run, key, box) => accessCommand(box, key);
+
 /** A key valid for an hour either side of `now` (box time). */
 export function validKey(run: CaseRun, now: number, tries = KEY_TRIES): AccessSpec {
   return { keyId: run.context.keyId(), notBefore: Math.max(0, now - HOUR), notAfter: now + HOUR, tries };
@@ -29,11 +38,7 @@ export function validKey(run: CaseRun, now: number, tries = KEY_TRIES): AccessSp
 
 /** A valid access command opens, and the barrier shows OPENING then CLOSED
  * within --cycle-ms: sealed (version 1) or signed (version 2). */
-export function cyclingCase(
-  name: string,
-  step: string,
-  command: (run: CaseRun, key: AccessSpec, box: BoxUnderTest) => Buffer,
-): ConformanceCase {
+export function cyclingCase(name: string, step: string, command: AccessCommandBuilder): ConformanceCase {
   return {
     name,
     step,
@@ -71,7 +76,7 @@ export function cyclingCase(
 const validAccessCycles = cyclingCase(
   'valid ACCESS opens; barrier OPENING then CLOSED',
   'checks, steps 7-11',
-  (_run, key, box) => accessCommand(box, key),
+  sealedAccess,
 );
 
 function seen(run: CaseRun, mark: number): string {
@@ -85,11 +90,12 @@ function seen(run: CaseRun, mark: number): string {
 type Edge = 'not_before' | 'not_after';
 
 /** Just inside or just outside the window at one end (step 7:
- * not_before − skew <= box_time <= not_after + skew). */
-function edgeCase(edge: Edge, inside: boolean): ConformanceCase {
+ * not_before − skew <= box_time <= not_after + skew), with the access
+ * command `command` makes; `prefix` starts the case's name. */
+function edgeCase(edge: Edge, inside: boolean, command: AccessCommandBuilder, prefix = ''): ConformanceCase {
   const status = inside ? Status.OK : edge === 'not_before' ? Status.NOT_YET_VALID : Status.EXPIRED;
   return {
-    name: `${edge} ${inside ? 'just inside' : 'just outside'} the skew`,
+    name: `${prefix}${edge} ${inside ? 'just inside' : 'just outside'} the skew`,
     step: 'checks, step 7',
     expected: inside ? '0x00' : edge === 'not_before' ? '0x10' : '0x11',
     async run(run) {
@@ -112,37 +118,55 @@ function edgeCase(edge: Edge, inside: boolean): ConformanceCase {
               tries: KEY_TRIES,
             };
       // A refusal at step 7 counts no try: remaining stays at the key's tries.
-      await run.send(accessCommand(run.box, key), { status, remaining: inside ? KEY_TRIES - 1 : KEY_TRIES });
+      await run.send(command(run, key, run.box), { status, remaining: inside ? KEY_TRIES - 1 : KEY_TRIES });
     },
   };
 }
 
-const otherParking: ConformanceCase = {
-  name: 'ACCESS for another parking',
-  step: 'checks, step 3',
-  expected: '0x14',
-  async run(run) {
-    const now = await boxTime(run);
-    if (now === undefined) return;
-    const scope = run.box.parkingId === 0xffffffff ? 0 : run.box.parkingId + 1;
-    await run.send(accessCommand(run.box, { ...validKey(run, now), scope }), { status: Status.WRONG_PARKING });
-  },
-};
+/** The four window edges (step 7), each access command made by `command`. */
+export function windowEdgeCases(command: AccessCommandBuilder, prefix = ''): ConformanceCase[] {
+  return [
+    edgeCase('not_before', true, command, prefix),
+    edgeCase('not_before', false, command, prefix),
+    edgeCase('not_after', true, command, prefix),
+    edgeCase('not_after', false, command, prefix),
+  ];
+}
 
-const moduleNotListed: ConformanceCase = {
-  name: 'ACCESS whose module list lacks this box',
-  step: 'checks, step 8',
-  expected: '0x13',
-  async run(run) {
-    const now = await boxTime(run);
-    if (now === undefined) return;
-    const other = run.box.moduleId === 0xffffffff ? 0 : run.box.moduleId + 1;
-    await run.send(accessCommand(run.box, { ...validKey(run, now), moduleIds: [other] }), {
-      status: Status.WRONG_MODULE,
-      remaining: KEY_TRIES,
-    });
-  },
-};
+/** An access command scoped to the next parking (step 3): WRONG_PARKING,
+ * remaining 0xFF (step 5 never passed). `kind` names it: ACCESS or ACCESS_SIGNED. */
+export function otherParkingCase(kind: string, command: AccessCommandBuilder): ConformanceCase {
+  return {
+    name: `${kind} for another parking`,
+    step: 'checks, step 3',
+    expected: '0x14',
+    async run(run) {
+      const now = await boxTime(run);
+      if (now === undefined) return;
+      const scope = run.box.parkingId === 0xffffffff ? 0 : run.box.parkingId + 1;
+      await run.send(command(run, { ...validKey(run, now), scope }, run.box), { status: Status.WRONG_PARKING });
+    },
+  };
+}
+
+/** An access command listing only the next module (step 8): WRONG_MODULE,
+ * counting no try. `kind` names it: ACCESS or ACCESS_SIGNED. */
+export function moduleNotListedCase(kind: string, command: AccessCommandBuilder): ConformanceCase {
+  return {
+    name: `${kind} whose module list lacks this box`,
+    step: 'checks, step 8',
+    expected: '0x13',
+    async run(run) {
+      const now = await boxTime(run);
+      if (now === undefined) return;
+      const other = run.box.moduleId === 0xffffffff ? 0 : run.box.moduleId + 1;
+      await run.send(command(run, { ...validKey(run, now), moduleIds: [other] }, run.box), {
+        status: Status.WRONG_MODULE,
+        remaining: KEY_TRIES,
+      });
+    },
+  };
+}
 
 const twoTries: ConformanceCase = {
   name: 'a key with 2 tries, used 3 times',
@@ -162,11 +186,8 @@ const twoTries: ConformanceCase = {
 /** Every one seals under K_park. */
 export const accessCases: readonly ConformanceCase[] = [
   validAccessCycles,
-  edgeCase('not_before', true),
-  edgeCase('not_before', false),
-  edgeCase('not_after', true),
-  edgeCase('not_after', false),
-  otherParking,
-  moduleNotListed,
+  ...windowEdgeCases(sealedAccess),
+  otherParkingCase('ACCESS', sealedAccess),
+  moduleNotListedCase('ACCESS', sealedAccess),
   twoTries,
 ].map((conformanceCase) => ({ ...conformanceCase, needsParkingKey: true }));

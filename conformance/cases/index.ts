@@ -1,10 +1,12 @@
 // Every case, in the order they run, for one box. The barrier cycle goes
 // first, while the barrier is most likely closed; TIME_SET goes after the
-// window cases so it cannot move the clock under them (each learns the clock
-// afresh anyway). Version 2: the suite's issuers are installed before any
-// signed case; the rotation drops the previous issuer after the cases that
-// use it; the power cycle runs before the revocation list is filled, and the
-// list is filled last but one, as it stays full for a minute.
+// sealed window cases so it cannot move the clock under them. The signed
+// window cases of a box without K_park need the suite's issuers, so they come
+// after it: each case learns the clock afresh, so that is safe. Version 2: the
+// suite's issuers are installed before any signed case; the rotation drops
+// the previous issuer after the cases that use it; the power cycle runs
+// before the revocation list is filled, and the list is filled last but one,
+// as it stays full for a minute.
 import type { BoxUnderTest } from '../box-under-test.js';
 import { accessCases } from './access-cases.js';
 import type { ConformanceCase } from './conformance-case.js';
@@ -21,7 +23,8 @@ import { sealedWithoutParkingKey, signedCases } from './signed-cases.js';
 export type ProtocolVersion = 1 | 2;
 
 /** The cases for `box`: the sealed ACCESS cases where it holds K_park, else
- * the one case that a sealed ACCESS is refused; every other case everywhere.
+ * the one case that a sealed ACCESS is refused and the window, scope and
+ * module list cases by ACCESS_SIGNED; every other case everywhere.
  * Version 1: the cases of version 1 alone (a box holding K_park). */
 export function casesFor(
   box: Pick<BoxUnderTest, 'parkingKey'>,
@@ -42,7 +45,7 @@ export function casesFor(
     ...(withParkingKey ? accessCases : [sealedWithoutParkingKey]),
     ...sealed(frameCases),
     ...controlCases,
-    ...signedCases,
+    ...signedCases(withParkingKey),
     ...setIssuerCases,
     ...revocation.early,
     powerCycleCase,

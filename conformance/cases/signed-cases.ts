@@ -3,13 +3,23 @@
 // K_box), signs with them, and checks that only a signature by issuer_key or
 // issuer_key_previous over the exact bytes opens; that SET_ISSUER(new, none)
 // drops the previous issuer; and that a box without K_park refuses every
-// sealed ACCESS. The box's own issuer keys are put back when the run ends
-// (run-suite.ts).
+// sealed ACCESS and applies the access rules a sealed ACCESS would have
+// checked (window, scope, module list) to ACCESS_SIGNED. The box's own issuer
+// keys are put back when the run ends (run-suite.ts).
 import { randomBytes } from 'node:crypto';
 import { CommandOffset, generateIssuerKeyPair, Status } from '../../firmware-protocol/index.js';
 import { accessCommand, setIssuerCommand, signedAccessCommand } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';
-import { boxTime, cyclingCase, KEY_TRIES, validKey } from './access-cases.js';
+import {
+  boxTime,
+  cyclingCase,
+  KEY_TRIES,
+  moduleNotListedCase,
+  otherParkingCase,
+  validKey,
+  windowEdgeCases,
+  type AccessCommandBuilder,
+} from './access-cases.js';
 import type { ConformanceCase } from './conformance-case.js';
 
 /** Sends a SET_ISSUER; from here on the box's own keys must be put back. */
@@ -48,10 +58,14 @@ const installIssuers: ConformanceCase = {
   },
 };
 
+/** An ACCESS_SIGNED by the suite's current issuer. */
+const signedByCurrentIssuer: AccessCommandBuilder = (run, key, box) =>
+  signedAccessCommand(box, run.context.issuers.current.privateKey, key);
+
 const signedOpens = cyclingCase(
   'valid ACCESS_SIGNED opens; barrier OPENING then CLOSED',
   'checks, steps 4, 7-11',
-  (run, key, box) => signedAccessCommand(box, run.context.issuers.current.privateKey, key),
+  signedByCurrentIssuer,
 );
 
 /** An ACCESS_SIGNED with something changed after signing: refused at step 4. */
@@ -132,14 +146,29 @@ export const sealedWithoutParkingKey: ConformanceCase = {
   },
 };
 
-/** In order: the issuers are installed first; the rotation goes last, as it drops the previous issuer. */
-export const signedCases: readonly ConformanceCase[] = [
-  installIssuers,
-  signedOpens,
-  flippedBody,
-  flippedHeader,
-  flippedSignature,
-  unknownIssuer,
-  previousIssuerOpens,
-  previousIssuerDropped,
+/** On a box without K_park, the access rules the sealed ACCESS cases check
+ * elsewhere, with ACCESS_SIGNED: the window at both ends (step 7), another
+ * parking's scope (step 3), a module list without this box (step 8). */
+const signedAccessRules: readonly ConformanceCase[] = [
+  ...windowEdgeCases(signedByCurrentIssuer, 'ACCESS_SIGNED '),
+  otherParkingCase('ACCESS_SIGNED', signedByCurrentIssuer),
+  moduleNotListedCase('ACCESS_SIGNED', signedByCurrentIssuer),
 ];
+
+/** In order: the issuers are installed first; the rotation goes last, as it
+ * drops the previous issuer. A box without K_park (`withParkingKey` false)
+ * also gets the access rules by ACCESS_SIGNED, right after the valid one
+ * opens; a box holding K_park has them checked by its sealed ACCESS cases. */
+export function signedCases(withParkingKey: boolean): readonly ConformanceCase[] {
+  return [
+    installIssuers,
+    signedOpens,
+    ...(withParkingKey ? [] : signedAccessRules),
+    flippedBody,
+    flippedHeader,
+    flippedSignature,
+    unknownIssuer,
+    previousIssuerOpens,
+    previousIssuerDropped,
+  ];
+}

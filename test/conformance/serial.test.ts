@@ -1,6 +1,7 @@
 // The suite through the real command line against `parkbench sim` on a real
 // pty pair (socat): a correct box passes every case, sealed or signed; a box
-// with a firmware bug fails, and the failing case is the one the bug breaks.
+// with a firmware bug fails, sealed or signed, and the failing case is the
+// one the bug breaks.
 import avaTest from 'ava';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +14,14 @@ import { testNeeding } from '../helpers/requires.js';
 
 // Skipped, with one line naming the package, where socat is not installed (a failure under CI).
 const test = testNeeding('socat', avaTest);
+
+/** The window's four edges (step 7) by ACCESS_SIGNED: a box without K_park has no sealed ones. */
+const SIGNED_WINDOW_CASES = [
+  'ACCESS_SIGNED not_before just inside the skew',
+  'ACCESS_SIGNED not_before just outside the skew',
+  'ACCESS_SIGNED not_after just inside the skew',
+  'ACCESS_SIGNED not_after just outside the skew',
+];
 
 test('a simulated box on a pty passes every case; the table says so; exit 0', async (t) => {
   const { box, pair } = await simOnPty(t, 4101);
@@ -51,11 +60,36 @@ test('a box of a signed parking on a pty passes every case (ACCESS_SIGNED, REVOK
   t.is(report.summary.total, reportRows(box.provisioning));
   t.is(report.summary.failed, 0, JSON.stringify(report.results.filter((entry) => entry.result === 'fail')));
   t.is(report.summary.skipped, 1);
-  t.true(
-    report.results.some(
-      (entry) => entry.name === 'valid ACCESS_SIGNED opens; barrier OPENING then CLOSED' && entry.result === 'pass',
-    ),
+  const passed = report.results.filter((entry) => entry.result === 'pass').map((entry) => entry.name);
+  for (const name of [
+    'valid ACCESS_SIGNED opens; barrier OPENING then CLOSED',
+    ...SIGNED_WINDOW_CASES,
+    'ACCESS_SIGNED for another parking',
+    'ACCESS_SIGNED whose module list lacks this box',
+  ])
+    t.true(passed.includes(name), name);
+});
+
+test('a box of a signed parking with the accept-expired bug fails exactly the ACCESS_SIGNED not_after case (step 7)', async (t) => {
+  const { box, pair } = await simOnPty(t, 4105, ['--bug', 'accept-expired'], keysOf('signed'));
+  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+  t.is(result.code, 1, result.stderr);
+  const report = JSON.parse(result.stdout) as JsonReport;
+  t.is(report.summary.total, reportRows(box.provisioning));
+  const failed = report.results.filter((entry) => entry.result === 'fail');
+  t.deepEqual(
+    failed.map((entry) => entry.name),
+    ['ACCESS_SIGNED not_after just outside the skew'],
   );
+  t.like(failed[0], { step: 'checks, step 7', expected: '0x11', got: '0x00' });
+  t.regex(failed[0]?.reason ?? '', /status 0x00 OK, expected 0x11 EXPIRED/);
+  // The other three edges pass: the bug changes only what EXPIRED would have been.
+  for (const name of SIGNED_WINDOW_CASES.filter((each) => !each.startsWith('ACCESS_SIGNED not_after just outside')))
+    t.like(
+      report.results.find((entry) => entry.name === name),
+      { result: 'pass' },
+      name,
+    );
 });
 
 test('--json parses, --junit writes well-formed XML with the same counts', async (t) => {
