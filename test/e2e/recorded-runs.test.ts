@@ -40,7 +40,7 @@ interface Comparison {
   counts: Record<'regressed' | 'fixed' | 'same' | 'new' | 'gone', number>;
 }
 
-/** A sealed parking with box MODULE_ID, and its provisioning file as `admin box provision` writes it. */
+/** A parking (signed, `parking create`'s default) with box MODULE_ID, and its provisioning file as `admin box provision` writes it. */
 async function seedBox(bench: BenchProcess, dir: string): Promise<string> {
   const ok = async (...args: string[]): Promise<Record<string, unknown>> => {
     const result = await bench.admin(...args, '--json');
@@ -58,8 +58,6 @@ async function seedBox(bench: BenchProcess, dir: string): Promise<string> {
     '2.00',
     '--max-duration-minutes',
     '120',
-    '--access',
-    'sealed',
   );
   await ok(
     'box',
