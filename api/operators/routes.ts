@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { operatorAuth, type OperatorAuthDeps } from './auth.js';
 import { type ConformanceRuns, junitOfRun, operatorConformanceRoutes } from '../conformance-runs/index.js';
-import { runReadRoutes, runRecordRoutes, type RunRecordRouteDeps, type Runs } from '../runs/index.js';
+import { runReadRoutes, runRecordRoutes, type Runs } from '../runs/index.js';
 import { type CaptureRouteDeps, type CaptureSource, operatorCaptureRoutes } from '../capture/index.js';
 import type { MqttService } from '../mqtt/index.js';
 import { guardReservation, reservationRoutes, type ReservationRouteDeps } from '../reservations/index.js';
@@ -32,11 +32,10 @@ export type OperatorRouteDeps = OperatorAuthDeps &
   CaptureRouteDeps;
 
 /** The runs: those the operator API starts (api/conformance-runs/) and
- * those kept (api/runs/); `checkReservation`, POST /runs's guard of a reserved box. */
+ * those kept (api/runs/). */
 export interface OperatorRuns {
   conformanceRuns: ConformanceRuns;
   runs: Runs;
-  checkReservation?: RunRecordRouteDeps['checkReservation'];
 }
 
 /** `mqtt`: the MQTT side, absent when the service runs without one (api/service.ts);
@@ -66,7 +65,7 @@ export function operatorRoutes(
     scope,
     {
       runs: runs.runs,
-      checkReservation: runs.checkReservation ?? ((moduleId, request) => guardReservation(ctx, moduleId, request)),
+      checkReservation: (moduleId, request) => guardReservation(ctx, moduleId, request),
     },
     () => ctx.clock.now(),
   );
