@@ -210,9 +210,13 @@ test('--battery-drain-mv sags the status reports by each opening; --jam-every an
   const third = await statusOf(3);
   t.deepEqual([first.status, second.status, third.status], [Status.OK, Status.BARRIER_FAULT, Status.OK]);
   t.is(second.barrier, Barrier.FAULT);
-  // The jammed opening moved nothing: no sag for it.
+  // The jammed opening moved nothing: no sag for it. The first read may come
+  // before the first opening's arm is back down, a movement that drains 1 mV.
   t.true(first.battery <= 3_800 && first.battery > 3_790, String(first.battery));
-  t.is(second.battery, first.battery);
+  t.true(
+    second.battery <= first.battery && second.battery >= first.battery - 1,
+    `${first.battery} -> ${second.battery}`,
+  );
   t.true(third.battery <= first.battery - 100, `${first.battery} -> ${third.battery}`);
   t.is(await sim.stop('SIGTERM'), 0);
 });
