@@ -1,10 +1,10 @@
 // The `parkbench` command line: one program, one subcommand per part of the
 // bench. Each subcommand lives in its own file under cli/commands/ and is
 // registered here.
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { DomainError } from '../api/http/domain-error.js';
 import { UnsafeTargetError } from '../lib/atomic-file.js';
+import { packageVersionNear } from '../lib/package-version.js';
 import { CliError, ExitCode } from './errors.js';
 import { registerProtocolCommands } from './commands/protocol.js';
 import { registerApiCommand } from './commands/api.js';
@@ -22,7 +22,7 @@ import { registerReleaseCommand } from './commands/release.js';
 function buildProgram(): Command {
   const program = new Command('parkbench')
     .description('Hardware-in-the-loop bench for parking access boxes')
-    .version(packageVersion(), '-V, --version')
+    .version(packageVersionNear(import.meta.url), '-V, --version')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerProtocolCommands(program);
@@ -38,23 +38,6 @@ function buildProgram(): Command {
   registerReserveCommand(program);
   registerReleaseCommand(program);
   return program;
-}
-
-/** The package's version, read from package.json whether this file runs from
- * the sources (cli/) or from the build (dist/cli/). */
-function packageVersion(): string {
-  for (const relative of ['../package.json', '../../package.json']) {
-    try {
-      const manifest = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (manifest.name === 'parkbench' && manifest.version !== undefined) return manifest.version;
-    } catch {
-      // not at this level: try the next one up
-    }
-  }
-  return 'unknown';
 }
 
 async function main(argv: string[]): Promise<void> {
