@@ -238,6 +238,19 @@ export class SimulatedBox extends EventEmitter<SimulatedBoxEvents> {
     this.#changed();
   }
 
+  /** What a power cut leaves as it was, as the settings that put it back:
+   * the faults the bench set (a jammed arm stays jammed), the battery's
+   * charge, and the real-time clock on its backup cell (its offset from
+   * true time at the cut, a TIME_SET included, and its drift). */
+  settingsKeptThroughPowerCut(): SimSetCommand {
+    return {
+      faults: { ...this.#faults },
+      batteryMv: this.battery.millivolts,
+      clockOffsetSeconds: this.boxClock.offsetMs / 1000,
+      driftPpm: this.boxClock.driftPpm,
+    };
+  }
+
   snapshot(): BoxSnapshot {
     return {
       barrier: this.barrier.state,

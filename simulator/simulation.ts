@@ -91,6 +91,9 @@ export class Simulation {
   #powered = true;
   /** Power transitions, one at a time in the order asked. */
   #power: Promise<void> = Promise.resolve();
+  /** Per module id, what the last power cut left as it was (faults, battery,
+   * clock), applied again at power on over the start-up settings. */
+  #keptThroughPowerCut = new Map<number, SimSetCommand>();
 
   private constructor(
     boxes: readonly RunningBox[],
@@ -138,7 +141,8 @@ export class Simulation {
    * the will, BLE stops advertising), the timers stop and the boxes are
    * dropped; nothing more is written to the state files. On: the boxes start
    * again from their state files, as a process start would, on the same
-   * links. Resolves once the transition is done (on: the boxes answer).
+   * links, with what a power cut does not change: the faults set at run
+   * time, the battery's charge and the real-time clock (on its backup cell). Resolves once the transition is done (on: the boxes answer).
    */
   setPower(on: boolean): Promise<void> {
     const transition = this.#power.then(() => (on ? this.#powerOn() : this.#powerOff()));
@@ -151,6 +155,9 @@ export class Simulation {
     this.#powered = false;
     const boxes = this.#boxes;
     this.#boxes = [];
+    this.#keptThroughPowerCut = new Map(
+      boxes.map((entry) => [entry.box.moduleId, entry.box.settingsKeptThroughPowerCut()]),
+    );
     await Promise.all(
       boxes.map(async (entry) => {
         if (entry.ble !== undefined) {
@@ -168,7 +175,7 @@ export class Simulation {
     if (this.#powered) return;
     const running: RunningBox[] = [];
     try {
-      await Simulation.#startBoxes(running, this.options, this.radio);
+      await Simulation.#startBoxes(running, this.options, this.radio, this.#keptThroughPowerCut);
       // What the other side sent while the box was off is gone, as on a real box.
       await Simulation.#attachLinks(running, this.options, true);
     } catch (error) {
@@ -179,11 +186,13 @@ export class Simulation {
     this.#powered = true;
   }
 
-  /** Starts each member's box (from its state file) and its BLE peripheral, in place. */
+  /** Starts each member's box (from its state file) and its BLE peripheral,
+   * in place; after a power cut, with what the cut left as it was. */
   static async #startBoxes(
     running: RunningBox[],
     options: SimulationOptions,
     radio: VirtualRadio | undefined,
+    keptThroughPowerCut: ReadonlyMap<number, SimSetCommand> = new Map(),
   ): Promise<void> {
     const logger = options.logger ?? silentLogger;
     for (const member of options.members) {
@@ -200,6 +209,8 @@ export class Simulation {
       });
       if (options.settings !== undefined) box.apply(options.settings);
       box.apply(member.settings);
+      const kept = keptThroughPowerCut.get(box.moduleId);
+      if (kept !== undefined) box.apply(kept);
       running.push({
         box,
         ...(radio === undefined

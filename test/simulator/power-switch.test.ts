@@ -178,3 +178,36 @@ test('on BLE, power off takes the box off the radio and on puts a new one there'
   const address = box.provisioning.macAddress;
   t.deepEqual(events, [`added ${address}`, `removed ${address}`, `added ${address}`]);
 });
+
+test('what sim/set changed stays through a power cycle: the faults (a start-up jam cleared too), the battery and the clock', async (t) => {
+  const broker = await brokerForTest(t);
+  const box = await boxFile(t, 4515, keysOf('sealed'));
+  const stateDir = await mkdtemp(join(tmpdir(), 'pb-power-kept-'));
+  t.teardown(() => rm(stateDir, { recursive: true, force: true }));
+  const simulation = await Simulation.start({
+    // Started jammed, as `parkbench sim --jam` starts it.
+    members: [{ provisioning: box.provisioning, settings: { faults: { jammed: true } } }],
+    clock: systemClock,
+    stateDir,
+    mqtt: { url: broker.url, topics: new Topics() },
+  });
+  t.teardown(() => simulation.stop());
+  const snapshot = () => simulation.boxes[0]?.box.snapshot();
+  t.deepEqual(snapshot()?.faults, ['jam']);
+
+  const client = await mqtt.connectAsync(broker.url);
+  t.teardown(() => client.endAsync());
+  await client.publishAsync(
+    new Topics().box(4515, 'sim/set'),
+    JSON.stringify({ jam: false, delay_ms: 300, battery_mv: 3100, clock_offset_seconds: 120 }),
+  );
+  await waitFor(() => snapshot()?.faults.join() === 'delay_ms=300', 'the sim/set applied');
+
+  await simulation.setPower(false);
+  await simulation.setPower(true);
+  const after = snapshot();
+  t.deepEqual(after?.faults, ['delay_ms=300'], 'the run-time faults, not the start-up jam');
+  t.is(after?.battery_mv, 3100);
+  const aheadSeconds = Date.parse(after?.box_time ?? '') / 1000 - Date.now() / 1000;
+  t.true(Math.abs(aheadSeconds - 120) < 3, `the box clock is ${aheadSeconds} s ahead`);
+});
