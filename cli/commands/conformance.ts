@@ -35,8 +35,7 @@ export function registerConformanceCommand(program: Command): void {
     .option('--password <password>', 'with --mqtt: MQTT password')
     .option(
       '--topic-prefix <prefix>',
-      'with --mqtt: first MQTT topic level',
-      process.env.MQTT_TOPIC_PREFIX ?? 'parkbench',
+      "with --mqtt: first MQTT topic level (default: the bench file's topic_prefix, else MQTT_TOPIC_PREFIX, else parkbench)",
     )
     .option('--answer-ms <ms>', 'longest time the box may take to answer a command', String(DEFAULT_ANSWER_MS))
     .option(

@@ -38,8 +38,7 @@ export function registerSoakCommand(program: Command): void {
     .option('--password <password>', 'with --mqtt: MQTT password')
     .option(
       '--topic-prefix <prefix>',
-      'with --mqtt: first MQTT topic level',
-      process.env.MQTT_TOPIC_PREFIX ?? 'parkbench',
+      "with --mqtt: first MQTT topic level (default: the bench file's topic_prefix, else MQTT_TOPIC_PREFIX, else parkbench)",
     )
     .option('--cycles <n>', 'cycles to run')
     .option('--duration <time>', 'how long to run: 30s, 10m, 8h (with --cycles: whichever ends first)')

@@ -2,7 +2,7 @@
 // target, numbers in range, the provisioning file read and checked. Any
 // problem is a UsageError (one line, exit code 2) before a link is opened.
 import type { LevelWithSilent } from 'pino';
-import { Topics } from '../../lib/mqtt-topics.js';
+import { DEFAULT_TOPIC_PREFIX, Topics } from '../../lib/mqtt-topics.js';
 import { parseSerialTarget, type SerialTarget } from '../../lib/serial-target.js';
 import { isMacAddress } from '../../lib/wire-patterns.js';
 import { U32_MAX, isIssuerPublicKey } from '../../firmware-protocol/index.js';
@@ -28,7 +28,8 @@ export interface ConformanceFlags extends RunCaptureFlags, RecordFlags {
   moduleId?: string;
   username?: string;
   password?: string;
-  topicPrefix: string;
+  /** Undefined: the bench file's, else MQTT_TOPIC_PREFIX, else parkbench. */
+  topicPrefix?: string;
   answerMs: string;
   cycleMs: string;
   waitMs: string;
@@ -148,9 +149,13 @@ function benchChoice(box: BenchBox | undefined, flags: ConformanceFlags): Target
     case 'mqtt': {
       let topics: Topics;
       try {
-        topics = new Topics(link.topicPrefix ?? flags.topicPrefix);
+        topics = new Topics(flags.topicPrefix ?? link.topicPrefix ?? defaultTopicPrefix());
       } catch (error) {
-        throw new UsageError(`${box.place}.link.topic_prefix: ${messageOf(error)}`);
+        throw new UsageError(
+          flags.topicPrefix === undefined
+            ? `${box.place}.link.topic_prefix: ${messageOf(error)}`
+            : `--topic-prefix: ${messageOf(error)}`,
+        );
       }
       const username = flags.username ?? link.username;
       const password = flags.password ?? passwordOf(box);
@@ -191,7 +196,7 @@ function targetChoice(flags: ConformanceFlags): TargetChoice {
   if (!/^(mqtts?|wss?|tcp):\/\/\S+$/.test(url)) throw new UsageError(`--mqtt must be an mqtt:// URL, got "${url}"`);
   let topics: Topics;
   try {
-    topics = new Topics(flags.topicPrefix);
+    topics = new Topics(flags.topicPrefix ?? defaultTopicPrefix());
   } catch (error) {
     throw new UsageError(`--topic-prefix: ${messageOf(error)}`);
   }
@@ -253,4 +258,9 @@ function integer(flag: string, raw: string, min: number, max: number): number {
   if (!/^\d+$/.test(raw.trim()) || value < min || value > max)
     throw new UsageError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
   return value;
+}
+
+/** The first topic level when neither --topic-prefix nor the bench file gives one. */
+function defaultTopicPrefix(): string {
+  return process.env.MQTT_TOPIC_PREFIX ?? DEFAULT_TOPIC_PREFIX;
 }

@@ -26,7 +26,7 @@ export interface SoakFlags extends RecordFlags {
   moduleId?: string;
   username?: string;
   password?: string;
-  topicPrefix: string;
+  topicPrefix?: string;
   cycles?: string;
   duration?: string;
   answerMs: string;

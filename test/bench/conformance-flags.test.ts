@@ -1,7 +1,7 @@
 // `parkbench conformance --bench FILE`: with it, --box is the module_id of a
 // box of the file (a bench of one box may leave it out); without it, --box
 // is still the provisioning file. The file gives the link and the power
-// switch, a link flag overrides the file's, an MQTT password comes from the
+// switch, a link flag overrides the file's (--topic-prefix too), an MQTT password comes from the
 // environment. Checked in process (fast), and a bad bench file through the
 // real entry point: one line, exit 2.
 import test, { type ExecutionContext } from 'ava';
@@ -13,7 +13,6 @@ import { boxFile } from '../helpers/conformance-fixtures.js';
 import { runCli } from '../helpers/run-cli.js';
 
 const defaults = {
-  topicPrefix: 'parkbench',
   answerMs: '2000',
   cycleMs: '30000',
   waitMs: '10000',
@@ -68,6 +67,13 @@ test("an MQTT box of the bench: its password from the environment variable the f
     0,
   );
   t.like(flagged.choice, { username: 'other', password: 'flag' });
+  // --topic-prefix overrides the file's topic_prefix too, and a bad one is named as the flag.
+  const prefixed = await parseConformanceFlags({ ...defaults, bench: path, box: '4602', topicPrefix: 'bench-2' }, 0);
+  t.is(prefixed.choice.kind === 'mqtt' ? prefixed.choice.topics.prefix : '', 'bench-2');
+  await t.throwsAsync(parseConformanceFlags({ ...defaults, bench: path, box: '4602', topicPrefix: 'lab/#' }, 0), {
+    instanceOf: UsageError,
+    message: /^--topic-prefix: /,
+  });
   delete process.env.PB_BENCH_TEST_PW;
   await t.throwsAsync(parseConformanceFlags({ ...defaults, bench: path, box: '4602' }, 0), {
     instanceOf: UsageError,
