@@ -166,7 +166,7 @@ export async function parseBenchFile(text: string, path: string): Promise<BenchF
     const duplicate = boxes.find((box) => box.moduleId === raw.module_id);
     if (duplicate !== undefined)
       throw new BenchFileError(`${at('module_id')}: box ${raw.module_id} is on the bench twice (${duplicate.place})`);
-    const link = linkOf(raw.link, at);
+    const link = linkOf(raw.link, at, folder);
     if (link.kind === 'serial') {
       const same = boxes.find((box) => box.link.kind === 'serial' && box.link.target.path === link.target.path);
       if (same !== undefined)
@@ -237,7 +237,9 @@ function mostTelling(errors: readonly ErrorObject[]): ErrorObject | undefined {
 
 type At = (...keys: (string | number)[]) => string;
 
-function linkOf(raw: RawBox['link'], at: At): BenchLink {
+/** The box's link; a relative serial path is resolved against the bench
+ * file's folder, as the provisioning file's path is. */
+function linkOf(raw: RawBox['link'], at: At, folder: string): BenchLink {
   const kinds = (['serial', 'ble', 'mqtt'] as const).filter((kind) => raw[kind] !== undefined);
   const [kind] = kinds;
   if (kind === undefined || kinds.length > 1)
@@ -250,7 +252,7 @@ function linkOf(raw: RawBox['link'], at: At): BenchLink {
   };
   if (kind === 'serial') {
     extra(['username', 'password_env', 'topic_prefix']);
-    return { kind, target: { path: raw.serial ?? '', baudRate: raw.baud ?? DEFAULT_BAUD_RATE } };
+    return { kind, target: { path: resolve(folder, raw.serial ?? ''), baudRate: raw.baud ?? DEFAULT_BAUD_RATE } };
   }
   if (raw.baud !== undefined) throw new BenchFileError(`${at('link', 'baud')}: goes with serial, not ${kind}`);
   if (kind === 'ble') {

@@ -249,3 +249,26 @@ test('limits are strings; a box twice, or two boxes on one port, are refused', a
     'DIR/bench.yaml:13: boxes[1].module_id: box 4242 is on the bench twice (DIR/bench.yaml:3: boxes[0])',
   );
 });
+
+test('a relative serial path is resolved against the bench file, so two spellings of one port are one port', async (t) => {
+  const first = await boxFile(t, 4242);
+  const second = await boxFile(t, 4243);
+  await writeFile(join(first.directory, 'box-4243.json'), JSON.stringify(second.document));
+  const path = join(first.directory, 'bench.yaml');
+  const bench = (secondLink: string) => `boxes:
+  - { module_id: 4242, provisioning: box-4242.json, link: { serial: ttyA } }
+  - { module_id: 4243, provisioning: box-4243.json, link: ${secondLink} }
+`;
+  await writeFile(path, bench('{ serial: /dev/ttyUSB0 }'));
+  const loaded = await loadBenchFile(path);
+  t.deepEqual(
+    loaded.boxes.map((box) => (box.link.kind === 'serial' ? box.link.target.path : '')),
+    [join(first.directory, 'ttyA'), '/dev/ttyUSB0'],
+  );
+  await writeFile(path, bench('{ serial: ./sub/../ttyA }'));
+  const error = await t.throwsAsync(loadBenchFile(path), { instanceOf: BenchFileError });
+  t.is(
+    error.message.replaceAll(first.directory, 'DIR'),
+    "DIR/bench.yaml:3: boxes[1].link.serial: DIR/ttyA is also box 4242's port",
+  );
+});
