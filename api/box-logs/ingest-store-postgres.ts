@@ -8,7 +8,7 @@ import { CompiledQuery, sql } from 'kysely';
 import type { ParsedResponse } from '../../firmware-protocol/index.js';
 import { ControlAnswers } from '../control/index.js';
 import { CompiledOnce, greatest, type Executor, type PostgresStore } from '../db/store.js';
-import type { StoredBoxLog } from './repository.js';
+import { boxLogRow, type StoredBoxLog } from './repository.js';
 import type { BoxObservation, BoxRow } from '../boxes/index.js';
 import type { ParkingRow } from '../parkings/index.js';
 import type { SessionRow } from '../sessions/index.js';
@@ -155,32 +155,9 @@ export class PostgresIngestStore implements IngestStore {
 
   async insertLogs(on: Executor, logs: readonly StoredBoxLog[]): Promise<{ id: number; duplicate: boolean }[]> {
     if (logs.length === 0) return [];
-    const columns: unknown[][] = Array.from({ length: 19 }, () => new Array<unknown>(logs.length));
-    logs.forEach((log, row) => {
-      const e = log.entry;
-      const values = [
-        log.source,
-        e.fo_user_id,
-        e.smart_key_id,
-        e.equipment_id,
-        e.secured_parking_id,
-        e.type,
-        e.command,
-        e.command_decrypted,
-        e.response,
-        e.response_decrypted,
-        e.offline ? 1 : 0,
-        e.created_at,
-        e.point_attributes?.latitude ?? null,
-        e.point_attributes?.longitude ?? null,
-        log.verified ? 1 : 0,
-        log.boxSeq,
-        log.status,
-        log.receivedAt,
-        log.messageDigest,
-      ];
-      values.forEach((value, column) => ((columns[column] as unknown[])[row] = value));
-    });
+    const rows = logs.map(boxLogRow);
+    // One array a column: the INSERT unnests them.
+    const columns = (rows[0] ?? []).map((_, column) => rows.map((row) => row[column]));
     const inserted = (
       await on.executeQuery<{
         id: number;
