@@ -1,12 +1,15 @@
 // libparkbox's parkbox-host (libparkbox/README.md) for the tests that run it
 // as a box: built once per test process with the repository's CMake build
 // into libparkbox/build (git-ignored; an up-to-date build costs a second),
-// and started on one end of a pty pair with its own state file.
+// one process at a time (ava runs test files in parallel processes, and two
+// builds of one tree at once break each other's files), and started on one end of a pty pair with its own state file.
 //
 // Declare the tests that use it with
 // `testNeeding(['socat', 'cmake', 'cc', 'mbedtls'], test)` (requires.ts).
 import type { ExecutionContext } from 'ava';
 import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -22,11 +25,21 @@ export const PARKBOX_HOST = join(build, 'parkbox-host');
 
 let built: Promise<void> | undefined;
 
+/** Held (flock(1), util-linux) while a process configures and builds; one
+ * lock per build folder, outside the tree. */
+const buildLock = join(
+  tmpdir(),
+  `parkbench-libparkbox-${createHash('sha256').update(build).digest('hex').slice(0, 12)}.lock`,
+);
+
 /** Configures (once) and builds parkbox-host with the repository's CMake build. */
 export function buildParkboxHost(): Promise<void> {
   built ??= (async () => {
-    await run('cmake', ['-S', source, '-B', build], { cwd: root, timeout: 120_000 });
-    await run('cmake', ['--build', build, '--target', 'parkbox-host'], { cwd: root, timeout: 170_000 });
+    await run('flock', [buildLock, 'cmake', '-S', source, '-B', build], { cwd: root, timeout: 120_000 });
+    await run('flock', [buildLock, 'cmake', '--build', build, '--target', 'parkbox-host'], {
+      cwd: root,
+      timeout: 170_000,
+    });
   })();
   return built;
 }
