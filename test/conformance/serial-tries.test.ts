@@ -2,7 +2,7 @@
 // against `parkbench sim --bug ignore-tries` on a real pty pair (socat): a box
 // that opens for a key whose tries are spent fails exactly the case that
 // runs a key out of tries, sealed on a box holding K_park, by ACCESS_SIGNED
-// on a box of a signed parking.
+// on a box of a signed parking; --skip-wearing leaves either one out.
 import avaTest from 'ava';
 import { simOnPty } from '../helpers/conformance-serial-sim.js';
 import { runCli } from '../helpers/run-cli.js';
@@ -30,3 +30,30 @@ for (const kind of ['sealed', 'signed'] as const) {
     t.regex(failed[0]?.reason ?? '', /status 0x00 OK, expected 0x12 NO_TRIES_LEFT/);
   });
 }
+
+test('--skip-wearing leaves out the ACCESS_SIGNED tries case of a box of a signed parking, with the other wearing case', async (t) => {
+  const { box, pair } = await simOnPty(t, 4108, [], keysOf('signed'));
+  const result = await runCli([
+    'conformance',
+    '--box',
+    box.path,
+    '--serial',
+    pair.b,
+    '--cycle-ms',
+    '5000',
+    '--json',
+    '--skip-wearing',
+  ]);
+  t.is(result.code, 0, result.stdout + result.stderr);
+  const report = JSON.parse(result.stdout) as JsonReport;
+  t.like(report.summary, { total: reportRows(box.provisioning), failed: 0, skipped: 3 });
+  const skipped = report.results.filter((entry) => entry.result === 'skip');
+  t.deepEqual(
+    skipped.map(({ name, wearing }) => ({ name, wearing })),
+    [
+      { name: 'ACCESS_SIGNED a key with 2 tries, used 3 times', wearing: true },
+      { name: 'issuer keys, revocations, tries and the control sequence survive a power cycle', wearing: false },
+      { name: 'REVOKE at the 65th live entry is REVOCATION_FULL (or the box says it holds more)', wearing: true },
+    ],
+  );
+});
