@@ -2,9 +2,9 @@
 // window at both ends, with skew (docs/protocol.md, step 7); scope (step
 // 3); the module list (step 8); tries (step 9). The window, scope, module
 // list and tries cases take the command they send (sealed here;
-// signed-cases.ts makes them with ACCESS_SIGNED for a box without K_park). Each case uses fresh key
-// ids so tries never mix between cases, and places times relative to the
-// box's own clock, learned from a response's box_time.
+// signed-cases.ts makes them with ACCESS_SIGNED for a box without K_park).
+// Each case uses fresh key ids so tries never mix between cases, and places
+// times relative to the box's own clock, learned from a response's box_time.
 import { Barrier, Status } from '../../firmware-protocol/index.js';
 import { accessCommand, type AccessSpec, type BoxUnderTest } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';

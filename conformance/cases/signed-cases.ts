@@ -4,8 +4,8 @@
 // issuer_key_previous over the exact bytes opens; that SET_ISSUER(new, none)
 // drops the previous issuer; and that a box without K_park refuses every
 // sealed ACCESS and applies the access rules a sealed ACCESS would have
-// checked (window, scope, module list, tries) to ACCESS_SIGNED. The box's own issuer
-// keys are put back when the run ends (run-suite.ts).
+// checked (window, scope, module list, tries) to ACCESS_SIGNED. The box's
+// own issuer keys are put back when the run ends (run-suite.ts).
 import { randomBytes } from 'node:crypto';
 import { CommandOffset, generateIssuerKeyPair, Status } from '../../firmware-protocol/index.js';
 import { accessCommand, setIssuerCommand, signedAccessCommand } from '../box-under-test.js';
