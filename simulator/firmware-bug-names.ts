@@ -2,7 +2,13 @@
 // each does), apart from their code, so the command line's help lists them
 // and checks `--bug` without loading the protocol.
 
-export const FIRMWARE_BUGS = ['accept-expired', 'accept-revoked', 'accept-any-signature', 'forget-tries'] as const;
+export const FIRMWARE_BUGS = [
+  'accept-expired',
+  'accept-revoked',
+  'accept-any-signature',
+  'ignore-tries',
+  'forget-tries',
+] as const;
 
 export type FirmwareBug = (typeof FIRMWARE_BUGS)[number];
 

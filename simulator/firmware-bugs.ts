@@ -5,7 +5,7 @@
 // `forget-tries` decides as the reference does and acts at start instead
 // (stateAtStart): what the box loaded from its state file, minus the tries.
 import { sign } from 'node:crypto';
-import { FrameKind, SIGNATURE_LENGTH, Status } from '../firmware-protocol/constants.js';
+import { Direction, FrameKind, SIGNATURE_LENGTH, Status } from '../firmware-protocol/constants.js';
 import type { BoxConditions, BoxState } from '../firmware-protocol/box.js';
 import type { Decision } from '../firmware-protocol/decide.js';
 import { generateIssuerKeyPair, issuerPrivateKeyObject } from '../firmware-protocol/index.js';
@@ -65,6 +65,29 @@ export const firmwareBugs = {
       ...again,
       state: { ...again.state, issuerKey: state.issuerKey, issuerKeyPrevious: state.issuerKeyPrevious },
     };
+  },
+  /** Skips the tries check (step 9): a key whose tries in this box's
+   * direction are spent still opens the barrier (OK, not NO_TRIES_LEFT).
+   * The box decides as if one try were left, so steps 10 and 11 still
+   * refuse as they would; the count it keeps is left as it was, and the
+   * answer's remaining is 0: no try is left, and a count cannot go below
+   * none (0xFF would say that no try applies, which is untrue of an access
+   * that passed step 5). */
+  'ignore-tries': ({ decision, state, decideAgain }: BugContext): Decision => {
+    const command = decision.command;
+    if (
+      decision.status !== Status.NO_TRIES_LEFT ||
+      command === null ||
+      (command.kind !== FrameKind.ACCESS && command.kind !== FrameKind.ACCESS_SIGNED)
+    )
+      return decision;
+    const { body } = command;
+    const max = decision.fields.direction === Direction.ENTRANCE ? body.maxEntries : body.maxExits;
+    // One short of the key's tries: step 9 passes, and remaining comes out 0.
+    const tries = new Map(state.tries);
+    tries.set(decision.keyId, { count: max - 1, notAfter: body.notAfter });
+    const again = decideAgain({ state: { ...state, tries } });
+    return { ...again, state: { ...again.state, tries: state.tries } };
   },
   /** Decides as the reference does: its fault is in stateAtStart. */
   'forget-tries': ({ decision }: BugContext): Decision => decision,

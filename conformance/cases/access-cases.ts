@@ -1,10 +1,10 @@
 // ACCESS cases: a valid command opens and the barrier cycles; the validity
 // window at both ends, with skew (docs/protocol.md, step 7); scope (step
-// 3); the module list (step 8); tries (step 9). The window, scope and module
-// list cases take the command they send (sealed here; signed-cases.ts makes
-// them with ACCESS_SIGNED for a box without K_park). Each case uses fresh key
-// ids so tries never mix between cases, and places times relative to the
-// box's own clock, learned from a response's box_time.
+// 3); the module list (step 8); tries (step 9). The window, scope, module
+// list and tries cases take the command they send (sealed here;
+// signed-cases.ts makes them with ACCESS_SIGNED for a box without K_park).
+// Each case uses fresh key ids so tries never mix between cases, and places
+// times relative to the box's own clock, learned from a response's box_time.
 import { Barrier, Status } from '../../firmware-protocol/index.js';
 import { accessCommand, type AccessSpec, type BoxUnderTest } from '../box-under-test.js';
 import type { CaseRun } from '../suite-context.js';
@@ -168,20 +168,25 @@ export function moduleNotListedCase(kind: string, command: AccessCommandBuilder)
   };
 }
 
-const twoTries: ConformanceCase = {
-  name: 'a key with 2 tries, used 3 times',
-  step: 'checks, step 9',
-  expected: '0x00, 0x00, 0x12',
-  wearing: true,
-  async run(run) {
-    const now = await boxTime(run);
-    if (now === undefined) return;
-    const key = validKey(run, now, 2);
-    await run.send(accessCommand(run.box, key), { status: Status.OK, remaining: 1 });
-    await run.send(accessCommand(run.box, key), { status: Status.OK, remaining: 0 });
-    await run.send(accessCommand(run.box, key), { status: Status.NO_TRIES_LEFT, remaining: 0 });
-  },
-};
+/** A key with 2 tries used 3 times (step 9): the first two open (remaining
+ * 1, then 0), the third is NO_TRIES_LEFT, each access command made by
+ * `command`; `prefix` starts the case's name. Wearing: it spends tries. */
+export function twoTriesCase(command: AccessCommandBuilder, prefix = ''): ConformanceCase {
+  return {
+    name: `${prefix}a key with 2 tries, used 3 times`,
+    step: 'checks, step 9',
+    expected: '0x00, 0x00, 0x12',
+    wearing: true,
+    async run(run) {
+      const now = await boxTime(run);
+      if (now === undefined) return;
+      const key = validKey(run, now, 2);
+      await run.send(command(run, key, run.box), { status: Status.OK, remaining: 1 });
+      await run.send(command(run, key, run.box), { status: Status.OK, remaining: 0 });
+      await run.send(command(run, key, run.box), { status: Status.NO_TRIES_LEFT, remaining: 0 });
+    },
+  };
+}
 
 /** Every one seals under K_park. */
 export const accessCases: readonly ConformanceCase[] = [
@@ -189,5 +194,5 @@ export const accessCases: readonly ConformanceCase[] = [
   ...windowEdgeCases(sealedAccess),
   otherParkingCase('ACCESS', sealedAccess),
   moduleNotListedCase('ACCESS', sealedAccess),
-  twoTries,
+  twoTriesCase(sealedAccess),
 ].map((conformanceCase) => ({ ...conformanceCase, needsParkingKey: true }));

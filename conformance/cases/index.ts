@@ -23,8 +23,8 @@ import { sealedWithoutParkingKey, signedCases } from './signed-cases.js';
 export type ProtocolVersion = 1 | 2;
 
 /** The cases for `box`: the sealed ACCESS cases where it holds K_park, else
- * the one case that a sealed ACCESS is refused and the window, scope and
- * module list cases by ACCESS_SIGNED; every other case everywhere.
+ * the one case that a sealed ACCESS is refused and the window, scope,
+ * module list and tries cases by ACCESS_SIGNED; every other case everywhere.
  * Version 1: the cases of version 1 alone (a box holding K_park). */
 export function casesFor(
   box: Pick<BoxUnderTest, 'parkingKey'>,

@@ -4,8 +4,8 @@
 // issuer_key_previous over the exact bytes opens; that SET_ISSUER(new, none)
 // drops the previous issuer; and that a box without K_park refuses every
 // sealed ACCESS and applies the access rules a sealed ACCESS would have
-// checked (window, scope, module list) to ACCESS_SIGNED. The box's own issuer
-// keys are put back when the run ends (run-suite.ts).
+// checked (window, scope, module list, tries) to ACCESS_SIGNED. The box's
+// own issuer keys are put back when the run ends (run-suite.ts).
 import { randomBytes } from 'node:crypto';
 import { CommandOffset, generateIssuerKeyPair, Status } from '../../firmware-protocol/index.js';
 import { accessCommand, setIssuerCommand, signedAccessCommand } from '../box-under-test.js';
@@ -16,6 +16,7 @@ import {
   KEY_TRIES,
   moduleNotListedCase,
   otherParkingCase,
+  twoTriesCase,
   validKey,
   windowEdgeCases,
   type AccessCommandBuilder,
@@ -148,11 +149,13 @@ export const sealedWithoutParkingKey: ConformanceCase = {
 
 /** On a box without K_park, the access rules the sealed ACCESS cases check
  * elsewhere, with ACCESS_SIGNED: the window at both ends (step 7), another
- * parking's scope (step 3), a module list without this box (step 8). */
+ * parking's scope (step 3), a module list without this box (step 8), a key
+ * run out of tries (step 9, wearing). */
 const signedAccessRules: readonly ConformanceCase[] = [
   ...windowEdgeCases(signedByCurrentIssuer, 'ACCESS_SIGNED '),
   otherParkingCase('ACCESS_SIGNED', signedByCurrentIssuer),
   moduleNotListedCase('ACCESS_SIGNED', signedByCurrentIssuer),
+  twoTriesCase(signedByCurrentIssuer, 'ACCESS_SIGNED '),
 ];
 
 /** In order: the issuers are installed first; the rotation goes last, as it

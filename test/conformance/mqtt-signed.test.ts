@@ -36,8 +36,10 @@ for (const kind of ['sealed', 'signed', 'both'] as const satisfies readonly BoxK
     );
     t.is(byName.has('a sealed ACCESS on a box without K_park'), kind === 'signed');
     t.is(byName.has('valid ACCESS opens; barrier OPENING then CLOSED'), kind !== 'signed');
-    // The window, scope and module list by ACCESS_SIGNED: only where no sealed case checks them.
+    // The window, scope, module list and tries by ACCESS_SIGNED: only where no sealed case checks them.
     t.is(byName.get('ACCESS_SIGNED not_after just outside the skew')?.result, kind === 'signed' ? 'pass' : undefined);
+    t.is(byName.get('ACCESS_SIGNED a key with 2 tries, used 3 times')?.result, kind === 'signed' ? 'pass' : undefined);
+    t.is(byName.get('a key with 2 tries, used 3 times')?.result, kind === 'signed' ? undefined : 'pass');
     t.is(byName.get("SET_ISSUER puts the box's issuer keys back")?.result, 'pass');
     // A box that held none cannot be given none again: the next test.
     if (kind === 'sealed') return;

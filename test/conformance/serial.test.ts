@@ -23,6 +23,9 @@ const SIGNED_WINDOW_CASES = [
   'ACCESS_SIGNED not_after just outside the skew',
 ];
 
+/** Step 9 by ACCESS_SIGNED: a box without K_park has no sealed tries case. */
+const SIGNED_TRIES_CASE = 'ACCESS_SIGNED a key with 2 tries, used 3 times';
+
 test('a simulated box on a pty passes every case; the table says so; exit 0', async (t) => {
   const { box, pair } = await simOnPty(t, 4101);
   const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000']);
@@ -66,6 +69,7 @@ test('a box of a signed parking on a pty passes every case (ACCESS_SIGNED, REVOK
     ...SIGNED_WINDOW_CASES,
     'ACCESS_SIGNED for another parking',
     'ACCESS_SIGNED whose module list lacks this box',
+    SIGNED_TRIES_CASE,
   ])
     t.true(passed.includes(name), name);
 });

@@ -1,6 +1,6 @@
 // A simulated box of a signed parking (docs/protocol.md, version 2): ACCESS_SIGNED,
 // REVOKE and SET_ISSUER through the real SimulatedBox and its state file, a
-// restart in between, and the deliberate bugs of steps 4 and 8a.
+// restart in between, and the deliberate bugs of steps 4, 8a and 9.
 import test, { type ExecutionContext } from 'ava';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -196,4 +196,32 @@ test('the accept-expired firmware bug also opens for an expired ACCESS_SIGNED', 
   const expired = signedAccess(provisioning, issuer, { nowSeconds: now - 7_200, notAfter: now - 3_600 });
   t.is(await send(t, await startBox(t, provisioning), expired), 'EXPIRED');
   t.is(await send(t, await startBox(t, provisioning, { bugs: ['accept-expired'] }), expired), 'OK');
+});
+
+test('the ignore-tries firmware bug opens for a key whose tries are spent: OK, remaining 0, the count kept as it was', async (t) => {
+  const issuer = newIssuer();
+  const provisioning = signedProvisioning(issuer);
+  const once = signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 42, tries: 1 });
+  const never = signedAccess(provisioning, issuer, { nowSeconds: now, keyId: 43, tries: 0 });
+  const remaining = async (box: SimulatedBox, command: Buffer): Promise<[string, number]> => {
+    const response = await box.handleCommand(command);
+    if (response === null) throw new Error('no response');
+    const fields = parseResponse(response);
+    return [statusName(fields.status) ?? 'unknown', fields.remaining];
+  };
+  const correct = await startBox(t, provisioning);
+  t.deepEqual(await remaining(correct, once), ['OK', 0]);
+  t.deepEqual(await remaining(correct, once), ['NO_TRIES_LEFT', 0]);
+  t.deepEqual(await remaining(correct, never), ['NO_TRIES_LEFT', 0]);
+  const buggy = await startBox(t, provisioning, { bugs: ['ignore-tries'] });
+  for (const expected of [
+    ['OK', 0],
+    ['OK', 0],
+    ['OK', 0],
+  ])
+    t.deepEqual(await remaining(buggy, once), expected, 'a key of one try');
+  t.deepEqual(await remaining(buggy, never), ['OK', 0], 'a key of no try in this direction');
+  t.is(buggy.barrier.state, 'opening');
+  t.is(buggy.state.tries.get(42)?.count, 1, 'counted once, as the reference counts it');
+  t.is(buggy.state.tries.get(43), undefined);
 });

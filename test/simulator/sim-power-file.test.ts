@@ -246,7 +246,7 @@ test('the power file and endurance flags are checked: one line, exit 2', async (
     [['--jam-every', '2.5'], /--jam-every/],
     [['--battery-drain-mv', '-1'], /--battery-drain-mv/],
     [['--battery-drain-mv', '70000'], /--battery-drain-mv/],
-    [['--bug', 'forget-everything'], /forget-tries/],
+    [['--bug', 'forget-everything'], /--bug must be one of .*ignore-tries, forget-tries/],
   ] as const) {
     const result = await runCli(['sim', '--box', box, '--serial', join(directory, 'no-port'), ...args]);
     t.is(result.code, 2, args.join(' '));
