@@ -94,5 +94,14 @@ export function soakJunit(run: RunWithResults): string {
 /** The run's JUnit XML: the suite's writer for a conformance run, the soak's style for a soak. */
 export function junitOfRun(run: RunWithResults, report: unknown): string {
   if (run.kind === 'soak') return soakJunit(run);
-  return renderJunit(suiteReportOf(run, report), { runCaptures: run.captures });
+  const suite = suiteReportOf(run, report);
+  return renderJunit(suite, { runCaptures: wholeRunCaptures(run.captures, suite) });
+}
+
+/** The run's captures that are no case's own: the whole run's files
+ * (--capture), attached to the testsuite. A case's file is attached to its
+ * testcase alone, as `parkbench conformance --junit` attaches it. */
+function wholeRunCaptures(captures: readonly string[], suite: SuiteReport): string[] {
+  const caseFiles = new Set(suite.results.flatMap((result) => (result.capture === undefined ? [] : [result.capture])));
+  return captures.filter((path) => !caseFiles.has(path));
 }

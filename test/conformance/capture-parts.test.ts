@@ -1,11 +1,12 @@
 // The suite's capture parts, in process: the run's sink (the whole run's
-// file and the running case's), the case files' names, and the opened
+// file, its rotated files as the JUnit report attaches them, and the running
+// case's), the case files' names, and the opened
 // record after each frame (a response matched to the command it answers,
 // a late one too; a status report; an answer to no command the suite sent).
 import test from 'ava';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   Barrier,
   Direction,
@@ -19,6 +20,7 @@ import {
 import { caseFileName } from '../../conformance/capture/case-file-name.js';
 import { OpeningLinkCapture } from '../../conformance/capture/opening-link-capture.js';
 import { RunCapture } from '../../conformance/capture/run-capture.js';
+import { renderJunit } from '../../conformance/reports/junit.js';
 import { CaptureFile } from '../../lib/capture/capture-file.js';
 import { CaptureDirection, RecordKind } from '../../lib/capture/record.js';
 import { capturedRecords } from '../helpers/conformance-capture.js';
@@ -92,6 +94,50 @@ test("the run's sink: every record in the whole run's file, a case's in its own 
     ],
   );
   t.is(capturedRecords(join(directory, 'run.pcapng')).records.length, 2 + inCase.length);
+});
+
+test("the run's sink names the whole run's files as rotation left them, oldest first; --junit attaches those to the testsuite", (t) => {
+  const directory = folder(t);
+  const whole = new CaptureFile({
+    path: join(directory, 'run.pcapng'),
+    maxBytes: 600,
+    maxFiles: 3,
+    application: APPLICATION,
+    now: () => new Date('2026-06-01T08:00:00Z'),
+  });
+  const sink = new RunCapture({ whole, application: APPLICATION });
+  const link = new OpeningLinkCapture(sink, 'serial', '/dev/ttyB', { boxKey });
+  for (let row = 1; row <= 20; row += 1) link.frame(CaptureDirection.toBox, batteryQuery(row), 101);
+  sink.close();
+  const names = sink.runFiles.map((path) => basename(path));
+  t.is(names.length, 3);
+  const first = Number(/^run_(\d{5})_20260601080000\.pcapng$/.exec(names[0] ?? '')?.[1]);
+  t.true(first > 1, 'the oldest files were removed');
+  t.deepEqual(
+    names,
+    [0, 1, 2].map((index) => `run_${String(first + index).padStart(5, '0')}_20260601080000.pcapng`),
+  );
+  t.deepEqual(readdirSync(directory).sort(), names);
+  const xml = renderJunit(
+    {
+      results: [],
+      summary: {
+        target: 'serial',
+        module_id: 101,
+        total: 0,
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        ms: 0,
+        control_seq: { first: 1, next: 1 },
+      },
+    },
+    { runCaptures: sink.runFiles },
+  );
+  t.is(
+    /<system-out>([^<]*)<\/system-out>\n {2}<\/testsuite>/.exec(xml)?.[1],
+    sink.runFiles.map((path) => `[[ATTACHMENT|${path}]]`).join('\n'),
+  );
 });
 
 test('a case file that cannot be opened stops the case files, said once; the whole run goes on', (t) => {

@@ -3,15 +3,16 @@
 // on a real pty pair (socat). Each case's file holds the wire bytes both
 // ways, COBS and delimiter included, an opened record after each run that
 // carries a command, a response or a status report, the garbage of the link
-// case marked not a frame; the whole run's file rotates by --capture-max-mb.
+// case marked not a frame; the whole run's file rotates by --capture-max-mb,
+// and --junit attaches it, by the name rotation gave it, to the testsuite.
 import avaTest from 'ava';
-import { readdir } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { basename, isAbsolute, join } from 'node:path';
 import { FrameKind, parseResponse, Status } from '../../firmware-protocol/index.js';
 import { serialGarbage } from '../../conformance/targets/garbage.js';
 import { CaptureDirection, RecordKind } from '../../lib/capture/record.js';
 import { capturedRecords, framesAndOpened, holdsAny } from '../helpers/conformance-capture.js';
-import { RUN_CHECKS, type JsonReport } from '../helpers/conformance-fixtures.js';
+import { assertWellFormedXml, RUN_CHECKS, type JsonReport } from '../helpers/conformance-fixtures.js';
 import { simOnPty } from '../helpers/conformance-serial-sim.js';
 import { runCli } from '../helpers/run-cli.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -23,6 +24,10 @@ const EXPIRED_CASE = 'not_after just outside the skew';
 test('a case file per case on a serial cable: wire bytes both ways, each frame opened, the garbage not a frame', async (t) => {
   const { box, pair } = await simOnPty(t, 4280, ['--bug', 'accept-expired']);
   const cases = join(box.directory, 'cases');
+  // The whole run's files in a folder whose name XML must escape.
+  const runFolder = join(box.directory, 'R&D');
+  await mkdir(runFolder);
+  const junit = join(box.directory, 'junit.xml');
   const result = await runCli([
     'conformance',
     '--box',
@@ -36,11 +41,13 @@ test('a case file per case on a serial cable: wire bytes both ways, each frame o
     '--capture-dir',
     cases,
     '--capture',
-    join(box.directory, 'run.pcapng'),
+    join(runFolder, 'run.pcapng'),
     '--capture-max-mb',
     '1',
     '--capture-files',
     '2',
+    '--junit',
+    junit,
   ]);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
@@ -98,10 +105,10 @@ test('a case file per case on a serial cable: wire bytes both ways, each frame o
 
   // The whole run, in one rotated file (under a MiB): its first answer, status
   // reports (0x82) opened as answering no command, and no key anywhere.
-  const runFiles = (await readdir(box.directory)).filter((name) => name.startsWith('run'));
+  const runFiles = await readdir(runFolder);
   t.is(runFiles.length, 1);
   t.regex(runFiles[0] ?? '', /^run_00001_\d{14}\.pcapng$/);
-  const whole = join(box.directory, runFiles[0] ?? '');
+  const whole = join(runFolder, runFiles[0] ?? '');
   const runFrames = framesAndOpened(capturedRecords(whole).records);
   t.is(runFrames[0]?.opened?.data[0], FrameKind.BATTERY_QUERY);
   const reports = runFrames.filter(
@@ -112,4 +119,15 @@ test('a case file per case on a serial cable: wire bytes both ways, each frame o
   const keys = [box.provisioning.boxKey, box.provisioning.parkingKey ?? Buffer.alloc(16)];
   t.false(holdsAny(whole, keys));
   t.false(holdsAny(failing, keys));
+
+  // The JUnit report: the failing case's file in its testcase; the run's file, as rotation
+  // named it (not the --capture argument), escaped, in the testsuite's own <system-out>.
+  const xml = await readFile(junit, 'utf8');
+  assertWellFormedXml(xml);
+  t.true(isAbsolute(box.directory) && !/[&<>"']/.test(box.directory));
+  const escapedWhole = `${box.directory}/R&amp;D/${runFiles[0] ?? ''}`;
+  t.is(/\n {4}<system-out>\[\[ATTACHMENT\|([^\]]+)\]\]<\/system-out>\n {2}<\/testsuite>/.exec(xml)?.[1], escapedWhole);
+  t.is(xml.split('[[ATTACHMENT|').length - 1, report.results.filter((entry) => entry.capture !== undefined).length + 1);
+  const failingTestcase = xml.split('<testcase ').find((testcase) => testcase.includes(`name="${EXPIRED_CASE}"`));
+  t.true(failingTestcase?.includes(`<system-out>[[ATTACHMENT|${failing}]]</system-out>`), 'the failing case attached');
 });

@@ -3,10 +3,11 @@
 // (listening, SQLite, system clock). The run is in GET /api/operator/runs
 // while it runs, its cases posted as they end; it ends with the suite's
 // verdict, the bench file's labels under --label's and the CI job's, and
-// its JUnit. A service that cannot be reached does not fail the run; a box
+// its JUnit, the very file --junit writes (each case's capture attached to
+// its testcase, the whole run's to the testsuite). A service that cannot be reached does not fail the run; a box
 // reserved by another operator refuses it before any case (exit 3), and
 // the holder's token lets it through.
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { freePort } from '../../lib/free-port.js';
@@ -71,6 +72,7 @@ function commandsReceived(simulation: Simulation): number {
 test('--record: the run is listed while it runs, cases posted as they end; it ends with the verdict, the labels and its JUnit', async (t) => {
   const b = await bench(t, 4261);
   const benchFile = join(b.box.directory, 'bench.yaml');
+  const junitFile = join(b.box.directory, 'junit.xml');
   await writeFile(
     benchFile,
     [
@@ -89,6 +91,12 @@ test('--record: the run is listed while it runs, cases posted as they end; it en
       'firmware=2.0.0',
       '--label',
       'build=42',
+      '--capture',
+      join(b.box.directory, 'run.pcapng'),
+      '--capture-dir',
+      join(b.box.directory, 'cases'),
+      '--junit',
+      junitFile,
     ]),
     b.service.env({ CI: 'true', CI_JOB_URL: 'https://ci.example/jobs/7' }),
   );
@@ -136,6 +144,9 @@ test('--record: the run is listed while it runs, cases posted as they end; it en
   t.is(junit.statusCode, 200, junit.body);
   t.regex(String(junit.headers['content-type']), /xml/);
   t.is(junit.body.match(/<testcase /g)?.length, report.summary.total);
+  // The same file as --junit's: a case's capture once, in its testcase; the run's in the testsuite.
+  t.is(junit.body, await readFile(junitFile, 'utf8'));
+  t.is(junit.body.match(/\[\[ATTACHMENT\|/g)?.length, report.results.filter((result) => result.capture).length + 1);
 });
 
 test('--record with the service down: the run runs and passes, one line says it is not recorded, --json has record.recorded false', async (t) => {

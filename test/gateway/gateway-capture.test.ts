@@ -1,8 +1,8 @@
 // The gateway's capture with real parts: `parkbench gateway --capture` on a
 // socat pty pair to a simulated box, a real aedes broker; the gateway's BLE
 // side in process on the virtual radio. Read back with an independent
-// pcapng reader (test/helpers/pcapng.ts). The gateway holds no key: no
-// opened record.
+// pcapng reader (test/helpers/pcapng.ts), and the first status report by
+// tshark with the dissector too. The gateway holds no key: no opened record.
 import avaTest, { type ExecutionContext } from 'ava';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
@@ -34,11 +34,13 @@ import { startCli } from '../helpers/cli-process.js';
 import { readCapture } from '../helpers/pcapng.js';
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
+import { dissect, isTrue } from '../helpers/tshark.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 
 // Skipped, with one line naming the package, where socat is not installed (a failure under CI).
 const socatTest = testNeeding('socat', avaTest);
+const socatAndTsharkTest = testNeeding(['socat', 'tshark'], avaTest);
 const test = avaTest;
 const topics = new Topics();
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
@@ -75,7 +77,9 @@ async function operator(t: ExecutionContext, url: string, moduleId: number) {
   return { client, answers, online };
 }
 
-socatTest('gateway --capture on serial: the bytes both ways and the MQTT messages with their frames', async (t) => {
+/** `parkbench gateway --capture` on one end of a pty pair, a simulated box
+ * 9471 on the other, a real broker; returns once the box is online. */
+async function gatewayOnSerial(t: ExecutionContext) {
   const dir = tempDir(t, 'parkbench-gw-capture-');
   const file = join(dir, 'gateway.pcapng');
   const broker = await brokerForTest(t);
@@ -106,8 +110,13 @@ socatTest('gateway --capture on serial: the bytes both ways and the MQTT message
     file,
   ]);
   await gateway.waitForLine(/^parkbench gateway ready /);
-  const commandTopic = topics.box(9471, 'command');
   await online();
+  return { file, broker, pair, provisioning, client, answers, gateway };
+}
+
+socatTest('gateway --capture on serial: the bytes both ways and the MQTT messages with their frames', async (t) => {
+  const { file, broker, pair, provisioning, client, answers, gateway } = await gatewayOnSerial(t);
+  const commandTopic = topics.box(9471, 'command');
   await client.publishAsync(commandTopic, 'not json', { qos: 1 });
   const command = access(provisioning);
   const message = JSON.stringify({ command: command.toString('base64') });
@@ -159,6 +168,23 @@ socatTest('gateway --capture on serial: the bytes both ways and the MQTT message
   });
   t.deepEqual(Buffer.from(messages[4]?.data ?? []), response);
 });
+
+socatAndTsharkTest(
+  "the gateway's first status report from a box: its record says the module id, as Wireshark shows it",
+  async (t) => {
+    const { file, gateway } = await gatewayOnSerial(t);
+    t.is(await gateway.stop('SIGTERM'), 0);
+    const reports = await dissect(file, ['parkbench.flags.module_id_known', 'parkbench.module_id'], {
+      filter: `parkbench.link_type == ${LinkType.STATUS_REPORT}`,
+    });
+    t.true(reports.length >= 1, 'a status report in the capture');
+    const [first] = reports;
+    t.true(isTrue(first?.fields['parkbench.flags.module_id_known']?.[0]), 'the module id known');
+    // The record header's module id, then the one the report carries.
+    t.deepEqual(first?.fields['parkbench.module_id'], ['9471', '9471']);
+    t.regex(first?.info ?? '', /box 9471/);
+  },
+);
 
 test('the gateway over BLE: each chunk both ways, and the frame after its chunks', async (t) => {
   const path = join(tempDir(t, 'parkbench-gw-capture-'), 'ble.pcapng');
