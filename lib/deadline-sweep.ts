@@ -78,7 +78,6 @@ export class DeadlineSweep {
     try {
       await sweeping;
     } catch (error) {
-      if (this.#closed) return;
       this.#options.onError(error, 'sweep');
       this.#setTimer(this.#options.retryMs, () => void this.#sweep());
       return;
