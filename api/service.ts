@@ -4,17 +4,17 @@
 // the kept runs (those a dead process left running ended, and the sweep of
 // the command-line runs gone quiet started), the conformance runs, the
 // forwarding worker, and last the HTTP app (app.ts), which receives those
-// parts. The CLI (`parkbench api`,
-// `parkbench start`), the benchmarks and the tests create it here, then
-// listen or inject.
+// parts. The CLI (`parkbench api`, `parkbench start`), the benchmarks and
+// the tests create it here, then listen or inject.
 //
 // Closing the HTTP app (`close()`, or `app.close()`, which the CLI's graceful
 // stop calls) stops everything, the last started first: new requests get 503
 // at once; the forwarding worker, the conformance runs (each puts its box's
 // issuer keys back while the broker is up), the sweep of quiet runs, the
 // control dispatcher, MQTT, the event relay (which sends on what they
-// published while stopping); then the HTTP server, once the requests in flight are answered; and last the store,
-// so that no box log is half-written.
+// published while stopping); then the HTTP server, once the requests in
+// flight are answered; and last the store, so that no box log is
+// half-written.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
