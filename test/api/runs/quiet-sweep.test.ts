@@ -10,7 +10,7 @@ import { silentLogger } from '../../../lib/logger.js';
 import { testApp } from '../../helpers/api-app.js';
 import { seedParking } from '../../helpers/parking.js';
 import { caseResult, operatorCall } from '../../helpers/runs.js';
-import { openSse } from '../../helpers/sse-client.js';
+import { openSse, type SseMessage } from '../../helpers/sse-client.js';
 import { waitFor } from '../../helpers/wait.js';
 
 test("a command-line run that goes quiet past the bound is ended error while the API runs, and the stream tells it; one posted to lately and the API's own run stay running", async (t) => {
@@ -62,14 +62,15 @@ test("a command-line run that goes quiet past the bound is ended error while the
 
   const from = stream.messages.length;
   await app.clock.advanceAsync(QUIET_SWEEP_MAX_WAIT_MS + 60_000, 60_000);
-  await waitFor(async () => (await read(silent.id)).state !== 'running', 'the silent run ended');
-  // The stream sends what was published at its next flush, on the app's clock.
-  await app.clock.advanceAsync(app.config.eventsFlushMs);
-  const told = await stream.next(
-    (message) => message.event === 'run' && (message.data as { run: RunView }).run.id === silent.id,
-    'the silent run ended on the stream',
-    from,
-  );
+  // The stream sends what was published at its next flush, on the app's
+  // clock: stepped a flush at a time until the sweep's end is sent.
+  const isSilentEnded = (message: SseMessage) =>
+    message.event === 'run' && (message.data as { run: RunView }).run.id === silent.id;
+  await waitFor(async () => {
+    await app.clock.advanceAsync(app.config.eventsFlushMs);
+    return stream.messages.slice(from).some(isSilentEnded);
+  }, 'the silent run ended on the stream');
+  const told = await stream.next(isSilentEnded, 'the silent run ended on the stream', from);
   const ended = await read(silent.id);
   t.like(ended, { state: 'error', error: INTERRUPTED_ERROR, results: [] });
   t.like((told.data as { run: RunView }).run, { state: 'error', error: INTERRUPTED_ERROR, ended_at: ended.ended_at });
