@@ -227,6 +227,8 @@ storeTest(
     // Runs of the API without a hold: start-up would end them, the sweep does not.
     const page = await runs.start({ ...conformanceRun(101), source: 'page' });
     const api = await runs.start({ ...conformanceRun(102), source: 'api' });
+    // The sweep's deadline is read from the oldest post of a running command-line run, a number on both engines.
+    t.is(await new RunRepository(store).oldestCommandLinePost(), Date.parse(silent.started_at));
     runs.startQuietSweep();
     await waitFor(() => clock.pendingTimers === 1, 'the sweep armed');
     // An hour before the bound, `talking` posts; `silent` does not.
