@@ -37,8 +37,11 @@ export const QUIET_SWEEP_MAX_WAIT_MS = 3_600_000;
 /** How long after a failed read or sweep (the database away) it is tried again. */
 export const QUIET_SWEEP_RETRY_MS = 60_000;
 
-/** The error of a run left running that no process runs (found at start-up, or by the sweep). */
+/** The error of a run of the API left running that no process runs (found at start-up). */
 export const INTERRUPTED_ERROR = 'interrupted: the API stopped';
+
+/** The error of a command-line run quiet for QUIET_RUN_MS (found at start-up, or by the sweep). */
+export const QUIET_ERROR = 'abandoned: the command line posted nothing for 24 h';
 
 export interface RunsDeps {
   store: Store;
@@ -251,9 +254,10 @@ export class Runs {
    * one does, and only that one publishes it. */
   async #endLeftRunning(nowMs: number, scope: OrphanScope): Promise<void> {
     for (const orphan of await this.#repository.orphans(nowMs, QUIET_RUN_MS, scope)) {
+      const error = isCommandLine(orphan.source) ? QUIET_ERROR : INTERRUPTED_ERROR;
       const ended = await this.#repository.end(orphan.id, {
         state: 'error',
-        error: INTERRUPTED_ERROR,
+        error,
         summary: undefined,
         report: undefined,
         captures: undefined,
@@ -261,10 +265,7 @@ export class Runs {
         ...(isCommandLine(orphan.source) ? { quietSince: nowMs - QUIET_RUN_MS } : {}),
       });
       if (ended) {
-        this.deps.logger.info(
-          { run_id: orphan.id, module_id: orphan.module_id },
-          'run left running ended: ' + INTERRUPTED_ERROR,
-        );
+        this.deps.logger.info({ run_id: orphan.id, module_id: orphan.module_id }, `run left running ended: ${error}`);
         await this.#changed(orphan.id);
       }
     }

@@ -4,7 +4,7 @@
 // socket, the app's clock stepped past QUIET_RUN_MS.
 import test from 'ava';
 import { addOperator } from '../../../api/operators/accounts.js';
-import { INTERRUPTED_ERROR, Runs, type RunView, type RunWithResults } from '../../../api/runs/index.js';
+import { QUIET_ERROR, Runs, type RunView, type RunWithResults } from '../../../api/runs/index.js';
 import { QUIET_RUN_MS, QUIET_SWEEP_MAX_WAIT_MS } from '../../../api/runs/runs.js';
 import { silentLogger } from '../../../lib/logger.js';
 import { testApp } from '../../helpers/api-app.js';
@@ -72,8 +72,8 @@ test("a command-line run that goes quiet past the bound is ended error while the
   }, 'the silent run ended on the stream');
   const told = await stream.next(isSilentEnded, 'the silent run ended on the stream', from);
   const ended = await read(silent.id);
-  t.like(ended, { state: 'error', error: INTERRUPTED_ERROR, results: [] });
-  t.like((told.data as { run: RunView }).run, { state: 'error', error: INTERRUPTED_ERROR, ended_at: ended.ended_at });
+  t.like(ended, { state: 'error', error: QUIET_ERROR, results: [] });
+  t.like((told.data as { run: RunView }).run, { state: 'error', error: QUIET_ERROR, ended_at: ended.ended_at });
   t.like(await read(talking.id), { state: 'running', error: null });
   t.like(await read(page.id), { state: 'running', error: null });
   t.false(

@@ -8,7 +8,7 @@ import test from 'ava';
 import type { Store } from '../../../api/db/store.js';
 import type { RunLike } from '../../../api/events/types.js';
 import { RunRepository } from '../../../api/runs/repository.js';
-import { INTERRUPTED_ERROR, Runs, type RunView } from '../../../api/runs/index.js';
+import { INTERRUPTED_ERROR, QUIET_ERROR, Runs, type RunView } from '../../../api/runs/index.js';
 import { QUIET_RUN_MS, QUIET_SWEEP_MAX_WAIT_MS } from '../../../api/runs/runs.js';
 import { FakeClock } from '../../../lib/fake-clock.js';
 import { silentLogger } from '../../../lib/logger.js';
@@ -210,8 +210,8 @@ storeTest(
     await runs.recover();
     t.like(await runs.get(api.id), { state: 'error', error: INTERRUPTED_ERROR });
     t.like(await runs.get(held.id), { state: 'running', error: null });
-    t.like(await runs.get(stale.id), { state: 'error', error: INTERRUPTED_ERROR });
-    t.like(await runs.get(quiet.id), { state: 'error', error: INTERRUPTED_ERROR });
+    t.like(await runs.get(stale.id), { state: 'error', error: QUIET_ERROR });
+    t.like(await runs.get(quiet.id), { state: 'error', error: QUIET_ERROR });
     t.like(await runs.get(talking.id), { state: 'running', error: null });
     // Each ended run is told to the stream.
     t.deepEqual(published.map((run) => run.id).sort(), [api.id, quiet.id, stale.id].sort());
@@ -240,7 +240,7 @@ storeTest(
     await waitFor(() => endedIn(published, silent.id), 'the silent run ended');
     // The sweep is over once its timer is set again.
     await waitFor(() => clock.pendingTimers === 1, 'the sweep armed again');
-    t.like(await runs.get(silent.id), { state: 'error', error: INTERRUPTED_ERROR });
+    t.like(await runs.get(silent.id), { state: 'error', error: QUIET_ERROR });
     t.deepEqual(
       published.map((run) => run.id),
       [silent.id],
@@ -249,7 +249,7 @@ storeTest(
     // `talking` goes quiet too: a bound after its post, it ends.
     await clock.advanceAsync(QUIET_RUN_MS, QUIET_SWEEP_MAX_WAIT_MS / 4);
     await waitFor(() => endedIn(published, talking.id), 'the talking run ended');
-    t.like(await runs.get(talking.id), { state: 'error', error: INTERRUPTED_ERROR });
+    t.like(await runs.get(talking.id), { state: 'error', error: QUIET_ERROR });
     for (const id of [page.id, api.id]) t.like(await runs.get(id), { state: 'running' });
     await runs.close();
     t.is(clock.pendingTimers, 0);
@@ -271,8 +271,7 @@ storeTest(
     const told = [...firstPublished, ...secondPublished];
     t.deepEqual(told.map((run) => run.id).sort(), [quiet.id, alsoQuiet.id].sort());
     t.true(told.every((run) => (run as RunView).state === 'error'));
-    for (const id of [quiet.id, alsoQuiet.id])
-      t.like(await first.get(id), { state: 'error', error: INTERRUPTED_ERROR });
+    for (const id of [quiet.id, alsoQuiet.id]) t.like(await first.get(id), { state: 'error', error: QUIET_ERROR });
 
     // Their timers on one clock, both started: the run is ended once.
     const late = await second.start(conformanceRun(102));
@@ -299,7 +298,7 @@ storeTest(
     t.false(
       await repository.end(racing.id, {
         state: 'error',
-        error: INTERRUPTED_ERROR,
+        error: QUIET_ERROR,
         summary: undefined,
         report: undefined,
         captures: undefined,
