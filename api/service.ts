@@ -1,19 +1,20 @@
 // The API service, built in one place and in order: the store, the services
 // over it (context.ts), the MQTT side when asked (the embedded broker or a
 // client of an external one) with the control-command dispatcher over it,
-// the kept runs (those a dead process left running ended), the conformance
-// runs, the forwarding worker, and last the HTTP app
-// (app.ts), which receives those parts. The CLI (`parkbench api`,
-// `parkbench start`), the benchmarks and the tests create it here, then
-// listen or inject.
+// the kept runs (those a dead process left running ended, and the sweep of
+// the command-line runs gone quiet started), the conformance runs, the
+// forwarding worker, and last the HTTP app (app.ts), which receives those
+// parts. The CLI (`parkbench api`, `parkbench start`), the benchmarks and
+// the tests create it here, then listen or inject.
 //
 // Closing the HTTP app (`close()`, or `app.close()`, which the CLI's graceful
 // stop calls) stops everything, the last started first: new requests get 503
 // at once; the forwarding worker, the conformance runs (each puts its box's
-// issuer keys back while the broker is up), the control dispatcher, MQTT, the
-// event relay (which sends on what they published while stopping); then the
-// HTTP server, once the requests in flight are answered; and last the store,
-// so that no box log is half-written.
+// issuer keys back while the broker is up), the sweep of quiet runs, the
+// control dispatcher, MQTT, the event relay (which sends on what they
+// published while stopping); then the HTTP server, once the requests in
+// flight are answered; and last the store, so that no box log is
+// half-written.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -105,9 +106,12 @@ export async function createService(config: ApiConfig, options: ServiceOptions =
         return Promise.resolve();
       });
     }
-    // Kept runs: those a dead process left running are ended, the retention applied.
+    // Kept runs: those a dead process left running are ended, the retention
+    // applied; from then on the sweep ends the command-line runs gone quiet.
     const runs = new Runs({ store, clock, config, events: ctx.events, logger: log.child({ component: 'api:runs' }) });
     await runs.recover();
+    runs.startQuietSweep();
+    started.push(() => runs.close());
     // Started in the operator API; the broker is still up when they stop.
     const conformanceRuns = new ConformanceRuns({
       store,

@@ -14,8 +14,8 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
-/** Real time, real timers. Timers are unref'd only when asked: a pending
- * barrier movement must keep a lone simulator process alive. */
+/** Real time, real timers. Timers are unref'd only when asked (`unrefTimer`):
+ * a pending barrier movement must keep a lone simulator process alive. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (callback, delayMs) => setTimeout(callback, Math.max(0, delayMs)),
@@ -23,6 +23,13 @@ export const systemClock: Clock = {
     clearTimeout(handle as NodeJS.Timeout);
   },
 };
+
+/** Lets the process exit while the timer waits, when it is a real timer (a
+ * fake clock's has nothing to let go). */
+export function unrefTimer(handle: TimerHandle): void {
+  const timer = handle as { unref?: unknown };
+  if (typeof timer.unref === 'function') (timer.unref as () => void).call(handle);
+}
 
 /**
  * A clock that runs `speed` times faster than `base` from the moment it is

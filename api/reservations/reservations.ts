@@ -21,11 +21,13 @@
 // deleted.
 //
 // An expiry is noticed without a request: a timer on the injected clock
-// for the soonest expires_at of any held reservation settles the boxes
-// whose reservation passed. Each change publishes the box anew (the page's
-// entry), and tells `onEnd` listeners (the control dispatcher, which sends
-// nothing to a held box) that the box may be free.
-import type { Clock, TimerHandle } from '../../lib/clock.js';
+// (lib/deadline-sweep.ts) for the soonest expires_at of any held
+// reservation settles the boxes whose reservation passed. Each change
+// publishes the box anew (the page's entry), and tells `onEnd` listeners
+// (the control dispatcher, which sends nothing to a held box) that the box
+// may be free.
+import type { Clock } from '../../lib/clock.js';
+import { DeadlineSweep } from '../../lib/deadline-sweep.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
 import { retryingLostRaces } from '../db/lost-race.js';
@@ -130,13 +132,27 @@ export class Reservations {
   /** The waits under way, awaited by `close`. */
   readonly #waits = new Set<Promise<unknown>>();
   readonly #endListeners: ((moduleId: number) => void)[] = [];
-  #expiryTimer: TimerHandle | undefined;
+  readonly #expiry: DeadlineSweep;
   #closed = false;
 
   constructor(options: ReservationsOptions) {
     this.#options = options;
     this.#rows = new ReservationRows(options.store);
     this.#logger = (options.logger ?? silentLogger).child({ component: 'api:reservations' });
+    this.#expiry = new DeadlineSweep({
+      clock: options.clock,
+      soonest: () => this.#rows.soonestHeldExpiry(),
+      sweep: (nowMs) => this.#settlePassed(nowMs),
+      retryMs: options.pollMs,
+      onError: (error, during) => {
+        this.#logger.warn(
+          { err: messageOf(error) },
+          during === 'read'
+            ? 'reservation expiries not read; read again at the next poll'
+            : 'reservation expiries not settled; tried again at the next poll',
+        );
+      },
+    });
   }
 
   /** How long a waiting row stays in the queue without its request's poll. */
@@ -151,16 +167,15 @@ export class Reservations {
 
   /** Arms the expiry timer (reservations a previous run left included). */
   start(): void {
-    this.#armExpiry();
+    this.#expiry.arm();
   }
 
   /** Ends every wait (each answers 409 box_reserved, its row deleted) and the expiry timer. */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#expiryTimer !== undefined) this.#options.clock.clearTimeout(this.#expiryTimer);
-    this.#expiryTimer = undefined;
+    const expiry = this.#expiry.close();
     for (const waiters of this.#waiters.values()) for (const waiter of waiters) waiter.poke();
-    await Promise.allSettled([...this.#waits]);
+    await Promise.allSettled([...this.#waits, expiry]);
   }
 
   /** The box's reservation now; not_found for an unknown box. */
@@ -332,7 +347,7 @@ export class Reservations {
     this.#options.events.publishBox(moduleId);
     for (const waiter of this.#waiters.get(moduleId) ?? []) waiter.poke();
     for (const listener of this.#endListeners) listener(moduleId);
-    this.#armExpiry();
+    this.#expiry.arm();
   }
 
   #answer(outcome: Reserved['outcome'], token: string, rows: readonly ReservationRow[]): Reserved {
@@ -341,45 +356,10 @@ export class Reservations {
     return { outcome, token, view };
   }
 
-  /** Sets the timer for the soonest expiry of a held reservation. */
-  #armExpiry(): void {
-    if (this.#closed) return;
-    void this.#rows
-      .soonestHeldExpiry()
-      .then((soonest) => {
-        if (this.#closed) return;
-        const { clock } = this.#options;
-        if (this.#expiryTimer !== undefined) clock.clearTimeout(this.#expiryTimer);
-        this.#expiryTimer = undefined;
-        if (soonest === undefined) return;
-        // Passed already (the clock moved while this read ran): settled now.
-        if (soonest <= clock.now()) void this.#sweep();
-        else this.#expiryTimer = clock.setTimeout(() => void this.#sweep(), soonest - clock.now());
-      })
-      .catch((error: unknown) => {
-        this.#logger.warn({ err: messageOf(error) }, 'reservation expiries not read');
-      });
-  }
-
-  /** Settles every box whose held reservation has passed, then sets the timer again. */
-  async #sweep(): Promise<void> {
-    this.#expiryTimer = undefined;
-    if (this.#closed) return;
-    try {
-      for (const moduleId of await this.#rows.boxesWithPassedHolds(this.#options.clock.now()))
-        await this.#onBox(moduleId, () => Promise.resolve({ kind: 'waiting', rows: [] }));
-    } catch (error) {
-      this.#logger.warn({ err: messageOf(error) }, 'reservation expiries not settled; tried again at the next poll');
-      this.#sweepLater();
-      return;
-    }
-    this.#armExpiry();
-  }
-
-  /** The sweep again after a poll's time (the database was busy or away). */
-  #sweepLater(): void {
-    if (this.#closed) return;
-    this.#expiryTimer = this.#options.clock.setTimeout(() => void this.#sweep(), this.#options.pollMs);
+  /** Settles every box whose held reservation has passed (the expiry sweep's work). */
+  async #settlePassed(nowMs: number): Promise<void> {
+    for (const moduleId of await this.#rows.boxesWithPassedHolds(nowMs))
+      await this.#onBox(moduleId, () => Promise.resolve({ kind: 'waiting', rows: [] }));
   }
 }
 

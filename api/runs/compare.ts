@@ -3,7 +3,9 @@
 // regressed when b failed and a did not, fixed when a failed and b did not,
 // same otherwise; new when only b has it, gone when only a has it. The
 // figures are the numbers that differ: the duration, the summary's numbers,
-// and each case whose time moved by more than MS_MOVED_RATIO and MS_MOVED_MIN.
+// each case whose time moved by more than MS_MOVED_RATIO and MS_MOVED_MIN
+// (`ms:<case>`), and each soak limit whose measured value differs
+// (`value:<limit's expression>`: a limit's result is named by it).
 import type { RunResultView, RunVerdict, RunView, RunWithResults } from './view.js';
 
 export type CaseChange = 'regressed' | 'fixed' | 'same' | 'new' | 'gone';
@@ -103,6 +105,8 @@ export function compareRuns(a: RunWithResults, b: RunWithResults): Comparison {
       ms_delta: after.ms - before.ms,
     });
     if (msMoved(before.ms, after.ms)) caseComparedFigures.push(figure(`ms:${name}`, before.ms, after.ms));
+    // A soak limit's measured figure (a conformance case has none: null in both).
+    if (before.value !== after.value) caseComparedFigures.push(figure(`value:${name}`, before.value, after.value));
   }
   for (const [name, after] of inB)
     if (!inA.has(name)) cases.push({ name, change: 'new', a: null, b: compared(after), ms_delta: null });

@@ -6,6 +6,6 @@
 export { compareRuns, type Comparison } from './compare.js';
 export { runReadRoutes, type RunReadRouteDeps } from './read-routes.js';
 export { runRecordRoutes, type RunRecordRouteDeps } from './record-routes.js';
-export { INTERRUPTED_ERROR, Runs, type RunEnd, type RunStart, type RunsDeps } from './runs.js';
+export { INTERRUPTED_ERROR, QUIET_ERROR, Runs, type RunEnd, type RunStart, type RunsDeps } from './runs.js';
 export { labelsBodySchema } from './schemas.js';
 export type { RunResultView, RunSource, RunState, RunView, RunWithResults } from './view.js';

@@ -130,7 +130,7 @@ export function runReadRoutes(instance: FastifyInstance, deps: RunReadRouteDeps)
         tags: ['operator'],
         summary: 'Two runs side by side: each case regressed, fixed, same, new or gone, and the figures that changed',
         description:
-          'a is the base (before), b the other (after). A case is regressed when it failed in b and not in a, fixed when it failed in a and not in b, same otherwise; new when only b has it, gone when only a has it. Regressed cases come first, then fixed, new, gone, same. `figures` are the numbers that differ: duration_ms, the summary counts and numbers, and `ms:<case>` for a case whose time moved by more than 25 % and 10 ms.',
+          'a is the base (before), b the other (after). A case is regressed when it failed in b and not in a, fixed when it failed in a and not in b, same otherwise; new when only b has it, gone when only a has it. Regressed cases come first, then fixed, new, gone, same. `figures` are the numbers that differ: duration_ms, the summary counts and numbers, `ms:<case>` for a case whose time moved by more than 25 % and 10 ms, and `value:<limit>` for a soak limit (named by its expression) whose measured value differs.',
         security: [{ operator: [] }],
         querystring: {
           type: 'object',

@@ -125,7 +125,7 @@ export function runRecordRoutes(instance: FastifyInstance, deps: RunRecordRouteD
       schema: {
         tags: ['operator'],
         summary: 'Append results (cases or soak limits) to a run being recorded, in the order they ended',
-        description: `1 to ${MAX_RESULTS_PER_CALL} results a call. Only the operator who started the run (another gets 404).`,
+        description: `0 to ${MAX_RESULTS_PER_CALL} results a call; an empty call says the run is still going (a command-line run quiet for 24 h is ended). Only the operator who started the run (another gets 404).`,
         security: [{ operator: [] }],
         params: runIdParams,
         body: {
@@ -133,7 +133,7 @@ export function runRecordRoutes(instance: FastifyInstance, deps: RunRecordRouteD
           required: ['results'],
           additionalProperties: false,
           properties: {
-            results: { type: 'array', minItems: 1, maxItems: MAX_RESULTS_PER_CALL, items: resultInputSchema },
+            results: { type: 'array', maxItems: MAX_RESULTS_PER_CALL, items: resultInputSchema },
           },
         },
         response: {

@@ -3,7 +3,8 @@
 // of its row (on PostgreSQL; SQLite's write transaction is alone anyway),
 // so two posts to one run never take the same position. Times are ms on
 // the service's clock.
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Schema } from '../db/schema.js';
 import type { Executor, Store } from '../db/store.js';
 import { changed } from '../db/store.js';
 import type { RunKind, RunResultRow, RunRow, RunSource, RunState, RunVerdict } from './view.js';
@@ -38,6 +39,25 @@ export interface RunEnding {
   /** undefined: the captures stay as they are. */
   readonly captures: readonly string[] | undefined;
   readonly endedMs: number;
+  /** Ends it only when it has posted nothing since this time (ms): a run
+   * taken for dead that has just posted stays running. */
+  readonly quietSince?: number;
+}
+
+/** Which runs left running `orphans` looks at. */
+export interface OrphanScope {
+  /** Only this box's. */
+  readonly moduleId?: number;
+  /** Only the command line's (cli, ci): the API's runs (page, api) are not looked at. */
+  readonly commandLineOnly?: boolean;
+}
+
+/** The sources of a run the command line records (its process posts to the API). */
+const COMMAND_LINE_SOURCES: readonly RunSource[] = ['cli', 'ci'];
+
+/** Whether the command line records a run of this source (its liveness: its posts). */
+export function isCommandLine(source: RunSource): boolean {
+  return COMMAND_LINE_SOURCES.includes(source);
 }
 
 export interface RunFilter {
@@ -126,9 +146,11 @@ export class RunRepository {
     });
   }
 
-  /** Ends a running run; false when it was not running (ended already, or gone). */
+  /** Ends a running run; false when it was not running (ended already, or
+   * gone) or, with `quietSince`, has posted since. One UPDATE with these
+   * conditions: of two processes ending it, one does. */
   async end(runId: string, ending: RunEnding): Promise<boolean> {
-    const result = await this.store.kysely
+    let query = this.store.kysely
       .updateTable('runs')
       .set({
         state: ending.state,
@@ -140,9 +162,9 @@ export class RunRepository {
         updated_at: ending.endedMs,
       })
       .where('id', '=', runId)
-      .where('state', '=', 'running')
-      .executeTakeFirst();
-    return changed(result) === 1;
+      .where('state', '=', 'running');
+    if (ending.quietSince !== undefined) query = query.where('updated_at', '<', ending.quietSince);
+    return changed(await query.executeTakeFirst()) === 1;
   }
 
   async hasBox(moduleId: number): Promise<boolean> {
@@ -218,12 +240,19 @@ export class RunRepository {
    * (page, api) whose hold on its box is gone or passed (the process that
    * ran it renewed it while it lived), and a run of the command line (cli,
    * ci) that has posted nothing for `quietMs`. */
-  orphans(nowMs: number, quietMs: number, moduleId?: number): Promise<Pick<RunRow, 'id' | 'module_id' | 'source'>[]> {
+  orphans(
+    nowMs: number,
+    quietMs: number,
+    scope: OrphanScope = {},
+  ): Promise<Pick<RunRow, 'id' | 'module_id' | 'source'>[]> {
     let query = this.store.kysely
       .selectFrom('runs')
       .select(['id', 'module_id', 'source'])
       .where('state', '=', 'running');
-    if (moduleId !== undefined) query = query.where('module_id', '=', moduleId);
+    if (scope.moduleId !== undefined) query = query.where('module_id', '=', scope.moduleId);
+    const commandLineQuiet = (eb: ExpressionBuilder<Schema, 'runs'>) =>
+      eb.and([eb('source', 'in', COMMAND_LINE_SOURCES), eb('updated_at', '<', nowMs - quietMs)]);
+    if (scope.commandLineOnly === true) return query.where(commandLineQuiet).execute();
     return query
       .where((eb) =>
         eb.or([
@@ -240,10 +269,21 @@ export class RunRepository {
               ),
             ),
           ]),
-          eb.and([eb('source', 'in', ['cli', 'ci']), eb('updated_at', '<', nowMs - quietMs)]),
+          commandLineQuiet(eb),
         ]),
       )
       .execute();
+  }
+
+  /** The last post (updated_at) longest ago of a running command-line run, or undefined when none runs. */
+  async oldestCommandLinePost(): Promise<number | undefined> {
+    const row = await this.store.kysely
+      .selectFrom('runs')
+      .select((eb) => eb.fn.min<number | null>('updated_at').as('oldest'))
+      .where('state', '=', 'running')
+      .where('source', 'in', COMMAND_LINE_SOURCES)
+      .executeTakeFirst();
+    return row?.oldest ?? undefined;
   }
 
   /** The boxes that have runs. */

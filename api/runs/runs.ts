@@ -4,9 +4,12 @@
 // results) on the operator event stream (`run`). A run that ends is
 // followed by its box's retention (RUNS_KEPT_PER_BOX, RUNS_KEPT_DAYS); at
 // start-up (`recover`) the runs no process runs any more are ended `error`
-// and every box's retention applied.
+// and every box's retention applied. While the API runs, a sweep on the
+// injected clock (`startQuietSweep`) ends the same way the command-line runs
+// whose client went quiet for QUIET_RUN_MS.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.js';
+import { DeadlineSweep } from '../../lib/deadline-sweep.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/message-of.js';
 import type { ApiConfig } from '../config/index.js';
@@ -14,18 +17,36 @@ import type { Store } from '../db/store.js';
 import type { EventPublisher } from '../events/types.js';
 import { cursorPosition, encodeCursor } from '../http/cursor.js';
 import { DomainError, notFound, refused } from '../http/domain-error.js';
-import { RunRepository, type NewResult, type RunEnding, type RunFilter } from './repository.js';
+import {
+  isCommandLine,
+  RunRepository,
+  type NewResult,
+  type OrphanScope,
+  type RunEnding,
+  type RunFilter,
+} from './repository.js';
 import { resultViewOf, runViewOf, type RunKind, type RunSource, type RunView, type RunWithResults } from './view.js';
 
-/** A command-line run that has posted nothing for this long is taken for dead at start-up. */
+/** A command-line run that has posted nothing for this long is taken for dead (at start-up and by the sweep). */
 export const QUIET_RUN_MS = 24 * 3_600_000;
 
-/** The error of a run found running at start-up that no process runs. */
+/** The longest the sweep of quiet command-line runs waits between two reads:
+ * a run another process (or this one) started since is seen within it. */
+export const QUIET_SWEEP_MAX_WAIT_MS = 3_600_000;
+
+/** How long after a failed read or sweep (the database away) it is tried again. */
+export const QUIET_SWEEP_RETRY_MS = 60_000;
+
+/** The error of a run of the API left running that no process runs (found at start-up). */
 export const INTERRUPTED_ERROR = 'interrupted: the API stopped';
+
+/** The error of a command-line run quiet for QUIET_RUN_MS (found at start-up, or by the sweep). */
+export const QUIET_ERROR = 'abandoned: the command line posted nothing for 24 h';
 
 export interface RunsDeps {
   store: Store;
-  clock: Pick<Clock, 'now'>;
+  /** The times of runs, and the sweep's timer. */
+  clock: Clock;
   config: Pick<ApiConfig, 'runsKeptPerBox' | 'runsKeptDays'>;
   /** The stream's `run` events. */
   events: Pick<EventPublisher, 'publishRun'>;
@@ -47,7 +68,7 @@ export interface RunStart {
 }
 
 /** A run's end; `endedMs` now when absent. */
-export type RunEnd = Omit<RunEnding, 'endedMs'> & { readonly endedMs?: number };
+export type RunEnd = Omit<RunEnding, 'endedMs' | 'quietSince'> & { readonly endedMs?: number };
 
 export type RunPage = {
   runs: RunView[];
@@ -88,9 +109,38 @@ function badCursor(): DomainError {
 
 export class Runs {
   readonly #repository: RunRepository;
+  readonly #quietSweep: DeadlineSweep;
 
   constructor(private readonly deps: RunsDeps) {
     this.#repository = new RunRepository(deps.store);
+    this.#quietSweep = new DeadlineSweep({
+      clock: deps.clock,
+      soonest: async () => {
+        const oldest = await this.#repository.oldestCommandLinePost();
+        // Quiet for more than QUIET_RUN_MS: one millisecond past it.
+        return oldest === undefined ? undefined : oldest + QUIET_RUN_MS + 1;
+      },
+      sweep: (nowMs) => this.endQuiet(nowMs),
+      retryMs: QUIET_SWEEP_RETRY_MS,
+      maxWaitMs: QUIET_SWEEP_MAX_WAIT_MS,
+      onError: (error, during) => {
+        this.deps.logger.warn(
+          { err: messageOf(error) },
+          `quiet command-line runs not ${during === 'read' ? 'read' : 'ended'}; tried again in a minute`,
+        );
+      },
+    });
+  }
+
+  /** Starts the sweep that ends, while the API runs, the command-line runs
+   * quiet for QUIET_RUN_MS (`endQuiet`), on the clock. */
+  startQuietSweep(): void {
+    this.#quietSweep.arm();
+  }
+
+  /** Stops the sweep, after the one under way. */
+  close(): Promise<void> {
+    return this.#quietSweep.close();
   }
 
   /** Starts a run of a box this database holds (404 naming the box otherwise). */
@@ -189,20 +239,33 @@ export class Runs {
    * for QUIET_RUN_MS. A run of the API that holds its box now calls it for
    * the box, so a run its predecessor left, whose hold has just passed, ends too. */
   async endOrphans(nowMs: number, moduleId?: number): Promise<void> {
-    for (const orphan of await this.#repository.orphans(nowMs, QUIET_RUN_MS, moduleId)) {
+    await this.#endLeftRunning(nowMs, moduleId === undefined ? {} : { moduleId });
+  }
+
+  /** Ends `error` the command-line runs (cli, ci) quiet for QUIET_RUN_MS:
+   * the sweep's work while the API runs. The API's own runs (page, api) are
+   * left to their holds. */
+  async endQuiet(nowMs: number): Promise<void> {
+    await this.#endLeftRunning(nowMs, { commandLineOnly: true });
+  }
+
+  /** Each run of `orphans` ended by one conditional UPDATE (still running,
+   * and for a command-line run still quiet): of two processes ending it,
+   * one does, and only that one publishes it. */
+  async #endLeftRunning(nowMs: number, scope: OrphanScope): Promise<void> {
+    for (const orphan of await this.#repository.orphans(nowMs, QUIET_RUN_MS, scope)) {
+      const error = isCommandLine(orphan.source) ? QUIET_ERROR : INTERRUPTED_ERROR;
       const ended = await this.#repository.end(orphan.id, {
         state: 'error',
-        error: INTERRUPTED_ERROR,
+        error,
         summary: undefined,
         report: undefined,
         captures: undefined,
         endedMs: nowMs,
+        ...(isCommandLine(orphan.source) ? { quietSince: nowMs - QUIET_RUN_MS } : {}),
       });
       if (ended) {
-        this.deps.logger.info(
-          { run_id: orphan.id, module_id: orphan.module_id },
-          'run left running ended: ' + INTERRUPTED_ERROR,
-        );
+        this.deps.logger.info({ run_id: orphan.id, module_id: orphan.module_id }, `run left running ended: ${error}`);
         await this.#changed(orphan.id);
       }
     }

@@ -180,7 +180,7 @@ export const comparisonSchema = {
     figures: {
       type: 'array',
       description:
-        'The figures that differ: duration_ms, the summary counts and numbers, and `ms:<case>` for each case whose time moved by more than 25 % and 10 ms.',
+        "The figures that differ: duration_ms, the summary counts and numbers, `ms:<case>` for each case whose time moved by more than 25 % and 10 ms, and `value:<limit>` for each soak limit (named by its expression) whose measured value differs; in a's order of the cases.",
       items: {
         type: 'object',
         required: ['name', 'a', 'b', 'delta'],

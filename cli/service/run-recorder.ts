@@ -5,7 +5,11 @@
 // holds the run up: results wait in the queue, and the end waits for the
 // queue. A service that cannot be reached, or fails midway, is one line on
 // stderr and the run goes on unrecorded; a box reserved by someone else at
-// the start is a CliError, exit 3, before anything else happens.
+// the start is a CliError, exit 3, before anything else happens. A run
+// that has posted nothing for an hour (a long soak between its start and
+// its end) says it is still going with an empty post, so the service never
+// takes it for dead (it ends a command-line run quiet for 24 h).
+import { systemClock, unrefTimer, type Clock, type TimerHandle } from '../../lib/clock.js';
 import { CliError, ExitCode } from '../errors.js';
 import { messageOf } from '../../lib/message-of.js';
 import { OperatorClient, reservedLine, ServiceRefused, ServiceUnreachable } from './client.js';
@@ -45,27 +49,41 @@ export interface RecordedRunEnd {
   readonly captures?: readonly string[];
 }
 
-/** The most results one call carries (the service takes 1 to 500). */
+/** The most results one call carries (the service takes 0 to 500). */
 const BATCH = 500;
+
+/** How long a recording run may go without a post before it says it is
+ * still going: well inside the service's 24 h bound for a quiet run. */
+export const KEEP_ALIVE_MS = 3_600_000;
 
 export class RunRecorder {
   private readonly pending: RunResultInput[] = [];
   private sending: Promise<void> | undefined;
   private failure: string | undefined;
+  private keepAlive: TimerHandle | undefined;
+  /** Whether a call went out since the keep-alive timer was last set. */
+  private posted = false;
 
   private constructor(
     private readonly client: OperatorClient | undefined,
     private readonly runId: string | undefined,
     /** `parkbench conformance`, for the line that says the run is not recorded. */
     private readonly command: string,
+    private readonly clock: Clock,
     failure?: string,
   ) {
     if (failure !== undefined) this.fail(failure);
+    else if (client !== undefined && runId !== undefined) this.armKeepAlive();
   }
 
   /** Posts the run. A 409 box_reserved is a CliError (exit 3); any other
    * failure leaves a recorder that records nothing and has said why. */
-  static async start(settings: RecordSettings, run: RecordedRunStart, command: string): Promise<RunRecorder> {
+  static async start(
+    settings: RecordSettings,
+    run: RecordedRunStart,
+    command: string,
+    clock: Clock = systemClock,
+  ): Promise<RunRecorder> {
     const client = new OperatorClient(settings.service);
     try {
       const created = await client.call<{ id?: unknown }>('POST', '/api/operator/runs', {
@@ -73,12 +91,12 @@ export class RunRecorder {
         source: settings.source,
       });
       if (typeof created.id !== 'string')
-        return new RunRecorder(undefined, undefined, command, 'the service answered without a run id');
-      return new RunRecorder(client, created.id, command);
+        return new RunRecorder(undefined, undefined, command, clock, 'the service answered without a run id');
+      return new RunRecorder(client, created.id, command, clock);
     } catch (error) {
       if (error instanceof ServiceRefused && error.code === 'box_reserved')
         throw new CliError(reservedLine(run.module_id, error), ExitCode.boxReserved);
-      return new RunRecorder(undefined, undefined, command, failureOf(error));
+      return new RunRecorder(undefined, undefined, command, clock, failureOf(error));
     }
   }
 
@@ -91,6 +109,7 @@ export class RunRecorder {
 
   /** Sends what is queued, then the end; what the run's report says of it. */
   async end(end: RecordedRunEnd): Promise<RecordOutcome> {
+    this.stopKeepAlive();
     while (this.sending !== undefined) await this.sending;
     if (this.client !== undefined && this.runId !== undefined) {
       const path = `/api/operator/runs/${encodeURIComponent(this.runId)}/end`;
@@ -115,9 +134,14 @@ export class RunRecorder {
 
   private pump(): void {
     if (this.sending !== undefined || this.failure !== undefined || this.pending.length === 0) return;
+    this.send(this.pending.splice(0, BATCH));
+  }
+
+  /** Posts `batch` (empty: the run is still going); no call is under way. */
+  private send(batch: RunResultInput[]): void {
     const { client, runId } = this;
     if (client === undefined || runId === undefined) return;
-    const batch = this.pending.splice(0, BATCH);
+    this.posted = true;
     this.sending = client
       .call('POST', `/api/operator/runs/${encodeURIComponent(runId)}/results`, { results: batch })
       .then(
@@ -130,9 +154,27 @@ export class RunRecorder {
       });
   }
 
+  private armKeepAlive(): void {
+    this.posted = false;
+    this.keepAlive = this.clock.setTimeout(() => {
+      this.keepAlive = undefined;
+      if (this.failure !== undefined) return;
+      if (!this.posted && this.sending === undefined) this.send([]);
+      this.armKeepAlive();
+    }, KEEP_ALIVE_MS);
+    // The run's own work keeps the process alive, not this timer.
+    unrefTimer(this.keepAlive);
+  }
+
+  private stopKeepAlive(): void {
+    if (this.keepAlive !== undefined) this.clock.clearTimeout(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+
   private fail(message: string): void {
     if (this.failure !== undefined) return;
     this.failure = message;
+    this.stopKeepAlive();
     this.pending.length = 0;
     process.stderr.write(`${this.command}: not recorded: ${message}\n`);
   }

@@ -24,15 +24,18 @@ export interface CaseOutcome {
   readonly result: 'pass' | 'fail' | 'skip';
   readonly ms?: number;
   readonly reason?: string;
+  /** A soak limit's measured figure (a soak run's results are its limits). */
+  readonly value?: number;
 }
 
-/** A conformance case result as `parkbench conformance --record` posts it. */
+/** A conformance case result as `parkbench conformance --record` posts it (with `value`, a soak limit's). */
 export function caseResult(outcome: CaseOutcome): Record<string, unknown> {
   return {
     name: outcome.name,
     result: outcome.result,
     reason: outcome.reason ?? (outcome.result === 'pass' ? null : `${outcome.name} ${outcome.result}ed`),
     ms: outcome.ms ?? 20,
+    ...(outcome.value === undefined ? {} : { value: outcome.value }),
     details: { step: '5.1', expected: 'OK', got: outcome.result === 'pass' ? 'OK' : 'BAD_TAG', wearing: false },
   };
 }

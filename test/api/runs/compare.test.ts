@@ -158,7 +158,51 @@ test("a soak's figures: its summary numbers, a figure one run lacks with no delt
     { name: 'cycles', a: 400, b: 380, delta: -20 },
     { name: 'failures', a: 0, b: 2, delta: 2 },
     { name: 'power_cycles', a: null, b: 1, delta: null },
+    { name: 'value:answer_ms.p99 < 500', a: 320, b: 640, delta: 320 },
   ]);
   t.deepEqual(comparison.cases[0]?.b, { result: 'fail', reason: 'answer_ms.p99 < 500 fail', ms: 0, value: 640 });
   t.is(comparison.cases[0]?.change, 'regressed');
+});
+
+test("a soak limit's measured value that moved is a figure named after its expression, in a's order; one that stayed, or a limit only one run has, is none", (t) => {
+  const summary = { cycles: 400, failures: 0, rate: 6.5, passed: true };
+  const a = run(
+    'a',
+    [
+      result('failures == 0', 'pass', 0, 0),
+      result('answer_ms.p99<=250', 'pass', 0, 80),
+      result('answer_ms.p50<=100', 'pass', 0, 41.5),
+      result('rate>=5', 'pass', 0, 6.5),
+      result('gone<=1', 'pass', 0, 1),
+      result('unmeasured<=1', 'pass', 0, null),
+    ],
+    summary,
+  );
+  const b = run(
+    'b',
+    [
+      result('rate>=5', 'pass', 0, 6.5),
+      result('answer_ms.p50<=100', 'pass', 0, 40),
+      result('answer_ms.p99<=250', 'pass', 0, 140),
+      result('failures == 0', 'pass', 0, 0),
+      result('new<=1', 'pass', 0, 1),
+      result('unmeasured<=1', 'pass', 0, 3),
+    ],
+    summary,
+  );
+  const comparison = compareRuns({ ...a, kind: 'soak' }, { ...b, kind: 'soak' });
+  t.deepEqual(comparison.figures, [
+    { name: 'value:answer_ms.p99<=250', a: 80, b: 140, delta: 60 },
+    { name: 'value:answer_ms.p50<=100', a: 41.5, b: 40, delta: -1.5 },
+    { name: 'value:unmeasured<=1', a: null, b: 3, delta: null },
+  ]);
+  // The rows still show both values.
+  const p99 = comparison.cases.find((entry) => entry.name === 'answer_ms.p99<=250');
+  t.like(p99, { change: 'same', a: { value: 80 }, b: { value: 140 }, ms_delta: 0 });
+  // A conformance case has no value: never a value figure.
+  t.deepEqual(
+    compareRuns(run('a', [result('access opens', 'pass')], null), run('b', [result('access opens', 'fail')], null))
+      .figures,
+    [],
+  );
 });

@@ -153,3 +153,30 @@ test('GET /runs/compare: the regressed cases named first, the figures; a or b mi
   t.is(bad.statusCode, 422);
   t.is(errorBody(t, bad).details[0]?.path, 'a');
 });
+
+test('GET /runs/compare of two soak runs: a limit whose measured value moved is among the figures, named after its expression', async (t) => {
+  const app = await testApp(t);
+  const { token } = await addOperator(app.ctx.store, 'bench', app.clock.now());
+  const moduleId = (await seedParking(app, { boxes: ['entrance'] })).entrance.moduleId;
+  const soak = (p99: number) =>
+    recordRun(
+      app,
+      token,
+      moduleId,
+      [
+        { name: 'failures == 0', result: 'pass', ms: 0, value: 0 },
+        { name: 'answer_ms.p99<=250', result: 'pass', ms: 0, value: p99 },
+      ],
+      { kind: 'soak', summary: { cycles: 400, failures: 0, rate: 6.5, passed: true } },
+    );
+  const before = await soak(80);
+  const after = await soak(140);
+  const response = await operatorCall(app, token, 'GET', `/api/operator/runs/compare?a=${before.id}&b=${after.id}`);
+  t.is(response.statusCode, 200, response.body);
+  const comparison = response.json<Comparison>();
+  t.deepEqual(comparison.figures, [{ name: 'value:answer_ms.p99<=250', a: 80, b: 140, delta: 60 }]);
+  t.like(
+    comparison.cases.find((entry) => entry.name === 'answer_ms.p99<=250'),
+    { change: 'same', a: { value: 80 }, b: { value: 140 } },
+  );
+});

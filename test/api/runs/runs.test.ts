@@ -1,16 +1,21 @@
 // Kept runs on both stores (api/runs/runs.ts over repository.ts): pages
 // newest first with a cursor that holds while runs arrive, the filters,
 // the retention per box on a stepped clock (a running run never dropped),
-// and the runs left running that start-up ends.
+// the runs left running that start-up ends, and the sweep that ends the
+// quiet command-line runs while the API runs (two processes on one
+// database among them).
 import test from 'ava';
 import type { Store } from '../../../api/db/store.js';
 import type { RunLike } from '../../../api/events/types.js';
-import { INTERRUPTED_ERROR, Runs } from '../../../api/runs/index.js';
-import { QUIET_RUN_MS } from '../../../api/runs/runs.js';
+import { RunRepository } from '../../../api/runs/repository.js';
+import { INTERRUPTED_ERROR, QUIET_ERROR, Runs, type RunView } from '../../../api/runs/index.js';
+import { QUIET_RUN_MS, QUIET_SWEEP_MAX_WAIT_MS } from '../../../api/runs/runs.js';
 import { FakeClock } from '../../../lib/fake-clock.js';
 import { silentLogger } from '../../../lib/logger.js';
 import { insertBox, insertParking } from '../../helpers/store-rows.js';
+import { secondStore } from '../../helpers/second-store.js';
 import { storeTests } from '../../helpers/stores.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const storeTest = storeTests(test);
 
@@ -26,6 +31,15 @@ async function kept(store: Store, retention: { perBox?: number; days?: number } 
   const clock = new FakeClock(Date.UTC(2026, 5, 1, 8));
   const parkingId = await insertParking(store, { parking_key: '22'.repeat(16), created_at: clock.now() });
   for (const moduleId of [101, 102]) await insertBox(store, { moduleId, parkingId, createdAt: clock.now() });
+  return { clock, ...keptOn(store, clock, retention) };
+}
+
+/** Runs over `store` (one process's), telling what it publishes. */
+function keptOn(
+  store: Store,
+  clock: FakeClock,
+  retention: { perBox?: number; days?: number } = {},
+): Omit<Kept, 'clock'> {
   const published: RunLike[] = [];
   const runs = new Runs({
     store,
@@ -34,7 +48,12 @@ async function kept(store: Store, retention: { perBox?: number; days?: number } 
     events: { publishRun: (run) => published.push(run) },
     logger: silentLogger,
   });
-  return { runs, clock, published };
+  return { runs, published };
+}
+
+/** Whether `published` holds the run `id` ended. */
+function endedIn(published: readonly RunLike[], id: string): boolean {
+  return published.some((run) => run.id === id && (run as RunView).state !== 'running');
 }
 
 function conformanceRun(moduleId: number, labels: Record<string, string> = {}) {
@@ -191,11 +210,103 @@ storeTest(
     await runs.recover();
     t.like(await runs.get(api.id), { state: 'error', error: INTERRUPTED_ERROR });
     t.like(await runs.get(held.id), { state: 'running', error: null });
-    t.like(await runs.get(stale.id), { state: 'error', error: INTERRUPTED_ERROR });
-    t.like(await runs.get(quiet.id), { state: 'error', error: INTERRUPTED_ERROR });
+    t.like(await runs.get(stale.id), { state: 'error', error: QUIET_ERROR });
+    t.like(await runs.get(quiet.id), { state: 'error', error: QUIET_ERROR });
     t.like(await runs.get(talking.id), { state: 'running', error: null });
     // Each ended run is told to the stream.
     t.deepEqual(published.map((run) => run.id).sort(), [api.id, quiet.id, stale.id].sort());
+  },
+);
+
+storeTest(
+  "while the API runs, the sweep ends a command-line run quiet past QUIET_RUN_MS (stepped clock); one posted to lately stays, the API's own runs are left to their holds; close stops it",
+  async (t, store) => {
+    const { runs, clock, published } = await kept(store);
+    const silent = await runs.start(conformanceRun(101));
+    const talking = await runs.start({ ...conformanceRun(102), source: 'ci' });
+    // Runs of the API without a hold: start-up would end them, the sweep does not.
+    const page = await runs.start({ ...conformanceRun(101), source: 'page' });
+    const api = await runs.start({ ...conformanceRun(102), source: 'api' });
+    // The sweep's deadline is read from the oldest post of a running command-line run, a number on both engines.
+    t.is(await new RunRepository(store).oldestCommandLinePost(), Date.parse(silent.started_at));
+    runs.startQuietSweep();
+    await waitFor(() => clock.pendingTimers === 1, 'the sweep armed');
+    // An hour before the bound, `talking` posts; `silent` does not.
+    await clock.advanceAsync(QUIET_RUN_MS - QUIET_SWEEP_MAX_WAIT_MS, QUIET_SWEEP_MAX_WAIT_MS / 4);
+    await runs.addResults(talking.id, []);
+    t.like(await runs.get(silent.id), { state: 'running' });
+    published.length = 0;
+    await clock.advanceAsync(QUIET_SWEEP_MAX_WAIT_MS + 1, QUIET_SWEEP_MAX_WAIT_MS / 4);
+    await waitFor(() => endedIn(published, silent.id), 'the silent run ended');
+    // The sweep is over once its timer is set again.
+    await waitFor(() => clock.pendingTimers === 1, 'the sweep armed again');
+    t.like(await runs.get(silent.id), { state: 'error', error: QUIET_ERROR });
+    t.deepEqual(
+      published.map((run) => run.id),
+      [silent.id],
+    );
+    for (const id of [talking.id, page.id, api.id]) t.like(await runs.get(id), { state: 'running', error: null });
+    // `talking` goes quiet too: a bound after its post, it ends.
+    await clock.advanceAsync(QUIET_RUN_MS, QUIET_SWEEP_MAX_WAIT_MS / 4);
+    await waitFor(() => endedIn(published, talking.id), 'the talking run ended');
+    t.like(await runs.get(talking.id), { state: 'error', error: QUIET_ERROR });
+    for (const id of [page.id, api.id]) t.like(await runs.get(id), { state: 'running' });
+    await runs.close();
+    t.is(clock.pendingTimers, 0);
+  },
+);
+
+storeTest(
+  'two API processes sweep one database: a quiet run is ended once and told once; a run that posts as it is swept stays running',
+  async (t, store) => {
+    const { runs: first, clock, published: firstPublished } = await kept(store);
+    const { runs: second, published: secondPublished } = keptOn(secondStore(t, store), clock);
+    const quiet = await first.start(conformanceRun(101));
+    const alsoQuiet = await second.start({ ...conformanceRun(102), source: 'ci' });
+    clock.advance(QUIET_RUN_MS + 1);
+    firstPublished.length = 0;
+    secondPublished.length = 0;
+    // Both sweeps at once, several times over: each run is ended by one UPDATE of one of them.
+    await Promise.all([first.endQuiet(clock.now()), second.endQuiet(clock.now()), first.endQuiet(clock.now())]);
+    const told = [...firstPublished, ...secondPublished];
+    t.deepEqual(told.map((run) => run.id).sort(), [quiet.id, alsoQuiet.id].sort());
+    t.true(told.every((run) => (run as RunView).state === 'error'));
+    for (const id of [quiet.id, alsoQuiet.id]) t.like(await first.get(id), { state: 'error', error: QUIET_ERROR });
+
+    // Their timers on one clock, both started: the run is ended once.
+    const late = await second.start(conformanceRun(102));
+    firstPublished.length = 0;
+    secondPublished.length = 0;
+    first.startQuietSweep();
+    second.startQuietSweep();
+    await waitFor(() => clock.pendingTimers === 2, 'both sweeps armed');
+    await clock.advanceAsync(QUIET_RUN_MS + QUIET_SWEEP_MAX_WAIT_MS, QUIET_SWEEP_MAX_WAIT_MS / 2);
+    await waitFor(() => endedIn([...firstPublished, ...secondPublished], late.id), 'the late run ended');
+    await Promise.all([first.close(), second.close()]);
+    t.deepEqual(
+      [...firstPublished, ...secondPublished].map((run) => run.id),
+      [late.id],
+    );
+
+    // A run that posts between a sweep's read and its end stays running: the end is conditional on the quiet.
+    const racing = await first.start(conformanceRun(101));
+    clock.advance(QUIET_RUN_MS + 1);
+    const repository = new RunRepository(store);
+    const [orphan] = await repository.orphans(clock.now(), QUIET_RUN_MS, { commandLineOnly: true });
+    t.is(orphan?.id, racing.id);
+    await first.addResults(racing.id, []);
+    t.false(
+      await repository.end(racing.id, {
+        state: 'error',
+        error: QUIET_ERROR,
+        summary: undefined,
+        report: undefined,
+        captures: undefined,
+        endedMs: clock.now(),
+        quietSince: clock.now() - QUIET_RUN_MS,
+      }),
+    );
+    t.like(await first.get(racing.id), { state: 'running' });
   },
 );
 
