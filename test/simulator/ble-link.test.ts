@@ -77,7 +77,7 @@ test('an unmodified noble central finds PB-<module_id>, sends a chunked command 
   const { box, peripheral } = await boxOnAir(t, radio, box_);
   const ble = await central(t, radio);
   await waitFor(() => ble.boxes.includes(9301), 'the box to be discovered');
-  // 32 modules: a 169-byte command, 10 chunks at the default MTU of 23.
+  // 32 modules: a 169-byte command, 9 chunks at the default MTU of 23 (19 bytes a chunk).
   const command = access(box_, 42, [9301, ...Array.from({ length: 31 }, (_, index) => 1_000 + index)]);
   const outcome = await ble.send(9301, command, 5_000);
   t.true('response' in outcome);
