@@ -12,20 +12,15 @@ import { DESKTOP, PHONE, openPage, scrollsSideways } from '../helpers/browser.js
 import { gone, ok, startReceiver } from '../helpers/receiver.js';
 import { testNeeding } from '../helpers/requires.js';
 import { waitFor } from '../helpers/wait.js';
-import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 
 const HOSTILE = '<img src=x onerror=alert(document.domain)>';
 
-const running = benchAndBrowserForFile(test);
 let hostileParkingId = 0;
 let hostile: { accessToken: string; sessionId: number; smartKeyId: number } | undefined;
 
-test.before(async () => {
-  // Nothing started when chromium is absent: the tests below are skipped.
-  if (!chromiumInstalled()) return;
-  const { bench } = running();
+const running = benchAndBrowserForFile(test, async (bench) => {
   const parking = await bench.admin(
     'parking',
     'create',
