@@ -3,9 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SerialPort } from 'serialport';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
+import type { LinkFrame } from '../../lib/link-frame-stream.js';
 import {
   cobsEncode,
   crc16,
@@ -27,7 +26,7 @@ import type {
 } from '../../lib/provisioning-file.js';
 import { testProvisioning } from '../helpers/box-provisioning.js';
 import { startPtyPair } from '../../testkit/pty-pair.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { cableEnd, ptyPairForTest } from '../helpers/pty-pair.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -53,16 +52,6 @@ function access(keyId: number): Buffer {
       moduleIds: [box_.moduleId],
     },
   });
-}
-
-/** The test's end of the cable: a real serial port and the link parser. */
-async function cableEnd(t: ExecutionContext, path: string): Promise<{ port: SerialPort; frames: LinkFrame[] }> {
-  const port = new SerialPort({ path, baudRate: 115_200, autoOpen: false });
-  await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
-  t.teardown(() => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())));
-  const frames: LinkFrame[] = [];
-  port.pipe(new LinkFrameParser()).on('data', (frame: LinkFrame) => frames.push(frame));
-  return { port, frames };
 }
 
 async function boxOnCable(t: ExecutionContext, path: string, provisioning: AnyProvisioning = box_) {
