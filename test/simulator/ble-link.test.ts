@@ -7,7 +7,6 @@ import {
   FrameKind,
   MAX_COMMAND_LENGTH,
   parseResponse,
-  sealCommand,
   Status,
   verifyResponse,
 } from '../../firmware-protocol/index.js';
@@ -20,7 +19,7 @@ import type {
   Provisioning as AnyProvisioning,
   SealedProvisioning as Provisioning,
 } from '../../lib/provisioning-file.js';
-import { testProvisioning } from '../helpers/box-provisioning.js';
+import { sealedAccess, testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -31,19 +30,7 @@ function provisioning(moduleId: number, mac: string): Provisioning {
 }
 
 function access(box: Provisioning, keyId: number, modules = [box.moduleId]): Buffer {
-  return sealCommand({
-    kind: FrameKind.ACCESS,
-    key: box.parkingKey,
-    keyId,
-    scope: box.parkingId,
-    body: {
-      notBefore: START / 1000 - 60,
-      notAfter: START / 1000 + 3_600,
-      maxEntries: 3,
-      maxExits: 3,
-      moduleIds: modules,
-    },
-  });
+  return sealedAccess(box, { keyId, nowSeconds: START / 1000, tries: 3, moduleIds: modules });
 }
 
 async function boxOnAir(t: ExecutionContext, radio: VirtualRadio, box_: AnyProvisioning, mtu?: number) {

@@ -14,7 +14,6 @@ import {
   MAX_COMMAND_LENGTH,
   MAX_LINK_FRAME_LENGTH,
   parseResponse,
-  sealCommand,
   Status,
   verifyResponse,
 } from '../../firmware-protocol/index.js';
@@ -24,7 +23,7 @@ import type {
   Provisioning as AnyProvisioning,
   SealedProvisioning as Provisioning,
 } from '../../lib/provisioning-file.js';
-import { testProvisioning } from '../helpers/box-provisioning.js';
+import { sealedAccess, testProvisioning } from '../helpers/box-provisioning.js';
 import { startPtyPair } from '../../testkit/pty-pair.js';
 import { cableEnd, ptyPairForTest } from '../helpers/pty-pair.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
@@ -39,19 +38,7 @@ const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 const box_: Provisioning = testProvisioning({ moduleId: 9201, direction: 'exit', macAddress: '00:07:80:AA:BB:02' });
 
 function access(keyId: number): Buffer {
-  return sealCommand({
-    kind: FrameKind.ACCESS,
-    key: box_.parkingKey,
-    keyId,
-    scope: box_.parkingId,
-    body: {
-      notBefore: START / 1000 - 60,
-      notAfter: START / 1000 + 3_600,
-      maxEntries: 2,
-      maxExits: 2,
-      moduleIds: [box_.moduleId],
-    },
-  });
+  return sealedAccess(box_, { keyId, nowSeconds: START / 1000, tries: 2 });
 }
 
 async function boxOnCable(t: ExecutionContext, path: string, provisioning: AnyProvisioning = box_) {
