@@ -57,7 +57,7 @@ test('a simulated box on a pty passes every case; the table says so; exit 0', as
 
 test('a box of a signed parking on a pty passes every case (ACCESS_SIGNED, REVOKE and SET_ISSUER over the serial link)', async (t) => {
   const { box, pair } = await simOnPty(t, 4104, [], keysOf('signed'));
-  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+  const result = await conformanceOnSerial(box, pair.b);
   t.is(result.code, 0, result.stdout + result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.is(report.summary.total, reportRows(box.provisioning));
@@ -76,7 +76,7 @@ test('a box of a signed parking on a pty passes every case (ACCESS_SIGNED, REVOK
 
 test('a box of a signed parking with the accept-expired bug fails exactly the ACCESS_SIGNED not_after case (step 7)', async (t) => {
   const { box, pair } = await simOnPty(t, 4105, ['--bug', 'accept-expired'], keysOf('signed'));
-  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+  const result = await conformanceOnSerial(box, pair.b);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.is(report.summary.total, reportRows(box.provisioning));
