@@ -6,33 +6,16 @@
 // message arrives (no new snapshot), and again after a reload; the
 // entrance, whose REVOKE was delivered, shows none of it.
 import test from 'ava';
-import type { Browser, Page } from 'playwright-core';
-import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
-import { launchBrowser, openPage } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { benchAndBrowserForFile } from '../helpers/bench-and-browser.js';
+import type { BenchProcess } from '../helpers/bench-process.js';
+import { openPage } from '../helpers/browser.js';
 import { testNeeding } from '../helpers/requires.js';
 import { waitFor } from '../helpers/wait.js';
-import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 
-let bench: BenchProcess | undefined;
-let browser: Browser | undefined;
-
-test.before(async () => {
-  if (!chromiumInstalled()) return;
-  bench = await startBenchProcess();
-  browser = await launchBrowser();
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await bench?.stop();
-});
-
-function running(): { bench: BenchProcess; browser: Browser } {
-  if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
-  return { bench, browser };
-}
+const running = benchAndBrowserForFile(test);
 
 /** An operator API call with the bench's operator token; its JSON answer. */
 async function operatorApi<T>(bench: BenchProcess, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

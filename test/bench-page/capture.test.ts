@@ -5,34 +5,16 @@
 // the page's Content-Security-Policy, nothing refused.
 import Database from 'better-sqlite3';
 import test from 'ava';
-import type { Browser } from 'playwright-core';
 import { CaptureDirection, RecordKind } from '../../lib/capture/record.js';
-import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
-import { launchBrowser, openPage } from '../helpers/browser.js';
+import { benchAndBrowserForFile } from '../helpers/bench-and-browser.js';
+import type { BenchProcess } from '../helpers/bench-process.js';
+import { openPage } from '../helpers/browser.js';
 import { readCapture } from '../helpers/pcapng.js';
 import { testNeeding } from '../helpers/requires.js';
-import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 
-let bench: BenchProcess | undefined;
-let browser: Browser | undefined;
-
-test.before(async () => {
-  if (!chromiumInstalled()) return;
-  bench = await startBenchProcess();
-  browser = await launchBrowser();
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await bench?.stop();
-});
-
-function running(): { bench: BenchProcess; browser: Browser } {
-  if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
-  return { bench, browser };
-}
+const running = benchAndBrowserForFile(test);
 
 /** The newest box log of a box: the command and response its capture must hold. */
 function newestLog(bench: BenchProcess, moduleId: number): { command: string; response: string } | undefined {

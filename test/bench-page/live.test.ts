@@ -8,34 +8,17 @@
 import Database from 'better-sqlite3';
 import test, { type ExecutionContext } from 'ava';
 import { appSessionArgs } from '../../lib/app-session-args.js';
-import type { Browser, Page } from 'playwright-core';
-import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
-import { launchBrowser, openPage } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { benchAndBrowserForFile } from '../helpers/bench-and-browser.js';
+import type { BenchProcess } from '../helpers/bench-process.js';
+import { openPage } from '../helpers/browser.js';
 import { testNeeding } from '../helpers/requires.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
-import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 
-let bench: BenchProcess | undefined;
-let browser: Browser | undefined;
-
-test.before(async () => {
-  if (!chromiumInstalled()) return;
-  bench = await startBenchProcess();
-  browser = await launchBrowser();
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await bench?.stop();
-});
-
-function running(): { bench: BenchProcess; browser: Browser } {
-  if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
-  return { bench, browser };
-}
+const running = benchAndBrowserForFile(test);
 
 // Recorded in the page from its first document on (an init script runs
 // before the bundle, outside the page's CSP): when each box-log row first

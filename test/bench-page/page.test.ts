@@ -6,10 +6,9 @@
 // names as text, fit a phone's width, show the newest sessions of a busy day.
 import Database from 'better-sqlite3';
 import test from 'ava';
-import type { Browser } from 'playwright-core';
+import { benchAndBrowserForFile } from '../helpers/bench-and-browser.js';
 import type { BenchProcess } from '../helpers/bench-process.js';
-import { startBenchProcess } from '../helpers/bench-process.js';
-import { DESKTOP, PHONE, launchBrowser, openPage, scrollsSideways } from '../helpers/browser.js';
+import { DESKTOP, PHONE, openPage, scrollsSideways } from '../helpers/browser.js';
 import { gone, ok, startReceiver } from '../helpers/receiver.js';
 import { testNeeding } from '../helpers/requires.js';
 import { waitFor } from '../helpers/wait.js';
@@ -18,20 +17,10 @@ const browserTest = testNeeding('chromium', test.serial);
 
 const HOSTILE = '<img src=x onerror=alert(document.domain)>';
 
-let bench: BenchProcess | undefined;
-let browser: Browser | undefined;
 let hostileParkingId = 0;
 let hostile: { accessToken: string; sessionId: number; smartKeyId: number } | undefined;
 
-function running(): { bench: BenchProcess; browser: Browser } {
-  if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
-  return { bench, browser };
-}
-
-test.before(async () => {
-  // Nothing to start when chromium is absent: the tests below are skipped.
-  if (!(await import('../../testkit/chromium.js')).chromiumInstalled()) return;
-  bench = await startBenchProcess();
+const running = benchAndBrowserForFile(test, async (bench) => {
   const parking = await bench.admin(
     'parking',
     'create',
@@ -65,7 +54,6 @@ test.before(async () => {
   );
   if (driver.code !== 0) throw new Error(driver.stderr);
   hostile = await driverSession(bench, 'hostile@example.com', 'correct horse battery');
-  browser = await launchBrowser();
 });
 
 /** Logs the driver in through the API (the demo's OAuth client) and starts a session at the demo parking. */
@@ -105,11 +93,6 @@ async function pendingControlCommands(bench: BenchProcess): Promise<unknown[]> {
   if (!answer.ok) throw new Error(`control commands: ${answer.status} ${await answer.text()}`);
   return (await answer.json()) as unknown[];
 }
-
-test.after.always(async () => {
-  await browser?.close();
-  await bench?.stop();
-});
 
 browserTest('no token: the login form; a bad token: the API error in the form, no bench shown', async (t) => {
   const { bench, browser } = running();

@@ -8,12 +8,10 @@
 // no reservation token, so it never tries to drive a held box: no request
 // fails, nothing reaches the console.
 import test from 'ava';
-import type { Browser } from 'playwright-core';
-import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
-import { launchBrowser, openPage } from '../helpers/browser.js';
+import { benchAndBrowserForFile } from '../helpers/bench-and-browser.js';
+import { openPage } from '../helpers/browser.js';
 import { operatorCall, operatorOk } from '../helpers/operator-call.js';
 import { testNeeding } from '../helpers/requires.js';
-import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 
@@ -34,24 +32,7 @@ const DRIVING = [
   'fault-clear',
 ];
 
-let bench: BenchProcess | undefined;
-let browser: Browser | undefined;
-
-test.before(async () => {
-  if (!chromiumInstalled()) return;
-  bench = await startBenchProcess();
-  browser = await launchBrowser();
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await bench?.stop();
-});
-
-function running(): { bench: BenchProcess; browser: Browser } {
-  if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
-  return { bench, browser };
-}
+const running = benchAndBrowserForFile(test);
 
 interface Taken {
   token: string;

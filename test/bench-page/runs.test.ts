@@ -8,35 +8,18 @@
 // a case's time across runs is plotted with its failure marked. No request
 // fails and nothing reaches the console in any of them.
 import test, { type ExecutionContext } from 'ava';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
-import { launchBrowser, openPage } from '../helpers/browser.js';
+import type { Locator, Page } from 'playwright-core';
+import { benchAndBrowserForFile } from '../helpers/bench-and-browser.js';
+import type { BenchProcess } from '../helpers/bench-process.js';
+import { openPage } from '../helpers/browser.js';
 import { operatorOk } from '../helpers/operator-call.js';
 import { testNeeding } from '../helpers/requires.js';
-import { chromiumInstalled } from '../../testkit/chromium.js';
 
 const browserTest = testNeeding('chromium', test.serial);
 
 const HOSTILE = '<img src=x onerror=alert(document.domain)>';
 
-let bench: BenchProcess | undefined;
-let browser: Browser | undefined;
-
-test.before(async () => {
-  if (!chromiumInstalled()) return;
-  bench = await startBenchProcess();
-  browser = await launchBrowser();
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await bench?.stop();
-});
-
-function running(): { bench: BenchProcess; browser: Browser } {
-  if (bench === undefined || browser === undefined) throw new Error('the bench or the browser did not start');
-  return { bench, browser };
-}
+const running = benchAndBrowserForFile(test);
 
 interface Run {
   id: string;

@@ -5,15 +5,12 @@ import test from 'ava';
 import { systemClock } from '../../lib/clock.js';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Barrier } from '../../firmware-protocol/index.js';
-import { loadNoble } from '../../lib/noble.js';
-import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
-import { Simulation } from '../../simulator/simulation.js';
 import { BarrierWatch } from '../../conformance/barrier-watch.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import { SuiteInterrupted } from '../../conformance/interrupted.js';
 import { accessCases } from '../../conformance/cases/access-cases.js';
 import { runSuite } from '../../conformance/run-suite.js';
-import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
+import { openedBleTarget, simOnRadio } from '../helpers/conformance-ble-sim.js';
 import { boxFile } from '../helpers/conformance-fixtures.js';
 
 test('the watch finds a state seen after a mark, and gives up on the fake clock', async (t) => {
@@ -53,27 +50,10 @@ test('an interrupted run stops waiting for the barrier at once, its timer cleare
 
 test('a barrier that stays open longer than --cycle-ms fails the cycle case', async (t) => {
   const box = await boxFile(t, 4501);
-  const radio = new VirtualRadio();
-  const simulation = await Simulation.start({
-    members: [{ provisioning: box.provisioning, settings: {} }],
-    clock: systemClock,
-    stateDir: null,
+  const { bindings } = await simOnRadio(t, box, {
     barrierTimings: { openingMs: 50, openHoldMs: 60_000, closingMs: 50 },
-    ble: { radio },
   });
-  t.teardown(() => simulation.stop());
-  const bindings = radio.createBindings();
-  t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({
-    noble: await loadNoble(bindings),
-    mac: box.provisioning.macAddress,
-    moduleId: 4501,
-    boxKey: box.provisioning.boxKey,
-    clock: systemClock,
-    idleMs: 60_000,
-  });
-  await target.open();
-  t.teardown(() => target.close());
+  const target = await openedBleTarget(t, bindings, box);
   const report = await runSuite({
     box: boxUnderTest(box.provisioning),
     target,

@@ -5,14 +5,11 @@
 // ACCESS_SIGNED, SET_ISSUER and REVOKE frames travel in several chunks.
 import test, { type ExecutionContext } from 'ava';
 import { systemClock } from '../../lib/clock.js';
-import { loadNoble } from '../../lib/noble.js';
-import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
-import { Simulation } from '../../simulator/simulation.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
 import type { SuiteReport } from '../../conformance/case-result.js';
 import { CANNOT_RESTART } from '../../conformance/cases/power-cycle-case.js';
 import { runSuite } from '../../conformance/run-suite.js';
-import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
+import { bleTarget, openedBleTarget, simOnRadio } from '../helpers/conformance-ble-sim.js';
 import { boxFile, FAST_BARRIER, keysOf, reportRows, type BoxFile } from '../helpers/conformance-fixtures.js';
 
 /** Only the power cycle does not pass: this target cannot restart the box. */
@@ -27,28 +24,8 @@ function assertAllPassed(t: ExecutionContext, report: SuiteReport, box: BoxFile)
 
 test('a simulated box on the virtual radio passes every case over BLE', async (t) => {
   const box = await boxFile(t, 4301, { direction: 'exit' });
-  const radio = new VirtualRadio();
-  const simulation = await Simulation.start({
-    members: [{ provisioning: box.provisioning, settings: {} }],
-    clock: systemClock,
-    stateDir: null,
-    barrierTimings: FAST_BARRIER,
-    ble: { radio },
-  });
-  t.teardown(() => simulation.stop());
-  const bindings = radio.createBindings();
-  t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({
-    noble: await loadNoble(bindings),
-    mac: box.provisioning.macAddress,
-    moduleId: 4301,
-    boxKey: box.provisioning.boxKey,
-    clock: systemClock,
-    idleMs: 60_000,
-    discoverTimeoutMs: 5_000,
-  });
-  await target.open();
-  t.teardown(() => target.close());
+  const { simulation, bindings } = await simOnRadio(t, box, { barrierTimings: FAST_BARRIER });
+  const target = await openedBleTarget(t, bindings, box);
   const sources = new Set<string>();
   target.onBarrier((observation) => sources.add(observation.source));
   const report = await runSuite({
@@ -65,29 +42,9 @@ test('a simulated box on the virtual radio passes every case over BLE', async (t
 
 test("a signed parking's box on the virtual radio passes every case over BLE, in chunks of a small MTU", async (t) => {
   const box = await boxFile(t, 4303, keysOf('signed'));
-  const radio = new VirtualRadio();
   // MTU 64: a SET_ISSUER (158 bytes) takes three chunks, an ACCESS_SIGNED (101) two.
-  const simulation = await Simulation.start({
-    members: [{ provisioning: box.provisioning, settings: {} }],
-    clock: systemClock,
-    stateDir: null,
-    barrierTimings: FAST_BARRIER,
-    ble: { radio, mtu: 64 },
-  });
-  t.teardown(() => simulation.stop());
-  const bindings = radio.createBindings();
-  t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({
-    noble: await loadNoble(bindings),
-    mac: box.provisioning.macAddress,
-    moduleId: 4303,
-    boxKey: box.provisioning.boxKey,
-    clock: systemClock,
-    idleMs: 60_000,
-    discoverTimeoutMs: 5_000,
-  });
-  await target.open();
-  t.teardown(() => target.close());
+  const { simulation, bindings } = await simOnRadio(t, box, { barrierTimings: FAST_BARRIER, mtu: 64 });
+  const target = await openedBleTarget(t, bindings, box);
   const report = await runSuite({
     box: boxUnderTest(box.provisioning),
     target,
@@ -101,25 +58,8 @@ test("a signed parking's box on the virtual radio passes every case over BLE, in
 
 test('a MAC address outside the allow-list finds no box: open fails with one line', async (t) => {
   const box = await boxFile(t, 4302);
-  const radio = new VirtualRadio();
-  const simulation = await Simulation.start({
-    members: [{ provisioning: box.provisioning, settings: {} }],
-    clock: systemClock,
-    stateDir: null,
-    ble: { radio },
-  });
-  t.teardown(() => simulation.stop());
-  const bindings = radio.createBindings();
-  t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({
-    noble: await loadNoble(bindings),
-    mac: '00:00:00:00:00:01',
-    moduleId: 4302,
-    boxKey: box.provisioning.boxKey,
-    clock: systemClock,
-    idleMs: 60_000,
-    discoverTimeoutMs: 300,
-  });
+  const { bindings } = await simOnRadio(t, box);
+  const target = await bleTarget(bindings, box, { mac: '00:00:00:00:00:01', discoverTimeoutMs: 300 });
   await t.throwsAsync(() => target.open(), {
     message: 'no box advertising PB-4302 at 00:00:00:00:00:01 within 300 ms',
   });

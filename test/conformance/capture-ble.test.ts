@@ -14,32 +14,19 @@ import { RunCapture } from '../../conformance/capture/run-capture.js';
 import { suiteKeys } from '../../conformance/capture/suite-keys.js';
 import { runSuite } from '../../conformance/run-suite.js';
 import { freshIssuers } from '../../conformance/suite-context.js';
-import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
 import { CaptureFile } from '../../lib/capture/capture-file.js';
 import { CaptureDirection, RecordKind } from '../../lib/capture/record.js';
 import { systemClock } from '../../lib/clock.js';
-import { loadNoble } from '../../lib/noble.js';
-import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
-import { Simulation } from '../../simulator/simulation.js';
 import { capturedRecords, framesAndOpened } from '../helpers/conformance-capture.js';
+import { openedBleTarget, simOnRadio } from '../helpers/conformance-ble-sim.js';
 import { boxFile, FAST_BARRIER, keysOf } from '../helpers/conformance-fixtures.js';
 
 test("over BLE: each case's file holds its chunks, the frames they make, and an opened record after each frame", async (t) => {
   const box = await boxFile(t, 4310, keysOf('signed'));
   const folder = await mkdtemp(join(tmpdir(), 'pb-capture-ble-'));
   t.teardown(() => rm(folder, { recursive: true, force: true }));
-  const radio = new VirtualRadio();
   // MTU 64: a SET_ISSUER (158 bytes) takes three chunks, an ACCESS_SIGNED (101) two.
-  const simulation = await Simulation.start({
-    members: [{ provisioning: box.provisioning, settings: {} }],
-    clock: systemClock,
-    stateDir: null,
-    barrierTimings: FAST_BARRIER,
-    ble: { radio, mtu: 64 },
-  });
-  t.teardown(() => simulation.stop());
-  const bindings = radio.createBindings();
-  t.teardown(() => bindings.close());
+  const { bindings } = await simOnRadio(t, box, { barrierTimings: FAST_BARRIER, mtu: 64 });
   const suiteBox = boxUnderTest(box.provisioning);
   const issuers = freshIssuers();
   const capture = new RunCapture({
@@ -48,18 +35,9 @@ test("over BLE: each case's file holds its chunks, the frames they make, and an 
     application: 'parkbench test conformance',
   });
   t.teardown(() => capture.close());
-  const target = new BleBoxTarget({
-    noble: await loadNoble(bindings),
-    mac: box.provisioning.macAddress,
-    moduleId: 4310,
-    boxKey: box.provisioning.boxKey,
-    clock: systemClock,
-    idleMs: 60_000,
-    discoverTimeoutMs: 5_000,
+  const target = await openedBleTarget(t, bindings, box, {
     capture: new OpeningLinkCapture(capture, 'ble', 'PB-4310', suiteKeys(suiteBox, issuers)),
   });
-  await target.open();
-  t.teardown(() => target.close());
   const report = await runSuite({
     box: suiteBox,
     target,

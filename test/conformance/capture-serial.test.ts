@@ -13,8 +13,7 @@ import { serialGarbage } from '../../conformance/targets/garbage.js';
 import { CaptureDirection, RecordKind } from '../../lib/capture/record.js';
 import { capturedRecords, framesAndOpened, holdsAny } from '../helpers/conformance-capture.js';
 import { assertWellFormedXml, RUN_CHECKS, type JsonReport } from '../helpers/conformance-fixtures.js';
-import { simOnPty } from '../helpers/conformance-serial-sim.js';
-import { runCli } from '../helpers/run-cli.js';
+import { conformanceOnSerial, simOnPty } from '../helpers/conformance-serial-sim.js';
 import { testNeeding } from '../helpers/requires.js';
 
 const test = testNeeding('socat', avaTest);
@@ -28,15 +27,7 @@ test('a case file per case on a serial cable: wire bytes both ways, each frame o
   const runFolder = join(box.directory, 'R&D');
   await mkdir(runFolder);
   const junit = join(box.directory, 'junit.xml');
-  const result = await runCli([
-    'conformance',
-    '--box',
-    box.path,
-    '--serial',
-    pair.b,
-    '--cycle-ms',
-    '5000',
-    '--json',
+  const result = await conformanceOnSerial(box, pair.b, [
     '--skip-wearing',
     '--capture-dir',
     cases,

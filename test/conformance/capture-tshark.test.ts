@@ -16,9 +16,8 @@ import { capturedRecords } from '../helpers/conformance-capture.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { boxFile, keysOf, type JsonReport } from '../helpers/conformance-fixtures.js';
 import { conformance, simOnBroker } from '../helpers/conformance-mqtt-sim.js';
-import { simOnPty } from '../helpers/conformance-serial-sim.js';
+import { conformanceOnSerial, simOnPty } from '../helpers/conformance-serial-sim.js';
 import { testNeeding } from '../helpers/requires.js';
-import { runCli } from '../helpers/run-cli.js';
 import { dissect, isTrue, type DissectedPacket } from '../helpers/tshark.js';
 
 const test = testNeeding(['socat', 'tshark'], avaTest);
@@ -47,19 +46,7 @@ const one = (packet: DissectedPacket | undefined, field: string): string | undef
 test("tshark with the dissector shows a failing case's command, the box's answer and the opened body", async (t) => {
   const { box, pair } = await simOnPty(t, 4290, ['--bug', 'accept-expired']);
   const cases = join(box.directory, 'cases');
-  const result = await runCli([
-    'conformance',
-    '--box',
-    box.path,
-    '--serial',
-    pair.b,
-    '--cycle-ms',
-    '5000',
-    '--json',
-    '--skip-wearing',
-    '--capture-dir',
-    cases,
-  ]);
+  const result = await conformanceOnSerial(box, pair.b, ['--skip-wearing', '--capture-dir', cases]);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   const failed = report.results.find((entry) => entry.result === 'fail');

@@ -4,8 +4,7 @@
 // runs a key out of tries, sealed on a box holding K_park, by ACCESS_SIGNED
 // on a box of a signed parking; --skip-wearing leaves either one out.
 import avaTest from 'ava';
-import { simOnPty } from '../helpers/conformance-serial-sim.js';
-import { runCli } from '../helpers/run-cli.js';
+import { conformanceOnSerial, simOnPty } from '../helpers/conformance-serial-sim.js';
 import { keysOf, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
 import { testNeeding } from '../helpers/requires.js';
 
@@ -16,7 +15,7 @@ for (const kind of ['sealed', 'signed'] as const) {
   const tries = `${kind === 'signed' ? 'ACCESS_SIGNED ' : ''}a key with 2 tries, used 3 times`;
   test(`a box of a ${kind} parking with the ignore-tries bug fails exactly "${tries}" (step 9)`, async (t) => {
     const { box, pair } = await simOnPty(t, kind === 'signed' ? 4106 : 4107, ['--bug', 'ignore-tries'], keysOf(kind));
-    const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+    const result = await conformanceOnSerial(box, pair.b);
     t.is(result.code, 1, result.stderr);
     const report = JSON.parse(result.stdout) as JsonReport;
     t.is(report.summary.total, reportRows(box.provisioning));
@@ -33,17 +32,7 @@ for (const kind of ['sealed', 'signed'] as const) {
 
 test('--skip-wearing leaves out the ACCESS_SIGNED tries case of a box of a signed parking, with the other wearing case', async (t) => {
   const { box, pair } = await simOnPty(t, 4108, [], keysOf('signed'));
-  const result = await runCli([
-    'conformance',
-    '--box',
-    box.path,
-    '--serial',
-    pair.b,
-    '--cycle-ms',
-    '5000',
-    '--json',
-    '--skip-wearing',
-  ]);
+  const result = await conformanceOnSerial(box, pair.b, ['--skip-wearing']);
   t.is(result.code, 0, result.stdout + result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.like(report.summary, { total: reportRows(box.provisioning), failed: 0, skipped: 3 });

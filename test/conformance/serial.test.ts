@@ -6,7 +6,7 @@ import avaTest from 'ava';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { casesFor } from '../../conformance/cases/index.js';
-import { simOnPty } from '../helpers/conformance-serial-sim.js';
+import { conformanceOnSerial, simOnPty } from '../helpers/conformance-serial-sim.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tableRows } from '../helpers/conformance-table.js';
 import { assertWellFormedXml, keysOf, reportRows, type JsonReport } from '../helpers/conformance-fixtures.js';
@@ -57,7 +57,7 @@ test('a simulated box on a pty passes every case; the table says so; exit 0', as
 
 test('a box of a signed parking on a pty passes every case (ACCESS_SIGNED, REVOKE and SET_ISSUER over the serial link)', async (t) => {
   const { box, pair } = await simOnPty(t, 4104, [], keysOf('signed'));
-  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+  const result = await conformanceOnSerial(box, pair.b);
   t.is(result.code, 0, result.stdout + result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.is(report.summary.total, reportRows(box.provisioning));
@@ -76,7 +76,7 @@ test('a box of a signed parking on a pty passes every case (ACCESS_SIGNED, REVOK
 
 test('a box of a signed parking with the accept-expired bug fails exactly the ACCESS_SIGNED not_after case (step 7)', async (t) => {
   const { box, pair } = await simOnPty(t, 4105, ['--bug', 'accept-expired'], keysOf('signed'));
-  const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+  const result = await conformanceOnSerial(box, pair.b);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.is(report.summary.total, reportRows(box.provisioning));
@@ -99,19 +99,7 @@ test('a box of a signed parking with the accept-expired bug fails exactly the AC
 test('--json parses, --junit writes well-formed XML with the same counts', async (t) => {
   const { box, pair } = await simOnPty(t, 4102);
   const junit = join(box.directory, 'report.xml');
-  const result = await runCli([
-    'conformance',
-    '--box',
-    box.path,
-    '--serial',
-    `${pair.b}:115200`,
-    '--cycle-ms',
-    '5000',
-    '--json',
-    '--junit',
-    junit,
-    '--skip-wearing',
-  ]);
+  const result = await conformanceOnSerial(box, `${pair.b}:115200`, ['--junit', junit, '--skip-wearing']);
   t.is(result.code, 0, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   t.is(report.summary.total, reportRows(box.provisioning));
@@ -142,18 +130,7 @@ test('--json parses, --junit writes well-formed XML with the same counts', async
 test('a box with the accept-expired bug fails the suite: exit 1, and the EXPIRED case is the one that failed', async (t) => {
   const { box, pair } = await simOnPty(t, 4103, ['--bug', 'accept-expired']);
   const junit = join(box.directory, 'report.xml');
-  const result = await runCli([
-    'conformance',
-    '--box',
-    box.path,
-    '--serial',
-    pair.b,
-    '--cycle-ms',
-    '5000',
-    '--json',
-    '--junit',
-    junit,
-  ]);
+  const result = await conformanceOnSerial(box, pair.b, ['--junit', junit]);
   t.is(result.code, 1, result.stderr);
   const report = JSON.parse(result.stdout) as JsonReport;
   const failed = report.results.filter((entry) => entry.result === 'fail');

@@ -6,15 +6,7 @@
 import avaTest, { type ExecutionContext } from 'ava';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import {
-  chunkFrame,
-  encodeLinkFrame,
-  FrameKind,
-  LinkType,
-  parseResponse,
-  sealCommand,
-  Status,
-} from '../../firmware-protocol/index.js';
+import { chunkFrame, encodeLinkFrame, LinkType, parseResponse, Status } from '../../firmware-protocol/index.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { CaptureFile } from '../../lib/capture/capture-file.js';
 import { CaptureLink, RecordKind } from '../../lib/capture/record.js';
@@ -27,7 +19,7 @@ import { BoxBlePeripheral } from '../../simulator/links/ble-link.js';
 import { BoxSerialLink } from '../../simulator/links/serial-link.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { tempDir } from '../helpers/api-app.js';
-import { testProvisioning } from '../helpers/box-provisioning.js';
+import { sealedAccess, testProvisioning } from '../helpers/box-provisioning.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { mqttMessageIn, recordsOn, recordWords } from '../helpers/capture-records.js';
 import { startCli } from '../helpers/cli-process.js';
@@ -46,19 +38,7 @@ const topics = new Topics();
 const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 
 function access(box: SealedProvisioning, keyId = 42): Buffer {
-  return sealCommand({
-    kind: FrameKind.ACCESS,
-    key: box.parkingKey,
-    keyId,
-    scope: box.parkingId,
-    body: {
-      notBefore: START / 1000 - 60,
-      notAfter: START / 1000 + 3_600,
-      maxEntries: 9,
-      maxExits: 9,
-      moduleIds: [box.moduleId],
-    },
-  });
+  return sealedAccess(box, { keyId, nowSeconds: START / 1000, tries: 9 });
 }
 
 /** An operator on the broker: publishes commands, collects the response

@@ -18,7 +18,6 @@ import {
   MAX_COMMAND_LENGTH,
   MAX_LINK_FRAME_LENGTH,
   parseResponse,
-  sealCommand,
   Status,
   verifyResponse,
 } from '../../firmware-protocol/index.js';
@@ -28,7 +27,7 @@ import type {
   Provisioning as AnyProvisioning,
   SealedProvisioning as Provisioning,
 } from '../../lib/provisioning-file.js';
-import { testProvisioning } from '../helpers/box-provisioning.js';
+import { sealedAccess, testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { Gateway } from '../../gateway/gateway.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
@@ -48,19 +47,7 @@ function provisioning(moduleId: number): Provisioning {
 }
 
 function access(box: Provisioning, keyId = 42): Buffer {
-  return sealCommand({
-    kind: FrameKind.ACCESS,
-    key: box.parkingKey,
-    keyId,
-    scope: box.parkingId,
-    body: {
-      notBefore: START / 1000 - 60,
-      notAfter: START / 1000 + 3_600,
-      maxEntries: 9,
-      maxExits: 9,
-      moduleIds: [box.moduleId],
-    },
-  });
+  return sealedAccess(box, { keyId, nowSeconds: START / 1000, tries: 9 });
 }
 
 interface Received {

@@ -22,7 +22,7 @@ import { buildParkboxHost, startParkboxHost, type HostProcess } from '../helpers
 import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
 import { restartableTarget } from '../helpers/restartable-target.js';
-import { runCli } from '../helpers/run-cli.js';
+import { conformanceOnSerial } from '../helpers/conformance-serial-sim.js';
 
 const test = testNeeding(['socat', 'cmake', 'cc', 'mbedtls'], avaTest.serial);
 
@@ -34,7 +34,7 @@ for (const kind of ['sealed', 'signed'] as const) {
     const box = await boxFile(t, kind === 'sealed' ? 5101 : 5102, keysOf(kind));
     const pair = await ptyPairForTest(t);
     await startParkboxHost(t, box.path, pair.a, join(box.directory, 'box.state'));
-    const result = await runCli(['conformance', '--box', box.path, '--serial', pair.b, '--cycle-ms', '5000', '--json']);
+    const result = await conformanceOnSerial(box, pair.b);
     const report = JSON.parse(result.stdout) as JsonReport;
     const failed = report.results.filter((entry) => entry.result === 'fail');
     t.is(failed.length, 0, JSON.stringify(failed, null, 2));

@@ -4,7 +4,6 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { FakeClock } from '../../lib/fake-clock.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { FrameKind, MAX_COMMAND_LENGTH, Status } from '../../firmware-protocol/constants.js';
-import { sealCommand } from '../../firmware-protocol/command.js';
 import { parseResponse, verifyResponse } from '../../firmware-protocol/response.js';
 import { SimulatedBox } from '../../simulator/simulated-box.js';
 import { BoxMqttLink } from '../../simulator/links/mqtt-link.js';
@@ -12,7 +11,7 @@ import type {
   Provisioning as AnyProvisioning,
   SealedProvisioning as Provisioning,
 } from '../../lib/provisioning-file.js';
-import { testProvisioning } from '../helpers/box-provisioning.js';
+import { sealedAccess, testProvisioning } from '../helpers/box-provisioning.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { brokerForTest, startBroker } from '../helpers/broker.js';
 import { waitFor } from '../helpers/wait.js';
@@ -26,19 +25,7 @@ function provisioning(moduleId = 9101): Provisioning {
 }
 
 function accessCommand(box: Provisioning, keyId = 42): Buffer {
-  return sealCommand({
-    kind: FrameKind.ACCESS,
-    key: box.parkingKey,
-    keyId,
-    scope: box.parkingId,
-    body: {
-      notBefore: START / 1000 - 60,
-      notAfter: START / 1000 + 3_600,
-      maxEntries: 5,
-      maxExits: 5,
-      moduleIds: [box.moduleId],
-    },
-  });
+  return sealedAccess(box, { keyId, nowSeconds: START / 1000 });
 }
 
 /** An operator: a plain MQTT client that records what it receives. */

@@ -3,9 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SerialPort } from 'serialport';
 import { FakeClock } from '../../lib/fake-clock.js';
-import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
+import type { LinkFrame } from '../../lib/link-frame-stream.js';
 import {
   cobsEncode,
   crc16,
@@ -15,7 +14,6 @@ import {
   MAX_COMMAND_LENGTH,
   MAX_LINK_FRAME_LENGTH,
   parseResponse,
-  sealCommand,
   Status,
   verifyResponse,
 } from '../../firmware-protocol/index.js';
@@ -25,9 +23,9 @@ import type {
   Provisioning as AnyProvisioning,
   SealedProvisioning as Provisioning,
 } from '../../lib/provisioning-file.js';
-import { testProvisioning } from '../helpers/box-provisioning.js';
+import { sealedAccess, testProvisioning } from '../helpers/box-provisioning.js';
 import { startPtyPair } from '../../testkit/pty-pair.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { cableEnd, ptyPairForTest } from '../helpers/pty-pair.js';
 import { newIssuer, signedAccess, signedProvisioning, thirtyTwoModules } from '../helpers/signed-box.js';
 import { waitFor } from '../helpers/wait.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -40,29 +38,7 @@ const START = Date.UTC(2026, 5, 1, 8, 0, 0);
 const box_: Provisioning = testProvisioning({ moduleId: 9201, direction: 'exit', macAddress: '00:07:80:AA:BB:02' });
 
 function access(keyId: number): Buffer {
-  return sealCommand({
-    kind: FrameKind.ACCESS,
-    key: box_.parkingKey,
-    keyId,
-    scope: box_.parkingId,
-    body: {
-      notBefore: START / 1000 - 60,
-      notAfter: START / 1000 + 3_600,
-      maxEntries: 2,
-      maxExits: 2,
-      moduleIds: [box_.moduleId],
-    },
-  });
-}
-
-/** The test's end of the cable: a real serial port and the link parser. */
-async function cableEnd(t: ExecutionContext, path: string): Promise<{ port: SerialPort; frames: LinkFrame[] }> {
-  const port = new SerialPort({ path, baudRate: 115_200, autoOpen: false });
-  await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
-  t.teardown(() => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())));
-  const frames: LinkFrame[] = [];
-  port.pipe(new LinkFrameParser()).on('data', (frame: LinkFrame) => frames.push(frame));
-  return { port, frames };
+  return sealedAccess(box_, { keyId, nowSeconds: START / 1000, tries: 2 });
 }
 
 async function boxOnCable(t: ExecutionContext, path: string, provisioning: AnyProvisioning = box_) {

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import mqtt from 'mqtt';
-import { SerialPort } from 'serialport';
+import type { SerialPort } from 'serialport';
 import {
   encodeLinkFrame,
   FrameKind,
@@ -20,14 +20,14 @@ import {
 } from '../../firmware-protocol/index.js';
 import { OpenedOutcome } from '../../lib/capture/opened.js';
 import { CaptureDirection, CaptureLink } from '../../lib/capture/record.js';
-import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
+import type { LinkFrame } from '../../lib/link-frame-stream.js';
 import { Topics } from '../../lib/mqtt-topics.js';
 import { tempDir } from '../helpers/api-app.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { mqttMessageIn, recordsOn, recordWords } from '../helpers/capture-records.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
 import { readCapture } from '../helpers/pcapng.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { cableEnd, ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
@@ -75,16 +75,6 @@ function access(box: Box, keyId = 42): Buffer {
     scope: 7,
     body: { notBefore: now - 600, notAfter: now + 600, maxEntries: 9, maxExits: 9, moduleIds: [box.moduleId] },
   });
-}
-
-/** The test's end of the cable: a real serial port, the frames it reads. */
-async function cableEnd(t: ExecutionContext, path: string): Promise<{ port: SerialPort; frames: LinkFrame[] }> {
-  const port = new SerialPort({ path, baudRate: 115_200, autoOpen: false });
-  await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
-  t.teardown(() => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())));
-  const frames: LinkFrame[] = [];
-  port.pipe(new LinkFrameParser()).on('data', (frame: LinkFrame) => frames.push(frame));
-  return { port, frames };
 }
 
 function write(port: SerialPort, bytes: Buffer): Promise<void> {

@@ -4,9 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { SerialPort } from 'serialport';
 import { Topics } from '../../lib/mqtt-topics.js';
-import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
 import {
   encodeLinkFrame,
   FrameKind,
@@ -18,7 +16,7 @@ import {
 } from '../../firmware-protocol/index.js';
 import { brokerForTest } from '../helpers/broker.js';
 import { startCli } from '../helpers/cli-process.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { cableEnd, ptyPairForTest } from '../helpers/pty-pair.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -170,10 +168,7 @@ socatTest('parkbench sim --serial alone speaks the serial link on a pty, and no 
   const box = boxFile(9701);
   const path = join(directory, 'box.json');
   await writeFile(path, JSON.stringify(box));
-  const port = new SerialPort({ path: pair.b, baudRate: 115_200 });
-  t.teardown(() => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())));
-  const frames: LinkFrame[] = [];
-  port.pipe(new LinkFrameParser()).on('data', (frame: LinkFrame) => frames.push(frame));
+  const { port, frames } = await cableEnd(t, pair.b);
   const sim = startCli(t, [
     'sim',
     '--box',

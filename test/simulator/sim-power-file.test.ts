@@ -11,19 +11,9 @@ import { promisify } from 'node:util';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SerialPort } from 'serialport';
-import { LinkFrameParser, type LinkFrame } from '../../lib/link-frame-stream.js';
-import {
-  Barrier,
-  encodeLinkFrame,
-  FrameKind,
-  LinkType,
-  parseResponse,
-  sealCommand,
-  Status,
-} from '../../firmware-protocol/index.js';
+import { Barrier, encodeLinkFrame, LinkType, parseResponse, Status } from '../../firmware-protocol/index.js';
 import { startCli } from '../helpers/cli-process.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
+import { simOnCable } from '../helpers/sim-on-cable.js';
 import { runCli } from '../helpers/run-cli.js';
 import { waitFor } from '../helpers/wait.js';
 import { testNeeding } from '../helpers/requires.js';
@@ -35,77 +25,6 @@ const test = testNeeding('socat', avaTest);
  * (the round trip on a pty is about 2 ms): silence can only be seen as a wait. */
 const NO_ANSWER_MS = 400;
 
-interface Bench {
-  readonly directory: string;
-  readonly args: string[];
-  readonly port: SerialPort;
-  readonly responses: LinkFrame[];
-  readonly reports: LinkFrame[];
-  readonly command: (keyId: number) => Buffer;
-  readonly send: (frame: Buffer) => void;
-}
-
-async function bench(t: ExecutionContext, moduleId: number, extra: readonly string[]): Promise<Bench> {
-  const directory = await mkdtemp(join(tmpdir(), 'pb-sim-power-'));
-  t.teardown(() => rm(directory, { recursive: true, force: true }));
-  const parkingKey = randomBytes(16);
-  const boxFile = join(directory, 'box.json');
-  await writeFile(
-    boxFile,
-    JSON.stringify({
-      module_id: moduleId,
-      parking_id: 7,
-      direction: 'entrance',
-      mac_address: '00:07:80:AA:96:02',
-      parking_key: parkingKey.toString('hex'),
-      parking_key_next: null,
-      box_key: randomBytes(16).toString('hex'),
-      skew_seconds: 120,
-      min_battery_mv: 3300,
-      mqtt: null,
-    }),
-  );
-  const pair = await ptyPairForTest(t);
-  const port = new SerialPort({ path: pair.b, baudRate: 115_200 });
-  t.teardown(() => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())));
-  const responses: LinkFrame[] = [];
-  const reports: LinkFrame[] = [];
-  port.pipe(new LinkFrameParser()).on('data', (frame: LinkFrame) => {
-    if (frame.type === LinkType.RESPONSE) responses.push(frame);
-    if (frame.type === LinkType.STATUS_REPORT) reports.push(frame);
-  });
-  const now = Math.floor(Date.now() / 1000);
-  const command = (keyId: number): Buffer =>
-    sealCommand({
-      kind: FrameKind.ACCESS,
-      key: parkingKey,
-      keyId,
-      scope: 7,
-      body: { notBefore: now - 600, notAfter: now + 600, maxEntries: 5, maxExits: 5, moduleIds: [moduleId] },
-    });
-  const args = [
-    'sim',
-    '--box',
-    boxFile,
-    '--serial',
-    pair.a,
-    '--state-dir',
-    join(directory, 'state'),
-    '--log-level',
-    'warn',
-    ...extra,
-  ];
-  return {
-    directory,
-    args,
-    port,
-    responses,
-    reports,
-    command,
-    send: (frame) => port.write(encodeLinkFrame(LinkType.COMMAND, frame)),
-  };
-}
-
 /** What a bench's `command` power driver runs: `echo off > F`, through a shell. */
 async function shell(script: string, file: string): Promise<void> {
   await promisify(execFile)('sh', ['-c', script, 'driver', file]);
@@ -113,7 +32,7 @@ async function shell(script: string, file: string): Promise<void> {
 
 /** Spends a try, cuts the power, sees silence, powers on; the remaining tries after it. */
 async function powerCycle(t: ExecutionContext, moduleId: number, bug: readonly string[]): Promise<number[]> {
-  const setup = await bench(t, moduleId, bug);
+  const setup = await simOnCable(t, moduleId, bug);
   const powerFile = join(setup.directory, 'power');
   const sim = startCli(t, [...setup.args, '--power-file', powerFile]);
   await sim.waitForLine(/^parkbench sim ready /);
@@ -158,7 +77,7 @@ test('with --bug forget-tries the box comes back from a power cycle with every t
 });
 
 test('a power file that says off at start holds the boxes off until it says on; nonsense changes nothing', async (t) => {
-  const setup = await bench(t, 9613, []);
+  const setup = await simOnCable(t, 9613, []);
   const powerFile = join(setup.directory, 'power');
   await writeFile(powerFile, 'off');
   const sim = startCli(t, [...setup.args, '--power-file', powerFile]);
@@ -178,7 +97,7 @@ test('a power file that says off at start holds the boxes off until it says on; 
 });
 
 test('--battery-drain-mv sags the status reports by each opening; --jam-every answers BARRIER_FAULT on every n-th', async (t) => {
-  const setup = await bench(t, 9614, [
+  const setup = await simOnCable(t, 9614, [
     '--battery-mv',
     '3900',
     '--battery-drain-mv',

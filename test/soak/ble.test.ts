@@ -3,39 +3,19 @@
 // notified while connected, a signed box's frames in several chunks.
 import test from 'ava';
 import { systemClock } from '../../lib/clock.js';
-import { loadNoble } from '../../lib/noble.js';
-import { VirtualRadio } from '../../simulator/ble/virtual-radio.js';
-import { Simulation } from '../../simulator/simulation.js';
 import { boxUnderTest } from '../../conformance/box-under-test.js';
-import { BleBoxTarget } from '../../conformance/targets/ble-box-target.js';
 import { parseLimits } from '../../soak/limits.js';
 import { runSoak } from '../../soak/run-soak.js';
+import { openedBleTarget, simOnRadio } from '../helpers/conformance-ble-sim.js';
 import { boxFile, keysOf } from '../helpers/conformance-fixtures.js';
 
 test('over BLE, a box of a signed parking: 40 cycles, each OPEN and CLOSED from notified reports, its issuer keys put back', async (t) => {
   const box = await boxFile(t, 5501, keysOf('signed'));
-  const radio = new VirtualRadio();
-  const simulation = await Simulation.start({
-    members: [{ provisioning: box.provisioning, settings: { batteryMv: 12_000 } }],
-    clock: systemClock,
-    stateDir: null,
+  const { simulation, bindings } = await simOnRadio(t, box, {
     barrierTimings: { openingMs: 10, openHoldMs: 10, closingMs: 10 },
-    ble: { radio },
+    settings: { batteryMv: 12_000 },
   });
-  t.teardown(() => simulation.stop());
-  const bindings = radio.createBindings();
-  t.teardown(() => bindings.close());
-  const target = new BleBoxTarget({
-    noble: await loadNoble(bindings),
-    mac: box.provisioning.macAddress,
-    moduleId: 5501,
-    boxKey: box.provisioning.boxKey,
-    clock: systemClock,
-    idleMs: 60_000,
-    discoverTimeoutMs: 5_000,
-  });
-  await target.open();
-  t.teardown(() => target.close());
+  const target = await openedBleTarget(t, bindings, box);
   const report = await runSoak({
     box: boxUnderTest(box.provisioning),
     target,
