@@ -16,10 +16,9 @@ import { tempDir } from '../helpers/api-app.js';
 import { startBenchProcess, type BenchProcess } from '../helpers/bench-process.js';
 import { launchBrowser, openPage } from '../helpers/browser.js';
 import { startCli, type CliProcess } from '../helpers/cli-process.js';
-import { FAST_BARRIER_FLAGS } from '../helpers/conformance-fixtures.js';
+import { simServing } from '../helpers/conformance-serial-sim.js';
 import { operatorOk } from '../helpers/operator-call.js';
 import { NO_CI } from '../helpers/operator-service.js';
-import { ptyPairForTest } from '../helpers/pty-pair.js';
 import { testNeeding } from '../helpers/requires.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -75,25 +74,6 @@ async function seedBox(bench: BenchProcess, dir: string): Promise<string> {
   const provisioned = await bench.admin('box', 'provision', '--module-id', String(MODULE_ID), '--out', file);
   if (provisioned.code !== 0) throw new Error(provisioned.stderr);
   return file;
-}
-
-/** `parkbench sim` serving the box on a fresh pty pair; the suite's end of the pair. */
-async function simOnPty(t: ExecutionContext, box: string, extra: readonly string[] = []): Promise<string> {
-  const pair = await ptyPairForTest(t);
-  const sim = startCli(t, [
-    'sim',
-    '--box',
-    box,
-    '--serial',
-    pair.a,
-    '--memory-state',
-    ...FAST_BARRIER_FLAGS,
-    '--log-level',
-    'warn',
-    ...extra,
-  ]);
-  await sim.waitForLine(/^parkbench sim ready /);
-  return pair.b;
 }
 
 /** `parkbench conformance --record` against the box on `serial`, recording into the bench. */
@@ -157,7 +137,7 @@ test('a command-line run with --record shows on the page as it runs and after a 
 
   // A healthy box, its run watched on the page while it runs.
   await runsPanel(before.page, bench);
-  const healthy = recordedRun(t, bench, box, await simOnPty(t, box), '1.4.2');
+  const healthy = recordedRun(t, bench, box, (await simServing(t, box)).pair.b, '1.4.2');
   const running = before.page.locator(`[data-runs="${MODULE_ID}"] [data-run-id][data-state="running"]`);
   await running.waitFor({ timeout: 60_000 });
   await waitFor(
@@ -185,7 +165,7 @@ test('a command-line run with --record shows on the page as it runs and after a 
   t.regex(await kept.innerText(), /firmware:\s*1\.4\.2/);
 
   // The same box with a firmware bug: failed, and the comparison names exactly its failed cases.
-  const buggy = recordedRun(t, bench, box, await simOnPty(t, box, ['--bug', 'accept-expired']), '1.4.3-rc1');
+  const buggy = recordedRun(t, bench, box, (await simServing(t, box, ['--bug', 'accept-expired'])).pair.b, '1.4.3-rc1');
   const buggyReport = await reportOf(t, buggy, 1);
   const failed = buggyReport.results.filter((entry) => entry.result === 'fail').map((entry) => entry.name);
   // The box is of a signed parking (`parking create`'s default): its window is checked by ACCESS_SIGNED.

@@ -8,18 +8,18 @@ import { ptyPairForTest } from './pty-pair.js';
 import { boxFile, FAST_BARRIER_FLAGS, type BoxFile } from './conformance-fixtures.js';
 import type { PtyPair } from '../../testkit/pty-pair.js';
 
-export async function simOnPty(
+/** `parkbench sim` serving the provisioning file `boxPath` on a fresh pty
+ * pair, its state in memory; resolves once it is ready. */
+export async function simServing(
   t: ExecutionContext,
-  moduleId: number,
+  boxPath: string,
   extra: readonly string[] = [],
-  overrides: Record<string, unknown> = {},
-): Promise<{ box: BoxFile; pair: PtyPair; sim: CliProcess }> {
-  const box = await boxFile(t, moduleId, overrides);
+): Promise<{ pair: PtyPair; sim: CliProcess }> {
   const pair = await ptyPairForTest(t);
   const sim = startCli(t, [
     'sim',
     '--box',
-    box.path,
+    boxPath,
     '--serial',
     pair.a,
     '--memory-state',
@@ -29,7 +29,18 @@ export async function simOnPty(
     ...extra,
   ]);
   await sim.waitForLine(/^parkbench sim ready /);
-  return { box, pair, sim };
+  return { pair, sim };
+}
+
+/** `simServing` for a fresh provisioning file of box `moduleId`. */
+export async function simOnPty(
+  t: ExecutionContext,
+  moduleId: number,
+  extra: readonly string[] = [],
+  overrides: Record<string, unknown> = {},
+): Promise<{ box: BoxFile; pair: PtyPair; sim: CliProcess }> {
+  const box = await boxFile(t, moduleId, overrides);
+  return { box, ...(await simServing(t, box.path, extra)) };
 }
 
 /** `parkbench conformance --json` against the box of `box` on the serial port `port` (`path` or `path:baud`), a 5 s cycle. */
